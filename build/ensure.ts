@@ -1,0 +1,34 @@
+/**
+ * Regenerates what git does not hold, when missing or stale: the WASM kernels, the default
+ * model, language data and mapper bundles. Used by `npm start`, `npm test` (vitest global
+ * setup) and `npm run bench`. Each step returns the R2 objects it produced, which
+ * `npm start` seeds into local R2.
+ */
+export interface R2Artifact {
+  /** Object key in the ARTIFACTS bucket. */
+  key: string;
+  /** Local file holding the bytes. */
+  file: string;
+  contentType?: string;
+}
+
+export interface EnsureOptions {
+  /** Tests need the kernels and their own fixtures, not every large artifact. */
+  forTests?: boolean;
+}
+
+type Step = (options: EnsureOptions) => Promise<R2Artifact[]>;
+
+/** Steps run in order; later steps may use earlier outputs (mappers need the model). */
+const steps: Array<{ name: string; load: () => Promise<Step> }> = [
+  // e.g. { name: 'kernels', load: async () => (await import('./build-wasm')).ensureKernels },
+];
+
+export async function ensureBuilt(options: EnsureOptions = {}): Promise<R2Artifact[]> {
+  const artifacts: R2Artifact[] = [];
+  for (const step of steps) {
+    const run = await step.load();
+    artifacts.push(...(await run(options)));
+  }
+  return artifacts;
+}

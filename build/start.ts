@@ -1,0 +1,54 @@
+/**
+ * `npm start`: build what is missing, migrate local D1, seed local R2, then serve the whole
+ * API with wrangler dev on http://127.0.0.1:8787.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { ensureBuilt, type R2Artifact } from './ensure';
+import { ROOT, wranglerSpawn, wranglerSync } from './wrangler';
+
+const BUCKET = 'embedding-edge-artifacts';
+const STAMP = path.join(ROOT, '.wrangler', 'seeded-artifacts.json');
+
+function fingerprint(file: string): string {
+  const st = fs.statSync(file);
+  return crypto.createHash('sha1').update(`${st.size}:${st.mtimeMs}`).digest('hex');
+}
+
+/** Puts each artifact into local R2 unless the same file was seeded before. */
+function seedR2(artifacts: R2Artifact[]): void {
+  const seeded: Record<string, string> = fs.existsSync(STAMP) ? JSON.parse(fs.readFileSync(STAMP, 'utf8')) : {};
+  for (const a of artifacts) {
+    const fp = fingerprint(a.file);
+    if (seeded[a.key] === fp) continue;
+    console.log(`[start] seeding local R2: ${a.key} (${(fs.statSync(a.file).size / 1e6).toFixed(1)} MB)`);
+    const args = ['r2', 'object', 'put', `${BUCKET}/${a.key}`, '--file', a.file, '--local'];
+    if (a.contentType) args.push('--content-type', a.contentType);
+    wranglerSync(args);
+    seeded[a.key] = fp;
+    fs.mkdirSync(path.dirname(STAMP), { recursive: true });
+    fs.writeFileSync(STAMP, JSON.stringify(seeded, null, 2));
+  }
+}
+
+async function main(): Promise<void> {
+  const artifacts = await ensureBuilt();
+  console.log('[start] applying D1 migrations (local)');
+  wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local']);
+  seedR2(artifacts);
+  const port = process.env.PORT ?? '8787';
+  console.log(`[start] serving on http://127.0.0.1:${port}`);
+  const child = wranglerSpawn(['dev', '--ip', '127.0.0.1', '--port', port, '--local', '--show-interactive-dev-session=false']);
+  const stop = (): void => {
+    child.kill('SIGINT');
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  child.on('exit', (code) => process.exit(code ?? 0));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,26 @@
+/** Runs the project's pinned wrangler with telemetry and remote fetches off. */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const GENERATED = path.join(ROOT, 'build', 'generated');
+const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
+
+export const QUIET_ENV: NodeJS.ProcessEnv = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: 'false',
+  WRANGLER_HIDE_BANNER: 'true',
+  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+};
+
+/** Runs wrangler to completion; throws with its output when it fails. */
+export function wranglerSync(args: string[]): string {
+  const res = spawnSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, encoding: 'utf8' });
+  if (res.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed (${res.status}):\n${res.stdout}\n${res.stderr}`);
+  return res.stdout;
+}
+
+export function wranglerSpawn(args: string[]): ChildProcess {
+  return spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, stdio: 'inherit' });
+}

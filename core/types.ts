@@ -1,0 +1,65 @@
+/**
+ * Contracts shared by the engine (core/), the Worker (worker/) and the browser bundle (browser/).
+ * Runtime-agnostic: nothing here may touch Worker-only or DOM-only APIs.
+ *
+ * Rows are numbered in the model's frequency order: row r has modelRank r + 1.
+ */
+
+/** Manifest of a model artifact: every catalog field of the interface's Embedding model plus format data. */
+export interface ModelManifest {
+  id: string;
+  language: string; // ISO 639-1
+  country: string; // ISO 3166-1 alpha-2
+  version: string;
+  sources: string[];
+  features: string[];
+  tag: string;
+  trainingYear: string; // "2014"
+  trainingMonth: string; // "08"
+  labels: { label: string; languageLabel: string; countryLabel: string; monthLabel: string };
+  tokenCount: number;
+  hasTranslation: boolean;
+  license: string;
+  dimensions: number;
+  vocabularySize: number;
+  quantization: 'int8-rowscale';
+  formatVersion: number;
+  checksum: string;
+}
+
+export interface TopKResult {
+  /** Row ids, best first; ties broken by the lower row id. */
+  rows: Int32Array;
+  /** Cosine similarities aligned with rows. */
+  scores: Float32Array;
+}
+
+export interface TopKOptions {
+  /** Only rows < rankCutoff are eligible (modelRank <= rankCutoff). */
+  rankCutoff?: number;
+  /** Only these rows are eligible. */
+  rows?: ArrayLike<number>;
+}
+
+/** What scoring code needs from a loaded model. Implemented by core/model.ts. */
+export interface VectorIndex {
+  readonly manifest: ModelManifest;
+  readonly size: number;
+  readonly dims: number;
+  /** The vocabulary entry of a row, as stored. */
+  word(row: number): string;
+  /** Row of a word: exact entry first, then its lower-cased form; -1 when absent. */
+  rowOf(word: string): number;
+  /** Rows whose lower-cased entry starts with the lower-cased prefix, in row (frequency) order, at most limit. */
+  prefixRows(prefix: string, limit: number, accept?: (row: number) => boolean): number[];
+  /** Dequantized unit vector of a row. */
+  vector(row: number): Float32Array;
+  /** Mean of the rows' unit vectors, re-normalized; null for an empty list or a zero mean. */
+  centroid(rows: ArrayLike<number>): Float32Array | null;
+  /** Fused scan + bounded top-k of cos(query, row) over all (or the restricted) rows; k in 1..1000. */
+  topK(query: Float32Array, k: number, options?: TopKOptions): TopKResult;
+  /** cos(query, row) for each row. */
+  scores(query: Float32Array, rows: ArrayLike<number>): Float32Array;
+  /** Row-major n x n cosine matrix of the rows. */
+  similarityMatrix(rows: ArrayLike<number>): Float32Array;
+}

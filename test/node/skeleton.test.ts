@@ -1,0 +1,8 @@
+import { describe, expect, it } from 'vitest';
+import { LIMITS } from '../../worker/limits';
+
+describe('node project', () => {
+  it('runs', () => {
+    expect(LIMITS.textsPerRequest).toBe(100);
+  });
+});

@@ -1,0 +1,45 @@
+import { defineConfig } from 'vitest/config';
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
+import path from 'node:path';
+
+const root = path.dirname(new URL(import.meta.url).pathname);
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations(path.join(root, 'worker/migrations'));
+  return {
+    test: {
+      projects: [
+        {
+          // Plain Node: kernels, artifact format, importer, tokenizer core, training.
+          test: {
+            name: 'node',
+            include: ['test/node/**/*.test.ts'],
+            environment: 'node',
+            testTimeout: 120_000,
+            hookTimeout: 300_000,
+            globalSetup: ['test/node/global-setup.ts'],
+          },
+        },
+        {
+          // workerd with real D1/R2/KV bindings from wrangler.toml.
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: './wrangler.toml' },
+              miniflare: {
+                bindings: { TEST_MIGRATIONS: migrations, JWT_SECRET: 'test-secret-0123456789abcdef0123456789' },
+              },
+            }),
+          ],
+          test: {
+            name: 'worker',
+            include: ['test/worker/**/*.test.ts'],
+            setupFiles: ['test/worker/apply-migrations.ts'],
+            testTimeout: 120_000,
+            hookTimeout: 300_000,
+            globalSetup: ['test/node/global-setup.ts'],
+          },
+        },
+      ],
+    },
+  };
+});

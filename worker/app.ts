@@ -1,0 +1,85 @@
+/**
+ * The Hono application: cross-cutting middleware (request id, CORS, body limit, auth),
+ * problem+json errors, and the route modules. Data flows request -> zod validation ->
+ * engine (core/) -> response.
+ */
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { cors } from 'hono/cors';
+import { requestId } from 'hono/request-id';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import type { Hook } from '@hono/zod-openapi';
+import { ApiError, problemResponse, zodIssuesToProblems } from './problem';
+import { requireAdmin, requireAuth, requireWorkspace } from './auth';
+import type { AppEnv } from './env';
+import { LIMITS } from './limits';
+import { registerHealth } from './routes/health';
+
+/** Validation failures of any zod-openapi route become 422 VALIDATION_FAILED. */
+export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
+  if (!result.success) {
+    throw new ApiError('VALIDATION_FAILED', 'The request does not match the schema', {
+      errors: zodIssuesToProblems(result.error.issues),
+    });
+  }
+};
+
+export function newRouter(): OpenAPIHono<AppEnv> {
+  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+}
+
+export function createApp(): OpenAPIHono<AppEnv> {
+  const app = newRouter();
+
+  app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  app.use(
+    '/api/*',
+    cors({
+      origin: '*',
+      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+      allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      exposeHeaders: ['X-Request-Id', 'Retry-After', 'ETag', 'Content-Length'],
+      maxAge: 86400,
+    }),
+  );
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: LIMITS.bodyBytes,
+      onError: () => {
+        throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${LIMITS.bodyBytes} bytes`);
+      },
+    }),
+  );
+
+  // Auth: everything under /api/v1, /api/usage-service and /api/admin needs a bearer token.
+  for (const prefix of ['/api/v1/*', '/api/usage-service/*', '/api/admin/*']) app.use(prefix, requireAuth);
+  app.use('/api/v1/workspaces/:workspaceId/*', requireWorkspace);
+  app.use('/api/usage-service/v1/workspaces/:workspaceId/*', requireWorkspace);
+  app.use('/api/admin/*', requireAdmin);
+
+  registerHealth(app);
+
+  app.doc31('/api/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'Embedding Edge API', version: '1.0.0', description: 'Text analysis and word embeddings at the edge.' },
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+
+  app.notFound((c) => problemResponse(new ApiError('NOT_FOUND', `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c.get('requestId')));
+
+  app.onError((err, c) => {
+    const rid = c.get('requestId');
+    if (err instanceof ApiError) return problemResponse(err, rid);
+    if (err instanceof HTTPException) {
+      // Hono's JSON validator throws 400 for a body that is not JSON: the contract says 422.
+      if (err.status === 400) return problemResponse(new ApiError('VALIDATION_FAILED', err.message || 'Malformed request'), rid);
+      if (err.status === 413) return problemResponse(new ApiError('PAYLOAD_TOO_LARGE', err.message), rid);
+      return problemResponse(new ApiError('INTERNAL_ERROR', err.message, { status: err.status }), rid);
+    }
+    console.error(`[${rid}]`, err);
+    return problemResponse(new ApiError('INTERNAL_ERROR', 'Unexpected error; the request id identifies it in the logs'), rid);
+  });
+
+  return app;
+}

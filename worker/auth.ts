@@ -1,0 +1,82 @@
+/**
+ * Bearer JWT verification with jose. Algorithms are pinned: HS256 with JWT_SECRET
+ * (local development), RS256/ES256 through JWT_JWKS_URL (production). `exp` is required.
+ */
+import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import type { MiddlewareHandler } from 'hono';
+import { ApiError } from './problem';
+import type { AppEnv, AuthContext, Env } from './env';
+
+const HS_ALGORITHMS = ['HS256'];
+const JWKS_ALGORITHMS = ['RS256', 'ES256'];
+
+// One JWKS fetcher per URL per isolate: jose caches the keys and rate-limits refetches.
+const jwksByUrl = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+
+async function verify(token: string, env: Env): Promise<JWTPayload> {
+  const options = {
+    requiredClaims: ['exp'],
+    issuer: env.JWT_ISSUER || undefined,
+    audience: env.JWT_AUDIENCE || undefined,
+  };
+  if (env.JWT_JWKS_URL) {
+    let jwks = jwksByUrl.get(env.JWT_JWKS_URL);
+    if (!jwks) {
+      jwks = createRemoteJWKSet(new URL(env.JWT_JWKS_URL));
+      jwksByUrl.set(env.JWT_JWKS_URL, jwks);
+    }
+    return (await jwtVerify(token, jwks, { ...options, algorithms: JWKS_ALGORITHMS })).payload;
+  }
+  if (!env.JWT_SECRET) throw new ApiError('INTERNAL_ERROR', 'No JWT_SECRET or JWT_JWKS_URL is configured');
+  const key = new TextEncoder().encode(env.JWT_SECRET);
+  return (await jwtVerify(token, key, { ...options, algorithms: HS_ALGORITHMS })).payload;
+}
+
+function scopesOf(payload: JWTPayload): string[] {
+  const raw = payload.scope ?? payload.scp;
+  if (typeof raw === 'string') return raw.split(/\s+/).filter(Boolean);
+  if (Array.isArray(raw)) return raw.filter((s): s is string => typeof s === 'string');
+  return [];
+}
+
+/** Requires a valid bearer token; sets c.var.auth. */
+export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const header = c.req.header('authorization');
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!match) throw new ApiError('UNAUTHORIZED', 'Send the header Authorization: Bearer <token>', { headers: { 'www-authenticate': 'Bearer' } });
+  let payload: JWTPayload;
+  try {
+    payload = await verify(match[1], c.env);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    const reason = err instanceof Error ? err.message : 'invalid token';
+    throw new ApiError('UNAUTHORIZED', `Invalid bearer token: ${reason}`, {
+      headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+    });
+  }
+  const claim = c.env.JWT_WORKSPACE_CLAIM || 'workspaceId';
+  const ws = payload[claim];
+  const auth: AuthContext = {
+    subject: typeof payload.sub === 'string' ? payload.sub : null,
+    workspaceId: typeof ws === 'string' ? ws : null,
+    scopes: scopesOf(payload),
+  };
+  c.set('auth', auth);
+  await next();
+};
+
+/** For /workspaces/{workspaceId}/... routes: the path must equal the token's workspace claim. */
+export const requireWorkspace: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const pathWs = c.req.param('workspaceId');
+  const auth = c.get('auth');
+  if (!auth.workspaceId || auth.workspaceId !== pathWs) {
+    throw new ApiError('WORKSPACE_FORBIDDEN', `The token is not valid for workspace '${pathWs ?? ''}'`);
+  }
+  await next();
+};
+
+/** Admin routes need the scope `admin`. */
+export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!c.get('auth').scopes.includes('admin')) throw new ApiError('ADMIN_SCOPE_REQUIRED', 'This route needs a token with scope admin');
+  await next();
+};

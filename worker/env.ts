@@ -1,0 +1,34 @@
+/** Bindings and variables of the Worker (wrangler.toml, .dev.vars, secrets). */
+export interface Env {
+  DB: D1Database;
+  ARTIFACTS: R2Bucket;
+  CACHE: KVNamespace;
+  DEFAULT_MODEL_ID: string;
+  /** HS256 secret for local development (.dev.vars). */
+  JWT_SECRET?: string;
+  /** Production: JWKS endpoint for RS256/ES256 tokens; takes precedence over JWT_SECRET. */
+  JWT_JWKS_URL?: string;
+  JWT_ISSUER?: string;
+  JWT_AUDIENCE?: string;
+  /** Name of the token claim holding the workspace id (default workspaceId). */
+  JWT_WORKSPACE_CLAIM?: string;
+  PLAGIARISM_PROVIDER?: string;
+  PLAGIARISM_HTTP_URL?: string;
+  PLAGIARISM_HTTP_API_KEY?: string;
+  PLAGIARISM_HTTP_TIMEOUT_MS?: string;
+  PLAGIARISM_HTTP_RETRIES?: string;
+}
+
+/** What the auth middleware learned from a verified token. */
+export interface AuthContext {
+  subject: string | null;
+  workspaceId: string | null;
+  scopes: string[];
+}
+
+export interface AppVariables {
+  auth: AuthContext;
+  requestId: string;
+}
+
+export type AppEnv = { Bindings: Env; Variables: AppVariables };

@@ -1,0 +1,17 @@
+/**
+ * Metering interface used by every metered route (decisions.md "Quotas and usage").
+ * A route computes its answer first (side-effect free), then charges; the charge is one
+ * atomic D1 statement that either deducts or throws the quota problem (403/429), so a
+ * failed request consumes nothing. Implemented in worker/quotas/ (issue 5).
+ */
+import type { Context } from 'hono';
+import type { AppEnv } from './env';
+
+export type UsageTypeKey = 'tokens' | 'images' | 'plagiarismChecks';
+
+export interface ChargeRequest {
+  usageTypeKey: UsageTypeKey;
+  amount: number;
+}
+
+export type Charger = (c: Context<AppEnv>, charge: ChargeRequest) => Promise<void>;
