@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import path from 'node:path';
+import fs from 'node:fs';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
 
@@ -26,7 +27,16 @@ export default defineConfig(async () => {
             cloudflareTest({
               wrangler: { configPath: './wrangler.toml' },
               miniflare: {
-                bindings: { TEST_MIGRATIONS: migrations, JWT_SECRET: 'test-secret-0123456789abcdef0123456789' },
+                bindings: { TEST_MIGRATIONS: migrations },
+                // Tests fetch generated files (build/generated/...) through this binding to put them into R2.
+                serviceBindings: {
+                  FIXTURES: async (request: Request) => {
+                    const rel = decodeURIComponent(new URL(request.url).pathname).replace(/^\/+/, '');
+                    const file = path.join(root, 'build', 'generated', rel);
+                    if (rel.includes('..') || !fs.existsSync(file)) return new Response('not found', { status: 404 });
+                    return new Response(fs.readFileSync(file));
+                  },
+                },
               },
             }),
           ],

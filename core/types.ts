@@ -63,3 +63,47 @@ export interface VectorIndex {
   /** Row-major n x n cosine matrix of the rows. */
   similarityMatrix(rows: ArrayLike<number>): Float32Array;
 }
+
+/**
+ * R2 layout (bucket binding ARTIFACTS):
+ *   models/{modelId}.emb               model artifact (core/artifact.ts)
+ *   models/{modelId}.json              its ModelManifest as JSON (catalog reads only these)
+ *   mappers/{modelId}/{bundleKey}.bin  mapper bundle (values for every vocabulary row)
+ *   mappers/{modelId}/{bundleKey}.json its MapperBundleInfo as JSON (catalog reads only these)
+ *   lang/{language}.bin                tokenizer language data (core/tokenizer)
+ */
+export const R2_KEYS = {
+  model: (id: string) => `models/${id}.emb`,
+  modelManifest: (id: string) => `models/${id}.json`,
+  mapper: (modelId: string, key: string) => `mappers/${modelId}/${key}.bin`,
+  mapperInfo: (modelId: string, key: string) => `mappers/${modelId}/${key}.json`,
+  languageData: (language: string) => `lang/${language}.bin`,
+} as const;
+
+/** Catalog data of a mapper bundle (interface: Mapper bundle / Mapper catalog entry). */
+export interface MapperBundleInfo {
+  key: string;
+  variables: string[];
+  translationKey: string;
+  label: string;
+  /** null for multilingual bundles. */
+  language: string | null;
+  country: string | null;
+  multilingual: boolean;
+  /** The model whose vocabulary rows the values are aligned with. */
+  modelId: string;
+  /** Documented output scale per variable, e.g. { valence: { min: -1, max: 1, description } }. */
+  scales: Record<string, { min: number; max: number; description: string }>;
+  lexicon: { name: string; version: string; license: string; url?: string };
+  trainingWords: Record<string, number>;
+  /** Held-out 10-fold cross-validation figures per variable. */
+  metrics: Record<string, { pearsonR: number; spearmanRho: number }>;
+  method: string;
+}
+
+/** A loaded mapper bundle: materialized values per vocabulary row. */
+export interface MapperValues {
+  readonly info: MapperBundleInfo;
+  /** Value of a variable for a vocabulary row; NaN when the bundle has none. */
+  value(variable: string, row: number): number;
+}

@@ -5,6 +5,8 @@ declare global {
   namespace Cloudflare {
     interface Env extends import('../../worker/env').Env {
       TEST_MIGRATIONS: D1Migration[];
+      // Serves files of build/generated/ (see vitest.config.ts).
+      FIXTURES: Fetcher;
     }
   }
 }

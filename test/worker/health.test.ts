@@ -23,3 +23,4 @@ describe('worker skeleton', () => {
     expect(((await res.json()) as { code: string }).code).toBe('UNAUTHORIZED');
   });
 });
+
