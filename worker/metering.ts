@@ -15,3 +15,11 @@ export interface ChargeRequest {
 }
 
 export type Charger = (c: Context<AppEnv>, charge: ChargeRequest) => Promise<void>;
+
+/**
+ * Charges the current request's workspace (path param workspaceId) for usage, atomically.
+ * Throws ApiError ERROR_NO_REMAINING_QUOTA / ERROR_NO_REMAINING_PLAGIARISM_CHECKS (403) or
+ * DAILY_LIMIT_REACHED (429). Honors the Idempotency-Key header (a retry is not charged twice).
+ * PLACEHOLDER until worker/quotas/ lands (issue 5): charges nothing.
+ */
+export const charge: Charger = async (_c, _charge) => {};
