@@ -99,6 +99,14 @@ export interface MapperBundleInfo {
   /** Held-out 10-fold cross-validation figures per variable. */
   metrics: Record<string, { pearsonR: number; spearmanRho: number }>;
   method: string;
+  /** ModelManifest.checksum of the model build the values are aligned with. */
+  modelChecksum?: string;
+  /** How the values are stored (core/mapper-bundle.ts), e.g. 'u16-linear'. */
+  valueEncoding?: string;
+  /** The linear weights stored in the bundle (ridge) and their own held-out figures. */
+  linearModel?: { method: string; metrics: Record<string, { pearsonR: number; spearmanRho: number }> };
+  /** Training pipeline version; a change rebuilds the default bundles. */
+  trainingVersion?: string;
 }
 
 /** A loaded mapper bundle: materialized values per vocabulary row. */
