@@ -21,7 +21,7 @@ type Step = (options: EnsureOptions) => Promise<R2Artifact[]>;
 
 /** Steps run in order; later steps may use earlier outputs (mappers need the model). */
 const steps: Array<{ name: string; load: () => Promise<Step> }> = [
-  // e.g. { name: 'kernels', load: async () => (await import('./build-wasm')).ensureKernels },
+  { name: 'kernels', load: async () => (await import('./build-wasm')).ensureKernels },
 ];
 
 export async function ensureBuilt(options: EnsureOptions = {}): Promise<R2Artifact[]> {
