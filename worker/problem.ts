@@ -19,6 +19,7 @@ export const PROBLEMS = {
   EMBEDDING_MODEL_UNAVAILABLE: { status: 503, translationKey: 'embeddingModelUnavailable', title: 'Embedding model could not be loaded' },
   MAPPER_NOT_FOUND: { status: 422, translationKey: 'mapperNotFound', title: 'Mapper not found' },
   MAPPER_MODEL_MISMATCH: { status: 422, translationKey: 'mapperModelMismatch', title: 'Mapper belongs to another model' },
+  MAPPER_UNAVAILABLE: { status: 503, translationKey: 'mapperUnavailable', title: 'Mapper bundle could not be loaded' },
   DIMENSION_NOT_FOUND: { status: 422, translationKey: 'dimensionNotFound', title: 'Dimension not found' },
   UNSUPPORTED_LANGUAGE: { status: 422, translationKey: 'unsupportedLanguage', title: 'Unsupported language' },
   LANGUAGE_DATA_UNAVAILABLE: { status: 503, translationKey: 'languageDataUnavailable', title: 'Language data could not be loaded' },
