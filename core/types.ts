@@ -107,6 +107,12 @@ export interface MapperBundleInfo {
   linearModel?: { method: string; metrics: Record<string, { pearsonR: number; spearmanRho: number }> };
   /** Training pipeline version; a change rebuilds the default bundles. */
   trainingVersion?: string;
+  /** Held-out 10-fold CV figures of every method measured (ridge, knn, ensemble) per variable. */
+  crossValidation?: Record<string, Record<string, { pearsonR: number; spearmanRho: number }>>;
+  /** Hyper-parameters of the shipped model per variable (ridge lambda, kNN k and weight power p, ensemble weight alpha). */
+  hyperParameters?: Record<string, { lambda: number; k: number; p: number; alpha: number }>;
+  /** Variables trained but not shipped (held-out Pearson r under 0.5), with their r. */
+  rejected?: Record<string, number>;
 }
 
 /** A loaded mapper bundle: materialized values per vocabulary row. */
