@@ -14,6 +14,9 @@ import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
 import { LIMITS } from './limits';
 import { registerHealth } from './routes/health';
+import { registerPlagiarismRoutes } from './routes/plagiarism';
+import { registerQuotaRoutes } from './quotas/routes';
+import { registerAdminWorkspaceRoutes } from './quotas/admin-routes';
 
 /** Validation failures of any zod-openapi route become 422 VALIDATION_FAILED. */
 export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
@@ -59,6 +62,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.use('/api/admin/*', requireAdmin);
 
   registerHealth(app);
+  registerPlagiarismRoutes(app);
+  registerQuotaRoutes(app);
+  registerAdminWorkspaceRoutes(app);
 
   app.doc31('/api/openapi.json', {
     openapi: '3.1.0',

@@ -6,6 +6,7 @@
  */
 import type { Context } from 'hono';
 import type { AppEnv } from './env';
+import { chargeRequest } from './quotas/charge';
 
 export type UsageTypeKey = 'tokens' | 'images' | 'plagiarismChecks';
 
@@ -20,6 +21,8 @@ export type Charger = (c: Context<AppEnv>, charge: ChargeRequest) => Promise<voi
  * Charges the current request's workspace (path param workspaceId) for usage, atomically.
  * Throws ApiError ERROR_NO_REMAINING_QUOTA / ERROR_NO_REMAINING_PLAGIARISM_CHECKS (403) or
  * DAILY_LIMIT_REACHED (429). Honors the Idempotency-Key header (a retry is not charged twice).
- * PLACEHOLDER until worker/quotas/ lands (issue 5): charges nothing.
+ * Implemented in worker/quotas/charge.ts (one atomic D1 batch per call).
  */
-export const charge: Charger = async (_c, _charge) => {};
+export const charge: Charger = async (c, req) => {
+  await chargeRequest(c, req);
+};

@@ -1,0 +1,552 @@
+/**
+ * D1 access for workspaces, usage types, quotas, the usage ledger and the admin audit log.
+ *
+ * Rollovers are never run by a scheduler: a quota row stores its counters as of its
+ * `cycle_start` and `daily_date`, and every statement that reads or writes a quota folds the
+ * rollovers up to "now" into its own SQL (the EFFECTIVE_* expressions below), with the three
+ * dates of `cycleParams()` bound as ?1 (current cycle start), ?2 (previous cycle start) and
+ * ?3 (today). That keeps the charge one atomic batch: D1 runs a batch as a transaction and
+ * the statements of one database one at a time, so check and deduction cannot interleave
+ * with another request's.
+ */
+import { ApiError } from '../problem';
+import type { UsageTypeKey } from '../metering';
+import { cycleParams, cycleStartFor, isoDate, type CycleParams } from './cycle';
+
+// ---------------------------------------------------------------------------------------
+// Rollover folded into SQL. `p` is a column prefix ('' or 'q.').
+//
+// - Same cycle (cycle_start >= current start): counters unchanged.
+// - Exactly one cycle change (previous start <= cycle_start < current start): the unused part
+//   of the old cycle, max(0, limit + bonus + spillover - used), capped at limitAmount, becomes
+//   the spillover; used and bonus return to 0.
+// - Two or more changes: the idle cycles in between left their full limit unused, so the
+//   spillover is limitAmount (the same rule applied once per cycle change).
+// - Daily counter: kept on the same UTC day, 0 on any other day.
+// ---------------------------------------------------------------------------------------
+const effUsed = (p: string) => `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}used_amount ELSE 0 END)`;
+const effBonus = (p: string) => `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}bonus_amount ELSE 0 END)`;
+const effSpill = (p: string) =>
+  `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}spillover_amount ` +
+  `WHEN ${p}cycle_start >= ?2 THEN MIN(${p}limit_amount, MAX(0, ${p}limit_amount + ${p}bonus_amount + ${p}spillover_amount - ${p}used_amount)) ` +
+  `ELSE ${p}limit_amount END)`;
+const effDaily = (p: string) => `(CASE WHEN ${p}daily_date = ?3 THEN ${p}used_amount_daily ELSE 0 END)`;
+const effCycleStart = (p: string) => `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}cycle_start ELSE ?1 END)`;
+
+/** SET clause that writes the rolled-over state (used by charges and admin changes). */
+const MATERIALIZE_SET =
+  `used_amount = ${effUsed('')}, used_amount_daily = ${effDaily('')}, bonus_amount = ${effBonus('')}, ` +
+  `spillover_amount = ${effSpill('')}, cycle_start = ${effCycleStart('')}, daily_date = ?3`;
+
+const cycleBinds = (p: CycleParams): [string, string, string] => [p.cycleStart, p.previousCycleStart, p.today];
+
+export function isoTimestamp(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+// ---------------------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------------------
+export interface Workspace {
+  id: string;
+  name: string;
+  anchorDay: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface UsageType {
+  id: string;
+  key: string;
+  displayName: string;
+  fairUsePolicyLimit: number | null;
+  permissionKeyDailyLimit: string;
+  permissionKeyMonthlyLimit: string;
+}
+
+/** The Quota resource of the interface, as of a given instant. */
+export interface Quota {
+  id: string;
+  workspaceId: string;
+  usageTypeKey: string;
+  limitAmount: number;
+  limitAmountDaily: number;
+  usedAmount: number;
+  usedAmountDaily: number;
+  availableAmount: number;
+  bonusAmount: number;
+  spilloverAmount: number;
+  fairUseLimitReached: boolean;
+  dailyRefreshed: string;
+}
+
+export interface LedgerEntry {
+  id: number;
+  workspaceId: string;
+  usageTypeKey: string;
+  amount: number;
+  requestId: string;
+  idempotencyKey: string | null;
+  cycleStart: string;
+  createdAt: string;
+}
+
+export interface AuditEntry {
+  id: number;
+  workspaceId: string;
+  action: string;
+  usageTypeKey: string | null;
+  details: Record<string, unknown>;
+  actor: string | null;
+  requestId: string | null;
+  createdAt: string;
+}
+
+/** Who made an admin change, for the audit log. */
+export interface AuditContext {
+  actor: string | null;
+  requestId: string | null;
+  atMs: number;
+}
+
+// ---------------------------------------------------------------------------------------
+// Reads
+// ---------------------------------------------------------------------------------------
+interface WorkspaceRow {
+  id: string;
+  name: string;
+  anchor_day: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const toWorkspace = (r: WorkspaceRow): Workspace => ({
+  id: r.id,
+  name: r.name,
+  anchorDay: r.anchor_day,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export async function getWorkspace(db: D1Database, id: string): Promise<Workspace | null> {
+  const row = await db.prepare('SELECT id, name, anchor_day, created_at, updated_at FROM workspaces WHERE id = ?1').bind(id).first<WorkspaceRow>();
+  return row ? toWorkspace(row) : null;
+}
+
+interface UsageTypeRow {
+  id: string;
+  key: string;
+  display_name: string;
+  fair_use_policy_limit: number | null;
+  permission_key_daily_limit: string;
+  permission_key_monthly_limit: string;
+}
+
+export async function listUsageTypes(db: D1Database): Promise<UsageType[]> {
+  const { results } = await db.prepare('SELECT * FROM usage_types ORDER BY key').all<UsageTypeRow>();
+  return results.map((r) => ({
+    id: r.id,
+    key: r.key,
+    displayName: r.display_name,
+    fairUsePolicyLimit: r.fair_use_policy_limit,
+    permissionKeyDailyLimit: r.permission_key_daily_limit,
+    permissionKeyMonthlyLimit: r.permission_key_monthly_limit,
+  }));
+}
+
+interface QuotaRow {
+  id: string;
+  workspace_id: string;
+  usage_type_key: string;
+  limit_amount: number;
+  limit_amount_daily: number;
+  used_amount: number;
+  used_amount_daily: number;
+  bonus_amount: number;
+  spillover_amount: number;
+  fair_use_policy_limit: number | null;
+}
+
+const QUOTA_SELECT =
+  `SELECT q.id, q.workspace_id, q.usage_type_key, q.limit_amount, q.limit_amount_daily, ` +
+  `${effUsed('q.')} AS used_amount, ${effDaily('q.')} AS used_amount_daily, ${effBonus('q.')} AS bonus_amount, ` +
+  `${effSpill('q.')} AS spillover_amount, ut.fair_use_policy_limit ` +
+  `FROM quotas q JOIN usage_types ut ON ut.key = q.usage_type_key`;
+
+function toQuota(r: QuotaRow, today: string): Quota {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    usageTypeKey: r.usage_type_key,
+    limitAmount: r.limit_amount,
+    limitAmountDaily: r.limit_amount_daily,
+    usedAmount: r.used_amount,
+    usedAmountDaily: r.used_amount_daily,
+    availableAmount: Math.max(0, r.limit_amount + r.bonus_amount + r.spillover_amount - r.used_amount),
+    bonusAmount: r.bonus_amount,
+    spilloverAmount: r.spillover_amount,
+    fairUseLimitReached: r.fair_use_policy_limit !== null && r.used_amount >= r.fair_use_policy_limit,
+    // The daily counter resets at every midnight UTC, so the last reset is today's midnight.
+    dailyRefreshed: today,
+  };
+}
+
+/** The workspace's quotas as of `atMs` (rollovers applied, nothing written). */
+export async function listQuotas(db: D1Database, workspace: Workspace, atMs: number, usageTypeKey?: string): Promise<Quota[]> {
+  const p = cycleParams(atMs, workspace.anchorDay);
+  const filter = usageTypeKey === undefined ? '' : ' AND q.usage_type_key = ?5';
+  const stmt = db.prepare(`${QUOTA_SELECT} WHERE q.workspace_id = ?4${filter} ORDER BY q.usage_type_key`);
+  const binds: unknown[] = [...cycleBinds(p), workspace.id];
+  if (usageTypeKey !== undefined) binds.push(usageTypeKey);
+  const { results } = await stmt.bind(...binds).all<QuotaRow>();
+  return results.map((r) => toQuota(r, p.today));
+}
+
+// ---------------------------------------------------------------------------------------
+// The charge
+// ---------------------------------------------------------------------------------------
+export interface ConsumeRequest {
+  workspaceId: string;
+  usageTypeKey: UsageTypeKey;
+  amount: number;
+  requestId: string;
+  idempotencyKey: string | null;
+  atMs: number;
+}
+
+export type ConsumeOutcome =
+  /** Deducted; one ledger row written. */
+  | { status: 'charged' }
+  /** Same Idempotency-Key, usage type and amount were charged before: nothing deducted. */
+  | { status: 'replayed' }
+  /** Amount 0: nothing to deduct, nothing checked, no ledger row. */
+  | { status: 'free' };
+
+function exhausted(usageTypeKey: string, detail: string): ApiError {
+  return usageTypeKey === 'plagiarismChecks'
+    ? new ApiError('ERROR_NO_REMAINING_PLAGIARISM_CHECKS', detail)
+    : new ApiError('ERROR_NO_REMAINING_QUOTA', detail);
+}
+
+const CONSUME_UPDATE =
+  `UPDATE quotas SET ` +
+  `used_amount = ${effUsed('')} + ?4, used_amount_daily = ${effDaily('')} + ?4, ` +
+  `bonus_amount = ${effBonus('')}, spillover_amount = ${effSpill('')}, cycle_start = ${effCycleStart('')}, daily_date = ?3, ` +
+  `charge_token = ?7, updated_at = ?8 ` +
+  `WHERE workspace_id = ?5 AND usage_type_key = ?6 ` +
+  `AND ${effUsed('')} + ?4 <= limit_amount + ${effBonus('')} + ${effSpill('')} ` +
+  `AND ${effDaily('')} + ?4 <= limit_amount_daily ` +
+  `AND EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ?5 AND w.anchor_day = ?9) ` +
+  `AND NOT EXISTS (SELECT 1 FROM usage_ledger l WHERE l.workspace_id = ?5 AND l.idempotency_key = ?10)`;
+
+const CONSUME_LEDGER =
+  `INSERT INTO usage_ledger (workspace_id, usage_type_key, amount, request_id, idempotency_key, cycle_start, created_at) ` +
+  `SELECT workspace_id, usage_type_key, ?3, ?4, ?5, cycle_start, ?6 FROM quotas ` +
+  `WHERE workspace_id = ?1 AND usage_type_key = ?2 AND charge_token = ?7`;
+
+/**
+ * Checks and deducts `amount` in one atomic batch: a conditional UPDATE (rollover folded in,
+ * monthly and daily allowance checked, idempotency key unused) and the ledger insert, which
+ * only happens if that UPDATE wrote this call's token. N concurrent calls against a remaining
+ * allowance L therefore succeed exactly min(N, L) times.
+ *
+ * When the UPDATE changes nothing, a diagnosis says why: earlier charge with the same key
+ * (replay, or 409 when the usage type/amount differ), monthly allowance (403), daily limit
+ * (429 + Retry-After). If the diagnosis finds room (the state moved in between, e.g. an admin
+ * raised a limit or changed the anchor day), the charge is retried.
+ */
+export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAfterSeconds: number): Promise<ConsumeOutcome> {
+  if (!Number.isSafeInteger(req.amount) || req.amount < 0) throw new ApiError('INTERNAL_ERROR', `Invalid charge amount ${req.amount}`);
+  if (req.amount === 0) return { status: 'free' };
+  const at = isoTimestamp(req.atMs);
+
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const ws = await getWorkspace(db, req.workspaceId);
+    if (!ws) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
+    const p = cycleParams(req.atMs, ws.anchorDay);
+    const token = crypto.randomUUID();
+    const [update] = await db.batch([
+      db
+        .prepare(CONSUME_UPDATE)
+        .bind(...cycleBinds(p), req.amount, req.workspaceId, req.usageTypeKey, token, at, ws.anchorDay, req.idempotencyKey),
+      db.prepare(CONSUME_LEDGER).bind(req.workspaceId, req.usageTypeKey, req.amount, req.requestId, req.idempotencyKey, at, token),
+    ]);
+    if (update.meta.changes === 1) return { status: 'charged' };
+
+    // Refused: find out why (these reads only choose the error; they decide nothing).
+    if (req.idempotencyKey !== null) {
+      const prior = await db
+        .prepare('SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key = ?2')
+        .bind(req.workspaceId, req.idempotencyKey)
+        .first<{ usage_type_key: string; amount: number }>();
+      if (prior) {
+        if (prior.usage_type_key === req.usageTypeKey && prior.amount === req.amount) return { status: 'replayed' };
+        throw new ApiError(
+          'CONFLICT',
+          `Idempotency-Key '${req.idempotencyKey}' was already used for a charge of ${prior.amount} ${prior.usage_type_key}; ` +
+            `this request would charge ${req.amount} ${req.usageTypeKey}. Use a new key for a different request.`,
+        );
+      }
+    }
+    const [quota] = await listQuotas(db, ws, req.atMs, req.usageTypeKey);
+    if (!quota) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
+    const current = await getWorkspace(db, req.workspaceId);
+    if (current && current.anchorDay !== ws.anchorDay) continue;
+    // Monthly before daily: when both apply, waiting for midnight would not help.
+    if (quota.availableAmount < req.amount) {
+      throw exhausted(
+        req.usageTypeKey,
+        `The monthly ${req.usageTypeKey} allowance is exhausted: ${quota.availableAmount} available, ${req.amount} requested`,
+      );
+    }
+    if (quota.usedAmountDaily + req.amount > quota.limitAmountDaily) {
+      throw new ApiError(
+        'DAILY_LIMIT_REACHED',
+        `The daily ${req.usageTypeKey} limit of ${quota.limitAmountDaily} is reached: ${quota.usedAmountDaily} used today, ` +
+          `${req.amount} requested; it resets at midnight UTC`,
+        { headers: { 'retry-after': String(dailyRetryAfterSeconds) } },
+      );
+    }
+  }
+  throw new ApiError('INTERNAL_ERROR', 'The quota changed repeatedly during the charge; retry the request', {
+    status: 503,
+    headers: { 'retry-after': '1' },
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Admin changes. Each one first writes the rolled-over state with the settings in force
+// until now (so a new limit or anchor day never acts retroactively on a passed boundary),
+// then applies the change and appends the audit entry, all in one batch.
+// ---------------------------------------------------------------------------------------
+export interface QuotaLimits {
+  usageTypeKey: string;
+  limitAmount: number;
+  limitAmountDaily: number;
+}
+
+function auditInsert(db: D1Database, workspaceId: string, action: string, usageTypeKey: string | null, details: unknown, audit: AuditContext): D1PreparedStatement {
+  return db
+    .prepare(
+      'INSERT INTO admin_audit_log (workspace_id, action, usage_type_key, details, actor, request_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)',
+    )
+    .bind(workspaceId, action, usageTypeKey, JSON.stringify(details), audit.actor, audit.requestId, isoTimestamp(audit.atMs));
+}
+
+/** Audit row written only while the workspace still has the anchor day the batch was computed for. */
+function guardedAudit(db: D1Database, ws: Workspace, action: string, usageTypeKey: string | null, details: unknown, audit: AuditContext): D1PreparedStatement {
+  return db
+    .prepare(
+      'INSERT INTO admin_audit_log (workspace_id, action, usage_type_key, details, actor, request_id, created_at) ' +
+        'SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ?1 AND w.anchor_day = ?8)',
+    )
+    .bind(ws.id, action, usageTypeKey, JSON.stringify(details), audit.actor, audit.requestId, isoTimestamp(audit.atMs), ws.anchorDay);
+}
+
+function materialize(db: D1Database, ws: Workspace, p: CycleParams, at: string, usageTypeKey?: string): D1PreparedStatement {
+  const filter = usageTypeKey === undefined ? '' : ' AND usage_type_key = ?7';
+  const binds: unknown[] = [...cycleBinds(p), at, ws.id, ws.anchorDay];
+  if (usageTypeKey !== undefined) binds.push(usageTypeKey);
+  return db
+    .prepare(
+      `UPDATE quotas SET ${MATERIALIZE_SET}, updated_at = ?4 WHERE workspace_id = ?5` +
+        ` AND EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ?5 AND w.anchor_day = ?6)${filter}`,
+    )
+    .bind(...binds);
+}
+
+export function quotaId(): string {
+  return `qt_${crypto.randomUUID().replace(/-/g, '')}`;
+}
+
+export async function createWorkspace(
+  db: D1Database,
+  input: { id: string; name: string; anchorDay: number; quotas: QuotaLimits[] },
+  audit: AuditContext,
+): Promise<void> {
+  const at = isoTimestamp(audit.atMs);
+  const cycleStart = cycleStartFor(audit.atMs, input.anchorDay);
+  const today = isoDate(audit.atMs);
+  const statements = [
+    db
+      .prepare('INSERT INTO workspaces (id, name, anchor_day, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)')
+      .bind(input.id, input.name, input.anchorDay, at),
+    ...input.quotas.map((q) =>
+      db
+        .prepare(
+          'INSERT INTO quotas (id, workspace_id, usage_type_key, limit_amount, limit_amount_daily, cycle_start, daily_date, created_at, updated_at) ' +
+            'VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)',
+        )
+        .bind(quotaId(), input.id, q.usageTypeKey, q.limitAmount, q.limitAmountDaily, cycleStart, today, at),
+    ),
+    auditInsert(db, input.id, 'workspace.created', null, { name: input.name, anchorDay: input.anchorDay, quotas: input.quotas }, audit),
+  ];
+  try {
+    await db.batch(statements);
+  } catch (err) {
+    if (err instanceof Error && /UNIQUE constraint failed: workspaces\.id/.test(err.message)) {
+      throw new ApiError('CONFLICT', `Workspace '${input.id}' already exists`);
+    }
+    throw err;
+  }
+}
+
+/** Retries an admin batch whose anchor-day guard lost a race with another anchor change. */
+async function withWorkspace<T>(db: D1Database, workspaceId: string, fn: (ws: Workspace) => Promise<T | undefined>): Promise<T> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const ws = await getWorkspace(db, workspaceId);
+    if (!ws) throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' does not exist`);
+    const out = await fn(ws);
+    if (out !== undefined) return out;
+  }
+  throw new ApiError('CONFLICT', `Workspace '${workspaceId}' changed concurrently; retry`);
+}
+
+/** Sets monthly and daily limits of one usage type (creates the quota row when missing). */
+export async function setQuotaLimits(db: D1Database, workspaceId: string, limits: QuotaLimits, audit: AuditContext): Promise<void> {
+  const at = isoTimestamp(audit.atMs);
+  await withWorkspace(db, workspaceId, async (ws) => {
+    const p = cycleParams(audit.atMs, ws.anchorDay);
+    const guard = 'EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ?1 AND w.anchor_day = ?2)';
+    const results = await db.batch([
+      materialize(db, ws, p, at, limits.usageTypeKey),
+      // Audit first, so `before` holds the old limits.
+      db
+        .prepare(
+          `INSERT INTO admin_audit_log (workspace_id, action, usage_type_key, details, actor, request_id, created_at) ` +
+            `SELECT ?1, 'quota.limits_set', ?3, json_object('before', ` +
+            `(SELECT json_object('limitAmount', limit_amount, 'limitAmountDaily', limit_amount_daily) FROM quotas WHERE workspace_id = ?1 AND usage_type_key = ?3), ` +
+            `'after', json_object('limitAmount', ?4, 'limitAmountDaily', ?5)), ?6, ?7, ?8 WHERE ${guard}`,
+        )
+        .bind(ws.id, ws.anchorDay, limits.usageTypeKey, limits.limitAmount, limits.limitAmountDaily, audit.actor, audit.requestId, at),
+      db
+        .prepare(
+          `INSERT INTO quotas (id, workspace_id, usage_type_key, limit_amount, limit_amount_daily, cycle_start, daily_date, created_at, updated_at) ` +
+            `SELECT ?3, ?1, ?4, ?5, ?6, ?7, ?8, ?9, ?9 WHERE ${guard} ` +
+            `ON CONFLICT (workspace_id, usage_type_key) DO UPDATE SET limit_amount = excluded.limit_amount, ` +
+            `limit_amount_daily = excluded.limit_amount_daily, updated_at = excluded.updated_at`,
+        )
+        .bind(ws.id, ws.anchorDay, quotaId(), limits.usageTypeKey, limits.limitAmount, limits.limitAmountDaily, p.cycleStart, p.today, at),
+    ]);
+    return results[2].meta.changes === 1 ? true : undefined;
+  });
+}
+
+/** Adds bonus credits to the current cycle of one usage type. */
+export async function addBonus(
+  db: D1Database,
+  workspaceId: string,
+  usageTypeKey: string,
+  amount: number,
+  reason: string | null,
+  audit: AuditContext,
+): Promise<boolean> {
+  const at = isoTimestamp(audit.atMs);
+  return withWorkspace(db, workspaceId, async (ws) => {
+    const p = cycleParams(audit.atMs, ws.anchorDay);
+    const exists = await db
+      .prepare('SELECT 1 AS one FROM quotas WHERE workspace_id = ?1 AND usage_type_key = ?2')
+      .bind(ws.id, usageTypeKey)
+      .first();
+    if (!exists) return false;
+    const results = await db.batch([
+      materialize(db, ws, p, at, usageTypeKey),
+      guardedAudit(db, ws, 'quota.bonus_added', usageTypeKey, { amount, reason }, audit),
+      db
+        .prepare(
+          `UPDATE quotas SET bonus_amount = bonus_amount + ?3, updated_at = ?4 WHERE workspace_id = ?1 AND usage_type_key = ?5 ` +
+            `AND EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ?1 AND w.anchor_day = ?2)`,
+        )
+        .bind(ws.id, ws.anchorDay, amount, at, usageTypeKey),
+    ]);
+    // No change: the anchor day changed since it was read (the guarded audit row was skipped too); retry.
+    return results[2].meta.changes === 1 ? true : undefined;
+  });
+}
+
+/** Changes name and/or anchor day. The running cycle ends at the first anchor date of the new day after its start. */
+export async function updateWorkspace(
+  db: D1Database,
+  workspaceId: string,
+  patch: { name?: string; anchorDay?: number },
+  audit: AuditContext,
+): Promise<Workspace> {
+  const at = isoTimestamp(audit.atMs);
+  return withWorkspace(db, workspaceId, async (ws) => {
+    const p = cycleParams(audit.atMs, ws.anchorDay);
+    const name = patch.name ?? ws.name;
+    const anchorDay = patch.anchorDay ?? ws.anchorDay;
+    const details: Record<string, unknown> = {};
+    if (patch.name !== undefined) details.name = { before: ws.name, after: name };
+    if (patch.anchorDay !== undefined) details.anchorDay = { before: ws.anchorDay, after: anchorDay };
+    const results = await db.batch([
+      materialize(db, ws, p, at),
+      guardedAudit(db, ws, 'workspace.updated', null, details, audit),
+      db
+        .prepare('UPDATE workspaces SET name = ?3, anchor_day = ?4, updated_at = ?5 WHERE id = ?1 AND anchor_day = ?2')
+        .bind(ws.id, ws.anchorDay, name, anchorDay, at),
+    ]);
+    if (results[2].meta.changes !== 1) return undefined;
+    return { ...ws, name, anchorDay, updatedAt: at };
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Ledger and audit log
+// ---------------------------------------------------------------------------------------
+export interface PageQuery {
+  offset: number;
+  limit: number;
+  order: 'asc' | 'desc';
+}
+
+export async function listLedger(
+  db: D1Database,
+  workspaceId: string,
+  q: PageQuery & { usageTypeKey?: string },
+): Promise<{ total: number; entries: LedgerEntry[] }> {
+  const filter = q.usageTypeKey === undefined ? '' : ' AND usage_type_key = ?2';
+  const binds: unknown[] = [workspaceId];
+  if (q.usageTypeKey !== undefined) binds.push(q.usageTypeKey);
+  const dir = q.order === 'desc' ? 'DESC' : 'ASC';
+  const [count, rows] = await db.batch<Record<string, unknown>>([
+    db.prepare(`SELECT COUNT(*) AS n FROM usage_ledger WHERE workspace_id = ?1${filter}`).bind(...binds),
+    db
+      .prepare(`SELECT * FROM usage_ledger WHERE workspace_id = ?1${filter} ORDER BY id ${dir} LIMIT ${q.limit} OFFSET ${q.offset}`)
+      .bind(...binds),
+  ]);
+  return {
+    total: Number(count.results[0].n),
+    entries: rows.results.map((r) => ({
+      id: Number(r.id),
+      workspaceId: String(r.workspace_id),
+      usageTypeKey: String(r.usage_type_key),
+      amount: Number(r.amount),
+      requestId: String(r.request_id),
+      idempotencyKey: r.idempotency_key === null ? null : String(r.idempotency_key),
+      cycleStart: String(r.cycle_start),
+      createdAt: String(r.created_at),
+    })),
+  };
+}
+
+export async function listAudit(db: D1Database, workspaceId: string, q: PageQuery): Promise<{ total: number; entries: AuditEntry[] }> {
+  const dir = q.order === 'desc' ? 'DESC' : 'ASC';
+  const [count, rows] = await db.batch<Record<string, unknown>>([
+    db.prepare('SELECT COUNT(*) AS n FROM admin_audit_log WHERE workspace_id = ?1').bind(workspaceId),
+    db.prepare(`SELECT * FROM admin_audit_log WHERE workspace_id = ?1 ORDER BY id ${dir} LIMIT ${q.limit} OFFSET ${q.offset}`).bind(workspaceId),
+  ]);
+  return {
+    total: Number(count.results[0].n),
+    entries: rows.results.map((r) => ({
+      id: Number(r.id),
+      workspaceId: String(r.workspace_id),
+      action: String(r.action),
+      usageTypeKey: r.usage_type_key === null ? null : String(r.usage_type_key),
+      details: JSON.parse(String(r.details)) as Record<string, unknown>,
+      actor: r.actor === null ? null : String(r.actor),
+      requestId: r.request_id === null ? null : String(r.request_id),
+      createdAt: String(r.created_at),
+    })),
+  };
+}

@@ -1,0 +1,170 @@
+/** Zod/OpenAPI schemas of the usage service and the admin workspace routes. */
+import { z } from '@hono/zod-openapi';
+import { LIMITS } from '../limits';
+
+/** Largest amount an admin can set or add in one call (keeps every sum an exact JS integer). */
+export const MAX_AMOUNT = 1_000_000_000_000;
+
+export const WorkspaceIdParam = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'Letters, digits, _ . - (1 to 64 characters, starting with a letter or digit)')
+  .openapi({ param: { name: 'workspaceId', in: 'path' }, example: 'ws_demo' });
+
+export const UsageTypeKeyParam = z
+  .string()
+  .min(1)
+  .max(64)
+  .openapi({ param: { name: 'usageTypeKey', in: 'path' }, example: 'tokens' });
+
+export const pageQuery = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .default(1)
+  .openapi({ param: { name: 'page', in: 'query' }, description: '1-based page number', example: 1, type: 'integer' });
+
+export const sizeQuery = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(LIMITS.listPageSize)
+  .default(20)
+  .openapi({ param: { name: 'size', in: 'query' }, description: `Elements per page, at most ${LIMITS.listPageSize}`, example: 20, type: 'integer' });
+
+export const orderQuery = z
+  .enum(['asc', 'desc'])
+  .optional()
+  .openapi({ param: { name: 'order', in: 'query' }, description: 'Sort direction' });
+
+export const PageObject = z
+  .object({
+    size: z.number().int(),
+    totalElements: z.number().int(),
+    totalPages: z.number().int(),
+    currentPage: z.number().int(),
+  })
+  .openapi('Page');
+
+export function pageObject(page: number, size: number, totalElements: number): z.infer<typeof PageObject> {
+  return { size, totalElements, totalPages: Math.ceil(totalElements / size), currentPage: page };
+}
+
+export const QuotaSchema = z
+  .object({
+    id: z.string(),
+    workspaceId: z.string(),
+    usageTypeKey: z.string(),
+    limitAmount: z.number().int().describe('Monthly limit (plan base) for the usage type'),
+    limitAmountDaily: z.number().int().describe('Daily limit; resets at midnight UTC'),
+    usedAmount: z.number().int().describe('Consumed in the current billing cycle'),
+    usedAmountDaily: z.number().int().describe('Consumed since midnight UTC today'),
+    availableAmount: z.number().int().describe('max(0, limitAmount + bonusAmount + spilloverAmount - usedAmount)'),
+    bonusAmount: z.number().int().describe('Bonus credits of the current cycle'),
+    spilloverAmount: z.number().int().describe('Unused credits carried over from the previous cycle, at most limitAmount'),
+    fairUseLimitReached: z.boolean().describe("usedAmount >= the usage type's fairUsePolicyLimit (false when it has none)"),
+    dailyRefreshed: z.string().describe('ISO date (UTC) on which the daily counter last reset'),
+  })
+  .openapi('Quota');
+
+export const UsageTypeSchema = z
+  .object({
+    id: z.string(),
+    key: z.string(),
+    displayName: z.string(),
+    fairUsePolicyLimit: z.number().int().nullable(),
+    permissionKeyDailyLimit: z.string(),
+    permissionKeyMonthlyLimit: z.string(),
+  })
+  .openapi('UsageType');
+
+export const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string(),
+    translationKey: z.string(),
+    instance: z.string().optional(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .openapi('Problem');
+
+export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
+
+const amount = z.number().int().min(0).max(MAX_AMOUNT);
+
+export const QuotaLimitsSchema = z
+  .object({
+    usageTypeKey: z.string().min(1).max(64),
+    limitAmount: amount,
+    limitAmountDaily: amount,
+  })
+  .openapi('QuotaLimits');
+
+export const CreateWorkspaceSchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/),
+    name: z.string().min(1).max(200).optional(),
+    anchorDay: z.number().int().min(1).max(31).default(1).describe('Day of the month on which billing cycles start (29-31: the last day in shorter months)'),
+    quotas: z.array(QuotaLimitsSchema).max(100).default([]).describe('Limits per usage type; usage types not listed get limits 0'),
+  })
+  .openapi('CreateWorkspace');
+
+export const UpdateWorkspaceSchema = z
+  .object({
+    name: z.string().min(1).max(200).optional(),
+    anchorDay: z.number().int().min(1).max(31).optional(),
+  })
+  .refine((v) => v.name !== undefined || v.anchorDay !== undefined, { message: 'Send name and/or anchorDay' })
+  .openapi('UpdateWorkspace');
+
+export const SetLimitsSchema = z
+  .object({ limitAmount: amount, limitAmountDaily: amount })
+  .openapi('SetQuotaLimits');
+
+export const AddBonusSchema = z
+  .object({
+    amount: z.number().int().min(1).max(MAX_AMOUNT),
+    reason: z.string().max(500).optional(),
+  })
+  .openapi('AddBonus');
+
+export const WorkspaceSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    anchorDay: z.number().int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    cycleStart: z.string().describe('ISO date: first day of the current billing cycle'),
+    nextCycleStart: z.string().describe('ISO date: first day of the next billing cycle'),
+    quotas: z.array(QuotaSchema),
+  })
+  .openapi('AdminWorkspace');
+
+export const LedgerEntrySchema = z
+  .object({
+    id: z.number().int(),
+    workspaceId: z.string(),
+    usageTypeKey: z.string(),
+    amount: z.number().int(),
+    requestId: z.string(),
+    idempotencyKey: z.string().nullable(),
+    cycleStart: z.string(),
+    createdAt: z.string(),
+  })
+  .openapi('UsageLedgerEntry');
+
+export const AuditEntrySchema = z
+  .object({
+    id: z.number().int(),
+    workspaceId: z.string(),
+    action: z.string(),
+    usageTypeKey: z.string().nullable(),
+    details: z.record(z.string(), z.unknown()),
+    actor: z.string().nullable(),
+    requestId: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .openapi('AdminAuditEntry');
