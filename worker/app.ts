@@ -14,7 +14,6 @@ import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
 import { LIMITS } from './limits';
 import { registerHealth } from './routes/health';
-import { registerPlagiarismRoutes } from './routes/plagiarism';
 import { registerQuotaRoutes } from './quotas/routes';
 import { registerAdminWorkspaceRoutes } from './quotas/admin-routes';
 
@@ -62,7 +61,6 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.use('/api/admin/*', requireAdmin);
 
   registerHealth(app);
-  registerPlagiarismRoutes(app);
   registerQuotaRoutes(app);
   registerAdminWorkspaceRoutes(app);
 
