@@ -14,6 +14,10 @@ import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
 import { LIMITS } from './limits';
 import { registerHealth } from './routes/health';
+import { registerScoring } from './routes/scoring';
+import { registerCatalog } from './routes/catalog';
+import { registerDimensionAdmin } from './routes/dimensions';
+import { registerDocs } from './routes/docs';
 import { registerQuotaRoutes } from './quotas/routes';
 import { registerAdminWorkspaceRoutes } from './quotas/admin-routes';
 
@@ -61,6 +65,10 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.use('/api/admin/*', requireAdmin);
 
   registerHealth(app);
+  registerScoring(app);
+  registerCatalog(app);
+  registerDimensionAdmin(app);
+  registerDocs(app);
   registerQuotaRoutes(app);
   registerAdminWorkspaceRoutes(app);
 

@@ -1,0 +1,260 @@
+/**
+ * Building blocks shared by the scorers: frequency score, dimension query vectors, request
+ * cross-checks and the normalization statistics (decisions.md "Scores").
+ */
+import type { VectorIndex } from '../types';
+import type {
+  DimensionRequest,
+  FactorStats,
+  GoalConfig,
+  Normalization,
+  ResolvedMapper,
+  StatsCache,
+  StoredDimensionSeeds,
+} from './types';
+
+/** Number of most frequent words the zscore/percentile statistics are computed over. */
+export const NORMALIZATION_WORDS = 20_000;
+
+export type ScoringErrorCode = 'VALIDATION_FAILED' | 'DIMENSION_NOT_FOUND';
+
+/** A request the scorers refuse; the Worker renders it as problem+json (422). */
+export class ScoringError extends Error {
+  constructor(
+    readonly code: ScoringErrorCode,
+    message: string,
+    readonly path?: string,
+  ) {
+    super(message);
+    this.name = 'ScoringError';
+  }
+}
+
+/** f(rank) = 1 - ln(rank)/ln(V), in [0, 1]; rank is 1-based. */
+export function frequencyScore(rank: number, vocabularySize: number): number {
+  if (vocabularySize <= 1) return 1;
+  return 1 - Math.log(rank) / Math.log(vocabularySize);
+}
+
+const LETTER = /\p{L}/u;
+export function hasLetter(word: string): boolean {
+  return LETTER.test(word);
+}
+
+/** Distinct in-vocabulary rows of the words, in first-seen order. */
+export function seedRows(index: VectorIndex, words: readonly string[] | undefined): number[] {
+  const rows: number[] = [];
+  const seen = new Set<number>();
+  for (const w of words ?? []) {
+    const r = index.rowOf(w.trim());
+    if (r >= 0 && !seen.has(r)) {
+      seen.add(r);
+      rows.push(r);
+    }
+  }
+  return rows;
+}
+
+/** A dimension ready to score: its unit query vector, or null when its seeds give none. */
+export interface DimensionQuery {
+  id: number;
+  key: string;
+  name: string;
+  query: Float32Array | null;
+  /** Cache key of the statistics (depends only on the seed rows). */
+  statsKey: string;
+}
+
+function unit(v: Float32Array): Float32Array | null {
+  let s = 0;
+  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
+  if (!(s > 0)) return null;
+  const inv = 1 / Math.sqrt(s);
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i] * inv;
+  return out;
+}
+
+/**
+ * Query vector of each requested dimension. `manual`: centroid of `words`. `dimension`:
+ * centroid of the stored seeds merged with `words` (unknown id: DIMENSION_NOT_FOUND).
+ * `axis`: unit(centroid(words) - centroid(oppositeWords)), so the score is
+ * cos(word, centroid(+) - centroid(-)). Seeds outside the vocabulary are ignored.
+ */
+export function dimensionQueries(
+  index: VectorIndex,
+  dimensions: readonly DimensionRequest[] | undefined,
+  stored: StoredDimensionSeeds,
+): DimensionQuery[] {
+  const out: DimensionQuery[] = [];
+  const ids = new Set<number>();
+  (dimensions ?? []).forEach((d, i) => {
+    if (ids.has(d.id)) throw new ScoringError('VALIDATION_FAILED', `Dimension id ${d.id} is repeated`, `dimensions.${i}.id`);
+    ids.add(d.id);
+    if (d.oppositeWords !== undefined && d.type !== 'axis') {
+      throw new ScoringError('VALIDATION_FAILED', 'oppositeWords is only allowed for dimensions of type axis', `dimensions.${i}.oppositeWords`);
+    }
+    let words = d.words ?? [];
+    if (d.type === 'dimension') {
+      const seeds = stored.get(d.id);
+      if (!seeds) throw new ScoringError('DIMENSION_NOT_FOUND', `No stored dimension with id ${d.id}`, `dimensions.${i}.id`);
+      words = [...seeds.words, ...words];
+    }
+    const pos = seedRows(index, words);
+    let query: Float32Array | null;
+    let statsKey: string;
+    if (d.type === 'axis') {
+      const neg = seedRows(index, d.oppositeWords);
+      const cp = index.centroid(pos);
+      const cn = index.centroid(neg);
+      if (cp && cn) {
+        const diff = new Float32Array(cp.length);
+        for (let j = 0; j < cp.length; j++) diff[j] = cp[j] - cn[j];
+        query = unit(diff);
+      } else {
+        query = null;
+      }
+      statsKey = `axis:${[...pos].sort((a, b) => a - b).join(',')}|${[...neg].sort((a, b) => a - b).join(',')}`;
+    } else {
+      query = index.centroid(pos);
+      statsKey = `dim:${[...pos].sort((a, b) => a - b).join(',')}`;
+    }
+    out.push({ id: d.id, key: String(d.id), name: d.name ?? String(d.id), query, statsKey });
+  });
+  return out;
+}
+
+/** goalConfig must reference requested dimensions and mapperKeys, each at most once. */
+export function checkGoalConfig(goal: GoalConfig, dimensions: readonly DimensionQuery[], mappers: readonly ResolvedMapper[]): void {
+  const dimIds = new Set(dimensions.map((d) => d.id));
+  const seenDims = new Set<number>();
+  (goal.dimensions ?? []).forEach((g, i) => {
+    if (!dimIds.has(g.id)) {
+      throw new ScoringError('VALIDATION_FAILED', `goalConfig dimension ${g.id} is not among the request's dimensions`, `goalConfig.dimensions.${i}.id`);
+    }
+    if (seenDims.has(g.id)) throw new ScoringError('VALIDATION_FAILED', `goalConfig dimension ${g.id} is repeated`, `goalConfig.dimensions.${i}.id`);
+    seenDims.add(g.id);
+  });
+  const mapperIds = new Set(mappers.map((m) => m.id));
+  const seenMappers = new Set<string>();
+  (goal.mappers ?? []).forEach((g, i) => {
+    if (!mapperIds.has(g.id)) {
+      throw new ScoringError('VALIDATION_FAILED', `goalConfig mapper ${g.id} is not among the request's mapperKeys`, `goalConfig.mappers.${i}.id`);
+    }
+    if (seenMappers.has(g.id)) throw new ScoringError('VALIDATION_FAILED', `goalConfig mapper ${g.id} is repeated`, `goalConfig.mappers.${i}.id`);
+    seenMappers.add(g.id);
+  });
+}
+
+/** Rows 0..n-1 of the normalization sample (the n most frequent words). */
+function sampleRows(index: VectorIndex): Int32Array {
+  const n = Math.min(NORMALIZATION_WORDS, index.size);
+  const rows = new Int32Array(n);
+  for (let i = 0; i < n; i++) rows[i] = i;
+  return rows;
+}
+
+function statsOf(values: ArrayLike<number>): FactorStats {
+  const kept: number[] = [];
+  for (let i = 0; i < values.length; i++) if (!Number.isNaN(values[i])) kept.push(values[i]);
+  const sorted = Float64Array.from(kept).sort();
+  const n = sorted.length;
+  let mean = 0;
+  for (let i = 0; i < n; i++) mean += sorted[i];
+  mean = n > 0 ? mean / n : 0;
+  let v = 0;
+  for (let i = 0; i < n; i++) v += (sorted[i] - mean) ** 2;
+  const std = n > 0 ? Math.sqrt(v / n) : 0;
+  return { n, mean, std, sorted };
+}
+
+/** Statistics of the intrinsic modelRank factor s = 2f - 1 over the most frequent words. */
+export function modelRankStats(index: VectorIndex, cache: StatsCache): FactorStats {
+  const key = 'modelRank';
+  let s = cache.get(key);
+  if (!s) {
+    const n = Math.min(NORMALIZATION_WORDS, index.size);
+    const vals = new Float64Array(n);
+    for (let r = 0; r < n; r++) vals[r] = 2 * frequencyScore(r + 1, index.size) - 1;
+    s = statsOf(vals);
+    cache.set(key, s);
+  }
+  return s;
+}
+
+export function dimensionStats(index: VectorIndex, dim: DimensionQuery, cache: StatsCache): FactorStats | null {
+  if (!dim.query) return null;
+  let s = cache.get(dim.statsKey);
+  if (!s) {
+    s = statsOf(index.scores(dim.query, sampleRows(index)));
+    cache.set(dim.statsKey, s);
+  }
+  return s;
+}
+
+export function mapperStats(index: VectorIndex, mapper: ResolvedMapper, cache: StatsCache): FactorStats {
+  const key = `mapper:${mapper.values.info.key}:${mapper.variable}`;
+  let s = cache.get(key);
+  if (!s) {
+    const n = Math.min(NORMALIZATION_WORDS, index.size);
+    const vals = new Float64Array(n);
+    for (let r = 0; r < n; r++) vals[r] = mapper.values.value(mapper.variable, r);
+    s = statsOf(vals);
+    cache.set(key, s);
+  }
+  return s;
+}
+
+/**
+ * zscore: (s - mean) / std clipped to [-3, 3], divided by 3 (0 when std is 0).
+ * percentile: (count below + half the count equal) / n, mapped to [-1, 1] (0 without sample).
+ */
+export function normalize(value: number, stats: FactorStats | null, mode: Normalization): number {
+  if (mode === 'none' || !stats) return value;
+  if (mode === 'zscore') {
+    if (!(stats.std > 0)) return 0;
+    const z = (value - stats.mean) / stats.std;
+    return Math.max(-3, Math.min(3, z)) / 3;
+  }
+  const a = stats.sorted;
+  if (a.length === 0) return 0;
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] < value) lo = mid + 1;
+    else hi = mid;
+  }
+  const below = lo;
+  hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  const equal = lo - below;
+  const p = (below + equal / 2) / a.length;
+  return 2 * p - 1;
+}
+
+/** A simple bounded Map cache (insertion-order eviction), usable as StatsCache. */
+export class BoundedCache<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly capacity: number) {}
+  get(key: string): V | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+  set(key: string, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    while (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as string);
+  }
+  get size(): number {
+    return this.map.size;
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * The whole scoring computation (request object -> response JSON), runtime-agnostic: the
+ * Worker and the browser Web Worker call the same functions and so produce identical JSON.
+ */
+export * from './types';
+export * from './common';
+export * from './text';
+export * from './words';
+export * from './vocabulary';

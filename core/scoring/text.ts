@@ -1,0 +1,161 @@
+/**
+ * POST .../text-scores: request -> response JSON, over a VectorIndex, a tokenizer, resolved
+ * mappers and stored dimension seeds (decisions.md "Scores").
+ */
+import type { VectorIndex } from '../types';
+import {
+  checkGoalConfig,
+  dimensionQueries,
+  dimensionStats,
+  frequencyScore,
+  mapperStats,
+  modelRankStats,
+  normalize,
+  type DimensionQuery,
+} from './common';
+import type {
+  GoalScoreFactor,
+  ResolvedMapper,
+  ScoredText,
+  StatsCache,
+  StoredDimensionSeeds,
+  TextScoresRequest,
+  TextScoresResponse,
+  TokenLike,
+} from './types';
+
+export interface TextScoringInput {
+  index: VectorIndex;
+  tokenize: (text: string) => TokenLike[];
+  mappers: ResolvedMapper[];
+  storedDimensions: StoredDimensionSeeds;
+  stats: StatsCache;
+}
+
+export interface TextScoringResult {
+  response: TextScoresResponse;
+  /** Tokens counted by the tokenizer over all texts (metering). */
+  tokenCount: number;
+}
+
+/** Row of a token: lemma first, then the surface form, lower-cased; -1 when neither is known. */
+export function tokenRow(index: VectorIndex, t: TokenLike): number {
+  const lemma = t.token.toLowerCase();
+  let r = index.rowOf(lemma);
+  if (r < 0) {
+    const surface = t.string.toLowerCase();
+    if (surface !== lemma) r = index.rowOf(surface);
+  }
+  return r;
+}
+
+interface TextRows {
+  /** In-vocabulary tokens (stop words included): modelRankScore. */
+  all: number[];
+  /** In-vocabulary non-stop tokens: dimension and mapper scores. */
+  content: number[];
+}
+
+function mean(values: ArrayLike<number>, from: number, to: number): number | null {
+  let s = 0;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const v = values[i];
+    if (!Number.isNaN(v)) {
+      s += v;
+      n++;
+    }
+  }
+  return n > 0 ? s / n : null;
+}
+
+export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): TextScoringResult {
+  const { index, mappers } = input;
+  const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions);
+  if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
+
+  let tokenCount = 0;
+  const perText: TextRows[] = req.texts.map((text) => {
+    const tokens = input.tokenize(text);
+    tokenCount += tokens.length;
+    const all: number[] = [];
+    const content: number[] = [];
+    for (const t of tokens) {
+      const r = tokenRow(index, t);
+      if (r < 0) continue;
+      all.push(r);
+      if (!t.isStop) content.push(r);
+    }
+    return { all, content };
+  });
+
+  // One kernel call per dimension over the content tokens of every text.
+  const offsets: number[] = [0];
+  for (const t of perText) offsets.push(offsets[offsets.length - 1] + t.content.length);
+  const flat = new Int32Array(offsets[offsets.length - 1]);
+  perText.forEach((t, i) => flat.set(t.content, offsets[i]));
+  const dimScores = dims.map((d) => (d.query && flat.length > 0 ? index.scores(d.query, flat) : null));
+  const mapperValues = mappers.map((m) => {
+    const v = new Float64Array(flat.length);
+    for (let i = 0; i < flat.length; i++) v[i] = m.values.value(m.variable, flat[i]);
+    return v;
+  });
+
+  const goal = req.goalConfig;
+  const mode = goal?.normalization ?? 'none';
+  const V = index.size;
+
+  const data: ScoredText[] = perText.map((t, i) => {
+    let fSum = 0;
+    for (const r of t.all) fSum += frequencyScore(r + 1, V);
+    const modelRankScore = t.all.length > 0 ? fSum / t.all.length : null;
+
+    const dimensionScores: Record<string, number> = {};
+    dims.forEach((d, k) => {
+      const s = dimScores[k];
+      if (!s) return;
+      const m = mean(s, offsets[i], offsets[i + 1]);
+      if (m !== null) dimensionScores[d.key] = m;
+    });
+    const mapperScores: Record<string, number> = {};
+    mappers.forEach((m, k) => {
+      const v = mean(mapperValues[k], offsets[i], offsets[i + 1]);
+      if (v !== null) mapperScores[m.id] = v;
+    });
+
+    const scored: ScoredText = { modelRankScore, goalScoreFactors: [], dimensionScores, mapperScores };
+    if (goal) {
+      const raw: Array<Omit<GoalScoreFactor, 'value'> & { w: number; s: number }> = [];
+      if (goal.modelRankScore !== undefined && modelRankScore !== null) {
+        const s = normalize(2 * modelRankScore - 1, mode === 'none' ? null : modelRankStats(index, input.stats), mode);
+        raw.push({ field: 'modelRank', id: 'modelRank', type: 'intrinsic', w: goal.modelRankScore, s });
+      }
+      for (const g of goal.dimensions ?? []) {
+        const d = dims.find((x) => x.id === g.id)!;
+        const v = dimensionScores[d.key];
+        if (v === undefined) continue;
+        const s = normalize(v, mode === 'none' ? null : dimensionStats(index, d, input.stats), mode);
+        raw.push({ field: d.name, id: d.key, type: 'dimension', w: g.weight, s });
+      }
+      for (const g of goal.mappers ?? []) {
+        const m = mappers.find((x) => x.id === g.id)!;
+        const v = mapperScores[m.id];
+        if (v === undefined) continue;
+        const s = normalize(v, mode === 'none' ? null : mapperStats(index, m, input.stats), mode);
+        raw.push({ field: m.id, id: m.id, type: 'mapper', w: g.weight, s });
+      }
+      let wSum = 0;
+      for (const f of raw) wSum += Math.abs(f.w);
+      let goalScore = 0;
+      for (const f of raw) {
+        const value = wSum > 0 ? (f.w * f.s) / wSum : 0;
+        goalScore += value;
+        scored.goalScoreFactors.push({ field: f.field, value, type: f.type, id: f.id });
+      }
+      scored.goalScore = goalScore;
+    }
+    return scored;
+  });
+
+  return { response: { data }, tokenCount };
+}

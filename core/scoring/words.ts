@@ -1,0 +1,201 @@
+/**
+ * POST .../word-scores: whitelist mode and find-and-score mode (decisions.md "Scores").
+ */
+import type { VectorIndex } from '../types';
+import { dimensionQueries, frequencyScore, hasLetter, seedRows } from './common';
+import type {
+  ResolvedMapper,
+  ScoredWord,
+  StoredDimensionSeeds,
+  WordScoresRequest,
+  WordScoresResponse,
+} from './types';
+
+export const FIND_LIMIT_DEFAULT = 100;
+export const FIND_LIMIT_MAX = 1000;
+const TOPK_MAX = 1000;
+
+export interface WordScoringInput {
+  index: VectorIndex;
+  mappers: ResolvedMapper[];
+  storedDimensions: StoredDimensionSeeds;
+  /** Optional per-model cache of the rows that contain a letter (find-and-score fallback). */
+  letterRows?: () => Int32Array;
+}
+
+/** Rows of the vocabulary whose entry contains a letter, in frequency order. */
+export function computeLetterRows(index: VectorIndex): Int32Array {
+  const out = new Int32Array(index.size);
+  let n = 0;
+  for (let r = 0; r < index.size; r++) if (hasLetter(index.word(r))) out[n++] = r;
+  return out.slice(0, n);
+}
+
+/**
+ * Find-and-score candidates: up to `limit` rows closest to the centroid, within the rank
+ * cutoff, skipping the seed words and entries without a letter. The fast path takes the
+ * kernel's top-k with headroom for skipped rows; when that is not enough, it ranks the
+ * eligible rows explicitly.
+ */
+function findCandidates(
+  index: VectorIndex,
+  centroid: Float32Array,
+  limit: number,
+  cutoff: number | undefined,
+  excludedRows: Set<number>,
+  excludedWords: Set<string>,
+  letterRows: () => Int32Array,
+): number[] {
+  const eligible = (r: number): boolean =>
+    !excludedRows.has(r) && !excludedWords.has(index.word(r).toLowerCase()) && hasLetter(index.word(r));
+  const available = cutoff !== undefined ? Math.min(cutoff, index.size) : index.size;
+  const k = Math.min(TOPK_MAX, available, limit + excludedRows.size + 32);
+  if (k <= 0) return [];
+  const first = index.topK(centroid, k, cutoff !== undefined ? { rankCutoff: cutoff } : undefined);
+  const picked: number[] = [];
+  for (let i = 0; i < first.rows.length && picked.length < limit; i++) if (eligible(first.rows[i])) picked.push(first.rows[i]);
+  if (picked.length >= limit || first.rows.length < k) return picked;
+  // Too many skipped rows: rank the eligible rows explicitly.
+  const letters = letterRows();
+  const rows: number[] = [];
+  for (let i = 0; i < letters.length; i++) {
+    const r = letters[i];
+    if (r >= available) break;
+    if (!excludedRows.has(r) && !excludedWords.has(index.word(r).toLowerCase())) rows.push(r);
+  }
+  if (rows.length === 0) return [];
+  const second = index.topK(centroid, Math.min(limit, rows.length), { rows: Int32Array.from(rows) });
+  return Array.from(second.rows);
+}
+
+/** Quartile 1..4 of each value within the set (1 = best); ties share the better quartile; -1 for null. */
+function quartiles(values: Array<number | null>, better: (a: number, b: number) => number): number[] {
+  const idx = values.map((v, i) => i).filter((i) => values[i] !== null);
+  idx.sort((a, b) => better(values[a] as number, values[b] as number) || a - b);
+  const out = values.map(() => -1);
+  const n = idx.length;
+  let groupStart = 0;
+  for (let p = 0; p < n; p++) {
+    if (p > 0 && values[idx[p]] !== values[idx[p - 1]]) groupStart = p;
+    out[idx[p]] = Math.floor((4 * groupStart) / n) + 1;
+  }
+  return out;
+}
+
+function avg(values: Array<number | null | undefined>): number | null {
+  let s = 0;
+  let n = 0;
+  for (const v of values) {
+    if (v !== null && v !== undefined) {
+      s += v;
+      n++;
+    }
+  }
+  return n > 0 ? s / n : null;
+}
+
+export function scoreWords(req: WordScoresRequest, input: WordScoringInput): WordScoresResponse {
+  const { index, mappers } = input;
+  const dims = dimensionQueries(index, req.dimensions, input.storedDimensions);
+  const seeds = seedRows(index, req.seedWords);
+  const centroid = index.centroid(seeds);
+
+  // Rows to score, in output order, distinct.
+  let rows: number[];
+  const whitelist = req.whitelistWords ?? [];
+  if (whitelist.length > 0) {
+    rows = [];
+    const seenRows = new Set<number>();
+    const seenWords = new Set<string>();
+    for (const w of whitelist) {
+      const r = index.rowOf(w.trim());
+      if (r < 0 || seenRows.has(r)) continue;
+      const lower = index.word(r).toLowerCase();
+      if (seenWords.has(lower)) continue;
+      seenRows.add(r);
+      seenWords.add(lower);
+      rows.push(r);
+    }
+  } else if (centroid) {
+    const limit = req.limit ?? FIND_LIMIT_DEFAULT;
+    const cutoff = req.wordrankLimit === undefined || req.wordrankLimit === -1 ? undefined : req.wordrankLimit;
+    const excludedWords = new Set((req.seedWords ?? []).map((w) => w.trim().toLowerCase()));
+    let cache: Int32Array | undefined;
+    const letterRows = input.letterRows ?? (() => (cache ??= computeLetterRows(index)));
+    rows = findCandidates(index, centroid, limit, cutoff, new Set(seeds), excludedWords, letterRows);
+    // Cased vocabularies may hold the same word twice; keep the closer entry.
+    const seenWords = new Set<string>();
+    rows = rows.filter((r) => {
+      const w = index.word(r).toLowerCase();
+      if (seenWords.has(w)) return false;
+      seenWords.add(w);
+      return true;
+    });
+  } else {
+    rows = [];
+  }
+
+  const rowArr = Int32Array.from(rows);
+  const seedScores = centroid && rowArr.length > 0 ? index.scores(centroid, rowArr) : null;
+  const dimScores = dims.map((d) => (d.query && rowArr.length > 0 ? index.scores(d.query, rowArr) : null));
+  const weight = req.seedScore ?? null;
+
+  const data: ScoredWord[] = rows.map((r, i) => {
+    const seedScore = seedScores ? seedScores[i] : null;
+    const dimensionScores: Record<string, number> = {};
+    dims.forEach((d, k) => {
+      const s = dimScores[k];
+      if (s) dimensionScores[d.key] = s[i];
+    });
+    const mapperScores: Record<string, number> = {};
+    for (const m of mappers) {
+      const v = m.values.value(m.variable, r);
+      if (!Number.isNaN(v)) mapperScores[m.id] = v;
+    }
+    return {
+      word: index.word(r).toLowerCase(),
+      seedScore,
+      modelRank: r + 1,
+      seedScoreQuartile: -1,
+      modelRankQuartile: -1,
+      dimensionScores,
+      mapperScores,
+      goalScore: weight !== null && seedScore !== null ? weight * seedScore : null,
+    };
+  });
+
+  const sq = quartiles(
+    data.map((d) => d.seedScore),
+    (a, b) => b - a,
+  );
+  const rq = quartiles(
+    data.map((d) => d.modelRank),
+    (a, b) => a - b,
+  );
+  data.forEach((d, i) => {
+    d.seedScoreQuartile = sq[i];
+    d.modelRankQuartile = rq[i];
+  });
+
+  const dimensionAverages: Record<string, number> = {};
+  for (const d of dims) {
+    const a = avg(data.map((w) => w.dimensionScores[d.key]));
+    if (a !== null) dimensionAverages[d.key] = a;
+  }
+  const mapperAverages: Record<string, number> = {};
+  for (const m of mappers) {
+    const a = avg(data.map((w) => w.mapperScores[m.id]));
+    if (a !== null) mapperAverages[m.id] = a;
+  }
+
+  return {
+    data,
+    averages: {
+      modelRankScore: avg(data.map((w) => frequencyScore(w.modelRank, index.size))),
+      seedScore: avg(data.map((w) => w.seedScore)),
+      dimensionScores: dimensionAverages,
+      mapperScores: mapperAverages,
+      goalScore: avg(data.map((w) => w.goalScore)),
+    },
+  };
+}

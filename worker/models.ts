@@ -1,0 +1,241 @@
+/**
+ * Per-isolate model registry: models load lazily from R2 into isolate memory, once per isolate
+ * even under concurrent first requests (one in-flight Promise per model id).
+ *
+ * loadingStatus per isolate: `not loaded` (never requested here) -> `loading` -> `loaded` | `error`.
+ * A model in `error` answers 503 EMBEDDING_MODEL_UNAVAILABLE. The next request retries the load
+ * when MODEL_RETRY_MS have passed since the failure, or at once when the artifact object in R2
+ * changed (another etag, e.g. a fixed upload); otherwise it fails fast without touching the
+ * artifact. A model id without a manifest (models/{id}.json) is unknown: 404, no entry kept.
+ */
+import kernelsWasm from '../build/generated/kernels.wasm';
+import { Kernels } from '../core/kernels';
+import { EmbeddingModel } from '../core/model';
+import { parseMapperBundle, type MapperBundle } from '../core/mapper-bundle';
+import { BoundedCache, computeLetterRows, type FactorStats } from '../core/scoring';
+import { R2_KEYS, type MapperBundleInfo, type ModelManifest, type VectorIndex } from '../core/types';
+import { ApiError } from './problem';
+import type { Env } from './env';
+
+export type LoadingStatus = 'not loaded' | 'loading' | 'loaded' | 'error';
+
+/** After a failed load, requests fail fast for this long unless the artifact changes. */
+export const MODEL_RETRY_MS = 30_000;
+
+/** A model in isolate memory with its per-model caches. */
+export class LoadedModel {
+  /** Normalization statistics (mappers, modelRank: per model; dimensions: per seed set). */
+  readonly stats = new BoundedCache<FactorStats>(256);
+  /** Parsed mapper bundles by bundle key (a rejected promise is dropped so a later call retries). */
+  readonly bundles = new Map<string, Promise<MapperBundle | null>>();
+  private letters: Int32Array | null = null;
+
+  constructor(
+    readonly id: string,
+    readonly index: VectorIndex,
+    readonly byteLength: number,
+  ) {}
+
+  get manifest(): ModelManifest {
+    return this.index.manifest;
+  }
+
+  letterRows = (): Int32Array => (this.letters ??= computeLetterRows(this.index));
+}
+
+interface Entry {
+  status: 'loading' | 'loaded' | 'error';
+  promise: Promise<LoadedModel>;
+  model?: LoadedModel;
+  error?: string;
+  failedAt?: number;
+  failedEtag?: string | null;
+}
+
+let kernels: Kernels | null = null;
+/** The isolate's WASM kernels instance (one linear memory holds every loaded model). */
+export function getKernels(): Kernels {
+  return (kernels ??= Kernels.fromModule(kernelsWasm));
+}
+
+const entries = new Map<string, Entry>();
+
+/** Distinguishes "no such model" (404) from load failures inside the loader promise. */
+class UnknownModel extends Error {}
+
+export function loadingStatus(id: string): LoadingStatus {
+  return entries.get(id)?.status ?? 'not loaded';
+}
+
+async function readManifest(env: Env, id: string): Promise<ModelManifest | null> {
+  const obj = await env.ARTIFACTS.get(R2_KEYS.modelManifest(id));
+  if (!obj) return null;
+  try {
+    return (await obj.json()) as ModelManifest;
+  } catch {
+    return null;
+  }
+}
+
+function startLoad(env: Env, id: string): Entry {
+  const entry: Entry = { status: 'loading', promise: undefined as unknown as Promise<LoadedModel> };
+  entry.promise = (async () => {
+    const manifest = await readManifest(env, id);
+    if (!manifest) throw new UnknownModel(id);
+    const obj = await env.ARTIFACTS.get(R2_KEYS.model(id));
+    if (!obj) throw new Error(`artifact ${R2_KEYS.model(id)} is missing`);
+    entry.failedEtag = obj.etag;
+    const buf = await obj.arrayBuffer();
+    const index = EmbeddingModel.fromArrayBuffer(buf, getKernels());
+    return new LoadedModel(id, index, buf.byteLength);
+  })().then(
+    (model) => {
+      entry.status = 'loaded';
+      entry.model = model;
+      entry.failedEtag = undefined;
+      return model;
+    },
+    (err: unknown) => {
+      if (err instanceof UnknownModel) {
+        if (entries.get(id) === entry) entries.delete(id);
+        throw err;
+      }
+      entry.status = 'error';
+      entry.error = err instanceof Error ? err.message : String(err);
+      entry.failedAt = Date.now();
+      if (entry.failedEtag === undefined) entry.failedEtag = null;
+      console.error(`[models] loading ${id} failed: ${entry.error}`);
+      throw err;
+    },
+  );
+  // Waiters observe the rejection through getModel; avoid an unhandled rejection here.
+  entry.promise.catch(() => {});
+  entries.set(id, entry);
+  return entry;
+}
+
+async function shouldRetry(env: Env, id: string, entry: Entry): Promise<boolean> {
+  if (Date.now() - (entry.failedAt ?? 0) >= MODEL_RETRY_MS) return true;
+  const head = await env.ARTIFACTS.head(R2_KEYS.model(id));
+  const etag = head?.etag ?? null;
+  return etag !== entry.failedEtag;
+}
+
+function unavailable(id: string, entry: Entry | undefined): ApiError {
+  return new ApiError('EMBEDDING_MODEL_UNAVAILABLE', `Embedding model '${id}' could not be loaded: ${entry?.error ?? 'unknown error'}`, {
+    headers: { 'retry-after': String(Math.ceil(MODEL_RETRY_MS / 1000)) },
+  });
+}
+
+/** The loaded model; throws 404 EMBEDDING_MODEL_NOT_FOUND or 503 EMBEDDING_MODEL_UNAVAILABLE. */
+export async function getModel(env: Env, id: string): Promise<LoadedModel> {
+  let entry = entries.get(id);
+  if (entry?.status === 'loaded') return entry.model!;
+  if (entry?.status === 'error') {
+    if (!(await shouldRetry(env, id, entry))) throw unavailable(id, entry);
+    // Another request may have started the retry while we looked at R2.
+    const current = entries.get(id);
+    entry = current && current !== entry ? current : startLoad(env, id);
+  }
+  if (!entry) entry = startLoad(env, id);
+  try {
+    return await entry.promise;
+  } catch (err) {
+    if (err instanceof UnknownModel) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+    throw unavailable(id, entry);
+  }
+}
+
+/** Memory held by the models loaded in this isolate (bench/diagnostics). */
+export function registryMemory(): { models: Array<{ id: string; artifactBytes: number }>; wasmMemoryBytes: number } {
+  const models: Array<{ id: string; artifactBytes: number }> = [];
+  for (const [id, e] of entries) if (e.model) models.push({ id, artifactBytes: e.model.byteLength });
+  return { models, wasmMemoryBytes: kernels?.memoryBytes ?? 0 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Catalog (R2 listings of the manifest and mapper-info sidecars)
+// ---------------------------------------------------------------------------------------------
+
+async function listKeys(env: Env, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.ARTIFACTS.list({ prefix, cursor, limit: 1000 });
+    for (const o of page.objects) keys.push(o.key);
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return keys;
+}
+
+async function readJson<T>(env: Env, key: string): Promise<T | null> {
+  const obj = await env.ARTIFACTS.get(key);
+  if (!obj) return null;
+  try {
+    return (await obj.json()) as T;
+  } catch {
+    console.error(`[catalog] ${key} is not valid JSON; skipped`);
+    return null;
+  }
+}
+
+/** Every model manifest in R2, sorted by id. */
+export async function listManifests(env: Env): Promise<ModelManifest[]> {
+  const keys = (await listKeys(env, 'models/')).filter((k) => k.endsWith('.json') && !k.slice('models/'.length).includes('/'));
+  const manifests = await Promise.all(keys.map((k) => readJson<ModelManifest>(env, k)));
+  return manifests.filter((m): m is ModelManifest => !!m && typeof m.id === 'string').sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+export async function getManifest(env: Env, id: string): Promise<ModelManifest | null> {
+  return readManifest(env, id);
+}
+
+/** Mapper bundle infos of one model (mappers/{modelId}/*.json), sorted by key. */
+export async function listBundleInfos(env: Env, modelId: string): Promise<MapperBundleInfo[]> {
+  const prefix = `mappers/${modelId}/`;
+  const keys = (await listKeys(env, prefix)).filter((k) => k.endsWith('.json') && !k.slice(prefix.length).includes('/'));
+  const infos = await Promise.all(keys.map((k) => readJson<MapperBundleInfo>(env, k)));
+  return infos.filter((i): i is MapperBundleInfo => !!i && typeof i.key === 'string').sort((a, b) => (a.key < b.key ? -1 : 1));
+}
+
+/** Every mapper bundle info of every model: [modelId, info]. */
+export async function listAllBundleInfos(env: Env): Promise<Array<{ modelId: string; info: MapperBundleInfo }>> {
+  const keys = (await listKeys(env, 'mappers/')).filter((k) => k.endsWith('.json') && k.split('/').length === 3);
+  const infos = await Promise.all(
+    keys.map(async (k) => {
+      const info = await readJson<MapperBundleInfo>(env, k);
+      return info && typeof info.key === 'string' ? { modelId: k.split('/')[1], info } : null;
+    }),
+  );
+  return infos.filter((x): x is { modelId: string; info: MapperBundleInfo } => !!x);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mapper bundles of a loaded model
+// ---------------------------------------------------------------------------------------------
+
+/** The parsed bundle (cached in the model), null when R2 has none; 503 when it cannot be parsed. */
+export async function getBundle(env: Env, model: LoadedModel, bundleKey: string): Promise<MapperBundle | null> {
+  let p = model.bundles.get(bundleKey);
+  if (!p) {
+    p = (async () => {
+      const obj = await env.ARTIFACTS.get(R2_KEYS.mapper(model.id, bundleKey));
+      if (!obj) return null;
+      const buf = await obj.arrayBuffer();
+      return parseMapperBundle(buf, { id: model.id, vocabularySize: model.index.size, checksum: model.manifest.checksum });
+    })();
+    model.bundles.set(bundleKey, p);
+    // Only parsed bundles stay cached: a missing or broken one is looked up again next time.
+    p.then(
+      (b) => {
+        if (!b) model.bundles.delete(bundleKey);
+      },
+      () => model.bundles.delete(bundleKey),
+    );
+  }
+  try {
+    return await p;
+  } catch (err) {
+    throw new ApiError('MAPPER_UNAVAILABLE', `Mapper bundle '${bundleKey}' of model '${model.id}' could not be loaded: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Resolves what a scoring request refers to: mapper variable ids -> loaded bundles, and core
+ * ScoringErrors -> problem+json. Models: worker/models.ts; stored dimensions: worker/dimensions.ts.
+ */
+import { ScoringError, type ResolvedMapper } from '../core/scoring';
+import { ApiError } from './problem';
+import { getBundle, listAllBundleInfos, type LoadedModel } from './models';
+import type { Env } from './env';
+
+/**
+ * Mapper variable id = bundle key + '_' + variable; variables never contain '_' (core/mapper-bundle.ts),
+ * so the bundle key is everything before the last '_'. Repeated ids are scored once.
+ * Unknown: 422 MAPPER_NOT_FOUND; known only for other models: 422 MAPPER_MODEL_MISMATCH.
+ */
+export async function resolveMappers(env: Env, model: LoadedModel, keys: readonly string[] | undefined, field = 'mapperKeys'): Promise<ResolvedMapper[]> {
+  const out: ResolvedMapper[] = [];
+  const seen = new Set<string>();
+  for (const [i, id] of (keys ?? []).entries()) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const cut = id.lastIndexOf('_');
+    const bundleKey = cut > 0 ? id.slice(0, cut) : '';
+    const variable = cut > 0 ? id.slice(cut + 1) : '';
+    const bundle = bundleKey && variable ? await getBundle(env, model, bundleKey) : null;
+    if (bundle && bundle.has(variable)) {
+      out.push({ id, variable, values: bundle });
+      continue;
+    }
+    const elsewhere = bundleKey
+      ? (await listAllBundleInfos(env)).filter((b) => b.modelId !== model.id && b.info.key === bundleKey && b.info.variables.includes(variable))
+      : [];
+    if (elsewhere.length > 0) {
+      throw new ApiError('MAPPER_MODEL_MISMATCH', `Mapper '${id}' exists for ${elsewhere.map((b) => `'${b.modelId}'`).join(', ')}, not for embedding model '${model.id}'`, {
+        errors: [{ path: `${field}.${i}`, message: 'mapper belongs to another embedding model' }],
+      });
+    }
+    throw new ApiError('MAPPER_NOT_FOUND', `No mapper '${id}' for embedding model '${model.id}'`, {
+      errors: [{ path: `${field}.${i}`, message: 'unknown mapper key' }],
+    });
+  }
+  return out;
+}
+
+/** Runs a core scorer, rendering its refusals as problem+json (422). */
+export function runScoring<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof ScoringError) {
+      throw new ApiError(err.code, err.message, err.path ? { errors: [{ path: err.path, message: err.message }] } : {});
+    }
+    throw err;
+  }
+}
+
+/** Server-Timing: phases measured with performance.now() (workerd advances it only across I/O). */
+export class Timing {
+  private readonly start = performance.now();
+  private last = this.start;
+  private readonly parts: string[] = [];
+  mark(name: string): void {
+    const now = performance.now();
+    this.parts.push(`${name};dur=${(now - this.last).toFixed(2)}`);
+    this.last = now;
+  }
+  header(): string {
+    return [...this.parts, `total;dur=${(performance.now() - this.start).toFixed(2)}`].join(', ');
+  }
+}

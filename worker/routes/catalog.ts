@@ -1,0 +1,211 @@
+/**
+ * Global (not workspace-scoped) routes: the embedding-model and mapper catalogs, and the
+ * model-scoped vocabulary endpoints (word availabilities, similarity matrices).
+ * The catalogs read the manifest / mapper-info JSON sidecars in R2 (models/*.json,
+ * mappers/{modelId}/*.json) on each request; loadingStatus comes from this isolate's registry.
+ */
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { similarityMatrix, wordAvailabilities } from '../../core/scoring';
+import type { MapperBundleInfo, ModelManifest } from '../../core/types';
+import type { AppEnv } from '../env';
+import { ApiError } from '../problem';
+import { getManifest, getModel, listAllBundleInfos, listBundleInfos, listManifests, loadingStatus } from '../models';
+import { Timing } from '../resources';
+import {
+  CatalogQuerySchema,
+  EmbeddingModelPageSchema,
+  EmbeddingModelSchema,
+  errorResponses,
+  MapperPageSchema,
+  ModelIdParams,
+  ModelParams,
+  SimilarityMatrixRequestSchema,
+  SimilarityMatrixResponseSchema,
+  WordAvailabilitiesRequestSchema,
+  WordAvailabilitiesResponseSchema,
+} from '../schemas';
+
+const security = [{ bearerAuth: [] }];
+const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+
+export interface PageInfo {
+  size: number;
+  totalElements: number;
+  totalPages: number;
+  currentPage: number;
+}
+
+/** 1-based pagination; a page beyond the last is empty; size is echoed as requested. */
+export function paginate<T>(items: T[], page: number, size: number): { page: PageInfo; data: T[] } {
+  const start = (page - 1) * size;
+  return {
+    page: { size, totalElements: items.length, totalPages: Math.ceil(items.length / size), currentPage: page },
+    data: items.slice(start, start + size),
+  };
+}
+
+const matches = (value: string | null | undefined, filter: string | undefined): boolean =>
+  filter === undefined || filter === '' || (value ?? '').toLowerCase() === filter.toLowerCase();
+
+function displayName(type: 'language' | 'region', code: string): string {
+  try {
+    return new Intl.DisplayNames(['en'], { type }).of(type === 'region' ? code.toUpperCase() : code.toLowerCase()) ?? code;
+  } catch {
+    return code;
+  }
+}
+
+function modelBody(m: ModelManifest, mappers: MapperBundleInfo[]) {
+  return {
+    id: m.id,
+    language: m.language,
+    country: m.country,
+    version: m.version,
+    sources: m.sources ?? [],
+    features: m.features ?? [],
+    tag: m.tag ?? '',
+    trainingYear: m.trainingYear,
+    trainingMonth: m.trainingMonth,
+    label: m.labels?.label ?? m.id,
+    languageLabel: m.labels?.languageLabel ?? displayName('language', m.language),
+    countryLabel: m.labels?.countryLabel ?? displayName('region', m.country),
+    monthLabel: m.labels?.monthLabel ?? '',
+    tokenCount: m.tokenCount,
+    hasTranslation: m.hasTranslation,
+    loadingStatus: loadingStatus(m.id),
+    vocabularySize: m.vocabularySize,
+    dimensions: m.dimensions,
+    license: m.license ?? '',
+    _embedded: { mappers: mappers.map((b) => ({ key: b.key, variables: b.variables, translationKey: b.translationKey, label: b.label })) },
+  };
+}
+
+const listModelsRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/embedding-models',
+  tags: ['Catalog'],
+  summary: 'The embedding-model catalog',
+  security,
+  request: { query: CatalogQuerySchema },
+  responses: {
+    200: { description: 'A page of embedding models, sorted by id', content: { 'application/json': { schema: EmbeddingModelPageSchema } } },
+    ...errorResponses(401, 422),
+  },
+});
+
+const getModelRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/embedding-models/{id}',
+  tags: ['Catalog'],
+  summary: 'One embedding model',
+  security,
+  request: { params: ModelIdParams },
+  responses: {
+    200: { description: 'The embedding model', content: { 'application/json': { schema: EmbeddingModelSchema } } },
+    ...errorResponses(401, 404),
+  },
+});
+
+const listMappersRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/mappers',
+  tags: ['Catalog'],
+  summary: 'The mapper catalog: one entry per mapper variable; multilingual mappers always included',
+  security,
+  request: { query: CatalogQuerySchema },
+  responses: {
+    200: { description: 'A page of mapper variables, sorted by key', content: { 'application/json': { schema: MapperPageSchema } } },
+    ...errorResponses(401, 422),
+  },
+});
+
+const availabilitiesRoute = createRoute({
+  method: 'post',
+  path: '/api/v1/embedding-models/{embeddingModelId}/word-availabilities',
+  tags: ['Vocabulary'],
+  summary: 'Which words are in the model vocabulary (and in the allow-list when one is given)',
+  security,
+  request: { params: ModelParams, body: jsonBody(WordAvailabilitiesRequestSchema) },
+  responses: {
+    200: { description: 'One availability per requested word', content: { 'application/json': { schema: WordAvailabilitiesResponseSchema } } },
+    ...errorResponses(401, 404, 413, 422, 503),
+  },
+});
+
+const matrixRoute = createRoute({
+  method: 'post',
+  path: '/api/v1/embedding-models/{embeddingModelId}/word-similarity-matrices',
+  tags: ['Vocabulary'],
+  summary: 'Pairwise cosine similarity of the in-vocabulary words, rounded to two decimals',
+  security,
+  request: { params: ModelParams, body: jsonBody(SimilarityMatrixRequestSchema) },
+  responses: {
+    200: { description: 'Square matrix aligned with words', content: { 'application/json': { schema: SimilarityMatrixResponseSchema } } },
+    ...errorResponses(401, 404, 413, 422, 503),
+  },
+});
+
+export function registerCatalog(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(listModelsRoute, async (c) => {
+    const q = c.req.valid('query');
+    const manifests = (await listManifests(c.env)).filter((m) => matches(m.country, q.country) && matches(m.language, q.language));
+    const pageOf = paginate(manifests, q.page, q.size);
+    const data = await Promise.all(pageOf.data.map(async (m) => modelBody(m, await listBundleInfos(c.env, m.id))));
+    return c.json({ page: pageOf.page, data }, 200);
+  });
+
+  app.openapi(getModelRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const manifest = await getManifest(c.env, id);
+    if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+    return c.json(modelBody(manifest, await listBundleInfos(c.env, id)), 200);
+  });
+
+  app.openapi(listMappersRoute, async (c) => {
+    const q = c.req.valid('query');
+    const [bundles, manifests] = await Promise.all([listAllBundleInfos(c.env), listManifests(c.env)]);
+    // Labels from the model manifests of the same locale, else Intl, else the code.
+    const languageLabels = new Map(manifests.map((m) => [m.language, m.labels?.languageLabel]));
+    const countryLabels = new Map(manifests.map((m) => [m.country, m.labels?.countryLabel]));
+    const byKey = new Map<string, MapperBundleInfo>();
+    for (const b of bundles) if (!byKey.has(b.info.key)) byKey.set(b.info.key, b.info);
+    const entries = [...byKey.values()].flatMap((info) => {
+      const multilingual = info.multilingual === true;
+      const language = multilingual ? null : info.language ?? null;
+      const country = multilingual ? null : info.country ?? null;
+      return info.variables.map((variable) => ({
+        key: `${info.key}_${variable}`,
+        variables: info.variables,
+        translationKey: `${info.translationKey}.${variable}`,
+        label: `${info.label}: ${variable}`,
+        country,
+        language,
+        countryLabel: country ? countryLabels.get(country) ?? displayName('region', country) : null,
+        languageLabel: language ? languageLabels.get(language) ?? displayName('language', language) : null,
+        multilingual,
+      }));
+    });
+    entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const filtered = entries.filter((e) => e.multilingual || (matches(e.country, q.country) && matches(e.language, q.language)));
+    return c.json(paginate(filtered, q.page, q.size), 200);
+  });
+
+  app.openapi(availabilitiesRoute, async (c) => {
+    const { embeddingModelId } = c.req.valid('param');
+    const body = c.req.valid('json');
+    const model = await getModel(c.env, embeddingModelId);
+    return c.json(wordAvailabilities(model.index, body), 200);
+  });
+
+  app.openapi(matrixRoute, async (c) => {
+    const { embeddingModelId } = c.req.valid('param');
+    const body = c.req.valid('json');
+    const timing = new Timing();
+    const model = await getModel(c.env, embeddingModelId);
+    timing.mark('load');
+    const result = similarityMatrix(model.index, body);
+    timing.mark('compute');
+    c.header('Server-Timing', timing.header());
+    return c.json(result, 200);
+  });
+}

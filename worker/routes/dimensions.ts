@@ -1,0 +1,58 @@
+/**
+ * Stored dimensions (D1): POST /api/admin/v1/dimensions creates one, GET lists them.
+ * Admin scope is enforced by app.ts middleware on /api/admin/*.
+ */
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../env';
+import { ApiError } from '../problem';
+import { createDimension, listDimensions } from '../dimensions';
+import { CreateDimensionSchema, errorResponses, ListQuerySchema, PageSchema, StoredDimensionSchema } from '../schemas';
+import { z } from '@hono/zod-openapi';
+
+const security = [{ bearerAuth: [] }];
+
+const createRouteDef = createRoute({
+  method: 'post',
+  path: '/api/admin/v1/dimensions',
+  tags: ['Admin'],
+  summary: 'Create a stored dimension (seed words merged into request dimensions of type dimension)',
+  security,
+  request: { body: { required: true, content: { 'application/json': { schema: CreateDimensionSchema } } } },
+  responses: {
+    201: { description: 'Created', content: { 'application/json': { schema: StoredDimensionSchema } } },
+    409: { description: 'The id is taken (CONFLICT)', content: { 'application/problem+json': { schema: z.any() } } },
+    ...errorResponses(401, 403, 413, 422),
+  },
+});
+
+const listRouteDef = createRoute({
+  method: 'get',
+  path: '/api/admin/v1/dimensions',
+  tags: ['Admin'],
+  summary: 'List stored dimensions, by id',
+  security,
+  request: { query: ListQuerySchema },
+  responses: {
+    200: {
+      description: 'A page of stored dimensions',
+      content: { 'application/json': { schema: z.object({ page: PageSchema, data: z.array(StoredDimensionSchema) }) } },
+    },
+    ...errorResponses(401, 403, 422),
+  },
+});
+
+export function registerDimensionAdmin(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(createRouteDef, async (c) => {
+    const body = c.req.valid('json');
+    const created = await createDimension(c.env, body, c.get('auth').subject);
+    if (!created) throw new ApiError('CONFLICT', `A dimension with id ${body.id} exists already`);
+    c.header('Location', `/api/admin/v1/dimensions/${created.id}`);
+    return c.json(created, 201);
+  });
+
+  app.openapi(listRouteDef, async (c) => {
+    const { page, size } = c.req.valid('query');
+    const { total, items } = await listDimensions(c.env, page, size);
+    return c.json({ page: { size, totalElements: total, totalPages: Math.ceil(total / size), currentPage: page }, data: items }, 200);
+  });
+}

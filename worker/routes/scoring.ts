@@ -1,0 +1,108 @@
+/**
+ * Workspace-scoped scoring routes: text-scores, word-scores, autocomplete-suggestions.
+ * Validate (zod) -> load model, language data, mappers, stored dimensions -> core/scoring ->
+ * meter -> respond. Auth and the workspace check run in app.ts middleware.
+ */
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { autocomplete, scoreTexts, scoreWords } from '../../core/scoring';
+import type { AppEnv } from '../env';
+import { charge } from '../metering';
+import { getModel } from '../models';
+import { storedSeedsFor } from '../dimensions';
+import { resolveMappers, runScoring, Timing } from '../resources';
+import { getTokenizer } from '../text-language';
+import {
+  AutocompleteRequestSchema,
+  AutocompleteResponseSchema,
+  errorResponses,
+  TextScoresRequestSchema,
+  TextScoresResponseSchema,
+  WordScoresRequestSchema,
+  WordScoresResponseSchema,
+  WorkspaceParams,
+} from '../schemas';
+
+const security = [{ bearerAuth: [] }];
+const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+
+const textScoresRoute = createRoute({
+  method: 'post',
+  path: '/api/v1/workspaces/{workspaceId}/text-scores',
+  tags: ['Scoring'],
+  summary: 'Score texts along dimensions and mappers, with an optional goal score',
+  description:
+    "A text's dimension or mapper score is the mean over its in-vocabulary non-stop tokens (lemma first, then surface form, lower-cased); modelRankScore is the mean frequency score f(rank) = 1 - ln(rank)/ln(V) over its in-vocabulary tokens. Meters `tokens` = tokens counted by the tokenizer.",
+  security,
+  request: { params: WorkspaceParams, body: jsonBody(TextScoresRequestSchema) },
+  responses: {
+    200: { description: 'One scored text per submitted text, in order', content: { 'application/json': { schema: TextScoresResponseSchema } } },
+    ...errorResponses(401, 403, 404, 413, 422, 429, 503),
+  },
+});
+
+const wordScoresRoute = createRoute({
+  method: 'post',
+  path: '/api/v1/workspaces/{workspaceId}/word-scores',
+  tags: ['Scoring'],
+  summary: 'Score whitelisted words, or find and score the words closest to the seed centroid',
+  description: 'Meters `tokens` = words scored.',
+  security,
+  request: { params: WorkspaceParams, body: jsonBody(WordScoresRequestSchema) },
+  responses: {
+    200: { description: 'Scored words and averages', content: { 'application/json': { schema: WordScoresResponseSchema } } },
+    ...errorResponses(401, 403, 404, 413, 422, 429, 503),
+  },
+});
+
+const autocompleteRoute = createRoute({
+  method: 'post',
+  path: '/api/v1/workspaces/{workspaceId}/autocomplete-suggestions',
+  tags: ['Vocabulary'],
+  summary: 'Up to ten completions of a prefix from the model vocabulary, most frequent first',
+  security,
+  request: { params: WorkspaceParams, body: jsonBody(AutocompleteRequestSchema) },
+  responses: {
+    200: { description: 'Suggestions, best first', content: { 'application/json': { schema: AutocompleteResponseSchema } } },
+    ...errorResponses(401, 403, 404, 413, 422, 503),
+  },
+});
+
+export function registerScoring(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(textScoresRoute, async (c) => {
+    const body = c.req.valid('json');
+    const timing = new Timing();
+    const model = await getModel(c.env, body.embeddingModelId);
+    const [tokenize, mappers, storedDimensions] = await Promise.all([
+      getTokenizer(c.env, model.manifest.language),
+      resolveMappers(c.env, model, body.mapperKeys),
+      storedSeedsFor(c.env, body.dimensions),
+    ]);
+    timing.mark('load');
+    const { response, tokenCount } = runScoring(() =>
+      scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats }),
+    );
+    timing.mark('compute');
+    if (tokenCount > 0) await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
+    c.header('Server-Timing', timing.header());
+    return c.json(response, 200);
+  });
+
+  app.openapi(wordScoresRoute, async (c) => {
+    const body = c.req.valid('json');
+    const timing = new Timing();
+    const model = await getModel(c.env, body.embeddingModelId);
+    const [mappers, storedDimensions] = await Promise.all([resolveMappers(c.env, model, body.mapperKeys), storedSeedsFor(c.env, body.dimensions)]);
+    timing.mark('load');
+    const response = runScoring(() => scoreWords(body, { index: model.index, mappers, storedDimensions, letterRows: model.letterRows }));
+    timing.mark('compute');
+    if (response.data.length > 0) await charge(c, { usageTypeKey: 'tokens', amount: response.data.length });
+    c.header('Server-Timing', timing.header());
+    return c.json(response, 200);
+  });
+
+  app.openapi(autocompleteRoute, async (c) => {
+    const body = c.req.valid('json');
+    const model = await getModel(c.env, body.embeddingModelId);
+    return c.json(autocomplete(model.index, body), 200);
+  });
+}

@@ -1,0 +1,280 @@
+/**
+ * zod schemas of the scoring, vocabulary and catalog endpoints. The same schemas validate
+ * requests (422 VALIDATION_FAILED) and generate the OpenAPI 3.1 document (/api/openapi.json).
+ * Limits come from worker/limits.ts (decisions.md "Limits").
+ */
+import { z } from '@hono/zod-openapi';
+import { LIMITS } from './limits';
+
+const WORD_MAX_CHARS = 1000;
+const ID_MAX_CHARS = 200;
+export const DIMENSIONS_MAX = 100;
+export const MAPPER_KEYS_MAX = 100;
+
+const word = z.string().max(WORD_MAX_CHARS);
+const wordList = (description: string) => z.array(word).max(LIMITS.seedOrWhitelistWords).openapi({ description });
+const modelId = z.string().min(1).max(ID_MAX_CHARS).openapi({ example: 'en-glove-6b-100d' });
+
+export const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string(),
+    translationKey: z.string(),
+    instance: z.string().optional(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .openapi('Problem');
+
+export const DimensionSchema = z
+  .object({
+    id: z.number().int().openapi({ description: 'Dimension id; repeated in goalConfig.dimensions[].id to weight it.', example: 1 }),
+    type: z.enum(['manual', 'dimension', 'axis']).openapi({
+      description:
+        'manual: the centroid of `words`. dimension: `words` merged with the seeds stored for `id` (unknown id: 422 DIMENSION_NOT_FOUND). axis (extension, SemAxis): `words` is the positive pole and `oppositeWords` the negative pole.',
+    }),
+    words: wordList('Seed words.').optional(),
+    oppositeWords: wordList('Negative pole of an `axis` dimension (only allowed for type axis).').optional(),
+    name: z.string().max(ID_MAX_CHARS).optional().openapi({ description: 'Display name (used as goalScoreFactors[].field).' }),
+  })
+  .openapi('Dimension');
+
+const weight = z.number().int().min(-10).max(10).openapi({ description: 'Integer from -10 to 10: the direction and strength of the factor.' });
+
+export const GoalConfigSchema = z
+  .object({
+    modelRankScore: z.number().min(-1).max(1).optional().openapi({
+      description: 'Weight of the intrinsic word-frequency factor (s = 2f - 1): -1 rewards infrequent words, 1 frequent ones.',
+    }),
+    dimensions: z
+      .array(z.object({ id: z.number().int(), weight }))
+      .max(DIMENSIONS_MAX)
+      .optional(),
+    mappers: z
+      .array(z.object({ id: z.string().min(1).max(ID_MAX_CHARS), weight }))
+      .max(MAPPER_KEYS_MAX)
+      .optional(),
+    normalization: z.enum(['none', 'zscore', 'percentile']).optional().openapi({
+      description: "none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1].",
+    }),
+  })
+  .openapi('GoalConfig');
+
+const dimensions = z.array(DimensionSchema).max(DIMENSIONS_MAX).optional();
+const mapperKeys = z
+  .array(z.string().min(1).max(ID_MAX_CHARS))
+  .max(MAPPER_KEYS_MAX)
+  .optional()
+  .openapi({ description: "Mapper variable ids (bundle key + '_' + variable)." });
+
+export const TextScoresRequestSchema = z
+  .object({
+    texts: z.array(z.string().max(LIMITS.charactersPerText)).max(LIMITS.textsPerRequest),
+    embeddingModelId: modelId,
+    goalConfig: GoalConfigSchema.optional(),
+    dimensions,
+    mapperKeys,
+  })
+  .openapi('TextScoresRequest');
+
+const scoreMap = z.record(z.string(), z.number());
+export const GoalScoreFactorSchema = z
+  .object({
+    field: z.string(),
+    value: z.number(),
+    type: z.enum(['dimension', 'mapper', 'intrinsic']),
+    id: z.string().openapi({ description: 'Extension: dimension id as string, mapper id, or modelRank.' }),
+  })
+  .openapi('GoalScoreFactor');
+
+export const ScoredTextSchema = z
+  .object({
+    modelRankScore: z.number().nullable(),
+    goalScoreFactors: z.array(GoalScoreFactorSchema),
+    dimensionScores: scoreMap,
+    mapperScores: scoreMap,
+    goalScore: z.number().optional(),
+  })
+  .openapi('ScoredText');
+
+export const TextScoresResponseSchema = z.object({ data: z.array(ScoredTextSchema) }).openapi('TextScoresResponse');
+
+export const WordScoresRequestSchema = z
+  .object({
+    seedWords: wordList('Anchor words; their centroid defines the seed similarity.'),
+    whitelistWords: wordList('Words to score (whitelist mode).').optional(),
+    embeddingModelId: modelId,
+    limit: z.number().int().min(1).max(LIMITS.findLimitMax).optional().openapi({ description: 'Find-and-score mode: at most this many words (default 100).' }),
+    wordrankLimit: z
+      .number()
+      .int()
+      .min(-1)
+      .refine((v) => v !== 0, { message: 'wordrankLimit must be -1 (no cutoff) or a positive integer' })
+      .optional()
+      .openapi({ description: 'Find-and-score mode: only the N most frequent words are eligible; -1 disables.' }),
+    seedScore: z.number().min(-1).max(1).nullable().optional().openapi({ description: 'Weight of the seed similarity in goalScore; null (default) disables goal scores.' }),
+    dimensions,
+    mapperKeys,
+  })
+  .openapi('WordScoresRequest');
+
+export const ScoredWordSchema = z
+  .object({
+    word: z.string(),
+    seedScore: z.number().nullable(),
+    modelRank: z.number().int(),
+    seedScoreQuartile: z.number().int(),
+    modelRankQuartile: z.number().int(),
+    dimensionScores: scoreMap,
+    mapperScores: scoreMap,
+    goalScore: z.number().nullable(),
+  })
+  .openapi('ScoredWord');
+
+export const WordScoresResponseSchema = z
+  .object({
+    data: z.array(ScoredWordSchema),
+    averages: z.object({
+      modelRankScore: z.number().nullable(),
+      seedScore: z.number().nullable(),
+      dimensionScores: scoreMap,
+      mapperScores: scoreMap,
+      goalScore: z.number().nullable(),
+    }),
+  })
+  .openapi('WordScoresResponse');
+
+export const AutocompleteRequestSchema = z
+  .object({
+    word: z.string().min(1).max(WORD_MAX_CHARS).openapi({ description: 'Prefix to complete.', example: 'comp' }),
+    embeddingModelId: modelId,
+    whitelistWords: wordList('When non-empty, only completions in this list.').optional(),
+  })
+  .openapi('AutocompleteRequest');
+
+export const AutocompleteResponseSchema = z.object({ suggestions: z.array(z.string()).max(LIMITS.autocompleteSuggestions) }).openapi('AutocompleteResponse');
+
+export const WordAvailabilitiesRequestSchema = z
+  .object({
+    words: wordList('Words to check.'),
+    whitelistWords: wordList('When non-empty, a word must also be in this list.').optional(),
+  })
+  .openapi('WordAvailabilitiesRequest');
+
+export const WordAvailabilitiesResponseSchema = z
+  .object({ availabilities: z.array(z.object({ word: z.string(), isAvailable: z.boolean() })) })
+  .openapi('WordAvailabilitiesResponse');
+
+export const SimilarityMatrixRequestSchema = z
+  .object({ words: z.array(word).max(LIMITS.similarityMatrixWords) })
+  .openapi('SimilarityMatrixRequest');
+
+export const SimilarityMatrixResponseSchema = z
+  .object({ words: z.array(z.string()), matrix: z.array(z.array(z.number())) })
+  .openapi('SimilarityMatrixResponse');
+
+export const PageSchema = z
+  .object({ size: z.number().int(), totalElements: z.number().int(), totalPages: z.number().int(), currentPage: z.number().int() })
+  .openapi('Page');
+
+export const CatalogQuerySchema = z.object({
+  country: z.string().max(10).optional().openapi({ description: 'ISO 3166-1 alpha-2 filter.' }),
+  language: z.string().max(10).optional().openapi({ description: 'ISO 639-1 filter.' }),
+  page: z.coerce.number().int().min(1).default(1).openapi({ description: '1-based page number.' }),
+  size: z.coerce.number().int().min(1).max(LIMITS.catalogPageSize).default(20).openapi({ description: 'Entries per page, at most 100.' }),
+});
+
+export const MapperBundleSchema = z
+  .object({ key: z.string(), variables: z.array(z.string()), translationKey: z.string(), label: z.string() })
+  .openapi('MapperBundle');
+
+export const EmbeddingModelSchema = z
+  .object({
+    id: z.string(),
+    language: z.string(),
+    country: z.string(),
+    version: z.string(),
+    sources: z.array(z.string()),
+    features: z.array(z.string()),
+    tag: z.string(),
+    trainingYear: z.string(),
+    trainingMonth: z.string(),
+    label: z.string(),
+    languageLabel: z.string(),
+    countryLabel: z.string(),
+    monthLabel: z.string(),
+    tokenCount: z.number().int(),
+    hasTranslation: z.boolean(),
+    loadingStatus: z.enum(['loaded', 'not loaded', 'loading', 'error']),
+    vocabularySize: z.number().int().openapi({ description: 'Extension: words in the vocabulary.' }),
+    dimensions: z.number().int().openapi({ description: 'Extension: vector dimensions.' }),
+    license: z.string().openapi({ description: 'Extension: license of the vectors.' }),
+    _embedded: z.object({ mappers: z.array(MapperBundleSchema) }),
+  })
+  .openapi('EmbeddingModel');
+
+export const EmbeddingModelPageSchema = z.object({ page: PageSchema, data: z.array(EmbeddingModelSchema) }).openapi('EmbeddingModelPage');
+
+export const MapperCatalogEntrySchema = z
+  .object({
+    key: z.string(),
+    variables: z.array(z.string()),
+    translationKey: z.string(),
+    label: z.string(),
+    country: z.string().nullable(),
+    language: z.string().nullable(),
+    countryLabel: z.string().nullable(),
+    languageLabel: z.string().nullable(),
+    multilingual: z.boolean(),
+  })
+  .openapi('MapperCatalogEntry');
+
+export const MapperPageSchema = z.object({ page: PageSchema, data: z.array(MapperCatalogEntrySchema) }).openapi('MapperPage');
+
+export const StoredDimensionSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    language: z.string(),
+    description: z.string(),
+    words: z.array(z.string()),
+    createdAt: z.string(),
+  })
+  .openapi('StoredDimension');
+
+export const CreateDimensionSchema = z
+  .object({
+    id: z.number().int().min(1).max(2_147_483_647).optional().openapi({ description: 'Omit to take the next free id (>= 100).' }),
+    name: z.string().min(1).max(ID_MAX_CHARS),
+    language: z.string().regex(/^[a-z]{2}$/).default('en'),
+    description: z.string().max(2000).optional(),
+    words: z.array(z.string().trim().min(1).max(WORD_MAX_CHARS)).min(1).max(LIMITS.seedOrWhitelistWords),
+  })
+  .openapi('CreateDimension');
+
+export const ListQuerySchema = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  size: z.coerce.number().int().min(1).max(LIMITS.listPageSize).default(20),
+});
+
+export const WorkspaceParams = z.object({ workspaceId: z.string().min(1).openapi({ param: { name: 'workspaceId', in: 'path' }, example: 'ws_demo' }) });
+export const ModelParams = z.object({ embeddingModelId: z.string().min(1).openapi({ param: { name: 'embeddingModelId', in: 'path' }, example: 'en-glove-6b-100d' }) });
+export const ModelIdParams = z.object({ id: z.string().min(1).openapi({ param: { name: 'id', in: 'path' }, example: 'en-glove-6b-100d' }) });
+
+/** Standard error responses for the OpenAPI document. */
+export function errorResponses(...statuses: number[]): Record<number, { description: string; content: { 'application/problem+json': { schema: typeof ProblemSchema } } }> {
+  const descriptions: Record<number, string> = {
+    401: 'No or invalid bearer token (UNAUTHORIZED)',
+    403: 'Workspace forbidden, or quota exhausted',
+    404: 'Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND)',
+    413: 'Body over 2 MB (PAYLOAD_TOO_LARGE)',
+    422: 'Validation failed, unknown mapper or dimension',
+    429: 'Daily limit reached (DAILY_LIMIT_REACHED)',
+    503: 'Model, mapper or language data could not be loaded',
+  };
+  const out: Record<number, { description: string; content: { 'application/problem+json': { schema: typeof ProblemSchema } } }> = {};
+  for (const s of statuses) out[s] = { description: descriptions[s] ?? 'Error', content: { 'application/problem+json': { schema: ProblemSchema } } };
+  return out;
+}

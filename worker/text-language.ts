@@ -1,0 +1,36 @@
+/**
+ * Tokenizer language data for the text endpoints: lang/{language}.bin from R2, parsed once per
+ * isolate (one in-flight Promise per language; a failure is not cached, so the next request
+ * retries). Missing or unreadable data: 503 LANGUAGE_DATA_UNAVAILABLE.
+ */
+import { parseLanguageData, tokenize, type LanguageData } from '../core/tokenizer';
+import type { TokenLike } from '../core/scoring';
+import { R2_KEYS } from '../core/types';
+import { ApiError } from './problem';
+import type { Env } from './env';
+
+const cache = new Map<string, Promise<LanguageData>>();
+
+export async function getLanguageData(env: Env, language: string): Promise<LanguageData> {
+  let p = cache.get(language);
+  if (!p) {
+    p = (async () => {
+      const obj = await env.ARTIFACTS.get(R2_KEYS.languageData(language));
+      if (!obj) throw new Error(`${R2_KEYS.languageData(language)} is missing`);
+      return parseLanguageData(await obj.arrayBuffer());
+    })();
+    cache.set(language, p);
+    p.catch(() => cache.delete(language));
+  }
+  try {
+    return await p;
+  } catch (err) {
+    throw new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${language}' could not be loaded: ${(err as Error).message}`);
+  }
+}
+
+/** A tokenize function bound to the language's data. */
+export async function getTokenizer(env: Env, language: string): Promise<(text: string) => TokenLike[]> {
+  const data = await getLanguageData(env, language);
+  return (text: string) => tokenize(text, data).tokens;
+}
