@@ -22,6 +22,7 @@ type Step = (options: EnsureOptions) => Promise<R2Artifact[]>;
 /** Steps run in order; later steps may use earlier outputs (mappers need the model). */
 const steps: Array<{ name: string; load: () => Promise<Step> }> = [
   { name: 'kernels', load: async () => (await import('./build-wasm')).ensureKernels },
+  { name: 'default-model', load: async () => (await import('./default-model')).ensureDefaultModel },
 ];
 
 export async function ensureBuilt(options: EnsureOptions = {}): Promise<R2Artifact[]> {

