@@ -1,0 +1,156 @@
+/**
+ * Trains one mapper bundle from a lexicon on a loaded model: training set, nested CV, final
+ * fit, materialization, bundle bytes. Node only (build time).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArtifact } from '../../core/artifact';
+import { Kernels } from '../../core/kernels';
+import { EmbeddingModel } from '../../core/model';
+import { writeMapperBundle, type LinearWeights } from '../../core/mapper-bundle';
+import type { MapperBundleInfo, ModelManifest } from '../../core/types';
+import type { Lexicon } from './lexicons';
+import { MapperTrainer, type CrossValidation, type Method, type TrainOptions, type TrainingSet, type TrainingSpace } from './train-core';
+
+/** Bump when the training pipeline changes in a way that changes the values: default bundles rebuild. */
+export const TRAINING_VERSION = '1';
+/** A variable whose held-out Pearson r is below this is not shipped. */
+export const MIN_PEARSON_R = 0.5;
+
+export interface LoadedModel {
+  manifest: ModelManifest;
+  space: TrainingSpace;
+  /** Vocabulary lookup (exact entry, then lower-cased). */
+  rowOf(word: string): number;
+  word(row: number): string;
+}
+
+/** Loads a model artifact file for training: raw int8 rows for the trainer, EmbeddingModel for lookups. */
+export function loadModelForTraining(modelFile: string, wasmFile: string): LoadedModel {
+  const module = new WebAssembly.Module(fs.readFileSync(wasmFile));
+  const parsed = parseArtifact(new Uint8Array(fs.readFileSync(modelFile)));
+  const model = EmbeddingModel.fromParsed(parsed, Kernels.fromModule(module));
+  return {
+    manifest: parsed.manifest,
+    space: { size: parsed.size, dims: parsed.dims, rows: parsed.rows, scales: parsed.scales, module },
+    rowOf: (w) => model.rowOf(w),
+    word: (r) => model.word(r),
+  };
+}
+
+/**
+ * Lexicon words found in the vocabulary (exact entry, then lower-cased), with their ratings
+ * per variable; several entries landing on one row are averaged. Only rows rated in every
+ * variable are kept.
+ */
+export function trainingSetFrom(lexicon: Lexicon, rowOf: (w: string) => number): TrainingSet & { words: number } {
+  const variables = Object.keys(lexicon.variables);
+  const acc = new Map<number, { sums: number[]; counts: number[] }>();
+  variables.forEach((v, vi) => {
+    for (const [word, rating] of lexicon.variables[v].ratings) {
+      const row = rowOf(word);
+      if (row < 0) continue;
+      let a = acc.get(row);
+      if (!a) acc.set(row, (a = { sums: variables.map(() => 0), counts: variables.map(() => 0) }));
+      a.sums[vi] += rating;
+      a.counts[vi]++;
+    }
+  });
+  const rows = [...acc.entries()].filter(([, a]) => a.counts.every((c) => c > 0)).sort((x, y) => x[0] - y[0]);
+  const targets: Record<string, Float64Array> = {};
+  const clip: Record<string, [number, number]> = {};
+  variables.forEach((v, vi) => {
+    targets[v] = Float64Array.from(rows, ([, a]) => a.sums[vi] / a.counts[vi]);
+    clip[v] = [lexicon.variables[v].scale.min, lexicon.variables[v].scale.max];
+  });
+  return { rows: Int32Array.from(rows, ([r]) => r), variables, targets, clip, words: rows.length };
+}
+
+export interface TrainedBundle {
+  info: MapperBundleInfo;
+  bytes: Uint8Array;
+  cv: CrossValidation;
+  timings: { crossValidationMs: number; fitMs: number; materializeMs: number };
+}
+
+export interface TrainBundleOptions extends TrainOptions {
+  method?: Method;
+  /** Skip the r >= 0.5 rule (tests on synthetic data). */
+  keepAll?: boolean;
+}
+
+export function trainBundle(lexicon: Lexicon, model: LoadedModel, options: TrainBundleOptions = {}): TrainedBundle {
+  const method = options.method ?? 'ensemble';
+  const log = options.log ?? (() => {});
+  const set = trainingSetFrom(lexicon, model.rowOf);
+  if (set.words < 20) throw new Error(`lexicon ${lexicon.name}: only ${set.words} words are in the vocabulary of ${model.manifest.id}`);
+  log(`${lexicon.name}: ${set.words} training words in ${model.manifest.id}, variables ${set.variables.join(', ')}`);
+  const trainer = new MapperTrainer(model.space, set, options);
+
+  let t = Date.now();
+  const cv = trainer.crossValidate();
+  const crossValidationMs = Date.now() - t;
+  for (const v of set.variables) {
+    const m = cv.metrics[v];
+    log(`  ${v}: ridge r=${m.ridge.pearsonR.toFixed(3)} rho=${m.ridge.spearmanRho.toFixed(3)} | knn r=${m.knn.pearsonR.toFixed(3)} rho=${m.knn.spearmanRho.toFixed(3)} | ensemble r=${m.ensemble.pearsonR.toFixed(3)} rho=${m.ensemble.spearmanRho.toFixed(3)}`);
+  }
+  const shipped = set.variables.filter((v) => options.keepAll || cv.metrics[v][method].pearsonR >= MIN_PEARSON_R);
+  const rejected: Record<string, number> = {};
+  for (const v of set.variables) if (!shipped.includes(v)) rejected[v] = round(cv.metrics[v][method].pearsonR);
+  if (shipped.length === 0) throw new Error(`lexicon ${lexicon.name}: no variable reaches held-out r >= ${MIN_PEARSON_R} with ${method}`);
+
+  t = Date.now();
+  const final = trainer.fitFinal();
+  const fitMs = Date.now() - t;
+  t = Date.now();
+  const values = final.materialize(method, undefined, (done, total) => {
+    if (done % 100000 === 0) log(`  materialized ${done}/${total}`);
+  });
+  const materializeMs = Date.now() - t;
+
+  const linear: Record<string, LinearWeights> = {};
+  for (const v of shipped) linear[v] = { weights: Float32Array.from(final.ridge[v].weights), bias: final.ridge[v].bias };
+  const pick = <T>(rec: Record<string, T>): Record<string, T> => Object.fromEntries(shipped.map((v) => [v, rec[v]]));
+  const info: MapperBundleInfo = {
+    key: lexicon.bundle.key,
+    variables: shipped,
+    translationKey: lexicon.bundle.translationKey,
+    label: lexicon.bundle.label,
+    language: model.manifest.language,
+    country: model.manifest.country,
+    multilingual: false,
+    modelId: model.manifest.id,
+    scales: pick(Object.fromEntries(set.variables.map((v) => [v, lexicon.variables[v].scale]))),
+    lexicon: lexicon.source,
+    trainingWords: Object.fromEntries(shipped.map((v) => [v, set.words])),
+    metrics: Object.fromEntries(shipped.map((v) => [v, roundMetrics(cv.metrics[v][method])])),
+    method,
+    modelChecksum: model.manifest.checksum,
+    valueEncoding: 'u16-linear',
+    linearModel: { method: 'ridge', metrics: Object.fromEntries(shipped.map((v) => [v, roundMetrics(cv.metrics[v].ridge)])) },
+    trainingVersion: TRAINING_VERSION,
+    crossValidation: pick(
+      Object.fromEntries(set.variables.map((v) => [v, Object.fromEntries(Object.entries(cv.metrics[v]).map(([m, x]) => [m, roundMetrics(x)]))])),
+    ),
+    hyperParameters: pick(final.hyper),
+  };
+  if (Object.keys(rejected).length > 0) info.rejected = rejected;
+  const bytes = writeMapperBundle(info, pick(values), { vocabularySize: model.space.size, linear });
+  return { info, bytes, cv, timings: { crossValidationMs, fitMs, materializeMs } };
+}
+
+const round = (x: number): number => Math.round(x * 10000) / 10000;
+const roundMetrics = (m: { pearsonR: number; spearmanRho: number }) => ({ pearsonR: round(m.pearsonR), spearmanRho: round(m.spearmanRho) });
+
+/** Writes build/generated/mappers/{modelId}/{key}.bin + .json atomically; returns both paths. */
+export function writeBundleFiles(dir: string, trained: Pick<TrainedBundle, 'info' | 'bytes'>): { bin: string; json: string } {
+  const base = path.join(dir, trained.info.modelId);
+  fs.mkdirSync(base, { recursive: true });
+  const bin = path.join(base, `${trained.info.key}.bin`);
+  const json = path.join(base, `${trained.info.key}.json`);
+  fs.writeFileSync(`${bin}.tmp`, trained.bytes);
+  fs.renameSync(`${bin}.tmp`, bin);
+  fs.writeFileSync(`${json}.tmp`, JSON.stringify(trained.info, null, 2) + '\n');
+  fs.renameSync(`${json}.tmp`, json);
+  return { bin, json };
+}

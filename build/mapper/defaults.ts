@@ -1,0 +1,124 @@
+/**
+ * Ensure step `ensureDefaultMappers`: the default mapper bundles of the default English model,
+ * trained when missing or when the lexicon source, the training version or the model build
+ * changed. Each bundle is build/generated/mappers/{modelId}/{key}.bin + .json (+ .stamp.json).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { R2_KEYS, type ModelManifest } from '../../core/types';
+import type { EnsureOptions, R2Artifact } from '../ensure';
+import { GENERATED } from '../wrangler';
+import { KERNELS_WASM } from '../build-wasm';
+import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE } from '../default-model';
+import { loadModelForTraining, trainBundle, TRAINING_VERSION, writeBundleFiles, type LoadedModel } from './bundle';
+import { lexiconSourceVersion, loadLexicon } from './lexicons';
+
+export const MAPPERS_DIR = path.join(GENERATED, 'mappers');
+
+/** Default bundles: lexicon name -> bundle key (method: ensemble). */
+export const DEFAULT_BUNDLES: Array<{ lexicon: string; key: string }> = [
+  { lexicon: 'vader', key: 'sentiment' },
+  { lexicon: 'afinn', key: 'afinn' },
+  { lexicon: 'pattern', key: 'pattern' },
+];
+
+function files(modelId: string, key: string): { bin: string; json: string; stamp: string } {
+  const base = path.join(MAPPERS_DIR, modelId, key);
+  return { bin: `${base}.bin`, json: `${base}.json`, stamp: `${base}.stamp.json` };
+}
+
+function stampFor(lexicon: string, manifest: ModelManifest): Record<string, string> {
+  return { lexicon: lexiconSourceVersion(lexicon), trainingVersion: TRAINING_VERSION, modelId: manifest.id, modelChecksum: manifest.checksum };
+}
+
+function isFresh(lexicon: string, key: string, manifest: ModelManifest): boolean {
+  const f = files(manifest.id, key);
+  if (!fs.existsSync(f.bin) || !fs.existsSync(f.json) || !fs.existsSync(f.stamp)) return false;
+  try {
+    return JSON.stringify(JSON.parse(fs.readFileSync(f.stamp, 'utf8'))) === JSON.stringify(stampFor(lexicon, manifest));
+  } catch {
+    return false;
+  }
+}
+
+export function bundleArtifacts(modelId: string, key: string): R2Artifact[] {
+  const f = files(modelId, key);
+  return [
+    { key: R2_KEYS.mapper(modelId, key), file: f.bin, contentType: 'application/octet-stream' },
+    { key: R2_KEYS.mapperInfo(modelId, key), file: f.json, contentType: 'application/json' },
+  ];
+}
+
+async function withLock<T>(lockFile: string, isDone: () => boolean, work: () => Promise<T>, done: () => T): Promise<T> {
+  fs.mkdirSync(path.dirname(lockFile), { recursive: true });
+  const started = Date.now();
+  for (;;) {
+    try {
+      fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (isDone()) return done();
+      let age = 0;
+      try {
+        age = Date.now() - fs.statSync(lockFile).mtimeMs;
+      } catch {
+        continue;
+      }
+      if (age > 15 * 60_000) fs.rmSync(lockFile, { force: true });
+      else if (Date.now() - started > 15 * 60_000) throw new Error(`timed out waiting for ${lockFile}`);
+      else await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    return isDone() ? done() : await work();
+  } finally {
+    fs.rmSync(lockFile, { force: true });
+  }
+}
+
+/**
+ * Ensure step (after the default model). About 1-2 minutes of CPU when everything is missing
+ * (kNN materialization over 341,479 words dominates); a no-op when fresh. A lexicon that cannot
+ * be fetched (the Debian package for pattern) is reported and skipped, so the service still starts.
+ */
+export async function ensureDefaultMappers(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
+  if (!fs.existsSync(DEFAULT_MODEL_MANIFEST_FILE) || !fs.existsSync(DEFAULT_MODEL_FILE)) {
+    throw new Error(`default mappers need the default model ${DEFAULT_MODEL_FILE} (run the model step first)`);
+  }
+  const manifest = JSON.parse(fs.readFileSync(DEFAULT_MODEL_MANIFEST_FILE, 'utf8')) as ModelManifest;
+  const allFresh = (): boolean => DEFAULT_BUNDLES.every((b) => isFresh(b.lexicon, b.key, manifest));
+  const present = (): R2Artifact[] =>
+    DEFAULT_BUNDLES.filter((b) => fs.existsSync(files(manifest.id, b.key).bin) && fs.existsSync(files(manifest.id, b.key).json)).flatMap((b) =>
+      bundleArtifacts(manifest.id, b.key),
+    );
+  if (allFresh()) return present();
+  const lock = path.join(MAPPERS_DIR, `${DEFAULT_MODEL_ID}.lock`);
+  return withLock(
+    lock,
+    allFresh,
+    async () => {
+      let model: LoadedModel | null = null;
+      for (const b of DEFAULT_BUNDLES) {
+        if (isFresh(b.lexicon, b.key, manifest)) continue;
+        const started = Date.now();
+        let lexicon;
+        try {
+          lexicon = await loadLexicon(b.lexicon);
+        } catch (err) {
+          console.error(`[build] mapper bundle "${b.key}" skipped: ${(err as Error).message}`);
+          continue;
+        }
+        model ??= loadModelForTraining(DEFAULT_MODEL_FILE, KERNELS_WASM);
+        console.error(`[build] mapper bundle "${b.key}" for ${manifest.id} from lexicon ${b.lexicon}`);
+        const trained = trainBundle(lexicon, model, { method: 'ensemble' });
+        writeBundleFiles(MAPPERS_DIR, trained);
+        fs.writeFileSync(files(manifest.id, b.key).stamp, `${JSON.stringify(stampFor(b.lexicon, manifest), null, 2)}\n`);
+        const r = Object.entries(trained.info.metrics).map(([v, m]) => `${v} r=${m.pearsonR}`).join(', ');
+        console.error(`[build]   ${b.key}: ${r} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      }
+      return present();
+    },
+    present,
+  );
+}
