@@ -1,0 +1,151 @@
+/** Shared helpers of the quota tests (not a test file). */
+import { env, SELF } from 'cloudflare:test';
+import { SignJWT } from 'jose';
+import { expect } from 'vitest';
+import { setClock } from '../../worker/clock';
+
+export interface QuotaJson {
+  id: string;
+  workspaceId: string;
+  usageTypeKey: string;
+  limitAmount: number;
+  limitAmountDaily: number;
+  usedAmount: number;
+  usedAmountDaily: number;
+  availableAmount: number;
+  bonusAmount: number;
+  spilloverAmount: number;
+  fairUseLimitReached: boolean;
+  dailyRefreshed: string;
+}
+
+export interface PageJson {
+  size: number;
+  totalElements: number;
+  totalPages: number;
+  currentPage: number;
+}
+
+export async function mintToken(claims: Record<string, unknown>, ttlSeconds = 3600): Promise<string> {
+  const secret = env.JWT_SECRET;
+  if (!secret) throw new Error('JWT_SECRET missing from the test env (.dev.vars)');
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+    .sign(new TextEncoder().encode(secret));
+}
+
+export const adminToken = (): Promise<string> => mintToken({ workspaceId: 'ops', scope: 'admin', sub: 'test-admin' });
+export const workspaceToken = (workspaceId: string): Promise<string> => mintToken({ workspaceId });
+
+export function uniqueWorkspaceId(prefix = 'ws'): string {
+  return `${prefix}_${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
+}
+
+/** Stands the service clock on an instant. */
+export function standOn(iso: string | number): number {
+  const ms = typeof iso === 'number' ? iso : Date.parse(iso);
+  if (Number.isNaN(ms)) throw new Error(`bad instant ${iso}`);
+  setClock(() => ms);
+  return ms;
+}
+
+export function resetClock(): void {
+  setClock(null);
+}
+
+export async function call(
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  return SELF.fetch(`http://x${path}`, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body),
+  });
+}
+
+export interface Limits {
+  usageTypeKey: string;
+  limitAmount: number;
+  limitAmountDaily: number;
+}
+
+export async function createWorkspace(id: string, anchorDay: number, quotas: Limits[]): Promise<void> {
+  const res = await call('POST', '/api/admin/v1/workspaces', { token: await adminToken(), body: { id, anchorDay, quotas } });
+  if (res.status !== 201) throw new Error(`create workspace ${id}: ${res.status} ${await res.text()}`);
+}
+
+export async function listQuotas(workspaceId: string, query = ''): Promise<{ data: QuotaJson[]; page: PageJson }> {
+  const res = await call('GET', `/api/usage-service/v1/workspaces/${workspaceId}/quotas${query}`, { token: await workspaceToken(workspaceId) });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return res.json();
+}
+
+export async function quotaOf(workspaceId: string, usageTypeKey: string): Promise<QuotaJson> {
+  const { data } = await listQuotas(workspaceId, `?usageTypeKey=${usageTypeKey}`);
+  expect(data).toHaveLength(1);
+  return data[0];
+}
+
+export async function setLimits(workspaceId: string, usageTypeKey: string, limitAmount: number, limitAmountDaily: number): Promise<Response> {
+  return call('PUT', `/api/admin/v1/workspaces/${workspaceId}/quotas/${usageTypeKey}`, {
+    token: await adminToken(),
+    body: { limitAmount, limitAmountDaily },
+  });
+}
+
+export async function addBonus(workspaceId: string, usageTypeKey: string, amount: number): Promise<Response> {
+  return call('POST', `/api/admin/v1/workspaces/${workspaceId}/quotas/${usageTypeKey}/bonus`, { token: await adminToken(), body: { amount } });
+}
+
+export async function setAnchorDay(workspaceId: string, anchorDay: number): Promise<Response> {
+  return call('PATCH', `/api/admin/v1/workspaces/${workspaceId}`, { token: await adminToken(), body: { anchorDay } });
+}
+
+export interface LedgerJson {
+  id: number;
+  workspaceId: string;
+  usageTypeKey: string;
+  amount: number;
+  requestId: string;
+  idempotencyKey: string | null;
+  cycleStart: string;
+  createdAt: string;
+}
+
+export interface AuditJson {
+  id: number;
+  workspaceId: string;
+  action: string;
+  usageTypeKey: string | null;
+  details: Record<string, unknown>;
+  actor: string | null;
+  requestId: string | null;
+  createdAt: string;
+}
+
+async function allPages<T>(path: string): Promise<T[]> {
+  const token = await adminToken();
+  const out: T[] = [];
+  for (let page = 1; ; page++) {
+    const res = await call('GET', `${path}${path.includes('?') ? '&' : '?'}page=${page}&size=200`, { token });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const body = (await res.json()) as { data: T[]; page: PageJson };
+    out.push(...body.data);
+    if (page >= body.page.totalPages) return out;
+  }
+}
+
+export const readLedger = (workspaceId: string): Promise<LedgerJson[]> => allPages(`/api/admin/v1/workspaces/${workspaceId}/usage-ledger`);
+export const readAudit = (workspaceId: string): Promise<AuditJson[]> => allPages(`/api/admin/v1/workspaces/${workspaceId}/audit-log`);
+
+export async function problemOf(res: Response): Promise<{ code: string; status: number; detail: string }> {
+  expect(res.headers.get('content-type')).toContain('application/problem+json');
+  return res.json();
+}
