@@ -23,6 +23,7 @@ type Step = (options: EnsureOptions) => Promise<R2Artifact[]>;
 const steps: Array<{ name: string; load: () => Promise<Step> }> = [
   { name: 'kernels', load: async () => (await import('./build-wasm')).ensureKernels },
   { name: 'default-model', load: async () => (await import('./default-model')).ensureDefaultModel },
+  { name: 'default-mappers', load: async () => (await import('./mapper/defaults')).ensureDefaultMappers },
 ];
 
 export async function ensureBuilt(options: EnsureOptions = {}): Promise<R2Artifact[]> {
