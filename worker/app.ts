@@ -18,6 +18,7 @@ import { registerScoring } from './routes/scoring';
 import { registerCatalog } from './routes/catalog';
 import { registerDimensionAdmin } from './routes/dimensions';
 import { registerDocs } from './routes/docs';
+import { registerPlagiarismRoutes } from './routes/plagiarism';
 import { registerQuotaRoutes } from './quotas/routes';
 import { registerAdminWorkspaceRoutes } from './quotas/admin-routes';
 
@@ -69,6 +70,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerCatalog(app);
   registerDimensionAdmin(app);
   registerDocs(app);
+  registerPlagiarismRoutes(app);
   registerQuotaRoutes(app);
   registerAdminWorkspaceRoutes(app);
 

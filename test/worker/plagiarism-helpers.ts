@@ -1,0 +1,92 @@
+/** Helpers of the plagiarism workerd tests (not a test file). */
+import { env as testEnv, SELF } from 'cloudflare:test';
+import { SignJWT } from 'jose';
+import type { Env } from '../../worker/env';
+
+/** The test bindings, typed as the Worker's Env. */
+export const env = testEnv as unknown as Env;
+
+export async function token(claims: Record<string, unknown>): Promise<string> {
+  if (!env.JWT_SECRET) throw new Error('JWT_SECRET missing from the test env (.dev.vars)');
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime(Math.floor(Date.now() / 1000) + 3600)
+    .sign(new TextEncoder().encode(env.JWT_SECRET));
+}
+
+export const adminToken = () => token({ workspaceId: 'ops', scope: 'admin' });
+
+export function uid(prefix = 'x'): string {
+  return `${prefix}${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
+}
+
+/** Random lower-case pseudo-words no other test uses: text built from them matches only itself. */
+export function freshWords(n: number): string[] {
+  const tag = uid('');
+  return Array.from({ length: n }, (_, i) => `w${tag}${i.toString(36)}`);
+}
+
+export async function api(
+  method: string,
+  path: string,
+  opts: { token?: string; json?: unknown; body?: string; contentType?: string } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | undefined;
+  if (opts.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(opts.json);
+  } else if (opts.body !== undefined) {
+    headers['content-type'] = opts.contentType ?? 'application/x-ndjson';
+    body = opts.body;
+  }
+  return SELF.fetch(`http://x${path}`, { method, headers, body });
+}
+
+/** A workspace with a plagiarismChecks allowance (admin API of the quotas). */
+export async function createWorkspace(limitAmount = 100, limitAmountDaily = 100): Promise<string> {
+  const id = uid('ws_p');
+  const res = await api('POST', '/api/admin/v1/workspaces', {
+    token: await adminToken(),
+    json: { id, anchorDay: 1, quotas: [{ usageTypeKey: 'plagiarismChecks', limitAmount, limitAmountDaily }] },
+  });
+  if (res.status !== 201) throw new Error(`create workspace: ${res.status} ${await res.text()}`);
+  return id;
+}
+
+export async function usedChecks(workspaceId: string): Promise<number> {
+  const res = await api('GET', `/api/usage-service/v1/workspaces/${workspaceId}/quotas?usageTypeKey=plagiarismChecks`, {
+    token: await token({ workspaceId }),
+  });
+  if (res.status !== 200) throw new Error(`quotas: ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as { data: Array<{ usedAmount: number }> };
+  return body.data[0].usedAmount;
+}
+
+export interface MatchJson {
+  url: string;
+  title: string;
+  matchSnippet: string;
+  wordsMatched: number;
+  matchPercentage: number;
+}
+
+export interface CheckJson {
+  wordCount: number;
+  matches: MatchJson[];
+}
+
+export async function check(workspaceId: string, text: string): Promise<Response> {
+  return api('POST', `/api/v1/workspaces/${workspaceId}/plagiarism-checks`, { token: await token({ workspaceId }), json: { text } });
+}
+
+export async function ingest(page: { url: string; title?: string; text?: string; html?: string }): Promise<Response> {
+  return api('POST', '/api/admin/v1/plagiarism/pages', { token: await adminToken(), json: page });
+}
+
+export async function ingestOk(page: { url: string; title?: string; text?: string; html?: string }): Promise<{ id: number; replaced: boolean }> {
+  const res = await ingest(page);
+  if (res.status !== 201 && res.status !== 200) throw new Error(`ingest ${page.url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}

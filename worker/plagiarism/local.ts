@@ -1,0 +1,41 @@
+/**
+ * `local` provider: matches against the private reference corpus (corpus.ts).
+ * Fingerprint the input -> candidate pages by shared fingerprints (one D1 statement) ->
+ * fetch the top candidates' texts from R2 -> verify runs of >= 8 words word by word.
+ */
+import { compareMatches, fingerprints, matchSource } from '../../core/plagiarism';
+import { PlagiarismCorpus } from './corpus';
+import type { CheckInput, PlagiarismMatch, PlagiarismProvider } from './provider';
+
+/** Sources verified per check (the best by shared fingerprints); also the most matches reported. */
+export const MAX_CANDIDATES = 25;
+
+export class LocalPlagiarismProvider implements PlagiarismProvider {
+  readonly name = 'local' as const;
+  private readonly corpus: PlagiarismCorpus;
+
+  constructor(db: D1Database, bucket: R2Bucket) {
+    this.corpus = new PlagiarismCorpus(db, bucket);
+  }
+
+  async check(input: CheckInput): Promise<PlagiarismMatch[]> {
+    const hashes = fingerprints(input.words.map((w) => w.norm));
+    const candidates = await this.corpus.candidates(hashes, MAX_CANDIDATES);
+    const matches = await Promise.all(
+      candidates.map(async (candidate): Promise<PlagiarismMatch | null> => {
+        const source = await this.corpus.text(candidate);
+        if (!source) return null;
+        const m = matchSource(input.words, source.text);
+        if (!m) return null;
+        return {
+          url: candidate.url,
+          title: source.title,
+          matchSnippet: m.matchSnippet,
+          wordsMatched: m.wordsMatched,
+          matchPercentage: m.matchPercentage,
+        };
+      }),
+    );
+    return matches.filter((m): m is PlagiarismMatch => m !== null).sort(compareMatches);
+  }
+}

@@ -1,0 +1,323 @@
+/**
+ * Plagiarism checks (interface: POST /api/v1/workspaces/{workspaceId}/plagiarism-checks) and
+ * the admin API of the local provider's reference corpus (/api/admin/v1/plagiarism/pages...).
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { splitWords } from '../../core/plagiarism';
+import type { AppEnv } from '../env';
+import { LIMITS } from '../limits';
+import { charge } from '../metering';
+import { ApiError, type FieldProblem } from '../problem';
+import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
+import { extractHtml } from '../plagiarism/html';
+import { createPlagiarismProvider, type PlagiarismConfig } from '../plagiarism/provider';
+import type { FetchFn } from '../plagiarism/http';
+
+/** Minimum words of a checked text (interface: Limits). */
+export const MIN_CHECK_WORDS = 15;
+/** Pages per batch ingestion request (JSON lines). */
+export const MAX_BATCH_PAGES = 1000;
+
+const security = [{ bearerAuth: [] }];
+
+const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string(),
+    translationKey: z.string(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .openapi('Problem');
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
+
+// ---------------------------------------------------------------------------------------------
+// Check
+
+const CheckRequest = z
+  .object({
+    text: z.string().max(LIMITS.charactersPerText).openapi({ description: 'At least 15 words after punctuation stripping.' }),
+  })
+  .openapi('PlagiarismCheckRequest');
+
+const MatchSchema = z
+  .object({
+    url: z.string(),
+    title: z.string(),
+    matchSnippet: z.string(),
+    wordsMatched: z.number().int(),
+    matchPercentage: z.number(),
+  })
+  .openapi('PlagiarismMatch');
+
+const CheckResponse = z.object({ wordCount: z.number().int(), matches: z.array(MatchSchema) }).openapi('PlagiarismCheckResponse');
+
+const checkRoute = createRoute({
+  method: 'post',
+  path: '/api/v1/workspaces/{workspaceId}/plagiarism-checks',
+  summary: 'Find verbatim matches (runs of 8+ words) of a text in the reference corpus or the upstream service',
+  security,
+  request: {
+    params: z.object({ workspaceId: z.string() }),
+    body: { required: true, content: { 'application/json': { schema: CheckRequest } } },
+  },
+  responses: {
+    200: { description: 'Matches, one per source, by wordsMatched descending', content: { 'application/json': { schema: CheckResponse } } },
+    401: problem('Missing or invalid token'),
+    403: problem('Wrong workspace, or ERROR_NO_REMAINING_PLAGIARISM_CHECKS'),
+    422: problem('VALIDATION_FAILED or PLAGIARISM_TEXT_TOO_SHORT'),
+    429: problem('DAILY_LIMIT_REACHED'),
+    502: problem('UPSTREAM_FAILED: the upstream service failed'),
+    504: problem('UPSTREAM_FAILED: the upstream service timed out'),
+  },
+});
+
+export interface PlagiarismRouteOptions {
+  /** Explicit provider configuration instead of the environment's (tests, embedding). */
+  config?: PlagiarismConfig;
+  /** Outbound fetch of the http provider. */
+  fetcher?: FetchFn;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Admin: reference corpus
+
+const PageInputSchema = z
+  .object({
+    url: z.url().max(2048).openapi({ description: 'Identity of the page: ingesting a known URL again replaces the page.' }),
+    title: z.string().max(1000).optional().openapi({ description: 'Defaults to the HTML <title> (html) or "" (text).' }),
+    text: z.string().optional().openapi({ description: 'Plain text of the page. Exactly one of text and html.' }),
+    html: z.string().optional().openapi({ description: 'HTML of the page; the title and visible text are extracted.' }),
+  })
+  .refine((p) => (p.text === undefined) !== (p.html === undefined), { message: 'Give exactly one of text and html', path: ['text'] })
+  .openapi('PlagiarismPageInput');
+
+const PageSchema = z
+  .object({
+    id: z.number().int(),
+    url: z.string(),
+    title: z.string(),
+    wordCount: z.number().int(),
+    fingerprintCount: z.number().int(),
+    characterCount: z.number().int(),
+    contentSha256: z.string(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi('PlagiarismPage');
+const IngestedPageSchema = PageSchema.extend({ replaced: z.boolean() }).openapi('PlagiarismIngestedPage');
+const PageWithTextSchema = PageSchema.extend({ text: z.string() }).openapi('PlagiarismPageWithText');
+
+const PageRefParam = z.object({
+  ref: z.string().openapi({ description: 'Numeric page id, or the page URL percent-encoded (encodeURIComponent).' }),
+});
+
+const ingestRoute = createRoute({
+  method: 'post',
+  path: '/api/admin/v1/plagiarism/pages',
+  summary: 'Add or replace one reference page (text or HTML)',
+  security,
+  request: { body: { required: true, content: { 'application/json': { schema: PageInputSchema } } } },
+  responses: {
+    201: { description: 'Created', content: { 'application/json': { schema: IngestedPageSchema } } },
+    200: { description: 'Replaced the page with this URL (same id)', content: { 'application/json': { schema: IngestedPageSchema } } },
+    401: problem('Missing or invalid token'),
+    403: problem('ADMIN_SCOPE_REQUIRED'),
+    422: problem('VALIDATION_FAILED'),
+  },
+});
+
+const batchRoute = createRoute({
+  method: 'post',
+  path: '/api/admin/v1/plagiarism/pages:batch',
+  summary: `Add or replace up to ${MAX_BATCH_PAGES} pages, one JSON object per line ({url, title?, text | html}); all or nothing`,
+  security,
+  request: {
+    body: {
+      required: true,
+      content: { 'application/x-ndjson': { schema: z.string().openapi({ description: 'JSON lines of PlagiarismPageInput' }) } },
+    },
+  },
+  responses: {
+    200: {
+      description: 'All pages stored (one transaction)',
+      content: {
+        'application/json': {
+          schema: z
+            .object({ count: z.number().int(), created: z.number().int(), replaced: z.number().int(), pages: z.array(IngestedPageSchema) })
+            .openapi('PlagiarismBatchResult'),
+        },
+      },
+    },
+    401: problem('Missing or invalid token'),
+    403: problem('ADMIN_SCOPE_REQUIRED'),
+    413: problem('PAYLOAD_TOO_LARGE'),
+    422: problem('VALIDATION_FAILED: a line is invalid (errors[].path = line.N...) or more than 1,000 pages; nothing stored'),
+  },
+});
+
+const PageList = z
+  .object({
+    data: z.array(PageSchema),
+    page: z.object({ size: z.number().int(), totalElements: z.number().int(), totalPages: z.number().int(), currentPage: z.number().int() }),
+  })
+  .openapi('PlagiarismPageList');
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/api/admin/v1/plagiarism/pages',
+  summary: 'List reference pages by id',
+  security,
+  request: {
+    query: z.object({
+      page: z.coerce.number().int().min(1).default(1),
+      size: z.coerce.number().int().min(1).max(LIMITS.listPageSize).default(20),
+      url: z.string().optional().openapi({ description: 'Only the page with exactly this URL' }),
+    }),
+  },
+  responses: {
+    200: { description: 'One page of the corpus', content: { 'application/json': { schema: PageList } } },
+    401: problem('Missing or invalid token'),
+    403: problem('ADMIN_SCOPE_REQUIRED'),
+    422: problem('VALIDATION_FAILED'),
+  },
+});
+
+const getRoute = createRoute({
+  method: 'get',
+  path: '/api/admin/v1/plagiarism/pages/{ref}',
+  summary: 'One reference page with its stored (extracted) text',
+  security,
+  request: { params: PageRefParam },
+  responses: {
+    200: { description: 'The page', content: { 'application/json': { schema: PageWithTextSchema } } },
+    401: problem('Missing or invalid token'),
+    403: problem('ADMIN_SCOPE_REQUIRED'),
+    404: problem('NOT_FOUND'),
+  },
+});
+
+const deleteRoute = createRoute({
+  method: 'delete',
+  path: '/api/admin/v1/plagiarism/pages/{ref}',
+  summary: 'Delete a reference page (fingerprints, row and text)',
+  security,
+  request: { params: PageRefParam },
+  responses: {
+    204: { description: 'Deleted' },
+    401: problem('Missing or invalid token'),
+    403: problem('ADMIN_SCOPE_REQUIRED'),
+    404: problem('NOT_FOUND'),
+  },
+});
+
+function parseRef(ref: string): { id: number } | { url: string } {
+  return /^[0-9]{1,15}$/.test(ref) ? { id: Number(ref) } : { url: ref };
+}
+
+async function toPageInput(p: z.infer<typeof PageInputSchema>): Promise<PageInput> {
+  if (p.html !== undefined) {
+    const extracted = await extractHtml(p.html);
+    return { url: p.url, title: p.title ?? extracted.title, text: extracted.text };
+  }
+  return { url: p.url, title: p.title ?? '', text: p.text ?? '' };
+}
+
+function corpusOf(c: Context<AppEnv>): PlagiarismCorpus {
+  return new PlagiarismCorpus(c.env.DB, c.env.ARTIFACTS);
+}
+
+/** Parses a JSON-lines body; every invalid line is reported, and nothing is stored then. */
+async function parseBatch(body: string): Promise<PageInput[]> {
+  const lines = body.split(/\r?\n/);
+  const errors: FieldProblem[] = [];
+  const valid: Array<z.infer<typeof PageInputSchema>> = [];
+  let count = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (line === '') continue;
+    count++;
+    if (count > MAX_BATCH_PAGES) {
+      throw new ApiError('VALIDATION_FAILED', `A batch holds at most ${MAX_BATCH_PAGES} pages`, {
+        errors: [{ path: `line.${i + 1}`, message: `more than ${MAX_BATCH_PAGES} pages` }],
+      });
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      errors.push({ path: `line.${i + 1}`, message: 'not valid JSON' });
+      continue;
+    }
+    const parsed = PageInputSchema.safeParse(json);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) errors.push({ path: ['line', i + 1, ...issue.path.map(String)].join('.'), message: issue.message });
+      continue;
+    }
+    valid.push(parsed.data);
+  }
+  if (errors.length > 0) throw new ApiError('VALIDATION_FAILED', `${errors.length} invalid line(s); nothing was stored`, { errors: errors.slice(0, 100) });
+  if (count === 0) throw new ApiError('VALIDATION_FAILED', 'The batch holds no pages', { errors: [{ path: '(root)', message: 'no JSON lines' }] });
+  const pages: PageInput[] = [];
+  for (const p of valid) pages.push(await toPageInput(p));
+  return pages;
+}
+
+export function registerPlagiarismRoutes(app: OpenAPIHono<AppEnv>, options: PlagiarismRouteOptions = {}): void {
+  app.openapi(checkRoute, async (c) => {
+    const { text } = c.req.valid('json');
+    const words = splitWords(text);
+    if (words.length < MIN_CHECK_WORDS) {
+      throw new ApiError(
+        'PLAGIARISM_TEXT_TOO_SHORT',
+        `The text has ${words.length} words after punctuation stripping; a check needs at least ${MIN_CHECK_WORDS}`,
+      );
+    }
+    const provider = createPlagiarismProvider(c.env, options.config, options.fetcher);
+    const matches = await provider.check({ text, words });
+    // Only a successful check is charged (throws 403/429 when the allowance is exhausted).
+    await charge(c, { usageTypeKey: 'plagiarismChecks', amount: 1 });
+    return c.json({ wordCount: words.length, matches }, 200);
+  });
+
+  app.openapi(ingestRoute, async (c) => {
+    const page = await toPageInput(c.req.valid('json'));
+    const [stored] = await corpusOf(c).ingest([page]);
+    return c.json(stored, stored.replaced ? 200 : 201);
+  });
+
+  app.openapi(batchRoute, async (c) => {
+    // Decoded as UTF-8 explicitly: the body's media type (JSON lines) is not text/*.
+    const pages = await parseBatch(new TextDecoder().decode(await c.req.arrayBuffer()));
+    const stored = await corpusOf(c).ingest(pages);
+    const replaced = stored.filter((p) => p.replaced).length;
+    return c.json({ count: stored.length, created: stored.length - replaced, replaced, pages: stored }, 200);
+  });
+
+  app.openapi(listRoute, async (c) => {
+    const { page, size, url } = c.req.valid('query');
+    const { data, total } = await corpusOf(c).list(page, size, url);
+    return c.json({ data, page: { size, totalElements: total, totalPages: Math.ceil(total / size), currentPage: page } }, 200);
+  });
+
+  app.openapi(getRoute, async (c) => {
+    const { ref } = c.req.valid('param');
+    const corpus = corpusOf(c);
+    const page = await corpus.find(parseRef(ref));
+    if (!page) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
+    const source = await corpus.text({ id: page.id, url: page.url, title: page.title, r2Key: page.r2Key, shared: 0 });
+    if (!source) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
+    const { r2Key: _key, ...record } = page;
+    return c.json({ ...record, text: source.text }, 200);
+  });
+
+  app.openapi(deleteRoute, async (c) => {
+    const { ref } = c.req.valid('param');
+    if (!(await corpusOf(c).delete(parseRef(ref)))) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
+    return c.body(null, 204);
+  });
+}
