@@ -33,7 +33,8 @@ export class LoadedModel {
   constructor(
     readonly id: string,
     readonly index: VectorIndex,
-    readonly byteLength: number,
+    /** Bytes held outside WASM memory (vocabulary, offsets, sorted index). */
+    readonly retainedBytes: number,
   ) {}
 
   get manifest(): ModelManifest {
@@ -59,6 +60,11 @@ export function getKernels(): Kernels {
 }
 
 const entries = new Map<string, Entry>();
+/** Artifact reads started per model id in this isolate (diagnostics; tests check "once per isolate"). */
+const artifactReads = new Map<string, number>();
+export function artifactReadCount(id: string): number {
+  return artifactReads.get(id) ?? 0;
+}
 
 /** Distinguishes "no such model" (404) from load failures inside the loader promise. */
 class UnknownModel extends Error {}
@@ -82,12 +88,13 @@ function startLoad(env: Env, id: string): Entry {
   entry.promise = (async () => {
     const manifest = await readManifest(env, id);
     if (!manifest) throw new UnknownModel(id);
+    artifactReads.set(id, (artifactReads.get(id) ?? 0) + 1);
     const obj = await env.ARTIFACTS.get(R2_KEYS.model(id));
     if (!obj) throw new Error(`artifact ${R2_KEYS.model(id)} is missing`);
     entry.failedEtag = obj.etag;
     const buf = await obj.arrayBuffer();
     const index = EmbeddingModel.fromArrayBuffer(buf, getKernels());
-    return new LoadedModel(id, index, buf.byteLength);
+    return new LoadedModel(id, index, index.retainedBytes);
   })().then(
     (model) => {
       entry.status = 'loaded';
@@ -147,9 +154,9 @@ export async function getModel(env: Env, id: string): Promise<LoadedModel> {
 }
 
 /** Memory held by the models loaded in this isolate (bench/diagnostics). */
-export function registryMemory(): { models: Array<{ id: string; artifactBytes: number }>; wasmMemoryBytes: number } {
-  const models: Array<{ id: string; artifactBytes: number }> = [];
-  for (const [id, e] of entries) if (e.model) models.push({ id, artifactBytes: e.model.byteLength });
+export function registryMemory(): { models: Array<{ id: string; retainedBytes: number }>; wasmMemoryBytes: number } {
+  const models: Array<{ id: string; retainedBytes: number }> = [];
+  for (const [id, e] of entries) if (e.model) models.push({ id, retainedBytes: e.model.retainedBytes });
   return { models, wasmMemoryBytes: kernels?.memoryBytes ?? 0 };
 }
 
