@@ -24,6 +24,7 @@ const steps: Array<{ name: string; load: () => Promise<Step> }> = [
   { name: 'kernels', load: async () => (await import('./build-wasm')).ensureKernels },
   { name: 'default-model', load: async () => (await import('./default-model')).ensureDefaultModel },
   { name: 'default-mappers', load: async () => (await import('./mapper/defaults')).ensureDefaultMappers },
+  { name: 'language-data', load: async () => (await import('./lang-data')).ensureLanguageData },
 ];
 
 export async function ensureBuilt(options: EnsureOptions = {}): Promise<R2Artifact[]> {

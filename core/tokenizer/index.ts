@@ -1,0 +1,213 @@
+/**
+ * The tokenizer: a pure function of (text, language data), the same in the Worker, the browser
+ * bundle and Node. Token.string is always text.slice(indexStart, indexEnd).
+ *
+ * Lemmas (no part-of-speech tagger; one token of left context):
+ *   en  Penn-style contractions, WordNet exception lists, then WordNet "morphy" detachment
+ *       rules checked against the WordNet lemma list; after a determiner the noun reading wins.
+ *   de  Morphy full-form lexicon (case-sensitive first, so nouns keep their capital), closed-class
+ *       words (articles, pronouns, contractions) by table, separated verb particles rejoined
+ *       ("stehe ... auf." -> aufstehen); after an article the nominal reading wins.
+ *   fr  Lefff full-form lexicon (verbs first, frequent verbs win ties, e.g. suis -> être);
+ *       after a determiner the noun/adjective reading wins (l'été -> été).
+ *   ja  token = string (as the interface says).
+ * Unknown words fall back to the lower-cased surface form (German: capitalized unknown words,
+ * probably nouns or names, keep their capital).
+ */
+import { FLAG, type LanguageData } from './data';
+import { segmentAlphabetic, segmentJapanese, type Span } from './segment';
+import type { Language } from './languages';
+
+export { SUPPORTED_LANGUAGES, normalizeLanguage, type Language } from './languages';
+export { parseLanguageData, LanguageData } from './data';
+
+export interface Token {
+  string: string;
+  token: string;
+  indexStart: number;
+  indexEnd: number;
+  isStop: boolean;
+  synonyms: string[];
+}
+
+export interface Tokenization {
+  tokenCount: number;
+  tokens: Token[];
+}
+
+const MAX_SYNONYMS = 10;
+
+const EN_DETERMINERS = new Set(['the', 'a', 'an', 'this', 'these', 'those', 'my', 'your', 'his', 'its', 'our', 'their', 'every', 'each', 'several', "'s"]);
+const EN_SUBJECTS = new Set(['i', 'you', 'he', 'she', 'it', 'we', 'they', 'who', 'to', 'can', 'could', 'will', 'would', 'shall', 'should', 'may', 'might', 'must', "n't", 'not', 'also', 'often', 'never', 'always']);
+const EN_S_IS = new Set(['it', 'he', 'she', 'that', 'what', 'there', 'here', 'who', 'where', 'how', 'this', 'everything', 'nothing', 'something']);
+const EN_CONTRACTIONS: Record<string, string> = { "n't": 'not', "'m": 'be', "'re": 'be', "'ve": 'have', "'ll": 'will', "'d": 'would' };
+const DE_ARTICLES = new Set(['der', 'die', 'das', 'den', 'dem', 'des', 'ein', 'eine', 'einen', 'einem', 'einer', 'eines', 'kein', 'keine', 'keinen', 'keinem', 'keiner', 'dieser', 'diese', 'dieses', 'diesem', 'diesen', 'jeder', 'jede', 'jedes', 'jedem', 'jeden', 'mein', 'meine', 'meinen', 'meinem', 'meiner', 'sein', 'seine', 'seinen', 'seinem', 'seiner', 'ihr', 'ihre', 'ihren', 'ihrem', 'ihrer', 'unser', 'unsere', 'unseren', 'unserem', 'zum', 'zur', 'im', 'am', 'vom', 'beim', 'ins']);
+const FR_DETERMINERS = new Set(['le', 'la', "l'", 'les', 'un', 'une', 'des', 'du', 'au', 'aux', 'ce', 'cet', 'cette', 'ces', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs', 'chaque', 'quelques', "d'", 'de']);
+const FR_ADJ_CONTEXT = new Set(['très', 'si', 'trop', 'plus', 'moins', 'assez', 'aussi', 'bien']);
+const DE_COORDINATORS = new Set(['und', 'oder', 'aber', 'denn', 'sondern', 'dass', 'weil', 'wenn', 'als', 'ob']);
+const SENTENCE_END = /[.!?\u2026]/;
+const CLAUSE_END = /[.!?;:,()"«»„“”\u2026\u3002]/;
+
+const NOUN_RULES: Array<[string, string]> = [['ses', 's'], ['xes', 'x'], ['zes', 'z'], ['ches', 'ch'], ['shes', 'sh'], ['men', 'man'], ['ies', 'y'], ['s', '']];
+const VERB_RULES: Array<[string, string]> = [['ies', 'y'], ['es', 'e'], ['es', ''], ['s', ''], ['ed', 'e'], ['ed', ''], ['ing', 'e'], ['ing', '']];
+const ADJ_RULES: Array<[string, string]> = [['er', ''], ['est', ''], ['er', 'e'], ['est', 'e']];
+
+function apos(s: string): string {
+  return s.replace(/\u2019/g, "'");
+}
+
+function morphy(data: LanguageData, w: string, rules: Array<[string, string]>, flag: number): string | null {
+  for (const [suffix, repl] of rules) {
+    if (w.length > suffix.length + 1 && w.endsWith(suffix)) {
+      const stem = w.slice(0, w.length - suffix.length) + repl;
+      if (data.has(stem, flag)) return stem;
+      // doubled final consonant: running -> run, stopped -> stop
+      if (repl === '' && (suffix === 'ing' || suffix === 'ed' || suffix === 'er' || suffix === 'est') && /([bcdfgklmnprstvz])\1$/.test(stem)) {
+        const single = stem.slice(0, -1);
+        if (data.has(single, flag)) return single;
+      }
+    }
+  }
+  return null;
+}
+
+function lemmaEn(data: LanguageData, lower: string, prev: string | undefined, next: string | undefined, prevLemma: string | undefined): string {
+  const w = apos(lower);
+  if (w in EN_CONTRACTIONS) return EN_CONTRACTIONS[w];
+  if (w === "'s") return prev && EN_S_IS.has(prev) ? 'be' : "'s";
+  if (next === "n't") {
+    if (w === 'ca') return 'can';
+    if (w === 'wo') return 'will';
+    if (w === 'sha') return 'shall';
+  }
+  const i = data.find(w);
+  const f = data.flagsOf(i);
+  const nounContext = prev !== undefined && EN_DETERMINERS.has(prev) && prevLemma !== 'be';
+  const verbContext = prev !== undefined && EN_SUBJECTS.has(prev);
+  // A plural that is also listed as a lemma (bridges, costs): the shorter lemma wins, as NLTK does.
+  const plural = () => (w.endsWith('s') && !w.endsWith('ss') && (f & FLAG.NOUN) && !(f & FLAG.STOP) ? morphy(data, w, NOUN_RULES, FLAG.NOUN) : null);
+  if (nounContext) {
+    const n = data.nounLemmaOf(i) ?? plural();
+    if (n) return n;
+    if (f & (FLAG.NOUN | FLAG.ADJ)) return w;
+    const r = morphy(data, w, NOUN_RULES, FLAG.NOUN);
+    if (r) return r;
+  }
+  const exc = data.lemmaOf(i);
+  if (exc) return exc;
+  if (verbContext || /(?:ing|ed)$/.test(w)) {
+    const r = morphy(data, w, VERB_RULES, FLAG.VERB);
+    if (r) return r;
+  }
+  const n = data.nounLemmaOf(i) ?? plural();
+  if (n) return n;
+  if (f & (FLAG.NOUN | FLAG.VERB | FLAG.ADJ | FLAG.ADV)) return w;
+  return morphy(data, w, NOUN_RULES, FLAG.NOUN) ?? morphy(data, w, VERB_RULES, FLAG.VERB) ?? morphy(data, w, ADJ_RULES, FLAG.ADJ) ?? w;
+}
+
+/** Lemma by the full-form lexicon (de, fr): exact case first, then lower case. */
+function lemmaLexicon(data: LanguageData, candidates: string[], nounContext: boolean): string | null {
+  for (const c of candidates) {
+    const i = data.find(c);
+    if (i < 0) continue;
+    if (nounContext) {
+      const n = data.nounLemmaOf(i);
+      if (n) return n;
+    }
+    const l = data.lemmaOf(i);
+    if (l) return l;
+    if (data.flagsOf(i) & FLAG.KNOWN) return c;
+  }
+  return null;
+}
+
+const DE_IRREGULAR_DEGREE: Array<[RegExp, string]> = [[/^(?:besser|best)/, 'gut'], [/^(?:mehr|meist)/, 'viel'], [/^(?:lieber|liebst)/, 'gern'], [/^(?:höher|höchst)/, 'hoch'], [/^(?:näher|nächst)/, 'nah']];
+const DE_DEGREE = /(?:er|ere|eren|erem|erer|eres|ste|sten|ster|stem|stes|este|esten|ester|estem|estes|st)$/;
+
+/** Comparative/superlative of a known adjective (the lexicon lists positive forms): größer -> groß. */
+function germanComparative(data: LanguageData, lower: string): string | null {
+  for (const [re, lemma] of DE_IRREGULAR_DEGREE) if (re.test(lower)) return lemma;
+  const m = DE_DEGREE.exec(lower);
+  if (!m) return null;
+  const stem = lower.slice(0, m.index);
+  if (stem.length < 3) return null;
+  for (const cand of [stem, stem.replace(/ä/g, 'a').replace(/ö/g, 'o').replace(/ü/g, 'u')]) {
+    const i = data.find(cand);
+    if (data.flagsOf(i) & FLAG.ADJ) return cand;
+    const l = data.lemmaOf(i);
+    if (l && data.has(l, FLAG.ADJ)) return l;
+  }
+  return null;
+}
+
+/** German separated verb particle: finite verb at k, particle closing the clause later on. */
+function germanSeparable(data: LanguageData, text: string, spans: Span[], k: number, lower: string): string | null {
+  for (let j = k + 1; j < spans.length && j <= k + 15; j++) {
+    const gap = text.slice(spans[j - 1].end, spans[j].start);
+    if (CLAUSE_END.test(gap)) return null;
+    const after = j + 1 < spans.length ? text.slice(spans[j].end, spans[j + 1].start) : '.';
+    const nextWord = j + 1 < spans.length ? text.slice(spans[j + 1].start, spans[j + 1].end).toLowerCase() : '';
+    if (CLAUSE_END.test(after) || DE_COORDINATORS.has(nextWord)) {
+      const particle = text.slice(spans[j].start, spans[j].end).toLowerCase();
+      const i = data.find(`${lower}|${particle}`);
+      return i >= 0 ? data.lemmaOf(i) : null;
+    }
+  }
+  return null;
+}
+
+function synonymsFor(data: LanguageData, keys: string[], self: string): string[] {
+  const out: string[] = [];
+  for (const k of keys) {
+    for (const s of data.synonymsOf(data.find(k))) {
+      if (out.length >= MAX_SYNONYMS) return out;
+      if (s !== self && s !== k && !out.includes(s)) out.push(s);
+    }
+    if (out.length) break;
+  }
+  return out;
+}
+
+export function segment(text: string, data: LanguageData): Span[] {
+  return data.language === 'ja' ? segmentJapanese(text, data) : segmentAlphabetic(text, 0, text.length, data.language, data);
+}
+
+/** Splits text into tokens with lemma, stop-word flag and synonyms. */
+export function tokenize(text: string, data: LanguageData): Tokenization {
+  const spans = segment(text, data);
+  const language: Language = data.language;
+  const lowers = spans.map((s) => apos(text.slice(s.start, s.end).toLowerCase()));
+  const lemmas: string[] = [];
+  const tokens: Token[] = spans.map((sp, k) => {
+    const string = text.slice(sp.start, sp.end);
+    const lower = lowers[k];
+    const prev = k > 0 ? lowers[k - 1] : undefined;
+    let token: string;
+    let synKeys: string[];
+    if (language === 'ja') {
+      token = string;
+      synKeys = [string];
+    } else if (language === 'en') {
+      token = lemmaEn(data, lower, prev, lowers[k + 1], lemmas[k - 1]);
+      synKeys = [token, lower];
+    } else if (language === 'de') {
+      const sep = germanSeparable(data, text, spans, k, lower);
+      const nounContext = prev !== undefined && DE_ARTICLES.has(prev);
+      // Sentence-initial capitals are positional: try the lower-case form first there.
+      const initial = k === 0 || SENTENCE_END.test(text.slice(spans[k - 1].end, sp.start));
+      const lemma = sep ?? lemmaLexicon(data, initial ? [lower, apos(string)] : [apos(string), lower], nounContext);
+      token = lemma ?? germanComparative(data, lower) ?? (/^\p{Lu}/u.test(string) && !initial ? apos(string) : lower);
+      synKeys = [token, lower];
+    } else {
+      const nounContext = prev !== undefined && (FR_DETERMINERS.has(prev) || FR_ADJ_CONTEXT.has(prev));
+      // s' before il/ils is the conjunction si ("s'il"), otherwise the pronoun se.
+      token = lower === "s'" && (lowers[k + 1] === 'il' || lowers[k + 1] === 'ils') ? 'si' : (lemmaLexicon(data, [lower], nounContext) ?? lower);
+      synKeys = [token, lower];
+    }
+    lemmas.push(token);
+    // English contraction pieces ("ca", "n't", "'m") are stop words when their lemma is.
+    const isStop = data.has(lower, FLAG.STOP) || (language === 'en' && lower !== token && /['\u2019]|^(?:ca|wo|sha)$/.test(lower) && data.has(token, FLAG.STOP));
+    return { string, token, indexStart: sp.start, indexEnd: sp.end, isStop, synonyms: synonymsFor(data, synKeys, token) };
+  });
+  return { tokenCount: tokens.length, tokens };
+}

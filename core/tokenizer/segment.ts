@@ -1,0 +1,285 @@
+/**
+ * Word segmentation with exact UTF-16 offsets. en/de/fr: Intl.Segmenter word boundaries plus
+ * corrections (URLs/e-mails atomic, hyphenated words joined, French elisions and clitics and
+ * English contractions split). ja: TinySegmenter (model from the language file) over runs of
+ * Japanese script, with katakana runs kept whole; other scripts inside Japanese text go the
+ * en/de/fr way.
+ */
+import type { LanguageData, SegmenterModel } from './data';
+import { FLAG } from './data';
+import type { Language } from './languages';
+
+export interface Span {
+  start: number;
+  end: number;
+}
+
+const URL_RE = /(?:\b(?:https?|ftp):\/\/|\bwww\.)[^\s<>"'`{}|\\^[\]]+|[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/giu;
+const TRAILING_PUNCT = /[.,;:!?)\]}'"»’”]+$/u;
+const HYPHENS = new Set(['-', '\u2010', '\u2011']);
+const APOS = /['\u2019]/;
+const HAS_WORD_CHAR = /[\p{L}\p{N}]/u;
+
+const FR_ELISION = /^(?:qu|jusqu|lorsqu|puisqu|quoiqu|presqu|[ldjmnstc])['\u2019](?=[\p{L}\p{N}])/iu;
+const FR_CLITICS = new Set(['je', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles', 'ce', 'moi', 'toi', 'le', 'la', 'les', 'lui', 'leur', 'y', 'en']);
+const EN_NT = /n['\u2019]t$/i;
+const EN_CLITIC = /['\u2019](?:s|m|d|ll|re|ve)$/i;
+
+const segmenters = new Map<string, Intl.Segmenter>();
+function wordSegmenter(locale: string): Intl.Segmenter {
+  let s = segmenters.get(locale);
+  if (!s) segmenters.set(locale, (s = new Intl.Segmenter(locale, { granularity: 'word' })));
+  return s;
+}
+
+/** URL and e-mail spans (atomic tokens). */
+function urlSpans(text: string): Span[] {
+  const out: Span[] = [];
+  URL_RE.lastIndex = 0;
+  for (let m = URL_RE.exec(text); m; m = URL_RE.exec(text)) {
+    const trimmed = m[0].replace(TRAILING_PUNCT, '');
+    if (trimmed.length > 0 && HAS_WORD_CHAR.test(trimmed)) out.push({ start: m.index, end: m.index + trimmed.length });
+  }
+  return out;
+}
+
+/** Intl.Segmenter word-like segments of text[from, to). */
+function icuWords(text: string, from: number, to: number, locale: string): Span[] {
+  const out: Span[] = [];
+  if (to <= from) return out;
+  for (const s of wordSegmenter(locale).segment(text.slice(from, to))) {
+    if (s.isWordLike && HAS_WORD_CHAR.test(s.segment)) out.push({ start: from + s.index, end: from + s.index + s.segment.length });
+  }
+  return out;
+}
+
+/** French elision split: "L'homme" -> "L'", "homme"; "qu'il" -> "qu'", "il". */
+function splitElisions(text: string, spans: Span[]): Span[] {
+  const out: Span[] = [];
+  for (const sp of spans) {
+    let start = sp.start;
+    for (;;) {
+      const m = FR_ELISION.exec(text.slice(start, sp.end));
+      if (!m) break;
+      out.push({ start, end: start + m[0].length });
+      start += m[0].length;
+    }
+    if (start < sp.end) out.push({ start, end: sp.end });
+  }
+  return out;
+}
+
+/** English contractions, as the Penn Treebank tokenizer does: don't -> do n't, I'm -> I 'm. */
+function splitContractions(text: string, spans: Span[], data: LanguageData | null): Span[] {
+  const out: Span[] = [];
+  for (const sp of spans) {
+    const w = text.slice(sp.start, sp.end);
+    if (!APOS.test(w) || w.length < 3) {
+      out.push(sp);
+      continue;
+    }
+    const nt = EN_NT.exec(w);
+    const cl = EN_CLITIC.exec(w);
+    const known = data ? data.has(w.toLowerCase().replace(/\u2019/g, "'"), FLAG.KNOWN) : false;
+    if (nt && nt.index > 0) {
+      out.push({ start: sp.start, end: sp.start + nt.index }, { start: sp.start + nt.index, end: sp.end });
+    } else if (cl && cl.index > 0 && !known) {
+      out.push({ start: sp.start, end: sp.start + cl.index }, { start: sp.start + cl.index, end: sp.end });
+    } else out.push(sp);
+  }
+  return out;
+}
+
+/**
+ * Joins word spans separated by exactly one hyphen ("state-of-the-art", "2020-2021").
+ * French: a trailing clitic pronoun of an inversion is split off again ("dit-il", "est-ce",
+ * "va-t-il" -> "va", "il"; the euphonic t is dropped) unless the whole compound is a known word
+ * ("rendez-vous", "celle-ci").
+ */
+function joinHyphens(text: string, spans: Span[], language: Language, data: LanguageData | null): Span[] {
+  const out: Span[] = [];
+  let i = 0;
+  while (i < spans.length) {
+    const group = [spans[i]];
+    while (
+      i + 1 < spans.length &&
+      spans[i + 1].start - spans[i].end === 1 &&
+      HYPHENS.has(text[spans[i].end]) &&
+      !APOS.test(text[spans[i].end - 1] ?? '')
+    ) {
+      group.push(spans[++i]);
+    }
+    i++;
+    if (language === 'fr' && group.length > 1) {
+      const whole = text.slice(group[0].start, group[group.length - 1].end).toLowerCase();
+      if (!(data && data.has(whole, FLAG.KNOWN))) {
+        // Peel clitics off the end: "va-t-il" -> [va] [il]
+        const tail: Span[] = [];
+        while (group.length > 1) {
+          const last = group[group.length - 1];
+          const w = text.slice(last.start, last.end).toLowerCase();
+          if (FR_CLITICS.has(w)) {
+            tail.unshift(last);
+            group.pop();
+            const prev = group[group.length - 1];
+            if (group.length > 1 && text.slice(prev.start, prev.end).toLowerCase() === 't') group.pop();
+          } else break;
+        }
+        out.push({ start: group[0].start, end: group[group.length - 1].end }, ...tail);
+        continue;
+      }
+    }
+    out.push({ start: group[0].start, end: group[group.length - 1].end });
+  }
+  return out;
+}
+
+const ICU_LOCALE: Record<Language, string> = { en: 'en', de: 'de', fr: 'fr', ja: 'en' };
+
+/** Segments a text without Japanese script. */
+export function segmentAlphabetic(text: string, from: number, to: number, language: Language, data: LanguageData | null): Span[] {
+  const urls = urlSpans(text.slice(from, to)).map((u) => ({ start: u.start + from, end: u.end + from }));
+  const out: Span[] = [];
+  let pos = from;
+  const flush = (end: number) => {
+    let words = icuWords(text, pos, end, ICU_LOCALE[language]);
+    if (language === 'fr') words = splitElisions(text, words);
+    if (language === 'en') words = splitContractions(text, words, data);
+    out.push(...joinHyphens(text, words, language, data));
+  };
+  for (const u of urls) {
+    flush(u.start);
+    out.push(u);
+    pos = u.end;
+  }
+  flush(to);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Japanese
+
+const JA_CHAR = /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}\u30fc\u3005\u3006\u30f5\u30f6\uff70\uff9e\uff9f]/u;
+const KATAKANA = /^[\p{Script=Katakana}\u30fc\uff70\uff9e\uff9f]+$/u;
+
+function ctype(ch: string): string {
+  if (/[一二三四五六七八九十百千万億兆]/.test(ch)) return 'M';
+  if (/[一-龠々〆ヵヶ]/.test(ch)) return 'H';
+  if (/[ぁ-ん]/.test(ch)) return 'I';
+  if (/[ァ-ヴーｱ-ﾝﾞｰ]/.test(ch)) return 'K';
+  if (/[a-zA-Zａ-ｚＡ-Ｚ]/.test(ch)) return 'A';
+  if (/[0-9０-９]/.test(ch)) return 'N';
+  return 'O';
+}
+
+/** TinySegmenter (Taku Kudo, BSD) over code points: returns the boundaries inside chars. */
+function tinySegment(chars: string[], model: SegmenterModel): number[] {
+  const t = model.tables;
+  const get = (name: string, key: string): number => t.get(name)?.get(key) ?? 0;
+  const seg = ['B3', 'B2', 'B1', ...chars, 'E1', 'E2', 'E3'];
+  const ct = ['O', 'O', 'O', ...chars.map(ctype), 'O', 'O', 'O'];
+  const cuts: number[] = [];
+  let p1 = 'U';
+  let p2 = 'U';
+  let p3 = 'U';
+  for (let i = 4; i < seg.length - 3; ++i) {
+    const [w1, w2, w3, w4, w5, w6] = [seg[i - 3], seg[i - 2], seg[i - 1], seg[i], seg[i + 1], seg[i + 2]];
+    const [c1, c2, c3, c4, c5, c6] = [ct[i - 3], ct[i - 2], ct[i - 1], ct[i], ct[i + 1], ct[i + 2]];
+    let score = model.bias;
+    score += get('UP1', p1) + get('UP2', p2) + get('UP3', p3) + get('BP1', p1 + p2) + get('BP2', p2 + p3);
+    score += get('UW1', w1) + get('UW2', w2) + get('UW3', w3) + get('UW4', w4) + get('UW5', w5) + get('UW6', w6);
+    score += get('BW1', w2 + w3) + get('BW2', w3 + w4) + get('BW3', w4 + w5);
+    score += get('TW1', w1 + w2 + w3) + get('TW2', w2 + w3 + w4) + get('TW3', w3 + w4 + w5) + get('TW4', w4 + w5 + w6);
+    score += get('UC1', c1) + get('UC2', c2) + get('UC3', c3) + get('UC4', c4) + get('UC5', c5) + get('UC6', c6);
+    score += get('BC1', c2 + c3) + get('BC2', c3 + c4) + get('BC3', c4 + c5);
+    score += get('TC1', c1 + c2 + c3) + get('TC2', c2 + c3 + c4) + get('TC3', c3 + c4 + c5) + get('TC4', c4 + c5 + c6);
+    score += get('UQ1', p1 + c1) + get('UQ2', p2 + c2) + get('UQ3', p3 + c3);
+    score += get('BQ1', p2 + c2 + c3) + get('BQ2', p2 + c3 + c4) + get('BQ3', p3 + c2 + c3) + get('BQ4', p3 + c3 + c4);
+    score += get('TQ1', p2 + c1 + c2 + c3) + get('TQ2', p2 + c2 + c3 + c4) + get('TQ3', p3 + c1 + c2 + c3) + get('TQ4', p3 + c2 + c3 + c4);
+    let p = 'O';
+    if (score > 0) {
+      cuts.push(i - 3); // boundary before chars[i - 3]
+      p = 'B';
+    }
+    p1 = p2;
+    p2 = p3;
+    p3 = p;
+  }
+  return cuts;
+}
+
+function segmentJapaneseRun(text: string, from: number, to: number, model: SegmenterModel, data: LanguageData): Span[] {
+  const chars: string[] = [];
+  const starts: number[] = [];
+  for (let i = from; i < to; ) {
+    const cp = text.codePointAt(i)!;
+    const len = cp > 0xffff ? 2 : 1;
+    chars.push(text.slice(i, i + len));
+    starts.push(i);
+    i += len;
+  }
+  starts.push(to);
+  const cuts = new Set(tinySegment(chars, model));
+  const spans: Span[] = [];
+  let s = 0;
+  for (let k = 1; k <= chars.length; k++) {
+    if (k === chars.length || cuts.has(k)) {
+      spans.push({ start: starts[s], end: starts[k] });
+      s = k;
+    }
+  }
+  // Correction: a katakana run is one word (TinySegmenter sometimes cuts loanwords).
+  const merged: Span[] = [];
+  for (const sp of spans) {
+    const prev = merged[merged.length - 1];
+    if (prev && prev.end === sp.start && KATAKANA.test(text.slice(prev.start, prev.end)) && KATAKANA.test(text.slice(sp.start, sp.end))) {
+      prev.end = sp.end;
+    } else merged.push({ ...sp });
+  }
+  return mergeKnownHiragana(text, merged, data);
+}
+
+const HIRAGANA1 = /^\p{Script=Hiragana}$/u;
+
+/** Correction: single hiragana pieces that together spell a known word (と|て|も -> とても). */
+function mergeKnownHiragana(text: string, spans: Span[], data: LanguageData): Span[] {
+  const out: Span[] = [];
+  for (let i = 0; i < spans.length; i++) {
+    let merged = false;
+    for (const n of [4, 3]) {
+      if (i + n > spans.length) continue;
+      const group = spans.slice(i, i + n);
+      if (!group.every((s) => HIRAGANA1.test(text.slice(s.start, s.end)))) continue;
+      const word = text.slice(group[0].start, group[n - 1].end);
+      if (data.has(word, FLAG.KNOWN)) {
+        out.push({ start: group[0].start, end: group[n - 1].end });
+        i += n - 1;
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) out.push(spans[i]);
+  }
+  return out;
+}
+
+export function segmentJapanese(text: string, data: LanguageData): Span[] {
+  const model = data.segmenter;
+  if (!model) throw new Error('the Japanese language file has no segmenter model');
+  const out: Span[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const start = i;
+    const cp = text.codePointAt(i)!;
+    const ch = String.fromCodePoint(cp);
+    const isJa = JA_CHAR.test(ch);
+    while (i < text.length) {
+      const c = text.codePointAt(i)!;
+      if (JA_CHAR.test(String.fromCodePoint(c)) !== isJa) break;
+      i += c > 0xffff ? 2 : 1;
+    }
+    if (isJa) out.push(...segmentJapaneseRun(text, start, i, model, data));
+    else out.push(...segmentAlphabetic(text, start, i, 'ja', null));
+  }
+  return out;
+}
