@@ -1,0 +1,182 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { ensureLanguageData, languageFile } from '../../build/lang-data';
+import { normalizeLanguage, parseLanguageData, SUPPORTED_LANGUAGES, tokenize, type Language, type LanguageData } from '../../core/tokenizer/index';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const data = {} as Record<Language, LanguageData>;
+
+beforeAll(async () => {
+  await ensureLanguageData();
+  for (const l of SUPPORTED_LANGUAGES) data[l] = parseLanguageData(fs.readFileSync(languageFile(l)));
+});
+
+interface Gold {
+  language: Language;
+  sentences: Array<{ text: string; tokens: Array<[string, string, boolean]> }>;
+}
+
+const strings = (text: string, l: Language) => tokenize(text, data[l]).tokens.map((t) => t.string);
+const lemmas = (text: string, l: Language) => tokenize(text, data[l]).tokens.map((t) => t.token);
+
+describe('gold files (hand-checked tokens)', () => {
+  for (const l of SUPPORTED_LANGUAGES) {
+    it(`${l}: lemma accuracy and stop-word accuracy >= 95% on >= 60 tokens, offsets exact`, () => {
+      const gold = JSON.parse(fs.readFileSync(path.join(here, '..', 'gold', `tokens-${l}.json`), 'utf8')) as Gold;
+      expect(gold.language).toBe(l);
+      let total = 0;
+      let lemmaOk = 0;
+      let stopOk = 0;
+      let offsetsOk = 0;
+      const misses: string[] = [];
+      for (const s of gold.sentences) {
+        const out = tokenize(s.text, data[l]);
+        let from = 0;
+        for (const [str, lemma, stop] of s.tokens) {
+          // Offsets come from the hand-written strings, searched in order in the text.
+          const start = s.text.indexOf(str, from);
+          expect(start, `gold token ${str} not in ${s.text}`).toBeGreaterThanOrEqual(0);
+          const end = start + str.length;
+          from = end;
+          total++;
+          const t = out.tokens.find((x) => x.indexStart === start && x.indexEnd === end);
+          if (t) offsetsOk++;
+          if (t && t.token === lemma) lemmaOk++;
+          else misses.push(`${str}: want ${lemma}, got ${t?.token ?? '(no token)'}`);
+          if (t && t.isStop === stop) stopOk++;
+        }
+      }
+      expect(total).toBeGreaterThanOrEqual(60);
+      const acc = lemmaOk / total;
+      console.log(`[gold ${l}] tokens=${total} lemma=${(acc * 100).toFixed(1)}% stop=${((stopOk / total) * 100).toFixed(1)}% offsets=${((offsetsOk / total) * 100).toFixed(1)}%${misses.length ? ` misses: ${misses.join('; ')}` : ''}`);
+      expect(acc).toBeGreaterThanOrEqual(0.95);
+      expect(stopOk / total).toBeGreaterThanOrEqual(0.95);
+      expect(offsetsOk / total).toBeGreaterThanOrEqual(0.95);
+    });
+  }
+});
+
+describe('offset invariant (property)', () => {
+  for (const l of SUPPORTED_LANGUAGES) {
+    it(`${l}: every token is text.slice(indexStart, indexEnd), in order, non-overlapping`, () => {
+      const pieces = fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 20 }),
+        fc.string({ unit: 'grapheme', maxLength: 20 }),
+        fc.constantFrom('don\'t', "L'homme", "qu'il", 'Häuser', '住んでいます', '😀👍🏽', 'e\u0301', '\r\n', '\t', 'שלום עולם', 'مرحبا', 'https://a.b/c?d=1.', 'x@y.org', 'state-of-the-art', '3.14', '-', "'", '’', 'va-t-il', 'カタカナ', '𠮷野家'),
+      );
+      fc.assert(
+        fc.property(fc.array(pieces, { maxLength: 12 }), (parts) => {
+          const text = parts.join(parts.length % 2 ? ' ' : '');
+          const out = tokenize(text, data[l]);
+          expect(out.tokenCount).toBe(out.tokens.length);
+          let last = 0;
+          for (const t of out.tokens) {
+            expect(t.string).toBe(text.slice(t.indexStart, t.indexEnd));
+            expect(t.indexEnd).toBeGreaterThan(t.indexStart);
+            expect(t.indexStart).toBeGreaterThanOrEqual(last);
+            last = t.indexEnd;
+            expect(t.synonyms.length).toBeLessThanOrEqual(10);
+            expect(t.synonyms).not.toContain(t.token);
+            expect(new Set(t.synonyms).size).toBe(t.synonyms.length);
+          }
+        }),
+        { numRuns: 300 },
+      );
+    });
+  }
+});
+
+describe('edge cases', () => {
+  it('empty and punctuation-only text give no tokens', () => {
+    for (const l of SUPPORTED_LANGUAGES) {
+      expect(tokenize('', data[l])).toEqual({ tokenCount: 0, tokens: [] });
+      expect(tokenize(' ,.;!? — … 「」。、 ', data[l]).tokenCount).toBe(0);
+    }
+  });
+
+  it('keeps offsets in JavaScript string indices around emoji, combining marks, CRLF and tabs', () => {
+    const text = '😀 café\r\n\tnaïve e\u0301te\u0301 👍🏽ok';
+    const out = tokenize(text, data.en);
+    expect(out.tokens.map((t) => t.string)).toEqual(['café', 'naïve', 'e\u0301te\u0301', 'ok']);
+    expect(out.tokens[0].indexStart).toBe(3);
+    for (const t of out.tokens) expect(text.slice(t.indexStart, t.indexEnd)).toBe(t.string);
+  });
+
+  it('handles RTL and mixed scripts', () => {
+    const text = 'Hello שלום world مرحبا 東京';
+    const out = tokenize(text, data.en);
+    expect(out.tokens.map((t) => t.string)).toEqual(['Hello', 'שלום', 'world', 'مرحبا', '東京']);
+  });
+
+  it('numbers, hyphenated words, URLs and e-mails are one token each; punctuation is none', () => {
+    expect(strings('It costs 1,000.50 dollars (about 3.5%) in 2020-2021.', 'en')).toEqual(['It', 'costs', '1,000.50', 'dollars', 'about', '3.5', 'in', '2020-2021']);
+    expect(strings('A well-known mother-in-law.', 'en')).toEqual(['A', 'well-known', 'mother-in-law']);
+    expect(strings('Write to jane.doe@example.org or see https://example.com/path?q=1&r=2.', 'en')).toEqual([
+      'Write', 'to', 'jane.doe@example.org', 'or', 'see', 'https://example.com/path?q=1&r=2',
+    ]);
+    expect(strings('Siehe www.example.de/info, bitte.', 'de')).toEqual(['Siehe', 'www.example.de/info', 'bitte']);
+  });
+
+  it('splits English contractions like the Penn Treebank', () => {
+    expect(strings("I don't think you'll win, can't you see? It's John's.", 'en')).toEqual([
+      'I', 'do', "n't", 'think', 'you', "'ll", 'win', 'ca', "n't", 'you', 'see', 'It', "'s", 'John', "'s",
+    ]);
+    expect(lemmas("I don't, we won't, you're", 'en')).toEqual(['i', 'do', 'not', 'we', 'will', 'not', 'you', 'be']);
+    // typographic apostrophe too
+    expect(strings('don’t', 'en')).toEqual(['do', 'n’t']);
+  });
+
+  it('splits French elisions and inverted clitics', () => {
+    expect(strings("L'homme qu'il voit, jusqu'à aujourd'hui.", 'fr')).toEqual(["L'", 'homme', "qu'", 'il', 'voit', "jusqu'", 'à', "aujourd'hui"]);
+    expect(strings('Que dit-il ? Viendra-t-elle au rendez-vous ?', 'fr')).toEqual(['Que', 'dit', 'il', 'Viendra', 'elle', 'au', 'rendez-vous']);
+  });
+
+  it('segments Japanese into words and keeps 住んで together', () => {
+    const s = strings('私は東京に住んでいます。', 'ja');
+    expect(s).toEqual(['私', 'は', '東京', 'に', '住ん', 'で', 'い', 'ます']);
+    expect(s).not.toContain('住');
+    const out = tokenize('私は東京に住んでいます。', data.ja);
+    for (const t of out.tokens) expect(t.token).toBe(t.string);
+  });
+
+  it('Japanese text with Latin words and numbers', () => {
+    expect(strings('iPhone 15を買った！', 'ja')).toEqual(['iPhone', '15', 'を', '買っ', 'た']);
+  });
+
+  it('German nouns keep their capital; umlaut plurals and separable verbs', () => {
+    expect(lemmas('Die Mütter kauften Äpfel für die Töchter.', 'de')).toEqual(['der', 'Mutter', 'kaufen', 'Apfel', 'für', 'der', 'Tochter']);
+    expect(lemmas('Sie ruft ihren Vater an.', 'de')).toEqual(['sie', 'anrufen', 'ihr', 'Vater', 'an']);
+  });
+
+  it('marks stop words and gives synonyms without the token itself', () => {
+    const en = tokenize('the happy car', data.en).tokens;
+    expect(en.map((t) => t.isStop)).toEqual([true, false, false]);
+    expect(en[2].synonyms).toContain('automobile');
+    expect(en[0].synonyms).toEqual([]);
+    const de = tokenize('Das Auto', data.de).tokens;
+    expect(de[1].synonyms).toContain('Wagen');
+    const fr = tokenize('une voiture', data.fr).tokens;
+    expect(fr[1].synonyms).toContain('automobile');
+    const ja = tokenize('天気', data.ja).tokens;
+    expect(ja[0].synonyms).toContain('天候');
+  });
+
+  it('unknown words fall back to the lower-cased surface form', () => {
+    expect(lemmas('Zorblaxes', 'en')).toEqual(['zorblaxes']);
+    expect(lemmas('Qwrtzy', 'fr')).toEqual(['qwrtzy']);
+  });
+
+  it('normalizes language codes case-insensitively', () => {
+    expect(normalizeLanguage('EN')).toBe('en');
+    expect(normalizeLanguage(' Ja ')).toBe('ja');
+    expect(normalizeLanguage('es')).toBeNull();
+    expect(normalizeLanguage('')).toBeNull();
+  });
+
+  it('rejects a file that is not language data', () => {
+    expect(() => parseLanguageData(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]))).toThrow(/magic/);
+  });
+});
