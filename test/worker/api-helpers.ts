@@ -5,6 +5,7 @@ import { expect } from 'vitest';
 import { writeArtifact, parseArtifact } from '../../core/artifact';
 import { quantizeRows } from '../../core/quantize';
 import { writeMapperBundle } from '../../core/mapper-bundle';
+import { quantizeQuery } from '../../core/kernels';
 import { parseLanguageData, tokenize, type LanguageData } from '../../core/tokenizer';
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 
@@ -216,3 +217,14 @@ export function centroid64(m: SyntheticModel, rows: number[]): Float64Array {
 }
 export const rowOf = (m: SyntheticModel, w: string): number => m.words.indexOf(w.toLowerCase());
 export const f = (rank: number, V: number): number => 1 - Math.log(rank) / Math.log(V);
+
+/**
+ * float64 cosine of a stored row with a query as the kernels scan it: the query in f32, quantized
+ * to i16 (core/kernels.ts quantizeQuery), against the dequantized int8 row.
+ */
+export function qcos(m: SyntheticModel, row: number, query: ArrayLike<number>): number {
+  const q = quantizeQuery(Float32Array.from(query), m.dims);
+  let s = 0;
+  for (let d = 0; d < m.dims; d++) s += m.vectors[row][d] * q.values[d];
+  return s * q.scale;
+}
