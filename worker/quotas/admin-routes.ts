@@ -8,10 +8,11 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../env';
 import { nowMs } from '../clock';
 import { ApiError } from '../problem';
-import { cycleStartFor, isoDate, nextCycleStartMs } from './cycle';
+import { isoDate, nextCycleStartMs } from './cycle';
 import {
   addBonus,
   createWorkspace,
+  currentCycleStart,
   getWorkspace,
   listAudit,
   listLedger,
@@ -59,10 +60,12 @@ function auditContext(c: Context<AppEnv>, atMs: number): AuditContext {
 }
 
 async function workspaceView(db: D1Database, ws: Workspace, atMs: number) {
+  const cycleStart = await currentCycleStart(db, ws, atMs);
   return {
     ...ws,
-    cycleStart: cycleStartFor(atMs, ws.anchorDay),
-    nextCycleStart: isoDate(nextCycleStartMs(atMs, ws.anchorDay)),
+    cycleStart,
+    // The first anchor date after the running cycle's start.
+    nextCycleStart: isoDate(nextCycleStartMs(Date.parse(`${cycleStart}T00:00:00.000Z`), ws.anchorDay)),
     quotas: await listQuotas(db, ws, atMs),
   };
 }

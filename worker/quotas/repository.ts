@@ -202,6 +202,19 @@ export async function listQuotas(db: D1Database, workspace: Workspace, atMs: num
   return results.map((r) => toQuota(r, p.today));
 }
 
+/**
+ * First day of the workspace's running cycle. Usually cycleStartFor(now, anchorDay); after an
+ * anchor-day change the running cycle keeps its (later) start until the new day's next anchor date.
+ */
+export async function currentCycleStart(db: D1Database, workspace: Workspace, atMs: number): Promise<string> {
+  const p = cycleParams(atMs, workspace.anchorDay);
+  const row = await db
+    .prepare(`SELECT MAX(${effCycleStart('')}) AS start FROM quotas WHERE workspace_id = ?4`)
+    .bind(...cycleBinds(p), workspace.id)
+    .first<{ start: string | null }>();
+  return row?.start ?? p.cycleStart;
+}
+
 // ---------------------------------------------------------------------------------------
 // The charge
 // ---------------------------------------------------------------------------------------
@@ -422,7 +435,9 @@ export async function setQuotaLimits(db: D1Database, workspaceId: string, limits
       db
         .prepare(
           `INSERT INTO quotas (id, workspace_id, usage_type_key, limit_amount, limit_amount_daily, cycle_start, daily_date, created_at, updated_at) ` +
-            `SELECT ?3, ?1, ?4, ?5, ?6, ?7, ?8, ?9, ?9 WHERE ${guard} ` +
+            // A new row joins the running cycle of the workspace's other rows.
+            `SELECT ?3, ?1, ?4, ?5, ?6, COALESCE((SELECT MAX(CASE WHEN cycle_start >= ?7 THEN cycle_start ELSE ?7 END) ` +
+            `FROM quotas WHERE workspace_id = ?1), ?7), ?8, ?9, ?9 WHERE ${guard} ` +
             `ON CONFLICT (workspace_id, usage_type_key) DO UPDATE SET limit_amount = excluded.limit_amount, ` +
             `limit_amount_daily = excluded.limit_amount_daily, updated_at = excluded.updated_at`,
         )
