@@ -1,0 +1,78 @@
+/**
+ * The default mapper bundles built by the ensure step (global setup) for the default model.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parseMapperBundle, type MapperBundle } from '../../core/mapper-bundle';
+import type { MapperBundleInfo, ModelManifest } from '../../core/types';
+import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_MANIFEST_FILE } from '../../build/default-model';
+import { KERNELS_WASM } from '../../build/build-wasm';
+import { DEFAULT_BUNDLES, MAPPERS_DIR } from '../../build/mapper/defaults';
+import { loadModelForTraining, MIN_PEARSON_R, trainingSetFrom, type LoadedModel } from '../../build/mapper/bundle';
+import { loadLexicon } from '../../build/mapper/lexicons';
+import { MapperTrainer } from '../../build/mapper/train-core';
+
+const manifest = JSON.parse(fs.readFileSync(DEFAULT_MODEL_MANIFEST_FILE, 'utf8')) as ModelManifest;
+const dir = path.join(MAPPERS_DIR, manifest.id);
+const expected = { id: manifest.id, vocabularySize: manifest.vocabularySize, checksum: manifest.checksum };
+
+function load(key: string): { info: MapperBundleInfo; bundle: MapperBundle } {
+  const info = JSON.parse(fs.readFileSync(path.join(dir, `${key}.json`), 'utf8')) as MapperBundleInfo;
+  const bundle = parseMapperBundle(new Uint8Array(fs.readFileSync(path.join(dir, `${key}.bin`))), expected);
+  return { info, bundle };
+}
+
+describe('default mapper bundles of the default model', () => {
+  let model: LoadedModel;
+  beforeAll(() => {
+    model = loadModelForTraining(DEFAULT_MODEL_FILE, KERNELS_WASM);
+  });
+
+  it('exist for every default lexicon, belong to the model and ship only variables with held-out r >= 0.5', () => {
+    for (const { key } of DEFAULT_BUNDLES) {
+      const { info, bundle } = load(key);
+      expect(bundle.info).toEqual(info); // the catalog sidecar is the bundle's own info
+      expect(info.key).toBe(key);
+      expect(info.modelId).toBe(manifest.id);
+      expect(info.multilingual).toBe(false);
+      expect(info.language).toBe(manifest.language);
+      expect(info.variables.length).toBeGreaterThan(0);
+      for (const v of info.variables) {
+        expect(info.metrics[v].pearsonR).toBeGreaterThanOrEqual(MIN_PEARSON_R);
+        expect(info.trainingWords[v]).toBeGreaterThan(500);
+        expect(info.scales[v].max).toBeGreaterThan(info.scales[v].min);
+        expect(info.lexicon.license.length).toBeGreaterThan(0);
+        expect(bundle.linear(v)!.weights.length).toBe(manifest.dimensions);
+        // Every vocabulary word gets a value on the documented scale.
+        const values = bundle.values(v);
+        for (let r = 0; r < values.length; r += 97) {
+          expect(values[r]).toBeGreaterThanOrEqual(info.scales[v].min - 1e-4);
+          expect(values[r]).toBeLessThanOrEqual(info.scales[v].max + 1e-4);
+        }
+      }
+      for (const r of Object.values(info.rejected ?? {})) expect(r).toBeLessThan(MIN_PEARSON_R);
+    }
+  });
+
+  it('valence trained on VADER reaches held-out Pearson r >= 0.76', () => {
+    const { info } = load('sentiment');
+    expect(info.variables).toContain('valence');
+    expect(info.metrics.valence.pearsonR).toBeGreaterThanOrEqual(0.76);
+    expect(info.crossValidation!.valence.ensemble.pearsonR).toBe(info.metrics.valence.pearsonR);
+  });
+
+  it('stored values are the trained method recomputed on the model (sampled rows), and order obvious words', async () => {
+    const { info, bundle } = load('sentiment');
+    const lexicon = await loadLexicon('vader');
+    const set = trainingSetFrom(lexicon, model.rowOf);
+    expect(set.words).toBe(info.trainingWords.valence);
+    const final = new MapperTrainer(model.space, set).fitFinal(info.hyperParameters);
+    const sample = Int32Array.from({ length: 400 }, (_, i) => Math.floor((i * manifest.vocabularySize) / 400));
+    const values = final.materialize(info.method as 'ensemble', sample).valence;
+    for (const row of sample) expect(Math.abs(bundle.value('valence', row) - values[row])).toBeLessThanOrEqual(bundle.precision('valence') + 1e-6);
+    const v = (w: string): number => bundle.value('valence', model.rowOf(w));
+    expect(v('wonderful')).toBeGreaterThan(v('table'));
+    expect(v('table')).toBeGreaterThan(v('horrible'));
+  });
+});
