@@ -24,6 +24,8 @@ export interface ReadCallbacks {
   onVector(word: string, values: Float32Array): void;
   /** Bytes consumed so far. */
   onProgress?(bytes: number): void;
+  /** Read size (default 4 MiB); tests use tiny chunks to exercise chunk boundaries. */
+  chunkSize?: number;
 }
 
 export interface ReadStats {
@@ -41,12 +43,12 @@ export class VectorFileError extends Error {
 
 const CHUNK = 4 << 20;
 
-async function* chunks(file: string): AsyncGenerator<Buffer> {
+async function* chunks(file: string, size = CHUNK): AsyncGenerator<Buffer> {
   const fh = await fs.promises.open(file, 'r');
   try {
     for (;;) {
-      const buf = Buffer.allocUnsafe(CHUNK);
-      const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
+      const buf = Buffer.allocUnsafe(size);
+      const { bytesRead } = await fh.read(buf, 0, size, null);
       if (bytesRead === 0) return;
       yield buf.subarray(0, bytesRead);
     }
@@ -216,7 +218,7 @@ export async function readTextVectors(file: string, format: 'glove' | 'vec', cb:
   };
 
   let carry: Buffer | null = null;
-  for await (const chunk of chunks(file)) {
+  for await (const chunk of chunks(file, cb.chunkSize)) {
     const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
     let pos = 0;
     for (;;) {
@@ -246,13 +248,14 @@ export async function readWord2vecBinary(file: string, cb: ReadCallbacks): Promi
   let consumed = 0;
   let carry: Buffer | null = null;
   let started = false;
-  for await (const chunk of chunks(file)) {
+  for await (const chunk of chunks(file, cb.chunkSize)) {
     const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
     let pos = 0;
     if (!started) {
       const nl = buf.indexOf(0x0a);
       if (nl < 0) {
         carry = Buffer.from(buf);
+        consumed += chunk.length;
         continue;
       }
       const m = /^\s*(\d+)\s+(\d+)\s*$/.exec(buf.toString('latin1', 0, nl));
@@ -312,11 +315,11 @@ class Cursor {
       if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) this.pos++;
       else return c;
     }
-    if (this.eof) throw new VectorFileError('unexpected end of JSON');
+    if (this.eof) throw new VectorFileError('wink JSON: unexpected end of file');
     throw NEED_MORE;
   }
   expect(ch: number): void {
-    if (this.ws() !== ch) throw new VectorFileError(`JSON: expected '${String.fromCharCode(ch)}' at byte offset ~${this.pos}, got '${String.fromCharCode(this.buf[this.pos]!)}'`);
+    if (this.ws() !== ch) throw new VectorFileError(`wink JSON: expected '${String.fromCharCode(ch)}' at byte offset ~${this.pos}, got '${String.fromCharCode(this.buf[this.pos]!)}'`);
     this.pos++;
   }
   string(): string {
@@ -334,7 +337,7 @@ class Cursor {
         return escaped ? (JSON.parse(b.toString('utf8', s - 1, i + 1)) as string) : b.toString('utf8', s, i);
       }
     }
-    if (this.eof) throw new VectorFileError('JSON: unterminated string');
+    if (this.eof) throw new VectorFileError('wink JSON: unterminated string');
     throw NEED_MORE;
   }
   number(): number {
@@ -344,7 +347,7 @@ class Cursor {
     let i = s;
     while (i < b.length && isNumberByte(b[i]!)) i++;
     if (i === b.length && !this.eof) throw NEED_MORE;
-    if (i === s) throw new VectorFileError(`JSON: expected a number at byte offset ~${s}`);
+    if (i === s) throw new VectorFileError(`wink JSON: expected a number at byte offset ~${s}`);
     this.pos = i;
     return parseDecimal(b, s, i);
   }
@@ -369,7 +372,7 @@ class Cursor {
           return JSON.parse(this.buf.toString('utf8', s, i + 1));
         }
       }
-      if (this.eof) throw new VectorFileError('JSON: unterminated container');
+      if (this.eof) throw new VectorFileError('wink JSON: unterminated container');
       throw NEED_MORE;
     }
     const s = this.pos;
@@ -394,7 +397,7 @@ export interface WinkVectors {
  * Reads a wink-embeddings JSON file in chunks. Memory: the word list + an n x dims Float32Array
  * (137 MB for the 341,479 x 100 default), instead of ~1 GB for JSON.parse of the whole text.
  */
-export async function readWinkJson(file: string, onProgress?: (bytes: number) => void): Promise<WinkVectors> {
+export async function readWinkJson(file: string, onProgress?: (bytes: number) => void, chunkSize?: number): Promise<WinkVectors> {
   type State = 'start' | 'key' | 'words' | 'vectors' | 'done';
   let state = 'start' as State;
   let first = true; // first element of the current container
@@ -520,7 +523,7 @@ export async function readWinkJson(file: string, onProgress?: (bytes: number) =>
     }
   };
 
-  for await (const chunk of chunks(file)) {
+  for await (const chunk of chunks(file, chunkSize)) {
     const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
     const c = new Cursor(buf, 0, false);
     run(c);
