@@ -14,6 +14,7 @@ import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
 import { LIMITS } from './limits';
 import { registerHealth } from './routes/health';
+import { registerTokenizations } from './routes/tokenizations';
 import { registerScoring } from './routes/scoring';
 import { registerCatalog } from './routes/catalog';
 import { registerDimensionAdmin } from './routes/dimensions';
@@ -66,6 +67,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.use('/api/admin/*', requireAdmin);
 
   registerHealth(app);
+  registerTokenizations(app);
   registerScoring(app);
   registerCatalog(app);
   registerDimensionAdmin(app);

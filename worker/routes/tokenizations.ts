@@ -1,0 +1,92 @@
+/**
+ * POST /api/v1/workspaces/{workspaceId}/tokenizations (interface: Tokenization).
+ * The tokenizer is core/tokenizer (the same code as the browser bundle); its language data is
+ * lang/{language}.bin in R2, loaded lazily once per isolate (worker/text-language.ts).
+ * Meters `tokens` = tokenCount after the answer is computed; a failed request consumes nothing.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { normalizeLanguage, SUPPORTED_LANGUAGES, tokenize } from '../../core/tokenizer';
+import type { AppEnv } from '../env';
+import { LIMITS } from '../limits';
+import { charge } from '../metering';
+import { ApiError } from '../problem';
+import { getLanguageData } from '../text-language';
+
+const problem = (description: string) => ({
+  description,
+  content: {
+    'application/problem+json': {
+      schema: z.object({
+        type: z.string(),
+        title: z.string(),
+        status: z.number().int(),
+        detail: z.string(),
+        code: z.string(),
+        translationKey: z.string(),
+        errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+      }),
+    },
+  },
+});
+
+const TokenizationRequest = z
+  .object({
+    language: z.string().min(1).openapi({ description: `ISO 639-1 code, case-insensitive. Supported: ${SUPPORTED_LANGUAGES.join(', ')}.`, example: 'en' }),
+    text: z
+      .string()
+      .max(LIMITS.charactersPerText, `At most ${LIMITS.charactersPerText} characters`)
+      .openapi({ description: `The text, at most ${LIMITS.charactersPerText} characters (JavaScript string length); longer: 422 VALIDATION_FAILED.`, example: "The children don't like rainy days." }),
+  })
+  .openapi('TokenizationRequest');
+
+const TokenSchema = z
+  .object({
+    string: z.string().openapi({ description: 'Exactly text.slice(indexStart, indexEnd).' }),
+    token: z.string().openapi({ description: 'Lemma in lower case (German nouns keep their capital); for ja the string itself.' }),
+    indexStart: z.number().int().openapi({ description: 'Zero-based offset in UTF-16 code units (JavaScript string index).' }),
+    indexEnd: z.number().int().openapi({ description: 'Exclusive end offset in UTF-16 code units.' }),
+    isStop: z.boolean(),
+    synonyms: z.array(z.string()).openapi({ description: 'At most 10, deduplicated, without the token itself; [] when none.' }),
+  })
+  .openapi('Token');
+
+const TokenizationResponse = z.object({ tokenCount: z.number().int(), tokens: z.array(TokenSchema) }).openapi('Tokenization');
+
+const route = createRoute({
+  method: 'post',
+  path: '/api/v1/workspaces/{workspaceId}/tokenizations',
+  summary: 'Split a text into tokens with lemma, stop-word flag and synonyms (en, de, fr, ja)',
+  description:
+    'Punctuation is not a token; numbers, hyphenated words, URLs and e-mail addresses are one token each; French elisions (L\'homme -> L\', homme) and English contractions (don\'t -> do, n\'t) are split. Japanese is segmented into words. Meters `tokens` = tokenCount.',
+  security: [{ bearerAuth: [] }],
+  request: {
+    params: z.object({ workspaceId: z.string() }),
+    body: { required: true, content: { 'application/json': { schema: TokenizationRequest } } },
+  },
+  responses: {
+    200: { description: 'Tokens in original order', content: { 'application/json': { schema: TokenizationResponse } } },
+    401: problem('Missing or invalid token'),
+    403: problem('Wrong workspace, or ERROR_NO_REMAINING_QUOTA'),
+    413: problem('PAYLOAD_TOO_LARGE: body over 2 MB'),
+    422: problem('VALIDATION_FAILED (bad body, text over 100,000 characters) or UNSUPPORTED_LANGUAGE (the detail lists the supported languages)'),
+    429: problem('DAILY_LIMIT_REACHED'),
+    503: problem('LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage'),
+  },
+});
+
+export function registerTokenizations(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const body = c.req.valid('json');
+    const language = normalizeLanguage(body.language);
+    if (!language) {
+      throw new ApiError('UNSUPPORTED_LANGUAGE', `Language '${body.language}' is not supported; supported languages: ${SUPPORTED_LANGUAGES.join(', ')}`, {
+        errors: [{ path: 'language', message: `Expected one of: ${SUPPORTED_LANGUAGES.join(', ')}` }],
+      });
+    }
+    const data = await getLanguageData(c.env, language);
+    const result = tokenize(body.text, data);
+    await charge(c, { usageTypeKey: 'tokens', amount: result.tokenCount });
+    return c.json(result, 200);
+  });
+}
