@@ -22,6 +22,8 @@ import { registerDocs } from './routes/docs';
 import { registerPlagiarismRoutes } from './routes/plagiarism';
 import { registerQuotaRoutes } from './quotas/routes';
 import { registerAdminWorkspaceRoutes } from './quotas/admin-routes';
+import { registerArtifacts } from './routes/artifacts';
+import { registerPlayground } from './routes/playground';
 
 /** Validation failures of any zod-openapi route become 422 VALIDATION_FAILED. */
 export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
@@ -44,9 +46,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
     '/api/*',
     cors({
       origin: '*',
-      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'If-None-Match'],
       allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-      exposeHeaders: ['X-Request-Id', 'Retry-After', 'ETag', 'Content-Length'],
+      exposeHeaders: ['X-Request-Id', 'Retry-After', 'ETag', 'Content-Length', 'X-Content-SHA256', 'X-Model-Version', 'X-Model-Checksum'],
       maxAge: 86400,
     }),
   );
@@ -75,6 +77,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerPlagiarismRoutes(app);
   registerQuotaRoutes(app);
   registerAdminWorkspaceRoutes(app);
+  registerArtifacts(app);
+  registerPlayground(app);
 
   app.doc31('/api/openapi.json', {
     openapi: '3.1.0',

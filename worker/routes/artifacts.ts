@@ -1,0 +1,204 @@
+/**
+ * Artifact downloads for offline scoring (the browser bundle, browser/): the model artifact,
+ * tokenizer language data, mapper bundles and the stored dimension seeds, byte for byte as the
+ * Worker itself uses them. Authenticated like every /api/v1 route (bearer token, no workspace).
+ *
+ * Each answer carries
+ *   ETag              the R2 object's etag (dimensions: the content checksum), If-None-Match -> 304
+ *   X-Content-SHA256  hex SHA-256 of the body, which the browser verifies before caching
+ *   Content-Length    R2 bodies are streamed, never buffered in the Worker
+ * The SHA-256 of an R2 object is computed once per etag with a streaming digest and kept in KV
+ * (CACHE) and in isolate memory; R2's own sha256 checksum is used when the upload stored one.
+ */
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { SUPPORTED_LANGUAGES } from '../../core/tokenizer/languages';
+import { R2_KEYS } from '../../core/types';
+import type { AppEnv, Env } from '../env';
+import { ApiError } from '../problem';
+import { listDimensions } from '../dimensions';
+import { errorResponses } from '../schemas';
+
+const security = [{ bearerAuth: [] }];
+export const CHECKSUM_HEADER = 'X-Content-SHA256';
+const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+
+const segment = (name: string, example: string) =>
+  z
+    .string()
+    .regex(SEGMENT, 'letters, digits, dot, underscore or hyphen')
+    .openapi({ param: { name, in: 'path' }, example });
+
+const binaryResponses = (what: string) => ({
+  200: {
+    description: `${what}. Headers: ETag, ${CHECKSUM_HEADER} (hex SHA-256 of the body), Content-Length.`,
+    headers: z.object({
+      ETag: z.string().openapi({ description: 'Entity tag; send it back in If-None-Match' }),
+      [CHECKSUM_HEADER]: z.string().openapi({ description: 'Hex SHA-256 of the body; verify before caching' }),
+    }),
+    content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } },
+  },
+  304: { description: 'Not modified (If-None-Match matched the ETag)' },
+});
+
+const ifNoneMatch = z.object({ 'if-none-match': z.string().optional().openapi({ description: 'An ETag from an earlier download' }) });
+
+const modelRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/artifacts/models/{id}',
+  tags: ['Artifacts'],
+  summary: 'Download an embedding-model artifact (offline scoring in the browser)',
+  description:
+    'The model artifact (core/artifact.ts: vocabulary, sorted index, int8 rows) exactly as the Worker loads it. Also sends X-Model-Version and X-Model-Checksum (the manifest fields).',
+  security,
+  request: { params: z.object({ id: segment('id', 'en-glove-6b-100d') }), headers: ifNoneMatch },
+  responses: { ...binaryResponses('The model artifact'), ...errorResponses(401, 404, 422) },
+});
+
+const languageRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/artifacts/languages/{language}',
+  tags: ['Artifacts'],
+  summary: 'Download tokenizer language data (offline scoring in the browser)',
+  security,
+  request: { params: z.object({ language: z.enum(SUPPORTED_LANGUAGES as unknown as [string, ...string[]]).openapi({ param: { name: 'language', in: 'path' }, example: 'en' }) }), headers: ifNoneMatch },
+  responses: { ...binaryResponses('The language data (core/tokenizer)'), ...errorResponses(401, 404, 422) },
+});
+
+const mapperRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/artifacts/mappers/{modelId}/{key}',
+  tags: ['Artifacts'],
+  summary: 'Download a mapper bundle of a model (offline scoring in the browser)',
+  security,
+  request: { params: z.object({ modelId: segment('modelId', 'en-glove-6b-100d'), key: segment('key', 'sentiment') }), headers: ifNoneMatch },
+  responses: { ...binaryResponses('The mapper bundle (core/mapper-bundle.ts)'), ...errorResponses(401, 404, 422) },
+});
+
+export const StoredSeedsSchema = z
+  .object({ data: z.array(z.object({ id: z.number().int(), name: z.string(), language: z.string(), words: z.array(z.string()) })) })
+  .openapi('StoredDimensionSeeds');
+
+const dimensionsRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/artifacts/dimensions',
+  tags: ['Artifacts'],
+  summary: 'The stored dimension seeds (merged into request dimensions of type dimension), for offline scoring',
+  security,
+  request: { headers: ifNoneMatch },
+  responses: {
+    200: {
+      description: `Every stored dimension's seeds, by id. Headers: ETag, ${CHECKSUM_HEADER}.`,
+      content: { 'application/json': { schema: StoredSeedsSchema } },
+    },
+    304: { description: 'Not modified' },
+    ...errorResponses(401),
+  },
+});
+
+/** Per-isolate memo of computed digests: `${key}|${etag}` -> hex. */
+const digests = new Map<string, Promise<string>>();
+
+const toHex = (buf: ArrayBuffer): string => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
+
+async function streamDigest(body: ReadableStream): Promise<string> {
+  const digest = new crypto.DigestStream('SHA-256');
+  await body.pipeTo(digest);
+  return toHex(await digest.digest);
+}
+
+/** Hex SHA-256 of an R2 object, computed once per etag (R2 checksum, else KV, else a streaming digest). */
+async function sha256Of(env: Env, key: string, obj: R2Object): Promise<string> {
+  const stored = obj.checksums?.sha256;
+  if (stored) return toHex(stored);
+  const memo = `${key}|${obj.etag}`;
+  let p = digests.get(memo);
+  if (!p) {
+    p = (async () => {
+      const kvKey = `artifact-sha256:${key}:${obj.etag}`;
+      const cached = await env.CACHE.get(kvKey);
+      if (cached && /^[0-9a-f]{64}$/.test(cached)) return cached;
+      const full = await env.ARTIFACTS.get(key);
+      if (!full || full.etag !== obj.etag) throw new ApiError('INTERNAL_ERROR', `${key} changed while its checksum was computed; retry`);
+      const hex = await streamDigest(full.body);
+      await env.CACHE.put(kvKey, hex, { expirationTtl: 60 * 60 * 24 * 90 });
+      return hex;
+    })();
+    digests.set(memo, p);
+    p.catch(() => digests.delete(memo));
+  }
+  return p;
+}
+
+/** True when an If-None-Match header matches the (strong or weak) entity tag. */
+export function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const bare = (t: string) => t.trim().replace(/^W\//, '');
+  return header.split(',').some((t) => t.trim() === '*' || bare(t) === bare(etag));
+}
+
+async function serveObject(c: Context<AppEnv>, key: string, notFound: () => ApiError, extra: Record<string, string> = {}): Promise<Response> {
+  const head = await c.env.ARTIFACTS.head(key);
+  if (!head) throw notFound();
+  const sha = await sha256Of(c.env, key, head);
+  const headers: Record<string, string> = {
+    ETag: head.httpEtag,
+    [CHECKSUM_HEADER]: sha,
+    'Cache-Control': 'private, no-cache',
+    ...extra,
+  };
+  if (etagMatches(c.req.header('if-none-match'), head.httpEtag)) return c.body(null, 304, headers);
+  const obj = await c.env.ARTIFACTS.get(key);
+  if (!obj) throw notFound();
+  if (obj.etag !== head.etag) {
+    // Replaced between head and get: describe the bytes actually sent.
+    headers.ETag = obj.httpEtag;
+    headers[CHECKSUM_HEADER] = await sha256Of(c.env, key, obj);
+  }
+  headers['Content-Type'] = 'application/octet-stream';
+  headers['Content-Length'] = String(obj.size);
+  return c.body(obj.body, 200, headers);
+}
+
+async function sha256Text(text: string): Promise<string> {
+  return toHex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+}
+
+export function registerArtifacts(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(modelRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const manifestObj = await c.env.ARTIFACTS.get(R2_KEYS.modelManifest(id));
+    const manifest = manifestObj ? ((await manifestObj.json().catch(() => null)) as { version?: string; checksum?: string } | null) : null;
+    const notFound = () => new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+    if (!manifest) throw notFound();
+    const extra: Record<string, string> = {};
+    if (manifest.version) extra['X-Model-Version'] = manifest.version;
+    if (manifest.checksum) extra['X-Model-Checksum'] = manifest.checksum;
+    return serveObject(c, R2_KEYS.model(id), notFound, extra) as never;
+  });
+
+  app.openapi(languageRoute, async (c) => {
+    const { language } = c.req.valid('param');
+    return serveObject(c, R2_KEYS.languageData(language), () => new ApiError('NOT_FOUND', `No tokenizer data for language '${language}'`)) as never;
+  });
+
+  app.openapi(mapperRoute, async (c) => {
+    const { modelId, key } = c.req.valid('param');
+    return serveObject(c, R2_KEYS.mapper(modelId, key), () => new ApiError('NOT_FOUND', `No mapper bundle '${key}' for embedding model '${modelId}'`)) as never;
+  });
+
+  app.openapi(dimensionsRoute, async (c) => {
+    const data: Array<{ id: number; name: string; language: string; words: string[] }> = [];
+    for (let page = 1; ; page++) {
+      const { total, items } = await listDimensions(c.env, page, 200);
+      for (const d of items) data.push({ id: d.id, name: d.name, language: d.language, words: d.words });
+      if (page * 200 >= total || items.length === 0) break;
+    }
+    const text = JSON.stringify({ data });
+    const sha = await sha256Text(text);
+    const etag = `"${sha.slice(0, 32)}"`;
+    const headers = { ETag: etag, [CHECKSUM_HEADER]: sha, 'Cache-Control': 'private, no-cache' };
+    if (etagMatches(c.req.header('if-none-match'), etag)) return c.body(null, 304, headers) as never;
+    return c.body(text, 200, { ...headers, 'Content-Type': 'application/json; charset=utf-8' }) as never;
+  });
+}
