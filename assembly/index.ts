@@ -7,10 +7,14 @@
  * Data format (see core/quantize.ts):
  *   rows   n x dims int8, row-major, contiguous (row r starts at rows + r * dims; dims need not be
  *          a multiple of 16). At least 16 readable bytes must follow the last row: the SIMD loads
- *          of a row's tail read up to 15 bytes past it.
+ *          of a row's tail read past it (scans: up to 7 bytes; centroid/similarity: up to 15).
  *   scales n f32, one per row: row value = int8 * scale (a unit vector).
  *   query  i16, zero-padded to chunks(dims) * 16 lanes; the zero lanes cancel the bytes read past
  *          a row's end (they belong to the next row), so no masking is needed in the scans.
+ *   Scans read each row in 8-byte groups with v128.load8x8_s (sign-extend to i16x8 in one
+ *   instruction) and i32x4.dot_i16x8_s against the query, 4 rows per loop iteration sharing the
+ *   query loads; the 4 sums are reduced with shuffles, scaled as one f32x4, and only lanes at or
+ *   above the heap's threshold reach the heap.
  *          |query lane| <= 2^31 / (128 * paddedDims) keeps the i32 dot product exact.
  *   score  = f32(dot(int8 row, i16 query)) * (scale[row] * qScale).
  *
@@ -128,37 +132,51 @@ function heapFinish(): i32 {
   return i32x4.add(i32x4.shuffle(ab, cd, 0, 1, 4, 5), i32x4.shuffle(ab, cd, 2, 3, 6, 7));
 }
 
-/** Dot products of four int8 rows with the i16 query: i32x4 of the four sums. */
 // @ts-ignore: decorator
-@inline function dot4(p0: usize, p1: usize, p2: usize, p3: usize, q: usize, chunks: i32): v128 {
+@inline function acc8(acc: v128, p: usize, off: usize, qv: v128): v128 {
+  // v128.load8x8_s sign-extends 8 int8 to i16x8 in one instruction (pmovsxbw with a memory operand).
+  return i32x4.add(acc, i32x4.dot_i16x8_s(v128.load8x8_s(p + off), qv));
+}
+
+/**
+ * Dot products of four int8 rows with the i16 query: i32x4 of the four sums. Rows are read in
+ * 8-byte groups (16 per loop iteration, then one trailing group when dims % 16 is 1..8), so at
+ * most 7 bytes past a row are read (and multiplied by zero query lanes).
+ */
+// @ts-ignore: decorator
+@inline function dot4(p0: usize, p1: usize, p2: usize, p3: usize, q: usize, dims: i32): v128 {
   let a0 = i32x4.splat(0);
   let a1 = i32x4.splat(0);
   let a2 = i32x4.splat(0);
   let a3 = i32x4.splat(0);
-  for (let c = 0; c < chunks; c++) {
-    const off = <usize>c << 4;
+  const groups = (dims + 7) >> 3;
+  const end = <usize>(groups >> 1) << 4;
+  for (let off: usize = 0; off < end; off += 16) {
     const qlo = v128.load(q + (off << 1));
     const qhi = v128.load(q + (off << 1), 16);
-    const v0 = v128.load(p0 + off);
-    const v1 = v128.load(p1 + off);
-    const v2 = v128.load(p2 + off);
-    const v3 = v128.load(p3 + off);
-    a0 = i32x4.add(a0, i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(v0), qlo), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(v0), qhi)));
-    a1 = i32x4.add(a1, i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(v1), qlo), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(v1), qhi)));
-    a2 = i32x4.add(a2, i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(v2), qlo), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(v2), qhi)));
-    a3 = i32x4.add(a3, i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(v3), qlo), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(v3), qhi)));
+    a0 = acc8(acc8(a0, p0, off, qlo), p0 + 8, off, qhi);
+    a1 = acc8(acc8(a1, p1, off, qlo), p1 + 8, off, qhi);
+    a2 = acc8(acc8(a2, p2, off, qlo), p2 + 8, off, qhi);
+    a3 = acc8(acc8(a3, p3, off, qlo), p3 + 8, off, qhi);
+  }
+  if (groups & 1) {
+    const qv = v128.load(q + (end << 1));
+    a0 = acc8(a0, p0, end, qv);
+    a1 = acc8(a1, p1, end, qv);
+    a2 = acc8(a2, p2, end, qv);
+    a3 = acc8(a3, p3, end, qv);
   }
   return hsum4(a0, a1, a2, a3);
 }
 
 /** Dot product of one int8 row with the i16 query. */
 // @ts-ignore: decorator
-@inline function dot1(p: usize, q: usize, chunks: i32): i32 {
+@inline function dot1(p: usize, q: usize, dims: i32): i32 {
   let a = i32x4.splat(0);
-  for (let c = 0; c < chunks; c++) {
-    const off = <usize>c << 4;
-    const v = v128.load(p + off);
-    a = i32x4.add(a, i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(v), v128.load(q + (off << 1))), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(v), v128.load(q + (off << 1), 16))));
+  const groups = (dims + 7) >> 3;
+  for (let g = 0; g < groups; g++) {
+    const off = <usize>g << 3;
+    a = acc8(a, p, off, v128.load(q + (off << 1)));
   }
   return i32x4.extract_lane(a, 0) + i32x4.extract_lane(a, 1) + i32x4.extract_lane(a, 2) + i32x4.extract_lane(a, 3);
 }
@@ -199,20 +217,19 @@ export function heapBase(): usize {
  */
 export function scanRange(rows: usize, scales: usize, dims: i32, start: i32, end: i32, q: usize, qScale: f32, k: i32, hScores: usize, hRows: usize): i32 {
   heapReset(hScores, hRows, k);
-  const chunks = chunksOf(dims);
   const stride = <usize>dims;
   const qs = f32x4.splat(qScale);
   let thr: f32 = -Infinity;
   let r = start;
   let p = rows + <usize>start * stride;
   for (; r + 4 <= end; r += 4) {
-    const sums = dot4(p, p + stride, p + 2 * stride, p + 3 * stride, q, chunks);
+    const sums = dot4(p, p + stride, p + 2 * stride, p + 3 * stride, q, dims);
     const sc = f32x4.mul(f32x4.convert_i32x4_s(sums), f32x4.mul(v128.load(scales + (<usize>r << 2)), qs));
     thr = offer4(sc, r, r + 1, r + 2, r + 3, thr);
     p += 4 * stride;
   }
   for (; r < end; r++) {
-    const s = <f32>dot1(p, q, chunks) * (load<f32>(scales + (<usize>r << 2)) * qScale);
+    const s = <f32>dot1(p, q, dims) * (load<f32>(scales + (<usize>r << 2)) * qScale);
     if (s >= thr) thr = offer(s, r);
     p += stride;
   }
@@ -225,7 +242,6 @@ export function scanRange(rows: usize, scales: usize, dims: i32, start: i32, end
  */
 export function scanList(rows: usize, scales: usize, dims: i32, list: usize, count: i32, q: usize, qScale: f32, k: i32, hScores: usize, hRows: usize): i32 {
   heapReset(hScores, hRows, k);
-  const chunks = chunksOf(dims);
   const stride = <usize>dims;
   const qs = f32x4.splat(qScale);
   let thr: f32 = -Infinity;
@@ -236,7 +252,7 @@ export function scanList(rows: usize, scales: usize, dims: i32, list: usize, cou
     const r1 = load<i32>(lp, 4);
     const r2 = load<i32>(lp, 8);
     const r3 = load<i32>(lp, 12);
-    const sums = dot4(rows + <usize>r0 * stride, rows + <usize>r1 * stride, rows + <usize>r2 * stride, rows + <usize>r3 * stride, q, chunks);
+    const sums = dot4(rows + <usize>r0 * stride, rows + <usize>r1 * stride, rows + <usize>r2 * stride, rows + <usize>r3 * stride, q, dims);
     let sv = f32x4.splat(load<f32>(scales + (<usize>r0 << 2)));
     sv = f32x4.replace_lane(sv, 1, load<f32>(scales + (<usize>r1 << 2)));
     sv = f32x4.replace_lane(sv, 2, load<f32>(scales + (<usize>r2 << 2)));
@@ -246,7 +262,7 @@ export function scanList(rows: usize, scales: usize, dims: i32, list: usize, cou
   }
   for (; i < count; i++) {
     const r = load<i32>(list + (<usize>i << 2));
-    const s = <f32>dot1(rows + <usize>r * stride, q, chunks) * (load<f32>(scales + (<usize>r << 2)) * qScale);
+    const s = <f32>dot1(rows + <usize>r * stride, q, dims) * (load<f32>(scales + (<usize>r << 2)) * qScale);
     if (s >= thr) thr = offer(s, r);
   }
   return heapFinish();
@@ -254,11 +270,10 @@ export function scanList(rows: usize, scales: usize, dims: i32, list: usize, cou
 
 /** Scores of `count` listed rows (any order, repeats allowed) into out (f32[count]). */
 export function scoreList(rows: usize, scales: usize, dims: i32, list: usize, count: i32, q: usize, qScale: f32, out: usize): void {
-  const chunks = chunksOf(dims);
   const stride = <usize>dims;
   for (let i = 0; i < count; i++) {
     const r = load<i32>(list + (<usize>i << 2));
-    const s = <f32>dot1(rows + <usize>r * stride, q, chunks) * (load<f32>(scales + (<usize>r << 2)) * qScale);
+    const s = <f32>dot1(rows + <usize>r * stride, q, dims) * (load<f32>(scales + (<usize>r << 2)) * qScale);
     store<f32>(out + (<usize>i << 2), s);
   }
 }

@@ -51,6 +51,29 @@ export function queryMax(dims: number): number {
   return Math.min(32767, Math.floor(0x7fffffff / (128 * paddedDims(dims))));
 }
 
+/**
+ * The i16 form of a query the kernels scan with: values (zero-padded to a multiple of 16 lanes)
+ * and scale such that cos(query, row) = dot(values, int8 row) * rowScale * scale. A zero query
+ * gives all zeros and scale 0. Non-finite values throw RangeError.
+ */
+export function quantizeQuery(query: ArrayLike<number>, dims: number): { values: Int16Array; scale: number } {
+  if (query.length !== dims) throw new RangeError(`query has ${query.length} dims, the matrix ${dims}`);
+  let norm = 0;
+  let maxabs = 0;
+  for (let d = 0; d < dims; d++) {
+    const v = query[d];
+    norm += v * v;
+    maxabs = Math.max(maxabs, Math.abs(v));
+  }
+  if (!Number.isFinite(norm)) throw new RangeError('query has non-finite values');
+  const values = new Int16Array(paddedDims(dims));
+  if (norm === 0) return { values, scale: 0 };
+  norm = Math.sqrt(norm);
+  const f = queryMax(dims) / maxabs;
+  for (let d = 0; d < dims; d++) values[d] = Math.round(query[d] * f);
+  return { values, scale: 1 / (f * norm) };
+}
+
 class Slot implements MatrixSlot {
   constructor(
     private readonly owner: Kernels,
@@ -85,7 +108,9 @@ export class Kernels {
 
   /** Compiles and instantiates kernels.wasm bytes (Node, browsers; workerd forbids compiling bytes: use fromModule). */
   static fromBytes(bytes: BufferSource): Kernels {
-    return Kernels.fromModule(new WebAssembly.Module(bytes));
+    // workers-types declares WebAssembly.Module abstract (workerd refuses runtime compilation).
+    const ModuleCtor = WebAssembly.Module as unknown as new (b: BufferSource) => WebAssembly.Module;
+    return Kernels.fromModule(new ModuleCtor(bytes));
   }
 
   get memoryBytes(): number {
@@ -152,22 +177,9 @@ export class Kernels {
 
   /** Writes the i16 query (zero-padded) at qPtr; returns qScale (0 for a zero query). */
   private writeQuery(query: ArrayLike<number>, dims: number, qPtr: number): number {
-    if (query.length !== dims) throw new RangeError(`query has ${query.length} dims, the matrix ${dims}`);
-    let norm = 0;
-    let maxabs = 0;
-    for (let d = 0; d < dims; d++) {
-      const v = query[d];
-      norm += v * v;
-      maxabs = Math.max(maxabs, Math.abs(v));
-    }
-    if (!Number.isFinite(norm)) throw new RangeError('query has non-finite values');
-    const q = new Int16Array(this.buffer(), qPtr, paddedDims(dims));
-    q.fill(0);
-    if (norm === 0) return 0;
-    norm = Math.sqrt(norm);
-    const f = queryMax(dims) / maxabs;
-    for (let d = 0; d < dims; d++) q[d] = Math.round(query[d] * f);
-    return 1 / (f * norm);
+    const { values, scale } = quantizeQuery(query, dims);
+    new Int16Array(this.buffer(), qPtr, paddedDims(dims)).set(values);
+    return scale;
   }
 
   /** Validated row ids as an Int32Array. */

@@ -10,10 +10,10 @@ import type { TopKOptions } from '../../core/types';
 
 const WASM = path.join(__dirname, '..', '..', 'build', 'generated', 'kernels.wasm');
 let module: WebAssembly.Module;
-let bytes: Buffer;
+let bytes: Uint8Array<ArrayBuffer>;
 
 beforeAll(() => {
-  bytes = fs.readFileSync(WASM);
+  bytes = new Uint8Array(fs.readFileSync(WASM));
   module = new WebAssembly.Module(bytes);
 });
 
