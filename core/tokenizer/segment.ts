@@ -43,12 +43,34 @@ function urlSpans(text: string): Span[] {
   return out;
 }
 
-/** Intl.Segmenter word-like segments of text[from, to). */
+const CHUNK = 1024;
+const SPACE = /\s/;
+
+/**
+ * Intl.Segmenter word-like segments of text[from, to). Long ranges are cut at white space into
+ * chunks of about 1 KB first: white space is always a word boundary, and V8's segment iterator
+ * slows down quadratically on long strings.
+ */
 function icuWords(text: string, from: number, to: number, locale: string): Span[] {
   const out: Span[] = [];
-  if (to <= from) return out;
-  for (const s of wordSegmenter(locale).segment(text.slice(from, to))) {
-    if (s.isWordLike && HAS_WORD_CHAR.test(s.segment)) out.push({ start: from + s.index, end: from + s.index + s.segment.length });
+  const segmenter = wordSegmenter(locale);
+  let start = from;
+  while (start < to) {
+    let end = Math.min(to, start + CHUNK);
+    if (end < to) {
+      let cut = end;
+      while (cut > start && !SPACE.test(text[cut])) cut--;
+      end = cut > start ? cut : end;
+      if (cut === start) {
+        // no white space in the window: extend to the next one
+        end = start + CHUNK;
+        while (end < to && !SPACE.test(text[end])) end++;
+      }
+    }
+    for (const s of segmenter.segment(text.slice(start, end))) {
+      if (s.isWordLike && HAS_WORD_CHAR.test(s.segment)) out.push({ start: start + s.index, end: start + s.index + s.segment.length });
+    }
+    start = end;
   }
   return out;
 }

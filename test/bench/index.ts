@@ -9,6 +9,7 @@ export type BenchFigures = Record<string, number | string>;
 
 const modules: Array<{ name: string; load: () => Promise<{ run(): Promise<BenchFigures> }> }> = [
   { name: 'engine', load: () => import('./engine') },
+  { name: 'tokenizer', load: () => import('./tokenizer') },
 ];
 
 async function main(): Promise<void> {

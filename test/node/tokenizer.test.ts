@@ -20,6 +20,7 @@ interface Gold {
 }
 
 const strings = (text: string, l: Language) => tokenize(text, data[l]).tokens.map((t) => t.string);
+const i18nSep = () => ' \n';
 const lemmas = (text: string, l: Language) => tokenize(text, data[l]).tokens.map((t) => t.token);
 
 describe('gold files (hand-checked tokens)', () => {
@@ -167,6 +168,14 @@ describe('edge cases', () => {
   it('unknown words fall back to the lower-cased surface form', () => {
     expect(lemmas('Zorblaxes', 'en')).toEqual(['zorblaxes']);
     expect(lemmas('Qwrtzy', 'fr')).toEqual(['qwrtzy']);
+  });
+
+  it('long texts (segmented in white-space chunks) keep every word and offset', () => {
+    const words = Array.from({ length: 3000 }, (_, i) => (i % 7 === 0 ? 'state-of-the-art' : `w${i}`));
+    const text = `${words.join(i18nSep())} ${'y'.repeat(3000)} end`;
+    const out = tokenize(text, data.en);
+    expect(out.tokens.map((t) => t.string)).toEqual([...words, 'y'.repeat(3000), 'end']);
+    for (const t of out.tokens) expect(text.slice(t.indexStart, t.indexEnd)).toBe(t.string);
   });
 
   it('normalizes language codes case-insensitively', () => {
