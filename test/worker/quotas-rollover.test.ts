@@ -188,6 +188,20 @@ describe('monthly cycle', () => {
   });
 });
 
+describe('late statements', () => {
+  it('a charge whose instant was taken before midnight but runs after a charge of the new day counts into the new day and cycle', async () => {
+    const ws = uniqueWorkspaceId('late');
+    standOn('2024-05-20T00:00:00.000Z');
+    await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 100, limitAmountDaily: 50 }]);
+    await use(ws, 10, 'tokens', '2024-05-31T12:00:00.000Z');
+    await use(ws, 5, 'tokens', '2024-06-01T00:00:00.001Z');
+    await use(ws, 3, 'tokens', '2024-05-31T23:59:59.999Z'); // older instant, later statement
+    standOn('2024-06-01T00:00:01.000Z');
+    const q = await quotaOf(ws, 'tokens');
+    expect([q.usedAmount, q.usedAmountDaily, q.spilloverAmount]).toEqual([8, 8, 90]);
+  });
+});
+
 describe('admin changes across boundaries', () => {
   it('a limit change after a passed boundary does not act retroactively on that rollover', async () => {
     const ws = uniqueWorkspaceId('retro');

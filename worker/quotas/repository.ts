@@ -22,7 +22,8 @@ import { cycleParams, cycleStartFor, isoDate, type CycleParams } from './cycle';
 //   the spillover; used and bonus return to 0.
 // - Two or more changes: the idle cycles in between left their full limit unused, so the
 //   spillover is limitAmount (the same rule applied once per cycle change).
-// - Daily counter: kept on the same UTC day, 0 on any other day.
+// - Daily counter: kept on the same UTC day, 0 on a later day.
+// - Both only move forward: a statement carrying an older instant than the row's never rewinds it.
 // ---------------------------------------------------------------------------------------
 const effUsed = (p: string) => `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}used_amount ELSE 0 END)`;
 const effBonus = (p: string) => `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}bonus_amount ELSE 0 END)`;
@@ -30,13 +31,16 @@ const effSpill = (p: string) =>
   `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}spillover_amount ` +
   `WHEN ${p}cycle_start >= ?2 THEN MIN(${p}limit_amount, MAX(0, ${p}limit_amount + ${p}bonus_amount + ${p}spillover_amount - ${p}used_amount)) ` +
   `ELSE ${p}limit_amount END)`;
-const effDaily = (p: string) => `(CASE WHEN ${p}daily_date = ?3 THEN ${p}used_amount_daily ELSE 0 END)`;
+// `>=`: a request whose instant was taken just before midnight but whose statement runs after a
+// request of the new day has written never wipes the new day's counter (it counts into it).
+const effDaily = (p: string) => `(CASE WHEN ${p}daily_date >= ?3 THEN ${p}used_amount_daily ELSE 0 END)`;
+const effDailyDate = (p: string) => `(CASE WHEN ${p}daily_date >= ?3 THEN ${p}daily_date ELSE ?3 END)`;
 const effCycleStart = (p: string) => `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}cycle_start ELSE ?1 END)`;
 
 /** SET clause that writes the rolled-over state (used by charges and admin changes). */
 const MATERIALIZE_SET =
   `used_amount = ${effUsed('')}, used_amount_daily = ${effDaily('')}, bonus_amount = ${effBonus('')}, ` +
-  `spillover_amount = ${effSpill('')}, cycle_start = ${effCycleStart('')}, daily_date = ?3`;
+  `spillover_amount = ${effSpill('')}, cycle_start = ${effCycleStart('')}, daily_date = ${effDailyDate('')}`;
 
 const cycleBinds = (p: CycleParams): [string, string, string] => [p.cycleStart, p.previousCycleStart, p.today];
 
@@ -244,7 +248,7 @@ function exhausted(usageTypeKey: string, detail: string): ApiError {
 const CONSUME_UPDATE =
   `UPDATE quotas SET ` +
   `used_amount = ${effUsed('')} + ?4, used_amount_daily = ${effDaily('')} + ?4, ` +
-  `bonus_amount = ${effBonus('')}, spillover_amount = ${effSpill('')}, cycle_start = ${effCycleStart('')}, daily_date = ?3, ` +
+  `bonus_amount = ${effBonus('')}, spillover_amount = ${effSpill('')}, cycle_start = ${effCycleStart('')}, daily_date = ${effDailyDate('')}, ` +
   `charge_token = ?7, updated_at = ?8 ` +
   `WHERE workspace_id = ?5 AND usage_type_key = ?6 ` +
   `AND ${effUsed('')} + ?4 <= limit_amount + ${effBonus('')} + ${effSpill('')} ` +
