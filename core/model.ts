@@ -17,9 +17,17 @@ export interface ModelLoadOptions {
    * small sections are copied, so the caller's ArrayBuffer can be garbage-collected.
    */
   retainBuffer?: boolean;
+  /**
+   * rowOf binary-searches the sorted index for its first N calls, then builds a hash table over
+   * the vocabulary (~60 ms and 4 MiB for 341k words) and uses it from then on. Default 1024;
+   * 0 builds it on the first call, Infinity never.
+   */
+  lookupTableAfter?: number;
 }
 
 const utf8Encoder = new TextEncoder();
+/** Flag bit of a hash-table entry / find() result: several rows share the key. */
+const MULTI = 0x80000000;
 
 export class EmbeddingModel implements VectorIndex {
   readonly manifest: ModelManifest;
@@ -29,8 +37,18 @@ export class EmbeddingModel implements VectorIndex {
   private readonly offsets: Uint32Array;
   private readonly sorted: Uint32Array;
   private readonly matrix: MatrixSlot;
-  /** Bytes held outside WASM memory (vocabulary, offsets, index, and the artifact if retained). */
-  readonly retainedBytes: number;
+  /**
+   * Open-addressing hash table over the lower-cased keys, built on the first rowOf (one pass in
+   * row order, 8 bytes per slot at load factor <= 2/3: 4 MiB for 341k words). Slot pairs:
+   * [row + 1 (bit 31: more rows share the key), FNV-1a hash]; the row is the most frequent with
+   * that key. rowOf is then one or two probes instead of a binary search over the vocabulary.
+   * Until then (the first `lookupTableAfter` calls) rowOf binary-searches SIDX, so a fresh model
+   * answers its first queries without paying for the table.
+   */
+  private table: Uint32Array | null = null;
+  private lookups = 0;
+  private readonly tableAfter: number;
+  private readonly baseBytes: number;
 
   private constructor(parsed: ParsedArtifact, readonly kernels: Kernels, options: ModelLoadOptions) {
     this.manifest = parsed.manifest;
@@ -41,7 +59,8 @@ export class EmbeddingModel implements VectorIndex {
     this.sorted = retain ? parsed.sortedIndex : parsed.sortedIndex.slice();
     this.offsets = parsed.wordOffsets;
     this.matrix = kernels.loadMatrix(parsed.rows, parsed.scales, parsed.size, parsed.dims);
-    this.retainedBytes = (retain ? parsed.byteLength : this.vocab.byteLength + this.sorted.byteLength) + this.offsets.byteLength;
+    this.tableAfter = options.lookupTableAfter ?? 1024;
+    this.baseBytes = (retain ? parsed.byteLength : this.vocab.byteLength + this.sorted.byteLength) + this.offsets.byteLength;
   }
 
   /** Verifies and loads an artifact (core/artifact.ts); throws ArtifactError when it is corrupt. */
@@ -51,6 +70,11 @@ export class EmbeddingModel implements VectorIndex {
 
   static fromParsed(parsed: ParsedArtifact, kernels: Kernels, options: ModelLoadOptions = {}): EmbeddingModel {
     return new EmbeddingModel(parsed, kernels, options);
+  }
+
+  /** Bytes held outside WASM memory: vocabulary, offsets, index (or the whole artifact if retained), lookup table once built. */
+  get retainedBytes(): number {
+    return this.baseBytes + (this.table?.byteLength ?? 0);
   }
 
   /** WASM memory of this model's kernels instance + retained JS buffers. */
@@ -76,12 +100,18 @@ export class EmbeddingModel implements VectorIndex {
   rowOf(word: string): number {
     if (typeof word !== 'string' || word.length === 0) return -1;
     const key = keyBytes(word);
-    const lo = this.lowerBound(key, false);
-    const hi = this.upperBound(key, false, lo);
-    if (lo === hi) return -1;
-    if (hi - lo === 1) {
-      // The common case: one entry with this key. Exact or lower-cased hit, or the case-insensitive fallback.
-      return this.sorted[lo]!;
+    let lo: number;
+    let hi: number;
+    if (this.table || ++this.lookups > this.tableAfter) {
+      const found = this.find(key);
+      if (found < 0) return -1;
+      // The common case: one entry with this key, so it is the exact, lower-cased or case-insensitive hit.
+      if (!(found & MULTI)) return found;
+      [lo, hi] = this.range(key, false);
+    } else {
+      [lo, hi] = this.range(key, false);
+      if (lo === hi) return -1;
+      if (hi - lo === 1) return this.sorted[lo]!;
     }
     const exact = utf8Encoder.encode(word);
     for (let i = lo; i < hi; i++) if (this.rowBytesEqual(this.sorted[i]!, exact)) return this.sorted[i]!;
@@ -106,13 +136,27 @@ export class EmbeddingModel implements VectorIndex {
       for (let r = 0; r < this.size && out.length < limit; r++) if (!accept || accept(r)) out.push(r);
       return out;
     }
-    const lo = this.lowerBound(key, true);
-    const hi = this.upperBound(key, true, lo);
-    if (lo === hi) return out;
+    const [lo, hi] = this.range(key, true);
+    const count = hi - lo;
+    if (count === 0) return out;
+    // Wide ranges (short prefixes): scan rows in frequency order, which finds `limit` matches after
+    // about limit * size / count rows. Narrow ranges, or when the scan budget runs out (a strict
+    // accept filter): sort the range's row ids. accept is called at most once per row.
+    let from = 0;
+    if (count * count > 4 * limit * this.size) {
+      const budget = Math.min(this.size, Math.max(4096, Math.ceil((16 * limit * this.size) / count)));
+      for (let r = 0; r < budget; r++) {
+        if (this.compareRow(r, key, true) === 0 && (!accept || accept(r))) {
+          out.push(r);
+          if (out.length >= limit) return out;
+        }
+      }
+      from = budget;
+    }
     const rows = this.sorted.slice(lo, hi).sort();
     for (let i = 0; i < rows.length && out.length < limit; i++) {
       const r = rows[i]!;
-      if (!accept || accept(r)) out.push(r);
+      if (r >= from && (!accept || accept(r))) out.push(r);
     }
     return out;
   }
@@ -121,8 +165,8 @@ export class EmbeddingModel implements VectorIndex {
   prefixCount(prefix: string): number {
     const key = keyBytes(prefix);
     if (key.length === 0) return this.size;
-    const lo = this.lowerBound(key, true);
-    return this.upperBound(key, true, lo) - lo;
+    const [lo, hi] = this.range(key, true);
+    return hi - lo;
   }
 
   vector(row: number): Float32Array {
@@ -149,10 +193,69 @@ export class EmbeddingModel implements VectorIndex {
   // Binary search over SIDX
   // ------------------------------------------------------------------------------------------
 
-  /** First index i with key(sorted[i]) >= key (prefix mode: compares only the first |key| bytes). */
-  private lowerBound(key: Uint8Array, prefix: boolean): number {
-    let lo = 0;
-    let hi = this.size;
+  /** SIDX positions [lo, hi) whose key equals key (prefix mode: starts with key). */
+  private range(key: Uint8Array, prefix: boolean): [number, number] {
+    const lo = this.lowerBound(key, prefix, 0, this.size);
+    return [lo, this.upperBound(key, prefix, lo, this.size)];
+  }
+
+  /** Most frequent row whose key equals key (| MULTI when several rows share it), or -1. */
+  private find(key: Uint8Array): number {
+    const table = (this.table ??= this.buildTable());
+    const mask = (table.length >>> 1) - 1;
+    const h = fnv1a(key, 0, key.length);
+    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+      const v = table[2 * slot]!;
+      if (v === 0) return -1;
+      if (table[2 * slot + 1] === h) {
+        const row = (v & ~MULTI) - 1;
+        if (this.compareRow(row, key, false) === 0) return (row | (v & MULTI)) >>> 0;
+      }
+    }
+  }
+
+  private buildTable(): Uint32Array {
+    let cap = 2;
+    while (cap * 2 < this.size * 3) cap <<= 1;
+    const table = new Uint32Array(cap * 2);
+    const mask = cap - 1;
+    const v = this.vocab;
+    const scratch = new Uint8Array(256);
+    for (let row = 0; row < this.size; row++) {
+      const start = this.offsets[row]!;
+      const end = this.offsets[row + 1]!;
+      let key: Uint8Array = scratch;
+      let len = end - start;
+      for (let j = 0; j < len; j++) {
+        const b = v[start + j]!;
+        if (b >= 0x80) {
+          key = keyBytes(decodeWord(v, this.offsets, row));
+          len = key.length;
+          break;
+        }
+        scratch[j] = b >= 0x41 && b <= 0x5a ? b + 0x20 : b;
+      }
+      const h = fnv1a(key, 0, len);
+      let slot = h & mask;
+      for (;;) {
+        const e = table[2 * slot]!;
+        if (e === 0) {
+          table[2 * slot] = row + 1;
+          table[2 * slot + 1] = h;
+          break;
+        }
+        if (table[2 * slot + 1] === h && this.compareRow((e & ~MULTI) - 1, key.subarray(0, len), false) === 0) {
+          table[2 * slot] = (e | MULTI) >>> 0; // a less frequent row with the same key
+          break;
+        }
+        slot = (slot + 1) & mask;
+      }
+    }
+    return table;
+  }
+
+  /** First index i in [lo, hi) with key(sorted[i]) >= key (prefix mode: compares only the first |key| bytes). */
+  private lowerBound(key: Uint8Array, prefix: boolean, lo: number, hi: number): number {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (this.compareRow(this.sorted[mid]!, key, prefix) < 0) lo = mid + 1;
@@ -161,10 +264,8 @@ export class EmbeddingModel implements VectorIndex {
     return lo;
   }
 
-  /** First index i >= from with key(sorted[i]) > key. */
-  private upperBound(key: Uint8Array, prefix: boolean, from: number): number {
-    let lo = from;
-    let hi = this.size;
+  /** First index i in [lo, hi) with key(sorted[i]) > key. */
+  private upperBound(key: Uint8Array, prefix: boolean, lo: number, hi: number): number {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (this.compareRow(this.sorted[mid]!, key, prefix) <= 0) lo = mid + 1;
@@ -209,6 +310,13 @@ export class EmbeddingModel implements VectorIndex {
     for (let i = 0; i < bytes.length; i++) if (this.vocab[start + i] !== bytes[i]) return false;
     return true;
   }
+}
+
+/** FNV-1a (32-bit) of bytes[start, end). */
+function fnv1a(bytes: Uint8Array, start: number, end: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return h >>> 0;
 }
 
 export { ArtifactError };

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ArtifactError, writeArtifact } from '../../core/artifact';
-import { EmbeddingModel } from '../../core/model';
+import { EmbeddingModel, type ModelLoadOptions } from '../../core/model';
 import { quantizeRows } from '../../core/quantize';
 import { loadDefaultFloatVectors, loadDefaultModel, loadKernels } from '../../build/load-model';
 import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID } from '../../build/default-model';
@@ -28,7 +28,7 @@ function vectorsFor(n: number, dims: number, seed: number): Float32Array {
   return v;
 }
 
-function buildModel(words: string[], dims = 8, seed = 1, options?: { retainBuffer?: boolean }): { model: EmbeddingModel; buffer: ArrayBuffer; vectors: Float32Array } {
+function buildModel(words: string[], dims = 8, seed = 1, options?: ModelLoadOptions): { model: EmbeddingModel; buffer: ArrayBuffer; vectors: Float32Array } {
   const vectors = vectorsFor(words.length, dims, seed);
   const { rows, scales } = quantizeRows(vectors, words.length, dims);
   const bytes = writeArtifact({
@@ -90,8 +90,9 @@ function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 describe('EmbeddingModel lookups on random vocabularies', () => {
   it('word(row) returns the stored entry; rowOf agrees with the reference (exact, lower-cased, case-insensitive)', () => {
     fc.assert(
-      fc.property(vocabArb, fc.array(wordArb, { maxLength: 30 }), (words, probes) => {
-        const { model } = buildModel(words);
+      fc.property(vocabArb, fc.array(wordArb, { maxLength: 30 }), fc.constantFrom(0, 1024, 7), (words, probes, lookupTableAfter) => {
+        // lookupTableAfter 0: hash table from the first call; 1024: binary search only; 7: both.
+        const { model } = buildModel(words, 8, 1, { lookupTableAfter });
         expect(model.size).toBe(words.length);
         for (let r = 0; r < words.length; r++) {
           expect(model.word(r)).toBe(words[r]);
@@ -131,6 +132,10 @@ describe('EmbeddingModel lookups on random vocabularies', () => {
   it('handles case-folding edge cases consistently with String.prototype.toLowerCase', () => {
     const words = ['Straße', 'İstanbul', 'ΣΟΦΙΑ', 'σοφια', 'Kelvin', 'ǅemal', 'apple', 'Apple', 'APPLE', '😀smile', 'zebra'];
     const { model } = buildModel(words);
+    const hashed = buildModel(words, 8, 1, { lookupTableAfter: 0 }).model;
+    for (const w of ['straße', 'STRASSE', 'i̇stanbul', 'istanbul', 'σοφια', 'ΣΟΦΙΑ', 'σοφιας', 'kelvin', 'KELVIN', 'ǆemal', 'Apple', 'aPPle', '😀SMILE', 'Zebra']) {
+      expect(hashed.rowOf(w), w).toBe(refRowOf(words, w));
+    }
     for (const w of ['straße', 'STRASSE', 'i̇stanbul', 'istanbul', 'σοφια', 'ΣΟΦΙΑ', 'σοφιας', 'kelvin', 'KELVIN', 'ǆemal', 'Apple', 'aPPle', '😀SMILE', 'Zebra']) {
       expect(model.rowOf(w), w).toBe(refRowOf(words, w));
     }
@@ -242,6 +247,7 @@ describe('default model against its source', () => {
       if (!lower.has(w.toLowerCase())) lower.set(w.toLowerCase(), r);
     });
     const ref = (w: string) => exact.get(w) ?? exact.get(w.toLowerCase()) ?? lower.get(w.toLowerCase()) ?? -1;
+    // The default model switches from binary search to its hash table after 1024 lookups: both are checked.
     for (let r = 0; r < model.size; r += 97) {
       const w = source.words[r]!;
       expect(model.word(r)).toBe(w);
@@ -249,6 +255,9 @@ describe('default model against its source', () => {
       expect(model.rowOf(w.toUpperCase()), w.toUpperCase()).toBe(ref(w.toUpperCase()));
       expect(model.rowOf(`${w}qx`)).toBe(ref(`${w}qx`));
     }
+    const before = model.retainedBytes;
+    for (let r = 0; r < model.size; r += 89) expect(model.rowOf(source.words[r]!)).toBe(r);
+    expect(model.retainedBytes).toBe(before); // the table was built during the first loop
   });
 
   it('prefix ranges match a scan of the source vocabulary', () => {
