@@ -47,6 +47,8 @@ export interface ImportOptions {
   out?: string;
   /** Keep only the first (most frequent) N words. */
   maxWords?: number;
+  /** Read size in bytes (default 4 MiB); tests use tiny chunks. */
+  chunkSize?: number;
   /** Progress display: a bar on a TTY, a line per 10% otherwise; false for none. Default true. */
   progress?: boolean;
   log?: (message: string) => void;
@@ -211,7 +213,7 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
   let dims = 0;
   try {
     if (format === 'wink') {
-      const w = await readWinkJson(o.input, (b) => progress.update(b));
+      const w = await readWinkJson(o.input, (b) => progress.update(b), o.chunkSize);
       dims = w.dims;
       acc = new RowAccumulator(dims, w.words.length, maxWords);
       for (let r = 0; r < w.words.length && !acc.full; r++) {
@@ -230,6 +232,7 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
           if (acc!.full) throw STOP;
         },
         onProgress: (b: number) => progress.update(b),
+        chunkSize: o.chunkSize,
       };
       try {
         const stats = format === 'w2v-bin' ? await readWord2vecBinary(o.input, callbacks) : await readTextVectors(o.input, format, callbacks);
