@@ -19,6 +19,7 @@ import { registerScoring } from './routes/scoring';
 import { registerCatalog } from './routes/catalog';
 import { registerDimensionAdmin } from './routes/dimensions';
 import { registerDocs } from './routes/docs';
+import { registerDiagnostics } from './routes/diagnostics';
 import { registerPlagiarismRoutes } from './routes/plagiarism';
 import { registerQuotaRoutes } from './quotas/routes';
 import { registerAdminWorkspaceRoutes } from './quotas/admin-routes';
@@ -74,6 +75,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerCatalog(app);
   registerDimensionAdmin(app);
   registerDocs(app);
+  registerDiagnostics(app);
   registerPlagiarismRoutes(app);
   registerQuotaRoutes(app);
   registerAdminWorkspaceRoutes(app);

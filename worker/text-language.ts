@@ -34,3 +34,16 @@ export async function getTokenizer(env: Env, language: string): Promise<(text: s
   const data = await getLanguageData(env, language);
   return (text: string) => tokenize(text, data).tokens;
 }
+
+/** Bytes of the language data loaded in this isolate (diagnostics). */
+export async function languageMemory(): Promise<Array<{ language: string; bytes: number }>> {
+  const out: Array<{ language: string; bytes: number }> = [];
+  for (const [language, p] of cache) {
+    try {
+      out.push({ language, bytes: (await p).byteLength });
+    } catch {
+      // failed loads hold nothing
+    }
+  }
+  return out;
+}

@@ -1,0 +1,262 @@
+/**
+ * `npm run bench:api`: the scoring API under load, through the real Worker (wrangler dev, local
+ * D1/R2/KV) with the default model (en-glove-6b-100d).
+ *
+ * Starts `wrangler dev` on 127.0.0.1:8796 with its own state directory (migrated and seeded like
+ * `npm start`), or reuses a server already answering there. Runs autocannon against:
+ *   - a trivial route (GET /api/health),
+ *   - find-and-score word-scores (limit 100),
+ *   - whitelist word-scores (500 words, 3 dimensions),
+ *   - text-scores (10 texts x 200 words, 3 dimensions, goalConfig with zscore).
+ * For each: p50 / p99 latency and req/s, the server's own time (Server-Timing `total`, median),
+ * and, measured in this same process and run, the kernel time of the request's work (the same
+ * WASM kernels and model bytes in Node) and the whole core computation (core/scoring).
+ * Target: find-and-score p50 <= kernel time + 3 ms.
+ *
+ * Options (env): BENCH_API_SECONDS (per endpoint, default 10), BENCH_API_CONNECTIONS (default 4).
+ * The last line printed is a JSON object of the figures.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { SignJWT } from 'jose';
+import { ensureBuilt } from '../../build/ensure';
+import { migrateLocal, seedR2 } from '../../build/start';
+import { GENERATED, QUIET_ENV, ROOT } from '../../build/wrangler';
+import { Kernels } from '../../core/kernels';
+import { EmbeddingModel } from '../../core/model';
+import { parseLanguageData, tokenize } from '../../core/tokenizer';
+import { BoundedCache, scoreTexts, scoreWords, type FactorStats, type TextScoresRequest, type WordScoresRequest } from '../../core/scoring';
+
+const PORT = 8796;
+const BASE = `http://127.0.0.1:${PORT}`;
+const MODEL = 'en-glove-6b-100d';
+const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_API_CONNECTIONS ?? 4);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function up(): Promise<boolean> {
+  try {
+    return (await fetch(`${BASE}/api/health`, { signal: AbortSignal.timeout(2000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+async function startServer(): Promise<ChildProcess | null> {
+  if (await up()) {
+    console.log(`[bench:api] reusing the server on ${BASE}`);
+    return null;
+  }
+  const persist = path.join(os.tmpdir(), 'embedding-edge-bench-api');
+  fs.mkdirSync(persist, { recursive: true });
+  const artifacts = await ensureBuilt();
+  migrateLocal(persist);
+  seedR2(artifacts, persist);
+  const wrangler = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
+  const child = spawn(
+    process.execPath,
+    [wrangler, 'dev', '--ip', '127.0.0.1', '--port', String(PORT), '--local', '--persist-to', persist, '--show-interactive-dev-session=false'],
+    { cwd: ROOT, env: QUIET_ENV, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
+  let log = '';
+  child.stdout?.on('data', (d) => (log += d));
+  child.stderr?.on('data', (d) => (log += d));
+  for (let i = 0; i < 240; i++) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
+    if (await up()) return child;
+    await sleep(500);
+  }
+  stopServer(child);
+  throw new Error(`wrangler dev did not answer within 120 s:\n${log.slice(-4000)}`);
+}
+
+function stopServer(child: ChildProcess | null): void {
+  if (!child || child.pid === undefined || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    child.kill('SIGTERM');
+  }
+}
+
+function devSecret(): string {
+  const vars = fs.readFileSync(path.join(ROOT, '.dev.vars'), 'utf8');
+  const m = /^JWT_SECRET\s*=\s*"?([^"\n]+)"?/m.exec(vars);
+  if (!m) throw new Error('JWT_SECRET not found in .dev.vars');
+  return m[1];
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)] : NaN;
+}
+
+/** Median wall time of fn over a few runs (ms), after a warm-up. */
+function timeIt(fn: () => void, runs = 15): number {
+  fn();
+  const t: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const s = performance.now();
+    fn();
+    t.push(performance.now() - s);
+  }
+  return median(t);
+}
+
+interface Figures {
+  p50: number;
+  p99: number;
+  reqPerSec: number;
+  serverTotalMs: number;
+  non2xx: number;
+}
+
+async function load(name: string, method: 'GET' | 'POST', p: string, token: string, body?: unknown): Promise<Figures> {
+  // Warm-up (loads the model, language data and statistics), and the server's own timing.
+  const serverTimes: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const res = await fetch(`${BASE}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${name}: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+    const st = res.headers.get('server-timing');
+    const total = st ? /total;dur=([\d.]+)/.exec(st) : null;
+    if (total) serverTimes.push(Number(total[1]));
+  }
+  const result = await autocannon({
+    url: `${BASE}${p}`,
+    method,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return {
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    reqPerSec: result.requests.average,
+    serverTotalMs: serverTimes.length ? median(serverTimes) : NaN,
+    non2xx: result.non2xx,
+  };
+}
+
+async function main(): Promise<void> {
+  const child = await startServer();
+  const stop = () => stopServer(child);
+  process.on('SIGINT', () => {
+    stop();
+    process.exit(130);
+  });
+  try {
+    const token = await new SignJWT({ workspaceId: 'ws_demo', sub: 'bench-api' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 3600)
+      .sign(new TextEncoder().encode(devSecret()));
+
+    // The same kernels and model bytes in this process, for the kernel-time reference.
+    const kernels = Kernels.fromBytes(fs.readFileSync(path.join(GENERATED, 'kernels.wasm')));
+    const model = EmbeddingModel.fromArrayBuffer(new Uint8Array(fs.readFileSync(path.join(GENERATED, 'models', `${MODEL}.emb`))), kernels);
+    const lang = parseLanguageData(new Uint8Array(fs.readFileSync(path.join(GENERATED, 'lang', 'en.bin'))));
+    const stats = new BoundedCache<FactorStats>(64);
+
+    const seeds = ['happy', 'joy', 'delight', 'cheerful'];
+    const dims = [
+      { id: 1, type: 'dimension' as const }, // stored "Positive" (migration 0002)
+      { id: 20, type: 'manual' as const, words: ['science', 'research', 'laboratory'] },
+      { id: 21, type: 'axis' as const, words: ['good', 'great'], oppositeWords: ['bad', 'awful'] },
+    ];
+    const storedDimensions = new Map([[1, { words: ['good', 'great', 'excellent', 'wonderful', 'happy', 'positive', 'love', 'best', 'beautiful', 'success'] }]]);
+    const vocabSample: string[] = [];
+    for (let r = 100; vocabSample.length < 500; r += 37) {
+      const w = model.word(r);
+      if (/^\p{L}+$/u.test(w)) vocabSample.push(w);
+    }
+    const text = (i: number) => {
+      const words: string[] = [];
+      for (let k = 0; k < 200; k++) words.push(model.word(((i * 7919 + k * 104729) % 20_000) + 1));
+      return words.join(' ');
+    };
+    const findReq: WordScoresRequest = { seedWords: seeds, embeddingModelId: MODEL, limit: 100 };
+    const whitelistReq: WordScoresRequest = { seedWords: seeds, whitelistWords: vocabSample, embeddingModelId: MODEL, dimensions: dims, seedScore: 1 };
+    const textReq: TextScoresRequest = {
+      texts: Array.from({ length: 10 }, (_, i) => text(i)),
+      embeddingModelId: MODEL,
+      dimensions: dims,
+      goalConfig: { modelRankScore: 0.5, dimensions: [{ id: 1, weight: 3 }, { id: 20, weight: -1 }, { id: 21, weight: 2 }], normalization: 'zscore' },
+    };
+
+    // Kernel time = the WASM calls the request needs; core time = the whole core/scoring function.
+    const centroid = model.centroid(seeds.map((w) => model.rowOf(w)))!;
+    const kernelFind = timeIt(() => model.topK(centroid, 100 + seeds.length + 32));
+    const wlRows = Int32Array.from(vocabSample.map((w) => model.rowOf(w)));
+    const queries = [centroid, ...dims.map((d) => model.centroid((d.words ?? storedDimensions.get(d.id)!.words).map((w) => model.rowOf(w)).filter((r) => r >= 0))!)];
+    const kernelWhitelist = timeIt(() => {
+      for (const q of queries) model.scores(q, wlRows);
+    });
+    const tokenRows = Int32Array.from(textReq.texts.flatMap((t) => tokenize(t, lang).tokens.filter((x) => !x.isStop).map((x) => model.rowOf(x.token.toLowerCase()))).filter((r) => r >= 0));
+    const kernelText = timeIt(() => {
+      for (const q of queries.slice(1)) model.scores(q, tokenRows);
+    });
+    const coreFind = timeIt(() => scoreWords(findReq, { index: model, mappers: [], storedDimensions }));
+    const coreWhitelist = timeIt(() => scoreWords(whitelistReq, { index: model, mappers: [], storedDimensions }));
+    const coreText = timeIt(
+      () => scoreTexts(textReq, { index: model, tokenize: (t) => tokenize(t, lang).tokens, mappers: [], storedDimensions, stats }),
+      5,
+    );
+
+    const ws = '/api/v1/workspaces/ws_demo';
+    const out: Record<string, unknown> = { seconds: SECONDS, connections: CONNECTIONS };
+    const trivial = await load('trivial', 'GET', '/api/health', token);
+    const find = await load('find-and-score', 'POST', `${ws}/word-scores`, token, findReq);
+    const whitelist = await load('whitelist', 'POST', `${ws}/word-scores`, token, whitelistReq);
+    const texts = await load('text-scores', 'POST', `${ws}/text-scores`, token, textReq);
+    const rows = [
+      ['trivial GET /api/health', trivial, NaN, NaN],
+      ['find-and-score (limit 100)', find, kernelFind, coreFind],
+      ['whitelist word-scores (500 words, 3 dims)', whitelist, kernelWhitelist, coreWhitelist],
+      ['text-scores (10 x 200 words, 3 dims, goal)', texts, kernelText, coreText],
+    ] as const;
+    console.log('\nendpoint                                      p50 ms  p99 ms   req/s  server ms  kernel ms  core ms  non2xx');
+    for (const [name, fgs, kernel, core] of rows) {
+      console.log(
+        `${name.padEnd(44)} ${fgs.p50.toFixed(1).padStart(7)} ${fgs.p99.toFixed(1).padStart(7)} ${fgs.reqPerSec.toFixed(0).padStart(7)} ${fgs.serverTotalMs.toFixed(2).padStart(10)} ${kernel.toFixed(2).padStart(10)} ${core.toFixed(2).padStart(8)} ${String(fgs.non2xx).padStart(7)}`,
+      );
+      out[name] = { ...fgs, kernelMs: kernel, coreMs: core };
+    }
+    // Isolate memory after the runs: default model (WASM matrix + retained buffers) + English data.
+    const adminTok = await new SignJWT({ scope: 'admin', sub: 'bench-api' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 600)
+      .sign(new TextEncoder().encode(devSecret()));
+    const mem = (await (await fetch(`${BASE}/api/admin/v1/diagnostics/memory`, { headers: { authorization: `Bearer ${adminTok}` } })).json()) as {
+      wasmMemoryBytes: number;
+      models: Array<{ id: string; retainedBytes: number }>;
+      languages: Array<{ language: string; bytes: number }>;
+      totalBytes: number;
+    };
+    const MB = (b: number) => (b / 1024 / 1024).toFixed(1);
+    console.log(
+      `\nisolate memory: WASM ${MB(mem.wasmMemoryBytes)} MiB + model buffers ${MB(mem.models.reduce((a, m) => a + m.retainedBytes, 0))} MiB + language data ${MB(mem.languages.reduce((a, l) => a + l.bytes, 0))} MiB = ${MB(mem.totalBytes)} MiB (limit 128 MiB, target < 100 MB)`,
+    );
+    out.memory = mem;
+    const target = kernelFind + 3;
+    console.log(`\nfind-and-score p50 ${find.p50.toFixed(1)} ms vs kernel ${kernelFind.toFixed(2)} ms + 3 ms = ${target.toFixed(2)} ms: ${find.p50 <= target ? 'MET' : 'NOT MET'}`);
+    out.findTargetMs = target;
+    out.findTargetMet = find.p50 <= target;
+    console.log(JSON.stringify(out));
+  } finally {
+    stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

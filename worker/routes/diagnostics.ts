@@ -1,0 +1,44 @@
+/**
+ * GET /api/admin/v1/diagnostics/memory (admin scope): what this isolate holds for the models and
+ * language data loaded so far: WASM linear memory (all model matrices + kernel scratch), the
+ * vocabulary/index buffers kept outside WASM, and the tokenizer language data. Used by
+ * `npm run bench:api` to report the isolate memory of the default model plus English data.
+ */
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../env';
+import { registryMemory } from '../models';
+import { languageMemory } from '../text-language';
+import { errorResponses } from '../schemas';
+
+const route = createRoute({
+  method: 'get',
+  path: '/api/admin/v1/diagnostics/memory',
+  tags: ['Admin'],
+  summary: "Memory held by this isolate's loaded models and language data",
+  security: [{ bearerAuth: [] }],
+  responses: {
+    200: {
+      description: 'Bytes per component',
+      content: {
+        'application/json': {
+          schema: z.object({
+            wasmMemoryBytes: z.number().int(),
+            models: z.array(z.object({ id: z.string(), retainedBytes: z.number().int() })),
+            languages: z.array(z.object({ language: z.string(), bytes: z.number().int() })),
+            totalBytes: z.number().int(),
+          }),
+        },
+      },
+    },
+    ...errorResponses(401, 403),
+  },
+});
+
+export function registerDiagnostics(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const mem = registryMemory();
+    const languages = await languageMemory();
+    const totalBytes = mem.wasmMemoryBytes + mem.models.reduce((s, m) => s + m.retainedBytes, 0) + languages.reduce((s, l) => s + l.bytes, 0);
+    return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes }, 200);
+  });
+}
