@@ -49,6 +49,16 @@ export default defineConfig(async () => {
             globalSetup: ['test/node/global-setup.ts'],
           },
         },
+        {
+          // Real Chromium (Debian package) + wrangler dev on port 8798: offline scorer parity, playground.
+          test: {
+            name: 'e2e',
+            include: ['test/e2e/**/*.test.ts'],
+            environment: 'node',
+            testTimeout: 600_000,
+            hookTimeout: 900_000,
+          },
+        },
       ],
     },
   };

@@ -25,6 +25,7 @@ const steps: Array<{ name: string; load: () => Promise<Step> }> = [
   { name: 'default-model', load: async () => (await import('./default-model')).ensureDefaultModel },
   { name: 'default-mappers', load: async () => (await import('./mapper/defaults')).ensureDefaultMappers },
   { name: 'language-data', load: async () => (await import('./lang-data')).ensureLanguageData },
+  { name: 'browser', load: async () => (await import('./build-browser')).ensureBrowser },
 ];
 
 export async function ensureBuilt(options: EnsureOptions = {}): Promise<R2Artifact[]> {

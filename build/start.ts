@@ -5,19 +5,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { pathToFileURL } from 'node:url';
 import { ensureBuilt, type R2Artifact } from './ensure';
 import { ROOT, wranglerSpawn, wranglerSync } from './wrangler';
 
 const BUCKET = 'embedding-edge-artifacts';
-const STAMP = path.join(ROOT, '.wrangler', 'seeded-artifacts.json');
+const DEFAULT_STAMP = path.join(ROOT, '.wrangler', 'seeded-artifacts.json');
 
 function fingerprint(file: string): string {
   const st = fs.statSync(file);
   return crypto.createHash('sha1').update(`${st.size}:${st.mtimeMs}`).digest('hex');
 }
 
-/** Puts each artifact into local R2 unless the same file was seeded before. */
-function seedR2(artifacts: R2Artifact[]): void {
+/** Puts each artifact into local R2 unless the same file was seeded before (persistTo: another state dir). */
+export function seedR2(artifacts: R2Artifact[], persistTo?: string): void {
+  const STAMP = persistTo ? path.join(persistTo, 'seeded-artifacts.json') : DEFAULT_STAMP;
   const seeded: Record<string, string> = fs.existsSync(STAMP) ? JSON.parse(fs.readFileSync(STAMP, 'utf8')) : {};
   for (const a of artifacts) {
     const fp = fingerprint(a.file);
@@ -25,6 +27,7 @@ function seedR2(artifacts: R2Artifact[]): void {
     console.log(`[start] seeding local R2: ${a.key} (${(fs.statSync(a.file).size / 1e6).toFixed(1)} MB)`);
     const args = ['r2', 'object', 'put', `${BUCKET}/${a.key}`, '--file', a.file, '--local'];
     if (a.contentType) args.push('--content-type', a.contentType);
+    if (persistTo) args.push('--persist-to', persistTo);
     wranglerSync(args);
     seeded[a.key] = fp;
     fs.mkdirSync(path.dirname(STAMP), { recursive: true });
@@ -32,10 +35,15 @@ function seedR2(artifacts: R2Artifact[]): void {
   }
 }
 
+/** Applies the D1 migrations to the local database (persistTo: another state dir). */
+export function migrateLocal(persistTo?: string): void {
+  wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local', ...(persistTo ? ['--persist-to', persistTo] : [])]);
+}
+
 async function main(): Promise<void> {
   const artifacts = await ensureBuilt();
   console.log('[start] applying D1 migrations (local)');
-  wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local']);
+  migrateLocal();
   seedR2(artifacts);
   const port = process.env.PORT ?? '8787';
   console.log(`[start] serving on http://127.0.0.1:${port}`);
@@ -48,7 +56,9 @@ async function main(): Promise<void> {
   child.on('exit', (code) => process.exit(code ?? 0));
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -3,6 +3,7 @@
  * cross-checks and the normalization statistics (decisions.md "Scores").
  */
 import type { VectorIndex } from '../types';
+import { ln } from './ln';
 import type {
   DimensionRequest,
   FactorStats,
@@ -33,7 +34,7 @@ export class ScoringError extends Error {
 /** f(rank) = 1 - ln(rank)/ln(V), in [0, 1]; rank is 1-based. */
 export function frequencyScore(rank: number, vocabularySize: number): number {
   if (vocabularySize <= 1) return 1;
-  return 1 - Math.log(rank) / Math.log(vocabularySize);
+  return 1 - ln(rank) / ln(vocabularySize);
 }
 
 const LETTER = /\p{L}/u;
@@ -163,7 +164,7 @@ function statsOf(values: ArrayLike<number>): FactorStats {
   for (let i = 0; i < n; i++) mean += sorted[i];
   mean = n > 0 ? mean / n : 0;
   let v = 0;
-  for (let i = 0; i < n; i++) v += (sorted[i] - mean) ** 2;
+  for (let i = 0; i < n; i++) v += (sorted[i] - mean) * (sorted[i] - mean);
   const std = n > 0 ? Math.sqrt(v / n) : 0;
   return { n, mean, std, sorted };
 }

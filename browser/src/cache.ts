@@ -1,0 +1,197 @@
+/**
+ * Downloads of the service's artifact endpoints (GET /api/v1/artifacts/...) and their IndexedDB
+ * cache (idb-keyval, one object store). A download is verified against X-Content-SHA256 before
+ * it is cached; a cached copy is revalidated with If-None-Match (304 = keep) when the service is
+ * reachable and used as is when it is not.
+ *
+ * Keys: ['model', id] -> CachedModelInfo (the current version of a model),
+ *       ['model-bytes', id, version] -> ArrayBuffer (the artifact),
+ *       ['mapper', id, version, key], ['lang', language], ['dimensions'] -> StoredArtifact.
+ */
+import { createStore, del, delMany, get, keys, set, type UseStore } from 'idb-keyval';
+import type { OfflineProblem, Progress } from './protocol';
+
+export const DB_NAME = 'embedding-edge-offline';
+let store: UseStore | null = null;
+export const idb = (): UseStore => (store ??= createStore(DB_NAME, 'artifacts'));
+
+export interface StoredArtifact {
+  etag: string;
+  sha256: string;
+  bytes: ArrayBuffer;
+  headers: Record<string, string>;
+  storedAt: string;
+}
+
+/** Thrown inside the worker; index.ts turns it into an OfflineScorerError. */
+export class ProblemError extends Error {
+  constructor(readonly problem: OfflineProblem) {
+    super(problem.detail);
+  }
+}
+
+export function problem(status: number, code: string, detail: string, errors?: OfflineProblem['errors']): ProblemError {
+  const translationKey = code.toLowerCase().replace(/_([a-z0-9])/g, (_, ch: string) => ch.toUpperCase());
+  const title = code
+    .toLowerCase()
+    .split('_')
+    .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
+    .join(' ');
+  return new ProblemError({ status, code, translationKey, title, detail, ...(errors ? { errors } : {}) });
+}
+
+/** The service could not be reached (offline, DNS, CORS): callers fall back to the cache. */
+export class NetworkUnavailable extends Error {}
+
+export function hex(buf: ArrayBuffer): string {
+  const b = new Uint8Array(buf);
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += b[i].toString(16).padStart(2, '0');
+  return s;
+}
+
+export async function sha256Hex(bytes: ArrayBuffer): Promise<string> {
+  return hex(await crypto.subtle.digest('SHA-256', bytes));
+}
+
+export type ProgressFn = (p: Progress) => void;
+
+export interface Fetched {
+  status: 200 | 304;
+  etag: string;
+  sha256: string;
+  headers: Record<string, string>;
+  bytes?: ArrayBuffer;
+}
+
+const PROGRESS_STEP = 1 << 20;
+
+/**
+ * GET an artifact. 304 when `etag` still matches; 200 with the verified bytes otherwise.
+ * Throws NetworkUnavailable when the request cannot be made, ProblemError for an error answer
+ * or a checksum mismatch.
+ */
+export async function fetchArtifact(
+  baseUrl: string,
+  token: string | undefined,
+  path: string,
+  etag: string | undefined,
+  report: (phase: Progress['phase'], loaded: number, total: number) => void,
+): Promise<Fetched> {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (etag) headers['if-none-match'] = etag;
+  let res: Response;
+  try {
+    res = await fetch(new URL(path, baseUrl).toString(), { headers, cache: 'no-store' });
+  } catch (err) {
+    throw new NetworkUnavailable(`GET ${path}: ${(err as Error).message}`);
+  }
+  const picked: Record<string, string> = {};
+  for (const h of ['etag', 'x-content-sha256', 'x-model-version', 'x-model-checksum', 'content-type']) {
+    const v = res.headers.get(h);
+    if (v !== null) picked[h] = v;
+  }
+  if (res.status === 304) return { status: 304, etag: picked.etag ?? etag ?? '', sha256: picked['x-content-sha256'] ?? '', headers: picked };
+  if (!res.ok) {
+    let body: Partial<OfflineProblem> = {};
+    try {
+      body = (await res.json()) as Partial<OfflineProblem>;
+    } catch {
+      // not problem+json
+    }
+    throw new ProblemError({
+      status: res.status,
+      code: body.code ?? 'HTTP_ERROR',
+      translationKey: body.translationKey ?? 'httpError',
+      title: body.title ?? res.statusText,
+      detail: body.detail ?? `GET ${path} answered ${res.status}`,
+      ...(body.errors ? { errors: body.errors } : {}),
+    });
+  }
+  const expected = (picked['x-content-sha256'] ?? '').toLowerCase();
+  const total = Number(res.headers.get('content-length') ?? 0) || 0;
+  const bytes = await readBody(res, total, (loaded) => report('download', loaded, total));
+  report('verify', bytes.byteLength, total);
+  const actual = await sha256Hex(bytes);
+  if (!expected || actual !== expected) {
+    throw problem(502, 'ARTIFACT_CHECKSUM_MISMATCH', `GET ${path}: the body's SHA-256 ${actual} does not match X-Content-SHA256 '${expected}'`);
+  }
+  return { status: 200, etag: picked.etag ?? '', sha256: actual, headers: picked, bytes };
+}
+
+async function readBody(res: Response, total: number, onBytes: (loaded: number) => void): Promise<ArrayBuffer> {
+  if (!res.body) return res.arrayBuffer();
+  const reader = res.body.getReader();
+  let buf = new Uint8Array(total > 0 ? total : 1 << 16);
+  let loaded = 0;
+  let nextReport = 0;
+  onBytes(0);
+  for (;;) {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (err) {
+      throw new NetworkUnavailable(`download interrupted: ${(err as Error).message}`);
+    }
+    if (chunk.done) break;
+    const v = chunk.value;
+    if (loaded + v.length > buf.length) {
+      const grown = new Uint8Array(Math.max(buf.length * 2, loaded + v.length));
+      grown.set(buf.subarray(0, loaded));
+      buf = grown;
+    }
+    buf.set(v, loaded);
+    loaded += v.length;
+    if (loaded >= nextReport) {
+      onBytes(loaded);
+      nextReport = loaded + PROGRESS_STEP;
+    }
+  }
+  onBytes(loaded);
+  return loaded === buf.length ? buf.buffer : buf.slice(0, loaded).buffer;
+}
+
+/**
+ * A small artifact (language data, mapper bundle, stored seeds) through the cache: revalidated
+ * when online, the cached copy when offline. Returns null when neither is available and
+ * `optional` is set.
+ */
+export async function cachedArtifact(
+  key: IDBValidKey,
+  baseUrl: string,
+  token: string | undefined,
+  path: string,
+  progress: { artifact: Progress['artifact']; name: string; onProgress?: ProgressFn },
+  revalidate = true,
+): Promise<{ artifact: StoredArtifact; fromCache: boolean; online: boolean }> {
+  const cached = await get<StoredArtifact>(key, idb());
+  const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
+    progress.onProgress?.({ artifact: progress.artifact, name: progress.name, phase, loadedBytes: loaded, totalBytes: total, fromCache });
+  if (cached && !revalidate) {
+    report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
+    return { artifact: cached, fromCache: true, online: false };
+  }
+  let fetched: Fetched;
+  try {
+    fetched = await fetchArtifact(baseUrl, token, path, cached?.etag, (phase, l, t) => report(phase, l, t, false));
+  } catch (err) {
+    if (err instanceof NetworkUnavailable && cached) {
+      report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
+      return { artifact: cached, fromCache: true, online: false };
+    }
+    if (err instanceof NetworkUnavailable) throw problem(503, 'OFFLINE_NOT_CACHED', `${progress.artifact} '${progress.name}' is not cached and the service cannot be reached (${err.message})`);
+    throw err;
+  }
+  if (fetched.status === 304 && cached) {
+    report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
+    return { artifact: cached, fromCache: true, online: true };
+  }
+  const artifact: StoredArtifact = { etag: fetched.etag, sha256: fetched.sha256, bytes: fetched.bytes!, headers: fetched.headers, storedAt: new Date().toISOString() };
+  report('store', artifact.bytes.byteLength, artifact.bytes.byteLength, false);
+  await set(key, artifact, idb());
+  report('ready', artifact.bytes.byteLength, artifact.bytes.byteLength, false);
+  return { artifact, fromCache: false, online: true };
+}
+
+export { get, set, del, delMany, keys };

@@ -1,0 +1,441 @@
+/**
+ * The offline scorer, a Web Worker exposed with Comlink. It runs the same code as the Cloudflare
+ * Worker: the same kernels.wasm bytes (inlined into this file at build time, instantiated with
+ * `new WebAssembly.Instance(module, {})`), EmbeddingModel, the tokenizer, mapper bundles, the
+ * zod request schemas and the core/scoring functions, so its JSON equals the API's.
+ *
+ * Models, language data, mapper bundles and stored dimension seeds come from the service's
+ * artifact endpoints once, verified by SHA-256, and are cached in IndexedDB (cache.ts).
+ */
+import * as Comlink from 'comlink';
+import kernelsBytes from '../../build/generated/kernels.wasm?bytes';
+import { Kernels } from '../../core/kernels';
+import { EmbeddingModel } from '../../core/model';
+import { parseMapperBundle, type MapperBundle } from '../../core/mapper-bundle';
+import { parseLanguageData, normalizeLanguage, SUPPORTED_LANGUAGES, tokenize as tokenizeText, type LanguageData } from '../../core/tokenizer';
+import {
+  autocomplete as autocompleteCore,
+  BoundedCache,
+  computeLetterRows,
+  scoreTexts,
+  scoreWords,
+  ScoringError,
+  similarityMatrix as similarityMatrixCore,
+  wordAvailabilities as wordAvailabilitiesCore,
+  type FactorStats,
+  type ResolvedMapper,
+  type StoredDimensionSeeds,
+  type TokenLike,
+} from '../../core/scoring';
+import {
+  AutocompleteRequestSchema,
+  SimilarityMatrixRequestSchema,
+  TextScoresRequestSchema,
+  WordAvailabilitiesRequestSchema,
+  WordScoresRequestSchema,
+} from '../../worker/schemas';
+import { ApiError, problemBody, zodIssuesToProblems } from '../../worker/problem';
+import { LIMITS } from '../../worker/limits';
+import { z } from '@hono/zod-openapi';
+
+/** The schema of worker/routes/tokenizations.ts (same zod messages). */
+const TokenizationRequestSchema = z.object({
+  language: z.string().min(1),
+  text: z.string().max(LIMITS.charactersPerText, `At most ${LIMITS.charactersPerText} characters`),
+});
+import { cachedArtifact, del, delMany, fetchArtifact, get, idb, keys, NetworkUnavailable, problem, ProblemError, set, type ProgressFn } from './cache';
+import type { CachedModelInfo, LoadedModelInfo, LoadModelOptions, OfflineProblem, Progress, ScorerConfig } from './protocol';
+
+interface Loaded {
+  info: LoadedModelInfo;
+  index: EmbeddingModel;
+  stats: BoundedCache<FactorStats>;
+  bundles: Map<string, MapperBundle>;
+  letters: Int32Array | null;
+}
+
+let config: ScorerConfig = { baseUrl: self.location.origin };
+let kernels: Kernels | null = null;
+const models = new Map<string, Loaded>();
+const loading = new Map<string, Promise<Loaded>>();
+const languages = new Map<string, Promise<LanguageData>>();
+let storedSeeds: Map<number, { words: string[] }> | null = null;
+
+function getKernels(): Kernels {
+  return (kernels ??= Kernels.fromModule(new WebAssembly.Module(kernelsBytes)));
+}
+
+type ZodLike<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> } } };
+
+/** Same validation and the same 422 body as the Worker's validationHook. */
+function validate<T>(schema: ZodLike<T>, body: unknown): T {
+  const r = schema.safeParse(body);
+  if (!r.success) throw new ApiError('VALIDATION_FAILED', 'The request does not match the schema', { errors: zodIssuesToProblems(r.error.issues) });
+  return r.data;
+}
+
+/** The JSON the API would send: a JSON round trip drops undefined fields exactly like c.json(). */
+const asJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+/** Errors cross the Comlink boundary as plain problem objects (index.ts rethrows them). */
+function toProblem(err: unknown): OfflineProblem {
+  if (err instanceof ProblemError) return err.problem;
+  if (err instanceof ScoringError) {
+    err = new ApiError(err.code, err.message, err.path ? { errors: [{ path: err.path, message: err.message }] } : {});
+  }
+  if (err instanceof ApiError) {
+    const b = problemBody(err);
+    return { status: b.status, code: b.code, translationKey: b.translationKey, title: b.title, detail: b.detail, ...(b.errors ? { errors: b.errors } : {}) };
+  }
+  const detail = err instanceof Error ? err.message : String(err);
+  return problem(500, 'INTERNAL_ERROR', detail).problem;
+}
+
+async function guarded<T>(fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    // Comlink passes a thrown non-Error value through structured clone unchanged.
+    throw { problem: toProblem(err) };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+// ---------------------------------------------------------------------------------------------
+
+interface CatalogEntry {
+  version: string;
+  language: string;
+  _embedded: { mappers: Array<{ key: string; variables: string[]; label: string }> };
+}
+
+async function fetchCatalogEntry(id: string): Promise<CatalogEntry | null> {
+  let res: Response;
+  try {
+    res = await fetch(new URL(`/api/v1/embedding-models/${encodeURIComponent(id)}`, config.baseUrl).toString(), {
+      headers: config.token ? { authorization: `Bearer ${config.token}` } : {},
+      cache: 'no-store',
+    });
+  } catch {
+    return null;
+  }
+  if (res.status === 404) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+  if (!res.ok) {
+    const body = (await res.json().catch(() => ({}))) as Partial<OfflineProblem>;
+    throw new ProblemError({
+      status: res.status,
+      code: body.code ?? 'HTTP_ERROR',
+      translationKey: body.translationKey ?? 'httpError',
+      title: body.title ?? res.statusText,
+      detail: body.detail ?? `GET /api/v1/embedding-models/${id} answered ${res.status}`,
+    });
+  }
+  return (await res.json()) as CatalogEntry;
+}
+
+async function loadLanguage(language: string, onProgress?: ProgressFn, revalidate = true): Promise<LanguageData> {
+  let p = languages.get(language);
+  if (!p) {
+    p = (async () => {
+      const { artifact } = await cachedArtifact(['lang', language], config.baseUrl, config.token, `/api/v1/artifacts/languages/${language}`, { artifact: 'language', name: language, onProgress }, revalidate);
+      return parseLanguageData(artifact.bytes);
+    })();
+    languages.set(language, p);
+    p.catch(() => languages.delete(language));
+  }
+  return p;
+}
+
+async function loadStoredSeeds(onProgress?: ProgressFn, revalidate = true): Promise<void> {
+  try {
+    const { artifact } = await cachedArtifact(['dimensions'], config.baseUrl, config.token, '/api/v1/artifacts/dimensions', { artifact: 'dimensions', name: 'dimensions', onProgress }, revalidate);
+    const parsed = JSON.parse(new TextDecoder().decode(artifact.bytes)) as { data: Array<{ id: number; words: string[] }> };
+    storedSeeds = new Map(parsed.data.map((d) => [d.id, { words: d.words }]));
+  } catch (err) {
+    // Without the stored seeds only dimensions of type `dimension` are affected (422 as unknown).
+    if (!storedSeeds) storedSeeds = new Map();
+    if (!(err instanceof ProblemError)) throw err;
+  }
+}
+
+async function load(id: string, options: LoadModelOptions, onProgress?: ProgressFn): Promise<Loaded> {
+  const revalidate = options.revalidate !== false;
+  const pointer = await get<CachedModelInfo>(['model', id], idb());
+  const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
+    onProgress?.({ artifact: 'model', name: id, phase, loadedBytes: loaded, totalBytes: total, fromCache });
+
+  let online = false;
+  let catalog: CatalogEntry | null = null;
+  if (revalidate || !pointer) {
+    catalog = await fetchCatalogEntry(id);
+    online = catalog !== null;
+  }
+  if (!online && !pointer) throw problem(503, 'OFFLINE_NOT_CACHED', `Embedding model '${id}' is not cached and the service cannot be reached`);
+
+  let bytes: ArrayBuffer | undefined;
+  let fromCache = false;
+  let info: CachedModelInfo;
+  if (online) {
+    let fetched;
+    const cachedBytes = pointer ? await get<ArrayBuffer>(['model-bytes', id, pointer.version], idb()) : undefined;
+    try {
+      fetched = await fetchArtifact(config.baseUrl, config.token, `/api/v1/artifacts/models/${encodeURIComponent(id)}`, cachedBytes ? pointer!.etag : undefined, (phase, l, t) => report(phase, l, t, false));
+    } catch (err) {
+      if (!(err instanceof NetworkUnavailable) || !pointer || !cachedBytes) throw err;
+      fetched = null;
+      online = false;
+    }
+    if (fetched && fetched.status === 200) {
+      bytes = fetched.bytes!;
+      const version = fetched.headers['x-model-version'] ?? catalog!.version;
+      info = {
+        id,
+        version,
+        checksum: fetched.headers['x-model-checksum'] ?? '',
+        sha256: fetched.sha256,
+        etag: fetched.etag,
+        language: catalog!.language,
+        bytes: bytes.byteLength,
+        cachedAt: new Date().toISOString(),
+        mapperBundles: catalog!._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })),
+      };
+      report('store', bytes.byteLength, bytes.byteLength, false);
+      if (pointer && pointer.version !== version) await dropVersion(pointer);
+      await set(['model-bytes', id, version], bytes, idb());
+    } else {
+      bytes = cachedBytes!;
+      fromCache = true;
+      info = { ...pointer!, mapperBundles: catalog ? catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })) : pointer!.mapperBundles };
+    }
+  } else {
+    bytes = await get<ArrayBuffer>(['model-bytes', id, pointer!.version], idb());
+    if (!bytes) throw problem(503, 'OFFLINE_NOT_CACHED', `The cached bytes of embedding model '${id}' are missing and the service cannot be reached`);
+    fromCache = true;
+    info = pointer!;
+  }
+  if (fromCache) report('cache', bytes.byteLength, bytes.byteLength, true);
+
+  // The same artifact already in memory (WASM memory is never released): reuse it.
+  const current = models.get(id);
+  let index: EmbeddingModel;
+  if (current && current.info.checksum === info.checksum && current.info.version === info.version && info.checksum) {
+    index = current.index;
+  } else {
+    index = EmbeddingModel.fromArrayBuffer(bytes, getKernels());
+  }
+  if (!info.checksum) info.checksum = index.manifest.checksum;
+  info.language = index.manifest.language;
+
+  const revalidateSmall = online && revalidate;
+  const [bundles] = await Promise.all([
+    loadBundles(info, index, onProgress, revalidateSmall),
+    loadLanguage(info.language, onProgress, revalidateSmall).catch(() => null),
+    loadStoredSeeds(onProgress, revalidateSmall),
+  ]);
+  await set(['model', id], info, idb());
+  report('ready', bytes.byteLength, bytes.byteLength, fromCache);
+  const loaded: Loaded = {
+    info: {
+      id,
+      version: info.version,
+      checksum: info.checksum,
+      language: info.language,
+      vocabularySize: index.size,
+      dimensions: index.dims,
+      mapperBundles: info.mapperBundles,
+      fromCache,
+      online,
+      bytes: bytes.byteLength,
+    },
+    index,
+    stats: current && current.index === index ? current.stats : new BoundedCache<FactorStats>(256),
+    bundles,
+    letters: current && current.index === index ? current.letters : null,
+  };
+  models.set(id, loaded);
+  return loaded;
+}
+
+async function loadBundles(info: CachedModelInfo, index: EmbeddingModel, onProgress: ProgressFn | undefined, revalidate: boolean): Promise<Map<string, MapperBundle>> {
+  const out = new Map<string, MapperBundle>();
+  await Promise.all(
+    info.mapperBundles.map(async (b) => {
+      try {
+        const { artifact } = await cachedArtifact(
+          ['mapper', info.id, info.version, b.key],
+          config.baseUrl,
+          config.token,
+          `/api/v1/artifacts/mappers/${encodeURIComponent(info.id)}/${encodeURIComponent(b.key)}`,
+          { artifact: 'mapper', name: b.key, onProgress },
+          revalidate,
+        );
+        out.set(b.key, parseMapperBundle(artifact.bytes, { id: info.id, vocabularySize: index.size, checksum: index.manifest.checksum }));
+      } catch (err) {
+        // A bundle that is neither cached nor downloadable is simply unavailable offline.
+        if (!(err instanceof ProblemError)) throw err;
+      }
+    }),
+  );
+  return out;
+}
+
+async function dropVersion(p: CachedModelInfo): Promise<void> {
+  const all = await keys(idb());
+  const stale = all.filter((k) => Array.isArray(k) && (k[0] === 'model-bytes' || k[0] === 'mapper') && k[1] === p.id && k[2] === p.version);
+  await delMany(stale, idb());
+}
+
+async function modelFor(id: string, onProgress?: ProgressFn): Promise<Loaded> {
+  const m = models.get(id);
+  if (m) return m;
+  return loadModelInternal(id, {}, onProgress);
+}
+
+function loadModelInternal(id: string, options: LoadModelOptions, onProgress?: ProgressFn): Promise<Loaded> {
+  let p = loading.get(id);
+  if (!p) {
+    p = load(id, options, onProgress).finally(() => loading.delete(id));
+    loading.set(id, p);
+  }
+  return p;
+}
+
+/** Same semantics as worker/resources.ts resolveMappers for the bundles available offline. */
+function resolveMappers(m: Loaded, keysIn: readonly string[] | undefined): ResolvedMapper[] {
+  const out: ResolvedMapper[] = [];
+  const seen = new Set<string>();
+  for (const [i, id] of (keysIn ?? []).entries()) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const cut = id.lastIndexOf('_');
+    const bundleKey = cut > 0 ? id.slice(0, cut) : '';
+    const variable = cut > 0 ? id.slice(cut + 1) : '';
+    const bundle = bundleKey && variable ? m.bundles.get(bundleKey) : undefined;
+    if (bundle && bundle.has(variable)) {
+      out.push({ id, variable, values: bundle });
+      continue;
+    }
+    throw new ApiError('MAPPER_NOT_FOUND', `No mapper '${id}' for embedding model '${m.info.id}'`, {
+      errors: [{ path: `mapperKeys.${i}`, message: 'unknown mapper key' }],
+    });
+  }
+  return out;
+}
+
+function seedsFor(): StoredDimensionSeeds {
+  return storedSeeds ?? new Map();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The exposed API (mirrors the scoring endpoints: same request and response shapes)
+// ---------------------------------------------------------------------------------------------
+
+const api = {
+  configure(next: ScorerConfig): void {
+    config = { ...config, ...next, baseUrl: next.baseUrl || config.baseUrl };
+  },
+
+  loadModel(id: string, options: LoadModelOptions = {}, onProgress?: ProgressFn): Promise<LoadedModelInfo> {
+    return guarded(async () => {
+      // An explicit load always revalidates (or falls back to the cache when offline).
+      return (await loadModelInternal(id, options, onProgress)).info;
+    });
+  },
+
+  listCachedModels(): Promise<CachedModelInfo[]> {
+    return guarded(async () => {
+      const all = await keys(idb());
+      const ptrs = all.filter((k) => Array.isArray(k) && k[0] === 'model');
+      const infos = await Promise.all(ptrs.map((k) => get<CachedModelInfo>(k, idb())));
+      return infos.filter((x): x is CachedModelInfo => !!x).sort((a, b) => (a.id < b.id ? -1 : 1));
+    });
+  },
+
+  /** Removes a model (all versions, with its mapper bundles) from IndexedDB and from this worker. */
+  evictModel(id: string): Promise<boolean> {
+    return guarded(async () => {
+      const all = await keys(idb());
+      const mine = all.filter((k) => Array.isArray(k) && (k[0] === 'model' || k[0] === 'model-bytes' || k[0] === 'mapper') && k[1] === id);
+      await delMany(mine, idb());
+      models.delete(id);
+      return mine.length > 0;
+    });
+  },
+
+  textScores(body: unknown, onProgress?: ProgressFn) {
+    return guarded(async () => {
+      const req = validate(TextScoresRequestSchema, body);
+      const m = await modelFor(req.embeddingModelId, onProgress);
+      const lang = await loadLanguage(m.info.language, onProgress).catch((err: unknown) => {
+        throw err instanceof ProblemError ? new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${m.info.language}' could not be loaded: ${err.message}`) : err;
+      });
+      const tokenize = (text: string): TokenLike[] => tokenizeText(text, lang).tokens;
+      const mappers = resolveMappers(m, req.mapperKeys);
+      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats });
+      return asJson(response);
+    });
+  },
+
+  wordScores(body: unknown, onProgress?: ProgressFn) {
+    return guarded(async () => {
+      const req = validate(WordScoresRequestSchema, body);
+      const m = await modelFor(req.embeddingModelId, onProgress);
+      const mappers = resolveMappers(m, req.mapperKeys);
+      const letterRows = (): Int32Array => (m.letters ??= computeLetterRows(m.index));
+      return asJson(scoreWords(req, { index: m.index, mappers, storedDimensions: seedsFor(), letterRows }));
+    });
+  },
+
+  autocomplete(body: unknown, onProgress?: ProgressFn) {
+    return guarded(async () => {
+      const req = validate(AutocompleteRequestSchema, body);
+      const m = await modelFor(req.embeddingModelId, onProgress);
+      return asJson(autocompleteCore(m.index, req));
+    });
+  },
+
+  wordAvailabilities(embeddingModelId: string, body: unknown, onProgress?: ProgressFn) {
+    return guarded(async () => {
+      const req = validate(WordAvailabilitiesRequestSchema, body);
+      const m = await modelFor(embeddingModelId, onProgress);
+      return asJson(wordAvailabilitiesCore(m.index, req));
+    });
+  },
+
+  similarityMatrix(embeddingModelId: string, body: unknown, onProgress?: ProgressFn) {
+    return guarded(async () => {
+      const req = validate(SimilarityMatrixRequestSchema, body);
+      const m = await modelFor(embeddingModelId, onProgress);
+      return asJson(similarityMatrixCore(m.index, req));
+    });
+  },
+
+  tokenize(body: { language: string; text: string }, onProgress?: ProgressFn) {
+    return guarded(async () => {
+      validate(TokenizationRequestSchema, body);
+      const language = normalizeLanguage(body.language);
+      if (!language) {
+        throw new ApiError('UNSUPPORTED_LANGUAGE', `Language '${body.language}' is not supported; supported languages: ${SUPPORTED_LANGUAGES.join(', ')}`, {
+          errors: [{ path: 'language', message: `Expected one of: ${SUPPORTED_LANGUAGES.join(', ')}` }],
+        });
+      }
+      const data = await loadLanguage(language, onProgress).catch((err: unknown) => {
+        throw err instanceof ProblemError ? new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${language}' could not be loaded: ${err.message}`) : err;
+      });
+      return asJson(tokenizeText(body.text, data));
+    });
+  },
+
+  /** Hex SHA-256 of the kernels.wasm bytes this worker runs (compare with the Worker's build). */
+  kernelsSha256(): Promise<string> {
+    return guarded(async () => {
+      const d = await crypto.subtle.digest('SHA-256', kernelsBytes);
+      return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, '0')).join('');
+    });
+  },
+};
+
+export type OfflineScorerApi = typeof api;
+
+Comlink.expose(api);

@@ -1,0 +1,76 @@
+/**
+ * Vite builds of the browser bundle (`npm run build:browser` runs both, see build/build-browser.ts):
+ *   --mode lib         the library: build/generated/browser/offline-scorer.js (ES module entry)
+ *                      + offline-scorer.worker.js (the Web Worker, kernels.wasm inlined)
+ *   --mode playground  the playground page served by the Worker at /: build/generated/web/
+ * `*.wasm?bytes` imports inline the file as a Uint8Array (the same bytes as the Worker's).
+ */
+import { defineConfig, type Plugin } from 'vite';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+
+export function wasmBytes(): Plugin {
+  return {
+    name: 'wasm-bytes',
+    enforce: 'pre',
+    async resolveId(source, importer) {
+      if (!source.endsWith('.wasm?bytes')) return null;
+      const file = path.resolve(importer ? path.dirname(importer) : root, source.slice(0, -'?bytes'.length));
+      return `\0wasm-bytes:${file}`;
+    },
+    load(id) {
+      if (!id.startsWith('\0wasm-bytes:')) return null;
+      const file = id.slice('\0wasm-bytes:'.length);
+      this.addWatchFile(file);
+      const b64 = fs.readFileSync(file).toString('base64');
+      return `const s = atob(${JSON.stringify(b64)}); const b = new Uint8Array(s.length); for (let i = 0; i < s.length; i++) b[i] = s.charCodeAt(i); export default b;`;
+    },
+  };
+}
+
+const worker = {
+  format: 'es' as const,
+  plugins: () => [wasmBytes()],
+  rollupOptions: { output: { entryFileNames: 'assets/offline-scorer.worker.js' } },
+};
+
+export default defineConfig(({ mode }) => {
+  if (mode === 'playground') {
+    return {
+      root: path.join(here, 'playground'),
+      base: '/',
+      publicDir: false,
+      logLevel: 'warn',
+      plugins: [wasmBytes()],
+      worker,
+      build: {
+        outDir: path.join(root, 'build', 'generated', 'web'),
+        emptyOutDir: true,
+        assetsDir: 'assets',
+        target: 'es2022',
+        sourcemap: false,
+        reportCompressedSize: false,
+      },
+    };
+  }
+  return {
+    root,
+    base: './',
+    publicDir: false,
+    logLevel: 'warn',
+    plugins: [wasmBytes()],
+    worker: { ...worker, rollupOptions: { output: { entryFileNames: 'offline-scorer.worker.js' } } },
+    build: {
+      outDir: path.join(root, 'build', 'generated', 'browser'),
+      emptyOutDir: true,
+      target: 'es2022',
+      sourcemap: false,
+      reportCompressedSize: false,
+      lib: { entry: path.join(here, 'src', 'index.ts'), formats: ['es'], fileName: () => 'offline-scorer.js' },
+    },
+  };
+});

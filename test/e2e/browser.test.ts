@@ -1,0 +1,280 @@
+/**
+ * End to end in real Chromium (the Debian package, driven by playwright-core) against the Worker
+ * under wrangler dev (port 8798, its own state directory):
+ *  1. parity: for a fixed request set covering every scoring feature, the offline scorer's JSON
+ *     (Web Worker, IndexedDB model) equals the API's response text byte for byte; refusals carry
+ *     the same problem code;
+ *  2. the playground: score through the API, download and cache the model, score offline with
+ *     identical results; then stop the service, go offline, reload (service worker + IndexedDB)
+ *     and score again with identical results; a screenshot goes to test-results/.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../../build/wrangler';
+import { CHROMIUM, chromiumArgs, devToken, startServer, type Server } from './server';
+
+const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
+const RESULTS = path.join(ROOT, 'test-results');
+
+let server: Server | null = null;
+let context: BrowserContext;
+let page: Page;
+let userDataDir: string;
+let token: string;
+const pageErrors: string[] = [];
+
+async function adminToken(): Promise<string> {
+  const { SignJWT } = await import('jose');
+  const secret = /^JWT_SECRET\s*=\s*"?([^"\n]+)"?/m.exec(fs.readFileSync(path.join(ROOT, '.dev.vars'), 'utf8'))![1];
+  return new SignJWT({ workspaceId: 'ops', scope: 'admin', sub: 'e2e-admin' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime(Math.floor(Date.now() / 1000) + 600)
+    .sign(new TextEncoder().encode(secret));
+}
+
+beforeAll(async () => {
+  server = await startServer();
+  token = await devToken();
+  // A stored dimension for dimensions of type `dimension` (the state directory persists: 409 = already there).
+  const res = await fetch(`${server.url}/api/admin/v1/dimensions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id: 4242, name: 'weather', language: 'en', words: ['rain', 'storm', 'snow', 'wind'] }),
+  });
+  expect([201, 409]).toContain(res.status);
+
+  userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'e2e-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: chromiumArgs(userDataDir).filter((a) => !a.startsWith('--user-data-dir')),
+    viewport: { width: 1280, height: 1400 },
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.goto(`${server.url}/`);
+  await page.fill('#token', token);
+  await page.dispatchEvent('#token', 'change');
+  await page.waitForFunction(() => (document.querySelector('#model') as HTMLSelectElement).options.length > 0, null, { timeout: 60_000 });
+}, 600_000);
+
+afterAll(async () => {
+  await context?.close().catch(() => {});
+  await server?.stop();
+  if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
+});
+
+type Call =
+  | { kind: 'textScores' | 'wordScores' | 'autocomplete' | 'tokenize'; body: unknown }
+  | { kind: 'similarityMatrix' | 'wordAvailabilities'; model: string; body: unknown };
+
+/** The fixed request set: every scoring feature of the API. */
+function requests(): Array<{ name: string; call: Call }> {
+  const texts = [
+    'The river winds through the quiet forest below the snowy mountain, and the morning is wonderful.',
+    "Quarterly revenue fell sharply; investors fear the market won't recover soon.",
+    'We had a terrible, sad day: the flight was cancelled and the hotel was awful.',
+    '!!! ... 123',
+    '',
+  ];
+  const dims = [
+    { id: 1, type: 'manual', name: 'nature', words: ['forest', 'river', 'mountain', 'ocean'] },
+    { id: 2, type: 'axis', name: 'mood', words: ['good', 'happy', 'excellent'], oppositeWords: ['bad', 'sad', 'terrible'] },
+    { id: 4242, type: 'dimension', words: ['hail'] },
+    { id: 5, type: 'manual', words: ['qqqzzzx', 'xxyyzzq'] },
+  ];
+  const mapperKeys = ['sentiment_valence', 'afinn_valence', 'pattern_subjectivity'];
+  const goal = (normalization?: string) => ({
+    modelRankScore: -0.4,
+    dimensions: [
+      { id: 1, weight: 3 },
+      { id: 2, weight: -2 },
+      { id: 4242, weight: 1 },
+      { id: 5, weight: 4 },
+    ],
+    mappers: [
+      { id: 'sentiment_valence', weight: 5 },
+      { id: 'pattern_subjectivity', weight: -1 },
+    ],
+    ...(normalization ? { normalization } : {}),
+  });
+  const out: Array<{ name: string; call: Call }> = [
+    { name: 'text-scores without goal', call: { kind: 'textScores', body: { texts, embeddingModelId: MODEL, dimensions: dims, mapperKeys } } },
+    { name: 'text-scores goal (default normalization)', call: { kind: 'textScores', body: { texts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, goalConfig: goal() } } },
+  ];
+  for (const n of ['none', 'zscore', 'percentile']) {
+    out.push({ name: `text-scores goal ${n}`, call: { kind: 'textScores', body: { texts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, goalConfig: goal(n) } } });
+  }
+  out.push(
+    {
+      name: 'word-scores whitelist, seedScore null',
+      call: {
+        kind: 'wordScores',
+        body: { seedWords: ['happy', 'joy'], whitelistWords: ['delight', 'misery', 'table', 'Cheerful', 'notaword123x', 'sad'], embeddingModelId: MODEL, seedScore: null, dimensions: dims.slice(0, 3), mapperKeys },
+      },
+    },
+    {
+      name: 'word-scores whitelist, no seeds in vocabulary',
+      call: { kind: 'wordScores', body: { seedWords: ['qqqzzzx'], whitelistWords: ['delight', 'misery'], embeddingModelId: MODEL, seedScore: 0.7 } },
+    },
+    {
+      name: 'word-scores find mode, seedScore 0.5, rank cutoff',
+      call: { kind: 'wordScores', body: { seedWords: ['ocean', 'river', 'lake'], embeddingModelId: MODEL, limit: 25, wordrankLimit: 20000, seedScore: 0.5, dimensions: dims.slice(0, 2), mapperKeys: ['afinn_valence'] } },
+    },
+    {
+      name: 'word-scores find mode, seedScore -1, defaults',
+      call: { kind: 'wordScores', body: { seedWords: ['computer', 'software'], embeddingModelId: MODEL, seedScore: -1 } },
+    },
+    { name: 'similarity matrix', call: { kind: 'similarityMatrix', model: MODEL, body: { words: ['king', 'queen', 'notaword123x', 'apple', 'king', 'Banana'] } } },
+    { name: 'word availabilities', call: { kind: 'wordAvailabilities', model: MODEL, body: { words: ['apple', 'notaword123x', 'Banana', ' river '] } } },
+    {
+      name: 'word availabilities with whitelist',
+      call: { kind: 'wordAvailabilities', model: MODEL, body: { words: ['apple', 'banana', 'river'], whitelistWords: ['apple', 'RIVER'] } },
+    },
+    { name: 'autocomplete', call: { kind: 'autocomplete', body: { word: 'comp', embeddingModelId: MODEL } } },
+    { name: 'autocomplete with whitelist', call: { kind: 'autocomplete', body: { word: 'Ap', embeddingModelId: MODEL, whitelistWords: ['apple', 'apply', 'banana', 'April'] } } },
+    { name: 'tokenize en', call: { kind: 'tokenize', body: { language: 'en', text: "The children don't like rainy days; they're running to the U.S. embassy." } } },
+    { name: 'tokenize ja', call: { kind: 'tokenize', body: { language: 'JA', text: '東京都に住んでいる猫はとても可愛いです。' } } },
+  );
+  return out;
+}
+
+/** Runs a call through the API (response text) and through the offline scorer (its JSON). */
+async function both(call: Call): Promise<{ api: { ok: boolean; raw: string }; offline: { ok: boolean; raw: string } }> {
+  return page.evaluate(async (c) => {
+    const pg = (window as any).playground;
+    const s = pg.offline();
+    const viaApi = async (): Promise<{ ok: boolean; raw: string }> => {
+      try {
+        const r = 'model' in c ? await pg.api[c.kind](c.model, c.body) : await pg.api[c.kind](c.body);
+        return { ok: true, raw: r.raw };
+      } catch (err) {
+        return { ok: false, raw: String((err as Error).message) };
+      }
+    };
+    const viaOffline = async (): Promise<{ ok: boolean; raw: string }> => {
+      try {
+        const r = 'model' in c ? await s[c.kind](c.model, c.body) : await s[c.kind](c.body);
+        return { ok: true, raw: JSON.stringify(r) };
+      } catch (err) {
+        const e = err as { code?: string; status?: number; problem?: unknown; message: string };
+        return { ok: false, raw: JSON.stringify({ status: e.status, code: e.code, problem: e.problem }) };
+      }
+    };
+    return { api: await viaApi(), offline: await viaOffline() };
+  }, call as any);
+}
+
+describe('offline scorer parity with the API (Chromium)', () => {
+  it('the Web Worker runs the same kernels.wasm bytes as the Worker build', async () => {
+    const sha = await page.evaluate(() => (window as any).playground.offline().kernelsSha256());
+    const expected = fs.readFileSync(path.join(ROOT, 'build', 'generated', 'kernels.wasm.sha256'), 'utf8').trim().split(/\s+/)[0];
+    expect(sha).toBe(expected);
+  });
+
+  it('answers every request of the fixed set with the identical JSON', async () => {
+    const reqs = requests();
+    for (const { name, call } of reqs) {
+      const r = await both(call);
+      expect(r.api.ok, `${name}: API failed: ${r.api.raw}`).toBe(true);
+      expect(r.offline.ok, `${name}: offline failed: ${r.offline.raw}`).toBe(true);
+      expect(r.offline.raw, name).toBe(r.api.raw);
+    }
+    // The set exercised what it claims to: goal factors of each kind, mapper scores, stored seeds, nulls.
+    const goal = JSON.parse((await both(reqs[2].call)).api.raw);
+    const types = new Set(goal.data[0].goalScoreFactors.map((f: { type: string }) => f.type));
+    expect([...types].sort()).toEqual(['dimension', 'intrinsic', 'mapper']);
+    expect(Object.keys(goal.data[0].dimensionScores)).toContain('4242');
+    expect(goal.data[3].dimensionScores).toEqual({});
+    const zs = JSON.parse((await both(reqs[3].call)).api.raw);
+    const pc = JSON.parse((await both(reqs[4].call)).api.raw);
+    expect(zs.data[0].goalScore).not.toBe(pc.data[0].goalScore);
+    const wl = JSON.parse((await both(reqs[5].call)).api.raw);
+    expect(wl.data.every((w: { goalScore: unknown }) => w.goalScore === null)).toBe(true);
+    const find = JSON.parse((await both(reqs[7].call)).api.raw);
+    expect(find.data.length).toBe(25);
+    expect(find.data.every((w: { modelRank: number }) => w.modelRank <= 20000)).toBe(true);
+  }, 600_000);
+
+  it('refuses invalid requests with the API problem codes', async () => {
+    const bad: Call[] = [
+      { kind: 'textScores', body: { texts: 'not an array', embeddingModelId: MODEL } },
+      { kind: 'textScores', body: { texts: ['a'], embeddingModelId: MODEL, mapperKeys: ['nope_x'] } },
+      { kind: 'textScores', body: { texts: ['a'], embeddingModelId: MODEL, dimensions: [{ id: 999_999, type: 'dimension' }] } },
+      { kind: 'textScores', body: { texts: ['a'], embeddingModelId: MODEL, dimensions: [{ id: 1, type: 'manual', words: ['a'] }], goalConfig: { dimensions: [{ id: 2, weight: 1 }] } } },
+      { kind: 'wordScores', body: { seedWords: ['a'], embeddingModelId: MODEL, limit: 5000 } },
+      { kind: 'tokenize', body: { language: 'xx', text: 'hello' } },
+    ];
+    for (const call of bad) {
+      const r = await both(call);
+      expect(r.api.ok).toBe(false);
+      expect(r.offline.ok).toBe(false);
+      const apiCode = /^\d+ ([A-Z_]+):/.exec(r.api.raw)?.[1];
+      const apiStatus = Number(/^(\d+)/.exec(r.api.raw)?.[1]);
+      const off = JSON.parse(r.offline.raw) as { status: number; code: string };
+      expect(off.code, JSON.stringify(call)).toBe(apiCode);
+      expect(off.status).toBe(apiStatus);
+    }
+  }, 120_000);
+});
+
+describe('playground page', () => {
+  const jsonOf = (id: string) => page.textContent(`#${id}`).then((t) => t ?? '');
+  async function clickAndWait(button: string, pre: string): Promise<string> {
+    await page.evaluate((id) => (document.getElementById(id)!.textContent = ''), pre);
+    await page.click(`#${button}`);
+    await page.waitForFunction((id) => (document.getElementById(id)!.textContent ?? '').length > 0, pre, { timeout: 120_000 });
+    return jsonOf(pre);
+  }
+
+  it('scores through the API, caches the model, scores offline, then reloads without network', async () => {
+    // API mode.
+    await page.click('.switch label:has(input[value=api])');
+    const apiTexts = await clickAndWait('score-texts', 'texts-json');
+    const apiWords = await clickAndWait('score-words', 'words-json');
+    const apiMatrix = await clickAndWait('score-matrix', 'matrix-json');
+    expect(JSON.parse(apiTexts).data.length).toBe(3);
+    expect(await page.locator('#text-results svg.bars').count()).toBe(3);
+
+    // Download for offline use (evict first so this run really downloads), with progress.
+    await page.evaluate((m) => (window as any).playground.offline().evictModel(m), MODEL);
+    await page.evaluate(() => ((window as any).playground.progressLog.length = 0));
+    await page.click('.switch label:has(input[value=offline])');
+    await page.waitForFunction(() => /ready/.test(document.getElementById('status')!.textContent ?? ''), null, { timeout: 300_000 });
+    expect(await page.textContent('#status')).toContain('downloaded');
+    const progress = await page.evaluate(() => (window as any).playground.progressLog as Array<{ artifact: string; phase: string; loadedBytes: number; totalBytes: number }>);
+    const modelDownload = progress.filter((p) => p.artifact === 'model' && p.phase === 'download');
+    expect(modelDownload.length).toBeGreaterThan(2);
+    const size = fs.statSync(path.join(ROOT, 'build', 'generated', 'models', `${MODEL}.emb`)).size;
+    expect(modelDownload.at(-1)).toMatchObject({ loadedBytes: size, totalBytes: size });
+    const cached = await page.evaluate(() => (window as any).playground.offline().listCachedModels());
+    expect(cached.map((c: { id: string }) => c.id)).toContain(MODEL);
+
+    const offTexts = await clickAndWait('score-texts', 'texts-json');
+    expect(offTexts).toBe(apiTexts);
+    expect(await clickAndWait('score-words', 'words-json')).toBe(apiWords);
+    expect(await clickAndWait('score-matrix', 'matrix-json')).toBe(apiMatrix);
+
+    // The service worker controls the page (it serves the shell on the offline reload).
+    await page.waitForFunction(() => !!navigator.serviceWorker.controller, null, { timeout: 30_000 });
+
+    // No network at all: the service stops and the browser goes offline.
+    await server!.stop();
+    server = null;
+    await context.setOffline(true);
+    await page.reload();
+    await page.waitForFunction(() => /ready/.test(document.getElementById('status')!.textContent ?? ''), null, { timeout: 120_000 });
+    expect(await page.textContent('#status')).toContain('from the browser cache');
+    expect(await clickAndWait('score-texts', 'texts-json')).toBe(apiTexts);
+    expect(await clickAndWait('score-words', 'words-json')).toBe(apiWords);
+    expect(await clickAndWait('score-matrix', 'matrix-json')).toBe(apiMatrix);
+    expect(await page.locator('#text-results svg.bars').count()).toBe(3);
+    expect(await page.locator('#words-chart svg circle').count()).toBe(JSON.parse(apiWords).data.length);
+    fs.mkdirSync(RESULTS, { recursive: true });
+    await page.screenshot({ path: path.join(RESULTS, 'playground-offline.png'), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  }, 900_000);
+});
