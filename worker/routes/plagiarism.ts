@@ -10,6 +10,7 @@ import type { AppEnv } from '../env';
 import { LIMITS } from '../limits';
 import { charge } from '../metering';
 import { ApiError, type FieldProblem } from '../problem';
+import { ProblemSchema } from '../schemas';
 import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
 import { extractHtml } from '../plagiarism/html';
 import { createPlagiarismProvider, type PlagiarismConfig } from '../plagiarism/provider';
@@ -22,17 +23,6 @@ export const MAX_BATCH_PAGES = 1000;
 
 const security = [{ bearerAuth: [] }];
 
-const ProblemSchema = z
-  .object({
-    type: z.string(),
-    title: z.string(),
-    status: z.number().int(),
-    detail: z.string(),
-    code: z.string(),
-    translationKey: z.string(),
-    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-  })
-  .openapi('Problem');
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
 
 // ---------------------------------------------------------------------------------------------
@@ -60,6 +50,7 @@ const checkRoute = createRoute({
   method: 'post',
   path: '/api/v1/workspaces/{workspaceId}/plagiarism-checks',
   summary: 'Find verbatim matches (runs of 8+ words) of a text in the reference corpus or the upstream service',
+  tags: ['Plagiarism'],
   security,
   request: {
     params: z.object({ workspaceId: z.string() }),
@@ -120,6 +111,7 @@ const ingestRoute = createRoute({
   method: 'post',
   path: '/api/admin/v1/plagiarism/pages',
   summary: 'Add or replace one reference page (text or HTML)',
+  tags: ['Plagiarism corpus (admin)'],
   security,
   request: { body: { required: true, content: { 'application/json': { schema: PageInputSchema } } } },
   responses: {
@@ -135,6 +127,7 @@ const batchRoute = createRoute({
   method: 'post',
   path: '/api/admin/v1/plagiarism/pages:batch',
   summary: `Add or replace up to ${MAX_BATCH_PAGES} pages, one JSON object per line ({url, title?, text | html}); all or nothing`,
+  tags: ['Plagiarism corpus (admin)'],
   security,
   request: {
     body: {
@@ -171,6 +164,7 @@ const listRoute = createRoute({
   method: 'get',
   path: '/api/admin/v1/plagiarism/pages',
   summary: 'List reference pages by id',
+  tags: ['Plagiarism corpus (admin)'],
   security,
   request: {
     query: z.object({
@@ -191,6 +185,7 @@ const getRoute = createRoute({
   method: 'get',
   path: '/api/admin/v1/plagiarism/pages/{ref}',
   summary: 'One reference page with its stored (extracted) text',
+  tags: ['Plagiarism corpus (admin)'],
   security,
   request: { params: PageRefParam },
   responses: {
@@ -205,6 +200,7 @@ const deleteRoute = createRoute({
   method: 'delete',
   path: '/api/admin/v1/plagiarism/pages/{ref}',
   summary: 'Delete a reference page (fingerprints, row and text)',
+  tags: ['Plagiarism corpus (admin)'],
   security,
   request: { params: PageRefParam },
   responses: {
