@@ -232,6 +232,34 @@ describe('reference corpus admin API', () => {
     expect(fps!.n).toBe(row!.fingerprint_count);
   });
 
+  it('checks running during replacements see the old or the new page, never a half-replaced one', async () => {
+    const ws = await createWorkspace(1000, 1000);
+    const a = freshWords(20);
+    const b = freshWords(30);
+    const u = url();
+    await ingestOk({ url: u, title: 'A', text: a.join(' ') });
+    const input = [...a, ...freshWords(3), ...b].join(' ');
+    const seen: Array<[string, number]> = [];
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; i < 10; i++) await ingestOk({ url: u, title: i % 2 ? 'A' : 'B', text: (i % 2 ? a : b).join(' ') });
+      writing = false;
+    })();
+    // Readers keep checking while the page is replaced back and forth (bounded).
+    const readers = Array.from({ length: 3 }, async () => {
+      for (let n = 0; n < 200 && writing; n++) {
+        const body = await checkOk(ws, input);
+        expect(body.matches).toHaveLength(1);
+        seen.push([body.matches[0].title, body.matches[0].wordsMatched]);
+      }
+    });
+    await Promise.all([writer, ...readers]);
+    expect(seen.length).toBeGreaterThan(3);
+    for (const [title, words] of seen) expect([title, words]).toEqual(title === 'A' ? ['A', 20] : ['B', 30]);
+    const list = await api('GET', `/api/admin/v1/plagiarism/pages?url=${encodeURIComponent(u)}`, { token: await adminToken() });
+    expect(((await list.json()) as { page: { totalElements: number } }).page.totalElements).toBe(1);
+  });
+
   it('ingests a batch of JSON lines (a URL twice: the last wins), all or nothing', async () => {
     const ws = await createWorkspace();
     const texts = [freshWords(25), freshWords(25), freshWords(25), freshWords(25)];
