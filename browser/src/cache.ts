@@ -176,7 +176,8 @@ export async function cachedArtifact(
   try {
     fetched = await fetchArtifact(baseUrl, token, path, cached?.etag, (phase, l, t) => report(phase, l, t, false));
   } catch (err) {
-    if (err instanceof NetworkUnavailable && cached) {
+    // Offline, or a failed answer (e.g. an expired token): the cached copy; 404 = really gone.
+    if (cached && (err instanceof NetworkUnavailable || (err instanceof ProblemError && err.problem.status !== 404))) {
       report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
       return { artifact: cached, fromCache: true, online: false };
     }

@@ -164,75 +164,94 @@ async function load(id: string, options: LoadModelOptions, onProgress?: Progress
   const pointer = await get<CachedModelInfo>(['model', id], idb());
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
     onProgress?.({ artifact: 'model', name: id, phase, loadedBytes: loaded, totalBytes: total, fromCache });
+  // The cached bytes are read from IndexedDB while the service is asked whether they are current.
+  const cachedBytesP = pointer ? get<ArrayBuffer>(['model-bytes', id, pointer.version], idb()) : Promise.resolve(undefined);
+  const modelPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}`;
 
   let online = false;
   let catalog: CatalogEntry | null = null;
+  let fetched: Awaited<ReturnType<typeof fetchArtifact>> | null = null;
   if (revalidate || !pointer) {
-    catalog = await fetchCatalogEntry(id);
-    online = catalog !== null;
+    // Without a usable answer (offline, or e.g. an expired token) a cached copy is used; an
+    // unknown model (404) is an error either way.
+    const fallback = (err: unknown): null => {
+      const notFound = err instanceof ApiError || (err instanceof ProblemError && err.problem.status === 404);
+      if (err instanceof NetworkUnavailable || (pointer && !notFound)) return null;
+      throw err;
+    };
+    const catalogP = fetchCatalogEntry(id);
+    const fetchP = fetchArtifact(config.baseUrl, config.token, modelPath, pointer?.etag, (phase, l, t) => report(phase, l, t, false)).catch(fallback);
+    catalog = await catalogP.catch(async (err: unknown) => {
+      await fetchP.catch(() => null);
+      return fallback(err);
+    });
+    fetched = await fetchP;
+    online = catalog !== null && fetched !== null;
   }
-  if (!online && !pointer) throw problem(503, 'OFFLINE_NOT_CACHED', `Embedding model '${id}' is not cached and the service cannot be reached`);
+  let cachedBytes = await cachedBytesP;
+  if (online && fetched!.status === 304 && !cachedBytes) {
+    // The pointer survived but its bytes did not: download again.
+    fetched = await fetchArtifact(config.baseUrl, config.token, modelPath, undefined, (phase, l, t) => report(phase, l, t, false));
+  }
+  if (!online && !(pointer && cachedBytes)) {
+    throw problem(503, 'OFFLINE_NOT_CACHED', `Embedding model '${id}' is not cached and the service cannot be reached`);
+  }
 
-  let bytes: ArrayBuffer | undefined;
+  const catalogBundles = catalog ? catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })) : null;
+  let bytes: ArrayBuffer;
   let fromCache = false;
   let info: CachedModelInfo;
-  if (online) {
-    let fetched;
-    const cachedBytes = pointer ? await get<ArrayBuffer>(['model-bytes', id, pointer.version], idb()) : undefined;
-    try {
-      fetched = await fetchArtifact(config.baseUrl, config.token, `/api/v1/artifacts/models/${encodeURIComponent(id)}`, cachedBytes ? pointer!.etag : undefined, (phase, l, t) => report(phase, l, t, false));
-    } catch (err) {
-      if (!(err instanceof NetworkUnavailable) || !pointer || !cachedBytes) throw err;
-      fetched = null;
-      online = false;
-    }
-    if (fetched && fetched.status === 200) {
-      bytes = fetched.bytes!;
-      const version = fetched.headers['x-model-version'] ?? catalog!.version;
-      info = {
-        id,
-        version,
-        checksum: fetched.headers['x-model-checksum'] ?? '',
-        sha256: fetched.sha256,
-        etag: fetched.etag,
-        language: catalog!.language,
-        bytes: bytes.byteLength,
-        cachedAt: new Date().toISOString(),
-        mapperBundles: catalog!._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })),
-      };
-      report('store', bytes.byteLength, bytes.byteLength, false);
-      if (pointer && pointer.version !== version) await dropVersion(pointer);
-      await set(['model-bytes', id, version], bytes, idb());
-    } else {
-      bytes = cachedBytes!;
-      fromCache = true;
-      info = { ...pointer!, mapperBundles: catalog ? catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })) : pointer!.mapperBundles };
-    }
+  let fresh = false;
+  if (online && fetched!.status === 200) {
+    bytes = fetched!.bytes!;
+    fresh = true;
+    info = {
+      id,
+      version: fetched!.headers['x-model-version'] ?? catalog!.version,
+      checksum: fetched!.headers['x-model-checksum'] ?? '',
+      sha256: fetched!.sha256,
+      etag: fetched!.etag,
+      language: catalog!.language,
+      bytes: bytes.byteLength,
+      cachedAt: new Date().toISOString(),
+      mapperBundles: catalogBundles!,
+    };
   } else {
-    bytes = await get<ArrayBuffer>(['model-bytes', id, pointer!.version], idb());
-    if (!bytes) throw problem(503, 'OFFLINE_NOT_CACHED', `The cached bytes of embedding model '${id}' are missing and the service cannot be reached`);
+    bytes = cachedBytes!;
     fromCache = true;
-    info = pointer!;
+    info = { ...pointer!, mapperBundles: catalogBundles ?? pointer!.mapperBundles };
+    report('cache', bytes.byteLength, bytes.byteLength, true);
   }
-  if (fromCache) report('cache', bytes.byteLength, bytes.byteLength, true);
+  cachedBytes = undefined;
+
+  // Small artifacts (language data, mapper bundles, stored seeds) load while the model is parsed.
+  const revalidateSmall = online && revalidate;
+  const language = info.language || pointer?.language || '';
+  const smallP = Promise.all([
+    fetchBundles(info, onProgress, revalidateSmall),
+    language ? loadLanguage(language, onProgress, revalidateSmall).catch(() => null) : Promise.resolve(null),
+    loadStoredSeeds(onProgress, revalidateSmall),
+  ]);
+  smallP.catch(() => {});
 
   // The same artifact already in memory (WASM memory is never released): reuse it.
   const current = models.get(id);
-  let index: EmbeddingModel;
-  if (current && current.info.checksum === info.checksum && current.info.version === info.version && info.checksum) {
-    index = current.index;
-  } else {
-    index = EmbeddingModel.fromArrayBuffer(bytes, getKernels());
-  }
+  const same = !!current && !!info.checksum && current.info.checksum === info.checksum && current.info.version === info.version;
+  const index = same ? current!.index : EmbeddingModel.fromArrayBuffer(bytes, getKernels());
   if (!info.checksum) info.checksum = index.manifest.checksum;
   info.language = index.manifest.language;
 
-  const revalidateSmall = online && revalidate;
-  const [bundles] = await Promise.all([
-    loadBundles(info, index, onProgress, revalidateSmall),
-    loadLanguage(info.language, onProgress, revalidateSmall).catch(() => null),
-    loadStoredSeeds(onProgress, revalidateSmall),
-  ]);
+  if (fresh) {
+    report('store', bytes.byteLength, bytes.byteLength, false);
+    if (pointer && pointer.version !== info.version) await dropVersion(pointer);
+    await set(['model-bytes', id, info.version], bytes, idb());
+  }
+  const [bundleBytes] = await smallP;
+  if (info.language !== language) await loadLanguage(info.language, onProgress, revalidateSmall).catch(() => null);
+  const bundles = new Map<string, MapperBundle>();
+  for (const [key, buf] of bundleBytes) {
+    bundles.set(key, parseMapperBundle(buf, { id: info.id, vocabularySize: index.size, checksum: index.manifest.checksum }));
+  }
   await set(['model', id], info, idb());
   report('ready', bytes.byteLength, bytes.byteLength, fromCache);
   const loaded: Loaded = {
@@ -249,18 +268,18 @@ async function load(id: string, options: LoadModelOptions, onProgress?: Progress
       bytes: bytes.byteLength,
     },
     index,
-    stats: current && current.index === index ? current.stats : new BoundedCache<FactorStats>(256),
+    stats: same ? current!.stats : new BoundedCache<FactorStats>(256),
     bundles,
-    letters: current && current.index === index ? current.letters : null,
+    letters: same ? current!.letters : null,
   };
   models.set(id, loaded);
   return loaded;
 }
 
-async function loadBundles(info: CachedModelInfo, index: EmbeddingModel, onProgress: ProgressFn | undefined, revalidate: boolean): Promise<Map<string, MapperBundle>> {
-  const out = new Map<string, MapperBundle>();
-  await Promise.all(
-    info.mapperBundles.map(async (b) => {
+/** The bytes of the model's mapper bundles (a bundle neither cached nor downloadable is left out). */
+async function fetchBundles(info: CachedModelInfo, onProgress: ProgressFn | undefined, revalidate: boolean): Promise<Array<[string, ArrayBuffer]>> {
+  const out = await Promise.all(
+    info.mapperBundles.map(async (b): Promise<[string, ArrayBuffer] | null> => {
       try {
         const { artifact } = await cachedArtifact(
           ['mapper', info.id, info.version, b.key],
@@ -270,14 +289,14 @@ async function loadBundles(info: CachedModelInfo, index: EmbeddingModel, onProgr
           { artifact: 'mapper', name: b.key, onProgress },
           revalidate,
         );
-        out.set(b.key, parseMapperBundle(artifact.bytes, { id: info.id, vocabularySize: index.size, checksum: index.manifest.checksum }));
+        return [b.key, artifact.bytes];
       } catch (err) {
-        // A bundle that is neither cached nor downloadable is simply unavailable offline.
         if (!(err instanceof ProblemError)) throw err;
+        return null;
       }
     }),
   );
-  return out;
+  return out.filter((x): x is [string, ArrayBuffer] => x !== null);
 }
 
 async function dropVersion(p: CachedModelInfo): Promise<void> {

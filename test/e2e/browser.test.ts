@@ -221,6 +221,55 @@ describe('offline scorer parity with the API (Chromium)', () => {
   }, 120_000);
 });
 
+describe('downloads are verified before they are cached', () => {
+  it('a body that does not match X-Content-SHA256 is refused and not cached; the genuine one is', async () => {
+    const route = '**/api/v1/artifacts/languages/fr';
+    let tampered = 0;
+    await context.route(route, async (r) => {
+      const res = await r.fetch();
+      const body = Buffer.from(await res.body());
+      body[body.length >> 1] ^= 0xff;
+      tampered++;
+      await r.fulfill({ response: res, body });
+    });
+    const text = "L'homme et les enfants aiment l'été.";
+    const bad = await page.evaluate(async (t) => {
+      const s = (window as any).playground.offline();
+      try {
+        await s.tokenize({ language: 'fr', text: t });
+        return null;
+      } catch (err) {
+        return { code: (err as { code: string }).code, detail: (err as Error).message };
+      }
+    }, text);
+    await context.unroute(route);
+    expect(tampered).toBe(1);
+    expect(bad?.code).toBe('LANGUAGE_DATA_UNAVAILABLE');
+    expect(bad?.detail).toContain('SHA-256');
+    const cachedKeys = () =>
+      page.evaluate(
+        () =>
+          new Promise<string[]>((resolve, reject) => {
+            const open = indexedDB.open('embedding-edge-offline');
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {
+              const req = open.result.transaction('artifacts').objectStore('artifacts').getAllKeys();
+              req.onsuccess = () => {
+                resolve(req.result.map((k) => JSON.stringify(k)));
+                open.result.close();
+              };
+            };
+          }),
+      );
+    expect(await cachedKeys()).not.toContain(JSON.stringify(['lang', 'fr']));
+    // Untampered: accepted, cached, and the same tokens as the API.
+    const r = await both({ kind: 'tokenize', body: { language: 'fr', text } });
+    expect(r.offline.ok).toBe(true);
+    expect(r.offline.raw).toBe(r.api.raw);
+    expect(await cachedKeys()).toContain(JSON.stringify(['lang', 'fr']));
+  }, 300_000);
+});
+
 describe('playground page', () => {
   const jsonOf = (id: string) => page.textContent(`#${id}`).then((t) => t ?? '');
   async function clickAndWait(button: string, pre: string): Promise<string> {
