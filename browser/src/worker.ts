@@ -43,7 +43,7 @@ const TokenizationRequestSchema = z.object({
   language: z.string().min(1),
   text: z.string().max(LIMITS.charactersPerText, `At most ${LIMITS.charactersPerText} characters`),
 });
-import { cachedArtifact, del, delMany, fetchArtifact, get, idb, keys, NetworkUnavailable, problem, ProblemError, set, type ProgressFn } from './cache';
+import { cachedArtifact, delMany, fetchArtifact, get, idb, keys, NetworkUnavailable, problem, ProblemError, set, type ProgressFn } from './cache';
 import type { CachedModelInfo, LoadedModelInfo, LoadModelOptions, OfflineProblem, Progress, ScorerConfig } from './protocol';
 
 interface Loaded {
