@@ -322,7 +322,20 @@ describe('playground page', () => {
     expect(await clickAndWait('score-matrix', 'matrix-json')).toBe(apiMatrix);
     expect(await page.locator('#text-results svg.bars').count()).toBe(3);
     expect(await page.locator('#words-chart svg circle').count()).toBe(JSON.parse(apiWords).data.length);
+
+    // Autocomplete in the seed-word input (offline): the suggestions the scorer gives, picked by Enter.
+    await page.fill('#seed-words', 'lake, ');
+    await page.locator('#seed-words').pressSequentially('ocea');
+    await page.waitForSelector('#words-section .ac-list li', { timeout: 30_000 });
+    const shown = await page.locator('#words-section .ac-list li').allTextContents();
+    const expected = await page.evaluate((m) => (window as any).playground.offline().autocomplete({ word: 'ocea', embeddingModelId: m }), MODEL);
+    expect(shown).toEqual(expected.suggestions);
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.every((w) => w.startsWith('ocea'))).toBe(true);
     fs.mkdirSync(RESULTS, { recursive: true });
+    await page.screenshot({ path: path.join(RESULTS, 'playground-autocomplete.png'), clip: { x: 0, y: 0, width: 1280, height: 1300 }, fullPage: true });
+    await page.press('#seed-words', 'Enter');
+    expect(await page.inputValue('#seed-words')).toBe(`lake, ${shown[0]}, `);
     await page.screenshot({ path: path.join(RESULTS, 'playground-offline.png'), fullPage: true });
     expect(pageErrors).toEqual([]);
   }, 900_000);
