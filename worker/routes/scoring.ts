@@ -83,6 +83,7 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     );
     timing.mark('compute');
     if (tokenCount > 0) await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
+    timing.mark('meter');
     c.header('Server-Timing', timing.header());
     return c.json(response, 200);
   });
@@ -96,6 +97,7 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     const response = runScoring(() => scoreWords(body, { index: model.index, mappers, storedDimensions, letterRows: model.letterRows }));
     timing.mark('compute');
     if (response.data.length > 0) await charge(c, { usageTypeKey: 'tokens', amount: response.data.length });
+    timing.mark('meter');
     c.header('Server-Timing', timing.header());
     return c.json(response, 200);
   });
