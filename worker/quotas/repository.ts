@@ -272,14 +272,27 @@ const CONSUME_LEDGER =
  * (429 + Retry-After). If the diagnosis finds room (the state moved in between, e.g. an admin
  * raised a limit or changed the anchor day), the charge is retried.
  */
+/** Workspaces seen by charges in this isolate (only the anchor day matters to the UPDATE's guard). */
+const workspaceCache = new Map<string, Workspace>();
+const WORKSPACE_CACHE_MAX = 10_000;
+
+function rememberWorkspace(ws: Workspace): void {
+  if (workspaceCache.size >= WORKSPACE_CACHE_MAX && !workspaceCache.has(ws.id)) workspaceCache.clear();
+  workspaceCache.set(ws.id, ws);
+}
+
 export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAfterSeconds: number): Promise<ConsumeOutcome> {
   if (!Number.isSafeInteger(req.amount) || req.amount < 0) throw new ApiError('INTERNAL_ERROR', `Invalid charge amount ${req.amount}`);
   if (req.amount === 0) return { status: 'free' };
   const at = isoTimestamp(req.atMs);
 
   for (let attempt = 0; attempt < 5; attempt++) {
-    const ws = await getWorkspace(db, req.workspaceId);
+    // The first attempt trusts the per-isolate anchor-day cache (saves a D1 round trip on the hot
+    // path); the UPDATE re-checks the anchor day, so a stale entry only costs a retry below.
+    const cached = attempt === 0 ? workspaceCache.get(req.workspaceId) : undefined;
+    const ws = cached ?? (await getWorkspace(db, req.workspaceId));
     if (!ws) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
+    rememberWorkspace(ws);
     const p = cycleParams(req.atMs, ws.anchorDay);
     const token = crypto.randomUUID();
     const [update] = await db.batch([
@@ -308,6 +321,8 @@ export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAft
     const [quota] = await listQuotas(db, ws, req.atMs, req.usageTypeKey);
     if (!quota) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
     const current = await getWorkspace(db, req.workspaceId);
+    if (current) rememberWorkspace(current);
+    else workspaceCache.delete(req.workspaceId);
     if (current && current.anchorDay !== ws.anchorDay) continue;
     // Monthly before daily: when both apply, waiting for midnight would not help.
     if (quota.availableAmount < req.amount) {
