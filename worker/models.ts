@@ -11,7 +11,7 @@
 import kernelsWasm from '../build/generated/kernels.wasm';
 import { Kernels } from '../core/kernels';
 import { EmbeddingModel } from '../core/model';
-import { parseMapperBundle, type MapperBundle } from '../core/mapper-bundle';
+import { MapperBundleError, parseMapperBundle, type MapperBundle } from '../core/mapper-bundle';
 import { BoundedCache, computeLetterRows, type FactorStats } from '../core/scoring';
 import { R2_KEYS, type MapperBundleInfo, type ModelManifest, type VectorIndex } from '../core/types';
 import { ApiError } from './problem';
@@ -221,7 +221,7 @@ export async function listAllBundleInfos(env: Env): Promise<Array<{ modelId: str
 // Mapper bundles of a loaded model
 // ---------------------------------------------------------------------------------------------
 
-/** The parsed bundle (cached in the model), null when R2 has none; 503 when it cannot be parsed. */
+/** The parsed bundle (cached in the model), null when R2 has none; 422 when trained for another model, 503 when it cannot be parsed. */
 export async function getBundle(env: Env, model: LoadedModel, bundleKey: string): Promise<MapperBundle | null> {
   let p = model.bundles.get(bundleKey);
   if (!p) {
@@ -243,6 +243,10 @@ export async function getBundle(env: Env, model: LoadedModel, bundleKey: string)
   try {
     return await p;
   } catch (err) {
+    // A bundle trained for another model (e.g. copied under this model's prefix) cannot be applied: a client error.
+    if (err instanceof MapperBundleError && err.code === 'WRONG_MODEL') {
+      throw new ApiError('MAPPER_MODEL_MISMATCH', `Mapper bundle '${bundleKey}' cannot be applied to model '${model.id}': ${err.message}`);
+    }
     throw new ApiError('MAPPER_UNAVAILABLE', `Mapper bundle '${bundleKey}' of model '${model.id}' could not be loaded: ${(err as Error).message}`);
   }
 }

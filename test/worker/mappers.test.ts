@@ -153,7 +153,7 @@ describe('trained mapper bundles in scoring', () => {
     // The default model's bundle file copied under the other model is never applied to it.
     await putBundle(syn.id, 'sentiment');
     const copied = await call('POST', `${WS_PATH}/word-scores`, { ...base, mapperKeys: ['sentiment_valence'] });
-    expect([422, 503]).toContain(copied.status);
+    expectProblem(copied, 422, 'MAPPER_MODEL_MISMATCH');
     expect(copied.body.detail).toContain(`trained for model "${MODEL}"`);
     await env.ARTIFACTS.delete([`mappers/${syn.id}/sentiment.bin`, `mappers/${syn.id}/sentiment.json`]);
   });
