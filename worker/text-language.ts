@@ -32,7 +32,7 @@ export async function getLanguageData(env: Env, language: string): Promise<Langu
 /** A tokenize function bound to the language's data. */
 export async function getTokenizer(env: Env, language: string): Promise<(text: string) => TokenLike[]> {
   const data = await getLanguageData(env, language);
-  return (text: string) => tokenize(text, data).tokens;
+  return (text: string) => tokenize(text, data, { synonyms: false }).tokens;
 }
 
 /** Bytes of the language data loaded in this isolate (diagnostics). */

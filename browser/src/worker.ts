@@ -389,7 +389,7 @@ const api = {
       const lang = await loadLanguage(m.info.language, onProgress).catch((err: unknown) => {
         throw err instanceof ProblemError ? new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${m.info.language}' could not be loaded: ${err.message}`) : err;
       });
-      const tokenize = (text: string): TokenLike[] => tokenizeText(text, lang).tokens;
+      const tokenize = (text: string): TokenLike[] => tokenizeText(text, lang, { synonyms: false }).tokens;
       const mappers = resolveMappers(m, req.mapperKeys);
       const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats });
       return asJson(response);

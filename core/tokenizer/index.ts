@@ -172,8 +172,14 @@ export function segment(text: string, data: LanguageData): Span[] {
   return data.language === 'ja' ? segmentJapanese(text, data) : segmentAlphabetic(text, 0, text.length, data.language, data);
 }
 
+export interface TokenizeOptions {
+  /** Look up synonyms (default true). Scoring paths never read them and skip the lookups. */
+  synonyms?: boolean;
+}
+
 /** Splits text into tokens with lemma, stop-word flag and synonyms. */
-export function tokenize(text: string, data: LanguageData): Tokenization {
+export function tokenize(text: string, data: LanguageData, options: TokenizeOptions = {}): Tokenization {
+  const withSynonyms = options.synonyms !== false;
   const spans = segment(text, data);
   const language: Language = data.language;
   const lowers = spans.map((s) => apos(text.slice(s.start, s.end).toLowerCase()));
@@ -207,7 +213,7 @@ export function tokenize(text: string, data: LanguageData): Tokenization {
     lemmas.push(token);
     // English contraction pieces ("ca", "n't", "'m") are stop words when their lemma is.
     const isStop = data.has(lower, FLAG.STOP) || (language === 'en' && lower !== token && /['\u2019]|^(?:ca|wo|sha)$/.test(lower) && data.has(token, FLAG.STOP));
-    return { string, token, indexStart: sp.start, indexEnd: sp.end, isStop, synonyms: synonymsFor(data, synKeys, token) };
+    return { string, token, indexStart: sp.start, indexEnd: sp.end, isStop, synonyms: withSynonyms ? synonymsFor(data, synKeys, token) : [] };
   });
   return { tokenCount: tokens.length, tokens };
 }

@@ -189,3 +189,20 @@ describe('edge cases', () => {
     expect(() => parseLanguageData(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]))).toThrow(/magic/);
   });
 });
+
+describe('synonyms option (scoring paths skip the thesaurus)', () => {
+  it('gives the same tokens with empty synonyms when synonyms are off', () => {
+    const samples: Record<Language, string> = {
+      en: 'The children were running to the happy houses.',
+      de: 'Die Kinder liefen zu den schönen Häusern.',
+      fr: "L'homme qu'il a vu était heureux.",
+      ja: '私は東京に住んでいます。',
+    };
+    for (const l of SUPPORTED_LANGUAGES) {
+      const full = tokenize(samples[l], data[l]).tokens;
+      const lean = tokenize(samples[l], data[l], { synonyms: false }).tokens;
+      expect(lean).toEqual(full.map((t) => ({ ...t, synonyms: [] })));
+      if (l === 'en') expect(full.some((t) => t.synonyms.length > 0)).toBe(true);
+    }
+  });
+});
