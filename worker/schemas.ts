@@ -28,6 +28,9 @@ export const ProblemSchema = z
   })
   .openapi('Problem');
 
+/** An OpenAPI response entry for a problem+json answer. */
+export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
+
 export const DimensionSchema = z
   .object({
     id: z.number().int().openapi({ description: 'Dimension id; repeated in goalConfig.dimensions[].id to weight it.', example: 1 }),

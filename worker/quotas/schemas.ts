@@ -77,20 +77,7 @@ export const UsageTypeSchema = z
   })
   .openapi('UsageType');
 
-export const ProblemSchema = z
-  .object({
-    type: z.string(),
-    title: z.string(),
-    status: z.number().int(),
-    detail: z.string(),
-    code: z.string(),
-    translationKey: z.string(),
-    instance: z.string().optional(),
-    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-  })
-  .openapi('Problem');
-
-export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
+export { ProblemSchema, problem } from '../schemas';
 
 const amount = z.number().int().min(0).max(MAX_AMOUNT);
 

@@ -10,7 +10,7 @@ import type { AppEnv } from '../env';
 import { LIMITS } from '../limits';
 import { charge } from '../metering';
 import { ApiError, type FieldProblem } from '../problem';
-import { ProblemSchema } from '../schemas';
+import { problem } from '../schemas';
 import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
 import { extractHtml } from '../plagiarism/html';
 import { createPlagiarismProvider, type PlagiarismConfig } from '../plagiarism/provider';
@@ -23,7 +23,6 @@ export const MAX_BATCH_PAGES = 1000;
 
 const security = [{ bearerAuth: [] }];
 
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
 
 // ---------------------------------------------------------------------------------------------
 // Check

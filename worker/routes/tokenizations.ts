@@ -12,23 +12,7 @@ import { LIMITS } from '../limits';
 import { charge } from '../metering';
 import { ApiError } from '../problem';
 import { getLanguageData } from '../text-language';
-
-const problem = (description: string) => ({
-  description,
-  content: {
-    'application/problem+json': {
-      schema: z.object({
-        type: z.string(),
-        title: z.string(),
-        status: z.number().int(),
-        detail: z.string(),
-        code: z.string(),
-        translationKey: z.string(),
-        errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-      }),
-    },
-  },
-});
+import { problem } from '../schemas';
 
 const TokenizationRequest = z
   .object({
