@@ -134,12 +134,13 @@ interface Native {
 }
 
 /** Compiles test/bench/scan.c and writes its input (same int8 matrix, same i16 query); null without gcc. */
-function prepareNative(rows: Int8Array, scales: Float32Array, n: number, dims: number, query: Float32Array, k: number): Native | null {
+function prepareNative(rows: Int8Array, scales: Float32Array, n: number, dims: number, query: Float32Array, k: number, variant: 'plain' | 'avx2'): Native | null {
   const version = spawnSync('gcc', ['--version'], { encoding: 'utf8' });
   if (version.error || version.status !== 0) return null;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'scan-bench-'));
   const exe = path.join(dir, 'scan');
-  const cc = spawnSync('gcc', ['-O3', '-march=native', '-o', exe, path.join(HERE, 'scan.c')], { encoding: 'utf8' });
+  const flags = variant === 'plain' ? ['-DSCAN_PLAIN'] : [];
+  const cc = spawnSync('gcc', ['-O3', '-march=native', ...flags, '-o', exe, path.join(HERE, 'scan.c')], { encoding: 'utf8' });
   if (cc.status !== 0) throw new Error(`gcc failed: ${cc.stderr}`);
   const { values, scale } = quantizeQuery(query, dims);
   const write = (reps: number): string => {
@@ -267,7 +268,13 @@ export async function run(): Promise<BenchFigures> {
 
   // --- WASM int8 scans, interleaved with the C reference (same matrix, same i16 query) in rounds
   // so that load from other processes hits both alike. The first 2 runs of each batch are warm-up.
-  const native = prepareNative(rows!, scales!, n, dims, q0, 10);
+  // The issue's reference: the same scan in plain C (-O3 -march=native, gcc's vectorizer); and,
+  // when the CPU has AVX2, a hand-vectorized AVX2 version as the stronger reference.
+  const native = prepareNative(rows!, scales!, n, dims, q0, 10, 'plain');
+  const hasAvx2 = os.platform() === 'linux' && fs.readFileSync('/proc/cpuinfo', 'utf8').includes(' avx2');
+  const avx2 = native && hasAvx2 ? prepareNative(rows!, scales!, n, dims, q0, 10, 'avx2') : null;
+  const avx2Times: number[] = [];
+  let avx2Top: number[] = [];
   const wasmTimes: number[] = [];
   const nativeTimes: number[] = [];
   const readTimes: number[] = [];
@@ -292,8 +299,14 @@ export async function run(): Promise<BenchFigures> {
       readTimes.push(...b.read.slice(2));
       nativeTop = b.top;
     }
+    if (avx2) {
+      const b = avx2.batch(9);
+      avx2Times.push(...b.scan.slice(2));
+      avx2Top = b.top;
+    }
   }
   native?.close();
+  avx2?.close();
   const wasm10 = median(wasmTimes);
   const wasm100 = median(wasm100Times);
   const wasm1000 = median(wasm1000Times);
@@ -320,6 +333,13 @@ export async function run(): Promise<BenchFigures> {
     figures.native_same_top10 = JSON.stringify(nativeTop) === JSON.stringify(wasmTop) ? 1 : 0;
     log(`C int8 scan (${native.compiler}, -O3 -march=native): top-10 ${nativeMs.toFixed(3)} ms (${figures.native_int8_gbps} GB/s); WASM / C = ${figures.wasm_vs_native}; same top-10: ${figures.native_same_top10 ? 'yes' : 'NO'}`);
     log(`C plain read of the same bytes: ${readMs.toFixed(3)} ms (${figures.native_read_gbps} GB/s); the WASM scan runs at ${Math.round(100 * (figures.wasm_share_of_read_bw as number))}% of it`);
+    if (avx2) {
+      const avx2Ms = median(avx2Times);
+      figures.native_avx2_ms = round(avx2Ms);
+      figures.wasm_vs_native_avx2 = round(wasm10 / avx2Ms);
+      figures.native_avx2_same_top10 = JSON.stringify(avx2Top) === JSON.stringify(wasmTop) ? 1 : 0;
+      log(`C int8 scan with AVX2 intrinsics: top-10 ${avx2Ms.toFixed(3)} ms (${round(scanBytes / avx2Ms / 1e6, 2)} GB/s); WASM / AVX2 C = ${figures.wasm_vs_native_avx2}; same top-10: ${figures.native_avx2_same_top10 ? 'yes' : 'NO'}`);
+    }
     log(`best of runs: WASM ${figures.wasm_int8_min_ms} ms, C ${figures.native_int8_min_ms} ms (WASM / C = ${figures.wasm_vs_native_min}), C read ${figures.native_read_min_ms} ms`);
   } else {
     log('gcc not found: no native reference');
