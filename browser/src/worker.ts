@@ -59,7 +59,7 @@ let kernels: Kernels | null = null;
 const models = new Map<string, Loaded>();
 const loading = new Map<string, Promise<Loaded>>();
 const languages = new Map<string, Promise<LanguageData>>();
-let storedSeeds: Map<number, { words: string[] }> | null = null;
+let storedSeeds: Map<number, { words: string[]; name?: string }> | null = null;
 
 function getKernels(): Kernels {
   return (kernels ??= Kernels.fromModule(new WebAssembly.Module(kernelsBytes)));
@@ -150,8 +150,8 @@ async function loadLanguage(language: string, onProgress?: ProgressFn, revalidat
 async function loadStoredSeeds(onProgress?: ProgressFn, revalidate = true): Promise<void> {
   try {
     const { artifact } = await cachedArtifact(['dimensions'], config.baseUrl, config.token, '/api/v1/artifacts/dimensions', { artifact: 'dimensions', name: 'dimensions', onProgress }, revalidate);
-    const parsed = JSON.parse(new TextDecoder().decode(artifact.bytes)) as { data: Array<{ id: number; words: string[] }> };
-    storedSeeds = new Map(parsed.data.map((d) => [d.id, { words: d.words }]));
+    const parsed = JSON.parse(new TextDecoder().decode(artifact.bytes)) as { data: Array<{ id: number; name: string; words: string[] }> };
+    storedSeeds = new Map(parsed.data.map((d) => [d.id, { words: d.words, name: d.name }]));
   } catch (err) {
     // Without the stored seeds only dimensions of type `dimension` are affected (422 as unknown).
     if (!storedSeeds) storedSeeds = new Map();

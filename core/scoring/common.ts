@@ -96,10 +96,12 @@ export function dimensionQueries(
       throw new ScoringError('VALIDATION_FAILED', 'oppositeWords is only allowed for dimensions of type axis', `dimensions.${i}.oppositeWords`);
     }
     let words = d.words ?? [];
+    let storedName: string | undefined;
     if (d.type === 'dimension') {
       const seeds = stored.get(d.id);
       if (!seeds) throw new ScoringError('DIMENSION_NOT_FOUND', `No stored dimension with id ${d.id}`, `dimensions.${i}.id`);
       words = [...seeds.words, ...words];
+      storedName = seeds.name;
     }
     const pos = seedRows(index, words);
     let query: Float32Array | null;
@@ -120,7 +122,8 @@ export function dimensionQueries(
       query = index.centroid(pos);
       statsKey = `dim:${[...pos].sort((a, b) => a - b).join(',')}`;
     }
-    out.push({ id: d.id, key: String(d.id), name: d.name ?? String(d.id), query, statsKey });
+    // Goal factor label: the request's name, else the stored dimension's name, else the id.
+    out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey });
   });
   return out;
 }

@@ -105,7 +105,7 @@ export interface ResolvedMapper {
 }
 
 /** Stored seeds of dimensions of type `dimension`, by id (from D1 on the Worker). */
-export type StoredDimensionSeeds = ReadonlyMap<number, { words: string[] }>;
+export type StoredDimensionSeeds = ReadonlyMap<number, { words: string[]; name?: string }>;
 
 /** Normalization statistics of one factor over the model's most frequent words. */
 export interface FactorStats {

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { env } from 'cloudflare:test';
 import type { LanguageData } from '../../core/tokenizer';
 import {
   call,
@@ -335,6 +336,26 @@ describe('text-scores', () => {
     // A text without scores: goalScore 0 and no factors.
     expect(r.body.data[3].goalScore).toBe(0);
     expect(r.body.data[3].goalScoreFactors).toEqual([]);
+  });
+
+  it('goal factor field: the request name, else the stored dimension name, else the id', async () => {
+    // Dimension 1 is the seeded stored dimension "Positive" (migration 0002).
+    const stored = await env.DB.prepare('SELECT name FROM dimensions WHERE id = 1').first<{ name: string }>();
+    expect(stored?.name).toBeTruthy();
+    const body = (named?: string) => ({
+      texts: ['The happy cats love good food.'],
+      embeddingModelId: m.id,
+      dimensions: [
+        { id: 1, type: 'dimension', ...(named ? { name: named } : {}) },
+        { id: 2, type: 'manual', words: ['science', 'computer'] },
+      ],
+      goalConfig: { dimensions: [{ id: 1, weight: 1 }, { id: 2, weight: 1 }] },
+    });
+    const plain = await call('POST', `${WS_PATH}/text-scores`, body());
+    expect(plain.status).toBe(200);
+    expect(plain.body.data[0].goalScoreFactors.map((f: any) => f.field)).toEqual([stored!.name, '2']);
+    const renamed = await call('POST', `${WS_PATH}/text-scores`, body('Mood'));
+    expect(renamed.body.data[0].goalScoreFactors.map((f: any) => f.field)).toEqual(['Mood', '2']);
   });
 
   it('normalization zscore and percentile use the statistics of the most frequent words', async () => {
