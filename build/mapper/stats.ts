@@ -1,4 +1,5 @@
 /** Float64 statistics and linear algebra used by mapper training. */
+import { prng } from '../../core/prng';
 
 export function pearson(a: ArrayLike<number>, b: ArrayLike<number>): number {
   const n = a.length;
@@ -45,17 +46,8 @@ export function spearman(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return pearson(ranks(a), ranks(b));
 }
 
-/** Deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (mulberry32, core/prng.ts). */
+export const rng = prng;
 
 /** Assigns items 0..n-1 to `folds` folds of near-equal size, after a seeded shuffle. */
 export function foldAssignment(n: number, folds: number, seed: number): Int32Array {

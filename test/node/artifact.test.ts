@@ -15,6 +15,7 @@ import {
   type ArtifactInput,
 } from '../../core/artifact';
 import { quantizeRows } from '../../core/quantize';
+import { prng } from '../../core/prng';
 
 const enc = new TextEncoder();
 
@@ -36,17 +37,7 @@ function baseManifest(id = 'test-model'): ArtifactInput['manifest'] {
   };
 }
 
-/** Deterministic pseudo-random generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = prng;
 
 const ALPHABET = ['a', 'b', 'c', 'z', 'A', 'B', 'Z', 'é', 'É', 'ß', 'İ', 'ı', 'Σ', 'σ', 'ς', 'ǅ', 'K', '中', '😀', '-', "'", '0'];
 

@@ -4,6 +4,7 @@ import { SignJWT } from 'jose';
 import { expect } from 'vitest';
 import { writeArtifact, parseArtifact } from '../../core/artifact';
 import { quantizeRows } from '../../core/quantize';
+import { prng } from '../../core/prng';
 import { writeMapperBundle } from '../../core/mapper-bundle';
 import { quantizeQuery } from '../../core/kernels';
 import { parseLanguageData, tokenize, type LanguageData } from '../../core/tokenizer';
@@ -62,17 +63,8 @@ export function expectProblem(r: Called, status: number, code: string): void {
   expect(typeof r.body.detail).toBe('string');
 }
 
-/** Deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (mulberry32, core/prng.ts). */
+export const rng = prng;
 
 /** Vocabulary of the synthetic English model, in frequency order (row = rank - 1). */
 export const BASE_WORDS = [
