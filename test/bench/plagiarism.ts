@@ -19,6 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { SignJWT } from 'jose';
 import { ensureBuilt } from '../../build/ensure';
 import { QUIET_ENV, ROOT, wranglerSync } from '../../build/wrangler';
+import { prng } from '../../core/prng';
 
 const PORT = 8795;
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -32,16 +33,6 @@ export type BenchFigures = Record<string, number | string>;
 // ---------------------------------------------------------------------------------------------
 // Deterministic corpus
 
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'so', 'vi', 'de', 'po', 'an', 'el', 'ir', 'ul', 'ba', 'ge', 'fo', 'hu', 'ji', 'ze'];
 

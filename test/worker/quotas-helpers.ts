@@ -3,21 +3,10 @@ import { env, SELF } from 'cloudflare:test';
 import { SignJWT } from 'jose';
 import { expect } from 'vitest';
 import { setClock } from '../../worker/clock';
+import type { Quota } from '../../worker/quotas/repository';
 
-export interface QuotaJson {
-  id: string;
-  workspaceId: string;
-  usageTypeKey: string;
-  limitAmount: number;
-  limitAmountDaily: number;
-  usedAmount: number;
-  usedAmountDaily: number;
-  availableAmount: number;
-  bonusAmount: number;
-  spilloverAmount: number;
-  fairUseLimitReached: boolean;
-  dailyRefreshed: string;
-}
+/** The Quota resource as the listing returns it. */
+export type QuotaJson = Quota;
 
 export interface PageJson {
   size: number;
