@@ -21,6 +21,7 @@ import { ARTIFACT_FORMAT_VERSION } from '../core/artifact';
 import { R2_KEYS } from '../core/types';
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { importModel, IMPORTER_VERSION } from './import-model';
+import { stampMatches, withLock, writeStamp } from './stamp';
 import { GENERATED, ROOT } from './wrangler';
 
 export const DEFAULT_MODEL_ID = 'en-glove-6b-100d';
@@ -56,12 +57,8 @@ function artifacts(): R2Artifact[] {
 
 /** True when the generated default model matches the current source, importer and format. */
 export function defaultModelIsFresh(): boolean {
-  if (!fs.existsSync(DEFAULT_MODEL_FILE) || !fs.existsSync(DEFAULT_MODEL_MANIFEST_FILE) || !fs.existsSync(STAMP_FILE)) return false;
-  try {
-    return JSON.stringify(JSON.parse(fs.readFileSync(STAMP_FILE, 'utf8'))) === JSON.stringify(stampFor(winkSource()));
-  } catch {
-    return false;
-  }
+  if (!fs.existsSync(DEFAULT_MODEL_FILE) || !fs.existsSync(DEFAULT_MODEL_MANIFEST_FILE)) return false;
+  return stampMatches(STAMP_FILE, stampFor(winkSource()));
 }
 
 /**
@@ -71,33 +68,8 @@ export function defaultModelIsFresh(): boolean {
  */
 export async function ensureDefaultModel(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
   if (defaultModelIsFresh()) return artifacts();
-  // The node and worker test projects run their global setup at the same time: one builds, the other waits.
-  fs.mkdirSync(path.dirname(LOCK_FILE), { recursive: true });
-  const started = Date.now();
-  for (;;) {
-    try {
-      fs.writeFileSync(LOCK_FILE, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (defaultModelIsFresh()) return artifacts();
-      let age = 0;
-      try {
-        age = Date.now() - fs.statSync(LOCK_FILE).mtimeMs;
-      } catch {
-        continue; // released meanwhile
-      }
-      if (age > 10 * 60_000) fs.rmSync(LOCK_FILE, { force: true }); // left behind by a killed build
-      else if (Date.now() - started > 10 * 60_000) throw new Error(`timed out waiting for ${LOCK_FILE}`);
-      else await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-  try {
-    if (defaultModelIsFresh()) return artifacts();
-    return await buildDefaultModel();
-  } finally {
-    fs.rmSync(LOCK_FILE, { force: true });
-  }
+  // `npm start` and `npm test` may run at the same time: one builds, the other waits.
+  return withLock(LOCK_FILE, 10 * 60_000, defaultModelIsFresh, buildDefaultModel, artifacts);
 }
 
 async function buildDefaultModel(): Promise<R2Artifact[]> {
@@ -121,6 +93,6 @@ async function buildDefaultModel(): Promise<R2Artifact[]> {
     hasTranslation: false,
     out: DEFAULT_MODEL_FILE,
   });
-  fs.writeFileSync(STAMP_FILE, `${JSON.stringify(stampFor(source), null, 2)}\n`);
+  writeStamp(STAMP_FILE, stampFor(source));
   return artifacts();
 }

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { R2_KEYS, type ModelManifest } from '../../core/types';
 import type { EnsureOptions, R2Artifact } from '../ensure';
+import { stampMatches, withLock, writeStamp } from '../stamp';
 import { GENERATED } from '../wrangler';
 import { KERNELS_WASM } from '../build-wasm';
 import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE } from '../default-model';
@@ -33,12 +34,8 @@ function stampFor(lexicon: string, manifest: ModelManifest): Record<string, stri
 
 function isFresh(lexicon: string, key: string, manifest: ModelManifest): boolean {
   const f = files(manifest.id, key);
-  if (!fs.existsSync(f.bin) || !fs.existsSync(f.json) || !fs.existsSync(f.stamp)) return false;
-  try {
-    return JSON.stringify(JSON.parse(fs.readFileSync(f.stamp, 'utf8'))) === JSON.stringify(stampFor(lexicon, manifest));
-  } catch {
-    return false;
-  }
+  if (!fs.existsSync(f.bin) || !fs.existsSync(f.json)) return false;
+  return stampMatches(f.stamp, stampFor(lexicon, manifest));
 }
 
 export function bundleArtifacts(modelId: string, key: string): R2Artifact[] {
@@ -47,34 +44,6 @@ export function bundleArtifacts(modelId: string, key: string): R2Artifact[] {
     { key: R2_KEYS.mapper(modelId, key), file: f.bin, contentType: 'application/octet-stream' },
     { key: R2_KEYS.mapperInfo(modelId, key), file: f.json, contentType: 'application/json' },
   ];
-}
-
-async function withLock<T>(lockFile: string, isDone: () => boolean, work: () => Promise<T>, done: () => T): Promise<T> {
-  fs.mkdirSync(path.dirname(lockFile), { recursive: true });
-  const started = Date.now();
-  for (;;) {
-    try {
-      fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (isDone()) return done();
-      let age = 0;
-      try {
-        age = Date.now() - fs.statSync(lockFile).mtimeMs;
-      } catch {
-        continue;
-      }
-      if (age > 15 * 60_000) fs.rmSync(lockFile, { force: true });
-      else if (Date.now() - started > 15 * 60_000) throw new Error(`timed out waiting for ${lockFile}`);
-      else await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-  try {
-    return isDone() ? done() : await work();
-  } finally {
-    fs.rmSync(lockFile, { force: true });
-  }
 }
 
 /**
@@ -96,6 +65,7 @@ export async function ensureDefaultMappers(_options: EnsureOptions = {}): Promis
   const lock = path.join(MAPPERS_DIR, `${DEFAULT_MODEL_ID}.lock`);
   return withLock(
     lock,
+    15 * 60_000,
     allFresh,
     async () => {
       let model: LoadedModel | null = null;
@@ -113,7 +83,7 @@ export async function ensureDefaultMappers(_options: EnsureOptions = {}): Promis
         console.error(`[build] mapper bundle "${b.key}" for ${manifest.id} from lexicon ${b.lexicon}`);
         const trained = trainBundle(lexicon, model, { method: 'ensemble' });
         writeBundleFiles(MAPPERS_DIR, trained);
-        fs.writeFileSync(files(manifest.id, b.key).stamp, `${JSON.stringify(stampFor(b.lexicon, manifest), null, 2)}\n`);
+        writeStamp(files(manifest.id, b.key).stamp, stampFor(b.lexicon, manifest));
         const r = Object.entries(trained.info.metrics).map(([v, m]) => `${v} r=${m.pearsonR}`).join(', ');
         console.error(`[build]   ${b.key}: ${r} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
       }

@@ -1,0 +1,55 @@
+/**
+ * Shared pieces of the ensure steps: a stamp file recording what an output was built from, and
+ * a lock file so that two processes (`npm start` and `npm test`, say) never build the same
+ * output at once: one builds, the other waits and then finds the output fresh.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** True when the JSON stamp file exists and holds exactly `expected` (key order included). */
+export function stampMatches(file: string, expected: unknown): boolean {
+  if (!fs.existsSync(file)) return false;
+  try {
+    return JSON.stringify(JSON.parse(fs.readFileSync(file, 'utf8'))) === JSON.stringify(expected);
+  } catch {
+    return false;
+  }
+}
+
+/** Writes a stamp as pretty JSON with a trailing newline. */
+export function writeStamp(file: string, stamp: unknown): void {
+  fs.writeFileSync(file, `${JSON.stringify(stamp, null, 2)}\n`);
+}
+
+/**
+ * Runs `work` holding `lockFile` (created exclusively), unless `isDone()` turns true first, in
+ * which case `done()` is returned. A lock older than `staleMs` is taken to be left behind by a
+ * killed build and removed; waiting longer than `staleMs` for a live one is an error.
+ */
+export async function withLock<T>(lockFile: string, staleMs: number, isDone: () => boolean, work: () => Promise<T>, done: () => T): Promise<T> {
+  fs.mkdirSync(path.dirname(lockFile), { recursive: true });
+  const started = Date.now();
+  for (;;) {
+    try {
+      fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (isDone()) return done();
+      let age = 0;
+      try {
+        age = Date.now() - fs.statSync(lockFile).mtimeMs;
+      } catch {
+        continue; // released meanwhile
+      }
+      if (age > staleMs) fs.rmSync(lockFile, { force: true });
+      else if (Date.now() - started > staleMs) throw new Error(`timed out waiting for ${lockFile}`);
+      else await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    return isDone() ? done() : await work();
+  } finally {
+    fs.rmSync(lockFile, { force: true });
+  }
+}
