@@ -182,6 +182,11 @@ export const PageSchema = z
   .object({ size: z.number().int(), totalElements: z.number().int(), totalPages: z.number().int(), currentPage: z.number().int() })
   .openapi('Page');
 
+/** The page object of a list answer (1-based; size is echoed as requested). */
+export function pageObject(page: number, size: number, totalElements: number): z.infer<typeof PageSchema> {
+  return { size, totalElements, totalPages: Math.ceil(totalElements / size), currentPage: page };
+}
+
 export const CatalogQuerySchema = z.object({
   country: z.string().max(10).optional().openapi({ description: 'ISO 3166-1 alpha-2 filter.' }),
   language: z.string().max(10).optional().openapi({ description: 'ISO 639-1 filter.' }),

@@ -29,7 +29,7 @@ import {
   AuditEntrySchema,
   CreateWorkspaceSchema,
   LedgerEntrySchema,
-  PageObject,
+  PageSchema,
   QuotaSchema,
   SetLimitsSchema,
   UpdateWorkspaceSchema,
@@ -173,7 +173,7 @@ const ledgerRouteDef = createRoute({
     }),
   },
   responses: {
-    200: { description: 'One page of ledger entries, oldest first unless order=desc', content: json(z.object({ data: z.array(LedgerEntrySchema), page: PageObject })) },
+    200: { description: 'One page of ledger entries, oldest first unless order=desc', content: json(z.object({ data: z.array(LedgerEntrySchema), page: PageSchema })) },
     ...adminErrors,
     404: problem('No such workspace'),
     422: problem('Invalid query parameters'),
@@ -188,7 +188,7 @@ const auditRouteDef = createRoute({
   security,
   request: { params: wsParams, query: z.object({ page: pageQuery, size: sizeQuery, order: orderQuery }) },
   responses: {
-    200: { description: 'One page of audit entries, oldest first unless order=desc', content: json(z.object({ data: z.array(AuditEntrySchema), page: PageObject })) },
+    200: { description: 'One page of audit entries, oldest first unless order=desc', content: json(z.object({ data: z.array(AuditEntrySchema), page: PageSchema })) },
     ...adminErrors,
     404: problem('No such workspace'),
     422: problem('Invalid query parameters'),

@@ -10,7 +10,7 @@ import { nowMs } from '../clock';
 import { ApiError } from '../problem';
 import { getWorkspace, listQuotas, listUsageTypes, type Quota, type UsageType } from './repository';
 import {
-  PageObject,
+  PageSchema,
   QuotaSchema,
   UsageTypeSchema,
   WorkspaceIdParam,
@@ -75,7 +75,7 @@ const quotasRoute = createRoute({
   responses: {
     200: {
       description: 'One page of quotas',
-      content: { 'application/json': { schema: z.object({ data: z.array(QuotaSchema), page: PageObject }) } },
+      content: { 'application/json': { schema: z.object({ data: z.array(QuotaSchema), page: PageSchema }) } },
     },
     401: problem('Missing or invalid token'),
     403: problem('The token is for another workspace'),
@@ -104,7 +104,7 @@ const usageTypesRoute = createRoute({
   responses: {
     200: {
       description: 'One page of usage types',
-      content: { 'application/json': { schema: z.object({ data: z.array(UsageTypeSchema), page: PageObject }) } },
+      content: { 'application/json': { schema: z.object({ data: z.array(UsageTypeSchema), page: PageSchema }) } },
     },
     401: problem('Missing or invalid token'),
     422: problem('Invalid query parameters'),

@@ -36,19 +36,6 @@ export const orderQuery = z
   .optional()
   .openapi({ param: { name: 'order', in: 'query' }, description: 'Sort direction' });
 
-export const PageObject = z
-  .object({
-    size: z.number().int(),
-    totalElements: z.number().int(),
-    totalPages: z.number().int(),
-    currentPage: z.number().int(),
-  })
-  .openapi('Page');
-
-export function pageObject(page: number, size: number, totalElements: number): z.infer<typeof PageObject> {
-  return { size, totalElements, totalPages: Math.ceil(totalElements / size), currentPage: page };
-}
-
 export const QuotaSchema = z
   .object({
     id: z.string(),
@@ -77,7 +64,7 @@ export const UsageTypeSchema = z
   })
   .openapi('UsageType');
 
-export { ProblemSchema, problem } from '../schemas';
+export { PageSchema, pageObject, ProblemSchema, problem } from '../schemas';
 
 const amount = z.number().int().min(0).max(MAX_AMOUNT);
 

@@ -19,6 +19,7 @@ import {
   MapperPageSchema,
   ModelIdParams,
   ModelParams,
+  pageObject,
   SimilarityMatrixRequestSchema,
   SimilarityMatrixResponseSchema,
   WordAvailabilitiesRequestSchema,
@@ -28,20 +29,10 @@ import {
 const security = [{ bearerAuth: [] }];
 const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
 
-export interface PageInfo {
-  size: number;
-  totalElements: number;
-  totalPages: number;
-  currentPage: number;
-}
-
 /** 1-based pagination; a page beyond the last is empty; size is echoed as requested. */
-export function paginate<T>(items: T[], page: number, size: number): { page: PageInfo; data: T[] } {
+function paginate<T>(items: T[], page: number, size: number): { page: ReturnType<typeof pageObject>; data: T[] } {
   const start = (page - 1) * size;
-  return {
-    page: { size, totalElements: items.length, totalPages: Math.ceil(items.length / size), currentPage: page },
-    data: items.slice(start, start + size),
-  };
+  return { page: pageObject(page, size, items.length), data: items.slice(start, start + size) };
 }
 
 const matches = (value: string | null | undefined, filter: string | undefined): boolean =>

@@ -6,7 +6,7 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
 import { ApiError } from '../problem';
 import { createDimension, listDimensions } from '../dimensions';
-import { CreateDimensionSchema, errorResponses, ListQuerySchema, PageSchema, StoredDimensionSchema } from '../schemas';
+import { CreateDimensionSchema, errorResponses, ListQuerySchema, pageObject, PageSchema, StoredDimensionSchema } from '../schemas';
 import { z } from '@hono/zod-openapi';
 
 const security = [{ bearerAuth: [] }];
@@ -53,6 +53,6 @@ export function registerDimensionAdmin(app: OpenAPIHono<AppEnv>): void {
   app.openapi(listRouteDef, async (c) => {
     const { page, size } = c.req.valid('query');
     const { total, items } = await listDimensions(c.env, page, size);
-    return c.json({ page: { size, totalElements: total, totalPages: Math.ceil(total / size), currentPage: page }, data: items }, 200);
+    return c.json({ page: pageObject(page, size, total), data: items }, 200);
   });
 }

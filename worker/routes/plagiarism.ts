@@ -10,7 +10,7 @@ import type { AppEnv } from '../env';
 import { LIMITS } from '../limits';
 import { charge } from '../metering';
 import { ApiError, type FieldProblem } from '../problem';
-import { problem } from '../schemas';
+import { ListQuerySchema, pageObject, problem } from '../schemas';
 import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
 import { extractHtml } from '../plagiarism/html';
 import { createPlagiarismProvider, type PlagiarismConfig } from '../plagiarism/provider';
@@ -166,9 +166,7 @@ const listRoute = createRoute({
   tags: ['Plagiarism corpus (admin)'],
   security,
   request: {
-    query: z.object({
-      page: z.coerce.number().int().min(1).default(1),
-      size: z.coerce.number().int().min(1).max(LIMITS.listPageSize).default(20),
+    query: ListQuerySchema.extend({
       url: z.string().optional().openapi({ description: 'Only the page with exactly this URL' }),
     }),
   },
@@ -296,7 +294,7 @@ export function registerPlagiarismRoutes(app: OpenAPIHono<AppEnv>, options: Plag
   app.openapi(listRoute, async (c) => {
     const { page, size, url } = c.req.valid('query');
     const { data, total } = await corpusOf(c).list(page, size, url);
-    return c.json({ data, page: { size, totalElements: total, totalPages: Math.ceil(total / size), currentPage: page } }, 200);
+    return c.json({ data, page: pageObject(page, size, total) }, 200);
   });
 
   app.openapi(getRoute, async (c) => {
