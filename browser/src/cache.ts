@@ -50,7 +50,7 @@ export function hex(buf: ArrayBuffer): string {
   return s;
 }
 
-export async function sha256Hex(bytes: ArrayBuffer): Promise<string> {
+export async function sha256Hex(bytes: BufferSource): Promise<string> {
   return hex(await crypto.subtle.digest('SHA-256', bytes));
 }
 

@@ -43,7 +43,7 @@ const TokenizationRequestSchema = z.object({
   language: z.string().min(1),
   text: z.string().max(LIMITS.charactersPerText, `At most ${LIMITS.charactersPerText} characters`),
 });
-import { cachedArtifact, delMany, fetchArtifact, get, idb, keys, NetworkUnavailable, problem, ProblemError, set, type ProgressFn } from './cache';
+import { cachedArtifact, delMany, fetchArtifact, get, idb, keys, NetworkUnavailable, problem, ProblemError, set, sha256Hex, type ProgressFn } from './cache';
 import type { CachedModelInfo, LoadedModelInfo, LoadModelOptions, OfflineProblem, Progress, ScorerConfig } from './protocol';
 
 interface Loaded {
@@ -145,6 +145,13 @@ async function loadLanguage(language: string, onProgress?: ProgressFn, revalidat
     p.catch(() => languages.delete(language));
   }
   return p;
+}
+
+/** The language data a request needs; a download failure is the API's 503 LANGUAGE_DATA_UNAVAILABLE. */
+function languageFor(language: string, onProgress?: ProgressFn): Promise<LanguageData> {
+  return loadLanguage(language, onProgress).catch((err: unknown) => {
+    throw err instanceof ProblemError ? new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${language}' could not be loaded: ${err.message}`) : err;
+  });
 }
 
 async function loadStoredSeeds(onProgress?: ProgressFn, revalidate = true): Promise<void> {
@@ -386,9 +393,7 @@ const api = {
     return guarded(async () => {
       const req = validate(TextScoresRequestSchema, body);
       const m = await modelFor(req.embeddingModelId, onProgress);
-      const lang = await loadLanguage(m.info.language, onProgress).catch((err: unknown) => {
-        throw err instanceof ProblemError ? new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${m.info.language}' could not be loaded: ${err.message}`) : err;
-      });
+      const lang = await languageFor(m.info.language, onProgress);
       const tokenize = (text: string): TokenLike[] => tokenizeText(text, lang, { synonyms: false }).tokens;
       const mappers = resolveMappers(m, req.mapperKeys);
       const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats });
@@ -439,9 +444,7 @@ const api = {
           errors: [{ path: 'language', message: `Expected one of: ${SUPPORTED_LANGUAGES.join(', ')}` }],
         });
       }
-      const data = await loadLanguage(language, onProgress).catch((err: unknown) => {
-        throw err instanceof ProblemError ? new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${language}' could not be loaded: ${err.message}`) : err;
-      });
+      const data = await languageFor(language, onProgress);
       return asJson(tokenizeText(body.text, data));
     });
   },
@@ -449,8 +452,7 @@ const api = {
   /** Hex SHA-256 of the kernels.wasm bytes this worker runs (compare with the Worker's build). */
   kernelsSha256(): Promise<string> {
     return guarded(async () => {
-      const d = await crypto.subtle.digest('SHA-256', kernelsBytes);
-      return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, '0')).join('');
+      return sha256Hex(kernelsBytes);
     });
   },
 };
