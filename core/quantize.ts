@@ -38,12 +38,3 @@ export function quantizeRows(vectors: Float32Array, n: number, dims: number): Qu
   }
   return { rows, scales };
 }
-
-/** Dequantized row (int8 * scale) of an n x dims int8 matrix. */
-export function dequantize(rows: Int8Array, scales: Float32Array, dims: number, row: number): Float32Array {
-  const out = new Float32Array(dims);
-  const s = scales[row];
-  const base = row * dims;
-  for (let d = 0; d < dims; d++) out[d] = rows[base + d] * s;
-  return out;
-}

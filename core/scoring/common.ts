@@ -150,14 +150,6 @@ export function checkGoalConfig(goal: GoalConfig, dimensions: readonly Dimension
   });
 }
 
-/** Rows 0..n-1 of the normalization sample (the n most frequent words). */
-function sampleRows(index: VectorIndex): Int32Array {
-  const n = Math.min(NORMALIZATION_WORDS, index.size);
-  const rows = new Int32Array(n);
-  for (let i = 0; i < n; i++) rows[i] = i;
-  return rows;
-}
-
 function statsOf(values: ArrayLike<number>): FactorStats {
   const kept: number[] = [];
   for (let i = 0; i < values.length; i++) if (!Number.isNaN(values[i])) kept.push(values[i]);
@@ -172,41 +164,41 @@ function statsOf(values: ArrayLike<number>): FactorStats {
   return { n, mean, std, sorted };
 }
 
-/** Statistics of the intrinsic modelRank factor s = 2f - 1 over the most frequent words. */
-export function modelRankStats(index: VectorIndex, cache: StatsCache): FactorStats {
-  const key = 'modelRank';
+/** Cached statistics of a factor over rows 0..n-1 of the normalization sample (the n most frequent words). */
+function sampleStats(index: VectorIndex, cache: StatsCache, key: string, values: (n: number) => ArrayLike<number>): FactorStats {
   let s = cache.get(key);
   if (!s) {
-    const n = Math.min(NORMALIZATION_WORDS, index.size);
-    const vals = new Float64Array(n);
-    for (let r = 0; r < n; r++) vals[r] = 2 * frequencyScore(r + 1, index.size) - 1;
-    s = statsOf(vals);
+    s = statsOf(values(Math.min(NORMALIZATION_WORDS, index.size)));
     cache.set(key, s);
   }
   return s;
+}
+
+/** Statistics of the intrinsic modelRank factor s = 2f - 1 over the most frequent words. */
+export function modelRankStats(index: VectorIndex, cache: StatsCache): FactorStats {
+  return sampleStats(index, cache, 'modelRank', (n) => {
+    const vals = new Float64Array(n);
+    for (let r = 0; r < n; r++) vals[r] = 2 * frequencyScore(r + 1, index.size) - 1;
+    return vals;
+  });
 }
 
 export function dimensionStats(index: VectorIndex, dim: DimensionQuery, cache: StatsCache): FactorStats | null {
-  if (!dim.query) return null;
-  let s = cache.get(dim.statsKey);
-  if (!s) {
-    s = statsOf(index.scores(dim.query, sampleRows(index)));
-    cache.set(dim.statsKey, s);
-  }
-  return s;
+  const query = dim.query;
+  if (!query) return null;
+  return sampleStats(index, cache, dim.statsKey, (n) => {
+    const rows = new Int32Array(n);
+    for (let i = 0; i < n; i++) rows[i] = i;
+    return index.scores(query, rows);
+  });
 }
 
 export function mapperStats(index: VectorIndex, mapper: ResolvedMapper, cache: StatsCache): FactorStats {
-  const key = `mapper:${mapper.values.info.key}:${mapper.variable}`;
-  let s = cache.get(key);
-  if (!s) {
-    const n = Math.min(NORMALIZATION_WORDS, index.size);
+  return sampleStats(index, cache, `mapper:${mapper.values.info.key}:${mapper.variable}`, (n) => {
     const vals = new Float64Array(n);
     for (let r = 0; r < n; r++) vals[r] = mapper.values.value(mapper.variable, r);
-    s = statsOf(vals);
-    cache.set(key, s);
-  }
-  return s;
+    return vals;
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * POST .../word-scores: whitelist mode and find-and-score mode (decisions.md "Scores").
  */
+import { MAX_K } from '../kernels';
 import type { VectorIndex } from '../types';
 import { dimensionQueries, frequencyScore, hasLetter, seedRows } from './common';
 import type {
@@ -12,8 +13,6 @@ import type {
 } from './types';
 
 export const FIND_LIMIT_DEFAULT = 100;
-export const FIND_LIMIT_MAX = 1000;
-const TOPK_MAX = 1000;
 
 export interface WordScoringInput {
   index: VectorIndex;
@@ -46,10 +45,13 @@ function findCandidates(
   excludedWords: Set<string>,
   letterRows: () => Int32Array,
 ): number[] {
-  const eligible = (r: number): boolean =>
-    !excludedRows.has(r) && !excludedWords.has(index.word(r).toLowerCase()) && hasLetter(index.word(r));
+  const eligible = (r: number): boolean => {
+    if (excludedRows.has(r)) return false;
+    const w = index.word(r);
+    return !excludedWords.has(w.toLowerCase()) && hasLetter(w);
+  };
   const available = cutoff !== undefined ? Math.min(cutoff, index.size) : index.size;
-  const k = Math.min(TOPK_MAX, available, limit + excludedRows.size + 32);
+  const k = Math.min(MAX_K, available, limit + excludedRows.size + 32);
   if (k <= 0) return [];
   const first = index.topK(centroid, k, cutoff !== undefined ? { rankCutoff: cutoff } : undefined);
   const picked: number[] = [];
