@@ -73,7 +73,8 @@ export function loadingStatus(id: string): LoadingStatus {
   return entries.get(id)?.status ?? 'not loaded';
 }
 
-async function readManifest(env: Env, id: string): Promise<ModelManifest | null> {
+/** The model's manifest (models/{id}.json); null when missing or not JSON. */
+export async function getManifest(env: Env, id: string): Promise<ModelManifest | null> {
   const obj = await env.ARTIFACTS.get(R2_KEYS.modelManifest(id));
   if (!obj) return null;
   try {
@@ -86,7 +87,7 @@ async function readManifest(env: Env, id: string): Promise<ModelManifest | null>
 function startLoad(env: Env, id: string): Entry {
   const entry: Entry = { status: 'loading', promise: undefined as unknown as Promise<LoadedModel> };
   entry.promise = (async () => {
-    const manifest = await readManifest(env, id);
+    const manifest = await getManifest(env, id);
     if (!manifest) throw new UnknownModel(id);
     artifactReads.set(id, (artifactReads.get(id) ?? 0) + 1);
     const obj = await env.ARTIFACTS.get(R2_KEYS.model(id));
@@ -191,10 +192,6 @@ export async function listManifests(env: Env): Promise<ModelManifest[]> {
   const keys = (await listKeys(env, 'models/')).filter((k) => k.endsWith('.json') && !k.slice('models/'.length).includes('/'));
   const manifests = await Promise.all(keys.map((k) => readJson<ModelManifest>(env, k)));
   return manifests.filter((m): m is ModelManifest => !!m && typeof m.id === 'string').sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-export async function getManifest(env: Env, id: string): Promise<ModelManifest | null> {
-  return readManifest(env, id);
 }
 
 /** Mapper bundle infos of one model (mappers/{modelId}/*.json), sorted by key. */

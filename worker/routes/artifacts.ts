@@ -17,6 +17,7 @@ import { R2_KEYS } from '../../core/types';
 import type { AppEnv, Env } from '../env';
 import { ApiError } from '../problem';
 import { listDimensions } from '../dimensions';
+import { getManifest } from '../models';
 import { errorResponses } from '../schemas';
 
 const security = [{ bearerAuth: [] }];
@@ -167,8 +168,7 @@ async function sha256Text(text: string): Promise<string> {
 export function registerArtifacts(app: OpenAPIHono<AppEnv>): void {
   app.openapi(modelRoute, async (c) => {
     const { id } = c.req.valid('param');
-    const manifestObj = await c.env.ARTIFACTS.get(R2_KEYS.modelManifest(id));
-    const manifest = manifestObj ? ((await manifestObj.json().catch(() => null)) as { version?: string; checksum?: string } | null) : null;
+    const manifest = await getManifest(c.env, id);
     const notFound = () => new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
     if (!manifest) throw notFound();
     const extra: Record<string, string> = {};
