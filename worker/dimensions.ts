@@ -65,6 +65,12 @@ export async function storedSeedsFor(env: Env, dimensions: readonly DimensionReq
   return out;
 }
 
+/** Every stored dimension, by id (the offline seeds download). */
+export async function allDimensions(env: Env): Promise<StoredDimension[]> {
+  const res = await env.DB.prepare('SELECT id, name, language, description, words, created_at FROM dimensions ORDER BY id').all<Row>();
+  return res.results.map(fromRow);
+}
+
 export async function listDimensions(env: Env, page: number, size: number): Promise<{ total: number; items: StoredDimension[] }> {
   const total = (await env.DB.prepare('SELECT COUNT(*) AS n FROM dimensions').first<{ n: number }>())?.n ?? 0;
   const res = await env.DB.prepare('SELECT id, name, language, description, words, created_at FROM dimensions ORDER BY id LIMIT ? OFFSET ?')

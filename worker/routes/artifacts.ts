@@ -16,7 +16,7 @@ import { SUPPORTED_LANGUAGES } from '../../core/tokenizer/languages';
 import { R2_KEYS } from '../../core/types';
 import type { AppEnv, Env } from '../env';
 import { ApiError } from '../problem';
-import { listDimensions } from '../dimensions';
+import { allDimensions } from '../dimensions';
 import { getManifest } from '../models';
 import { errorResponses } from '../schemas';
 
@@ -188,12 +188,7 @@ export function registerArtifacts(app: OpenAPIHono<AppEnv>): void {
   });
 
   app.openapi(dimensionsRoute, async (c) => {
-    const data: Array<{ id: number; name: string; language: string; words: string[] }> = [];
-    for (let page = 1; ; page++) {
-      const { total, items } = await listDimensions(c.env, page, 200);
-      for (const d of items) data.push({ id: d.id, name: d.name, language: d.language, words: d.words });
-      if (page * 200 >= total || items.length === 0) break;
-    }
+    const data = (await allDimensions(c.env)).map((d) => ({ id: d.id, name: d.name, language: d.language, words: d.words }));
     const text = JSON.stringify({ data });
     const sha = await sha256Text(text);
     const etag = `"${sha.slice(0, 32)}"`;
