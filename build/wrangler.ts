@@ -1,5 +1,5 @@
 /** Runs the project's pinned wrangler with telemetry and remote fetches off. */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,6 +21,7 @@ export function wranglerSync(args: string[]): string {
   return res.stdout;
 }
 
-export function wranglerSpawn(args: string[]): ChildProcess {
-  return spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, stdio: 'inherit' });
+/** Starts wrangler (default: in ROOT, output inherited); `options` override the spawn options. */
+export function wranglerSpawn(args: string[], options: SpawnOptions = {}): ChildProcess {
+  return spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, stdio: 'inherit', ...options });
 }

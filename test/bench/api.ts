@@ -19,27 +19,27 @@
  * Requests go to a fresh workspace created through the admin API with a large tokens quota.
  * The last line printed is a JSON object of the figures.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { SignJWT } from 'jose';
 import { ensureBuilt } from '../../build/ensure';
 import { migrateLocal, seedR2 } from '../../build/start';
-import { GENERATED, QUIET_ENV, ROOT } from '../../build/wrangler';
+import { KERNELS_WASM } from '../../build/build-wasm';
+import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID } from '../../build/default-model';
+import { languageFile } from '../../build/lang-data';
 import { Kernels } from '../../core/kernels';
 import { EmbeddingModel } from '../../core/model';
 import { parseLanguageData, tokenize } from '../../core/tokenizer';
 import { BoundedCache, scoreTexts, scoreWords, type FactorStats, type TextScoresRequest, type WordScoresRequest } from '../../core/scoring';
+import { devSecret, mint, startWranglerDev, stopWranglerDev } from './dev-server';
 
 const PORT = 8796;
 const BASE = `http://127.0.0.1:${PORT}`;
-const MODEL = 'en-glove-6b-100d';
+const MODEL = DEFAULT_MODEL_ID;
 const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_API_CONNECTIONS ?? 1);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function up(): Promise<boolean> {
   try {
@@ -59,38 +59,7 @@ async function startServer(): Promise<ChildProcess | null> {
   const artifacts = await ensureBuilt();
   migrateLocal(persist);
   seedR2(artifacts, persist);
-  const wrangler = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-  const child = spawn(
-    process.execPath,
-    [wrangler, 'dev', '--ip', '127.0.0.1', '--port', String(PORT), '--local', '--persist-to', persist, '--show-interactive-dev-session=false'],
-    { cwd: ROOT, env: QUIET_ENV, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-  );
-  let log = '';
-  child.stdout?.on('data', (d) => (log += d));
-  child.stderr?.on('data', (d) => (log += d));
-  for (let i = 0; i < 240; i++) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
-    if (await up()) return child;
-    await sleep(500);
-  }
-  stopServer(child);
-  throw new Error(`wrangler dev did not answer within 120 s:\n${log.slice(-4000)}`);
-}
-
-function stopServer(child: ChildProcess | null): void {
-  if (!child || child.pid === undefined || child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    child.kill('SIGTERM');
-  }
-}
-
-function devSecret(): string {
-  const vars = fs.readFileSync(path.join(ROOT, '.dev.vars'), 'utf8');
-  const m = /^JWT_SECRET\s*=\s*"?([^"\n]+)"?/m.exec(vars);
-  if (!m) throw new Error('JWT_SECRET not found in .dev.vars');
-  return m[1];
+  return startWranglerDev(['--ip', '127.0.0.1', '--port', String(PORT), '--local', '--persist-to', persist, '--show-interactive-dev-session=false'], BASE);
 }
 
 function median(xs: number[]): number {
@@ -162,21 +131,15 @@ async function load(name: string, method: 'GET' | 'POST', p: string, token: stri
 
 async function main(): Promise<void> {
   const child = await startServer();
-  const stop = () => stopServer(child);
+  const stop = () => stopWranglerDev(child);
   process.on('SIGINT', () => {
     stop();
     process.exit(130);
   });
   try {
-    const token = await new SignJWT({ workspaceId: 'ws_demo', sub: 'bench-api' })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setExpirationTime(Math.floor(Date.now() / 1000) + 3600)
-      .sign(new TextEncoder().encode(devSecret()));
-
-    const adminTok = await new SignJWT({ scope: 'admin', sub: 'bench-api' })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setExpirationTime(Math.floor(Date.now() / 1000) + 3600)
-      .sign(new TextEncoder().encode(devSecret()));
+    const secret = devSecret();
+    const token = await mint(secret, { workspaceId: 'ws_demo', sub: 'bench-api' }, 3600);
+    const adminTok = await mint(secret, { scope: 'admin', sub: 'bench-api' }, 3600);
     const workspace = `ws_bench_api_${Date.now()}`;
     const created = await fetch(`${BASE}/api/admin/v1/workspaces`, {
       method: 'POST',
@@ -184,15 +147,12 @@ async function main(): Promise<void> {
       body: JSON.stringify({ id: workspace, name: 'bench:api', quotas: [{ usageTypeKey: 'tokens', limitAmount: 1_000_000_000_000, limitAmountDaily: 1_000_000_000_000 }] }),
     });
     if (!created.ok) throw new Error(`creating the bench workspace: ${created.status} ${await created.text()}`);
-    const wsToken = await new SignJWT({ workspaceId: workspace, sub: 'bench-api' })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setExpirationTime(Math.floor(Date.now() / 1000) + 3600)
-      .sign(new TextEncoder().encode(devSecret()));
+    const wsToken = await mint(secret, { workspaceId: workspace, sub: 'bench-api' }, 3600);
 
     // The same kernels and model bytes in this process, for the kernel-time reference.
-    const kernels = Kernels.fromBytes(fs.readFileSync(path.join(GENERATED, 'kernels.wasm')));
-    const model = EmbeddingModel.fromArrayBuffer(new Uint8Array(fs.readFileSync(path.join(GENERATED, 'models', `${MODEL}.emb`))), kernels);
-    const lang = parseLanguageData(new Uint8Array(fs.readFileSync(path.join(GENERATED, 'lang', 'en.bin'))));
+    const kernels = Kernels.fromBytes(fs.readFileSync(KERNELS_WASM));
+    const model = EmbeddingModel.fromArrayBuffer(new Uint8Array(fs.readFileSync(DEFAULT_MODEL_FILE)), kernels);
+    const lang = parseLanguageData(new Uint8Array(fs.readFileSync(languageFile('en'))));
     const stats = new BoundedCache<FactorStats>(64);
 
     const seeds = ['happy', 'joy', 'delight', 'cheerful'];

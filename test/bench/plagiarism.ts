@@ -11,15 +11,16 @@
  * BENCH_PLAG_SMALL / BENCH_PLAG_LARGE (corpus sizes, default 1000 / 10000).
  * The last line printed is a JSON object of the figures.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SignJWT } from 'jose';
 import { ensureBuilt } from '../../build/ensure';
-import { QUIET_ENV, ROOT, wranglerSync } from '../../build/wrangler';
+import { ROOT, wranglerSync } from '../../build/wrangler';
 import { prng } from '../../core/prng';
+import { devSecret, mint, startWranglerDev, stopWranglerDev } from './dev-server';
+import type { BenchFigures } from './index';
 
 const PORT = 8795;
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -28,7 +29,6 @@ const WORKSPACE = 'ws_bench_plagiarism';
 const BATCH_BODY_BYTES = 1_800_000;
 const MAX_BATCH_PAGES = 1000;
 
-export type BenchFigures = Record<string, number | string>;
 
 // ---------------------------------------------------------------------------------------------
 // Deterministic corpus
@@ -149,22 +149,6 @@ function makeChecks(corpus: Corpus, pages: BenchPage[], n: number): CheckCase[] 
 // ---------------------------------------------------------------------------------------------
 // The Worker
 
-function devSecret(): string {
-  const vars = fs.readFileSync(path.join(ROOT, '.dev.vars'), 'utf8');
-  const m = /^JWT_SECRET\s*=\s*"?([^"\n]+)"?/m.exec(vars);
-  if (!m) throw new Error('JWT_SECRET not found in .dev.vars');
-  return m[1];
-}
-
-async function mint(secret: string, claims: Record<string, unknown>): Promise<string> {
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256' })
-    .setExpirationTime(Math.floor(Date.now() / 1000) + 6 * 3600)
-    .sign(new TextEncoder().encode(secret));
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /**
  * Bundles the Worker once into the state directory and writes a wrangler config next to it, so
  * the dev server never reloads while other files of the working tree change.
@@ -198,36 +182,11 @@ async function startWorker(stateDir: string): Promise<ChildProcess> {
   const config = bundleWorker(stateDir);
   const persist = path.join(stateDir, 'state');
   wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', persist]);
-  const wrangler = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-  const child = spawn(
-    process.execPath,
-    [wrangler, 'dev', '--config', config, '--ip', '127.0.0.1', '--port', String(PORT), '--local', '--persist-to', persist, '--show-interactive-dev-session=false'],
-    { cwd: stateDir, env: QUIET_ENV, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  return startWranglerDev(
+    ['--config', config, '--ip', '127.0.0.1', '--port', String(PORT), '--local', '--persist-to', persist, '--show-interactive-dev-session=false'],
+    BASE,
+    stateDir,
   );
-  let log = '';
-  child.stdout?.on('data', (d) => (log += d));
-  child.stderr?.on('data', (d) => (log += d));
-  for (let i = 0; i < 240; i++) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
-    try {
-      const res = await fetch(`${BASE}/api/health`, { signal: AbortSignal.timeout(5000) });
-      if (res.ok) return child;
-    } catch {
-      // not up yet
-    }
-    await sleep(500);
-  }
-  stopWorker(child);
-  throw new Error(`wrangler dev did not answer on ${BASE} within 120 s:\n${log.slice(-4000)}`);
-}
-
-function stopWorker(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGTERM'); // its own process group: wrangler and its workerd
-  } catch {
-    child.kill('SIGTERM');
-  }
 }
 
 async function request(method: string, p: string, token: string, body?: string, contentType = 'application/json'): Promise<Response> {
@@ -302,8 +261,8 @@ export async function run(): Promise<BenchFigures> {
   try {
     child = await startWorker(stateDir);
     const secret = devSecret();
-    const admin = await mint(secret, { workspaceId: 'ops', scope: 'admin', sub: 'bench' });
-    const wsToken = await mint(secret, { workspaceId: WORKSPACE });
+    const admin = await mint(secret, { workspaceId: 'ops', scope: 'admin', sub: 'bench' }, 6 * 3600);
+    const wsToken = await mint(secret, { workspaceId: WORKSPACE }, 6 * 3600);
     const created = await request(
       'POST',
       '/api/admin/v1/workspaces',
@@ -346,8 +305,8 @@ export async function run(): Promise<BenchFigures> {
     );
     return figures;
   } finally {
-    if (child) stopWorker(child);
-    await sleep(500);
+    stopWranglerDev(child);
+    await new Promise<void>((r) => setTimeout(r, 500));
     fs.rmSync(stateDir, { recursive: true, force: true });
   }
 }

@@ -1,0 +1,56 @@
+/**
+ * What the benches that go through the real Worker share: `wrangler dev` in its own process
+ * group (wrangler and its workerd stop together), waiting for /api/health, and development
+ * tokens signed with the .dev.vars secret.
+ */
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { SignJWT } from 'jose';
+import { ROOT, wranglerSpawn } from '../../build/wrangler';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Runs `wrangler dev <args>` (from `cwd`) and resolves once `${base}/api/health` answers (at most 120 s). */
+export async function startWranglerDev(args: string[], base: string, cwd = ROOT): Promise<ChildProcess> {
+  const child = wranglerSpawn(['dev', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let log = '';
+  child.stdout?.on('data', (d) => (log += d));
+  child.stderr?.on('data', (d) => (log += d));
+  for (let i = 0; i < 240; i++) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
+    try {
+      const res = await fetch(`${base}/api/health`, { signal: AbortSignal.timeout(5000) });
+      if (res.ok) return child;
+    } catch {
+      // not up yet
+    }
+    await sleep(500);
+  }
+  stopWranglerDev(child);
+  throw new Error(`wrangler dev did not answer on ${base} within 120 s:\n${log.slice(-4000)}`);
+}
+
+export function stopWranglerDev(child: ChildProcess | null): void {
+  if (!child || child.pid === undefined || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM'); // its own process group: wrangler and its workerd
+  } catch {
+    child.kill('SIGTERM');
+  }
+}
+
+export function devSecret(): string {
+  const vars = fs.readFileSync(path.join(ROOT, '.dev.vars'), 'utf8');
+  const m = /^JWT_SECRET\s*=\s*"?([^"\n]+)"?/m.exec(vars);
+  if (!m) throw new Error('JWT_SECRET not found in .dev.vars');
+  return m[1];
+}
+
+/** An HS256 token with these claims, valid for `ttlSeconds`. */
+export async function mint(secret: string, claims: Record<string, unknown>, ttlSeconds: number): Promise<string> {
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+    .sign(new TextEncoder().encode(secret));
+}
