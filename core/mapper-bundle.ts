@@ -59,6 +59,12 @@ export function mapperVariableId(bundleKey: string, variable: string): string {
   return `${bundleKey}_${variable}`;
 }
 
+/** The inverse of mapperVariableId: split at the last '_'; null when either part would be empty. */
+export function splitMapperVariableId(id: string): { bundleKey: string; variable: string } | null {
+  const cut = id.lastIndexOf('_');
+  return cut > 0 && cut < id.length - 1 ? { bundleKey: id.slice(0, cut), variable: id.slice(cut + 1) } : null;
+}
+
 const align8 = (n: number): number => (n + 7) & ~7;
 
 let crcTable: Uint32Array | null = null;

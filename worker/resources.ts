@@ -2,6 +2,7 @@
  * Resolves what a scoring request refers to: mapper variable ids -> loaded bundles, and core
  * ScoringErrors -> problem+json. Models: worker/models.ts; stored dimensions: worker/dimensions.ts.
  */
+import { splitMapperVariableId } from '../core/mapper-bundle';
 import { ScoringError, type ResolvedMapper } from '../core/scoring';
 import { ApiError } from './problem';
 import { getBundle, listAllBundleInfos, type LoadedModel } from './models';
@@ -18,16 +19,14 @@ export async function resolveMappers(env: Env, model: LoadedModel, keys: readonl
   for (const [i, id] of (keys ?? []).entries()) {
     if (seen.has(id)) continue;
     seen.add(id);
-    const cut = id.lastIndexOf('_');
-    const bundleKey = cut > 0 ? id.slice(0, cut) : '';
-    const variable = cut > 0 ? id.slice(cut + 1) : '';
-    const bundle = bundleKey && variable ? await getBundle(env, model, bundleKey) : null;
-    if (bundle && bundle.has(variable)) {
-      out.push({ id, variable, values: bundle });
+    const split = splitMapperVariableId(id);
+    const bundle = split ? await getBundle(env, model, split.bundleKey) : null;
+    if (split && bundle && bundle.has(split.variable)) {
+      out.push({ id, variable: split.variable, values: bundle });
       continue;
     }
-    const elsewhere = bundleKey
-      ? (await listAllBundleInfos(env)).filter((b) => b.modelId !== model.id && b.info.key === bundleKey && b.info.variables.includes(variable))
+    const elsewhere = split
+      ? (await listAllBundleInfos(env)).filter((b) => b.modelId !== model.id && b.info.key === split.bundleKey && b.info.variables.includes(split.variable))
       : [];
     if (elsewhere.length > 0) {
       throw new ApiError('MAPPER_MODEL_MISMATCH', `Mapper '${id}' exists for ${elsewhere.map((b) => `'${b.modelId}'`).join(', ')}, not for embedding model '${model.id}'`, {

@@ -11,7 +11,7 @@ import * as Comlink from 'comlink';
 import kernelsBytes from '../../build/generated/kernels.wasm?bytes';
 import { Kernels } from '../../core/kernels';
 import { EmbeddingModel } from '../../core/model';
-import { parseMapperBundle, type MapperBundle } from '../../core/mapper-bundle';
+import { parseMapperBundle, splitMapperVariableId, type MapperBundle } from '../../core/mapper-bundle';
 import { parseLanguageData, normalizeLanguage, SUPPORTED_LANGUAGES, tokenize as tokenizeText, type LanguageData } from '../../core/tokenizer';
 import {
   autocomplete as autocompleteCore,
@@ -334,12 +334,10 @@ function resolveMappers(m: Loaded, keysIn: readonly string[] | undefined): Resol
   for (const [i, id] of (keysIn ?? []).entries()) {
     if (seen.has(id)) continue;
     seen.add(id);
-    const cut = id.lastIndexOf('_');
-    const bundleKey = cut > 0 ? id.slice(0, cut) : '';
-    const variable = cut > 0 ? id.slice(cut + 1) : '';
-    const bundle = bundleKey && variable ? m.bundles.get(bundleKey) : undefined;
-    if (bundle && bundle.has(variable)) {
-      out.push({ id, variable, values: bundle });
+    const split = splitMapperVariableId(id);
+    const bundle = split ? m.bundles.get(split.bundleKey) : undefined;
+    if (split && bundle && bundle.has(split.variable)) {
+      out.push({ id, variable: split.variable, values: bundle });
       continue;
     }
     throw new ApiError('MAPPER_NOT_FOUND', `No mapper '${id}' for embedding model '${m.info.id}'`, {
