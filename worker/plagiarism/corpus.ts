@@ -12,6 +12,7 @@
  * a single statement whatever the input length, well under D1's 100 bound parameters.
  */
 import { fingerprints, splitWords } from '../../core/plagiarism';
+import { sha256Hex } from '../digest';
 
 export interface PageInput {
   url: string;
@@ -77,11 +78,6 @@ function toRecord(r: PageRow): PageRecord {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /** Splits items into JSON arrays whose text stays under MAX_PARAM_CHARS (an item larger than that goes alone). */

@@ -14,6 +14,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { SUPPORTED_LANGUAGES } from '../../core/tokenizer/languages';
 import { R2_KEYS } from '../../core/types';
+import { sha256Hex, toHex } from '../digest';
 import type { AppEnv, Env } from '../env';
 import { ApiError } from '../problem';
 import { allDimensions } from '../dimensions';
@@ -100,8 +101,6 @@ const dimensionsRoute = createRoute({
 /** Per-isolate memo of computed digests: `${key}|${etag}` -> hex. */
 const digests = new Map<string, Promise<string>>();
 
-const toHex = (buf: ArrayBuffer): string => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
-
 async function streamDigest(body: ReadableStream): Promise<string> {
   const digest = new crypto.DigestStream('SHA-256');
   await body.pipeTo(digest);
@@ -161,10 +160,6 @@ async function serveObject(c: Context<AppEnv>, key: string, notFound: () => ApiE
   return c.body(obj.body, 200, headers);
 }
 
-async function sha256Text(text: string): Promise<string> {
-  return toHex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-}
-
 export function registerArtifacts(app: OpenAPIHono<AppEnv>): void {
   app.openapi(modelRoute, async (c) => {
     const { id } = c.req.valid('param');
@@ -190,7 +185,7 @@ export function registerArtifacts(app: OpenAPIHono<AppEnv>): void {
   app.openapi(dimensionsRoute, async (c) => {
     const data = (await allDimensions(c.env)).map((d) => ({ id: d.id, name: d.name, language: d.language, words: d.words }));
     const text = JSON.stringify({ data });
-    const sha = await sha256Text(text);
+    const sha = await sha256Hex(text);
     const etag = `"${sha.slice(0, 32)}"`;
     const headers = { ETag: etag, [CHECKSUM_HEADER]: sha, 'Cache-Control': 'private, no-cache' };
     if (etagMatches(c.req.header('if-none-match'), etag)) return c.body(null, 304, headers) as never;
