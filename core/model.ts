@@ -87,11 +87,6 @@ export class EmbeddingModel implements VectorIndex {
     return decodeWord(this.vocab, this.offsets, row);
   }
 
-  /** modelRank of a row (1 = most frequent). */
-  rank(row: number): number {
-    return row + 1;
-  }
-
   /**
    * Row of a word: the exact entry first, then the entry equal to its lower-cased form, then
    * (for cased vocabularies) the most frequent entry whose lower-cased form equals the word's;
