@@ -22,11 +22,10 @@ import { quantizeRows } from '../core/quantize';
 import { modelLabels } from '../core/labels';
 import { R2_KEYS, type ModelManifest } from '../core/types';
 import { detectFormat, readTextVectors, readWinkJson, readWord2vecBinary, VECTOR_FORMATS, type VectorFormat } from './vector-readers';
-import { GENERATED, wranglerSync } from './wrangler';
+import { GENERATED, R2_BUCKET, r2Put } from './wrangler';
 
 /** Bump when the importer's output for the same input changes (the default model is rebuilt). */
 export const IMPORTER_VERSION = 1;
-export const R2_BUCKET = 'embedding-edge-artifacts';
 
 export interface ImportOptions {
   input: string;
@@ -310,8 +309,8 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
 export function putModelToR2(result: Pick<ImportResult, 'file' | 'manifestFile' | 'manifest'>, options: { remote?: boolean; persistTo?: string } = {}): void {
   const where = options.remote ? ['--remote'] : ['--local', ...(options.persistTo ? ['--persist-to', options.persistTo] : [])];
   const id = result.manifest.id;
-  wranglerSync(['r2', 'object', 'put', `${R2_BUCKET}/${R2_KEYS.model(id)}`, '--file', result.file, '--content-type', 'application/octet-stream', ...where]);
-  wranglerSync(['r2', 'object', 'put', `${R2_BUCKET}/${R2_KEYS.modelManifest(id)}`, '--file', result.manifestFile, '--content-type', 'application/json', ...where]);
+  r2Put(R2_KEYS.model(id), result.file, 'application/octet-stream', where);
+  r2Put(R2_KEYS.modelManifest(id), result.manifestFile, 'application/json', where);
 }
 
 const USAGE = `Usage: npm run model:import -- <file> --id <id> --language <ll> --country <CC> [options]

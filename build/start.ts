@@ -7,9 +7,8 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { ensureBuilt, type R2Artifact } from './ensure';
-import { ROOT, wranglerSpawn, wranglerSync } from './wrangler';
+import { r2Put, ROOT, wranglerSpawn, wranglerSync } from './wrangler';
 
-const BUCKET = 'embedding-edge-artifacts';
 const DEFAULT_STAMP = path.join(ROOT, '.wrangler', 'seeded-artifacts.json');
 
 function fingerprint(file: string): string {
@@ -25,10 +24,7 @@ export function seedR2(artifacts: R2Artifact[], persistTo?: string): void {
     const fp = fingerprint(a.file);
     if (seeded[a.key] === fp) continue;
     console.log(`[start] seeding local R2: ${a.key} (${(fs.statSync(a.file).size / 1e6).toFixed(1)} MB)`);
-    const args = ['r2', 'object', 'put', `${BUCKET}/${a.key}`, '--file', a.file, '--local'];
-    if (a.contentType) args.push('--content-type', a.contentType);
-    if (persistTo) args.push('--persist-to', persistTo);
-    wranglerSync(args);
+    r2Put(a.key, a.file, a.contentType, ['--local', ...(persistTo ? ['--persist-to', persistTo] : [])]);
     seeded[a.key] = fp;
     fs.mkdirSync(path.dirname(STAMP), { recursive: true });
     fs.writeFileSync(STAMP, JSON.stringify(seeded, null, 2));

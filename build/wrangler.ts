@@ -22,6 +22,14 @@ export function wranglerSync(args: string[]): string {
 }
 
 /** Starts wrangler (default: in ROOT, output inherited); `options` override the spawn options. */
+/** The ARTIFACTS bucket of wrangler.toml. */
+export const R2_BUCKET = 'embedding-edge-artifacts';
+
+/** Puts a file into the ARTIFACTS bucket; `where` is ['--local', ...] or ['--remote']. */
+export function r2Put(key: string, file: string, contentType: string | undefined, where: string[]): void {
+  wranglerSync(['r2', 'object', 'put', `${R2_BUCKET}/${key}`, '--file', file, ...(contentType ? ['--content-type', contentType] : []), ...where]);
+}
+
 export function wranglerSpawn(args: string[], options: SpawnOptions = {}): ChildProcess {
   return spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, stdio: 'inherit', ...options });
 }

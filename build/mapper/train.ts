@@ -11,15 +11,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { R2_KEYS } from '../../core/types';
-import { GENERATED, wranglerSync } from '../wrangler';
+import { GENERATED, r2Put } from '../wrangler';
 import { DEFAULT_MODEL_ID, ensureDefaultModel } from '../default-model';
 import { ensureKernels, KERNELS_WASM } from '../build-wasm';
 import { loadModelForTraining, MIN_PEARSON_R, trainBundle, writeBundleFiles } from './bundle';
 import { MAPPERS_DIR } from './defaults';
 import { LEXICONS, loadLexicon } from './lexicons';
 import { METHODS, type Method } from './train-core';
-
-const BUCKET = 'embedding-edge-artifacts';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -69,7 +67,7 @@ async function main(): Promise<void> {
       [R2_KEYS.mapper(modelId, trained.info.key), bin, 'application/octet-stream'],
       [R2_KEYS.mapperInfo(modelId, trained.info.key), json, 'application/json'],
     ] as const) {
-      wranglerSync(['r2', 'object', 'put', `${BUCKET}/${key}`, '--file', file, '--content-type', type, where]);
+      r2Put(key, file, type, [where]);
       console.log(`put ${key} into R2 (${where.slice(2)})`);
     }
   }
