@@ -7,6 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SignJWT } from 'jose';
+import { parseDevVars } from '../../build/token';
 import { ROOT, wranglerSpawn } from '../../build/wrangler';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -41,10 +42,9 @@ export function stopWranglerDev(child: ChildProcess | null): void {
 }
 
 export function devSecret(): string {
-  const vars = fs.readFileSync(path.join(ROOT, '.dev.vars'), 'utf8');
-  const m = /^JWT_SECRET\s*=\s*"?([^"\n]+)"?/m.exec(vars);
-  if (!m) throw new Error('JWT_SECRET not found in .dev.vars');
-  return m[1];
+  const secret = parseDevVars(fs.readFileSync(path.join(ROOT, '.dev.vars'), 'utf8')).JWT_SECRET;
+  if (!secret) throw new Error('JWT_SECRET not found in .dev.vars');
+  return secret;
 }
 
 /** An HS256 token with these claims, valid for `ttlSeconds`. */
