@@ -28,6 +28,12 @@ export const ProblemSchema = z
   })
   .openapi('Problem');
 
+/** OpenAPI security requirement of the bearer-token routes (app.ts registers bearerAuth). */
+export const security = [{ bearerAuth: [] }];
+
+/** A required JSON request body. */
+export const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+
 /** An OpenAPI response entry for a problem+json answer. */
 export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
 

@@ -40,11 +40,11 @@ import {
   pageObject,
   pageQuery,
   problem,
+  security,
   sizeQuery,
 } from './schemas';
 
 const TAG = 'Admin';
-const security = [{ bearerAuth: [] }];
 const json = <T extends z.ZodTypeAny>(schema: T) => ({ 'application/json': { schema } });
 const adminErrors = {
   401: problem('Missing or invalid token'),

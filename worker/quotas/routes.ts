@@ -18,6 +18,7 @@ import {
   pageObject,
   pageQuery,
   problem,
+  security,
   sizeQuery,
 } from './schemas';
 
@@ -58,7 +59,7 @@ const quotasRoute = createRoute({
   description:
     'Every field is computed at the time of the request: daily counters reset at midnight UTC and billing cycles roll over on the ' +
     "workspace's anchor day (unused credits, capped at limitAmount, become spilloverAmount).",
-  security: [{ bearerAuth: [] }],
+  security,
   request: {
     params: z.object({ workspaceId: WorkspaceIdParam }),
     query: z.object({
@@ -89,7 +90,7 @@ const usageTypesRoute = createRoute({
   path: '/api/usage-service/v1/usage-types',
   tags: ['Usage service'],
   summary: 'List the metered usage types',
-  security: [{ bearerAuth: [] }],
+  security,
   request: {
     query: z.object({
       page: pageQuery,

@@ -64,7 +64,7 @@ export const UsageTypeSchema = z
   })
   .openapi('UsageType');
 
-export { PageSchema, pageObject, ProblemSchema, problem } from '../schemas';
+export { PageSchema, pageObject, ProblemSchema, problem, security } from '../schemas';
 
 const amount = z.number().int().min(0).max(MAX_AMOUNT);
 

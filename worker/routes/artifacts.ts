@@ -19,9 +19,8 @@ import type { AppEnv, Env } from '../env';
 import { ApiError } from '../problem';
 import { allDimensions } from '../dimensions';
 import { getManifest } from '../models';
-import { errorResponses } from '../schemas';
+import { errorResponses, security } from '../schemas';
 
-const security = [{ bearerAuth: [] }];
 export const CHECKSUM_HEADER = 'X-Content-SHA256';
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 

@@ -16,6 +16,7 @@ import {
   EmbeddingModelPageSchema,
   EmbeddingModelSchema,
   errorResponses,
+  jsonBody,
   MapperPageSchema,
   ModelIdParams,
   ModelParams,
@@ -24,10 +25,9 @@ import {
   SimilarityMatrixResponseSchema,
   WordAvailabilitiesRequestSchema,
   WordAvailabilitiesResponseSchema,
+  security,
 } from '../schemas';
 
-const security = [{ bearerAuth: [] }];
-const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
 
 /** 1-based pagination; a page beyond the last is empty; size is echoed as requested. */
 function paginate<T>(items: T[], page: number, size: number): { page: ReturnType<typeof pageObject>; data: T[] } {

@@ -8,14 +8,14 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
 import { registryMemory } from '../models';
 import { languageMemory } from '../text-language';
-import { errorResponses } from '../schemas';
+import { errorResponses, security } from '../schemas';
 
 const route = createRoute({
   method: 'get',
   path: '/api/admin/v1/diagnostics/memory',
   tags: ['Admin'],
   summary: "Memory held by this isolate's loaded models and language data",
-  security: [{ bearerAuth: [] }],
+  security,
   responses: {
     200: {
       description: 'Bytes per component',

@@ -6,10 +6,9 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
 import { ApiError } from '../problem';
 import { createDimension, listDimensions } from '../dimensions';
-import { CreateDimensionSchema, errorResponses, ListQuerySchema, pageObject, PageSchema, StoredDimensionSchema } from '../schemas';
+import { CreateDimensionSchema, errorResponses, jsonBody, ListQuerySchema, pageObject, PageSchema, security, StoredDimensionSchema } from '../schemas';
 import { z } from '@hono/zod-openapi';
 
-const security = [{ bearerAuth: [] }];
 
 const createRouteDef = createRoute({
   method: 'post',
@@ -17,7 +16,7 @@ const createRouteDef = createRoute({
   tags: ['Admin'],
   summary: 'Create a stored dimension (seed words merged into request dimensions of type dimension)',
   security,
-  request: { body: { required: true, content: { 'application/json': { schema: CreateDimensionSchema } } } },
+  request: { body: jsonBody(CreateDimensionSchema) },
   responses: {
     201: { description: 'Created', content: { 'application/json': { schema: StoredDimensionSchema } } },
     409: { description: 'The id is taken (CONFLICT)', content: { 'application/problem+json': { schema: z.any() } } },

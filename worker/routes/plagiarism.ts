@@ -10,7 +10,7 @@ import type { AppEnv } from '../env';
 import { LIMITS } from '../limits';
 import { charge } from '../metering';
 import { ApiError, type FieldProblem } from '../problem';
-import { ListQuerySchema, pageObject, problem } from '../schemas';
+import { jsonBody, ListQuerySchema, pageObject, problem, security } from '../schemas';
 import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
 import { extractHtml } from '../plagiarism/html';
 import { createPlagiarismProvider, type PlagiarismConfig } from '../plagiarism/provider';
@@ -21,7 +21,6 @@ export const MIN_CHECK_WORDS = 15;
 /** Pages per batch ingestion request (JSON lines). */
 export const MAX_BATCH_PAGES = 1000;
 
-const security = [{ bearerAuth: [] }];
 
 
 // ---------------------------------------------------------------------------------------------
@@ -53,7 +52,7 @@ const checkRoute = createRoute({
   security,
   request: {
     params: z.object({ workspaceId: z.string() }),
-    body: { required: true, content: { 'application/json': { schema: CheckRequest } } },
+    body: jsonBody(CheckRequest),
   },
   responses: {
     200: { description: 'Matches, one per source, by wordsMatched descending', content: { 'application/json': { schema: CheckResponse } } },
@@ -112,7 +111,7 @@ const ingestRoute = createRoute({
   summary: 'Add or replace one reference page (text or HTML)',
   tags: ['Plagiarism corpus (admin)'],
   security,
-  request: { body: { required: true, content: { 'application/json': { schema: PageInputSchema } } } },
+  request: { body: jsonBody(PageInputSchema) },
   responses: {
     201: { description: 'Created', content: { 'application/json': { schema: IngestedPageSchema } } },
     200: { description: 'Replaced the page with this URL (same id)', content: { 'application/json': { schema: IngestedPageSchema } } },

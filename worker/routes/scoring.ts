@@ -15,15 +15,15 @@ import {
   AutocompleteRequestSchema,
   AutocompleteResponseSchema,
   errorResponses,
+  jsonBody,
   TextScoresRequestSchema,
   TextScoresResponseSchema,
   WordScoresRequestSchema,
   WordScoresResponseSchema,
   WorkspaceParams,
+  security,
 } from '../schemas';
 
-const security = [{ bearerAuth: [] }];
-const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
 
 const textScoresRoute = createRoute({
   method: 'post',

@@ -12,7 +12,7 @@ import { LIMITS } from '../limits';
 import { charge } from '../metering';
 import { ApiError } from '../problem';
 import { getLanguageData } from '../text-language';
-import { problem } from '../schemas';
+import { jsonBody, problem, security } from '../schemas';
 
 const TokenizationRequest = z
   .object({
@@ -43,10 +43,10 @@ const route = createRoute({
   summary: 'Split a text into tokens with lemma, stop-word flag and synonyms (en, de, fr, ja)',
   description:
     'Punctuation is not a token; numbers, hyphenated words, URLs and e-mail addresses are one token each; French elisions (L\'homme -> L\', homme) and English contractions (don\'t -> do, n\'t) are split. Japanese is segmented into words. Meters `tokens` = tokenCount.',
-  security: [{ bearerAuth: [] }],
+  security,
   request: {
     params: z.object({ workspaceId: z.string() }),
-    body: { required: true, content: { 'application/json': { schema: TokenizationRequest } } },
+    body: jsonBody(TokenizationRequest),
   },
   responses: {
     200: { description: 'Tokens in original order', content: { 'application/json': { schema: TokenizationResponse } } },
