@@ -20,7 +20,13 @@ export interface Run {
  * (one per alignment: a run that repeats elsewhere in the source is reported at each place).
  * Runs are ordered by inputStart, then sourceStart.
  */
-export function findRuns(input: readonly string[], source: readonly string[], minRun: number = MIN_RUN_WORDS): Run[] {
+export function findRuns(
+  input: readonly string[],
+  source: readonly string[],
+  minRun: number = MIN_RUN_WORDS,
+  /** ngramHashes(input, minRun) when the caller already has them. */
+  inputHashes?: readonly number[],
+): Run[] {
   if (input.length < minRun || source.length < minRun) return [];
   // Index the source's minRun-grams by hash; every hit is then verified word by word.
   const index = new Map<number, number[]>();
@@ -30,7 +36,7 @@ export function findRuns(input: readonly string[], source: readonly string[], mi
     if (list) list.push(j);
     else index.set(sourceHashes[j], [j]);
   }
-  const inputHashes = ngramHashes(input, minRun);
+  inputHashes ??= ngramHashes(input, minRun);
   // Per diagonal (sourceStart - inputStart): the input index where the last run found on it ends.
   const diagonalEnd = new Map<number, number>();
   const runs: Run[] = [];
@@ -100,15 +106,32 @@ export function percentage(part: number, whole: number): number {
   return Math.min(100, Math.round((10000 * part) / whole) / 100);
 }
 
+/** An input prepared once for comparison with many sources: its normalized words and their MIN_RUN_WORDS-gram hashes. */
+export interface MatchInput {
+  words: readonly Word[];
+  norms: readonly string[];
+  hashes: readonly number[];
+}
+
+export function matchInput(words: readonly Word[]): MatchInput {
+  const norms = words.map((w) => w.norm);
+  return { words, norms, hashes: ngramHashes(norms, MIN_RUN_WORDS) };
+}
+
 /**
- * Compares an input (already split) with one source text; null when they share no run of
- * MIN_RUN_WORDS words. The snippet shows the source around its longest run.
+ * Compares an input (already split, or prepared by matchInput when it is compared with several
+ * sources) with one source text; null when they share no run of MIN_RUN_WORDS words. The
+ * snippet shows the source around its longest run.
  */
-export function matchSource(inputWords: readonly Word[], sourceText: string, sourceWords?: readonly Word[]): SourceMatch | null {
+export function matchSource(input: readonly Word[] | MatchInput, sourceText: string, sourceWords?: readonly Word[]): SourceMatch | null {
+  const prepared = 'norms' in input ? input : matchInput(input);
+  const inputWords = prepared.words;
   const words = sourceWords ?? splitWords(sourceText);
   const runs = findRuns(
-    inputWords.map((w) => w.norm),
+    prepared.norms,
     words.map((w) => w.norm),
+    MIN_RUN_WORDS,
+    prepared.hashes,
   );
   if (runs.length === 0) return null;
   let longest = runs[0];

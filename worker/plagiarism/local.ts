@@ -3,7 +3,7 @@
  * Fingerprint the input -> candidate pages by shared fingerprints (one D1 statement) ->
  * fetch the top candidates' texts from R2 -> verify runs of >= 8 words word by word.
  */
-import { compareMatches, fingerprints, matchSource } from '../../core/plagiarism';
+import { compareMatches, fingerprints, matchInput, matchSource } from '../../core/plagiarism';
 import { PlagiarismCorpus } from './corpus';
 import type { CheckInput, PlagiarismMatch, PlagiarismProvider } from './provider';
 
@@ -19,13 +19,14 @@ export class LocalPlagiarismProvider implements PlagiarismProvider {
   }
 
   async check(input: CheckInput): Promise<PlagiarismMatch[]> {
-    const hashes = fingerprints(input.words.map((w) => w.norm));
+    const prepared = matchInput(input.words);
+    const hashes = fingerprints(prepared.norms);
     const candidates = await this.corpus.candidates(hashes, MAX_CANDIDATES);
     const matches = await Promise.all(
       candidates.map(async (candidate): Promise<PlagiarismMatch | null> => {
         const source = await this.corpus.text(candidate);
         if (!source) return null;
-        const m = matchSource(input.words, source.text);
+        const m = matchSource(prepared, source.text);
         if (!m) return null;
         return {
           url: candidate.url,
