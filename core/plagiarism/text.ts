@@ -42,10 +42,5 @@ export function splitWords(text: string): Word[] {
 
 /** Number of words after punctuation stripping (the interface's wordCount). */
 export function countWords(text: string): number {
-  let n = 0;
-  CHUNK.lastIndex = 0;
-  for (let m = CHUNK.exec(text); m !== null; m = CHUNK.exec(text)) {
-    if (normalizeChunk(m[0]).length > 0) n++;
-  }
-  return n;
+  return splitWords(text).length;
 }
