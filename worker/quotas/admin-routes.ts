@@ -13,11 +13,11 @@ import {
   addBonus,
   createWorkspace,
   currentCycleStart,
-  getWorkspace,
   listAudit,
   listLedger,
   listQuotas,
   listUsageTypes,
+  requireWorkspaceRow,
   setQuotaLimits,
   updateWorkspace,
   type AuditContext,
@@ -68,12 +68,6 @@ async function workspaceView(db: D1Database, ws: Workspace, atMs: number) {
     nextCycleStart: isoDate(nextCycleStartMs(Date.parse(`${cycleStart}T00:00:00.000Z`), ws.anchorDay)),
     quotas: await listQuotas(db, ws, atMs),
   };
-}
-
-async function requireWorkspaceRow(db: D1Database, id: string): Promise<Workspace> {
-  const ws = await getWorkspace(db, id);
-  if (!ws) throw new ApiError('NOT_FOUND', `Workspace '${id}' does not exist`);
-  return ws;
 }
 
 async function requireUsageType(db: D1Database, key: string): Promise<void> {

@@ -137,6 +137,13 @@ export async function getWorkspace(db: D1Database, id: string): Promise<Workspac
   return row ? toWorkspace(row) : null;
 }
 
+/** The workspace; 404 NOT_FOUND when there is none. */
+export async function requireWorkspaceRow(db: D1Database, id: string): Promise<Workspace> {
+  const ws = await getWorkspace(db, id);
+  if (!ws) throw new ApiError('NOT_FOUND', `Workspace '${id}' does not exist`);
+  return ws;
+}
+
 interface UsageTypeRow {
   id: string;
   key: string;
@@ -426,9 +433,7 @@ export async function createWorkspace(
 /** Retries an admin batch whose anchor-day guard lost a race with another anchor change. */
 async function withWorkspace<T>(db: D1Database, workspaceId: string, fn: (ws: Workspace) => Promise<T | undefined>): Promise<T> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const ws = await getWorkspace(db, workspaceId);
-    if (!ws) throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' does not exist`);
-    const out = await fn(ws);
+    const out = await fn(await requireWorkspaceRow(db, workspaceId));
     if (out !== undefined) return out;
   }
   throw new ApiError('CONFLICT', `Workspace '${workspaceId}' changed concurrently; retry`);

@@ -7,8 +7,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
 import { nowMs } from '../clock';
-import { ApiError } from '../problem';
-import { getWorkspace, listQuotas, listUsageTypes, type Quota, type UsageType } from './repository';
+import { listQuotas, listUsageTypes, requireWorkspaceRow, type Quota, type UsageType } from './repository';
 import {
   PageSchema,
   QuotaSchema,
@@ -116,8 +115,7 @@ export function registerQuotaRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(quotasRoute, async (c) => {
     const { workspaceId } = c.req.valid('param');
     const q = c.req.valid('query');
-    const ws = await getWorkspace(c.env.DB, workspaceId);
-    if (!ws) throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' does not exist`);
+    const ws = await requireWorkspaceRow(c.env.DB, workspaceId);
     const all = await listQuotas(c.env.DB, ws, nowMs(), q.usageTypeKey);
     const data = sortAndPage<Quota, keyof Quota>(all, q.sort, q.order ?? 'asc', 'usageTypeKey', q.page, q.size);
     return c.json({ data, page: pageObject(q.page, q.size, all.length) }, 200);
