@@ -8,6 +8,8 @@
  * the minimum of the identical window), so a fingerprint lookup finds every source that can
  * hold a match of 8 words, while storing only about 2 / (WINDOW + 1) = 50% of the n-grams.
  */
+import { murmur3Finalize } from '../artifact';
+
 export const NGRAM_WORDS = 6;
 export const WINDOW = 3;
 /** A match is a run of at least this many consecutive words (decisions.md). */
@@ -30,15 +32,8 @@ function wordHashes(word: string): [number, number] {
   return [a >>> 0, b >>> 0];
 }
 
-/** murmur3 finalizer: full avalanche of a 32-bit value. */
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+/** murmur3 finalizer (fmix32): full avalanche of a 32-bit value. */
+const fmix32 = (h: number): number => murmur3Finalize(h, 0);
 
 /**
  * 48-bit hash of every n-gram of n consecutive words: element i hashes words[i .. i+n).
