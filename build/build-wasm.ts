@@ -11,6 +11,7 @@ import crypto from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { EnsureOptions, R2Artifact } from './ensure';
+import { writeAtomic } from './stamp';
 import { GENERATED, ROOT } from './wrangler';
 
 export const KERNELS_WASM = path.join(GENERATED, 'kernels.wasm');
@@ -36,13 +37,6 @@ function stale(): boolean {
   return sources().some((f) => fs.existsSync(f) && fs.statSync(f).mtimeMs > built);
 }
 
-/** Writes atomically (tmp + rename): the node and worker test projects may build at once. */
-function writeAtomic(file: string, data: string | Uint8Array): void {
-  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
-  fs.writeFileSync(tmp, data);
-  fs.renameSync(tmp, file);
-}
-
 export async function buildKernels(): Promise<void> {
   fs.mkdirSync(GENERATED, { recursive: true });
   const tmp = path.join(GENERATED, `kernels.${process.pid}.tmp.wasm`);
@@ -61,6 +55,7 @@ export async function buildKernels(): Promise<void> {
   const { Kernels } = await import('../core/kernels');
   const { kernelSelfTest } = await import('../core/kernels-selftest');
   const selftest = kernelSelfTest(Kernels.fromModule(module));
+  // Atomic writes: the node and worker test projects may build at once.
   writeAtomic(SELFTEST_FILE, JSON.stringify(selftest));
   writeAtomic(SHA_FILE, crypto.createHash('sha256').update(bytes).digest('hex'));
   writeAtomic(KERNELS_WASM, bytes);

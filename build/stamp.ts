@@ -1,8 +1,10 @@
 /**
  * Shared pieces of the ensure steps: a stamp file recording what an output was built from, and
  * a lock file so that two processes (`npm start` and `npm test`, say) never build the same
- * output at once: one builds, the other waits and then finds the output fresh.
+ * output at once: one builds, the other waits and then finds the output fresh; and an atomic
+ * write (temp file + rename) so that a reader never sees half a file.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -18,7 +20,14 @@ export function stampMatches(file: string, expected: unknown): boolean {
 
 /** Writes a stamp as pretty JSON with a trailing newline. */
 export function writeStamp(file: string, stamp: unknown): void {
-  fs.writeFileSync(file, `${JSON.stringify(stamp, null, 2)}\n`);
+  writeAtomic(file, `${JSON.stringify(stamp, null, 2)}\n`);
+}
+
+/** Writes through a temp file beside `file` and a rename, so no reader ever sees half a file. */
+export function writeAtomic(file: string, data: string | Uint8Array): void {
+  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+  fs.writeFileSync(tmp, data);
+  fs.renameSync(tmp, file);
 }
 
 /**
