@@ -44,6 +44,12 @@ const MATERIALIZE_SET =
 
 const cycleBinds = (p: CycleParams): [string, string, string] => [p.cycleStart, p.previousCycleStart, p.today];
 
+/**
+ * "Workspace `id` still has anchor day `anchorDay`" (both SQL parameters such as '?1'): the guard
+ * that keeps a statement computed for one anchor day from writing after a concurrent anchor change.
+ */
+const anchorGuard = (id: string, anchorDay: string) => `EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ${id} AND w.anchor_day = ${anchorDay})`;
+
 export function isoTimestamp(ms: number): string {
   return new Date(ms).toISOString();
 }
@@ -260,7 +266,7 @@ const CONSUME_UPDATE =
   `WHERE workspace_id = ?5 AND usage_type_key = ?6 ` +
   `AND ${effUsed('')} + ?4 <= limit_amount + ${effBonus('')} + ${effSpill('')} ` +
   `AND ${effDaily('')} + ?4 <= limit_amount_daily ` +
-  `AND EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ?5 AND w.anchor_day = ?9) ` +
+  `AND ${anchorGuard('?5', '?9')} ` +
   `AND NOT EXISTS (SELECT 1 FROM usage_ledger l WHERE l.workspace_id = ?5 AND l.idempotency_key = ?10)`;
 
 const CONSUME_LEDGER =
@@ -364,22 +370,28 @@ export interface QuotaLimits {
   limitAmountDaily: number;
 }
 
-function auditInsert(db: D1Database, workspaceId: string, action: string, usageTypeKey: string | null, details: unknown, audit: AuditContext): D1PreparedStatement {
-  return db
-    .prepare(
-      'INSERT INTO admin_audit_log (workspace_id, action, usage_type_key, details, actor, request_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)',
-    )
-    .bind(workspaceId, action, usageTypeKey, JSON.stringify(details), audit.actor, audit.requestId, isoTimestamp(audit.atMs));
-}
+const AUDIT_INSERT = 'INSERT INTO admin_audit_log (workspace_id, action, usage_type_key, details, actor, request_id, created_at)';
 
-/** Audit row written only while the workspace still has the anchor day the batch was computed for. */
-function guardedAudit(db: D1Database, ws: Workspace, action: string, usageTypeKey: string | null, details: unknown, audit: AuditContext): D1PreparedStatement {
-  return db
-    .prepare(
-      'INSERT INTO admin_audit_log (workspace_id, action, usage_type_key, details, actor, request_id, created_at) ' +
-        'SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ?1 AND w.anchor_day = ?8)',
-    )
-    .bind(ws.id, action, usageTypeKey, JSON.stringify(details), audit.actor, audit.requestId, isoTimestamp(audit.atMs), ws.anchorDay);
+/**
+ * The audit row of an admin change. With `anchorDay`, it is written only while the workspace
+ * still has the anchor day the batch was computed for.
+ */
+function auditInsert(
+  db: D1Database,
+  workspaceId: string,
+  action: string,
+  usageTypeKey: string | null,
+  details: unknown,
+  audit: AuditContext,
+  anchorDay?: number,
+): D1PreparedStatement {
+  const binds: unknown[] = [workspaceId, action, usageTypeKey, JSON.stringify(details), audit.actor, audit.requestId, isoTimestamp(audit.atMs)];
+  let sql = `${AUDIT_INSERT} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7`;
+  if (anchorDay !== undefined) {
+    sql += ` WHERE ${anchorGuard('?1', '?8')}`;
+    binds.push(anchorDay);
+  }
+  return db.prepare(sql).bind(...binds);
 }
 
 function materialize(db: D1Database, ws: Workspace, p: CycleParams, at: string, usageTypeKey?: string): D1PreparedStatement {
@@ -389,7 +401,7 @@ function materialize(db: D1Database, ws: Workspace, p: CycleParams, at: string, 
   return db
     .prepare(
       `UPDATE quotas SET ${MATERIALIZE_SET}, updated_at = ?4 WHERE workspace_id = ?5` +
-        ` AND EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ?5 AND w.anchor_day = ?6)${filter}`,
+        ` AND ${anchorGuard('?5', '?6')}${filter}`,
     )
     .bind(...binds);
 }
@@ -444,14 +456,13 @@ export async function setQuotaLimits(db: D1Database, workspaceId: string, limits
   const at = isoTimestamp(audit.atMs);
   await withWorkspace(db, workspaceId, async (ws) => {
     const p = cycleParams(audit.atMs, ws.anchorDay);
-    const guard = 'EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ?1 AND w.anchor_day = ?2)';
+    const guard = anchorGuard('?1', '?2');
     const results = await db.batch([
       materialize(db, ws, p, at, limits.usageTypeKey),
       // Audit first, so `before` holds the old limits.
       db
         .prepare(
-          `INSERT INTO admin_audit_log (workspace_id, action, usage_type_key, details, actor, request_id, created_at) ` +
-            `SELECT ?1, 'quota.limits_set', ?3, json_object('before', ` +
+          `${AUDIT_INSERT} SELECT ?1, 'quota.limits_set', ?3, json_object('before', ` +
             `(SELECT json_object('limitAmount', limit_amount, 'limitAmountDaily', limit_amount_daily) FROM quotas WHERE workspace_id = ?1 AND usage_type_key = ?3), ` +
             `'after', json_object('limitAmount', ?4, 'limitAmountDaily', ?5)), ?6, ?7, ?8 WHERE ${guard}`,
         )
@@ -490,11 +501,10 @@ export async function addBonus(
     if (!exists) return false;
     const results = await db.batch([
       materialize(db, ws, p, at, usageTypeKey),
-      guardedAudit(db, ws, 'quota.bonus_added', usageTypeKey, { amount, reason }, audit),
+      auditInsert(db, ws.id, 'quota.bonus_added', usageTypeKey, { amount, reason }, audit, ws.anchorDay),
       db
         .prepare(
-          `UPDATE quotas SET bonus_amount = bonus_amount + ?3, updated_at = ?4 WHERE workspace_id = ?1 AND usage_type_key = ?5 ` +
-            `AND EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ?1 AND w.anchor_day = ?2)`,
+          `UPDATE quotas SET bonus_amount = bonus_amount + ?3, updated_at = ?4 WHERE workspace_id = ?1 AND usage_type_key = ?5 AND ${anchorGuard('?1', '?2')}`,
         )
         .bind(ws.id, ws.anchorDay, amount, at, usageTypeKey),
     ]);
@@ -520,7 +530,7 @@ export async function updateWorkspace(
     if (patch.anchorDay !== undefined) details.anchorDay = { before: ws.anchorDay, after: anchorDay };
     const results = await db.batch([
       materialize(db, ws, p, at),
-      guardedAudit(db, ws, 'workspace.updated', null, details, audit),
+      auditInsert(db, ws.id, 'workspace.updated', null, details, audit, ws.anchorDay),
       db
         .prepare('UPDATE workspaces SET name = ?3, anchor_day = ?4, updated_at = ?5 WHERE id = ?1 AND anchor_day = ?2')
         .bind(ws.id, ws.anchorDay, name, anchorDay, at),
