@@ -1,3 +1,5 @@
+import { MAX_K } from '../core/kernels';
+
 /** Request limits of decisions.md ("Limits (defaults, configurable)"). */
 export const LIMITS = {
   textsPerRequest: 100,
@@ -7,7 +9,7 @@ export const LIMITS = {
   bodyBytes: 2 * 1024 * 1024,
   catalogPageSize: 100,
   listPageSize: 200,
-  findLimitDefault: 100,
-  findLimitMax: 1000,
+  /** Find-and-score mode's `limit`: at most the kernels' top-k (default: core FIND_LIMIT_DEFAULT). */
+  findLimitMax: MAX_K,
   autocompleteSuggestions: 10,
 } as const;

@@ -4,6 +4,7 @@
  * Limits come from worker/limits.ts (decisions.md "Limits").
  */
 import { z } from '@hono/zod-openapi';
+import { FIND_LIMIT_DEFAULT } from '../core/scoring/words';
 import { LIMITS } from './limits';
 
 const WORD_MAX_CHARS = 1000;
@@ -115,7 +116,7 @@ export const WordScoresRequestSchema = z
     seedWords: wordList('Anchor words; their centroid defines the seed similarity.'),
     whitelistWords: wordList('Words to score (whitelist mode).').optional(),
     embeddingModelId: modelId,
-    limit: z.number().int().min(1).max(LIMITS.findLimitMax).optional().openapi({ description: 'Find-and-score mode: at most this many words (default 100).' }),
+    limit: z.number().int().min(1).max(LIMITS.findLimitMax).optional().openapi({ description: `Find-and-score mode: at most this many words (default ${FIND_LIMIT_DEFAULT}).` }),
     wordrankLimit: z
       .number()
       .int()
