@@ -1,7 +1,7 @@
 /**
- * What the benches that go through the real Worker share: `wrangler dev` in its own process
- * group (wrangler and its workerd stop together), waiting for /api/health, and development
- * tokens signed with the .dev.vars secret.
+ * What the benches and the e2e server (test/e2e/server.ts) that go through the real Worker
+ * share: `wrangler dev` in its own process group (wrangler and its workerd stop together),
+ * waiting for /api/health, and development tokens signed with the .dev.vars secret.
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -28,17 +28,29 @@ export async function startWranglerDev(args: string[], base: string, cwd = ROOT)
     }
     await sleep(500);
   }
-  stopWranglerDev(child);
+  await stopWranglerDev(child);
   throw new Error(`wrangler dev did not answer on ${base} within 120 s:\n${log.slice(-4000)}`);
 }
 
-export function stopWranglerDev(child: ChildProcess | null): void {
-  if (!child || child.pid === undefined || child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGTERM'); // its own process group: wrangler and its workerd
-  } catch {
-    child.kill('SIGTERM');
-  }
+/**
+ * SIGTERM to the process group of a startWranglerDev child (wrangler and its workerd), SIGKILL
+ * when it is still running 5 s later; resolves once it has exited.
+ */
+export function stopWranglerDev(child: ChildProcess | null): Promise<void> {
+  if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const pid = child.pid;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, s); // its own process group: wrangler and its workerd
+    } catch {
+      child.kill(s);
+    }
+  };
+  signal('SIGTERM');
+  const timer = setTimeout(() => signal('SIGKILL'), 5000);
+  timer.unref();
+  return exited.finally(() => clearTimeout(timer));
 }
 
 export function devSecret(): string {
