@@ -1,9 +1,11 @@
 /** Shared helpers of the quota tests (not a test file). */
-import { env, SELF } from 'cloudflare:test';
-import { SignJWT } from 'jose';
+import { SELF } from 'cloudflare:test';
 import { expect } from 'vitest';
 import { setClock } from '../../worker/clock';
 import type { Quota } from '../../worker/quotas/repository';
+import { mintToken } from './api-helpers';
+
+export { mintToken };
 
 /** The Quota resource as the listing returns it. */
 export type QuotaJson = Quota;
@@ -13,16 +15,6 @@ export interface PageJson {
   totalElements: number;
   totalPages: number;
   currentPage: number;
-}
-
-export async function mintToken(claims: Record<string, unknown>, ttlSeconds = 3600): Promise<string> {
-  const secret = env.JWT_SECRET;
-  if (!secret) throw new Error('JWT_SECRET missing from the test env (.dev.vars)');
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256' })
-    .setIssuedAt()
-    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
-    .sign(new TextEncoder().encode(secret));
 }
 
 export const adminToken = (): Promise<string> => mintToken({ workspaceId: 'ops', scope: 'admin', sub: 'test-admin' });
