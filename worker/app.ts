@@ -9,7 +9,7 @@ import { requestId } from 'hono/request-id';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Hook } from '@hono/zod-openapi';
-import { ApiError, problemResponse, zodIssuesToProblems } from './problem';
+import { ApiError, problemResponse, validationFailed } from './problem';
 import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
 import { LIMITS } from './limits';
@@ -28,11 +28,7 @@ import { registerPlayground } from './routes/playground';
 
 /** Validation failures of any zod-openapi route become 422 VALIDATION_FAILED. */
 export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
-  if (!result.success) {
-    throw new ApiError('VALIDATION_FAILED', 'The request does not match the schema', {
-      errors: zodIssuesToProblems(result.error.issues),
-    });
-  }
+  if (!result.success) throw validationFailed(result.error.issues);
 };
 
 export function newRouter(): OpenAPIHono<AppEnv> {

@@ -12,14 +12,13 @@ import kernelsBytes from '../../build/generated/kernels.wasm?bytes';
 import { Kernels } from '../../core/kernels';
 import { EmbeddingModel } from '../../core/model';
 import { parseMapperBundle, splitMapperVariableId, type MapperBundle } from '../../core/mapper-bundle';
-import { parseLanguageData, normalizeLanguage, SUPPORTED_LANGUAGES, tokenize as tokenizeText, type LanguageData } from '../../core/tokenizer';
+import { parseLanguageData, tokenize as tokenizeText, type LanguageData } from '../../core/tokenizer';
 import {
   autocomplete as autocompleteCore,
   BoundedCache,
   computeLetterRows,
   scoreTexts,
   scoreWords,
-  ScoringError,
   similarityMatrix as similarityMatrixCore,
   wordAvailabilities as wordAvailabilitiesCore,
   type FactorStats,
@@ -34,7 +33,7 @@ import {
   WordAvailabilitiesRequestSchema,
   WordScoresRequestSchema,
 } from '../../worker/schemas';
-import { ApiError, problemBody, zodIssuesToProblems } from '../../worker/problem';
+import { ApiError, asApiError, problemBody, requireLanguage, validationFailed, type ZodIssues } from '../../core/problem';
 import { LIMITS } from '../../worker/limits';
 import { z } from '@hono/zod-openapi';
 
@@ -65,12 +64,12 @@ function getKernels(): Kernels {
   return (kernels ??= Kernels.fromModule(new WebAssembly.Module(kernelsBytes)));
 }
 
-type ZodLike<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> } } };
+type ZodLike<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ZodIssues } } };
 
 /** Same validation and the same 422 body as the Worker's validationHook. */
 function validate<T>(schema: ZodLike<T>, body: unknown): T {
   const r = schema.safeParse(body);
-  if (!r.success) throw new ApiError('VALIDATION_FAILED', 'The request does not match the schema', { errors: zodIssuesToProblems(r.error.issues) });
+  if (!r.success) throw validationFailed(r.error.issues);
   return r.data;
 }
 
@@ -80,11 +79,9 @@ const asJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 /** Errors cross the Comlink boundary as plain problem objects (index.ts rethrows them). */
 function toProblem(err: unknown): OfflineProblem {
   if (err instanceof ProblemError) return err.problem;
-  if (err instanceof ScoringError) {
-    err = new ApiError(err.code, err.message, err.path ? { errors: [{ path: err.path, message: err.message }] } : {});
-  }
-  if (err instanceof ApiError) {
-    const b = problemBody(err);
+  const apiError = asApiError(err);
+  if (apiError) {
+    const b = problemBody(apiError);
     return { status: b.status, code: b.code, translationKey: b.translationKey, title: b.title, detail: b.detail, ...(b.errors ? { errors: b.errors } : {}) };
   }
   const detail = err instanceof Error ? err.message : String(err);
@@ -436,13 +433,7 @@ const api = {
   tokenize(body: { language: string; text: string }, onProgress?: ProgressFn) {
     return guarded(async () => {
       validate(TokenizationRequestSchema, body);
-      const language = normalizeLanguage(body.language);
-      if (!language) {
-        throw new ApiError('UNSUPPORTED_LANGUAGE', `Language '${body.language}' is not supported; supported languages: ${SUPPORTED_LANGUAGES.join(', ')}`, {
-          errors: [{ path: 'language', message: `Expected one of: ${SUPPORTED_LANGUAGES.join(', ')}` }],
-        });
-      }
-      const data = await languageFor(language, onProgress);
+      const data = await languageFor(requireLanguage(body.language), onProgress);
       return asJson(tokenizeText(body.text, data));
     });
   },

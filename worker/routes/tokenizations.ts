@@ -6,11 +6,11 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { normalizeLanguage, SUPPORTED_LANGUAGES, tokenize } from '../../core/tokenizer';
+import { SUPPORTED_LANGUAGES, tokenize } from '../../core/tokenizer';
 import type { AppEnv } from '../env';
 import { LIMITS } from '../limits';
 import { charge } from '../metering';
-import { ApiError } from '../problem';
+import { requireLanguage } from '../problem';
 import { getLanguageData } from '../text-language';
 import { jsonBody, problem, security } from '../schemas';
 
@@ -62,13 +62,7 @@ const route = createRoute({
 export function registerTokenizations(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
-    const language = normalizeLanguage(body.language);
-    if (!language) {
-      throw new ApiError('UNSUPPORTED_LANGUAGE', `Language '${body.language}' is not supported; supported languages: ${SUPPORTED_LANGUAGES.join(', ')}`, {
-        errors: [{ path: 'language', message: `Expected one of: ${SUPPORTED_LANGUAGES.join(', ')}` }],
-      });
-    }
-    const data = await getLanguageData(c.env, language);
+    const data = await getLanguageData(c.env, requireLanguage(body.language));
     const result = tokenize(body.text, data);
     await charge(c, { usageTypeKey: 'tokens', amount: result.tokenCount });
     return c.json(result, 200);

@@ -1,0 +1,118 @@
+/**
+ * RFC 9457 problem details, with the code/translationKey pairs of decisions.md: the errors of the
+ * Worker (rendered by worker/problem.ts problemResponse) and of the browser's offline scorer
+ * (browser/src/worker.ts), which answer the same request with the same body.
+ */
+import { ScoringError } from './scoring/common';
+import { normalizeLanguage, SUPPORTED_LANGUAGES, type Language } from './tokenizer/languages';
+
+export interface FieldProblem {
+  path: string;
+  message: string;
+}
+
+export const PROBLEMS = {
+  VALIDATION_FAILED: { status: 422, translationKey: 'validationFailed', title: 'Validation failed' },
+  PAYLOAD_TOO_LARGE: { status: 413, translationKey: 'payloadTooLarge', title: 'Payload too large' },
+  UNAUTHORIZED: { status: 401, translationKey: 'unauthorized', title: 'Unauthorized' },
+  WORKSPACE_FORBIDDEN: { status: 403, translationKey: 'workspaceForbidden', title: 'Workspace forbidden' },
+  ADMIN_SCOPE_REQUIRED: { status: 403, translationKey: 'adminScopeRequired', title: 'Admin scope required' },
+  NOT_FOUND: { status: 404, translationKey: 'notFound', title: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, translationKey: 'methodNotAllowed', title: 'Method not allowed' },
+  EMBEDDING_MODEL_NOT_FOUND: { status: 404, translationKey: 'embeddingModelNotFound', title: 'Embedding model not found' },
+  EMBEDDING_MODEL_UNAVAILABLE: { status: 503, translationKey: 'embeddingModelUnavailable', title: 'Embedding model could not be loaded' },
+  MAPPER_NOT_FOUND: { status: 422, translationKey: 'mapperNotFound', title: 'Mapper not found' },
+  MAPPER_MODEL_MISMATCH: { status: 422, translationKey: 'mapperModelMismatch', title: 'Mapper belongs to another model' },
+  MAPPER_UNAVAILABLE: { status: 503, translationKey: 'mapperUnavailable', title: 'Mapper bundle could not be loaded' },
+  DIMENSION_NOT_FOUND: { status: 422, translationKey: 'dimensionNotFound', title: 'Dimension not found' },
+  UNSUPPORTED_LANGUAGE: { status: 422, translationKey: 'unsupportedLanguage', title: 'Unsupported language' },
+  LANGUAGE_DATA_UNAVAILABLE: { status: 503, translationKey: 'languageDataUnavailable', title: 'Language data could not be loaded' },
+  PLAGIARISM_TEXT_TOO_SHORT: { status: 422, translationKey: 'plagiarismTextTooShort', title: 'Text too short for a plagiarism check' },
+  ERROR_NO_REMAINING_PLAGIARISM_CHECKS: { status: 403, translationKey: 'noRemainingPlagiarismChecks', title: 'No remaining plagiarism checks' },
+  ERROR_NO_REMAINING_QUOTA: { status: 403, translationKey: 'noRemainingQuota', title: 'No remaining quota' },
+  DAILY_LIMIT_REACHED: { status: 429, translationKey: 'dailyLimitReached', title: 'Daily limit reached' },
+  UPSTREAM_FAILED: { status: 502, translationKey: 'upstreamFailed', title: 'Upstream service failed' },
+  CONFLICT: { status: 409, translationKey: 'conflict', title: 'Conflict' },
+  INTERNAL_ERROR: { status: 500, translationKey: 'internalError', title: 'Internal error' },
+} as const;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+/** Throw anywhere in a handler; the app's error handler renders it. */
+export class ApiError extends Error {
+  readonly code: ProblemCode;
+  readonly status: number;
+  readonly errors?: FieldProblem[];
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ProblemCode,
+    detail: string,
+    options: { errors?: FieldProblem[]; status?: number; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.code = code;
+    this.status = options.status ?? PROBLEMS[code].status;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ProblemCode;
+  translationKey: string;
+  instance?: string;
+  errors?: FieldProblem[];
+}
+
+export function problemBody(err: ApiError, instance?: string): ProblemBody {
+  const def = PROBLEMS[err.code];
+  const body: ProblemBody = {
+    type: `https://embedding-edge.dev/problems/${def.translationKey}`,
+    title: def.title,
+    status: err.status,
+    detail: err.message,
+    code: err.code,
+    translationKey: def.translationKey,
+  };
+  if (instance) body.instance = instance;
+  if (err.errors && err.errors.length > 0) body.errors = err.errors;
+  return body;
+}
+
+/** The issues of a failed zod safeParse. */
+export type ZodIssues = ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>;
+
+/** Zod issues -> field problems ({ path: "texts.0", message }). */
+export function zodIssuesToProblems(issues: ZodIssues): FieldProblem[] {
+  return issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+}
+
+/** A request that does not match its zod schema: 422 VALIDATION_FAILED with one entry a zod issue. */
+export function validationFailed(issues: ZodIssues): ApiError {
+  return new ApiError('VALIDATION_FAILED', 'The request does not match the schema', { errors: zodIssuesToProblems(issues) });
+}
+
+/**
+ * The ApiError an error is answered with: itself, or for a core scorer's refusal (ScoringError)
+ * its code and message, with the field it names in errors[]. Anything else: null (an internal error).
+ */
+export function asApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof ScoringError) return new ApiError(err.code, err.message, err.path ? { errors: [{ path: err.path, message: err.message }] } : {});
+  return null;
+}
+
+/** A request's `language` as a tokenizer language; 422 UNSUPPORTED_LANGUAGE (listing the supported ones) otherwise. */
+export function requireLanguage(language: string): Language {
+  const normalized = normalizeLanguage(language);
+  if (normalized) return normalized;
+  const supported = SUPPORTED_LANGUAGES.join(', ');
+  throw new ApiError('UNSUPPORTED_LANGUAGE', `Language '${language}' is not supported; supported languages: ${supported}`, {
+    errors: [{ path: 'language', message: `Expected one of: ${supported}` }],
+  });
+}
