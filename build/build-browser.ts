@@ -35,7 +35,6 @@ function inputsHash(): string {
   const files = [
     ...walk(path.join(ROOT, 'browser')).filter((f) => !f.includes(`${path.sep}node_modules${path.sep}`)),
     ...walk(path.join(ROOT, 'core')),
-    ...['schemas.ts', 'problem.ts', 'limits.ts'].map((f) => path.join(ROOT, 'worker', f)),
     path.join(GENERATED, 'kernels.wasm'),
     path.join(ROOT, 'build', 'build-browser.ts'),
     path.join(ROOT, 'package-lock.json'),

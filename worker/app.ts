@@ -12,7 +12,7 @@ import type { Hook } from '@hono/zod-openapi';
 import { ApiError, problemResponse, validationFailed } from './problem';
 import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
-import { LIMITS } from './limits';
+import { LIMITS } from '../core/limits';
 import { registerHealth } from './routes/health';
 import { registerTokenizations } from './routes/tokenizations';
 import { registerScoring } from './routes/scoring';

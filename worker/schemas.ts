@@ -1,20 +1,23 @@
 /**
  * zod schemas of the scoring, vocabulary and catalog endpoints. The same schemas validate
  * requests (422 VALIDATION_FAILED) and generate the OpenAPI 3.1 document (/api/openapi.json).
- * Limits come from worker/limits.ts (decisions.md "Limits").
+ * The request schemas the offline scorer validates with too are core/requests.ts, documented
+ * here with `.openapi()`. Limits come from core/limits.ts (decisions.md "Limits").
  */
 import { z } from '@hono/zod-openapi';
-import { FIND_LIMIT_DEFAULT } from '../core/scoring/words';
-import { LIMITS } from './limits';
+import { LIMITS } from '../core/limits';
+import { ID_MAX_CHARS, requestSchemas, WORD_MAX_CHARS, type Documenter } from '../core/requests';
 
-const WORD_MAX_CHARS = 1000;
-const ID_MAX_CHARS = 200;
-export const DIMENSIONS_MAX = 100;
-export const MAPPER_KEYS_MAX = 100;
+const openapi: Documenter = (schema, doc) => (typeof doc === 'string' ? schema.openapi(doc) : schema.openapi(doc as Parameters<typeof schema.openapi>[0]));
 
-const word = z.string().max(WORD_MAX_CHARS);
-const wordList = (description: string) => z.array(word).max(LIMITS.seedOrWhitelistWords).openapi({ description });
-const modelId = z.string().min(1).max(ID_MAX_CHARS).openapi({ example: 'en-glove-6b-100d' });
+export const {
+  TextScoresRequestSchema,
+  WordScoresRequestSchema,
+  AutocompleteRequestSchema,
+  WordAvailabilitiesRequestSchema,
+  SimilarityMatrixRequestSchema,
+  TokenizationRequestSchema,
+} = requestSchemas(openapi);
 
 export const ProblemSchema = z
   .object({
@@ -38,57 +41,6 @@ export const jsonBody = <T>(schema: T) => ({ required: true, content: { 'applica
 /** An OpenAPI response entry for a problem+json answer. */
 export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
 
-export const DimensionSchema = z
-  .object({
-    id: z.number().int().openapi({ description: 'Dimension id; repeated in goalConfig.dimensions[].id to weight it.', example: 1 }),
-    type: z.enum(['manual', 'dimension', 'axis']).openapi({
-      description:
-        'manual: the centroid of `words`. dimension: `words` merged with the seeds stored for `id` (unknown id: 422 DIMENSION_NOT_FOUND). axis (extension, SemAxis): `words` is the positive pole and `oppositeWords` the negative pole.',
-    }),
-    words: wordList('Seed words.').optional(),
-    oppositeWords: wordList('Negative pole of an `axis` dimension (only allowed for type axis).').optional(),
-    name: z.string().max(ID_MAX_CHARS).optional().openapi({ description: 'Display name (used as goalScoreFactors[].field).' }),
-  })
-  .openapi('Dimension');
-
-const weight = z.number().int().min(-10).max(10).openapi({ description: 'Integer from -10 to 10: the direction and strength of the factor.' });
-
-export const GoalConfigSchema = z
-  .object({
-    modelRankScore: z.number().min(-1).max(1).optional().openapi({
-      description: 'Weight of the intrinsic word-frequency factor (s = 2f - 1): -1 rewards infrequent words, 1 frequent ones.',
-    }),
-    dimensions: z
-      .array(z.object({ id: z.number().int(), weight }))
-      .max(DIMENSIONS_MAX)
-      .optional(),
-    mappers: z
-      .array(z.object({ id: z.string().min(1).max(ID_MAX_CHARS), weight }))
-      .max(MAPPER_KEYS_MAX)
-      .optional(),
-    normalization: z.enum(['none', 'zscore', 'percentile']).optional().openapi({
-      description: "none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1].",
-    }),
-  })
-  .openapi('GoalConfig');
-
-const dimensions = z.array(DimensionSchema).max(DIMENSIONS_MAX).optional();
-const mapperKeys = z
-  .array(z.string().min(1).max(ID_MAX_CHARS))
-  .max(MAPPER_KEYS_MAX)
-  .optional()
-  .openapi({ description: "Mapper variable ids (bundle key + '_' + variable)." });
-
-export const TextScoresRequestSchema = z
-  .object({
-    texts: z.array(z.string().max(LIMITS.charactersPerText)).max(LIMITS.textsPerRequest),
-    embeddingModelId: modelId,
-    goalConfig: GoalConfigSchema.optional(),
-    dimensions,
-    mapperKeys,
-  })
-  .openapi('TextScoresRequest');
-
 const scoreMap = z.record(z.string(), z.number());
 export const GoalScoreFactorSchema = z
   .object({
@@ -110,25 +62,6 @@ export const ScoredTextSchema = z
   .openapi('ScoredText');
 
 export const TextScoresResponseSchema = z.object({ data: z.array(ScoredTextSchema) }).openapi('TextScoresResponse');
-
-export const WordScoresRequestSchema = z
-  .object({
-    seedWords: wordList('Anchor words; their centroid defines the seed similarity.'),
-    whitelistWords: wordList('Words to score (whitelist mode).').optional(),
-    embeddingModelId: modelId,
-    limit: z.number().int().min(1).max(LIMITS.findLimitMax).optional().openapi({ description: `Find-and-score mode: at most this many words (default ${FIND_LIMIT_DEFAULT}).` }),
-    wordrankLimit: z
-      .number()
-      .int()
-      .min(-1)
-      .refine((v) => v !== 0, { message: 'wordrankLimit must be -1 (no cutoff) or a positive integer' })
-      .optional()
-      .openapi({ description: 'Find-and-score mode: only the N most frequent words are eligible; -1 disables.' }),
-    seedScore: z.number().min(-1).max(1).nullable().optional().openapi({ description: 'Weight of the seed similarity in goalScore; null (default) disables goal scores.' }),
-    dimensions,
-    mapperKeys,
-  })
-  .openapi('WordScoresRequest');
 
 export const ScoredWordSchema = z
   .object({
@@ -156,30 +89,11 @@ export const WordScoresResponseSchema = z
   })
   .openapi('WordScoresResponse');
 
-export const AutocompleteRequestSchema = z
-  .object({
-    word: z.string().min(1).max(WORD_MAX_CHARS).openapi({ description: 'Prefix to complete.', example: 'comp' }),
-    embeddingModelId: modelId,
-    whitelistWords: wordList('When non-empty, only completions in this list.').optional(),
-  })
-  .openapi('AutocompleteRequest');
-
 export const AutocompleteResponseSchema = z.object({ suggestions: z.array(z.string()).max(LIMITS.autocompleteSuggestions) }).openapi('AutocompleteResponse');
-
-export const WordAvailabilitiesRequestSchema = z
-  .object({
-    words: wordList('Words to check.'),
-    whitelistWords: wordList('When non-empty, a word must also be in this list.').optional(),
-  })
-  .openapi('WordAvailabilitiesRequest');
 
 export const WordAvailabilitiesResponseSchema = z
   .object({ availabilities: z.array(z.object({ word: z.string(), isAvailable: z.boolean() })) })
   .openapi('WordAvailabilitiesResponse');
-
-export const SimilarityMatrixRequestSchema = z
-  .object({ words: z.array(word).max(LIMITS.similarityMatrixWords) })
-  .openapi('SimilarityMatrixRequest');
 
 export const SimilarityMatrixResponseSchema = z
   .object({ words: z.array(z.string()), matrix: z.array(z.array(z.number())) })

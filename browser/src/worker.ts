@@ -2,7 +2,8 @@
  * The offline scorer, a Web Worker exposed with Comlink. It runs the same code as the Cloudflare
  * Worker: the same kernels.wasm bytes (inlined into this file at build time, instantiated with
  * `new WebAssembly.Instance(module, {})`), EmbeddingModel, the tokenizer, mapper bundles, the
- * zod request schemas and the core/scoring functions, so its JSON equals the API's.
+ * zod request schemas (core/requests.ts), the problem bodies (core/problem.ts) and the
+ * core/scoring functions, so its JSON, errors included, equals the API's.
  *
  * Models, language data, mapper bundles and stored dimension seeds come from the service's
  * artifact endpoints once, verified by SHA-256, and are cached in IndexedDB (cache.ts).
@@ -26,24 +27,13 @@ import {
   type StoredDimensionSeeds,
   type TokenLike,
 } from '../../core/scoring';
-import {
-  AutocompleteRequestSchema,
-  SimilarityMatrixRequestSchema,
-  TextScoresRequestSchema,
-  WordAvailabilitiesRequestSchema,
-  WordScoresRequestSchema,
-} from '../../worker/schemas';
+import { requestSchemas } from '../../core/requests';
 import { ApiError, asApiError, problemBody, requireLanguage, validationFailed, type ZodIssues } from '../../core/problem';
-import { LIMITS } from '../../worker/limits';
-import { z } from '@hono/zod-openapi';
-
-/** The schema of worker/routes/tokenizations.ts (same zod messages). */
-const TokenizationRequestSchema = z.object({
-  language: z.string().min(1),
-  text: z.string().max(LIMITS.charactersPerText, `At most ${LIMITS.charactersPerText} characters`),
-});
 import { cachedArtifact, delMany, fetchArtifact, get, idb, keys, NetworkUnavailable, problem, ProblemError, set, sha256Hex, type ProgressFn } from './cache';
 import type { CachedModelInfo, LoadedModelInfo, LoadModelOptions, OfflineProblem, Progress, ScorerConfig } from './protocol';
+
+/** The Worker's request schemas (core/requests.ts) without their OpenAPI metadata. */
+const { AutocompleteRequestSchema, SimilarityMatrixRequestSchema, TextScoresRequestSchema, TokenizationRequestSchema, WordAvailabilitiesRequestSchema, WordScoresRequestSchema } = requestSchemas();
 
 interface Loaded {
   info: LoadedModelInfo;

@@ -1,7 +1,7 @@
 /**
  * Request and response shapes of the scoring endpoints (service-interface.md), as plain
- * TypeScript types. The Worker validates requests with zod (worker/schemas.ts) and the browser
- * bundle may do the same; the scoring functions in this folder accept already-validated input.
+ * TypeScript types. The Worker and the browser bundle validate requests with the zod schemas of
+ * core/requests.ts; the scoring functions in this folder accept already-validated input.
  * Runtime-agnostic: no Worker- or DOM-only API.
  */
 import type { MapperValues } from '../types';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LIMITS } from '../../worker/limits';
+import { LIMITS } from '../../core/limits';
 
 describe('node project', () => {
   it('runs', () => {

@@ -1,6 +1,6 @@
 /** Zod/OpenAPI schemas of the usage service and the admin workspace routes. */
 import { z } from '@hono/zod-openapi';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../../core/limits';
 
 /** Largest amount an admin can set or add in one call (keeps every sum an exact JS integer). */
 export const MAX_AMOUNT = 1_000_000_000_000;

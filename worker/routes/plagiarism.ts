@@ -7,7 +7,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { splitWords } from '../../core/plagiarism';
 import type { AppEnv } from '../env';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../../core/limits';
 import { charge } from '../metering';
 import { ApiError, type FieldProblem } from '../problem';
 import { jsonBody, ListQuerySchema, pageObject, problem, security } from '../schemas';

@@ -6,23 +6,12 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { SUPPORTED_LANGUAGES, tokenize } from '../../core/tokenizer';
+import { tokenize } from '../../core/tokenizer';
 import type { AppEnv } from '../env';
-import { LIMITS } from '../limits';
 import { charge } from '../metering';
 import { requireLanguage } from '../problem';
 import { getLanguageData } from '../text-language';
-import { jsonBody, problem, security } from '../schemas';
-
-const TokenizationRequest = z
-  .object({
-    language: z.string().min(1).openapi({ description: `ISO 639-1 code, case-insensitive. Supported: ${SUPPORTED_LANGUAGES.join(', ')}.`, example: 'en' }),
-    text: z
-      .string()
-      .max(LIMITS.charactersPerText, `At most ${LIMITS.charactersPerText} characters`)
-      .openapi({ description: `The text, at most ${LIMITS.charactersPerText} characters (JavaScript string length); longer: 422 VALIDATION_FAILED.`, example: "The children don't like rainy days." }),
-  })
-  .openapi('TokenizationRequest');
+import { jsonBody, problem, security, TokenizationRequestSchema } from '../schemas';
 
 const TokenSchema = z
   .object({
@@ -46,7 +35,7 @@ const route = createRoute({
   security,
   request: {
     params: z.object({ workspaceId: z.string() }),
-    body: jsonBody(TokenizationRequest),
+    body: jsonBody(TokenizationRequestSchema),
   },
   responses: {
     200: { description: 'Tokens in original order', content: { 'application/json': { schema: TokenizationResponse } } },

@@ -1,4 +1,4 @@
-import { MAX_K } from '../core/kernels';
+import { MAX_K } from './kernels';
 
 /** Request limits of decisions.md ("Limits (defaults, configurable)"). */
 export const LIMITS = {

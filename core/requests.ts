@@ -1,0 +1,146 @@
+/**
+ * zod schemas of the requests that both the Worker (worker/schemas.ts, the routes) and the
+ * browser's offline scorer (browser/src/worker.ts) validate: scoring, vocabulary and
+ * tokenization. One definition, so both refuse a request with the same 422 VALIDATION_FAILED body.
+ * Limits come from core/limits.ts (decisions.md "Limits").
+ *
+ * Plain zod: the OpenAPI metadata (component names, descriptions, examples) is attached through
+ * `doc`. worker/schemas.ts passes @hono/zod-openapi's `.openapi()`, which generates the OpenAPI
+ * document; the offline scorer only validates, passes nothing, and so does not bundle
+ * @hono/zod-openapi (nor hono).
+ */
+import { z } from 'zod';
+import { LIMITS } from './limits';
+import { FIND_LIMIT_DEFAULT } from './scoring/words';
+import { SUPPORTED_LANGUAGES } from './tokenizer/languages';
+
+export const WORD_MAX_CHARS = 1000;
+export const ID_MAX_CHARS = 200;
+export const DIMENSIONS_MAX = 100;
+export const MAPPER_KEYS_MAX = 100;
+
+/** OpenAPI metadata of a schema: its component name, or a description and example. */
+export type SchemaDoc = string | { description?: string; example?: string | number };
+
+/** Attaches SchemaDoc to a schema and returns the schema to use in its place. */
+export type Documenter = <T extends z.ZodType>(schema: T, doc: SchemaDoc) => T;
+
+/** The request schemas, documented with `doc` (by default not at all). */
+export function requestSchemas(doc: Documenter = (schema) => schema) {
+  const word = z.string().max(WORD_MAX_CHARS);
+  const wordList = (description: string) => doc(z.array(word).max(LIMITS.seedOrWhitelistWords), { description });
+  const modelId = doc(z.string().min(1).max(ID_MAX_CHARS), { example: 'en-glove-6b-100d' });
+
+  const DimensionSchema = doc(
+    z.object({
+      id: doc(z.number().int(), { description: 'Dimension id; repeated in goalConfig.dimensions[].id to weight it.', example: 1 }),
+      type: doc(z.enum(['manual', 'dimension', 'axis']), {
+        description:
+          'manual: the centroid of `words`. dimension: `words` merged with the seeds stored for `id` (unknown id: 422 DIMENSION_NOT_FOUND). axis (extension, SemAxis): `words` is the positive pole and `oppositeWords` the negative pole.',
+      }),
+      words: wordList('Seed words.').optional(),
+      oppositeWords: wordList('Negative pole of an `axis` dimension (only allowed for type axis).').optional(),
+      name: doc(z.string().max(ID_MAX_CHARS).optional(), { description: 'Display name (used as goalScoreFactors[].field).' }),
+    }),
+    'Dimension',
+  );
+
+  const weight = doc(z.number().int().min(-10).max(10), { description: 'Integer from -10 to 10: the direction and strength of the factor.' });
+
+  const GoalConfigSchema = doc(
+    z.object({
+      modelRankScore: doc(z.number().min(-1).max(1).optional(), {
+        description: 'Weight of the intrinsic word-frequency factor (s = 2f - 1): -1 rewards infrequent words, 1 frequent ones.',
+      }),
+      dimensions: z
+        .array(z.object({ id: z.number().int(), weight }))
+        .max(DIMENSIONS_MAX)
+        .optional(),
+      mappers: z
+        .array(z.object({ id: z.string().min(1).max(ID_MAX_CHARS), weight }))
+        .max(MAPPER_KEYS_MAX)
+        .optional(),
+      normalization: doc(z.enum(['none', 'zscore', 'percentile']).optional(), {
+        description: "none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1].",
+      }),
+    }),
+    'GoalConfig',
+  );
+
+  const dimensions = z.array(DimensionSchema).max(DIMENSIONS_MAX).optional();
+  const mapperKeys = doc(z.array(z.string().min(1).max(ID_MAX_CHARS)).max(MAPPER_KEYS_MAX).optional(), {
+    description: "Mapper variable ids (bundle key + '_' + variable).",
+  });
+
+  const TextScoresRequestSchema = doc(
+    z.object({
+      texts: z.array(z.string().max(LIMITS.charactersPerText)).max(LIMITS.textsPerRequest),
+      embeddingModelId: modelId,
+      goalConfig: GoalConfigSchema.optional(),
+      dimensions,
+      mapperKeys,
+    }),
+    'TextScoresRequest',
+  );
+
+  const WordScoresRequestSchema = doc(
+    z.object({
+      seedWords: wordList('Anchor words; their centroid defines the seed similarity.'),
+      whitelistWords: wordList('Words to score (whitelist mode).').optional(),
+      embeddingModelId: modelId,
+      limit: doc(z.number().int().min(1).max(LIMITS.findLimitMax).optional(), { description: `Find-and-score mode: at most this many words (default ${FIND_LIMIT_DEFAULT}).` }),
+      wordrankLimit: doc(
+        z
+          .number()
+          .int()
+          .min(-1)
+          .refine((v) => v !== 0, { message: 'wordrankLimit must be -1 (no cutoff) or a positive integer' })
+          .optional(),
+        { description: 'Find-and-score mode: only the N most frequent words are eligible; -1 disables.' },
+      ),
+      seedScore: doc(z.number().min(-1).max(1).nullable().optional(), { description: 'Weight of the seed similarity in goalScore; null (default) disables goal scores.' }),
+      dimensions,
+      mapperKeys,
+    }),
+    'WordScoresRequest',
+  );
+
+  const AutocompleteRequestSchema = doc(
+    z.object({
+      word: doc(z.string().min(1).max(WORD_MAX_CHARS), { description: 'Prefix to complete.', example: 'comp' }),
+      embeddingModelId: modelId,
+      whitelistWords: wordList('When non-empty, only completions in this list.').optional(),
+    }),
+    'AutocompleteRequest',
+  );
+
+  const WordAvailabilitiesRequestSchema = doc(
+    z.object({
+      words: wordList('Words to check.'),
+      whitelistWords: wordList('When non-empty, a word must also be in this list.').optional(),
+    }),
+    'WordAvailabilitiesRequest',
+  );
+
+  const SimilarityMatrixRequestSchema = doc(z.object({ words: z.array(word).max(LIMITS.similarityMatrixWords) }), 'SimilarityMatrixRequest');
+
+  const TokenizationRequestSchema = doc(
+    z.object({
+      language: doc(z.string().min(1), { description: `ISO 639-1 code, case-insensitive. Supported: ${SUPPORTED_LANGUAGES.join(', ')}.`, example: 'en' }),
+      text: doc(z.string().max(LIMITS.charactersPerText, `At most ${LIMITS.charactersPerText} characters`), {
+        description: `The text, at most ${LIMITS.charactersPerText} characters (JavaScript string length); longer: 422 VALIDATION_FAILED.`,
+        example: "The children don't like rainy days.",
+      }),
+    }),
+    'TokenizationRequest',
+  );
+
+  return {
+    TextScoresRequestSchema,
+    WordScoresRequestSchema,
+    AutocompleteRequestSchema,
+    WordAvailabilitiesRequestSchema,
+    SimilarityMatrixRequestSchema,
+    TokenizationRequestSchema,
+  };
+}
