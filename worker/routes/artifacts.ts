@@ -18,6 +18,7 @@ import { sha256Hex, toHex } from '../digest';
 import type { AppEnv, Env } from '../env';
 import { ApiError } from '../problem';
 import { allDimensions } from '../dimensions';
+import { etagMatches } from '../http-cache';
 import { getManifest } from '../models';
 import { errorResponses, security } from '../schemas';
 
@@ -127,13 +128,6 @@ async function sha256Of(env: Env, key: string, obj: R2Object): Promise<string> {
     p.catch(() => digests.delete(memo));
   }
   return p;
-}
-
-/** True when an If-None-Match header matches the (strong or weak) entity tag. */
-export function etagMatches(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  const bare = (t: string) => t.trim().replace(/^W\//, '');
-  return header.split(',').some((t) => t.trim() === '*' || bare(t) === bare(etag));
 }
 
 async function serveObject(c: Context<AppEnv>, key: string, notFound: () => ApiError, extra: Record<string, string> = {}): Promise<Response> {

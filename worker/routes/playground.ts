@@ -9,6 +9,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
+import { etagMatches } from '../http-cache';
 
 export const WEB_PREFIX = 'web/';
 
@@ -39,8 +40,7 @@ async function serve(c: Context<AppEnv>, file: string, cacheControl: string): Pr
     return c.notFound();
   }
   const headers: Record<string, string> = { 'content-type': contentType(file), etag: head.httpEtag, 'cache-control': cacheControl };
-  const inm = c.req.header('if-none-match');
-  if (inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === head.httpEtag)) return c.body(null, 304, headers);
+  if (etagMatches(c.req.header('if-none-match'), head.httpEtag)) return c.body(null, 304, headers);
   const obj = await c.env.ARTIFACTS.get(key);
   if (!obj) return c.notFound();
   headers.etag = obj.httpEtag;
