@@ -3,8 +3,8 @@
  * ScoringErrors -> problem+json. Models: worker/models.ts; stored dimensions: worker/dimensions.ts.
  */
 import { splitMapperVariableId } from '../core/mapper-bundle';
-import { ScoringError, type ResolvedMapper } from '../core/scoring';
-import { ApiError } from './problem';
+import type { ResolvedMapper } from '../core/scoring';
+import { ApiError, asApiError } from './problem';
 import { getBundle, listAllBundleInfos, type LoadedModel } from './models';
 import type { Env } from './env';
 
@@ -40,15 +40,12 @@ export async function resolveMappers(env: Env, model: LoadedModel, keys: readonl
   return out;
 }
 
-/** Runs a core scorer, rendering its refusals as problem+json (422). */
+/** Runs a core scorer, rendering its refusals as problem+json (422, core/problem.ts asApiError). */
 export function runScoring<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof ScoringError) {
-      throw new ApiError(err.code, err.message, err.path ? { errors: [{ path: err.path, message: err.message }] } : {});
-    }
-    throw err;
+    throw asApiError(err) ?? err;
   }
 }
 
