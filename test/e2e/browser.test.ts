@@ -14,6 +14,7 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../build/wrangler';
+import { devSecret, mint } from '../bench/dev-server';
 import { CHROMIUM, chromiumArgs, devToken, startServer, type Server } from './server';
 
 const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
@@ -26,13 +27,9 @@ let userDataDir: string;
 let token: string;
 const pageErrors: string[] = [];
 
-async function adminToken(): Promise<string> {
-  const { SignJWT } = await import('jose');
-  const secret = /^JWT_SECRET\s*=\s*"?([^"\n]+)"?/m.exec(fs.readFileSync(path.join(ROOT, '.dev.vars'), 'utf8'))![1];
-  return new SignJWT({ workspaceId: 'ops', scope: 'admin', sub: 'e2e-admin' })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setExpirationTime(Math.floor(Date.now() / 1000) + 600)
-    .sign(new TextEncoder().encode(secret));
+/** An admin token (for seeding the stored dimension), minted like the workspace tokens. */
+function adminToken(): Promise<string> {
+  return mint(devSecret(), { workspaceId: 'ops', scope: 'admin', sub: 'e2e-admin' }, 600);
 }
 
 beforeAll(async () => {
