@@ -22,7 +22,7 @@ import { quantizeRows } from '../core/quantize';
 import { modelLabels } from '../core/labels';
 import { R2_KEYS, type ModelManifest } from '../core/types';
 import { detectFormat, readTextVectors, readWinkJson, readWord2vecBinary, VECTOR_FORMATS, type VectorFormat } from './vector-readers';
-import { GENERATED, R2_BUCKET, r2Put } from './wrangler';
+import { bumpCatalogGeneration, GENERATED, R2_BUCKET, r2Put } from './wrangler';
 
 /** Bump when the importer's output for the same input changes (the default model is rebuilt). */
 export const IMPORTER_VERSION = 1;
@@ -311,6 +311,7 @@ export function putModelToR2(result: Pick<ImportResult, 'file' | 'manifestFile' 
   const id = result.manifest.id;
   r2Put(R2_KEYS.model(id), result.file, 'application/octet-stream', where);
   r2Put(R2_KEYS.modelManifest(id), result.manifestFile, 'application/json', where);
+  bumpCatalogGeneration(where);
 }
 
 const USAGE = `Usage: npm run model:import -- <file> --id <id> --language <ll> --country <CC> [options]

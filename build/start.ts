@@ -7,7 +7,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { ensureBuilt, type R2Artifact } from './ensure';
-import { r2Put, ROOT, wranglerSpawn, wranglerSync } from './wrangler';
+import { bumpCatalogGeneration, isCatalogKey, r2Put, ROOT, wranglerSpawn, wranglerSync } from './wrangler';
 
 const DEFAULT_STAMP = path.join(ROOT, '.wrangler', 'seeded-artifacts.json');
 
@@ -20,15 +20,20 @@ function fingerprint(file: string): string {
 export function seedR2(artifacts: R2Artifact[], persistTo?: string): void {
   const STAMP = persistTo ? path.join(persistTo, 'seeded-artifacts.json') : DEFAULT_STAMP;
   const seeded: Record<string, string> = fs.existsSync(STAMP) ? JSON.parse(fs.readFileSync(STAMP, 'utf8')) : {};
+  const where = ['--local', ...(persistTo ? ['--persist-to', persistTo] : [])];
+  let catalogChanged = false;
   for (const a of artifacts) {
     const fp = fingerprint(a.file);
     if (seeded[a.key] === fp) continue;
     console.log(`[start] seeding local R2: ${a.key} (${(fs.statSync(a.file).size / 1e6).toFixed(1)} MB)`);
-    r2Put(a.key, a.file, a.contentType, ['--local', ...(persistTo ? ['--persist-to', persistTo] : [])]);
+    r2Put(a.key, a.file, a.contentType, where);
+    catalogChanged ||= isCatalogKey(a.key);
     seeded[a.key] = fp;
     fs.mkdirSync(path.dirname(STAMP), { recursive: true });
     fs.writeFileSync(STAMP, JSON.stringify(seeded, null, 2));
   }
+  // The Worker caches the catalog in KV (worker/catalog.ts): a new sidecar needs a new generation.
+  if (catalogChanged) bumpCatalogGeneration(where);
 }
 
 /** Applies the D1 migrations to the local database (persistTo: another state dir). */

@@ -1,7 +1,9 @@
 /** Runs the project's pinned wrangler with telemetry and remote fetches off. */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CATALOG_GENERATION_KEY } from '../core/types';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const GENERATED = path.join(ROOT, 'build', 'generated');
@@ -28,6 +30,20 @@ export const R2_BUCKET = 'embedding-edge-artifacts';
 /** Puts a file into the ARTIFACTS bucket; `where` is ['--local', ...] or ['--remote']. */
 export function r2Put(key: string, file: string, contentType: string | undefined, where: string[]): void {
   wranglerSync(['r2', 'object', 'put', `${R2_BUCKET}/${key}`, '--file', file, ...(contentType ? ['--content-type', contentType] : []), ...where]);
+}
+
+/** True for the R2 objects the Worker's cached catalog is made of (models/*.json, mappers/{modelId}/*.json). */
+export function isCatalogKey(key: string): boolean {
+  return /^models\/[^/]+\.json$/.test(key) || /^mappers\/[^/]+\/[^/]+\.json$/.test(key);
+}
+
+/**
+ * Writes a new catalog generation into KV (binding CACHE) after catalog sidecars changed in R2,
+ * so the Worker lists R2 again instead of serving its cached catalog (worker/catalog.ts; a
+ * running worker sees it within CATALOG_MEMORY_TTL_MS). `where` as for r2Put.
+ */
+export function bumpCatalogGeneration(where: string[]): void {
+  wranglerSync(['kv', 'key', 'put', '--binding', 'CACHE', CATALOG_GENERATION_KEY, `${Date.now()}-${randomUUID()}`, ...where]);
 }
 
 export function wranglerSpawn(args: string[], options: SpawnOptions = {}): ChildProcess {

@@ -80,6 +80,12 @@ export const R2_KEYS = {
   languageData: (language: string) => `lang/${language}.bin`,
 } as const;
 
+/**
+ * KV (binding CACHE) key of the catalog generation token (worker/catalog.ts): whoever changes a
+ * catalog sidecar in R2 (models/*.json, mappers/{modelId}/*.json) writes a new random value.
+ */
+export const CATALOG_GENERATION_KEY = 'catalog:generation';
+
 /** Catalog data of a mapper bundle (interface: Mapper bundle / Mapper catalog entry). */
 export interface MapperBundleInfo {
   key: string;

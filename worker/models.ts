@@ -13,7 +13,7 @@ import { Kernels } from '../core/kernels';
 import { EmbeddingModel } from '../core/model';
 import { MapperBundleError, parseMapperBundle, type MapperBundle } from '../core/mapper-bundle';
 import { BoundedCache, computeLetterRows, type FactorStats } from '../core/scoring';
-import { R2_KEYS, type MapperBundleInfo, type ModelManifest, type VectorIndex } from '../core/types';
+import { R2_KEYS, type ModelManifest, type VectorIndex } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
 
@@ -159,59 +159,6 @@ export function registryMemory(): { models: Array<{ id: string; retainedBytes: n
   const models: Array<{ id: string; retainedBytes: number }> = [];
   for (const [id, e] of entries) if (e.model) models.push({ id, retainedBytes: e.model.retainedBytes });
   return { models, wasmMemoryBytes: kernels?.memoryBytes ?? 0 };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Catalog (R2 listings of the manifest and mapper-info sidecars)
-// ---------------------------------------------------------------------------------------------
-
-async function listKeys(env: Env, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await env.ARTIFACTS.list({ prefix, cursor, limit: 1000 });
-    for (const o of page.objects) keys.push(o.key);
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
-  return keys;
-}
-
-async function readJson<T>(env: Env, key: string): Promise<T | null> {
-  const obj = await env.ARTIFACTS.get(key);
-  if (!obj) return null;
-  try {
-    return (await obj.json()) as T;
-  } catch {
-    console.error(`[catalog] ${key} is not valid JSON; skipped`);
-    return null;
-  }
-}
-
-/** Every model manifest in R2, sorted by id. */
-export async function listManifests(env: Env): Promise<ModelManifest[]> {
-  const keys = (await listKeys(env, 'models/')).filter((k) => k.endsWith('.json') && !k.slice('models/'.length).includes('/'));
-  const manifests = await Promise.all(keys.map((k) => readJson<ModelManifest>(env, k)));
-  return manifests.filter((m): m is ModelManifest => !!m && typeof m.id === 'string').sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-/** Mapper bundle infos of one model (mappers/{modelId}/*.json), sorted by key. */
-export async function listBundleInfos(env: Env, modelId: string): Promise<MapperBundleInfo[]> {
-  const prefix = `mappers/${modelId}/`;
-  const keys = (await listKeys(env, prefix)).filter((k) => k.endsWith('.json') && !k.slice(prefix.length).includes('/'));
-  const infos = await Promise.all(keys.map((k) => readJson<MapperBundleInfo>(env, k)));
-  return infos.filter((i): i is MapperBundleInfo => !!i && typeof i.key === 'string').sort((a, b) => (a.key < b.key ? -1 : 1));
-}
-
-/** Every mapper bundle info of every model: [modelId, info]. */
-export async function listAllBundleInfos(env: Env): Promise<Array<{ modelId: string; info: MapperBundleInfo }>> {
-  const keys = (await listKeys(env, 'mappers/')).filter((k) => k.endsWith('.json') && k.split('/').length === 3);
-  const infos = await Promise.all(
-    keys.map(async (k) => {
-      const info = await readJson<MapperBundleInfo>(env, k);
-      return info && typeof info.key === 'string' ? { modelId: k.split('/')[1], info } : null;
-    }),
-  );
-  return infos.filter((x): x is { modelId: string; info: MapperBundleInfo } => !!x);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,13 +5,15 @@
 import { splitMapperVariableId } from '../core/mapper-bundle';
 import type { ResolvedMapper } from '../core/scoring';
 import { ApiError, asApiError } from './problem';
-import { getBundle, listAllBundleInfos, type LoadedModel } from './models';
+import { getCatalog } from './catalog';
+import { getBundle, type LoadedModel } from './models';
 import type { Env } from './env';
 
 /**
  * Mapper variable id = bundle key + '_' + variable; variables never contain '_' (core/mapper-bundle.ts),
  * so the bundle key is everything before the last '_'. Repeated ids are scored once.
- * Unknown: 422 MAPPER_NOT_FOUND; known only for other models: 422 MAPPER_MODEL_MISMATCH.
+ * Unknown: 422 MAPPER_NOT_FOUND; known only for other models (per the cached catalog,
+ * worker/catalog.ts): 422 MAPPER_MODEL_MISMATCH.
  */
 export async function resolveMappers(env: Env, model: LoadedModel, keys: readonly string[] | undefined, field = 'mapperKeys'): Promise<ResolvedMapper[]> {
   const out: ResolvedMapper[] = [];
@@ -26,7 +28,7 @@ export async function resolveMappers(env: Env, model: LoadedModel, keys: readonl
       continue;
     }
     const elsewhere = split
-      ? (await listAllBundleInfos(env)).filter((b) => b.modelId !== model.id && b.info.key === split.bundleKey && b.info.variables.includes(split.variable))
+      ? (await getCatalog(env)).mappers.filter((b) => b.modelId !== model.id && b.key === split.bundleKey && b.variables.includes(split.variable))
       : [];
     if (elsewhere.length > 0) {
       throw new ApiError('MAPPER_MODEL_MISMATCH', `Mapper '${id}' exists for ${elsewhere.map((b) => `'${b.modelId}'`).join(', ')}, not for embedding model '${model.id}'`, {

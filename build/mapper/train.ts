@@ -5,13 +5,14 @@
  * Trains a mapper bundle on the model build/generated/models/<id>.emb, prints the 10-fold
  * cross-validation table (Pearson r and Spearman rho per variable and method), writes
  * build/generated/mappers/<id>/<key>.bin + .json and puts both into R2 (local by default,
- * --remote for the Cloudflare bucket, --no-upload to skip).
+ * --remote for the Cloudflare bucket, --no-upload to skip), then bumps the Worker's catalog
+ * generation in KV so the catalog lists the bundle.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { R2_KEYS } from '../../core/types';
-import { GENERATED, r2Put } from '../wrangler';
+import { bumpCatalogGeneration, GENERATED, r2Put } from '../wrangler';
 import { DEFAULT_MODEL_ID, ensureDefaultModel } from '../default-model';
 import { ensureKernels, KERNELS_WASM } from '../build-wasm';
 import { loadModelForTraining, MIN_PEARSON_R, trainBundle, writeBundleFiles } from './bundle';
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
       r2Put(key, file, type, [where]);
       console.log(`put ${key} into R2 (${where.slice(2)})`);
     }
+    bumpCatalogGeneration([where]);
   }
 }
 

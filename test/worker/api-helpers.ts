@@ -9,6 +9,7 @@ import { writeMapperBundle } from '../../core/mapper-bundle';
 import { quantizeQuery } from '../../core/kernels';
 import { parseLanguageData, tokenize, type LanguageData } from '../../core/tokenizer';
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
+import { invalidateCatalog } from '../../worker/catalog';
 
 export const WS = 'ws_demo';
 
@@ -134,9 +135,11 @@ export function makeModel(id: string, opts: { words?: string[]; dims?: number; s
   return { id, words, dims, bytes, manifest, vectors };
 }
 
+/** Puts the model and its manifest into R2; like every writer of catalog sidecars, invalidates the cached catalog (worker/catalog.ts). */
 export async function uploadModel(m: SyntheticModel): Promise<void> {
   await env.ARTIFACTS.put(`models/${m.id}.emb`, m.bytes);
   await env.ARTIFACTS.put(`models/${m.id}.json`, JSON.stringify(m.manifest));
+  await invalidateCatalog(env);
 }
 
 export function mapperInfo(modelId: string, key: string, variables: string[], extra: Partial<MapperBundleInfo> = {}): MapperBundleInfo {
@@ -158,12 +161,13 @@ export function mapperInfo(modelId: string, key: string, variables: string[], ex
   };
 }
 
-/** Uploads a mapper bundle whose values are given per row (NaN = none); returns the values. */
+/** Uploads a mapper bundle whose values are given per row (NaN = none) and invalidates the cached catalog; returns the info. */
 export async function uploadMapper(m: SyntheticModel, key: string, values: Record<string, Float64Array>, extra: Partial<MapperBundleInfo> = {}): Promise<MapperBundleInfo> {
   const info = mapperInfo(m.id, key, Object.keys(values), { modelChecksum: m.manifest.checksum, ...extra });
   const bytes = writeMapperBundle(info, values);
   await env.ARTIFACTS.put(`mappers/${m.id}/${key}.bin`, bytes);
   await env.ARTIFACTS.put(`mappers/${m.id}/${key}.json`, JSON.stringify(info));
+  await invalidateCatalog(env);
   return info;
 }
 

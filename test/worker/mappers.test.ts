@@ -7,6 +7,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseMapperBundle, type MapperBundle } from '../../core/mapper-bundle';
 import type { MapperBundleInfo } from '../../core/types';
+import { invalidateCatalog } from '../../worker/catalog';
 import { call, expectProblem, makeModel, uploadEnglish, uploadModel, WS } from './api-helpers';
 
 const MODEL = 'en-glove-6b-100d';
@@ -23,15 +24,19 @@ const bundles = new Map<string, MapperBundle>();
 const bins = new Map<string, ArrayBuffer>();
 const infos = new Map<string, MapperBundleInfo>();
 
+// Every direct change of a catalog sidecar (mappers/*/*.json, models/*.json) ends with
+// invalidateCatalog, as the build scripts bump the catalog generation (worker/catalog.ts).
 async function putBundle(modelId: string, key: string): Promise<void> {
   await env.ARTIFACTS.put(`mappers/${modelId}/${key}.bin`, bins.get(key)!);
   await env.ARTIFACTS.put(`mappers/${modelId}/${key}.json`, JSON.stringify(infos.get(key)));
+  await invalidateCatalog(env);
 }
 
 beforeAll(async () => {
   await env.ARTIFACTS.put(`models/${MODEL}.emb`, await fixture(`models/${MODEL}.emb`));
   const manifestText = new TextDecoder().decode(await fixture(`models/${MODEL}.json`));
   await env.ARTIFACTS.put(`models/${MODEL}.json`, manifestText);
+  await invalidateCatalog(env);
   const manifest = JSON.parse(manifestText);
   for (const key of KEYS) {
     const bin = await fixture(`mappers/${MODEL}/${key}.bin`);
@@ -57,6 +62,7 @@ describe('trained mapper bundles in the catalog', () => {
     expect(r.status).toBe(200);
     expect(r.body._embedded.mappers).toEqual(expected(KEYS));
     await env.ARTIFACTS.delete([`mappers/${MODEL}/pattern.bin`, `mappers/${MODEL}/pattern.json`]);
+    await invalidateCatalog(env);
     try {
       const fewer = await call('GET', `/api/v1/embedding-models/${MODEL}`);
       expect(fewer.body._embedded.mappers).toEqual(expected(['afinn', 'sentiment']));
@@ -82,11 +88,13 @@ describe('trained mapper bundles in the catalog', () => {
       `mappers/${syn.id}/multimood.json`,
       JSON.stringify({ ...infos.get('sentiment')!, key: 'multimood', modelId: syn.id, multilingual: true, language: null, country: null }),
     );
+    await invalidateCatalog(env);
     const other = await call('GET', '/api/v1/mappers?language=xx&country=QM&size=100');
     const keys = other.body.data.map((e: any) => e.key);
     expect(keys).toContain('multimood_valence');
     for (const id of ids()) expect(keys).not.toContain(id);
     await env.ARTIFACTS.delete(`mappers/${syn.id}/multimood.json`);
+    await invalidateCatalog(env);
   });
 });
 
@@ -156,5 +164,6 @@ describe('trained mapper bundles in scoring', () => {
     expectProblem(copied, 422, 'MAPPER_MODEL_MISMATCH');
     expect(copied.body.detail).toContain(`trained for model "${MODEL}"`);
     await env.ARTIFACTS.delete([`mappers/${syn.id}/sentiment.bin`, `mappers/${syn.id}/sentiment.json`]);
+    await invalidateCatalog(env);
   });
 });

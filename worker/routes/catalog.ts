@@ -1,15 +1,17 @@
 /**
  * Global (not workspace-scoped) routes: the embedding-model and mapper catalogs, and the
  * model-scoped vocabulary endpoints (word availabilities, similarity matrices).
- * The catalogs read the manifest / mapper-info JSON sidecars in R2 (models/*.json,
- * mappers/{modelId}/*.json) on each request; loadingStatus comes from this isolate's registry.
+ * The catalogs come from the manifest / mapper-info JSON sidecars in R2 (models/*.json,
+ * mappers/{modelId}/*.json), cached in isolate memory and KV (worker/catalog.ts: staleness and
+ * invalidation); loadingStatus comes from this isolate's registry.
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { similarityMatrix, wordAvailabilities } from '../../core/scoring';
-import type { MapperBundleInfo, ModelManifest } from '../../core/types';
+import type { ModelManifest } from '../../core/types';
+import { catalogManifest, catalogMappersOf, getCatalog, refreshCatalog, type CatalogMapper } from '../catalog';
 import type { AppEnv } from '../env';
 import { ApiError } from '../problem';
-import { getManifest, getModel, listAllBundleInfos, listBundleInfos, listManifests, loadingStatus } from '../models';
+import { getManifest, getModel, loadingStatus } from '../models';
 import { Timing } from '../resources';
 import {
   CatalogQuerySchema,
@@ -46,7 +48,7 @@ function displayName(type: 'language' | 'region', code: string): string {
   }
 }
 
-function modelBody(m: ModelManifest, mappers: MapperBundleInfo[]) {
+function modelBody(m: ModelManifest, mappers: CatalogMapper[]) {
   return {
     id: m.id,
     language: m.language,
@@ -139,27 +141,35 @@ const matrixRoute = createRoute({
 export function registerCatalog(app: OpenAPIHono<AppEnv>): void {
   app.openapi(listModelsRoute, async (c) => {
     const q = c.req.valid('query');
-    const manifests = (await listManifests(c.env)).filter((m) => matches(m.country, q.country) && matches(m.language, q.language));
+    const catalog = await getCatalog(c.env);
+    const manifests = catalog.manifests.filter((m) => matches(m.country, q.country) && matches(m.language, q.language));
     const pageOf = paginate(manifests, q.page, q.size);
-    const data = await Promise.all(pageOf.data.map(async (m) => modelBody(m, await listBundleInfos(c.env, m.id))));
+    const data = pageOf.data.map((m) => modelBody(m, catalogMappersOf(catalog, m.id)));
     return c.json({ page: pageOf.page, data }, 200);
   });
 
   app.openapi(getModelRoute, async (c) => {
     const { id } = c.req.valid('param');
-    const manifest = await getManifest(c.env, id);
-    if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
-    return c.json(modelBody(manifest, await listBundleInfos(c.env, id)), 200);
+    let catalog = await getCatalog(c.env);
+    let manifest = catalogManifest(catalog, id);
+    if (!manifest) {
+      // No stale 404: a model uploaded since the catalog was cached (its manifest is in R2) reloads the catalog.
+      if ((await getManifest(c.env, id))?.id !== id) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+      catalog = await refreshCatalog(c.env);
+      manifest = catalogManifest(catalog, id);
+      if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+    }
+    return c.json(modelBody(manifest, catalogMappersOf(catalog, id)), 200);
   });
 
   app.openapi(listMappersRoute, async (c) => {
     const q = c.req.valid('query');
-    const [bundles, manifests] = await Promise.all([listAllBundleInfos(c.env), listManifests(c.env)]);
+    const { mappers: bundles, manifests } = await getCatalog(c.env);
     // Labels from the model manifests of the same locale, else Intl, else the code.
     const languageLabels = new Map(manifests.map((m) => [m.language, m.labels?.languageLabel]));
     const countryLabels = new Map(manifests.map((m) => [m.country, m.labels?.countryLabel]));
-    const byKey = new Map<string, MapperBundleInfo>();
-    for (const b of bundles) if (!byKey.has(b.info.key)) byKey.set(b.info.key, b.info);
+    const byKey = new Map<string, CatalogMapper>();
+    for (const b of bundles) if (!byKey.has(b.key)) byKey.set(b.key, b);
     const entries = [...byKey.values()].flatMap((info) => {
       const multilingual = info.multilingual === true;
       const language = multilingual ? null : info.language ?? null;
