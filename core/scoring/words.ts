@@ -31,10 +31,12 @@ export function computeLetterRows(index: VectorIndex): Int32Array {
 }
 
 /**
- * Find-and-score candidates: up to `limit` rows closest to the centroid, within the rank
- * cutoff, skipping the seed words and entries without a letter. The fast path takes the
- * kernel's top-k with headroom for skipped rows; when that is not enough, it ranks the
- * eligible rows explicitly.
+ * Find-and-score candidates: the `limit` distinct lower-cased words closest to the centroid,
+ * within the rank cutoff, skipping the seed words and entries without a letter. A cased
+ * vocabulary may hold one word in several casings; the closest entry stands for the word and
+ * the others do not use up the limit. The fast path takes the kernel's top-k with headroom for
+ * skipped rows; when that is not enough, it ranks the eligible rows explicitly, widening k until
+ * `limit` distinct words are found or every eligible row is ranked (at most MAX_K rows).
  */
 function findCandidates(
   index: VectorIndex,
@@ -45,19 +47,28 @@ function findCandidates(
   excludedWords: Set<string>,
   letterRows: () => Int32Array,
 ): number[] {
-  const eligible = (r: number): boolean => {
-    if (excludedRows.has(r)) return false;
-    const w = index.word(r);
-    return !excludedWords.has(w.toLowerCase()) && hasLetter(w);
+  /** The first row of each new lower-cased word in `rows` (best first), up to `limit`. */
+  const pick = (rows: Int32Array, checkEligible: boolean): number[] => {
+    const seen = new Set<string>();
+    const picked: number[] = [];
+    for (let i = 0; i < rows.length && picked.length < limit; i++) {
+      const r = rows[i];
+      if (checkEligible && excludedRows.has(r)) continue;
+      const w = index.word(r);
+      const lower = w.toLowerCase();
+      if (seen.has(lower) || (checkEligible && (excludedWords.has(lower) || !hasLetter(w)))) continue;
+      seen.add(lower);
+      picked.push(r);
+    }
+    return picked;
   };
   const available = cutoff !== undefined ? Math.min(cutoff, index.size) : index.size;
   const k = Math.min(MAX_K, available, limit + excludedRows.size + 32);
   if (k <= 0) return [];
   const first = index.topK(centroid, k, cutoff !== undefined ? { rankCutoff: cutoff } : undefined);
-  const picked: number[] = [];
-  for (let i = 0; i < first.rows.length && picked.length < limit; i++) if (eligible(first.rows[i])) picked.push(first.rows[i]);
+  const picked = pick(first.rows, true);
   if (picked.length >= limit || first.rows.length < k) return picked;
-  // Too many skipped rows: rank the eligible rows explicitly.
+  // Too many skipped rows or casings: rank the eligible rows explicitly.
   const letters = letterRows();
   const rows: number[] = [];
   for (let i = 0; i < letters.length; i++) {
@@ -66,8 +77,11 @@ function findCandidates(
     if (!excludedRows.has(r) && !excludedWords.has(index.word(r).toLowerCase())) rows.push(r);
   }
   if (rows.length === 0) return [];
-  const second = index.topK(centroid, Math.min(limit, rows.length), { rows: Int32Array.from(rows) });
-  return Array.from(second.rows);
+  const eligible = Int32Array.from(rows);
+  for (let kk = Math.min(limit, eligible.length, MAX_K); ; kk = Math.min(2 * kk, eligible.length, MAX_K)) {
+    const ranked = pick(index.topK(centroid, kk, { rows: eligible }).rows, false);
+    if (ranked.length >= limit || kk >= eligible.length || kk >= MAX_K) return ranked;
+  }
 }
 
 /** Quartile 1..4 of each value within the set (1 = best); ties share the better quartile; -1 for null. */
@@ -125,14 +139,6 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
     let cache: Int32Array | undefined;
     const letterRows = input.letterRows ?? (() => (cache ??= computeLetterRows(index)));
     rows = findCandidates(index, centroid, limit, cutoff, new Set(seeds), excludedWords, letterRows);
-    // Cased vocabularies may hold the same word twice; keep the closer entry.
-    const seenWords = new Set<string>();
-    rows = rows.filter((r) => {
-      const w = index.word(r).toLowerCase();
-      if (seenWords.has(w)) return false;
-      seenWords.add(w);
-      return true;
-    });
   } else {
     rows = [];
   }
