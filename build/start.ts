@@ -21,19 +21,31 @@ export function seedR2(artifacts: R2Artifact[], persistTo?: string): void {
   const STAMP = persistTo ? path.join(persistTo, 'seeded-artifacts.json') : DEFAULT_STAMP;
   const seeded: Record<string, string> = fs.existsSync(STAMP) ? JSON.parse(fs.readFileSync(STAMP, 'utf8')) : {};
   const where = ['--local', ...(persistTo ? ['--persist-to', persistTo] : [])];
-  let catalogChanged = false;
+  const save = (): void => {
+    fs.mkdirSync(path.dirname(STAMP), { recursive: true });
+    fs.writeFileSync(STAMP, JSON.stringify(seeded, null, 2));
+  };
+  // Catalog sidecars are stamped only after the generation bump, so a run killed in between puts
+  // (and bumps) them again next time instead of leaving the cached catalog stale.
+  const catalogSeeded: Array<[string, string]> = [];
   for (const a of artifacts) {
     const fp = fingerprint(a.file);
     if (seeded[a.key] === fp) continue;
     console.log(`[start] seeding local R2: ${a.key} (${(fs.statSync(a.file).size / 1e6).toFixed(1)} MB)`);
     r2Put(a.key, a.file, a.contentType, where);
-    catalogChanged ||= isCatalogKey(a.key);
+    if (isCatalogKey(a.key)) {
+      catalogSeeded.push([a.key, fp]);
+      continue;
+    }
     seeded[a.key] = fp;
-    fs.mkdirSync(path.dirname(STAMP), { recursive: true });
-    fs.writeFileSync(STAMP, JSON.stringify(seeded, null, 2));
+    save();
   }
   // The Worker caches the catalog in KV (worker/catalog.ts): a new sidecar needs a new generation.
-  if (catalogChanged) bumpCatalogGeneration(where);
+  if (catalogSeeded.length > 0) {
+    bumpCatalogGeneration(where);
+    for (const [key, fp] of catalogSeeded) seeded[key] = fp;
+    save();
+  }
 }
 
 /** Applies the D1 migrations to the local database (persistTo: another state dir). */

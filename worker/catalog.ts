@@ -30,11 +30,16 @@
  */
 import { CATALOG_GENERATION_KEY, type MapperBundleInfo, type ModelManifest } from '../core/types';
 import type { Env } from './env';
+import { keepAlive, type WaitUntil } from './shared-load';
 
 /** How long an isolate serves its in-memory catalog without asking KV. */
 export const CATALOG_MEMORY_TTL_MS = 5_000;
-/** expirationTtl of the KV entry (60 s is KV's minimum): the bound for writers that do not bump the generation. */
-export const CATALOG_KV_TTL_S = 60;
+/**
+ * expirationTtl of the KV entry: the bound for writers that do not bump the generation. Every
+ * expiry costs a KV write at the next miss, so it is not KV's 60 s minimum (1,440 writes a day
+ * under steady traffic, more than the Workers Free plan's 1,000) but 300 s (288 a day).
+ */
+export const CATALOG_KV_TTL_S = 300;
 /** KV edge-cache time of the generation token (30 s is KV's minimum cacheTtl). */
 const GENERATION_CACHE_TTL_S = 30;
 /** Bump when the cached shape changes, so a deploy never reads entries of the old shape. */
@@ -175,13 +180,14 @@ let inflight: Promise<Catalog> | null = null;
 /** Incremented by every invalidation: a load started under an older epoch does not fill the memory cache. */
 let epoch = 0;
 
-function start(env: Env, fromR2: boolean): Promise<Catalog> {
+function start(env: Env, fromR2: boolean, ctx: WaitUntil | undefined): Promise<Catalog> {
   const started = epoch;
   const p = load(env, fromR2).then((catalog) => {
     if (epoch === started) memo = { catalog, expiresAt: Date.now() + CATALOG_MEMORY_TTL_MS };
     return catalog;
   });
   inflight = p;
+  keepAlive(ctx, p);
   const clear = (): void => {
     if (inflight === p) inflight = null;
   };
@@ -190,16 +196,16 @@ function start(env: Env, fromR2: boolean): Promise<Catalog> {
 }
 
 /** The catalog: isolate memory, else KV, else R2 (see the module comment for staleness). */
-export async function getCatalog(env: Env): Promise<Catalog> {
+export async function getCatalog(env: Env, ctx?: WaitUntil): Promise<Catalog> {
   if (memo && Date.now() < memo.expiresAt) return memo.catalog;
-  return inflight ?? start(env, false);
+  return inflight ?? start(env, false, ctx);
 }
 
 /** Reloads the catalog from R2 now (this isolate's memory and the current KV entry). */
-export async function refreshCatalog(env: Env): Promise<Catalog> {
+export async function refreshCatalog(env: Env, ctx?: WaitUntil): Promise<Catalog> {
   epoch++;
   memo = null;
-  return start(env, true);
+  return start(env, true, ctx);
 }
 
 /**
@@ -208,8 +214,9 @@ export async function refreshCatalog(env: Env): Promise<Catalog> {
  * within CATALOG_MEMORY_TTL_MS). Tests that write R2 directly call it (test/worker/api-helpers.ts).
  */
 export async function invalidateCatalog(env: Env): Promise<void> {
+  await env.CACHE.put(CATALOG_GENERATION_KEY, crypto.randomUUID());
+  // After the write: a load started while it was in flight read the old generation.
   epoch++;
   memo = null;
   inflight = null;
-  await env.CACHE.put(CATALOG_GENERATION_KEY, crypto.randomUUID());
 }

@@ -16,6 +16,7 @@ import { BoundedCache, computeLetterRows, type FactorStats } from '../core/scori
 import { R2_KEYS, type ModelManifest, type VectorIndex } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
+import { keepAlive, type WaitUntil } from './shared-load';
 
 export type LoadingStatus = 'not loaded' | 'loading' | 'loaded' | 'error';
 
@@ -84,7 +85,7 @@ export async function getManifest(env: Env, id: string): Promise<ModelManifest |
   }
 }
 
-function startLoad(env: Env, id: string): Entry {
+function startLoad(env: Env, id: string, ctx: WaitUntil | undefined): Entry {
   const entry: Entry = { status: 'loading', promise: undefined as unknown as Promise<LoadedModel> };
   entry.promise = (async () => {
     const manifest = await getManifest(env, id);
@@ -118,6 +119,7 @@ function startLoad(env: Env, id: string): Entry {
   );
   // Waiters observe the rejection through getModel; avoid an unhandled rejection here.
   entry.promise.catch(() => {});
+  keepAlive(ctx, entry.promise);
   entries.set(id, entry);
   return entry;
 }
@@ -136,16 +138,16 @@ function unavailable(id: string, entry: Entry | undefined): ApiError {
 }
 
 /** The loaded model; throws 404 EMBEDDING_MODEL_NOT_FOUND or 503 EMBEDDING_MODEL_UNAVAILABLE. */
-export async function getModel(env: Env, id: string): Promise<LoadedModel> {
+export async function getModel(env: Env, id: string, ctx?: WaitUntil): Promise<LoadedModel> {
   let entry = entries.get(id);
   if (entry?.status === 'loaded') return entry.model!;
   if (entry?.status === 'error') {
     if (!(await shouldRetry(env, id, entry))) throw unavailable(id, entry);
     // Another request may have started the retry while we looked at R2.
     const current = entries.get(id);
-    entry = current && current !== entry ? current : startLoad(env, id);
+    entry = current && current !== entry ? current : startLoad(env, id, ctx);
   }
-  if (!entry) entry = startLoad(env, id);
+  if (!entry) entry = startLoad(env, id, ctx);
   try {
     return await entry.promise;
   } catch (err) {
@@ -166,7 +168,7 @@ export function registryMemory(): { models: Array<{ id: string; retainedBytes: n
 // ---------------------------------------------------------------------------------------------
 
 /** The parsed bundle (cached in the model), null when R2 has none; 422 when trained for another model, 503 when it cannot be parsed. */
-export async function getBundle(env: Env, model: LoadedModel, bundleKey: string): Promise<MapperBundle | null> {
+export async function getBundle(env: Env, model: LoadedModel, bundleKey: string, ctx?: WaitUntil): Promise<MapperBundle | null> {
   let p = model.bundles.get(bundleKey);
   if (!p) {
     p = (async () => {
@@ -176,6 +178,7 @@ export async function getBundle(env: Env, model: LoadedModel, bundleKey: string)
       return parseMapperBundle(buf, { id: model.id, vocabularySize: model.index.size, checksum: model.manifest.checksum });
     })();
     model.bundles.set(bundleKey, p);
+    keepAlive(ctx, p);
     // Only parsed bundles stay cached: a missing or broken one is looked up again next time.
     p.then(
       (b) => {

@@ -8,6 +8,7 @@ import { ApiError, asApiError } from './problem';
 import { getCatalog } from './catalog';
 import { getBundle, type LoadedModel } from './models';
 import type { Env } from './env';
+import type { WaitUntil } from './shared-load';
 
 /**
  * Mapper variable id = bundle key + '_' + variable; variables never contain '_' (core/mapper-bundle.ts),
@@ -15,20 +16,26 @@ import type { Env } from './env';
  * Unknown: 422 MAPPER_NOT_FOUND; known only for other models (per the cached catalog,
  * worker/catalog.ts): 422 MAPPER_MODEL_MISMATCH.
  */
-export async function resolveMappers(env: Env, model: LoadedModel, keys: readonly string[] | undefined, field = 'mapperKeys'): Promise<ResolvedMapper[]> {
+export async function resolveMappers(
+  env: Env,
+  model: LoadedModel,
+  keys: readonly string[] | undefined,
+  ctx?: WaitUntil,
+  field = 'mapperKeys',
+): Promise<ResolvedMapper[]> {
   const out: ResolvedMapper[] = [];
   const seen = new Set<string>();
   for (const [i, id] of (keys ?? []).entries()) {
     if (seen.has(id)) continue;
     seen.add(id);
     const split = splitMapperVariableId(id);
-    const bundle = split ? await getBundle(env, model, split.bundleKey) : null;
+    const bundle = split ? await getBundle(env, model, split.bundleKey, ctx) : null;
     if (split && bundle && bundle.has(split.variable)) {
       out.push({ id, variable: split.variable, values: bundle });
       continue;
     }
     const elsewhere = split
-      ? (await getCatalog(env)).mappers.filter((b) => b.modelId !== model.id && b.key === split.bundleKey && b.variables.includes(split.variable))
+      ? (await getCatalog(env, ctx)).mappers.filter((b) => b.modelId !== model.id && b.key === split.bundleKey && b.variables.includes(split.variable))
       : [];
     if (elsewhere.length > 0) {
       throw new ApiError('MAPPER_MODEL_MISMATCH', `Mapper '${id}' exists for ${elsewhere.map((b) => `'${b.modelId}'`).join(', ')}, not for embedding model '${model.id}'`, {

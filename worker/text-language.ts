@@ -8,10 +8,11 @@ import type { TokenLike } from '../core/scoring';
 import { R2_KEYS } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
+import { keepAlive, type WaitUntil } from './shared-load';
 
 const cache = new Map<string, Promise<LanguageData>>();
 
-export async function getLanguageData(env: Env, language: string): Promise<LanguageData> {
+export async function getLanguageData(env: Env, language: string, ctx?: WaitUntil): Promise<LanguageData> {
   let p = cache.get(language);
   if (!p) {
     p = (async () => {
@@ -20,6 +21,7 @@ export async function getLanguageData(env: Env, language: string): Promise<Langu
       return parseLanguageData(await obj.arrayBuffer());
     })();
     cache.set(language, p);
+    keepAlive(ctx, p);
     p.catch(() => cache.delete(language));
   }
   try {
@@ -30,8 +32,8 @@ export async function getLanguageData(env: Env, language: string): Promise<Langu
 }
 
 /** A tokenize function bound to the language's data. */
-export async function getTokenizer(env: Env, language: string): Promise<(text: string) => TokenLike[]> {
-  const data = await getLanguageData(env, language);
+export async function getTokenizer(env: Env, language: string, ctx?: WaitUntil): Promise<(text: string) => TokenLike[]> {
+  const data = await getLanguageData(env, language, ctx);
   return (text: string) => tokenize(text, data, { synonyms: false }).tokens;
 }
 

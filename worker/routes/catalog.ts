@@ -9,6 +9,7 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { similarityMatrix, wordAvailabilities } from '../../core/scoring';
 import type { ModelManifest } from '../../core/types';
 import { catalogManifest, catalogMappersOf, getCatalog, refreshCatalog, type CatalogMapper } from '../catalog';
+import { waitUntilOf } from '../shared-load';
 import type { AppEnv } from '../env';
 import { ApiError } from '../problem';
 import { getManifest, getModel, loadingStatus } from '../models';
@@ -141,7 +142,7 @@ const matrixRoute = createRoute({
 export function registerCatalog(app: OpenAPIHono<AppEnv>): void {
   app.openapi(listModelsRoute, async (c) => {
     const q = c.req.valid('query');
-    const catalog = await getCatalog(c.env);
+    const catalog = await getCatalog(c.env, waitUntilOf(c));
     const manifests = catalog.manifests.filter((m) => matches(m.country, q.country) && matches(m.language, q.language));
     const pageOf = paginate(manifests, q.page, q.size);
     const data = pageOf.data.map((m) => modelBody(m, catalogMappersOf(catalog, m.id)));
@@ -150,12 +151,12 @@ export function registerCatalog(app: OpenAPIHono<AppEnv>): void {
 
   app.openapi(getModelRoute, async (c) => {
     const { id } = c.req.valid('param');
-    let catalog = await getCatalog(c.env);
+    let catalog = await getCatalog(c.env, waitUntilOf(c));
     let manifest = catalogManifest(catalog, id);
     if (!manifest) {
       // No stale 404: a model uploaded since the catalog was cached (its manifest is in R2) reloads the catalog.
       if ((await getManifest(c.env, id))?.id !== id) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
-      catalog = await refreshCatalog(c.env);
+      catalog = await refreshCatalog(c.env, waitUntilOf(c));
       manifest = catalogManifest(catalog, id);
       if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
     }
@@ -164,7 +165,7 @@ export function registerCatalog(app: OpenAPIHono<AppEnv>): void {
 
   app.openapi(listMappersRoute, async (c) => {
     const q = c.req.valid('query');
-    const { mappers: bundles, manifests } = await getCatalog(c.env);
+    const { mappers: bundles, manifests } = await getCatalog(c.env, waitUntilOf(c));
     // Labels from the model manifests of the same locale, else Intl, else the code.
     const languageLabels = new Map(manifests.map((m) => [m.language, m.labels?.languageLabel]));
     const countryLabels = new Map(manifests.map((m) => [m.country, m.labels?.countryLabel]));
@@ -194,7 +195,7 @@ export function registerCatalog(app: OpenAPIHono<AppEnv>): void {
   app.openapi(availabilitiesRoute, async (c) => {
     const { embeddingModelId } = c.req.valid('param');
     const body = c.req.valid('json');
-    const model = await getModel(c.env, embeddingModelId);
+    const model = await getModel(c.env, embeddingModelId, waitUntilOf(c));
     return c.json(wordAvailabilities(model.index, body), 200);
   });
 
@@ -202,7 +203,7 @@ export function registerCatalog(app: OpenAPIHono<AppEnv>): void {
     const { embeddingModelId } = c.req.valid('param');
     const body = c.req.valid('json');
     const timing = new Timing();
-    const model = await getModel(c.env, embeddingModelId);
+    const model = await getModel(c.env, embeddingModelId, waitUntilOf(c));
     timing.mark('load');
     const result = similarityMatrix(model.index, body);
     timing.mark('compute');

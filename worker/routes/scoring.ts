@@ -11,6 +11,7 @@ import { getModel } from '../models';
 import { storedSeedsFor } from '../dimensions';
 import { resolveMappers, runScoring, Timing } from '../resources';
 import { getTokenizer } from '../text-language';
+import { waitUntilOf } from '../shared-load';
 import {
   AutocompleteRequestSchema,
   AutocompleteResponseSchema,
@@ -71,10 +72,11 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
   app.openapi(textScoresRoute, async (c) => {
     const body = c.req.valid('json');
     const timing = new Timing();
-    const model = await getModel(c.env, body.embeddingModelId);
+    const ctx = waitUntilOf(c);
+    const model = await getModel(c.env, body.embeddingModelId, ctx);
     const [tokenize, mappers, storedDimensions] = await Promise.all([
-      getTokenizer(c.env, model.manifest.language),
-      resolveMappers(c.env, model, body.mapperKeys),
+      getTokenizer(c.env, model.manifest.language, ctx),
+      resolveMappers(c.env, model, body.mapperKeys, ctx),
       storedSeedsFor(c.env, body.dimensions),
     ]);
     timing.mark('load');
@@ -91,8 +93,9 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
   app.openapi(wordScoresRoute, async (c) => {
     const body = c.req.valid('json');
     const timing = new Timing();
-    const model = await getModel(c.env, body.embeddingModelId);
-    const [mappers, storedDimensions] = await Promise.all([resolveMappers(c.env, model, body.mapperKeys), storedSeedsFor(c.env, body.dimensions)]);
+    const ctx = waitUntilOf(c);
+    const model = await getModel(c.env, body.embeddingModelId, ctx);
+    const [mappers, storedDimensions] = await Promise.all([resolveMappers(c.env, model, body.mapperKeys, ctx), storedSeedsFor(c.env, body.dimensions)]);
     timing.mark('load');
     const response = runScoring(() => scoreWords(body, { index: model.index, mappers, storedDimensions, letterRows: model.letterRows }));
     timing.mark('compute');
@@ -104,7 +107,7 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
 
   app.openapi(autocompleteRoute, async (c) => {
     const body = c.req.valid('json');
-    const model = await getModel(c.env, body.embeddingModelId);
+    const model = await getModel(c.env, body.embeddingModelId, waitUntilOf(c));
     return c.json(autocomplete(model.index, body), 200);
   });
 }

@@ -11,6 +11,7 @@ import type { AppEnv } from '../env';
 import { charge } from '../metering';
 import { requireLanguage } from '../problem';
 import { getLanguageData } from '../text-language';
+import { waitUntilOf } from '../shared-load';
 import { jsonBody, problem, security, TokenizationRequestSchema } from '../schemas';
 
 const TokenSchema = z
@@ -51,7 +52,7 @@ const route = createRoute({
 export function registerTokenizations(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
-    const data = await getLanguageData(c.env, requireLanguage(body.language));
+    const data = await getLanguageData(c.env, requireLanguage(body.language), waitUntilOf(c));
     const result = tokenize(body.text, data);
     await charge(c, { usageTypeKey: 'tokens', amount: result.tokenCount });
     return c.json(result, 200);

@@ -1,0 +1,30 @@
+/**
+ * Loads that the requests of one isolate share (a model, language data, a mapper bundle, the
+ * catalog) run inside the request that started them. workerd cancels a request's pending I/O
+ * when that request ends, so if it answered early (a sibling lookup failed, the client went
+ * away) the shared promise would never settle and every later request waiting on it would hang.
+ * Registering the load with the starting request's waitUntil keeps its I/O running until the
+ * load settles.
+ */
+import type { Context } from 'hono';
+
+export interface WaitUntil {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/** Keeps `load` running after the request behind `ctx` has answered (no-op without a ctx). */
+export function keepAlive(ctx: WaitUntil | undefined, load: Promise<unknown>): void {
+  ctx?.waitUntil(load.then(
+    () => undefined,
+    () => undefined,
+  ));
+}
+
+/** The request's ExecutionContext, or undefined when it has none (Hono throws on access then). */
+export function waitUntilOf(c: Context): WaitUntil | undefined {
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined;
+  }
+}
