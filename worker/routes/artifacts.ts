@@ -20,6 +20,7 @@ import { ApiError } from '../problem';
 import { allDimensions } from '../dimensions';
 import { etagMatches } from '../http-cache';
 import { getManifest } from '../models';
+import { keepAlive, waitUntilOf, type WaitUntil } from '../shared-load';
 import { errorResponses, security } from '../schemas';
 
 export const CHECKSUM_HEADER = 'X-Content-SHA256';
@@ -108,7 +109,7 @@ async function streamDigest(body: ReadableStream): Promise<string> {
 }
 
 /** Hex SHA-256 of an R2 object, computed once per etag (R2 checksum, else KV, else a streaming digest). */
-async function sha256Of(env: Env, key: string, obj: R2Object): Promise<string> {
+async function sha256Of(env: Env, key: string, obj: R2Object, ctx: WaitUntil | undefined): Promise<string> {
   const stored = obj.checksums?.sha256;
   if (stored) return toHex(stored);
   const memo = `${key}|${obj.etag}`;
@@ -125,6 +126,7 @@ async function sha256Of(env: Env, key: string, obj: R2Object): Promise<string> {
       return hex;
     })();
     digests.set(memo, p);
+    keepAlive(ctx, p);
     p.catch(() => digests.delete(memo));
   }
   return p;
@@ -133,7 +135,7 @@ async function sha256Of(env: Env, key: string, obj: R2Object): Promise<string> {
 async function serveObject(c: Context<AppEnv>, key: string, notFound: () => ApiError, extra: Record<string, string> = {}): Promise<Response> {
   const head = await c.env.ARTIFACTS.head(key);
   if (!head) throw notFound();
-  const sha = await sha256Of(c.env, key, head);
+  const sha = await sha256Of(c.env, key, head, waitUntilOf(c));
   const headers: Record<string, string> = {
     ETag: head.httpEtag,
     [CHECKSUM_HEADER]: sha,
@@ -146,7 +148,7 @@ async function serveObject(c: Context<AppEnv>, key: string, notFound: () => ApiE
   if (obj.etag !== head.etag) {
     // Replaced between head and get: describe the bytes actually sent.
     headers.ETag = obj.httpEtag;
-    headers[CHECKSUM_HEADER] = await sha256Of(c.env, key, obj);
+    headers[CHECKSUM_HEADER] = await sha256Of(c.env, key, obj, waitUntilOf(c));
   }
   headers['Content-Type'] = 'application/octet-stream';
   headers['Content-Length'] = String(obj.size);
