@@ -173,6 +173,21 @@ describe('GET /api/v1/mappers', () => {
     expect(none.body.data.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('lists a bundle key once per locale: each locale filter finds its own bundle', async () => {
+    const us = makeModel('cat-qt-shared', { seed: 301, country: 'QT', language: 'xx' });
+    const gb = makeModel('cat-qu-shared', { seed: 302, country: 'QU', language: 'xx' });
+    for (const m of [us, gb]) {
+      await uploadModel(m);
+      await uploadMapper(m, 'sharedkey', { valence: new Float64Array(m.words.length) }, { country: m.manifest.country, language: 'xx', label: `Shared ${m.manifest.country}` });
+    }
+    for (const country of ['QT', 'QU']) {
+      const r = await call('GET', `/api/v1/mappers?country=${country}&size=100`);
+      const entries = r.body.data.filter((e: any) => e.key === 'sharedkey_valence');
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ country, language: 'xx', label: `Shared ${country}: valence` });
+    }
+  });
+
   it('paginates like the model catalog', async () => {
     const all = await call('GET', '/api/v1/mappers?country=QR&size=100');
     const total = all.body.page.totalElements;

@@ -169,8 +169,13 @@ export function registerCatalog(app: OpenAPIHono<AppEnv>): void {
     // Labels from the model manifests of the same locale, else Intl, else the code.
     const languageLabels = new Map(manifests.map((m) => [m.language, m.labels?.languageLabel]));
     const countryLabels = new Map(manifests.map((m) => [m.country, m.labels?.countryLabel]));
+    // One entry per bundle key and locale: bundles of the same key for models of different
+    // locales are different scales (a filter by either locale must find its own).
     const byKey = new Map<string, CatalogMapper>();
-    for (const b of bundles) if (!byKey.has(b.key)) byKey.set(b.key, b);
+    for (const b of bundles) {
+      const locale = b.multilingual === true ? '*' : `${b.language ?? ''}|${b.country ?? ''}`;
+      if (!byKey.has(`${b.key}|${locale}`)) byKey.set(`${b.key}|${locale}`, b);
+    }
     const entries = [...byKey.values()].flatMap((info) => {
       const multilingual = info.multilingual === true;
       const language = multilingual ? null : info.language ?? null;
