@@ -107,7 +107,10 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
 
   const AutocompleteRequestSchema = doc(
     z.object({
-      word: doc(z.string().min(1).max(WORD_MAX_CHARS), { description: 'Prefix to complete.', example: 'comp' }),
+      word: doc(z.string().min(1).max(WORD_MAX_CHARS).regex(/\S/, 'Expected at least one character other than white space'), {
+        description: 'Prefix to complete (trimmed; white space alone is a 422).',
+        example: 'comp',
+      }),
       embeddingModelId: modelId,
       whitelistWords: wordList('When non-empty, only completions in this list.').optional(),
     }),

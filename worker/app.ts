@@ -45,7 +45,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
       origin: '*',
       allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'If-None-Match'],
       allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-      exposeHeaders: ['X-Request-Id', 'Retry-After', 'ETag', 'Content-Length', 'X-Content-SHA256', 'X-Model-Version', 'X-Model-Checksum'],
+      exposeHeaders: ['X-Request-Id', 'Retry-After', 'ETag', 'Content-Length', 'X-Content-SHA256', 'X-Model-Version', 'X-Model-Checksum', 'Idempotent-Replayed', 'Location'],
       maxAge: 86400,
     }),
   );
@@ -93,6 +93,15 @@ export function createApp(): OpenAPIHono<AppEnv> {
       // Hono's JSON validator throws 400 for a body that is not JSON: the contract says 422.
       if (err.status === 400) return problemResponse(new ApiError('VALIDATION_FAILED', err.message || 'Malformed request'), rid);
       if (err.status === 413) return problemResponse(new ApiError('PAYLOAD_TOO_LARGE', err.message), rid);
+      // A body that is not sent as JSON is a malformed request like unparsable JSON (decisions.md: 422).
+      if (err.status === 415) {
+        return problemResponse(
+          new ApiError('VALIDATION_FAILED', 'The request body must be JSON, sent with Content-Type: application/json', {
+            errors: [{ path: 'headers.Content-Type', message: 'Expected application/json' }],
+          }),
+          rid,
+        );
+      }
       return problemResponse(new ApiError('INTERNAL_ERROR', err.message, { status: err.status }), rid);
     }
     console.error(`[${rid}]`, err);

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { SignJWT, UnsecuredJWT, generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call, expectProblem, makeModel, mintToken, uploadEnglish, uploadModel } from './api-helpers';
+import { call, expectProblem, makeModel, mintToken, token, uploadEnglish, uploadModel } from './api-helpers';
 
 const secret = () => new TextEncoder().encode(env.JWT_SECRET!);
 const now = () => Math.floor(Date.now() / 1000);
@@ -88,5 +88,23 @@ describe('bearer authentication on every scoring and catalog route', () => {
     expect(res.status).toBeLessThan(300);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
+    // Headers a browser client must be able to read on the actual response.
+    const get = await SELF.fetch('http://x/api/health', { headers: { origin: 'https://app.example' } });
+    const exposed = (get.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+    for (const h of ['x-request-id', 'retry-after', 'etag', 'idempotent-replayed', 'location']) expect(exposed).toContain(h);
+  });
+
+  it('answers a body that is not sent as JSON with 422 VALIDATION_FAILED', async () => {
+    const { SELF } = await import('cloudflare:test');
+    const res = await SELF.fetch('http://x/api/v1/embedding-models/en-glove-6b-100d/word-availabilities', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await token()}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'words=cat',
+    });
+    expect(res.status).toBe(422);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+    const body = (await res.json()) as { code: string; errors: Array<{ path: string }> };
+    expect(body.code).toBe('VALIDATION_FAILED');
+    expect(body.errors[0].path).toBe('headers.Content-Type');
   });
 });

@@ -110,6 +110,7 @@ describe('autocomplete-suggestions', () => {
 
   it('validates and checks the workspace', async () => {
     expectProblem(await call('POST', `${WS_PATH}/autocomplete-suggestions`, { word: '', embeddingModelId: m.id }), 422, 'VALIDATION_FAILED');
+    expectProblem(await call('POST', `${WS_PATH}/autocomplete-suggestions`, { word: ' \t ', embeddingModelId: m.id }), 422, 'VALIDATION_FAILED');
     expectProblem(await call('POST', `${WS_PATH}/autocomplete-suggestions`, { word: 'a' }), 422, 'VALIDATION_FAILED');
     expectProblem(await call('POST', `${WS_PATH}/autocomplete-suggestions`, { word: 'a', embeddingModelId: 'nope' }), 404, 'EMBEDDING_MODEL_NOT_FOUND');
     expectProblem(await call('POST', '/api/v1/workspaces/ws_other/autocomplete-suggestions', { word: 'a', embeddingModelId: m.id }), 403, 'WORKSPACE_FORBIDDEN');
@@ -134,6 +135,20 @@ describe('stored dimensions (admin)', () => {
     expect(fixed.status).toBe(201);
     expect(fixed.body.id).toBe(4242);
     expectProblem(await call('POST', '/api/admin/v1/dimensions', { id: 4242, name: 'again', words: ['x'] }, { token: admin }), 409, 'CONFLICT');
+    // The Location of a created dimension answers with it; ids below 100 are the seeded set's.
+    expect(fixed.headers.get('location')).toBe('/api/admin/v1/dimensions/4242');
+    const located = await call('GET', fixed.headers.get('location')!, undefined, { token: admin });
+    expect(located.status).toBe(200);
+    expect(located.body).toEqual(fixed.body);
+    expectProblem(await call('GET', '/api/admin/v1/dimensions/4243', undefined, { token: admin }), 404, 'NOT_FOUND');
+    expectProblem(await call('POST', '/api/admin/v1/dimensions', { id: 50, name: 'reserved', words: ['x'] }, { token: admin }), 422, 'VALIDATION_FAILED');
+    // The largest id does not push automatic ids out of range: they take the lowest free id >= 100.
+    expect((await call('POST', '/api/admin/v1/dimensions', { id: 2_147_483_647, name: 'last', words: ['x'] }, { token: admin })).status).toBe(201);
+    const auto = await call('POST', '/api/admin/v1/dimensions', { name: 'after last', words: ['y'] }, { token: admin });
+    expect(auto.status).toBe(201);
+    const ids = new Set((await call('GET', '/api/admin/v1/dimensions?size=100', undefined, { token: admin })).body.data.map((d: any) => d.id));
+    expect(auto.body.id).toBeLessThan(2_147_483_647);
+    for (let id = 100; id < auto.body.id; id++) expect(ids.has(id)).toBe(true);
     expectProblem(await call('POST', '/api/admin/v1/dimensions', { name: 'empty', words: [] }, { token: admin }), 422, 'VALIDATION_FAILED');
     expectProblem(await call('POST', '/api/admin/v1/dimensions', { name: 'x', words: ['a'] }), 403, 'ADMIN_SCOPE_REQUIRED');
 
