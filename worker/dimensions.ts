@@ -6,6 +6,7 @@
 import type { StoredDimensionSeeds } from '../core/scoring';
 import type { DimensionRequest } from '../core/scoring';
 import type { Env } from './env';
+import { FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID } from './schemas';
 
 export interface StoredDimension {
   id: number;
@@ -71,6 +72,12 @@ export async function allDimensions(env: Env): Promise<StoredDimension[]> {
   return res.results.map(fromRow);
 }
 
+/** One stored dimension, or null. */
+export async function getDimension(env: Env, id: number): Promise<StoredDimension | null> {
+  const row = await env.DB.prepare('SELECT id, name, language, description, words, created_at FROM dimensions WHERE id = ?').bind(id).first<Row>();
+  return row ? fromRow(row) : null;
+}
+
 export async function listDimensions(env: Env, page: number, size: number): Promise<{ total: number; items: StoredDimension[] }> {
   const total = (await env.DB.prepare('SELECT COUNT(*) AS n FROM dimensions').first<{ n: number }>())?.n ?? 0;
   const res = await env.DB.prepare('SELECT id, name, language, description, words, created_at FROM dimensions ORDER BY id LIMIT ? OFFSET ?')
@@ -79,7 +86,7 @@ export async function listDimensions(env: Env, page: number, size: number): Prom
   return { total, items: res.results.map(fromRow) };
 }
 
-/** Inserts a dimension; null when the id is taken. Without an id, the next free id >= 100. */
+/** Inserts a dimension; null when the id is taken. Without an id, the lowest free id in FIRST_CREATED_DIMENSION_ID..MAX_DIMENSION_ID. */
 export async function createDimension(
   env: Env,
   input: { id?: number; name: string; language: string; description?: string; words: string[] },
@@ -88,11 +95,12 @@ export async function createDimension(
   const words = JSON.stringify(input.words);
   const row = await env.DB.prepare(
     `INSERT INTO dimensions (id, name, language, description, words, created_by)
-     VALUES (COALESCE(?, (SELECT MAX(COALESCE(MAX(id), 0) + 1, 100) FROM dimensions)), ?, ?, ?, ?, ?)
+     VALUES (COALESCE(?1, (SELECT MIN(c.id + 1) FROM (SELECT ?7 - 1 AS id UNION ALL SELECT id FROM dimensions WHERE id >= ?7 - 1) c
+                          WHERE c.id < ?8 AND NOT EXISTS (SELECT 1 FROM dimensions d WHERE d.id = c.id + 1))), ?2, ?3, ?4, ?5, ?6)
      ON CONFLICT (id) DO NOTHING
      RETURNING id, name, language, description, words, created_at`,
   )
-    .bind(input.id ?? null, input.name, input.language, input.description ?? '', words, createdBy)
+    .bind(input.id ?? null, input.name, input.language, input.description ?? '', words, createdBy, FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID)
     .first<Row>();
   return row ? fromRow(row) : null;
 }

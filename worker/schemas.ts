@@ -173,9 +173,19 @@ export const StoredDimensionSchema = z
   })
   .openapi('StoredDimension');
 
+/** Ids below this are reserved for the dimensions seeded by migrations. */
+export const FIRST_CREATED_DIMENSION_ID = 100;
+export const MAX_DIMENSION_ID = 2_147_483_647;
+
 export const CreateDimensionSchema = z
   .object({
-    id: z.number().int().min(1).max(2_147_483_647).optional().openapi({ description: 'Omit to take the next free id (>= 100).' }),
+    id: z
+      .number()
+      .int()
+      .min(FIRST_CREATED_DIMENSION_ID)
+      .max(MAX_DIMENSION_ID)
+      .optional()
+      .openapi({ description: `Omit to take the lowest free id >= ${FIRST_CREATED_DIMENSION_ID}; ids below it are reserved for the seeded set.` }),
     name: z.string().min(1).max(ID_MAX_CHARS),
     language: z.string().regex(/^[a-z]{2}$/).default('en'),
     description: z.string().max(2000).optional(),

@@ -5,7 +5,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
 import { ApiError } from '../problem';
-import { createDimension, listDimensions } from '../dimensions';
+import { createDimension, getDimension, listDimensions } from '../dimensions';
 import { CreateDimensionSchema, errorResponses, jsonBody, ListQuerySchema, pageObject, PageSchema, security, StoredDimensionSchema } from '../schemas';
 import { z } from '@hono/zod-openapi';
 
@@ -40,6 +40,20 @@ const listRouteDef = createRoute({
   },
 });
 
+const getRouteDef = createRoute({
+  method: 'get',
+  path: '/api/admin/v1/dimensions/{id}',
+  tags: ['Admin'],
+  summary: 'One stored dimension (the Location of a created one)',
+  security,
+  request: { params: z.object({ id: z.coerce.number().int().min(1).openapi({ param: { name: 'id', in: 'path' }, example: 1 }) }) },
+  responses: {
+    200: { description: 'The stored dimension', content: { 'application/json': { schema: StoredDimensionSchema } } },
+    404: { description: 'No such dimension (NOT_FOUND)', content: { 'application/problem+json': { schema: z.any() } } },
+    ...errorResponses(401, 403, 422),
+  },
+});
+
 export function registerDimensionAdmin(app: OpenAPIHono<AppEnv>): void {
   app.openapi(createRouteDef, async (c) => {
     const body = c.req.valid('json');
@@ -47,6 +61,13 @@ export function registerDimensionAdmin(app: OpenAPIHono<AppEnv>): void {
     if (!created) throw new ApiError('CONFLICT', `A dimension with id ${body.id} exists already`);
     c.header('Location', `/api/admin/v1/dimensions/${created.id}`);
     return c.json(created, 201);
+  });
+
+  app.openapi(getRouteDef, async (c) => {
+    const { id } = c.req.valid('param');
+    const dimension = await getDimension(c.env, id);
+    if (!dimension) throw new ApiError('NOT_FOUND', `No stored dimension ${id}`);
+    return c.json(dimension, 200);
   });
 
   app.openapi(listRouteDef, async (c) => {
