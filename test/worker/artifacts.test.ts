@@ -4,6 +4,7 @@
  * stored-dimension seeds, and the playground route serving web/ objects from R2.
  */
 import { env, SELF } from 'cloudflare:test';
+import { createApp } from '../../worker/app';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, call, expectProblem, makeModel, token, uploadEnglish, uploadMapper, uploadModel, type SyntheticModel } from './api-helpers';
 
@@ -57,6 +58,23 @@ describe('GET /api/v1/artifacts/models/{id}', () => {
     const stale = await get('/api/v1/artifacts/models/art-model', { 'if-none-match': '"0000", W/"1111"' });
     expect(stale.status).toBe(200);
     await stale.arrayBuffer();
+  });
+
+  it('still answers with the checksum when KV (only a cache of it) fails', async () => {
+    const m = makeModel('art-model-kv', { seed: 14 });
+    await uploadModel(m);
+    const failingKv = {
+      get: () => Promise.reject(new Error('KV unavailable')),
+      put: () => Promise.reject(new Error('KV write limit')),
+    };
+    const res = await createApp().request(
+      '/api/v1/artifacts/models/art-model-kv',
+      { headers: { authorization: `Bearer ${await token()}` } },
+      { ...env, CACHE: failingKv as unknown as KVNamespace },
+    );
+    expect(res.status).toBe(200);
+    expect(new Uint8Array(await res.arrayBuffer())).toEqual(m.bytes);
+    expect(res.headers.get('x-content-sha256')).toBe(await sha256(m.bytes));
   });
 
   it('follows a new upload: new ETag and checksum', async () => {

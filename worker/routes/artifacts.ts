@@ -116,13 +116,19 @@ async function sha256Of(env: Env, key: string, obj: R2Object, ctx: WaitUntil | u
   let p = digests.get(memo);
   if (!p) {
     p = (async () => {
+      // KV is only a cache here: when it fails (or refuses a write), compute and answer anyway.
       const kvKey = `artifact-sha256:${key}:${obj.etag}`;
-      const cached = await env.CACHE.get(kvKey);
+      const cached = await env.CACHE.get(kvKey).catch((err: Error) => {
+        console.error(`[artifacts] KV read of ${kvKey} failed: ${err.message}`);
+        return null;
+      });
       if (cached && /^[0-9a-f]{64}$/.test(cached)) return cached;
       const full = await env.ARTIFACTS.get(key);
       if (!full || full.etag !== obj.etag) throw new ApiError('INTERNAL_ERROR', `${key} changed while its checksum was computed; retry`);
       const hex = await streamDigest(full.body);
-      await env.CACHE.put(kvKey, hex, { expirationTtl: 60 * 60 * 24 * 90 });
+      await env.CACHE.put(kvKey, hex, { expirationTtl: 60 * 60 * 24 * 90 }).catch((err: Error) => {
+        console.error(`[artifacts] KV write of ${kvKey} failed: ${err.message}`);
+      });
       return hex;
     })();
     digests.set(memo, p);
