@@ -6,13 +6,22 @@
  * keys, drops their old fingerprints, upserts the page rows (a known URL keeps its id) and
  * inserts the new fingerprints, so no check ever sees a half-replaced page. Each ingestion
  * writes its texts under fresh R2 keys before that batch and deletes the replaced objects
- * after it; a reader that still holds an old key re-reads the page row once.
+ * after it; a reader that still holds an old key re-reads the page row once. When an R2 write
+ * or the batch fails, the texts already written are deleted again (best effort, logged).
+ *
+ * Page data goes into the statements as JSON array parameters (json_each), split into chunks of
+ * at most MAX_PARAM_BYTES UTF-8 bytes, far below D1's 2,000,000-byte limit of one value; the
+ * SQL texts are constant and short (D1: 100 KB per statement). Every chunk is a statement of
+ * the same batch, so the ingestion stays all or nothing whatever the number of chunks. Rows are
+ * mapped back to the input by position in the chunk (json_each key), never by comparing the
+ * URL read back with the URL sent (D1 may not return a string exactly as it was bound).
  *
  * Lookups send the input's fingerprints as one JSON array parameter (json_each), so a check is
  * a single statement whatever the input length, well under D1's 100 bound parameters.
  */
 import { fingerprints, splitWords } from '../../core/plagiarism';
 import { sha256Hex } from '../digest';
+import { keepAlive, type WaitUntil } from '../shared-load';
 
 export interface PageInput {
   url: string;
@@ -59,9 +68,14 @@ interface PageRow {
   updated_at: string;
 }
 
-const PAGE_COLUMNS = 'id, url, title, word_count, fingerprint_count, char_count, r2_key, content_sha256, created_at, updated_at';
-/** Upper bound of one JSON parameter, far below D1's per-value limit. */
-const MAX_PARAM_CHARS = 400_000;
+const COLUMN_NAMES = ['id', 'url', 'title', 'word_count', 'fingerprint_count', 'char_count', 'r2_key', 'content_sha256', 'created_at', 'updated_at'];
+const PAGE_COLUMNS = COLUMN_NAMES.join(', ');
+/** The page columns qualified with the alias p (json_each has an `id` column too). */
+const P_COLUMNS = COLUMN_NAMES.map((c) => `p.${c}`).join(', ');
+/** Upper bound of one JSON parameter in UTF-8 bytes, far below D1's 2,000,000-byte limit of a value. */
+export const MAX_PARAM_BYTES = 400_000;
+/** Fingerprints per JSON item: at most 16 bytes each (15 digits and a comma), 320,000 bytes. */
+const HASHES_PER_ITEM = 20_000;
 const R2_CONCURRENCY = 16;
 
 export const R2_PREFIX = 'plagiarism/pages/';
@@ -80,37 +94,84 @@ function toRecord(r: PageRow): PageRecord {
   };
 }
 
-/** Splits items into JSON arrays whose text stays under MAX_PARAM_CHARS (an item larger than that goes alone). */
-function jsonChunks(items: unknown[]): string[] {
-  const chunks: string[] = [];
+/** UTF-8 length of a string (a lone surrogate counts as the 3 bytes it is stored as). */
+export function utf8Bytes(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** A JSON array parameter holding items[start .. start + count - 1]. */
+interface JsonChunk {
+  json: string;
+  start: number;
+}
+
+/**
+ * Splits items into JSON arrays whose UTF-8 text stays under MAX_PARAM_BYTES (an item larger
+ * than that goes alone; the callers' items are far smaller). `start` is the index of a chunk's
+ * first item, so a chunk's json_each key plus `start` is the item's index in `items`.
+ */
+function jsonChunks(items: unknown[]): JsonChunk[] {
+  const chunks: JsonChunk[] = [];
   let parts: string[] = [];
+  let start = 0;
   let size = 2;
-  for (const item of items) {
+  items.forEach((item, i) => {
     const s = JSON.stringify(item);
-    if (parts.length > 0 && size + s.length + 1 > MAX_PARAM_CHARS) {
-      chunks.push(`[${parts.join(',')}]`);
+    const bytes = utf8Bytes(s) + 1;
+    if (parts.length > 0 && size + bytes > MAX_PARAM_BYTES) {
+      chunks.push({ json: `[${parts.join(',')}]`, start });
       parts = [];
+      start = i;
       size = 2;
     }
     parts.push(s);
-    size += s.length + 1;
-  }
-  if (parts.length > 0) chunks.push(`[${parts.join(',')}]`);
+    size += bytes;
+  });
+  if (parts.length > 0) chunks.push({ json: `[${parts.join(',')}]`, start });
   return chunks;
 }
 
+/**
+ * Runs fn over items, at most `limit` at a time. After a failure no further item is started;
+ * it resolves or rejects (with the first error) only when every started call has settled.
+ */
 async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | null = null;
   const worker = async () => {
-    while (next < items.length) await fn(items[next++]);
+    while (failure === null && next < items.length) {
+      const item = items[next++];
+      try {
+        await fn(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== null) throw (failure as { error: unknown }).error;
 }
 
 export class PlagiarismCorpus {
+  /**
+   * `ctx`: the request's ExecutionContext (worker/shared-load.ts waitUntilOf). R2 deletions that
+   * follow a D1 commit (or clean up after a failure) are registered with its waitUntil, so they
+   * still run when the client goes away meanwhile.
+   */
   constructor(
     private readonly db: D1Database,
     private readonly bucket: R2Bucket,
+    private readonly ctx?: WaitUntil,
   ) {}
 
   /**
@@ -141,22 +202,22 @@ export class PlagiarismCorpus {
       }),
     );
 
-    // 1. Texts first, under keys no reader knows yet.
-    await mapLimit(prepared, R2_CONCURRENCY, async (p) => {
-      await this.bucket.put(p.key, p.page.text, { httpMetadata: { contentType: 'text/plain; charset=utf-8' } });
-    });
+    // 1. Texts first, under keys no reader knows yet. On a failure, no further text is written,
+    // and every key of this ingestion is deleted again once the started writes have settled.
+    const keys = prepared.map((p) => p.key);
+    try {
+      await mapLimit(prepared, R2_CONCURRENCY, async (p) => {
+        await this.bucket.put(p.key, p.page.text, { httpMetadata: { contentType: 'text/plain; charset=utf-8' } });
+      });
+    } catch (err) {
+      await this.discard(keys, 'after a failed R2 write');
+      throw err;
+    }
 
-    // 2. One transaction for the index.
+    // 2. One transaction for the index. Every statement takes one chunk of the page rows (or
+    // of the fingerprints); rows are found again by json_extract of the same JSON text, so they
+    // match whatever D1 makes of a string.
     const now = new Date().toISOString();
-    const urlsJson = JSON.stringify(pages.map((p) => p.url));
-    const statements: D1PreparedStatement[] = [
-      this.db.prepare('SELECT url, r2_key FROM plagiarism_pages WHERE url IN (SELECT value FROM json_each(?1))').bind(urlsJson),
-      this.db
-        .prepare(
-          'DELETE FROM plagiarism_fingerprints WHERE page_id IN (SELECT id FROM plagiarism_pages WHERE url IN (SELECT value FROM json_each(?1)))',
-        )
-        .bind(urlsJson),
-    ];
     const rows = prepared.map((p) => ({
       url: p.page.url,
       title: p.page.title,
@@ -166,7 +227,30 @@ export class PlagiarismCorpus {
       key: p.key,
       sha: p.sha,
     }));
-    for (const chunk of jsonChunks(rows)) {
+    const rowChunks = jsonChunks(rows);
+    const statements: D1PreparedStatement[] = [];
+    // Previous R2 keys of the pages, by input position.
+    for (const chunk of rowChunks) {
+      statements.push(
+        this.db
+          .prepare(
+            `SELECT e.key + ?2 AS i, p.r2_key AS r2_key FROM json_each(?1) AS e
+             CROSS JOIN plagiarism_pages AS p WHERE p.url = json_extract(e.value, '$.url')`,
+          )
+          .bind(chunk.json, chunk.start),
+      );
+    }
+    for (const chunk of rowChunks) {
+      statements.push(
+        this.db
+          .prepare(
+            `DELETE FROM plagiarism_fingerprints WHERE page_id IN
+               (SELECT id FROM plagiarism_pages WHERE url IN (SELECT json_extract(value, '$.url') FROM json_each(?1)))`,
+          )
+          .bind(chunk.json),
+      );
+    }
+    for (const chunk of rowChunks) {
       statements.push(
         this.db
           .prepare(
@@ -179,14 +263,13 @@ export class PlagiarismCorpus {
                fingerprint_count = excluded.fingerprint_count, char_count = excluded.char_count,
                r2_key = excluded.r2_key, content_sha256 = excluded.content_sha256, updated_at = excluded.updated_at`,
           )
-          .bind(chunk, now),
+          .bind(chunk.json, now),
       );
     }
     // Fingerprints: pages with many hashes are split so each parameter stays small.
     const fpItems: Array<{ u: string; h: number[] }> = [];
-    const perItem = Math.floor(MAX_PARAM_CHARS / 20);
     for (const p of prepared) {
-      for (let i = 0; i < p.hashes.length; i += perItem) fpItems.push({ u: p.page.url, h: p.hashes.slice(i, i + perItem) });
+      for (let i = 0; i < p.hashes.length; i += HASHES_PER_ITEM) fpItems.push({ u: p.page.url, h: p.hashes.slice(i, i + HASHES_PER_ITEM) });
     }
     for (const chunk of jsonChunks(fpItems)) {
       statements.push(
@@ -197,32 +280,63 @@ export class PlagiarismCorpus {
              JOIN plagiarism_pages AS p ON p.url = json_extract(e.value, '$.u')
              JOIN json_each(e.value, '$.h') AS h`,
           )
-          .bind(chunk),
+          .bind(chunk.json),
       );
     }
-    statements.push(
-      this.db.prepare(`SELECT ${PAGE_COLUMNS} FROM plagiarism_pages WHERE url IN (SELECT value FROM json_each(?1))`).bind(urlsJson),
-    );
+    // The stored rows, by input position.
+    const storedFrom = statements.length;
+    for (const chunk of rowChunks) {
+      statements.push(
+        this.db
+          .prepare(
+            `SELECT e.key + ?2 AS i, ${P_COLUMNS} FROM json_each(?1) AS e
+             CROSS JOIN plagiarism_pages AS p WHERE p.url = json_extract(e.value, '$.url')`,
+          )
+          .bind(chunk.json, chunk.start),
+      );
+    }
 
     let results: D1Result[];
     try {
       results = await this.db.batch(statements);
     } catch (err) {
-      await this.deleteObjects(prepared.map((p) => p.key));
+      await this.discard(keys, 'after a failed D1 batch');
       throw err;
     }
 
-    // 3. Replaced texts are unreachable now.
-    const previous = (results[0].results as Array<{ url: string; r2_key: string }>) ?? [];
-    await this.deleteObjects(previous.map((r) => r.r2_key));
+    // 3. Committed: nothing below may fail the request. Replaced texts are unreachable now.
+    const previous = new Map<number, string>();
+    for (const r of results.slice(0, rowChunks.length)) {
+      for (const row of (r.results ?? []) as Array<{ i: number; r2_key: string }>) previous.set(row.i, row.r2_key);
+    }
+    const stored = new Map<number, PageRow>();
+    for (const r of results.slice(storedFrom)) {
+      for (const row of (r.results ?? []) as Array<PageRow & { i: number }>) stored.set(row.i, row);
+    }
+    await this.discard([...previous.values()], 'of replaced pages');
 
-    const stored = new Map((results[results.length - 1].results as unknown as PageRow[]).map((r) => [r.url, r]));
-    const replacedUrls = new Set(previous.map((r) => r.url));
-    return pages.map((p) => {
-      const row = stored.get(p.url);
-      if (!row) throw new Error(`page ${p.url} missing after ingestion`);
-      return { ...toRecord(row), replaced: replacedUrls.has(p.url) };
+    const out: IngestedPage[] = [];
+    pages.forEach((p, i) => {
+      const row = stored.get(i);
+      // Cannot happen (the same transaction upserted the row); logged rather than thrown, the ingestion is committed.
+      if (!row) console.error(`plagiarism corpus: page #${i} (${JSON.stringify(p.url)}) not read back after ingestion`);
+      else out.push({ ...toRecord(row), replaced: previous.has(i) });
     });
+    return out;
+  }
+
+  /**
+   * Deletes R2 objects without failing: errors are logged (the objects stay as orphans under
+   * R2_PREFIX). Kept alive with the request's waitUntil, and awaited, so the answer still
+   * follows the deletion.
+   */
+  private async discard(keys: string[], why: string): Promise<void> {
+    if (keys.length === 0) return;
+    const work = this.deleteObjects(keys).catch((err: unknown) => {
+      console.error(`plagiarism corpus: could not delete ${keys.length} R2 object(s) ${why}; orphans: ${keys.join(', ')}`, err);
+    });
+    keepAlive(this.ctx, work);
+    await work;
   }
 
   private async deleteObjects(keys: string[]): Promise<void> {
@@ -262,7 +376,7 @@ export class PlagiarismCorpus {
     ]);
     const keys = (deleted.results as Array<{ r2_key: string }>).map((r) => r.r2_key);
     if (keys.length === 0) return false; // deleted concurrently
-    await this.deleteObjects(keys);
+    await this.discard(keys, 'of a deleted page');
     return true;
   }
 

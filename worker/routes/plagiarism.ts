@@ -15,6 +15,8 @@ import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
 import { extractHtml } from '../plagiarism/html';
 import { createPlagiarismProvider, type PlagiarismConfig } from '../plagiarism/provider';
 import type { FetchFn } from '../plagiarism/http';
+import { waitUntilOf } from '../shared-load';
+import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 
 /** Minimum words of a checked text (interface: Limits). */
 export const MIN_CHECK_WORDS = 15;
@@ -75,12 +77,27 @@ export interface PlagiarismRouteOptions {
 // ---------------------------------------------------------------------------------------------
 // Admin: reference corpus
 
+// Every stored string must be well-formed Unicode: D1 would store a lone surrogate as bytes that
+// are not UTF-8 and give back U+FFFD, so the page could no longer be found by its URL.
 const PageInputSchema = z
   .object({
-    url: z.url().max(2048).openapi({ description: 'Identity of the page: ingesting a known URL again replaces the page.' }),
-    title: z.string().max(1000).optional().openapi({ description: 'Defaults to the HTML <title> (html) or "" (text).' }),
-    text: z.string().optional().openapi({ description: 'Plain text of the page. Exactly one of text and html.' }),
-    html: z.string().optional().openapi({ description: 'HTML of the page; the title and visible text are extracted.' }),
+    url: z
+      .url()
+      .max(2048)
+      .refine(isWellFormed, ILL_FORMED_MESSAGE)
+      .openapi({ description: 'Identity of the page: ingesting a known URL again replaces the page. Well-formed Unicode.' }),
+    title: z
+      .string()
+      .max(1000)
+      .refine(isWellFormed, ILL_FORMED_MESSAGE)
+      .optional()
+      .openapi({ description: 'Defaults to the HTML <title> (html) or "" (text).' }),
+    text: z.string().refine(isWellFormed, ILL_FORMED_MESSAGE).optional().openapi({ description: 'Plain text of the page. Exactly one of text and html.' }),
+    html: z
+      .string()
+      .refine(isWellFormed, ILL_FORMED_MESSAGE)
+      .optional()
+      .openapi({ description: 'HTML of the page; the title and visible text are extracted.' }),
   })
   .refine((p) => (p.text === undefined) !== (p.html === undefined), { message: 'Give exactly one of text and html', path: ['text'] })
   .openapi('PlagiarismPageInput');
@@ -220,7 +237,7 @@ async function toPageInput(p: z.infer<typeof PageInputSchema>): Promise<PageInpu
 }
 
 function corpusOf(c: Context<AppEnv>): PlagiarismCorpus {
-  return new PlagiarismCorpus(c.env.DB, c.env.ARTIFACTS);
+  return new PlagiarismCorpus(c.env.DB, c.env.ARTIFACTS, waitUntilOf(c));
 }
 
 /** Parses a JSON-lines body; every invalid line is reported, and nothing is stored then. */
@@ -279,6 +296,8 @@ export function registerPlagiarismRoutes(app: OpenAPIHono<AppEnv>, options: Plag
   app.openapi(ingestRoute, async (c) => {
     const page = await toPageInput(c.req.valid('json'));
     const [stored] = await corpusOf(c).ingest([page]);
+    // ingest() reads back every page it committed (it logs, never throws, if one were missing).
+    if (!stored) throw new ApiError('INTERNAL_ERROR', 'The page was stored but could not be read back; the request id identifies it in the logs');
     return c.json(stored, stored.replaced ? 200 : 201);
   });
 
