@@ -7,6 +7,7 @@
 import { z } from '@hono/zod-openapi';
 import { LIMITS } from '../core/limits';
 import { ID_MAX_CHARS, requestSchemas, WORD_MAX_CHARS, type Documenter } from '../core/requests';
+import { ILL_FORMED_MESSAGE, isWellFormed } from './well-formed';
 
 const openapi: Documenter = (schema, doc) => (typeof doc === 'string' ? schema.openapi(doc) : schema.openapi(doc as Parameters<typeof schema.openapi>[0]));
 
@@ -186,10 +187,11 @@ export const CreateDimensionSchema = z
       .max(MAX_DIMENSION_ID)
       .optional()
       .openapi({ description: `Omit to take the lowest free id >= ${FIRST_CREATED_DIMENSION_ID}; ids below it are reserved for the seeded set.` }),
-    name: z.string().min(1).max(ID_MAX_CHARS),
+    // Stored in D1: well-formed Unicode only (worker/well-formed.ts).
+    name: z.string().min(1).max(ID_MAX_CHARS).refine(isWellFormed, ILL_FORMED_MESSAGE),
     language: z.string().regex(/^[a-z]{2}$/).default('en'),
-    description: z.string().max(2000).optional(),
-    words: z.array(z.string().trim().min(1).max(WORD_MAX_CHARS)).min(1).max(LIMITS.seedOrWhitelistWords),
+    description: z.string().max(2000).refine(isWellFormed, ILL_FORMED_MESSAGE).optional(),
+    words: z.array(z.string().trim().min(1).max(WORD_MAX_CHARS).refine(isWellFormed, ILL_FORMED_MESSAGE)).min(1).max(LIMITS.seedOrWhitelistWords),
   })
   .openapi('CreateDimension');
 

@@ -142,6 +142,12 @@ describe('stored dimensions (admin)', () => {
     expect(located.body).toEqual(fixed.body);
     expectProblem(await call('GET', '/api/admin/v1/dimensions/4243', undefined, { token: admin }), 404, 'NOT_FOUND');
     expectProblem(await call('POST', '/api/admin/v1/dimensions', { id: 50, name: 'reserved', words: ['x'] }, { token: admin }), 422, 'VALIDATION_FAILED');
+    // Lone surrogates would be stored as U+FFFD: refused, nothing stored.
+    for (const bad of [{ name: 'bad\ud800' }, { description: 'x\udc00' }, { words: ['ok', 'cat\ud83d'] }]) {
+      const r = await call('POST', '/api/admin/v1/dimensions', { id: 4343, name: 'fine', words: ['x'], ...bad }, { token: admin });
+      expectProblem(r, 422, 'VALIDATION_FAILED');
+    }
+    expectProblem(await call('GET', '/api/admin/v1/dimensions/4343', undefined, { token: admin }), 404, 'NOT_FOUND');
     // The largest id does not push automatic ids out of range: they take the lowest free id >= 100.
     expect((await call('POST', '/api/admin/v1/dimensions', { id: 2_147_483_647, name: 'last', words: ['x'] }, { token: admin })).status).toBe(201);
     const auto = await call('POST', '/api/admin/v1/dimensions', { name: 'after last', words: ['y'] }, { token: admin });

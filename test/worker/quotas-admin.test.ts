@@ -123,6 +123,7 @@ describe('create workspace', () => {
       { id: bad, quotas: [{ usageTypeKey: 'videos', limitAmount: 1, limitAmountDaily: 1 }] },
       { id: bad, quotas: [{ usageTypeKey: 'tokens', limitAmount: 1, limitAmountDaily: 1 }, { usageTypeKey: 'tokens', limitAmount: 2, limitAmountDaily: 2 }] },
       '{not json',
+      { id: bad, name: 'lone \ud800 surrogate' },
     ];
     for (const body of bodies) {
       const res = await call('POST', '/api/admin/v1/workspaces', { token, body });
@@ -199,6 +200,7 @@ describe('changes', () => {
       ['POST', `/api/admin/v1/workspaces/${ws}/quotas/tokens/bonus`, { amount: -3 }, 422],
       ['PATCH', `/api/admin/v1/workspaces/${ws}`, {}, 422],
       ['PATCH', `/api/admin/v1/workspaces/${ws}`, { anchorDay: 40 }, 422],
+      ['PATCH', `/api/admin/v1/workspaces/${ws}`, { name: 'lone \udc00' }, 422],
       ['GET', `/api/admin/v1/workspaces/${ws}/usage-ledger?size=500`, undefined, 422],
     ];
     for (const [method, path, body, status] of cases) {

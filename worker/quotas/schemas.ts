@@ -1,6 +1,7 @@
 /** Zod/OpenAPI schemas of the usage service and the admin workspace routes. */
 import { z } from '@hono/zod-openapi';
 import { LIMITS } from '../../core/limits';
+import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 
 /** Largest amount an admin can set or add in one call (keeps every sum an exact JS integer). */
 export const MAX_AMOUNT = 1_000_000_000_000;
@@ -79,7 +80,7 @@ export const QuotaLimitsSchema = z
 export const CreateWorkspaceSchema = z
   .object({
     id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/),
-    name: z.string().min(1).max(200).optional(),
+    name: z.string().min(1).max(200).refine(isWellFormed, ILL_FORMED_MESSAGE).optional(),
     anchorDay: z.number().int().min(1).max(31).default(1).describe('Day of the month on which billing cycles start (29-31: the last day in shorter months)'),
     quotas: z.array(QuotaLimitsSchema).max(100).default([]).describe('Limits per usage type; usage types not listed get limits 0'),
   })
@@ -87,7 +88,7 @@ export const CreateWorkspaceSchema = z
 
 export const UpdateWorkspaceSchema = z
   .object({
-    name: z.string().min(1).max(200).optional(),
+    name: z.string().min(1).max(200).refine(isWellFormed, ILL_FORMED_MESSAGE).optional(),
     anchorDay: z.number().int().min(1).max(31).optional(),
   })
   .refine((v) => v.name !== undefined || v.anchorDay !== undefined, { message: 'Send name and/or anchorDay' })
