@@ -7,12 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { writeArtifact } from '../../core/artifact';
 import { EmbeddingModel } from '../../core/model';
-import { quantizeRows } from '../../core/quantize';
 import { prng } from '../../core/prng';
 import { hasLetter, scoreWords } from '../../core/scoring';
-import { loadKernels } from '../../build/load-model';
+import { modelFromVectors } from './model-fixture';
 
 const DIMS = 8;
 const CASINGS = [(w: string) => w, (w: string) => w[0].toUpperCase() + w.slice(1), (w: string) => w.toUpperCase()];
@@ -48,29 +46,7 @@ function casedVocabulary(bases: number, casingsOf: number[], nonLetters: number,
 }
 
 function buildModel({ words, vectors }: Vocab): EmbeddingModel {
-  const { rows, scales } = quantizeRows(vectors, words.length, DIMS);
-  const bytes = writeArtifact({
-    manifest: {
-      id: 'cased',
-      language: 'en',
-      country: 'US',
-      version: '1',
-      sources: [],
-      features: [],
-      tag: '',
-      trainingYear: '2020',
-      trainingMonth: '01',
-      labels: { label: 'x', languageLabel: 'English', countryLabel: 'United States', monthLabel: 'January' },
-      tokenCount: 0,
-      hasTranslation: false,
-      license: 'CC0-1.0',
-    },
-    words,
-    rows,
-    scales,
-    dims: DIMS,
-  });
-  return EmbeddingModel.fromArrayBuffer(bytes.buffer as ArrayBuffer, loadKernels());
+  return modelFromVectors(words, vectors, DIMS).model;
 }
 
 /** The documented rule, by brute force: rows in the answer's order. */

@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ArtifactError, writeArtifact } from '../../core/artifact';
+import { ArtifactError } from '../../core/artifact';
 import { EmbeddingModel, type ModelLoadOptions } from '../../core/model';
-import { quantizeRows } from '../../core/quantize';
 import { loadDefaultFloatVectors, loadDefaultModel, loadKernels } from '../../build/load-model';
+import { modelFromVectors } from './model-fixture';
 import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID } from '../../build/default-model';
 import type { WinkVectors } from '../../build/vector-readers';
 
@@ -30,30 +30,7 @@ function vectorsFor(n: number, dims: number, seed: number): Float32Array {
 
 function buildModel(words: string[], dims = 8, seed = 1, options?: ModelLoadOptions): { model: EmbeddingModel; buffer: ArrayBuffer; vectors: Float32Array } {
   const vectors = vectorsFor(words.length, dims, seed);
-  const { rows, scales } = quantizeRows(vectors, words.length, dims);
-  const bytes = writeArtifact({
-    manifest: {
-      id: 'm',
-      language: 'en',
-      country: 'US',
-      version: '1',
-      sources: [],
-      features: [],
-      tag: '',
-      trainingYear: '2020',
-      trainingMonth: '01',
-      labels: { label: 'x', languageLabel: 'English', countryLabel: 'United States', monthLabel: 'January' },
-      tokenCount: 0,
-      hasTranslation: false,
-      license: 'CC0-1.0',
-    },
-    words,
-    rows,
-    scales,
-    dims,
-  });
-  const buffer = bytes.buffer as ArrayBuffer;
-  return { model: EmbeddingModel.fromArrayBuffer(buffer, loadKernels(), options), buffer, vectors };
+  return { ...modelFromVectors(words, vectors, dims, options), vectors };
 }
 
 /** Reference rowOf: exact, then the lower-cased form, then the first case-insensitive match. */
