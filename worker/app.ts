@@ -9,7 +9,7 @@ import { requestId } from 'hono/request-id';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Hook } from '@hono/zod-openapi';
-import { ApiError, problemResponse, validationFailed } from './problem';
+import { ApiError, asApiError, problemResponse, validationFailed } from './problem';
 import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
 import { LIMITS } from '../core/limits';
@@ -88,7 +88,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   app.onError((err, c) => {
     const rid = c.get('requestId');
-    if (err instanceof ApiError) return problemResponse(err, rid);
+    // ApiError, or a core scorer's refusal (ScoringError) as its problem (core/problem.ts asApiError).
+    const apiError = asApiError(err);
+    if (apiError) return problemResponse(apiError, rid);
     if (err instanceof HTTPException) {
       // Hono's JSON validator throws 400 for a body that is not JSON: the contract says 422.
       if (err.status === 400) return problemResponse(new ApiError('VALIDATION_FAILED', err.message || 'Malformed request'), rid);

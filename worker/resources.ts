@@ -1,10 +1,10 @@
 /**
- * Resolves what a scoring request refers to: mapper variable ids -> loaded bundles, and core
- * ScoringErrors -> problem+json. Models: worker/models.ts; stored dimensions: worker/dimensions.ts.
+ * Resolves what a scoring request refers to: mapper variable ids -> loaded bundles.
+ * Models: worker/models.ts; stored dimensions: worker/dimensions.ts.
  */
 import { splitMapperVariableId } from '../core/mapper-bundle';
 import type { ResolvedMapper } from '../core/scoring';
-import { ApiError, asApiError } from './problem';
+import { ApiError } from './problem';
 import { getCatalog } from './catalog';
 import { getBundle, type LoadedModel } from './models';
 import type { Env } from './env';
@@ -47,15 +47,6 @@ export async function resolveMappers(
     });
   }
   return out;
-}
-
-/** Runs a core scorer, rendering its refusals as problem+json (422, core/problem.ts asApiError). */
-export function runScoring<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw asApiError(err) ?? err;
-  }
 }
 
 /** Server-Timing: phases measured with performance.now() (workerd advances it only across I/O). */

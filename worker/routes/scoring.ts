@@ -9,7 +9,7 @@ import type { AppEnv } from '../env';
 import { charge } from '../metering';
 import { getModel } from '../models';
 import { storedSeedsFor } from '../dimensions';
-import { resolveMappers, runScoring, Timing } from '../resources';
+import { resolveMappers, Timing } from '../resources';
 import { getTokenizer } from '../text-language';
 import { waitUntilOf } from '../shared-load';
 import {
@@ -80,9 +80,8 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
       storedSeedsFor(c.env, body.dimensions),
     ]);
     timing.mark('load');
-    const { response, tokenCount } = runScoring(() =>
-      scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats }),
-    );
+    // A core refusal (ScoringError) is rendered by app.ts onError.
+    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats });
     timing.mark('compute');
     if (tokenCount > 0) await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
     timing.mark('meter');
@@ -97,7 +96,7 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     const model = await getModel(c.env, body.embeddingModelId, ctx);
     const [mappers, storedDimensions] = await Promise.all([resolveMappers(c.env, model, body.mapperKeys, ctx), storedSeedsFor(c.env, body.dimensions)]);
     timing.mark('load');
-    const response = runScoring(() => scoreWords(body, { index: model.index, mappers, storedDimensions, letterRows: model.letterRows }));
+    const response = scoreWords(body, { index: model.index, mappers, storedDimensions, letterRows: model.letterRows });
     timing.mark('compute');
     if (response.data.length > 0) await charge(c, { usageTypeKey: 'tokens', amount: response.data.length });
     timing.mark('meter');
