@@ -45,13 +45,9 @@ export async function withLock<T>(lockFile: string, staleMs: number, isDone: () 
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       if (isDone()) return done();
-      let age = 0;
-      try {
-        age = Date.now() - fs.statSync(lockFile).mtimeMs;
-      } catch {
-        continue; // released meanwhile
-      }
-      if (age > staleMs) fs.rmSync(lockFile, { force: true });
+      const age = lockAge(lockFile);
+      if (age === null) continue; // released meanwhile
+      if (age > staleMs) removeStaleLock(lockFile, staleMs);
       else if (Date.now() - started > staleMs) throw new Error(`timed out waiting for ${lockFile}`);
       else await new Promise((r) => setTimeout(r, 500));
     }
@@ -60,5 +56,39 @@ export async function withLock<T>(lockFile: string, staleMs: number, isDone: () 
     return isDone() ? done() : await work();
   } finally {
     fs.rmSync(lockFile, { force: true });
+  }
+}
+
+/** Milliseconds since `file` was written, or null when it does not exist. */
+function lockAge(file: string): number | null {
+  try {
+    return Date.now() - fs.statSync(file).mtimeMs;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Removes a lock found stale. Two waiters may find the same lock stale; had each simply removed
+ * the path, the later one could remove the fresh lock the earlier one had taken meanwhile. So
+ * the lock is renamed to a name of this waiter's own (atomic: one waiter gets it, the others
+ * find nothing) and what was taken is checked again: stale, it is deleted; fresh (another waiter
+ * already replaced the stale lock), it is linked back, unless yet another lock was taken in that
+ * instant, which then stands.
+ */
+function removeStaleLock(lockFile: string, staleMs: number): void {
+  const taken = `${lockFile}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.stale`;
+  try {
+    fs.renameSync(lockFile, taken);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // another waiter took it
+    throw err;
+  }
+  try {
+    if ((lockAge(taken) ?? Infinity) <= staleMs) fs.linkSync(taken, lockFile);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    fs.rmSync(taken, { force: true });
   }
 }
