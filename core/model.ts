@@ -114,11 +114,6 @@ export class EmbeddingModel implements VectorIndex {
     return this.sorted[lo]!; // equal keys are ordered by row id: the most frequent
   }
 
-  /** Whether the vocabulary has this word (same rule as rowOf). */
-  has(word: string): boolean {
-    return this.rowOf(word) >= 0;
-  }
-
   /**
    * Rows whose lower-cased entry starts with the lower-cased prefix, in row (frequency) order,
    * at most `limit`, skipping rows for which `accept` returns false.
