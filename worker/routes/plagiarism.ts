@@ -13,8 +13,7 @@ import { ApiError, type FieldProblem } from '../problem';
 import { jsonBody, ListQuerySchema, pageObject, problem, security } from '../schemas';
 import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
 import { extractHtml } from '../plagiarism/html';
-import { createPlagiarismProvider, type PlagiarismConfig } from '../plagiarism/provider';
-import type { FetchFn } from '../plagiarism/http';
+import { createPlagiarismProvider } from '../plagiarism/provider';
 import { waitUntilOf } from '../shared-load';
 import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 
@@ -22,8 +21,6 @@ import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 export const MIN_CHECK_WORDS = 15;
 /** Pages per batch ingestion request (JSON lines). */
 export const MAX_BATCH_PAGES = 1000;
-
-
 
 // ---------------------------------------------------------------------------------------------
 // Check
@@ -66,13 +63,6 @@ const checkRoute = createRoute({
     504: problem('UPSTREAM_FAILED: the upstream service timed out'),
   },
 });
-
-export interface PlagiarismRouteOptions {
-  /** Explicit provider configuration instead of the environment's (tests, embedding). */
-  config?: PlagiarismConfig;
-  /** Outbound fetch of the http provider. */
-  fetcher?: FetchFn;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Admin: reference corpus
@@ -276,7 +266,7 @@ async function parseBatch(body: string): Promise<PageInput[]> {
   return pages;
 }
 
-export function registerPlagiarismRoutes(app: OpenAPIHono<AppEnv>, options: PlagiarismRouteOptions = {}): void {
+export function registerPlagiarismRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(checkRoute, async (c) => {
     const { text } = c.req.valid('json');
     const words = splitWords(text);
@@ -286,7 +276,7 @@ export function registerPlagiarismRoutes(app: OpenAPIHono<AppEnv>, options: Plag
         `The text has ${words.length} words after punctuation stripping; a check needs at least ${MIN_CHECK_WORDS}`,
       );
     }
-    const provider = createPlagiarismProvider(c.env, options.config, options.fetcher);
+    const provider = createPlagiarismProvider(c.env);
     const matches = await provider.check({ text, words });
     // Only a successful check is charged (throws 403/429 when the allowance is exhausted).
     await charge(c, { usageTypeKey: 'plagiarismChecks', amount: 1 });
