@@ -71,8 +71,8 @@ function morphy(data: LanguageData, w: string, rules: Array<[string, string]>, f
   return null;
 }
 
-function lemmaEn(data: LanguageData, lower: string, prev: string | undefined, next: string | undefined, prevLemma: string | undefined): string {
-  const w = apos(lower);
+/** w: the lower-cased form with apostrophes normalized (apos), i: its key index (data.find(w)). */
+function lemmaEn(data: LanguageData, w: string, i: number, prev: string | undefined, next: string | undefined, prevLemma: string | undefined): string {
   if (w in EN_CONTRACTIONS) return EN_CONTRACTIONS[w];
   if (w === "'s") return prev && EN_S_IS.has(prev) ? 'be' : "'s";
   if (next === "n't") {
@@ -80,7 +80,6 @@ function lemmaEn(data: LanguageData, lower: string, prev: string | undefined, ne
     if (w === 'wo') return 'will';
     if (w === 'sha') return 'shall';
   }
-  const i = data.find(w);
   const f = data.flagsOf(i);
   const nounContext = prev !== undefined && EN_DETERMINERS.has(prev) && prevLemma !== 'be';
   const verbContext = prev !== undefined && EN_SUBJECTS.has(prev);
@@ -187,6 +186,7 @@ export function tokenize(text: string, data: LanguageData, options: TokenizeOpti
   const tokens: Token[] = spans.map((sp, k) => {
     const string = text.slice(sp.start, sp.end);
     const lower = lowers[k];
+    const lowerIndex = data.find(lower);
     const prev = k > 0 ? lowers[k - 1] : undefined;
     let token: string;
     let synKeys: string[];
@@ -194,7 +194,7 @@ export function tokenize(text: string, data: LanguageData, options: TokenizeOpti
       token = string;
       synKeys = [string];
     } else if (language === 'en') {
-      token = lemmaEn(data, lower, prev, lowers[k + 1], lemmas[k - 1]);
+      token = lemmaEn(data, lower, lowerIndex, prev, lowers[k + 1], lemmas[k - 1]);
       synKeys = [token, lower];
     } else if (language === 'de') {
       const sep = germanSeparable(data, text, spans, k, lower);
@@ -212,7 +212,7 @@ export function tokenize(text: string, data: LanguageData, options: TokenizeOpti
     }
     lemmas.push(token);
     // English contraction pieces ("ca", "n't", "'m") are stop words when their lemma is.
-    const isStop = data.has(lower, FLAG.STOP) || (language === 'en' && lower !== token && /['\u2019]|^(?:ca|wo|sha)$/.test(lower) && data.has(token, FLAG.STOP));
+    const isStop = (data.flagsOf(lowerIndex) & FLAG.STOP) !== 0 || (language === 'en' && lower !== token && /['\u2019]|^(?:ca|wo|sha)$/.test(lower) && data.has(token, FLAG.STOP));
     return { string, token, indexStart: sp.start, indexEnd: sp.end, isStop, synonyms: withSynonyms ? synonymsFor(data, synKeys, token) : [] };
   });
   return { tokenCount: tokens.length, tokens };
