@@ -21,6 +21,7 @@ import { parseArtifact, writeArtifact, MAX_WORD_BYTES } from '../core/artifact';
 import { quantizeRows } from '../core/quantize';
 import { modelLabels } from '../core/labels';
 import { R2_KEYS, type ModelManifest } from '../core/types';
+import { writeAtomic } from './stamp';
 import { detectFormat, readTextVectors, readWinkJson, readWord2vecBinary, VECTOR_FORMATS, type VectorFormat } from './vector-readers';
 import { bumpCatalogGeneration, GENERATED, R2_BUCKET, r2Put } from './wrangler';
 
@@ -275,13 +276,10 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
   const file = path.resolve(o.out ?? path.join(GENERATED, 'models', `${o.id}.emb`));
   const manifestFile = file.replace(/\.emb$/, '') + '.json';
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, artifact);
-  fs.renameSync(tmp, file);
+  writeAtomic(file, artifact);
   // The sidecar is the artifact's own manifest (same bytes as its MANI section, pretty-printed).
   const manifest = parseArtifact(artifact).manifest;
-  fs.writeFileSync(`${manifestFile}.tmp-${process.pid}`, `${JSON.stringify(manifest, null, 2)}\n`);
-  fs.renameSync(`${manifestFile}.tmp-${process.pid}`, manifestFile);
+  writeAtomic(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
   const stats: ImportStats = {
     format,
     dims,

@@ -7,6 +7,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { ensureBuilt, type R2Artifact } from './ensure';
+import { writeStamp } from './stamp';
 import { bumpCatalogGeneration, isCatalogKey, r2Put, ROOT, wranglerSpawn, wranglerSync } from './wrangler';
 
 const DEFAULT_STAMP = path.join(ROOT, '.wrangler', 'seeded-artifacts.json');
@@ -23,7 +24,7 @@ export function seedR2(artifacts: R2Artifact[], persistTo?: string): void {
   const where = ['--local', ...(persistTo ? ['--persist-to', persistTo] : [])];
   const save = (): void => {
     fs.mkdirSync(path.dirname(STAMP), { recursive: true });
-    fs.writeFileSync(STAMP, JSON.stringify(seeded, null, 2));
+    writeStamp(STAMP, seeded);
   };
   // Catalog sidecars are stamped only after the generation bump, so a run killed in between puts
   // (and bumps) them again next time instead of leaving the cached catalog stale.

@@ -9,6 +9,7 @@ import { Kernels } from '../../core/kernels';
 import { EmbeddingModel } from '../../core/model';
 import { writeMapperBundle, type LinearWeights } from '../../core/mapper-bundle';
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
+import { writeAtomic } from '../stamp';
 import type { Lexicon } from './lexicons';
 import { MapperTrainer, type CrossValidation, type Method, type TrainOptions, type TrainingSet, type TrainingSpace } from './train-core';
 
@@ -148,9 +149,7 @@ export function writeBundleFiles(dir: string, trained: Pick<TrainedBundle, 'info
   fs.mkdirSync(base, { recursive: true });
   const bin = path.join(base, `${trained.info.key}.bin`);
   const json = path.join(base, `${trained.info.key}.json`);
-  fs.writeFileSync(`${bin}.tmp`, trained.bytes);
-  fs.renameSync(`${bin}.tmp`, bin);
-  fs.writeFileSync(`${json}.tmp`, JSON.stringify(trained.info, null, 2) + '\n');
-  fs.renameSync(`${json}.tmp`, json);
+  writeAtomic(bin, trained.bytes);
+  writeAtomic(json, `${JSON.stringify(trained.info, null, 2)}\n`);
   return { bin, json };
 }

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { writeAtomic } from '../stamp';
 import { GENERATED, ROOT } from '../wrangler';
 
 export interface Scale {
@@ -131,8 +132,7 @@ export function fetchPatternXml(): string {
     const xml = path.join(tmp, 'x', PATTERN_XML_IN_DEB);
     if (!x.ok || !fs.existsSync(xml)) throw new Error(`dpkg-deb -x ${deb} did not yield ${PATTERN_XML_IN_DEB}\n${x.out}`);
     fs.mkdirSync(path.dirname(cached), { recursive: true });
-    fs.copyFileSync(xml, `${cached}.tmp`);
-    fs.renameSync(`${cached}.tmp`, cached);
+    writeAtomic(cached, fs.readFileSync(xml));
     return cached;
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
