@@ -10,7 +10,7 @@ import type { AppEnv } from '../env';
 import { LIMITS } from '../../core/limits';
 import { charge } from '../metering';
 import { ApiError, type FieldProblem } from '../problem';
-import { jsonBody, ListQuerySchema, pageObject, problem, security } from '../schemas';
+import { jsonBody, ListQuerySchema, pageObject, PageSchema as PageObjectSchema, problem, security, WorkspaceParams } from '../schemas';
 import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
 import { extractHtml } from '../plagiarism/html';
 import { createPlagiarismProvider } from '../plagiarism/provider';
@@ -50,7 +50,7 @@ const checkRoute = createRoute({
   tags: ['Plagiarism'],
   security,
   request: {
-    params: z.object({ workspaceId: z.string() }),
+    params: WorkspaceParams,
     body: jsonBody(CheckRequest),
   },
   responses: {
@@ -161,7 +161,7 @@ const batchRoute = createRoute({
 const PageList = z
   .object({
     data: z.array(PageSchema),
-    page: z.object({ size: z.number().int(), totalElements: z.number().int(), totalPages: z.number().int(), currentPage: z.number().int() }),
+    page: PageObjectSchema,
   })
   .openapi('PlagiarismPageList');
 

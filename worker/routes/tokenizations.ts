@@ -12,7 +12,7 @@ import { charge } from '../metering';
 import { requireLanguage } from '../problem';
 import { getLanguageData } from '../text-language';
 import { waitUntilOf } from '../shared-load';
-import { jsonBody, problem, security, TokenizationRequestSchema } from '../schemas';
+import { jsonBody, problem, security, TokenizationRequestSchema, WorkspaceParams } from '../schemas';
 
 const TokenSchema = z
   .object({
@@ -35,7 +35,7 @@ const route = createRoute({
     'Punctuation is not a token; numbers, hyphenated words, URLs and e-mail addresses are one token each; French elisions (L\'homme -> L\', homme) and English contractions (don\'t -> do, n\'t) are split. Japanese is segmented into words. Meters `tokens` = tokenCount.',
   security,
   request: {
-    params: z.object({ workspaceId: z.string() }),
+    params: WorkspaceParams,
     body: jsonBody(TokenizationRequestSchema),
   },
   responses: {
