@@ -35,11 +35,21 @@ const effSpill = (p: string) =>
 // request of the new day has written never wipes the new day's counter (it counts into it).
 const effDaily = (p: string) => `(CASE WHEN ${p}daily_date >= ?3 THEN ${p}used_amount_daily ELSE 0 END)`;
 const effDailyDate = (p: string) => `(CASE WHEN ${p}daily_date >= ?3 THEN ${p}daily_date ELSE ?3 END)`;
-const effCycleStart = (p: string) => `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}cycle_start ELSE ?1 END)`;
+const effCycleStart = (p: string, start = '?1') => `(CASE WHEN ${p}cycle_start >= ${start} THEN ${p}cycle_start ELSE ${start} END)`;
+/**
+ * The running cycle of workspace `workspace` (SQL parameters such as '?4'): the latest effective
+ * cycle start of its quota rows (after an anchor-day change it can be later than `start`), or
+ * `start`, the current cycle start of its anchor day, when it has none.
+ */
+const runningCycleStart = (workspace: string, start: string) =>
+  `COALESCE((SELECT MAX(${effCycleStart('', start)}) FROM quotas WHERE workspace_id = ${workspace}), ${start})`;
 
-/** SET clause that writes the rolled-over state (used by charges and admin changes). */
-const MATERIALIZE_SET =
-  `used_amount = ${effUsed('')}, used_amount_daily = ${effDaily('')}, bonus_amount = ${effBonus('')}, ` +
+/**
+ * SET clause that writes the rolled-over state (admin changes), plus `charge` (an SQL term such
+ * as ' + ?4') on the used counters (charges).
+ */
+const rolledOverSet = (charge = '') =>
+  `used_amount = ${effUsed('')}${charge}, used_amount_daily = ${effDaily('')}${charge}, bonus_amount = ${effBonus('')}, ` +
   `spillover_amount = ${effSpill('')}, cycle_start = ${effCycleStart('')}, daily_date = ${effDailyDate('')}`;
 
 const cycleBinds = (p: CycleParams): [string, string, string] => [p.cycleStart, p.previousCycleStart, p.today];
@@ -226,9 +236,9 @@ export async function listQuotas(db: D1Database, workspace: Workspace, atMs: num
 export async function currentCycleStart(db: D1Database, workspace: Workspace, atMs: number): Promise<string> {
   const p = cycleParams(atMs, workspace.anchorDay);
   const row = await db
-    .prepare(`SELECT MAX(${effCycleStart('')}) AS start FROM quotas WHERE workspace_id = ?4`)
-    .bind(...cycleBinds(p), workspace.id)
-    .first<{ start: string | null }>();
+    .prepare(`SELECT ${runningCycleStart('?2', '?1')} AS start`)
+    .bind(p.cycleStart, workspace.id)
+    .first<{ start: string }>();
   return row?.start ?? p.cycleStart;
 }
 
@@ -259,9 +269,7 @@ function exhausted(usageTypeKey: string, detail: string): ApiError {
 }
 
 const CONSUME_UPDATE =
-  `UPDATE quotas SET ` +
-  `used_amount = ${effUsed('')} + ?4, used_amount_daily = ${effDaily('')} + ?4, ` +
-  `bonus_amount = ${effBonus('')}, spillover_amount = ${effSpill('')}, cycle_start = ${effCycleStart('')}, daily_date = ${effDailyDate('')}, ` +
+  `UPDATE quotas SET ${rolledOverSet(' + ?4')}, ` +
   `charge_token = ?7, updated_at = ?8 ` +
   `WHERE workspace_id = ?5 AND usage_type_key = ?6 ` +
   `AND ${effUsed('')} + ?4 <= limit_amount + ${effBonus('')} + ${effSpill('')} ` +
@@ -400,7 +408,7 @@ function materialize(db: D1Database, ws: Workspace, p: CycleParams, at: string, 
   if (usageTypeKey !== undefined) binds.push(usageTypeKey);
   return db
     .prepare(
-      `UPDATE quotas SET ${MATERIALIZE_SET}, updated_at = ?4 WHERE workspace_id = ?5` +
+      `UPDATE quotas SET ${rolledOverSet()}, updated_at = ?4 WHERE workspace_id = ?5` +
         ` AND ${anchorGuard('?5', '?6')}${filter}`,
     )
     .bind(...binds);
@@ -471,8 +479,7 @@ export async function setQuotaLimits(db: D1Database, workspaceId: string, limits
         .prepare(
           `INSERT INTO quotas (id, workspace_id, usage_type_key, limit_amount, limit_amount_daily, cycle_start, daily_date, created_at, updated_at) ` +
             // A new row joins the running cycle of the workspace's other rows.
-            `SELECT ?3, ?1, ?4, ?5, ?6, COALESCE((SELECT MAX(CASE WHEN cycle_start >= ?7 THEN cycle_start ELSE ?7 END) ` +
-            `FROM quotas WHERE workspace_id = ?1), ?7), ?8, ?9, ?9 WHERE ${guard} ` +
+            `SELECT ?3, ?1, ?4, ?5, ?6, ${runningCycleStart('?1', '?7')}, ?8, ?9, ?9 WHERE ${guard} ` +
             `ON CONFLICT (workspace_id, usage_type_key) DO UPDATE SET limit_amount = excluded.limit_amount, ` +
             `limit_amount_daily = excluded.limit_amount_daily, updated_at = excluded.updated_at`,
         )
