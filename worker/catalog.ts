@@ -45,17 +45,11 @@ const GENERATION_CACHE_TTL_S = 30;
 /** Bump when the cached shape changes, so a deploy never reads entries of the old shape. */
 const ENTRY_PREFIX = 'catalog:v1:';
 
-/** What the catalog routes need of a mapper bundle info (the KV entry keeps only these fields). */
-export interface CatalogMapper {
-  modelId: string;
-  key: string;
-  variables: string[];
-  translationKey: string;
-  label: string;
-  language: string | null;
-  country: string | null;
-  multilingual: boolean;
-}
+/**
+ * What the catalog routes need of a mapper bundle info (the KV entry keeps only these fields);
+ * modelId is the model of the R2 prefix (mappers/{modelId}/), not the sidecar's field.
+ */
+export type CatalogMapper = Pick<MapperBundleInfo, 'modelId' | 'key' | 'variables' | 'translationKey' | 'label' | 'language' | 'country' | 'multilingual'>;
 
 export interface Catalog {
   /** Every model manifest in R2, sorted by id. */
