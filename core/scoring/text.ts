@@ -14,7 +14,10 @@ import {
   type DimensionQuery,
 } from './common';
 import type {
+  FactorStats,
+  GoalConfig,
   GoalScoreFactor,
+  Normalization,
   ResolvedMapper,
   ScoredText,
   StatsCache,
@@ -69,6 +72,35 @@ function mean(values: ArrayLike<number>, from: number, to: number): number | nul
   return n > 0 ? s / n : null;
 }
 
+/** A goalConfig factor, resolved once per request. */
+interface GoalFactor extends Omit<GoalScoreFactor, 'value'> {
+  w: number;
+  /** The factor's value for a scored text before normalization; undefined when the text has none. */
+  raw: (t: ScoredText) => number | undefined;
+  /** Normalization statistics (cached per model); null when mode is 'none'. */
+  stats: FactorStats | null;
+}
+
+/** Factors in response order: modelRank, then goalConfig.dimensions, then goalConfig.mappers. */
+function goalFactors(goal: GoalConfig, mode: Normalization, dims: readonly DimensionQuery[], input: TextScoringInput): GoalFactor[] {
+  const { index, mappers, stats } = input;
+  const norm = (compute: () => FactorStats | null): FactorStats | null => (mode === 'none' ? null : compute());
+  const out: GoalFactor[] = [];
+  if (goal.modelRankScore !== undefined) {
+    const raw = (t: ScoredText) => (t.modelRankScore !== null ? 2 * t.modelRankScore - 1 : undefined);
+    out.push({ field: 'modelRank', id: 'modelRank', type: 'intrinsic', w: goal.modelRankScore, raw, stats: norm(() => modelRankStats(index, stats)) });
+  }
+  for (const g of goal.dimensions ?? []) {
+    const d = dims.find((x) => x.id === g.id)!;
+    out.push({ field: d.name, id: d.key, type: 'dimension', w: g.weight, raw: (t) => t.dimensionScores[d.key], stats: norm(() => dimensionStats(index, d, stats)) });
+  }
+  for (const g of goal.mappers ?? []) {
+    const m = mappers.find((x) => x.id === g.id)!;
+    out.push({ field: m.id, id: m.id, type: 'mapper', w: g.weight, raw: (t) => t.mapperScores[m.id], stats: norm(() => mapperStats(index, m, stats)) });
+  }
+  return out;
+}
+
 export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): TextScoringResult {
   const { index, mappers } = input;
   const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions);
@@ -103,6 +135,7 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
 
   const goal = req.goalConfig;
   const mode = goal?.normalization ?? 'none';
+  const factors = goal ? goalFactors(goal, mode, dims, input) : null;
   const V = index.size;
 
   const data: ScoredText[] = perText.map((t, i) => {
@@ -124,31 +157,17 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
     });
 
     const scored: ScoredText = { modelRankScore, goalScoreFactors: [], dimensionScores, mapperScores };
-    if (goal) {
-      const raw: Array<Omit<GoalScoreFactor, 'value'> & { w: number; s: number }> = [];
-      if (goal.modelRankScore !== undefined && modelRankScore !== null) {
-        const s = normalize(2 * modelRankScore - 1, mode === 'none' ? null : modelRankStats(index, input.stats), mode);
-        raw.push({ field: 'modelRank', id: 'modelRank', type: 'intrinsic', w: goal.modelRankScore, s });
-      }
-      for (const g of goal.dimensions ?? []) {
-        const d = dims.find((x) => x.id === g.id)!;
-        const v = dimensionScores[d.key];
-        if (v === undefined) continue;
-        const s = normalize(v, mode === 'none' ? null : dimensionStats(index, d, input.stats), mode);
-        raw.push({ field: d.name, id: d.key, type: 'dimension', w: g.weight, s });
-      }
-      for (const g of goal.mappers ?? []) {
-        const m = mappers.find((x) => x.id === g.id)!;
-        const v = mapperScores[m.id];
-        if (v === undefined) continue;
-        const s = normalize(v, mode === 'none' ? null : mapperStats(index, m, input.stats), mode);
-        raw.push({ field: m.id, id: m.id, type: 'mapper', w: g.weight, s });
+    if (factors) {
+      const applied: Array<{ f: GoalFactor; s: number }> = [];
+      for (const f of factors) {
+        const v = f.raw(scored);
+        if (v !== undefined) applied.push({ f, s: normalize(v, f.stats, mode) });
       }
       let wSum = 0;
-      for (const f of raw) wSum += Math.abs(f.w);
+      for (const { f } of applied) wSum += Math.abs(f.w);
       let goalScore = 0;
-      for (const f of raw) {
-        const value = wSum > 0 ? (f.w * f.s) / wSum : 0;
+      for (const { f, s } of applied) {
+        const value = wSum > 0 ? (f.w * s) / wSum : 0;
         goalScore += value;
         scored.goalScoreFactors.push({ field: f.field, value, type: f.type, id: f.id });
       }
