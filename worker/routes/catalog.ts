@@ -31,7 +31,6 @@ import {
   security,
 } from '../schemas';
 
-
 /** 1-based pagination; a page beyond the last is empty; size is echoed as requested. */
 function paginate<T>(items: T[], page: number, size: number): { page: ReturnType<typeof pageObject>; data: T[] } {
   const start = (page - 1) * size;
@@ -41,9 +40,13 @@ function paginate<T>(items: T[], page: number, size: number): { page: ReturnType
 const matches = (value: string | null | undefined, filter: string | undefined): boolean =>
   filter === undefined || filter === '' || (value ?? '').toLowerCase() === filter.toLowerCase();
 
+/** One Intl.DisplayNames per type for the isolate (built at first use, not per label). */
+const displayNames: Partial<Record<'language' | 'region', Intl.DisplayNames>> = {};
+
 function displayName(type: 'language' | 'region', code: string): string {
   try {
-    return new Intl.DisplayNames(['en'], { type }).of(type === 'region' ? code.toUpperCase() : code.toLowerCase()) ?? code;
+    const names = (displayNames[type] ??= new Intl.DisplayNames(['en'], { type }));
+    return names.of(type === 'region' ? code.toUpperCase() : code.toLowerCase()) ?? code;
   } catch {
     return code;
   }
@@ -173,13 +176,14 @@ export function registerCatalog(app: OpenAPIHono<AppEnv>): void {
     // locales are different scales (a filter by either locale must find its own).
     const byKey = new Map<string, CatalogMapper>();
     for (const b of bundles) {
-      const locale = b.multilingual === true ? '*' : `${b.language ?? ''}|${b.country ?? ''}`;
+      const locale = b.multilingual ? '*' : `${b.language ?? ''}|${b.country ?? ''}`;
       if (!byKey.has(`${b.key}|${locale}`)) byKey.set(`${b.key}|${locale}`, b);
     }
+    // The catalog normalized language/country (null when absent) and multilingual (a boolean).
     const entries = [...byKey.values()].flatMap((info) => {
-      const multilingual = info.multilingual === true;
-      const language = multilingual ? null : info.language ?? null;
-      const country = multilingual ? null : info.country ?? null;
+      const multilingual = info.multilingual;
+      const language = multilingual ? null : info.language;
+      const country = multilingual ? null : info.country;
       return info.variables.map((variable) => ({
         key: `${info.key}_${variable}`,
         variables: info.variables,
