@@ -148,8 +148,10 @@ const toWorkspace = (r: WorkspaceRow): Workspace => ({
   updatedAt: r.updated_at,
 });
 
+const WORKSPACE_SELECT = 'SELECT id, name, anchor_day, created_at, updated_at FROM workspaces WHERE id = ?1';
+
 export async function getWorkspace(db: D1Database, id: string): Promise<Workspace | null> {
-  const row = await db.prepare('SELECT id, name, anchor_day, created_at, updated_at FROM workspaces WHERE id = ?1').bind(id).first<WorkspaceRow>();
+  const row = await db.prepare(WORKSPACE_SELECT).bind(id).first<WorkspaceRow>();
   return row ? toWorkspace(row) : null;
 }
 
@@ -218,14 +220,19 @@ function toQuota(r: QuotaRow, today: string): Quota {
   };
 }
 
+/** The statement reading the workspace's quota rows (of one usage type) as of the cycle of `p`. */
+function quotasStatement(db: D1Database, workspaceId: string, p: CycleParams, usageTypeKey?: string): D1PreparedStatement {
+  const filter = usageTypeKey === undefined ? '' : ' AND q.usage_type_key = ?5';
+  const stmt = db.prepare(`${QUOTA_SELECT} WHERE q.workspace_id = ?4${filter} ORDER BY q.usage_type_key`);
+  const binds: unknown[] = [...cycleBinds(p), workspaceId];
+  if (usageTypeKey !== undefined) binds.push(usageTypeKey);
+  return stmt.bind(...binds);
+}
+
 /** The workspace's quotas as of `atMs` (rollovers applied, nothing written). */
 export async function listQuotas(db: D1Database, workspace: Workspace, atMs: number, usageTypeKey?: string): Promise<Quota[]> {
   const p = cycleParams(atMs, workspace.anchorDay);
-  const filter = usageTypeKey === undefined ? '' : ' AND q.usage_type_key = ?5';
-  const stmt = db.prepare(`${QUOTA_SELECT} WHERE q.workspace_id = ?4${filter} ORDER BY q.usage_type_key`);
-  const binds: unknown[] = [...cycleBinds(p), workspace.id];
-  if (usageTypeKey !== undefined) binds.push(usageTypeKey);
-  const { results } = await stmt.bind(...binds).all<QuotaRow>();
+  const { results } = await quotasStatement(db, workspace.id, p, usageTypeKey).all<QuotaRow>();
   return results.map((r) => toQuota(r, p.today));
 }
 
@@ -282,17 +289,6 @@ const CONSUME_LEDGER =
   `SELECT workspace_id, usage_type_key, ?3, ?4, ?5, cycle_start, ?6 FROM quotas ` +
   `WHERE workspace_id = ?1 AND usage_type_key = ?2 AND charge_token = ?7`;
 
-/**
- * Checks and deducts `amount` in one atomic batch: a conditional UPDATE (rollover folded in,
- * monthly and daily allowance checked, idempotency key unused) and the ledger insert, which
- * only happens if that UPDATE wrote this call's token. N concurrent calls against a remaining
- * allowance L therefore succeed exactly min(N, L) times.
- *
- * When the UPDATE changes nothing, a diagnosis says why: earlier charge with the same key
- * (replay, or 409 when the usage type/amount differ), monthly allowance (403), daily limit
- * (429 + Retry-After). If the diagnosis finds room (the state moved in between, e.g. an admin
- * raised a limit or changed the anchor day), the charge is retried.
- */
 /** Workspaces seen by charges in this isolate (only the anchor day matters to the UPDATE's guard). */
 const workspaceCache = new Map<string, Workspace>();
 const WORKSPACE_CACHE_MAX = 10_000;
@@ -302,15 +298,28 @@ function rememberWorkspace(ws: Workspace): void {
   workspaceCache.set(ws.id, ws);
 }
 
+/**
+ * Checks and deducts `amount` in one atomic batch: a conditional UPDATE (rollover folded in,
+ * monthly and daily allowance checked, idempotency key unused) and the ledger insert, which
+ * only happens if that UPDATE wrote this call's token. N concurrent calls against a remaining
+ * allowance L therefore succeed exactly min(N, L) times.
+ *
+ * When the UPDATE changes nothing, a diagnosis (one batch of reads) says why: earlier charge
+ * with the same key (replay, or 409 when the usage type/amount differ), monthly allowance (403),
+ * daily limit (429 + Retry-After). If the diagnosis finds room (the state moved in between, e.g. an admin
+ * raised a limit or changed the anchor day), the charge is retried.
+ */
 export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAfterSeconds: number): Promise<ConsumeOutcome> {
   if (!Number.isSafeInteger(req.amount) || req.amount < 0) throw new ApiError('INTERNAL_ERROR', `Invalid charge amount ${req.amount}`);
   if (req.amount === 0) return { status: 'free' };
   const at = isoTimestamp(req.atMs);
 
+  // The workspace as the last diagnosis read it: a retry starts from it instead of reading it again.
+  let diagnosed: Workspace | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
     // The first attempt trusts the per-isolate anchor-day cache (saves a D1 round trip on the hot
     // path); the UPDATE re-checks the anchor day, so a stale entry only costs a retry below.
-    const cached = attempt === 0 ? workspaceCache.get(req.workspaceId) : undefined;
+    const cached = attempt === 0 ? workspaceCache.get(req.workspaceId) : diagnosed;
     const ws = cached ?? (await getWorkspace(db, req.workspaceId));
     if (!ws) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
     rememberWorkspace(ws);
@@ -324,24 +333,29 @@ export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAft
     ]);
     if (update.meta.changes === 1) return { status: 'charged' };
 
-    // Refused: find out why (these reads only choose the error; they decide nothing).
+    // Refused: find out why, in one round trip (these reads only choose the error; they decide nothing).
+    const reads = [quotasStatement(db, req.workspaceId, p, req.usageTypeKey), db.prepare(WORKSPACE_SELECT).bind(req.workspaceId)];
     if (req.idempotencyKey !== null) {
-      const prior = await db
-        .prepare('SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key = ?2')
-        .bind(req.workspaceId, req.idempotencyKey)
-        .first<{ usage_type_key: string; amount: number }>();
-      if (prior) {
-        if (prior.usage_type_key === req.usageTypeKey && prior.amount === req.amount) return { status: 'replayed' };
-        throw new ApiError(
-          'CONFLICT',
-          `Idempotency-Key '${req.idempotencyKey}' was already used for a charge of ${prior.amount} ${prior.usage_type_key}; ` +
-            `this request would charge ${req.amount} ${req.usageTypeKey}. Use a new key for a different request.`,
-        );
-      }
+      reads.push(
+        db.prepare('SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key = ?2').bind(req.workspaceId, req.idempotencyKey),
+      );
     }
-    const [quota] = await listQuotas(db, ws, req.atMs, req.usageTypeKey);
-    if (!quota) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
-    const current = await getWorkspace(db, req.workspaceId);
+    const [quotaRows, workspaceRows, priorRows] = await db.batch(reads);
+    const prior = priorRows?.results[0] as { usage_type_key: string; amount: number } | undefined;
+    if (prior) {
+      if (prior.usage_type_key === req.usageTypeKey && prior.amount === req.amount) return { status: 'replayed' };
+      throw new ApiError(
+        'CONFLICT',
+        `Idempotency-Key '${req.idempotencyKey}' was already used for a charge of ${prior.amount} ${prior.usage_type_key}; ` +
+          `this request would charge ${req.amount} ${req.usageTypeKey}. Use a new key for a different request.`,
+      );
+    }
+    const quotaRow = quotaRows.results[0] as QuotaRow | undefined;
+    if (!quotaRow) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
+    const quota = toQuota(quotaRow, p.today);
+    const currentRow = workspaceRows.results[0] as WorkspaceRow | undefined;
+    const current = currentRow ? toWorkspace(currentRow) : null;
+    diagnosed = current ?? undefined;
     if (current) rememberWorkspace(current);
     else workspaceCache.delete(req.workspaceId);
     if (current && current.anchorDay !== ws.anchorDay) continue;
