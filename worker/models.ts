@@ -13,7 +13,7 @@ import { Kernels } from '../core/kernels';
 import { EmbeddingModel } from '../core/model';
 import { MapperBundleError, parseMapperBundle, type MapperBundle } from '../core/mapper-bundle';
 import { BoundedCache, computeLetterRows, type FactorStats } from '../core/scoring';
-import { R2_KEYS, type ModelManifest, type VectorIndex } from '../core/types';
+import { R2_KEYS, type ModelManifest } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
 import { keepAlive, type WaitUntil } from './shared-load';
@@ -33,13 +33,16 @@ export class LoadedModel {
 
   constructor(
     readonly id: string,
-    readonly index: VectorIndex,
-    /** Bytes held outside WASM memory (vocabulary, offsets, sorted index). */
-    readonly retainedBytes: number,
+    readonly index: EmbeddingModel,
   ) {}
 
   get manifest(): ModelManifest {
     return this.index.manifest;
+  }
+
+  /** Bytes held outside WASM memory (vocabulary, offsets, sorted index, the lookup table once built). */
+  get retainedBytes(): number {
+    return this.index.retainedBytes;
   }
 
   letterRows = (): Int32Array => (this.letters ??= computeLetterRows(this.index));
@@ -95,8 +98,7 @@ function startLoad(env: Env, id: string, ctx: WaitUntil | undefined): Entry {
     if (!obj) throw new Error(`artifact ${R2_KEYS.model(id)} is missing`);
     entry.failedEtag = obj.etag;
     const buf = await obj.arrayBuffer();
-    const index = EmbeddingModel.fromArrayBuffer(buf, getKernels());
-    return new LoadedModel(id, index, index.retainedBytes);
+    return new LoadedModel(id, EmbeddingModel.fromArrayBuffer(buf, getKernels()));
   })().then(
     (model) => {
       entry.status = 'loaded';
