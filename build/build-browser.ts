@@ -10,11 +10,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { EnsureOptions, R2Artifact } from './ensure';
+import { withLock, writeStamp } from './stamp';
 import { GENERATED, ROOT } from './wrangler';
 
-export const LIB_DIR = path.join(GENERATED, 'browser');
-export const WEB_DIR = path.join(GENERATED, 'web');
+const LIB_DIR = path.join(GENERATED, 'browser');
+const WEB_DIR = path.join(GENERATED, 'web');
 const STAMP = path.join(GENERATED, 'browser.stamp.json');
+/** `npm start` and the e2e server may build at once; a build takes well under a minute. */
+const LOCK = path.join(GENERATED, 'browser.lock');
+const LOCK_STALE_MS = 10 * 60_000;
 const CONFIG = path.join(ROOT, 'browser', 'vite.config.ts');
 
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.json': 'application/json' };
@@ -89,19 +93,31 @@ self.addEventListener('fetch', (event) => {
 `;
 }
 
-export async function buildBrowser(): Promise<void> {
+/** Runs both Vite builds, writes sw.js, then the stamp recording `hash` (the inputs built from). */
+async function buildBrowser(hash: string): Promise<void> {
   const { build } = await import('vite');
   for (const mode of ['lib', 'playground']) {
     console.log(`[browser] vite build --mode ${mode}`);
     await build({ configFile: CONFIG, mode, logLevel: 'warn' });
   }
   const files = walk(WEB_DIR).map((f) => '/' + path.relative(WEB_DIR, f).split(path.sep).join('/'));
-  const version = crypto.createHash('sha256').update(files.map((f) => f + fs.statSync(path.join(WEB_DIR, f)).size).join('\n') + inputsHash()).digest('hex');
+  const version = crypto.createHash('sha256').update(files.map((f) => f + fs.statSync(path.join(WEB_DIR, f)).size).join('\n') + hash).digest('hex');
   fs.writeFileSync(path.join(WEB_DIR, 'sw.js'), serviceWorker(files, version));
+  writeStamp(STAMP, { hash, builtAt: new Date().toISOString() });
+}
+
+/** True when the outputs exist and the stamp records `hash`. */
+function isFresh(hash: string): boolean {
+  if (![path.join(WEB_DIR, 'index.html'), path.join(WEB_DIR, 'sw.js'), path.join(LIB_DIR, 'offline-scorer.js')].every((f) => fs.existsSync(f))) return false;
+  try {
+    return (JSON.parse(fs.readFileSync(STAMP, 'utf8')) as { hash?: string }).hash === hash;
+  } catch {
+    return false;
+  }
 }
 
 /** The playground files as R2 objects (web/...). */
-export function webArtifacts(): R2Artifact[] {
+function webArtifacts(): R2Artifact[] {
   return walk(WEB_DIR).map((file) => ({
     key: 'web/' + path.relative(WEB_DIR, file).split(path.sep).join('/'),
     file,
@@ -113,20 +129,18 @@ export function webArtifacts(): R2Artifact[] {
 export async function ensureBrowser(options: EnsureOptions = {}): Promise<R2Artifact[]> {
   if (options.forTests) return [];
   const hash = inputsHash();
-  const stamp = fs.existsSync(STAMP) ? (JSON.parse(fs.readFileSync(STAMP, 'utf8')) as { hash?: string }) : {};
-  const complete = fs.existsSync(path.join(WEB_DIR, 'index.html')) && fs.existsSync(path.join(WEB_DIR, 'sw.js')) && fs.existsSync(path.join(LIB_DIR, 'offline-scorer.js'));
-  if (stamp.hash !== hash || !complete) {
-    await buildBrowser();
-    fs.writeFileSync(STAMP, JSON.stringify({ hash, builtAt: new Date().toISOString() }, null, 2));
-  }
-  return webArtifacts();
+  if (isFresh(hash)) return webArtifacts();
+  const build = async (): Promise<R2Artifact[]> => {
+    await buildBrowser(hash);
+    return webArtifacts();
+  };
+  return withLock(LOCK, LOCK_STALE_MS, () => isFresh(hash), build, webArtifacts);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  buildBrowser()
-    .then(() => fs.writeFileSync(STAMP, JSON.stringify({ hash: inputsHash(), builtAt: new Date().toISOString() }, null, 2)))
-    .catch((err) => {
-      console.error(err);
-      process.exit(1);
-    });
+  // Forced rebuild, still under the lock so it never overlaps an ensure build.
+  withLock(LOCK, LOCK_STALE_MS, () => false, () => buildBrowser(inputsHash()), () => undefined).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
 }
