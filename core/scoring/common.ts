@@ -76,6 +76,9 @@ function unit(v: Float32Array): Float32Array | null {
   return out;
 }
 
+/** The rows in ascending order, comma-separated (a stats cache key that ignores seed order). */
+const sortedKey = (rows: readonly number[]): string => [...rows].sort((a, b) => a - b).join(',');
+
 /**
  * Query vector of each requested dimension. `manual`: centroid of `words`. `dimension`:
  * centroid of the stored seeds merged with `words` (unknown id: DIMENSION_NOT_FOUND).
@@ -117,10 +120,10 @@ export function dimensionQueries(
       } else {
         query = null;
       }
-      statsKey = `axis:${[...pos].sort((a, b) => a - b).join(',')}|${[...neg].sort((a, b) => a - b).join(',')}`;
+      statsKey = `axis:${sortedKey(pos)}|${sortedKey(neg)}`;
     } else {
       query = index.centroid(pos);
-      statsKey = `dim:${[...pos].sort((a, b) => a - b).join(',')}`;
+      statsKey = `dim:${sortedKey(pos)}`;
     }
     // Goal factor label: the request's name, else the stored dimension's name, else the id.
     out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey });
@@ -130,23 +133,17 @@ export function dimensionQueries(
 
 /** goalConfig must reference requested dimensions and mapperKeys, each at most once. */
 export function checkGoalConfig(goal: GoalConfig, dimensions: readonly DimensionQuery[], mappers: readonly ResolvedMapper[]): void {
-  const dimIds = new Set(dimensions.map((d) => d.id));
-  const seenDims = new Set<number>();
-  (goal.dimensions ?? []).forEach((g, i) => {
-    if (!dimIds.has(g.id)) {
-      throw new ScoringError('VALIDATION_FAILED', `goalConfig dimension ${g.id} is not among the request's dimensions`, `goalConfig.dimensions.${i}.id`);
-    }
-    if (seenDims.has(g.id)) throw new ScoringError('VALIDATION_FAILED', `goalConfig dimension ${g.id} is repeated`, `goalConfig.dimensions.${i}.id`);
-    seenDims.add(g.id);
-  });
-  const mapperIds = new Set(mappers.map((m) => m.id));
-  const seenMappers = new Set<string>();
-  (goal.mappers ?? []).forEach((g, i) => {
-    if (!mapperIds.has(g.id)) {
-      throw new ScoringError('VALIDATION_FAILED', `goalConfig mapper ${g.id} is not among the request's mapperKeys`, `goalConfig.mappers.${i}.id`);
-    }
-    if (seenMappers.has(g.id)) throw new ScoringError('VALIDATION_FAILED', `goalConfig mapper ${g.id} is repeated`, `goalConfig.mappers.${i}.id`);
-    seenMappers.add(g.id);
+  checkGoalRefs(goal.dimensions, new Set(dimensions.map((d) => d.id)), 'dimension', "the request's dimensions");
+  checkGoalRefs(goal.mappers, new Set(mappers.map((m) => m.id)), 'mapper', "the request's mapperKeys");
+}
+
+/** goalConfig.dimensions / goalConfig.mappers: each id requested, none repeated. */
+function checkGoalRefs<T>(refs: ReadonlyArray<{ id: T }> | undefined, requested: ReadonlySet<T>, kind: 'dimension' | 'mapper', among: string): void {
+  const seen = new Set<T>();
+  (refs ?? []).forEach((g, i) => {
+    if (!requested.has(g.id)) throw new ScoringError('VALIDATION_FAILED', `goalConfig ${kind} ${g.id} is not among ${among}`, `goalConfig.${kind}s.${i}.id`);
+    if (seen.has(g.id)) throw new ScoringError('VALIDATION_FAILED', `goalConfig ${kind} ${g.id} is repeated`, `goalConfig.${kind}s.${i}.id`);
+    seen.add(g.id);
   });
 }
 
