@@ -36,6 +36,7 @@ import {
   UsageTypeKeyParam,
   WorkspaceIdParam,
   WorkspaceSchema,
+  jsonBody,
   orderQuery,
   pageObject,
   pageQuery,
@@ -82,7 +83,7 @@ const createRouteDef = createRoute({
   summary: 'Create a workspace with its plan limits and anchor day',
   description: 'Every usage type gets a quota row; types missing from `quotas` get limits 0 (every metered call for them is refused).',
   security,
-  request: { body: { required: true, content: json(CreateWorkspaceSchema) } },
+  request: { body: jsonBody(CreateWorkspaceSchema) },
   responses: {
     201: { description: 'Created', content: json(WorkspaceSchema) },
     ...adminErrors,
@@ -110,7 +111,7 @@ const patchRouteDef = createRoute({
     'A new anchor day applies from the running cycle on: the cycle ends at the first anchor date of the new day after the cycle start ' +
     '(at once if that date has already passed).',
   security,
-  request: { params: wsParams, body: { required: true, content: json(UpdateWorkspaceSchema) } },
+  request: { params: wsParams, body: jsonBody(UpdateWorkspaceSchema) },
   responses: {
     200: { description: 'The updated workspace', content: json(WorkspaceSchema) },
     ...adminErrors,
@@ -126,7 +127,7 @@ const limitsRouteDef = createRoute({
   summary: 'Set the monthly and daily limits of one usage type',
   description: 'Takes effect at once; usage of the running cycle and day is kept.',
   security,
-  request: { params: quotaParams, body: { required: true, content: json(SetLimitsSchema) } },
+  request: { params: quotaParams, body: jsonBody(SetLimitsSchema) },
   responses: {
     200: { description: 'The quota after the change', content: json(QuotaSchema) },
     ...adminErrors,
@@ -142,7 +143,7 @@ const bonusRouteDef = createRoute({
   summary: 'Add bonus credits to the running cycle',
   description: 'Bonus credits belong to the running cycle; what is unused at its end counts towards the spillover (capped at limitAmount).',
   security,
-  request: { params: quotaParams, body: { required: true, content: json(AddBonusSchema) } },
+  request: { params: quotaParams, body: jsonBody(AddBonusSchema) },
   responses: {
     200: { description: 'The quota after the change', content: json(QuotaSchema) },
     ...adminErrors,

@@ -6,9 +6,12 @@ import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 /** Largest amount an admin can set or add in one call (keeps every sum an exact JS integer). */
 export const MAX_AMOUNT = 1_000_000_000_000;
 
+/** A workspace id: letters, digits, _ . - (1 to 64 characters, starting with a letter or digit). */
+const WORKSPACE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
 export const WorkspaceIdParam = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'Letters, digits, _ . - (1 to 64 characters, starting with a letter or digit)')
+  .regex(WORKSPACE_ID, 'Letters, digits, _ . - (1 to 64 characters, starting with a letter or digit)')
   .openapi({ param: { name: 'workspaceId', in: 'path' }, example: 'ws_demo' });
 
 export const UsageTypeKeyParam = z
@@ -65,9 +68,12 @@ export const UsageTypeSchema = z
   })
   .openapi('UsageType');
 
-export { PageSchema, pageObject, ProblemSchema, problem, security } from '../schemas';
+export { jsonBody, PageSchema, pageObject, ProblemSchema, problem, security } from '../schemas';
 
 const amount = z.number().int().min(0).max(MAX_AMOUNT);
+// Stored in D1: well-formed Unicode only (worker/well-formed.ts).
+const workspaceName = z.string().min(1).max(200).refine(isWellFormed, ILL_FORMED_MESSAGE);
+const anchorDay = z.number().int().min(1).max(31);
 
 export const QuotaLimitsSchema = z
   .object({
@@ -79,17 +85,17 @@ export const QuotaLimitsSchema = z
 
 export const CreateWorkspaceSchema = z
   .object({
-    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/),
-    name: z.string().min(1).max(200).refine(isWellFormed, ILL_FORMED_MESSAGE).optional(),
-    anchorDay: z.number().int().min(1).max(31).default(1).describe('Day of the month on which billing cycles start (29-31: the last day in shorter months)'),
+    id: z.string().regex(WORKSPACE_ID),
+    name: workspaceName.optional(),
+    anchorDay: anchorDay.default(1).describe('Day of the month on which billing cycles start (29-31: the last day in shorter months)'),
     quotas: z.array(QuotaLimitsSchema).max(100).default([]).describe('Limits per usage type; usage types not listed get limits 0'),
   })
   .openapi('CreateWorkspace');
 
 export const UpdateWorkspaceSchema = z
   .object({
-    name: z.string().min(1).max(200).refine(isWellFormed, ILL_FORMED_MESSAGE).optional(),
-    anchorDay: z.number().int().min(1).max(31).optional(),
+    name: workspaceName.optional(),
+    anchorDay: anchorDay.optional(),
   })
   .refine((v) => v.name !== undefined || v.anchorDay !== undefined, { message: 'Send name and/or anchorDay' })
   .openapi('UpdateWorkspace');
