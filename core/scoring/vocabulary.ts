@@ -12,13 +12,18 @@ export interface AutocompleteRequest {
   whitelistWords?: string[];
 }
 
+/** A non-empty whitelist as a set of trimmed, lower-cased words; null when there is none. */
+function allowList(whitelistWords: readonly string[] | undefined): Set<string> | null {
+  return whitelistWords && whitelistWords.length > 0 ? new Set(whitelistWords.map((w) => w.trim().toLowerCase())) : null;
+}
+
 /**
  * Prefix match on the lower-cased vocabulary, most frequent first, at most 10, entries without
  * a letter never suggested; with a non-empty whitelist only words in it (compared lower-cased).
  */
 export function autocomplete(index: VectorIndex, req: AutocompleteRequest): { suggestions: string[] } {
   const prefix = req.word.trim().toLowerCase();
-  const allow = req.whitelistWords && req.whitelistWords.length > 0 ? new Set(req.whitelistWords.map((w) => w.trim().toLowerCase())) : null;
+  const allow = allowList(req.whitelistWords);
   const seen = new Set<string>();
   const rows = index.prefixRows(prefix, MAX_SUGGESTIONS, (row) => {
     const w = index.word(row).toLowerCase();
@@ -39,7 +44,7 @@ export function wordAvailabilities(
   index: VectorIndex,
   req: WordAvailabilitiesRequest,
 ): { availabilities: Array<{ word: string; isAvailable: boolean }> } {
-  const allow = req.whitelistWords && req.whitelistWords.length > 0 ? new Set(req.whitelistWords.map((w) => w.trim().toLowerCase())) : null;
+  const allow = allowList(req.whitelistWords);
   return {
     availabilities: req.words.map((word) => ({
       word,
