@@ -3,8 +3,7 @@
  * merged into request dimensions of type `dimension`. Rows are insert-only, so found rows are
  * cached per isolate; unknown ids are looked up again on every request.
  */
-import type { StoredDimensionSeeds } from '../core/scoring';
-import type { DimensionRequest } from '../core/scoring';
+import type { DimensionRequest, StoredDimensionSeeds } from '../core/scoring';
 import type { Env } from './env';
 import { FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID } from './schemas';
 
@@ -27,6 +26,9 @@ interface Row {
 }
 
 const cache = new Map<number, StoredDimension>();
+
+/** The columns of a Row. */
+const COLUMNS = 'id, name, language, description, words, created_at';
 
 function fromRow(r: Row): StoredDimension {
   let words: string[] = [];
@@ -53,7 +55,7 @@ export async function storedSeedsFor(env: Env, dimensions: readonly DimensionReq
   for (let i = 0; i < missing.length; i += 90) {
     const chunk = missing.slice(i, i + 90);
     const res = await env.DB.prepare(
-      `SELECT id, name, language, description, words, created_at FROM dimensions WHERE id IN (${chunk.map(() => '?').join(',')})`,
+      `SELECT ${COLUMNS} FROM dimensions WHERE id IN (${chunk.map(() => '?').join(',')})`,
     )
       .bind(...chunk)
       .all<Row>();
@@ -68,19 +70,19 @@ export async function storedSeedsFor(env: Env, dimensions: readonly DimensionReq
 
 /** Every stored dimension, by id (the offline seeds download). */
 export async function allDimensions(env: Env): Promise<StoredDimension[]> {
-  const res = await env.DB.prepare('SELECT id, name, language, description, words, created_at FROM dimensions ORDER BY id').all<Row>();
+  const res = await env.DB.prepare(`SELECT ${COLUMNS} FROM dimensions ORDER BY id`).all<Row>();
   return res.results.map(fromRow);
 }
 
 /** One stored dimension, or null. */
 export async function getDimension(env: Env, id: number): Promise<StoredDimension | null> {
-  const row = await env.DB.prepare('SELECT id, name, language, description, words, created_at FROM dimensions WHERE id = ?').bind(id).first<Row>();
+  const row = await env.DB.prepare(`SELECT ${COLUMNS} FROM dimensions WHERE id = ?`).bind(id).first<Row>();
   return row ? fromRow(row) : null;
 }
 
 export async function listDimensions(env: Env, page: number, size: number): Promise<{ total: number; items: StoredDimension[] }> {
   const total = (await env.DB.prepare('SELECT COUNT(*) AS n FROM dimensions').first<{ n: number }>())?.n ?? 0;
-  const res = await env.DB.prepare('SELECT id, name, language, description, words, created_at FROM dimensions ORDER BY id LIMIT ? OFFSET ?')
+  const res = await env.DB.prepare(`SELECT ${COLUMNS} FROM dimensions ORDER BY id LIMIT ? OFFSET ?`)
     .bind(size, (page - 1) * size)
     .all<Row>();
   return { total, items: res.results.map(fromRow) };
@@ -98,7 +100,7 @@ export async function createDimension(
      VALUES (COALESCE(?1, (SELECT MIN(c.id + 1) FROM (SELECT ?7 - 1 AS id UNION ALL SELECT id FROM dimensions WHERE id >= ?7 - 1) c
                           WHERE c.id < ?8 AND NOT EXISTS (SELECT 1 FROM dimensions d WHERE d.id = c.id + 1))), ?2, ?3, ?4, ?5, ?6)
      ON CONFLICT (id) DO NOTHING
-     RETURNING id, name, language, description, words, created_at`,
+     RETURNING ${COLUMNS}`,
   )
     .bind(input.id ?? null, input.name, input.language, input.description ?? '', words, createdBy, FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID)
     .first<Row>();
