@@ -67,6 +67,15 @@ export function splitMapperVariableId(id: string): { bundleKey: string; variable
 
 const align8 = (n: number): number => (n + 7) & ~7;
 
+/** Byte offsets of the sections (layout above), shared by the writer and the parser. */
+function layout(jsonLength: number, nVars: number, dims: number, vocab: number) {
+  const tableStart = align8(HEADER_BYTES + jsonLength);
+  const linearStart = tableStart + 16 * nVars;
+  const valuesStart = align8(linearStart + (dims > 0 ? 4 * nVars * (dims + 1) : 0));
+  const sectionBytes = align8(2 * vocab);
+  return { tableStart, linearStart, valuesStart, sectionBytes, total: valuesStart + sectionBytes * nVars };
+}
+
 let crcTable: Uint32Array | null = null;
 export function crc32(bytes: Uint8Array): number {
   if (!crcTable) {
@@ -125,12 +134,7 @@ export function writeMapperBundle(
     }
   }
   const json = new TextEncoder().encode(JSON.stringify(info));
-  const jsonEnd = align8(HEADER_BYTES + json.length);
-  const tableStart = jsonEnd;
-  const linearStart = tableStart + 16 * vars.length;
-  const valuesStart = align8(linearStart + (dims > 0 ? 4 * vars.length * (dims + 1) : 0));
-  const sectionBytes = align8(2 * vocab);
-  const total = valuesStart + sectionBytes * vars.length;
+  const { tableStart, linearStart, valuesStart, sectionBytes, total } = layout(json.length, vars.length, dims, vocab);
 
   const out = new Uint8Array(total);
   const view = new DataView(out.buffer);
@@ -286,12 +290,8 @@ export function parseMapperBundle(input: ArrayBuffer | Uint8Array, expectedModel
   if (bytes.length < total) throw new MapperBundleError('TRUNCATED', `mapper bundle is ${bytes.length} bytes, its header says ${total}`);
   if (bytes.length > total) throw new MapperBundleError('CORRUPT', `mapper bundle has ${bytes.length - total} trailing bytes`);
   if (nVars === 0 || dims > 100_000) throw new MapperBundleError('CORRUPT', 'mapper bundle header is inconsistent');
-  const jsonEnd = align8(HEADER_BYTES + jsonLen);
-  const tableStart = jsonEnd;
-  const linearStart = tableStart + 16 * nVars;
-  const valuesStart = align8(linearStart + (dims > 0 ? 4 * nVars * (dims + 1) : 0));
-  const sectionBytes = align8(2 * vocab);
-  if (valuesStart + sectionBytes * nVars !== total) throw new MapperBundleError('CORRUPT', 'mapper bundle section sizes do not add up to its length');
+  const { tableStart, linearStart, valuesStart, sectionBytes, total: expectedTotal } = layout(jsonLen, nVars, dims, vocab);
+  if (expectedTotal !== total) throw new MapperBundleError('CORRUPT', 'mapper bundle section sizes do not add up to its length');
   if (crc32(bytes.subarray(HEADER_BYTES, total)) !== crc) throw new MapperBundleError('CORRUPT', 'mapper bundle checksum mismatch');
 
   let info: MapperBundleInfo;
