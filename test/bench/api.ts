@@ -29,16 +29,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { ensureBuilt } from '../../build/ensure';
-import { migrateLocal, seedR2 } from '../../build/start';
-import { KERNELS_WASM } from '../../build/build-wasm';
-import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID } from '../../build/default-model';
+import { DEFAULT_MODEL_ID } from '../../build/default-model';
 import { languageFile } from '../../build/lang-data';
-import { Kernels } from '../../core/kernels';
-import { EmbeddingModel } from '../../core/model';
+import { loadDefaultModel } from '../../build/load-model';
 import { parseLanguageData, tokenize } from '../../core/tokenizer';
 import { BoundedCache, scoreTexts, scoreWords, type FactorStats, type TextScoresRequest, type WordScoresRequest } from '../../core/scoring';
-import { devSecret, mint, startWranglerDev, stopWranglerDev } from './dev-server';
+import { devSecret, mint, startLocalWorker, stopWranglerDev } from './dev-server';
 
 const PORT = 8796;
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -59,12 +55,7 @@ async function startServer(): Promise<ChildProcess | null> {
     console.log(`[bench:api] reusing the server on ${BASE}`);
     return null;
   }
-  const persist = path.join(os.tmpdir(), 'embedding-edge-bench-api');
-  fs.mkdirSync(persist, { recursive: true });
-  const artifacts = await ensureBuilt();
-  migrateLocal(persist);
-  seedR2(artifacts, persist);
-  return startWranglerDev(['--ip', '127.0.0.1', '--port', String(PORT), '--local', '--persist-to', persist, '--show-interactive-dev-session=false'], BASE);
+  return startLocalWorker(PORT, path.join(os.tmpdir(), 'embedding-edge-bench-api'));
 }
 
 function median(xs: number[]): number {
@@ -155,8 +146,7 @@ async function main(): Promise<void> {
     const wsToken = await mint(secret, { workspaceId: workspace, sub: 'bench-api' }, 3600);
 
     // The same kernels and model bytes in this process, for the kernel-time reference.
-    const kernels = Kernels.fromBytes(fs.readFileSync(KERNELS_WASM));
-    const model = EmbeddingModel.fromArrayBuffer(new Uint8Array(fs.readFileSync(DEFAULT_MODEL_FILE)), kernels);
+    const model = loadDefaultModel();
     const lang = parseLanguageData(new Uint8Array(fs.readFileSync(languageFile('en'))));
     const stats = new BoundedCache<FactorStats>(64);
 
@@ -256,7 +246,7 @@ async function main(): Promise<void> {
     out.findTargetMet = find.p50 <= target;
     console.log(JSON.stringify(out));
   } finally {
-    stop();
+    await stop();
   }
 }
 

@@ -1,12 +1,15 @@
 /**
  * What the benches and the e2e server (test/e2e/server.ts) that go through the real Worker
  * share: `wrangler dev` in its own process group (wrangler and its workerd stop together),
- * waiting for /api/health, and development tokens signed with the .dev.vars secret.
+ * waiting for /api/health, a local service with its own state directory, and development
+ * tokens signed with the .dev.vars secret.
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SignJWT } from 'jose';
+import { ensureBuilt } from '../../build/ensure';
+import { migrateLocal, seedR2 } from '../../build/start';
 import { parseDevVars } from '../../build/token';
 import { ROOT, wranglerSpawn } from '../../build/wrangler';
 
@@ -30,6 +33,21 @@ export async function startWranglerDev(args: string[], base: string, cwd = ROOT)
   }
   await stopWranglerDev(child);
   throw new Error(`wrangler dev did not answer on ${base} within 120 s:\n${log.slice(-4000)}`);
+}
+
+/**
+ * The whole local service as `npm start` runs it, but in the state directory `persistTo`: builds
+ * what is missing, migrates D1, seeds R2, then wrangler dev on 127.0.0.1:`port` (startWranglerDev).
+ */
+export async function startLocalWorker(port: number, persistTo: string, extraArgs: string[] = []): Promise<ChildProcess> {
+  const artifacts = await ensureBuilt();
+  fs.mkdirSync(persistTo, { recursive: true });
+  migrateLocal(persistTo);
+  seedR2(artifacts, persistTo);
+  return startWranglerDev(
+    ['--ip', '127.0.0.1', '--port', String(port), '--local', '--persist-to', persistTo, '--show-interactive-dev-session=false', ...extraArgs],
+    `http://127.0.0.1:${port}`,
+  );
 }
 
 /**

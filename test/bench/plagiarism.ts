@@ -305,8 +305,7 @@ export async function run(): Promise<BenchFigures> {
     );
     return figures;
   } finally {
-    stopWranglerDev(child);
-    await new Promise<void>((r) => setTimeout(r, 500));
+    await stopWranglerDev(child);
     fs.rmSync(stateDir, { recursive: true, force: true });
   }
 }

@@ -4,12 +4,9 @@
  * port 8798 (8787 belongs to `npm start`). Also mints development tokens with the .dev.vars secret
  * and launches the Debian Chromium (never a downloaded browser).
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { ensureBuilt } from '../../build/ensure';
-import { migrateLocal, seedR2 } from '../../build/start';
 import { ROOT } from '../../build/wrangler';
-import { devSecret, mint, startWranglerDev, stopWranglerDev } from '../bench/dev-server';
+import { devSecret, mint, startLocalWorker, stopWranglerDev } from '../bench/dev-server';
 
 export const PORT = Number(process.env.E2E_PORT ?? 8798);
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -20,16 +17,8 @@ export interface Server {
 }
 
 export async function startServer(persistTo = path.join(ROOT, '.wrangler', 'e2e-state')): Promise<Server> {
-  const artifacts = await ensureBuilt();
-  fs.mkdirSync(persistTo, { recursive: true });
-  migrateLocal(persistTo);
-  seedR2(artifacts, persistTo);
-  const url = `http://127.0.0.1:${PORT}`;
-  const child = await startWranglerDev(
-    ['--ip', '127.0.0.1', '--port', String(PORT), '--local', '--persist-to', persistTo, '--show-interactive-dev-session=false', '--log-level', 'warn'],
-    url,
-  );
-  return { url, stop: () => stopWranglerDev(child) };
+  const child = await startLocalWorker(PORT, persistTo, ['--log-level', 'warn']);
+  return { url: `http://127.0.0.1:${PORT}`, stop: () => stopWranglerDev(child) };
 }
 
 /** A development token (HS256 with the .dev.vars secret), as `npm run token` mints. */
