@@ -206,8 +206,7 @@ export function registerAdminWorkspaceRoutes(app: OpenAPIHono<AppEnv>): void {
     const quotas: QuotaLimits[] = types.map(
       (t) => body.quotas.find((q) => q.usageTypeKey === t.key) ?? { usageTypeKey: t.key, limitAmount: 0, limitAmountDaily: 0 },
     );
-    await createWorkspace(c.env.DB, { id: body.id, name: body.name ?? body.id, anchorDay: body.anchorDay, quotas }, auditContext(c, atMs));
-    const ws = await requireWorkspaceRow(c.env.DB, body.id);
+    const ws = await createWorkspace(c.env.DB, { id: body.id, name: body.name ?? body.id, anchorDay: body.anchorDay, quotas }, auditContext(c, atMs));
     return c.json(await workspaceView(c.env.DB, ws, atMs), 201);
   });
 
@@ -228,8 +227,7 @@ export function registerAdminWorkspaceRoutes(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid('json');
     const atMs = nowMs();
     await requireUsageType(c.env.DB, usageTypeKey);
-    await setQuotaLimits(c.env.DB, workspaceId, { usageTypeKey, ...body }, auditContext(c, atMs));
-    const ws = await requireWorkspaceRow(c.env.DB, workspaceId);
+    const ws = await setQuotaLimits(c.env.DB, workspaceId, { usageTypeKey, ...body }, auditContext(c, atMs));
     const [quota] = await listQuotas(c.env.DB, ws, atMs, usageTypeKey);
     return c.json(quota, 200);
   });
@@ -239,9 +237,8 @@ export function registerAdminWorkspaceRoutes(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid('json');
     const atMs = nowMs();
     await requireUsageType(c.env.DB, usageTypeKey);
-    const found = await addBonus(c.env.DB, workspaceId, usageTypeKey, body.amount, body.reason ?? null, auditContext(c, atMs));
-    if (!found) throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' has no ${usageTypeKey} quota; set its limits first`);
-    const ws = await requireWorkspaceRow(c.env.DB, workspaceId);
+    const ws = await addBonus(c.env.DB, workspaceId, usageTypeKey, body.amount, body.reason ?? null, auditContext(c, atMs));
+    if (!ws) throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' has no ${usageTypeKey} quota; set its limits first`);
     const [quota] = await listQuotas(c.env.DB, ws, atMs, usageTypeKey);
     return c.json(quota, 200);
   });

@@ -432,11 +432,12 @@ export function quotaId(): string {
   return `qt_${crypto.randomUUID().replace(/-/g, '')}`;
 }
 
+/** Creates the workspace with its quota rows; returns it as stored. */
 export async function createWorkspace(
   db: D1Database,
   input: { id: string; name: string; anchorDay: number; quotas: QuotaLimits[] },
   audit: AuditContext,
-): Promise<void> {
+): Promise<Workspace> {
   const at = isoTimestamp(audit.atMs);
   const cycleStart = cycleStartFor(audit.atMs, input.anchorDay);
   const today = isoDate(audit.atMs);
@@ -462,6 +463,7 @@ export async function createWorkspace(
     }
     throw err;
   }
+  return { id: input.id, name: input.name, anchorDay: input.anchorDay, createdAt: at, updatedAt: at };
 }
 
 /** Retries an admin batch whose anchor-day guard lost a race with another anchor change. */
@@ -473,10 +475,13 @@ async function withWorkspace<T>(db: D1Database, workspaceId: string, fn: (ws: Wo
   throw new ApiError('CONFLICT', `Workspace '${workspaceId}' changed concurrently; retry`);
 }
 
-/** Sets monthly and daily limits of one usage type (creates the quota row when missing). */
-export async function setQuotaLimits(db: D1Database, workspaceId: string, limits: QuotaLimits, audit: AuditContext): Promise<void> {
+/**
+ * Sets monthly and daily limits of one usage type (creates the quota row when missing); returns
+ * the workspace the change was made for.
+ */
+export async function setQuotaLimits(db: D1Database, workspaceId: string, limits: QuotaLimits, audit: AuditContext): Promise<Workspace> {
   const at = isoTimestamp(audit.atMs);
-  await withWorkspace(db, workspaceId, async (ws) => {
+  return withWorkspace(db, workspaceId, async (ws) => {
     const p = cycleParams(audit.atMs, ws.anchorDay);
     const guard = anchorGuard('?1', '?2');
     const results = await db.batch([
@@ -499,11 +504,11 @@ export async function setQuotaLimits(db: D1Database, workspaceId: string, limits
         )
         .bind(ws.id, ws.anchorDay, quotaId(), limits.usageTypeKey, limits.limitAmount, limits.limitAmountDaily, p.cycleStart, p.today, at),
     ]);
-    return results[2].meta.changes === 1 ? true : undefined;
+    return results[2].meta.changes === 1 ? ws : undefined;
   });
 }
 
-/** Adds bonus credits to the current cycle of one usage type. */
+/** Adds bonus credits to the current cycle of one usage type; returns the workspace, or null when it has no such quota. */
 export async function addBonus(
   db: D1Database,
   workspaceId: string,
@@ -511,15 +516,15 @@ export async function addBonus(
   amount: number,
   reason: string | null,
   audit: AuditContext,
-): Promise<boolean> {
+): Promise<Workspace | null> {
   const at = isoTimestamp(audit.atMs);
-  return withWorkspace(db, workspaceId, async (ws) => {
+  return withWorkspace<Workspace | null>(db, workspaceId, async (ws) => {
     const p = cycleParams(audit.atMs, ws.anchorDay);
     const exists = await db
       .prepare('SELECT 1 AS one FROM quotas WHERE workspace_id = ?1 AND usage_type_key = ?2')
       .bind(ws.id, usageTypeKey)
       .first();
-    if (!exists) return false;
+    if (!exists) return null;
     const results = await db.batch([
       materialize(db, ws, p, at, usageTypeKey),
       auditInsert(db, ws.id, 'quota.bonus_added', usageTypeKey, { amount, reason }, audit, ws.anchorDay),
@@ -530,7 +535,7 @@ export async function addBonus(
         .bind(ws.id, ws.anchorDay, amount, at, usageTypeKey),
     ]);
     // No change: the anchor day changed since it was read (the guarded audit row was skipped too); retry.
-    return results[2].meta.changes === 1 ? true : undefined;
+    return results[2].meta.changes === 1 ? ws : undefined;
   });
 }
 
