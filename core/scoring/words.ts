@@ -121,14 +121,13 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
   const whitelist = req.whitelistWords ?? [];
   if (whitelist.length > 0) {
     rows = [];
-    const seenRows = new Set<number>();
+    // One row per lower-cased word (a repeated row has a repeated word).
     const seenWords = new Set<string>();
     for (const w of whitelist) {
       const r = index.rowOf(w.trim());
-      if (r < 0 || seenRows.has(r)) continue;
+      if (r < 0) continue;
       const lower = index.word(r).toLowerCase();
       if (seenWords.has(lower)) continue;
-      seenRows.add(r);
       seenWords.add(lower);
       rows.push(r);
     }
