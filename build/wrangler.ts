@@ -23,7 +23,6 @@ export function wranglerSync(args: string[]): string {
   return res.stdout;
 }
 
-/** Starts wrangler (default: in ROOT, output inherited); `options` override the spawn options. */
 /** The ARTIFACTS bucket of wrangler.toml. */
 export const R2_BUCKET = 'embedding-edge-artifacts';
 
@@ -46,6 +45,7 @@ export function bumpCatalogGeneration(where: string[]): void {
   wranglerSync(['kv', 'key', 'put', '--binding', 'CACHE', CATALOG_GENERATION_KEY, `${Date.now()}-${randomUUID()}`, ...where]);
 }
 
+/** Starts wrangler (default: in ROOT, output inherited); `options` override the spawn options. */
 export function wranglerSpawn(args: string[], options: SpawnOptions = {}): ChildProcess {
   return spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, stdio: 'inherit', ...options });
 }
