@@ -100,13 +100,14 @@ export class HttpPlagiarismProvider implements PlagiarismProvider {
   /** One request with its own deadline covering headers and body. */
   private async attempt(body: string): Promise<z.infer<typeof upstreamResponseSchema>> {
     const controller = new AbortController();
+    const timeout = () => new AttemptFailure(`no answer within ${this.config.timeoutMs} ms`, 'timeout', true);
     let timedOut = false;
     let timer: ReturnType<typeof setTimeout> | null = null;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         timedOut = true;
         controller.abort();
-        reject(new AttemptFailure(`no answer within ${this.config.timeoutMs} ms`, 'timeout', true));
+        reject(timeout());
       }, this.config.timeoutMs);
     });
     const run = async () => {
@@ -123,7 +124,7 @@ export class HttpPlagiarismProvider implements PlagiarismProvider {
           signal: controller.signal,
         });
       } catch (err) {
-        if (timedOut) throw new AttemptFailure(`no answer within ${this.config.timeoutMs} ms`, 'timeout', true);
+        if (timedOut) throw timeout();
         throw new AttemptFailure(`network error: ${err instanceof Error ? err.message : String(err)}`, 'network', true);
       }
       if (!res.ok) {
@@ -135,7 +136,7 @@ export class HttpPlagiarismProvider implements PlagiarismProvider {
       try {
         json = await res.json();
       } catch (err) {
-        if (timedOut) throw new AttemptFailure(`no answer within ${this.config.timeoutMs} ms`, 'timeout', true);
+        if (timedOut) throw timeout();
         throw new AttemptFailure('the answer is not JSON', 'malformed', false);
       }
       const parsed = upstreamResponseSchema.safeParse(json);
