@@ -359,10 +359,8 @@ export class PlagiarismCorpus {
   }
 
   async find(ref: { id: number } | { url: string }): Promise<(PageRecord & { r2Key: string }) | null> {
-    const row =
-      'id' in ref
-        ? await this.db.prepare(`SELECT ${PAGE_COLUMNS} FROM plagiarism_pages WHERE id = ?1`).bind(ref.id).first<PageRow>()
-        : await this.db.prepare(`SELECT ${PAGE_COLUMNS} FROM plagiarism_pages WHERE url = ?1`).bind(ref.url).first<PageRow>();
+    const [column, value] = 'id' in ref ? ['id', ref.id] : ['url', ref.url];
+    const row = await this.db.prepare(`SELECT ${PAGE_COLUMNS} FROM plagiarism_pages WHERE ${column} = ?1`).bind(value).first<PageRow>();
     return row ? { ...toRecord(row), r2Key: row.r2_key } : null;
   }
 
