@@ -16,7 +16,7 @@ import { BoundedCache, computeLetterRows, type FactorStats } from '../core/scori
 import { R2_KEYS, type ModelManifest } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
-import { keepAlive, type WaitUntil } from './shared-load';
+import { keepAlive, sharedLoad, type WaitUntil } from './shared-load';
 
 export type LoadingStatus = 'not loaded' | 'loading' | 'loaded' | 'error';
 
@@ -171,24 +171,19 @@ export function registryMemory(): { models: Array<{ id: string; retainedBytes: n
 
 /** The parsed bundle (cached in the model), null when R2 has none; 422 when trained for another model, 503 when it cannot be parsed. */
 export async function getBundle(env: Env, model: LoadedModel, bundleKey: string, ctx?: WaitUntil): Promise<MapperBundle | null> {
-  let p = model.bundles.get(bundleKey);
-  if (!p) {
-    p = (async () => {
+  // Only parsed bundles stay cached: a missing or broken one is looked up again next time.
+  const p = sharedLoad(
+    model.bundles,
+    bundleKey,
+    ctx,
+    async () => {
       const obj = await env.ARTIFACTS.get(R2_KEYS.mapper(model.id, bundleKey));
       if (!obj) return null;
       const buf = await obj.arrayBuffer();
       return parseMapperBundle(buf, { id: model.id, vocabularySize: model.index.size, checksum: model.manifest.checksum });
-    })();
-    model.bundles.set(bundleKey, p);
-    keepAlive(ctx, p);
-    // Only parsed bundles stay cached: a missing or broken one is looked up again next time.
-    p.then(
-      (b) => {
-        if (!b) model.bundles.delete(bundleKey);
-      },
-      () => model.bundles.delete(bundleKey),
-    );
-  }
+    },
+    (bundle) => bundle !== null,
+  );
   try {
     return await p;
   } catch (err) {

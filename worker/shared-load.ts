@@ -20,6 +20,33 @@ export function keepAlive(ctx: WaitUntil | undefined, load: Promise<unknown>): v
   ));
 }
 
+/**
+ * The promise of `key` in `cache`, started with `load` (under `ctx`, keepAlive) when there is none.
+ * A rejected load, or one whose value `keep` refuses, is dropped, so the next call loads again.
+ */
+export function sharedLoad<K, V>(
+  cache: Map<K, Promise<V>>,
+  key: K,
+  ctx: WaitUntil | undefined,
+  load: () => Promise<V>,
+  keep: (value: V) => boolean = () => true,
+): Promise<V> {
+  let p = cache.get(key);
+  if (!p) {
+    const started = load();
+    p = started;
+    cache.set(key, started);
+    keepAlive(ctx, started);
+    const drop = (): void => {
+      if (cache.get(key) === started) cache.delete(key);
+    };
+    started.then((value) => {
+      if (!keep(value)) drop();
+    }, drop);
+  }
+  return p;
+}
+
 /** The request's ExecutionContext, or undefined when it has none (Hono throws on access then). */
 export function waitUntilOf(c: Context): WaitUntil | undefined {
   try {

@@ -8,22 +8,16 @@ import type { TokenLike } from '../core/scoring';
 import { R2_KEYS } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
-import { keepAlive, type WaitUntil } from './shared-load';
+import { sharedLoad, type WaitUntil } from './shared-load';
 
 const cache = new Map<string, Promise<LanguageData>>();
 
 export async function getLanguageData(env: Env, language: string, ctx?: WaitUntil): Promise<LanguageData> {
-  let p = cache.get(language);
-  if (!p) {
-    p = (async () => {
-      const obj = await env.ARTIFACTS.get(R2_KEYS.languageData(language));
-      if (!obj) throw new Error(`${R2_KEYS.languageData(language)} is missing`);
-      return parseLanguageData(await obj.arrayBuffer());
-    })();
-    cache.set(language, p);
-    keepAlive(ctx, p);
-    p.catch(() => cache.delete(language));
-  }
+  const p = sharedLoad(cache, language, ctx, async () => {
+    const obj = await env.ARTIFACTS.get(R2_KEYS.languageData(language));
+    if (!obj) throw new Error(`${R2_KEYS.languageData(language)} is missing`);
+    return parseLanguageData(await obj.arrayBuffer());
+  });
   try {
     return await p;
   } catch (err) {

@@ -20,7 +20,7 @@ import { ApiError } from '../problem';
 import { allDimensions } from '../dimensions';
 import { etagMatches } from '../http-cache';
 import { getManifest } from '../models';
-import { keepAlive, waitUntilOf, type WaitUntil } from '../shared-load';
+import { sharedLoad, waitUntilOf, type WaitUntil } from '../shared-load';
 import { errorResponses, security } from '../schemas';
 
 export const CHECKSUM_HEADER = 'X-Content-SHA256';
@@ -112,30 +112,22 @@ async function streamDigest(body: ReadableStream): Promise<string> {
 async function sha256Of(env: Env, key: string, obj: R2Object, ctx: WaitUntil | undefined): Promise<string> {
   const stored = obj.checksums?.sha256;
   if (stored) return toHex(stored);
-  const memo = `${key}|${obj.etag}`;
-  let p = digests.get(memo);
-  if (!p) {
-    p = (async () => {
-      // KV is only a cache here: when it fails (or refuses a write), compute and answer anyway.
-      const kvKey = `artifact-sha256:${key}:${obj.etag}`;
-      const cached = await env.CACHE.get(kvKey).catch((err: Error) => {
-        console.error(`[artifacts] KV read of ${kvKey} failed: ${err.message}`);
-        return null;
-      });
-      if (cached && /^[0-9a-f]{64}$/.test(cached)) return cached;
-      const full = await env.ARTIFACTS.get(key);
-      if (!full || full.etag !== obj.etag) throw new ApiError('INTERNAL_ERROR', `${key} changed while its checksum was computed; retry`);
-      const hex = await streamDigest(full.body);
-      await env.CACHE.put(kvKey, hex, { expirationTtl: 60 * 60 * 24 * 90 }).catch((err: Error) => {
-        console.error(`[artifacts] KV write of ${kvKey} failed: ${err.message}`);
-      });
-      return hex;
-    })();
-    digests.set(memo, p);
-    keepAlive(ctx, p);
-    p.catch(() => digests.delete(memo));
-  }
-  return p;
+  return sharedLoad(digests, `${key}|${obj.etag}`, ctx, async () => {
+    // KV is only a cache here: when it fails (or refuses a write), compute and answer anyway.
+    const kvKey = `artifact-sha256:${key}:${obj.etag}`;
+    const cached = await env.CACHE.get(kvKey).catch((err: Error) => {
+      console.error(`[artifacts] KV read of ${kvKey} failed: ${err.message}`);
+      return null;
+    });
+    if (cached && /^[0-9a-f]{64}$/.test(cached)) return cached;
+    const full = await env.ARTIFACTS.get(key);
+    if (!full || full.etag !== obj.etag) throw new ApiError('INTERNAL_ERROR', `${key} changed while its checksum was computed; retry`);
+    const hex = await streamDigest(full.body);
+    await env.CACHE.put(kvKey, hex, { expirationTtl: 60 * 60 * 24 * 90 }).catch((err: Error) => {
+      console.error(`[artifacts] KV write of ${kvKey} failed: ${err.message}`);
+    });
+    return hex;
+  });
 }
 
 async function serveObject(c: Context<AppEnv>, key: string, notFound: () => ApiError, extra: Record<string, string> = {}): Promise<Response> {
