@@ -276,7 +276,7 @@ export function writeArtifact(input: ArtifactInput): Uint8Array {
   ];
   if (!LITTLE_ENDIAN) throw new ArtifactError('big-endian platforms are not supported');
   const sectionChecksums = dataSections.map((s) => murmur3(s.bytes.buffer, s.bytes.byteOffset, s.bytes.length));
-  const contentChecksum = murmur3Finalize(murmur3Update(0, new Uint32Array(sectionChecksums)), sectionChecksums.length * 4);
+  const contentChecksum = contentChecksumOf(sectionChecksums);
 
   const manifest: ModelManifest = {
     ...input.manifest,
@@ -320,6 +320,11 @@ export function writeArtifact(input: ArtifactInput): Uint8Array {
   });
   dv.setUint32(HEADER.headerChecksum, headerChecksum(out.buffer, sections.length), true);
   return out;
+}
+
+/** MurmurHash3 of the non-manifest sections' checksums, in table order. */
+function contentChecksumOf(sectionChecksums: readonly number[]): number {
+  return murmur3Finalize(murmur3Update(0, Uint32Array.from(sectionChecksums)), sectionChecksums.length * 4);
 }
 
 /** MurmurHash3 of header bytes [0, 60) followed by the section table. */
@@ -415,13 +420,7 @@ export function parseArtifact(input: ArrayBuffer | Uint8Array): ParsedArtifact {
       throw new ArtifactError(`checksum mismatch in section ${entry.tag} (stored ${hex32(entry.checksum)}, computed ${hex32(computed)}): the artifact is corrupt`);
     }
   }
-  const dataChecksums = new Uint32Array(sectionCount);
-  let c = 0;
-  for (let i = 0; i < sectionCount; i++) {
-    const e = HEADER_BYTES + i * SECTION_ENTRY_BYTES;
-    if (u32ToTag(dv.getUint32(e, true)) !== 'MANI') dataChecksums[c++] = dv.getUint32(e + 12, true);
-  }
-  const content = murmur3Finalize(murmur3Update(0, dataChecksums, 0, c), c * 4);
+  const content = contentChecksumOf([...sections.values()].filter((e) => e.tag !== 'MANI').map((e) => e.checksum));
   if (content !== dv.getUint32(HEADER.contentChecksum, true)) {
     throw new ArtifactError(`content checksum mismatch (stored ${hex32(dv.getUint32(HEADER.contentChecksum, true))}, computed ${hex32(content)})`);
   }
