@@ -1,18 +1,13 @@
 /** Helpers of the plagiarism workerd tests (not a test file). */
 import { env as testEnv, SELF } from 'cloudflare:test';
-import { SignJWT } from 'jose';
 import type { Env } from '../../worker/env';
+import type { PlagiarismMatch } from '../../worker/plagiarism/provider';
+import { mintToken } from './api-helpers';
 
 /** The test bindings, typed as the Worker's Env. */
 export const env = testEnv as unknown as Env;
 
-export async function token(claims: Record<string, unknown>): Promise<string> {
-  if (!env.JWT_SECRET) throw new Error('JWT_SECRET missing from the test env (.dev.vars)');
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256' })
-    .setExpirationTime(Math.floor(Date.now() / 1000) + 3600)
-    .sign(new TextEncoder().encode(env.JWT_SECRET));
-}
+export const token = (claims: Record<string, unknown>): Promise<string> => mintToken(claims);
 
 export const adminToken = () => token({ workspaceId: 'ops', scope: 'admin' });
 
@@ -64,13 +59,8 @@ export async function usedChecks(workspaceId: string): Promise<number> {
   return body.data[0].usedAmount;
 }
 
-export interface MatchJson {
-  url: string;
-  title: string;
-  matchSnippet: string;
-  wordsMatched: number;
-  matchPercentage: number;
-}
+/** A match as the check answers it. */
+export type MatchJson = PlagiarismMatch;
 
 export interface CheckJson {
   wordCount: number;

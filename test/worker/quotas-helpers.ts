@@ -2,7 +2,8 @@
 import { SELF } from 'cloudflare:test';
 import { expect } from 'vitest';
 import { setClock } from '../../worker/clock';
-import type { Quota } from '../../worker/quotas/repository';
+import type { AuditEntry, LedgerEntry, Quota } from '../../worker/quotas/repository';
+import type { pageObject } from '../../worker/schemas';
 import { mintToken } from './api-helpers';
 
 export { mintToken };
@@ -10,12 +11,8 @@ export { mintToken };
 /** The Quota resource as the listing returns it. */
 export type QuotaJson = Quota;
 
-export interface PageJson {
-  size: number;
-  totalElements: number;
-  totalPages: number;
-  currentPage: number;
-}
+/** The page object of a list answer. */
+export type PageJson = ReturnType<typeof pageObject>;
 
 export const adminToken = (): Promise<string> => mintToken({ workspaceId: 'ops', scope: 'admin', sub: 'test-admin' });
 export const workspaceToken = (workspaceId: string): Promise<string> => mintToken({ workspaceId });
@@ -89,27 +86,11 @@ export async function setAnchorDay(workspaceId: string, anchorDay: number): Prom
   return call('PATCH', `/api/admin/v1/workspaces/${workspaceId}`, { token: await adminToken(), body: { anchorDay } });
 }
 
-export interface LedgerJson {
-  id: number;
-  workspaceId: string;
-  usageTypeKey: string;
-  amount: number;
-  requestId: string;
-  idempotencyKey: string | null;
-  cycleStart: string;
-  createdAt: string;
-}
+/** A usage ledger entry as the admin API returns it. */
+export type LedgerJson = LedgerEntry;
 
-export interface AuditJson {
-  id: number;
-  workspaceId: string;
-  action: string;
-  usageTypeKey: string | null;
-  details: Record<string, unknown>;
-  actor: string | null;
-  requestId: string | null;
-  createdAt: string;
-}
+/** An audit log entry as the admin API returns it. */
+export type AuditJson = AuditEntry;
 
 async function allPages<T>(path: string): Promise<T[]> {
   const token = await adminToken();
