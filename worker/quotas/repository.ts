@@ -575,24 +575,33 @@ export interface PageQuery {
   order: 'asc' | 'desc';
 }
 
-export async function listLedger(
+/** The number of a workspace's rows in `table` and one page of them by id (one batch). */
+async function workspacePage(
   db: D1Database,
+  table: 'usage_ledger' | 'admin_audit_log',
   workspaceId: string,
   q: PageQuery & { usageTypeKey?: string },
-): Promise<{ total: number; entries: LedgerEntry[] }> {
+): Promise<{ total: number; rows: Array<Record<string, unknown>> }> {
   const filter = q.usageTypeKey === undefined ? '' : ' AND usage_type_key = ?2';
   const binds: unknown[] = [workspaceId];
   if (q.usageTypeKey !== undefined) binds.push(q.usageTypeKey);
   const dir = q.order === 'desc' ? 'DESC' : 'ASC';
   const [count, rows] = await db.batch<Record<string, unknown>>([
-    db.prepare(`SELECT COUNT(*) AS n FROM usage_ledger WHERE workspace_id = ?1${filter}`).bind(...binds),
-    db
-      .prepare(`SELECT * FROM usage_ledger WHERE workspace_id = ?1${filter} ORDER BY id ${dir} LIMIT ${q.limit} OFFSET ${q.offset}`)
-      .bind(...binds),
+    db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE workspace_id = ?1${filter}`).bind(...binds),
+    db.prepare(`SELECT * FROM ${table} WHERE workspace_id = ?1${filter} ORDER BY id ${dir} LIMIT ${q.limit} OFFSET ${q.offset}`).bind(...binds),
   ]);
+  return { total: Number(count.results[0].n), rows: rows.results };
+}
+
+export async function listLedger(
+  db: D1Database,
+  workspaceId: string,
+  q: PageQuery & { usageTypeKey?: string },
+): Promise<{ total: number; entries: LedgerEntry[] }> {
+  const { total, rows } = await workspacePage(db, 'usage_ledger', workspaceId, q);
   return {
-    total: Number(count.results[0].n),
-    entries: rows.results.map((r) => ({
+    total,
+    entries: rows.map((r) => ({
       id: Number(r.id),
       workspaceId: String(r.workspace_id),
       usageTypeKey: String(r.usage_type_key),
@@ -606,14 +615,10 @@ export async function listLedger(
 }
 
 export async function listAudit(db: D1Database, workspaceId: string, q: PageQuery): Promise<{ total: number; entries: AuditEntry[] }> {
-  const dir = q.order === 'desc' ? 'DESC' : 'ASC';
-  const [count, rows] = await db.batch<Record<string, unknown>>([
-    db.prepare('SELECT COUNT(*) AS n FROM admin_audit_log WHERE workspace_id = ?1').bind(workspaceId),
-    db.prepare(`SELECT * FROM admin_audit_log WHERE workspace_id = ?1 ORDER BY id ${dir} LIMIT ${q.limit} OFFSET ${q.offset}`).bind(workspaceId),
-  ]);
+  const { total, rows } = await workspacePage(db, 'admin_audit_log', workspaceId, q);
   return {
-    total: Number(count.results[0].n),
-    entries: rows.results.map((r) => ({
+    total,
+    entries: rows.map((r) => ({
       id: Number(r.id),
       workspaceId: String(r.workspace_id),
       action: String(r.action),
