@@ -12,7 +12,7 @@ import kernelsWasm from '../build/generated/kernels.wasm';
 import { Kernels } from '../core/kernels';
 import { EmbeddingModel } from '../core/model';
 import { MapperBundleError, parseMapperBundle, type MapperBundle } from '../core/mapper-bundle';
-import { BoundedCache, computeLetterRows, type FactorStats } from '../core/scoring';
+import { BoundedCache, type FactorStats } from '../core/scoring';
 import { R2_KEYS, type ModelManifest } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
@@ -29,7 +29,6 @@ export class LoadedModel {
   readonly stats = new BoundedCache<FactorStats>(256);
   /** Parsed mapper bundles by bundle key (a rejected promise is dropped so a later call retries). */
   readonly bundles = new Map<string, Promise<MapperBundle | null>>();
-  private letters: Int32Array | null = null;
 
   constructor(
     readonly id: string,
@@ -44,8 +43,6 @@ export class LoadedModel {
   get retainedBytes(): number {
     return this.index.retainedBytes;
   }
-
-  letterRows = (): Int32Array => (this.letters ??= computeLetterRows(this.index));
 }
 
 interface Entry {

@@ -17,7 +17,6 @@ import { parseLanguageData, tokenize as tokenizeText, type LanguageData } from '
 import {
   autocomplete as autocompleteCore,
   BoundedCache,
-  computeLetterRows,
   scoreTexts,
   scoreWords,
   similarityMatrix as similarityMatrixCore,
@@ -40,7 +39,6 @@ interface Loaded {
   index: EmbeddingModel;
   stats: BoundedCache<FactorStats>;
   bundles: Map<string, MapperBundle>;
-  letters: Int32Array | null;
 }
 
 let config: ScorerConfig = { baseUrl: self.location.origin };
@@ -264,7 +262,6 @@ async function load(id: string, options: LoadModelOptions, onProgress?: Progress
     index,
     stats: same ? current!.stats : new BoundedCache<FactorStats>(256),
     bundles,
-    letters: same ? current!.letters : null,
   };
   models.set(id, loaded);
   return loaded;
@@ -391,8 +388,7 @@ const api = {
       const req = validate(WordScoresRequestSchema, body);
       const m = await modelFor(req.embeddingModelId, onProgress);
       const mappers = resolveMappers(m, req.mapperKeys);
-      const letterRows = (): Int32Array => (m.letters ??= computeLetterRows(m.index));
-      return asJson(scoreWords(req, { index: m.index, mappers, storedDimensions: seedsFor(), letterRows }));
+      return asJson(scoreWords(req, { index: m.index, mappers, storedDimensions: seedsFor() }));
     });
   },
 

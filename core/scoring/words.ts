@@ -18,16 +18,22 @@ export interface WordScoringInput {
   index: VectorIndex;
   mappers: ResolvedMapper[];
   storedDimensions: StoredDimensionSeeds;
-  /** Optional per-model cache of the rows that contain a letter (find-and-score fallback). */
-  letterRows?: () => Int32Array;
 }
 
-/** Rows of the vocabulary whose entry contains a letter, in frequency order. */
-export function computeLetterRows(index: VectorIndex): Int32Array {
-  const out = new Int32Array(index.size);
-  let n = 0;
-  for (let r = 0; r < index.size; r++) if (hasLetter(index.word(r))) out[n++] = r;
-  return out.slice(0, n);
+/** Per index (models are immutable): the rows that contain a letter, for the find-and-score fallback. */
+const letterRowsByIndex = new WeakMap<VectorIndex, Int32Array>();
+
+/** Rows of the vocabulary whose entry contains a letter, in frequency order (computed once per index). */
+function letterRowsOf(index: VectorIndex): Int32Array {
+  let rows = letterRowsByIndex.get(index);
+  if (!rows) {
+    const out = new Int32Array(index.size);
+    let n = 0;
+    for (let r = 0; r < index.size; r++) if (hasLetter(index.word(r))) out[n++] = r;
+    rows = out.slice(0, n);
+    letterRowsByIndex.set(index, rows);
+  }
+  return rows;
 }
 
 /**
@@ -45,7 +51,6 @@ function findCandidates(
   cutoff: number | undefined,
   excludedRows: Set<number>,
   excludedWords: Set<string>,
-  letterRows: () => Int32Array,
 ): number[] {
   /** The first row of each new lower-cased word in `rows` (best first), up to `limit`. */
   const pick = (rows: Int32Array, checkEligible: boolean): number[] => {
@@ -69,7 +74,7 @@ function findCandidates(
   const picked = pick(first.rows, true);
   if (picked.length >= limit || first.rows.length < k) return picked;
   // Too many skipped rows or casings: rank the eligible rows explicitly.
-  const letters = letterRows();
+  const letters = letterRowsOf(index);
   const rows: number[] = [];
   for (let i = 0; i < letters.length; i++) {
     const r = letters[i];
@@ -135,9 +140,7 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
     const limit = req.limit ?? FIND_LIMIT_DEFAULT;
     const cutoff = req.wordrankLimit === undefined || req.wordrankLimit === -1 ? undefined : req.wordrankLimit;
     const excludedWords = new Set((req.seedWords ?? []).map((w) => w.trim().toLowerCase()));
-    let cache: Int32Array | undefined;
-    const letterRows = input.letterRows ?? (() => (cache ??= computeLetterRows(index)));
-    rows = findCandidates(index, centroid, limit, cutoff, new Set(seeds), excludedWords, letterRows);
+    rows = findCandidates(index, centroid, limit, cutoff, new Set(seeds), excludedWords);
   } else {
     rows = [];
   }

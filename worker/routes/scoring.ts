@@ -96,7 +96,7 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     const model = await getModel(c.env, body.embeddingModelId, ctx);
     const [mappers, storedDimensions] = await Promise.all([resolveMappers(c.env, model, body.mapperKeys, ctx), storedSeedsFor(c.env, body.dimensions)]);
     timing.mark('load');
-    const response = scoreWords(body, { index: model.index, mappers, storedDimensions, letterRows: model.letterRows });
+    const response = scoreWords(body, { index: model.index, mappers, storedDimensions });
     timing.mark('compute');
     if (response.data.length > 0) await charge(c, { usageTypeKey: 'tokens', amount: response.data.length });
     timing.mark('meter');
