@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, chromiumArgs, devToken, startServer } from '../e2e/server';
+import { CHROMIUM, CHROMIUM_ARGS, devToken, startServer } from '../e2e/server';
 
 const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
 const ROUNDS = Number(process.env.BENCH_BROWSER_ROUNDS ?? 3);
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: chromiumArgs(userDataDir).filter((a) => !a.startsWith('--user-data-dir')),
+    args: CHROMIUM_ARGS,
   });
   try {
     const page = context.pages()[0] ?? (await context.newPage());

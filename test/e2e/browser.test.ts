@@ -15,7 +15,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../build/wrangler';
 import { devSecret, mint } from '../bench/dev-server';
-import { CHROMIUM, chromiumArgs, devToken, startServer, type Server } from './server';
+import { CHROMIUM, CHROMIUM_ARGS, devToken, startServer, type Server } from './server';
 
 const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
 const RESULTS = path.join(ROOT, 'test-results');
@@ -47,7 +47,7 @@ beforeAll(async () => {
   context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: chromiumArgs(userDataDir).filter((a) => !a.startsWith('--user-data-dir')),
+    args: CHROMIUM_ARGS,
     viewport: { width: 1280, height: 1400 },
   });
   page = context.pages()[0] ?? (await context.newPage());

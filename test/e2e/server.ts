@@ -26,16 +26,14 @@ export async function devToken(workspaceId = 'ws_demo', ttlSeconds = 3600): Prom
   return mint(devSecret(), { workspaceId, sub: 'e2e', iat: Math.floor(Date.now() / 1000) }, ttlSeconds);
 }
 
-export function chromiumArgs(userDataDir: string): string[] {
-  return [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-component-update',
-    '--disable-sync',
-    `--user-data-dir=${userDataDir}`,
-  ];
-}
+/** Chromium flags (the profile directory goes to launchPersistentContext, not here). */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-component-update',
+  '--disable-sync',
+];
