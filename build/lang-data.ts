@@ -140,11 +140,15 @@ class Lexicon {
 // ---------------------------------------------------------------------------------------
 // Debian packages
 
-function debianFile(which: keyof typeof DEBIAN, tmp: string): string {
-  const d = DEBIAN[which];
-  const dir = path.join(tmp, d.pkg);
+/**
+ * Downloads a pinned Debian package with `apt-get download` (no install; one `apt-get update`
+ * and a retry when the first try fails) and unpacks it with `dpkg-deb -x` into tmp/<pkg>/x.
+ * Returns that directory. Throws naming what failed (no apt, no network, no such version).
+ */
+export function fetchDebianPackage(pkg: string, version: string, tmp: string, purpose: string): string {
+  const dir = path.join(tmp, pkg);
   fs.mkdirSync(dir, { recursive: true });
-  const spec = `${d.pkg}=${d.version}`;
+  const spec = `${pkg}=${version}`;
   const tryDownload = () => spawnSync('apt-get', ['download', spec], { cwd: dir, encoding: 'utf8' });
   let res = tryDownload();
   if (res.status !== 0) {
@@ -154,14 +158,19 @@ function debianFile(which: keyof typeof DEBIAN, tmp: string): string {
   const deb = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => f.endsWith('.deb')) : undefined;
   if (res.status !== 0 || !deb) {
     throw new Error(
-      `[lang-data] could not download the Debian package ${spec} (needed for ${which}).\n` +
+      `[debian] could not download the Debian package ${spec} (needed for ${purpose}).\n` +
         `apt-get download said: ${(res.stderr || res.error?.message || '').trim()}\n` +
         'Run as root on a Debian/Ubuntu machine with apt access (apt-get update first), or put the file in place by hand.',
     );
   }
   const x = spawnSync('dpkg-deb', ['-x', path.join(dir, deb), path.join(dir, 'x')], { encoding: 'utf8' });
-  if (x.status !== 0) throw new Error(`[lang-data] dpkg-deb -x ${deb} failed: ${x.stderr}`);
-  const file = path.join(dir, 'x', d.file);
+  if (x.status !== 0) throw new Error(`[debian] dpkg-deb -x ${deb} failed: ${x.stderr}`);
+  return path.join(dir, 'x');
+}
+
+function debianFile(which: keyof typeof DEBIAN, tmp: string): string {
+  const d = DEBIAN[which];
+  const file = path.join(fetchDebianPackage(d.pkg, d.version, tmp, which), d.file);
   if (!fs.existsSync(file)) throw new Error(`[lang-data] ${d.pkg} has no ${d.file}`);
   return file;
 }
