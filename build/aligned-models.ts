@@ -34,7 +34,7 @@ import type { EnsureOptions, R2Artifact } from './ensure';
 import { importModel, IMPORTER_VERSION } from './import-model';
 import { fetchDebianPackage } from './lang-data';
 import { readArrayBuffer } from './load-model';
-import { stampMatches, withLock, writeStamp } from './stamp';
+import { stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
 import { GENERATED } from './wrangler';
 
 /** Bump when the projection's output for the same dictionaries changes. */
@@ -119,6 +119,8 @@ export const ALIGNED: Record<AlignedLanguage, AlignedSpec> = {
 const MODELS_DIR = path.join(GENERATED, 'models');
 export const alignedModelFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.emb`);
 export const alignedManifestFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.json`);
+/** word<TAB>English translation words (single words in the English vocabulary, at most 5): the cross-lingual mapper check. */
+export const alignedTranslationsFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.translations.tsv`);
 const stampFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.stamp.json`);
 const lockFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.lock`);
 /** French projects through the German model, so German is built first. */
@@ -136,7 +138,7 @@ function stampFor(lang: AlignedLanguage): Record<string, unknown> {
 }
 
 export function alignedModelIsFresh(lang: AlignedLanguage): boolean {
-  return fs.existsSync(alignedModelFile(lang)) && fs.existsSync(alignedManifestFile(lang)) && stampMatches(stampFile(lang), stampFor(lang));
+  return fs.existsSync(alignedModelFile(lang)) && fs.existsSync(alignedManifestFile(lang)) && fs.existsSync(alignedTranslationsFile(lang)) && stampMatches(stampFile(lang), stampFor(lang));
 }
 
 function artifactsOf(lang: AlignedLanguage): R2Artifact[] {
@@ -231,6 +233,27 @@ function writeWord2vecBinary(file: string, words: ProjectedWord[], dims: number)
   }
 }
 
+function writeTranslations(lang: AlignedLanguage, translations: Translations, english: SourceSpace): void {
+  const lines: string[] = [];
+  for (const [word, list] of translations) {
+    const en = [...new Set(list.filter((t) => t.space === english && !/\s/.test(t.phrase.trim()) && english.rank(t.phrase.trim()) > 0).map((t) => t.phrase.trim().toLowerCase()))].slice(0, 5);
+    if (en.length > 0) lines.push(`${word}\t${en.join('\t')}`);
+  }
+  writeAtomic(alignedTranslationsFile(lang), `${lines.join('\n')}\n`);
+}
+
+/** Reads the translations sidecar: word -> English words. */
+export function readAlignedTranslations(lang: AlignedLanguage): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const file = alignedTranslationsFile(lang);
+  if (!fs.existsSync(file)) return out;
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    const [w, ...en] = line.split('\t');
+    if (w && en.length) out.set(w, en);
+  }
+  return out;
+}
+
 /** True when `apt-get` and `dpkg-deb` can be run here. */
 export function aptAvailable(): boolean {
   const ok = (cmd: string): boolean => spawnSync(cmd, ['--version'], { stdio: 'ignore' }).status === 0;
@@ -270,6 +293,7 @@ export async function buildAlignedModel(lang: AlignedLanguage, options: { progre
     bar?.update(i);
     bar?.stop();
     orderProjected(projected, priority);
+    writeTranslations(lang, translations, english);
     const input = path.join(tmp, `${spec.id}.bin`);
     writeWord2vecBinary(input, projected, english.dims);
     await importModel({

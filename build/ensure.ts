@@ -25,6 +25,7 @@ const steps: Array<{ name: string; load: () => Promise<Step> }> = [
   { name: 'default-model', load: async () => (await import('./default-model')).ensureDefaultModel },
   { name: 'aligned-models', load: async () => (await import('./aligned-models')).ensureAlignedModels },
   { name: 'default-mappers', load: async () => (await import('./mapper/defaults')).ensureDefaultMappers },
+  { name: 'multilingual-mappers', load: async () => (await import('./mapper/multilingual')).ensureMultilingualMappers },
   { name: 'language-data', load: async () => (await import('./lang-data')).ensureLanguageData },
   { name: 'browser', load: async () => (await import('./build-browser')).ensureBrowser },
 ];

@@ -180,7 +180,7 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(figures));
 }
 
-main().catch((err) => {
+if (process.argv[1]?.endsWith("multilingual.ts")) main().catch((err) => {
   console.error(err);
   process.exit(1);
 });
