@@ -196,3 +196,17 @@ export function compoundHeadRow(word: string, rowOf: (w: string) => number): num
   }
   return -1;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The English companion of an aligned model
+// ---------------------------------------------------------------------------------------------
+
+/** Manifest feature of models built into the English model's space. */
+export const ALIGNED_FEATURE = 'aligned-en';
+/** The English model whose space the aligned models share (cross-lingual seeds, translations). */
+export const ENGLISH_COMPANION_ID = 'en-glove-6b-100d';
+
+/** True when the model's vectors live in the English companion's space (or it is the companion). */
+export function sharesEnglishSpace(manifest: { id: string; features?: readonly string[] }): boolean {
+  return manifest.id === ENGLISH_COMPANION_ID || (Array.isArray(manifest.features) && manifest.features.includes(ALIGNED_FEATURE));
+}

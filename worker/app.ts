@@ -16,6 +16,7 @@ import { LIMITS } from '../core/limits';
 import { registerHealth } from './routes/health';
 import { registerTokenizations } from './routes/tokenizations';
 import { registerScoring } from './routes/scoring';
+import { registerTranslations } from './routes/translations';
 import { registerCatalog } from './routes/catalog';
 import { registerDimensionAdmin } from './routes/dimensions';
 import { registerDocs } from './routes/docs';
@@ -69,6 +70,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTokenizations(app);
   registerScoring(app);
   registerCatalog(app);
+  registerTranslations(app);
   registerDimensionAdmin(app);
   registerDocs(app);
   registerDiagnostics(app);

@@ -32,6 +32,8 @@ export interface TextScoringInput {
   tokenize: (text: string) => TokenLike[];
   mappers: ResolvedMapper[];
   storedDimensions: StoredDimensionSeeds;
+  /** English companion of an aligned model: seeds the model lacks are looked up there. */
+  companion?: VectorIndex | null;
   stats: StatsCache;
 }
 
@@ -103,7 +105,7 @@ function goalFactors(goal: GoalConfig, mode: Normalization, dims: readonly Dimen
 
 export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): TextScoringResult {
   const { index, mappers } = input;
-  const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions);
+  const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions, input.companion);
   if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
 
   let tokenCount = 0;

@@ -18,6 +18,8 @@ export interface WordScoringInput {
   index: VectorIndex;
   mappers: ResolvedMapper[];
   storedDimensions: StoredDimensionSeeds;
+  /** English companion of an aligned model: seeds the model lacks are looked up there. */
+  companion?: VectorIndex | null;
 }
 
 /** Per index (models are immutable): the rows that contain a letter, for the find-and-score fallback. */
@@ -117,7 +119,7 @@ function avg(values: Array<number | null | undefined>): number | null {
 
 export function scoreWords(req: WordScoresRequest, input: WordScoringInput): WordScoresResponse {
   const { index, mappers } = input;
-  const dims = dimensionQueries(index, req.dimensions, input.storedDimensions);
+  const dims = dimensionQueries(index, req.dimensions, input.storedDimensions, input.companion);
   const seeds = seedRows(index, req.seedWords);
   const centroid = index.centroid(seeds);
 

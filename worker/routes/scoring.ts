@@ -8,6 +8,7 @@ import { autocomplete, scoreTexts, scoreWords } from '../../core/scoring';
 import type { AppEnv } from '../env';
 import { charge } from '../metering';
 import { getModel } from '../models';
+import { companionFor } from '../companion';
 import { storedSeedsFor } from '../dimensions';
 import { resolveMappers, Timing } from '../resources';
 import { getTokenizer } from '../text-language';
@@ -74,14 +75,15 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     const timing = new Timing();
     const ctx = waitUntilOf(c);
     const model = await getModel(c.env, body.embeddingModelId, ctx);
-    const [tokenize, mappers, storedDimensions] = await Promise.all([
+    const [tokenize, mappers, storedDimensions, companion] = await Promise.all([
       getTokenizer(c.env, model.manifest.language, ctx),
       resolveMappers(c.env, model, body.mapperKeys, ctx),
       storedSeedsFor(c.env, body.dimensions),
+      companionFor(c.env, model, body.dimensions, ctx),
     ]);
     timing.mark('load');
     // A core refusal (ScoringError) is rendered by app.ts onError.
-    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats });
+    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats, companion: companion?.index });
     timing.mark('compute');
     if (tokenCount > 0) await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
     timing.mark('meter');
@@ -94,9 +96,13 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     const timing = new Timing();
     const ctx = waitUntilOf(c);
     const model = await getModel(c.env, body.embeddingModelId, ctx);
-    const [mappers, storedDimensions] = await Promise.all([resolveMappers(c.env, model, body.mapperKeys, ctx), storedSeedsFor(c.env, body.dimensions)]);
+    const [mappers, storedDimensions, companion] = await Promise.all([
+      resolveMappers(c.env, model, body.mapperKeys, ctx),
+      storedSeedsFor(c.env, body.dimensions),
+      companionFor(c.env, model, body.dimensions, ctx),
+    ]);
     timing.mark('load');
-    const response = scoreWords(body, { index: model.index, mappers, storedDimensions });
+    const response = scoreWords(body, { index: model.index, mappers, storedDimensions, companion: companion?.index });
     timing.mark('compute');
     if (response.data.length > 0) await charge(c, { usageTypeKey: 'tokens', amount: response.data.length });
     timing.mark('meter');
