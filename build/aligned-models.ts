@@ -38,7 +38,7 @@ import { stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
 import { GENERATED } from './wrangler';
 
 /** Bump when the projection's output for the same dictionaries changes. */
-export const PROJECTION_VERSION = 1;
+export const PROJECTION_VERSION = 2;
 
 export const ALIGNED_LANGUAGES = ['de', 'fr', 'ja'] as const;
 export type AlignedLanguage = (typeof ALIGNED_LANGUAGES)[number];

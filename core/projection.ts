@@ -30,7 +30,7 @@ export interface SourceSpace {
 /** Words of English translations that carry no meaning of their own. */
 const FUNCTION_WORDS = new Set([
   'a', 'an', 'the', 'to', 'of', 'and', 'or', 'in', 'on', 'at', 'for', 'with', 'by', 'from', 'as', 'be', 'is', 'are',
-  'sth', 'sb', 'sth.', 'sb.', "sb's", "sth's", "one's", 'oneself', 'someone', 'something', 'somebody', 'etc', 'etc.',
+  'sth', 'sb', 'sth.', 'sb.', "sb's", "sth's", "sb.'s", "sth.'s", "one's", 'oneself', 'someone', 'something', 'somebody', 'etc', 'etc.',
 ]);
 
 /** Content words of a cleaned translation phrase (lower-cased, function words dropped). */
