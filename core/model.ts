@@ -7,7 +7,7 @@
  * while comparing; words with non-ASCII bytes are decoded, lower-cased and re-encoded (rare).
  */
 import { ArtifactError, compareBytes, decodeWord, keyBytes, parseArtifact, type ParsedArtifact } from './artifact';
-import type { Kernels, MatrixSlot } from './kernels';
+import { Kernels, type MatrixSlot } from './kernels';
 import { COMPOUND_FEATURE, compoundHeadRow } from './projection';
 import type { ModelManifest, TopKOptions, TopKResult, VectorIndex } from './types';
 
@@ -79,6 +79,19 @@ export class EmbeddingModel implements VectorIndex {
   /** Bytes held outside WASM memory: vocabulary, offsets, index (or the whole artifact if retained), lookup table once built. */
   get retainedBytes(): number {
     return this.baseBytes + (this.table?.byteLength ?? 0);
+  }
+
+  /** Bytes of this model's matrix slot in WASM memory. */
+  get matrixBytes(): number {
+    return Kernels.matrixBytes(this.size, this.dims);
+  }
+
+  /**
+   * Frees the model's matrix in its kernels' WASM memory for reuse by another model (eviction,
+   * worker/models.ts). Every vector operation of this model throws afterwards.
+   */
+  release(): void {
+    this.kernels.freeMatrix(this.matrix);
   }
 
   /** WASM memory of this model's kernels instance + retained JS buffers. */

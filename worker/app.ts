@@ -16,6 +16,8 @@ import { LIMITS } from '../core/limits';
 import { registerHealth } from './routes/health';
 import { registerTokenizations } from './routes/tokenizations';
 import { registerScoring } from './routes/scoring';
+import { releaseRequestModels } from './models';
+import { waitUntilOf } from './shared-load';
 import { registerTranslations } from './routes/translations';
 import { registerCatalog } from './routes/catalog';
 import { registerDimensionAdmin } from './routes/dimensions';
@@ -59,6 +61,15 @@ export function createApp(): OpenAPIHono<AppEnv> {
       },
     }),
   );
+
+  // Models a request used stay pinned (not evicted) until it has answered (worker/models.ts).
+  app.use('*', async (c, next) => {
+    try {
+      await next();
+    } finally {
+      releaseRequestModels(waitUntilOf(c));
+    }
+  });
 
   // Auth: everything under /api/v1, /api/usage-service and /api/admin needs a bearer token.
   for (const prefix of ['/api/v1/*', '/api/usage-service/*', '/api/admin/*']) app.use(prefix, requireAuth);
