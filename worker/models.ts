@@ -17,7 +17,7 @@ import { R2_KEYS, type ModelManifest } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
 import { keepAlive, sharedLoad, type WaitUntil } from './shared-load';
-import { languageBytes } from './text-language';
+import { dropLanguageData, languageBytes, languageLoaded } from './text-language';
 
 export type LoadingStatus = 'not loaded' | 'loading' | 'loaded' | 'error';
 
@@ -218,6 +218,8 @@ export function releaseRequestModels(ctx: WaitUntil | undefined): void {
 
 /** Bytes outside WASM a model of n words keeps (vocabulary ~10 B/word, index, offsets, lookup table). */
 const retainedEstimate = (n: number): number => 30 * n;
+/** Room kept for the model's language data when it is not loaded yet (the largest, de, is 11.3 MB). */
+export const LANGUAGE_RESERVE_BYTES = 12_000_000;
 
 /**
  * Before a model of `manifest`'s shape is placed: while WASM memory (after the growth this
@@ -234,7 +236,8 @@ function makeRoom(manifest: ModelManifest, loadingId: string): void {
   const need = (): number => {
     let retained = 0;
     for (const e of entries.values()) if (e.model && !e.model.released) retained += e.model.retainedBytes;
-    return k.memoryBytes + k.growthFor(n, dims) + retained + languageBytes() + retainedEstimate(n);
+    const language = languageLoaded(manifest.language) ? 0 : LANGUAGE_RESERVE_BYTES;
+    return k.memoryBytes + k.growthFor(n, dims) + retained + languageBytes() + language + retainedEstimate(n);
   };
   while (need() > memoryBudget) {
     let victim: LoadedModel | null = null;
@@ -253,6 +256,11 @@ function evict(model: LoadedModel): void {
   model.released = true;
   model.index.release();
   evictions++;
+  // Its language data goes too when no loaded model speaks that language any more.
+  const language = model.manifest.language;
+  let spoken = false;
+  for (const e of entries.values()) if (e.model && !e.model.released && e.model.manifest.language === language) spoken = true;
+  if (!spoken) dropLanguageData(language);
   console.log(`[models] evicted ${model.id} (least recently used) to stay within ${memoryBudget} bytes`);
 }
 

@@ -36,6 +36,20 @@ export async function getLanguageData(env: Env, language: string, ctx?: WaitUnti
   }
 }
 
+/** True when the language's data is parsed in this isolate. */
+export function languageLoaded(language: string): boolean {
+  return sizes.has(language);
+}
+
+/**
+ * Forgets a language's data (its last model was evicted: worker/models.ts). Requests still using
+ * it keep their reference; the next request loads it again.
+ */
+export function dropLanguageData(language: string): void {
+  cache.delete(language);
+  sizes.delete(language);
+}
+
 /** A tokenize function bound to the language's data. */
 export async function getTokenizer(env: Env, language: string, ctx?: WaitUntil): Promise<(text: string) => TokenLike[]> {
   const data = await getLanguageData(env, language, ctx);

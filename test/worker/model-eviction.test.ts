@@ -5,7 +5,7 @@
  * identical answers.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { MEMORY_BUDGET_BYTES, setMemoryBudget } from '../../worker/models';
+import { LANGUAGE_RESERVE_BYTES, MEMORY_BUDGET_BYTES, setMemoryBudget } from '../../worker/models';
 import { adminToken, call, makeModel, uploadModel } from './api-helpers';
 
 const models = ['evict-a', 'evict-b', 'evict-c'].map((id, i) => makeModel(id, { extra: 20_000, dims: 64, seed: 11 + i }));
@@ -28,8 +28,9 @@ describe('model eviction', () => {
     expect((await matrix('evict-b')).status).toBe(200);
     const before = await memory();
     expect(before.models.map((m) => m.id)).toEqual(expect.arrayContaining(['evict-a', 'evict-b']));
-    // Room for what is loaded plus a little: a third model must push one out.
-    setMemoryBudget(before.totalBytes + 700_000);
+    // Room for what is loaded plus a little (and the reserve for language data not loaded yet):
+    // a third model must push one out.
+    setMemoryBudget(before.totalBytes + LANGUAGE_RESERVE_BYTES + 700_000);
     await matrix('evict-b'); // b is now the most recently used
     const c = await matrix('evict-c');
     expect(c.status).toBe(200);
