@@ -3,6 +3,8 @@
  * cross-checks and the normalization statistics (decisions.md "Scores").
  */
 import type { VectorIndex } from '../types';
+import type { WordLexicon } from './candidates';
+import { expansionRows } from './expansion';
 import { ln } from './ln';
 import type {
   DimensionRequest,
@@ -64,6 +66,8 @@ export interface DimensionQuery {
   query: Float32Array | null;
   /** Cache key of the statistics (depends only on the seed rows). */
   statsKey: string;
+  /** Extension `expand`: the words added to the seeds, best first (lower-cased). */
+  expandedWords?: string[];
 }
 
 function unit(v: Float32Array): Float32Array | null {
@@ -84,11 +88,14 @@ const sortedKey = (rows: readonly number[]): string => [...rows].sort((a, b) => 
  * centroid of the stored seeds merged with `words` (unknown id: DIMENSION_NOT_FOUND).
  * `axis`: unit(centroid(words) - centroid(oppositeWords)), so the score is
  * cos(word, centroid(+) - centroid(-)). Seeds outside the vocabulary are ignored.
+ * `expand: N` (manual, dimension) adds N expansion words to the seeds (expansion.ts; the
+ * lexicon supplies the stop-word and dictionary rules of the candidate filter).
  */
 export function dimensionQueries(
   index: VectorIndex,
   dimensions: readonly DimensionRequest[] | undefined,
   stored: StoredDimensionSeeds,
+  lexicon?: WordLexicon,
 ): DimensionQuery[] {
   const out: DimensionQuery[] = [];
   const ids = new Set<number>();
@@ -97,6 +104,10 @@ export function dimensionQueries(
     ids.add(d.id);
     if (d.oppositeWords !== undefined && d.type !== 'axis') {
       throw new ScoringError('VALIDATION_FAILED', 'oppositeWords is only allowed for dimensions of type axis', `dimensions.${i}.oppositeWords`);
+    }
+    if (d.expand && d.type === 'axis') {
+      // Nearest neighbours of a pole include its antonyms (good -> bad), so expansion would blur the axis.
+      throw new ScoringError('VALIDATION_FAILED', 'expand is not allowed for dimensions of type axis', `dimensions.${i}.expand`);
     }
     let words = d.words ?? [];
     let storedName: string | undefined;
@@ -107,6 +118,12 @@ export function dimensionQueries(
       storedName = seeds.name;
     }
     const pos = seedRows(index, words);
+    let expandedWords: string[] | undefined;
+    if (d.expand !== undefined && d.type !== 'axis') {
+      const added = expansionRows(index, pos, words, d.expand, lexicon);
+      expandedWords = added.map((r) => index.word(r).toLowerCase());
+      pos.push(...added);
+    }
     let query: Float32Array | null;
     let statsKey: string;
     if (d.type === 'axis') {
@@ -126,7 +143,7 @@ export function dimensionQueries(
       statsKey = `dim:${sortedKey(pos)}`;
     }
     // Goal factor label: the request's name, else the stored dimension's name, else the id.
-    out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey });
+    out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey, ...(expandedWords ? { expandedWords } : {}) });
   });
   return out;
 }
