@@ -48,7 +48,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
       oppositeWords: wordList('Negative pole of an `axis` dimension (only allowed for type axis).').optional(),
       name: doc(z.string().max(ID_MAX_CHARS).optional(), { description: 'Display name (used as goalScoreFactors[].field).' }),
       expand: doc(z.number().int().min(0).max(EXPAND_MAX).optional(), {
-        description: `Extension (manual and dimension types; 422 for axis): add the N (0 to ${EXPAND_MAX}) vocabulary words nearest to the seed centroid to the seeds, as Empath builds categories: among the ${CANDIDATE_RANK_CUTOFF.toLocaleString('en-US')} most frequent words, containing a letter, dictionary words of the model's language, not stop words, not seeds. The query becomes the centroid of seeds and added words. text-scores with explain: true lists them in explanation.dimensions[id].expandedWords.`,
+        description: `Extension (manual and dimension types; 422 for axis): add the N (0 to ${EXPAND_MAX}) vocabulary words nearest to the seed centroid to the seeds, as Empath builds categories: among the ${CANDIDATE_RANK_CUTOFF.toLocaleString('en-US')} most frequent words, containing a letter, dictionary words of the model's language, not stop words, not seeds. The query becomes unit(centroid(seeds) + centroid(added words)): the seeds keep half the weight. text-scores with explain: true lists them in explanation.dimensions[id].expandedWords.`,
         example: 10,
       }),
     }),

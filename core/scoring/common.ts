@@ -80,6 +80,14 @@ function unit(v: Float32Array): Float32Array | null {
   return out;
 }
 
+/** unit(a + b) of two unit vectors (null when either is missing or they cancel). */
+function halfAndHalf(a: Float32Array | null, b: Float32Array | null): Float32Array | null {
+  if (!a || !b) return null;
+  const sum = new Float32Array(a.length);
+  for (let j = 0; j < a.length; j++) sum[j] = a[j] + b[j];
+  return unit(sum);
+}
+
 /** The rows in ascending order, comma-separated (a stats cache key that ignores seed order). */
 const sortedKey = (rows: readonly number[]): string => [...rows].sort((a, b) => a - b).join(',');
 
@@ -88,8 +96,9 @@ const sortedKey = (rows: readonly number[]): string => [...rows].sort((a, b) => 
  * centroid of the stored seeds merged with `words` (unknown id: DIMENSION_NOT_FOUND).
  * `axis`: unit(centroid(words) - centroid(oppositeWords)), so the score is
  * cos(word, centroid(+) - centroid(-)). Seeds outside the vocabulary are ignored.
- * `expand: N` (manual, dimension) adds N expansion words to the seeds (expansion.ts; the
- * lexicon supplies the stop-word and dictionary rules of the candidate filter).
+ * `expand: N` (manual, dimension) adds N expansion words (expansion.ts; the lexicon supplies
+ * the stop-word and dictionary rules of the candidate filter): the query becomes
+ * unit(centroid(seeds) + centroid(expansion words)), so the seeds keep half the weight.
  */
 export function dimensionQueries(
   index: VectorIndex,
@@ -119,10 +128,10 @@ export function dimensionQueries(
     }
     const pos = seedRows(index, words);
     let expandedWords: string[] | undefined;
+    let added: number[] = [];
     if (d.expand !== undefined && d.type !== 'axis') {
-      const added = expansionRows(index, pos, words, d.expand, lexicon);
+      added = expansionRows(index, pos, words, d.expand, lexicon);
       expandedWords = added.map((r) => index.word(r).toLowerCase());
-      pos.push(...added);
     }
     let query: Float32Array | null;
     let statsKey: string;
@@ -138,6 +147,10 @@ export function dimensionQueries(
         query = null;
       }
       statsKey = `axis:${sortedKey(pos)}|${sortedKey(neg)}`;
+    } else if (added.length > 0) {
+      // The seeds and the expansion weigh alike, however many words the expansion adds.
+      query = halfAndHalf(index.centroid(pos), index.centroid(added));
+      statsKey = `dim:${sortedKey(pos)}+${sortedKey(added)}`;
     } else {
       query = index.centroid(pos);
       statsKey = `dim:${sortedKey(pos)}`;

@@ -2,8 +2,10 @@
  * Seed expansion of a dimension (extension `expand: N`), as Empath builds its categories from a
  * few seeds (Fast, Chen & Bernstein 2016): the N words nearest to the seed centroid that the
  * shared candidate filter accepts (among the CANDIDATE_RANK_CUTOFF most frequent words, with a
- * letter, one dictionary word of the language, not a stop word, not a seed) join the seeds, and
- * the dimension's query becomes the centroid of seeds and expansion words, all weighted alike.
+ * letter, one dictionary word of the language, not a stop word, not a seed) join the seeds. The
+ * dimension's query becomes unit(centroid(seeds) + centroid(expansion words)) (common.ts): the
+ * user's seeds keep half the weight however large N is (with one seed and N = 20, an equal
+ * weight per word would leave the seed 1/21 of the query).
  */
 import type { VectorIndex } from '../types';
 import { CANDIDATE_RANK_CUTOFF, candidateFilter, type WordLexicon } from './candidates';

@@ -3,8 +3,13 @@
  * dimension with query q (a unit vector), u_i being the tokens' unit vectors:
  *   meanCosine  (1/n) sum_i cos(q, u_i)                 the mean of the tokens' scores
  *   meanVector  cos(q, sum_i u_i)                        the cosine of the mean vector
- *   sif         cos(q, sum_i a/(a + p(w_i)) u_i)         smooth inverse frequency weights
- *               (Arora, Liang & Ma 2017, a = 1e-3), without their common-component removal
+ *   sif         sum_i w_i cos(q, u_i) / sum_i w_i,       smooth inverse frequency weights
+ *               w_i = a / (a + p(w_i))                   (Arora, Liang & Ma 2017, a = SIF_A),
+ *               without their common-component removal. This is cos(q, v) |v| for the SIF text
+ *               vector v = sum_i w_i u_i / sum_i w_i: the same arg-max over dimensions as their
+ *               cosine, on the scale of word cosines, so the zscore/percentile word statistics
+ *               describe it (the plain cosine of an averaged vector is larger than any word's
+ *               and saturates them; see meanVector in docs/dimensions.md).
  * p(w) is the Zipf estimate of the word's unigram probability from its model rank r (the model
  * is frequency-ordered; V = vocabulary size): p(r) = 1 / (r * H_V), H_V = ln V + 0.5772 + 1/(2V).
  * The default and the measured figures are in docs/dimensions.md.
@@ -46,21 +51,25 @@ export function dimensionTextScores(
 ): Array<Array<number | null>> {
   if (representation === 'meanCosine') return meanCosines(index, dims, content);
   const V = index.size;
-  const weight = representation === 'sif' ? (row: number) => sifWeight(row + 1, V) : () => 1;
+  const sif = representation === 'sif';
+  const weight = sif ? (row: number) => sifWeight(row + 1, V) : () => 1;
   const vectors = new Map<number, Float32Array>();
   const textVectors = content.map((rows) => {
     if (rows.length === 0) return null;
     const v = new Float64Array(index.dims);
+    let wSum = 0;
     for (const r of rows) {
       let u = vectors.get(r);
       if (!u) vectors.set(r, (u = index.vector(r)));
       const w = weight(r);
+      wSum += w;
       for (let j = 0; j < u.length; j++) v[j] += w * u[j];
     }
     let s = 0;
     for (let j = 0; j < v.length; j++) s += v[j] * v[j];
-    if (!(s > 0)) return null;
-    const inv = 1 / Math.sqrt(s);
+    if (!(s > 0) || !(wSum > 0)) return null;
+    // sif: the weighted mean vector (not re-normalized); meanVector: the unit mean vector.
+    const inv = sif ? 1 / wSum : 1 / Math.sqrt(s);
     for (let j = 0; j < v.length; j++) v[j] *= inv;
     return v;
   });
