@@ -20,6 +20,7 @@ import { loadDefaultModel } from '../../build/load-model';
 import { prng } from '../../core/prng';
 import {
   BoundedCache,
+  DEFAULT_REPRESENTATION,
   languageLexicon,
   REPRESENTATIONS,
   scoreTexts,
@@ -227,6 +228,20 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
           const m: Method = { seeds: seedSet, normalization, representation, expand };
           const { predicted, ties, expanded } = classify(m);
           record(methodName(m), predicted, ties);
+          if (normalization === 'zscore') {
+            // The same method on two halves (even and odd lines): a default must hold on both.
+            const halves = [0, 1].map((h) => {
+              const idx = gold.map((_, i) => i).filter((i) => i % 2 === h);
+              return evaluate(
+                idx.map((i) => gold[i]),
+                idx.map((i) => predicted[i]),
+                classes,
+              ).accuracy;
+            });
+            figures[`topics_${methodName(m)}_accuracy_even`] = +halves[0].toFixed(4);
+            figures[`topics_${methodName(m)}_accuracy_odd`] = +halves[1].toFixed(4);
+            log(`[bench topics]   halves (even / odd lines): accuracy ${halves[0].toFixed(3)} / ${halves[1].toFixed(3)}`);
+          }
           if (expand && normalization === 'zscore' && representation === REPRESENTATIONS[0]) {
             log(`[bench topics]   ${seedSet} expansion (${expand}): ${classes.map((c, k) => `${c}: ${expanded[k].slice(0, 8).join(' ')}`).join('; ')}`);
           }
@@ -243,6 +258,13 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
       }
     }
   }
+  const target = (k: string) => figures[`topics_${k}_accuracy`];
+  figures.topics_target_label_expand = target(`label/zscore/${DEFAULT_REPRESENTATION}/expand${EXPAND_DEFAULT}`);
+  figures.topics_target_descriptive = target(`descriptive/zscore/${DEFAULT_REPRESENTATION}/expand0`);
+  log(
+    `[bench topics] targets (zscore, ${DEFAULT_REPRESENTATION}): label seeds + expand ${EXPAND_DEFAULT} ${figures.topics_target_label_expand.toFixed(3)} (target 0.70), ` +
+      `descriptive seeds ${figures.topics_target_descriptive.toFixed(3)} (target 0.85)`,
+  );
   return { figures, rows };
 }
 
