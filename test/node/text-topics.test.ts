@@ -238,9 +238,9 @@ describe('seed expansion (expand)', () => {
         expect(tokenize(word, lang, { synonyms: false }).tokens[0].isStop).toBe(false);
       }
     }
-    // The words a person expects near the seeds (and no stop words such as "so" or "very").
-    expect(ex['1'].expandedWords).toEqual(expect.arrayContaining(['tea']));
-    expect(ex['2'].expandedWords).not.toContain('so');
+    // The words a person expects near the seeds; the pronouns that are among the nearest rows (we, you, me) are stop words and skipped.
+    expect(ex['1'].expandedWords).toEqual(expect.arrayContaining(['tea', 'espresso']));
+    for (const stop of ['we', 'you', 'me']) expect(ex['2'].expandedWords).not.toContain(stop);
   });
 
   it("the expanded dimension's query is unit(centroid(seeds) + centroid(expansion words))", () => {
