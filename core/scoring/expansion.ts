@@ -14,12 +14,23 @@ import { findCandidates } from './words';
 export const EXPAND_MAX = 50;
 
 /** Rows of the `n` expansion words of the seeds (best first); [] when n is 0 or there are no seeds. */
-export function expansionRows(index: VectorIndex, seedRowList: readonly number[], seedWords: readonly string[], n: number, lexicon: WordLexicon | undefined): number[] {
+export function expansionRows(
+  index: VectorIndex,
+  seedRowList: readonly number[],
+  seedWords: readonly string[],
+  n: number,
+  lexicon: WordLexicon | undefined,
+): number[] {
   if (n <= 0 || seedRowList.length === 0) return [];
   const centroid = index.centroid(seedRowList);
   if (!centroid) return [];
   const excludedWords = new Set(seedWords.map((w) => w.trim().toLowerCase()));
   for (const r of seedRowList) excludedWords.add(index.word(r).toLowerCase());
-  const filter = candidateFilter(index, { cutoff: CANDIDATE_RANK_CUTOFF, excludedRows: new Set(seedRowList), excludedWords, lexicon });
+  const filter = candidateFilter(index, {
+    cutoff: CANDIDATE_RANK_CUTOFF,
+    excludedRows: new Set(seedRowList),
+    excludedWords,
+    lexicon,
+  });
   return findCandidates(index, centroid, n, filter, seedRowList.length);
 }

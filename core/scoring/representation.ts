@@ -85,7 +85,11 @@ export function dimensionTextScores(
 }
 
 /** meanCosine: one kernel call per dimension over the content tokens of every text. */
-function meanCosines(index: VectorIndex, dims: readonly DimensionQuery[], content: ReadonlyArray<readonly number[]>): Array<Array<number | null>> {
+function meanCosines(
+  index: VectorIndex,
+  dims: readonly DimensionQuery[],
+  content: ReadonlyArray<readonly number[]>,
+): Array<Array<number | null>> {
   const offsets: number[] = [0];
   for (const rows of content) offsets.push(offsets[offsets.length - 1] + rows.length);
   const flat = new Int32Array(offsets[offsets.length - 1]);

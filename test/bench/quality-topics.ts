@@ -175,7 +175,9 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
     rows.push({ method, ...s, ties });
     figures[`topics_${method}_accuracy`] = +s.accuracy.toFixed(4);
     figures[`topics_${method}_macro_f1`] = +s.macroF1.toFixed(4);
-    log(`[bench topics] ${method.padEnd(44)} accuracy ${s.accuracy.toFixed(3)}  macro-F1 ${s.macroF1.toFixed(3)}${ties ? `  (ties broken at random: ${ties})` : ''}`);
+    log(
+      `[bench topics] ${method.padEnd(44)} accuracy ${s.accuracy.toFixed(3)}  macro-F1 ${s.macroF1.toFixed(3)}${ties ? `  (ties broken at random: ${ties})` : ''}`,
+    );
     return s;
   };
 
@@ -183,8 +185,23 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
   /** Predictions of one method through scoreTexts (and the expansion words, for the log). */
   const classify = (m: Method): { predicted: string[]; ties: number; expanded: string[][] } => {
     const seeds = SEED_SETS[m.seeds];
-    const dimensions: DimensionRequest[] = classes.map((c, k) => ({ id: k + 1, type: 'manual', words: seeds[c], ...(m.expand ? { expand: m.expand } : {}) }));
-    const res = scoreTexts({ texts, embeddingModelId: model.manifest.id, dimensions, normalization: m.normalization, representation: m.representation, explain: true }, input).response;
+    const dimensions: DimensionRequest[] = classes.map((c, k) => ({
+      id: k + 1,
+      type: 'manual',
+      words: seeds[c],
+      ...(m.expand ? { expand: m.expand } : {}),
+    }));
+    const res = scoreTexts(
+      {
+        texts,
+        embeddingModelId: model.manifest.id,
+        dimensions,
+        normalization: m.normalization,
+        representation: m.representation,
+        explain: true,
+      },
+      input,
+    ).response;
     const rand = prng(13);
     let ties = 0;
     const predicted = res.data.map((t) => {
@@ -203,7 +220,13 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
     {
       const rand = prng(7);
       const sets = classes.map((c) => new Set(seeds[c]));
-      const predicted = tokens.map((ts) => argMax(sets.map((set) => ts.filter((t) => set.has(t.token) || set.has(t.string.toLowerCase())).length), classes, rand));
+      const predicted = tokens.map((ts) =>
+        argMax(
+          sets.map((set) => ts.filter((t) => set.has(t.token) || set.has(t.string.toLowerCase())).length),
+          classes,
+          rand,
+        ),
+      );
       record(`${seedSet}/baseline-keyword-count`, predicted);
     }
     // Baseline 2: plain GloVe centroid (all in-vocabulary tokens' unit vectors averaged, float64).
@@ -218,7 +241,11 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
           const u = model.vector(r);
           for (let j = 0; j < v.length; j++) v[j] += u[j];
         }
-        return argMax(q.map((qc) => (qc ? qc.reduce((s, x, j) => s + x * v[j], 0) : undefined)), classes, rand);
+        return argMax(
+          q.map((qc) => (qc ? qc.reduce((s, x, j) => s + x * v[j], 0) : undefined)),
+          classes,
+          rand,
+        );
       });
       record(`${seedSet}/baseline-glove-centroid`, predicted);
     }
@@ -240,10 +267,14 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
             });
             figures[`topics_${methodName(m)}_accuracy_even`] = +halves[0].toFixed(4);
             figures[`topics_${methodName(m)}_accuracy_odd`] = +halves[1].toFixed(4);
-            log(`[bench topics]   halves (even / odd lines): accuracy ${halves[0].toFixed(3)} / ${halves[1].toFixed(3)}`);
+            log(
+              `[bench topics]   halves (even / odd lines): accuracy ${halves[0].toFixed(3)} / ${halves[1].toFixed(3)}`,
+            );
           }
           if (expand && normalization === 'zscore' && representation === REPRESENTATIONS[0]) {
-            log(`[bench topics]   ${seedSet} expansion (${expand}): ${classes.map((c, k) => `${c}: ${expanded[k].slice(0, 8).join(' ')}`).join('; ')}`);
+            log(
+              `[bench topics]   ${seedSet} expansion (${expand}): ${classes.map((c, k) => `${c}: ${expanded[k].slice(0, 8).join(' ')}`).join('; ')}`,
+            );
           }
         }
       }

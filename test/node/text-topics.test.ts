@@ -62,7 +62,8 @@ beforeAll(() => {
   };
 });
 
-const score = (req: Partial<TextScoresRequest>) => scoreTexts({ texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: dims, ...req }, input).response;
+const score = (req: Partial<TextScoresRequest>) =>
+  scoreTexts({ texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: dims, ...req }, input).response;
 
 /** float64 unit vector of a row as the model stores it (dequantized). */
 const vec = (r: number): Float64Array => Float64Array.from(model.vector(r));
@@ -104,11 +105,16 @@ function refStats(value: (row: number) => number) {
   return { mean, std, xs: xs.sort((a, b) => a - b) };
 }
 const zscore = (x: number, s: { mean: number; std: number }) => Math.max(-3, Math.min(3, (x - s.mean) / s.std)) / 3;
-const percentile = (x: number, s: { xs: number[] }) => (2 * (s.xs.filter((y) => y < x).length + s.xs.filter((y) => y === x).length / 2)) / s.xs.length - 1;
+const percentile = (x: number, s: { xs: number[] }) =>
+  (2 * (s.xs.filter((y) => y < x).length + s.xs.filter((y) => y === x).length / 2)) / s.xs.length - 1;
 
 describe('top-level normalization of dimensionScores and mapperScores', () => {
   it('zscore and percentile use the statistics of the 20,000 most frequent words; none and goalConfig are unchanged', () => {
-    const goalConfig = { dimensions: [{ id: 1, weight: 3 }], mappers: [{ id: afinn.id, weight: -2 }], normalization: 'zscore' as const };
+    const goalConfig = {
+      dimensions: [{ id: 1, weight: 3 }],
+      mappers: [{ id: afinn.id, weight: -2 }],
+      normalization: 'zscore' as const,
+    };
     const raw = score({ mapperKeys: [afinn.id], goalConfig });
     const z = score({ mapperKeys: [afinn.id], goalConfig, normalization: 'zscore' });
     const p = score({ mapperKeys: [afinn.id], goalConfig, normalization: 'percentile' });
@@ -220,7 +226,10 @@ describe('seed expansion (expand)', () => {
       { id: 2, type: 'manual' as const, words: ['happy', 'glad'], expand: 50 },
       { id: 3, type: 'manual' as const, words: ['river', 'lake'], expand: 0 },
     ];
-    const res = scoreTexts({ texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: expand, explain: true }, input).response;
+    const res = scoreTexts(
+      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: expand, explain: true },
+      input,
+    ).response;
     for (const t of res.data) {
       expect(Object.keys(t.explanation!.dimensions)).toEqual(['1', '2', '3']);
       expect(t.explanation!.dimensions['3']).toEqual({ tokens: [], expandedWords: [] });
@@ -245,7 +254,10 @@ describe('seed expansion (expand)', () => {
 
   it("the expanded dimension's query is unit(centroid(seeds) + centroid(expansion words))", () => {
     const d = { id: 7, type: 'manual' as const, words: ['coffee'], expand: 10 };
-    const res = scoreTexts({ texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: [d], explain: true }, input).response;
+    const res = scoreTexts(
+      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: [d], explain: true },
+      input,
+    ).response;
     const added = res.data[0].explanation!.dimensions['7'].expandedWords!;
     const c = centroid64(rowsOf(d.words));
     const e = centroid64(rowsOf(added));
@@ -256,18 +268,35 @@ describe('seed expansion (expand)', () => {
       expect(res.data[i].dimensionScores['7']).toBeCloseTo(ref, 3);
     });
     // Without expand the same seeds give another score.
-    const plain = scoreTexts({ texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: [{ ...d, expand: undefined }] }, input).response;
+    const plain = scoreTexts(
+      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: [{ ...d, expand: undefined }] },
+      input,
+    ).response;
     expect(plain.data[0].dimensionScores['7']).not.toBeCloseTo(res.data[0].dimensionScores['7'], 4);
     expect(plain.data[0].explanation).toBeUndefined();
   });
 
   it('word-scores dimensions expand the same way; axis dimensions refuse expand', () => {
     const words = scoreWords(
-      { seedWords: ['tea'], whitelistWords: ['espresso', 'river'], embeddingModelId: model.manifest.id, dimensions: [{ id: 1, type: 'manual', words: ['coffee'], expand: 10 }] },
+      {
+        seedWords: ['tea'],
+        whitelistWords: ['espresso', 'river'],
+        embeddingModelId: model.manifest.id,
+        dimensions: [{ id: 1, type: 'manual', words: ['coffee'], expand: 10 }],
+      },
       { index: model, mappers: [], storedDimensions: new Map(), lexicon: input.lexicon },
     );
-    const text = scoreTexts({ texts: ['espresso', 'river'], embeddingModelId: model.manifest.id, dimensions: [{ id: 1, type: 'manual', words: ['coffee'], expand: 10 }] }, input).response;
+    const text = scoreTexts(
+      {
+        texts: ['espresso', 'river'],
+        embeddingModelId: model.manifest.id,
+        dimensions: [{ id: 1, type: 'manual', words: ['coffee'], expand: 10 }],
+      },
+      input,
+    ).response;
     expect(words.data.map((w) => w.dimensionScores['1'])).toEqual(text.data.map((t) => t.dimensionScores['1']));
-    expect(() => score({ dimensions: [{ id: 1, type: 'axis', words: ['good'], oppositeWords: ['bad'], expand: 5 }] })).toThrow(ScoringError);
+    expect(() =>
+      score({ dimensions: [{ id: 1, type: 'axis', words: ['good'], oppositeWords: ['bad'], expand: 5 }] }),
+    ).toThrow(ScoringError);
   });
 });

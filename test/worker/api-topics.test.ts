@@ -6,7 +6,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLAG } from '../../core/tokenizer/data';
 import { tokenize, type LanguageData } from '../../core/tokenizer';
-import { call, centroid64, expectProblem, makeModel, qcos, rowOf, uploadEnglish, uploadModel, type SyntheticModel } from './api-helpers';
+import {
+  call,
+  centroid64,
+  expectProblem,
+  makeModel,
+  qcos,
+  rowOf,
+  uploadEnglish,
+  uploadModel,
+  type SyntheticModel,
+} from './api-helpers';
 
 const WS_PATH = '/api/v1/workspaces/ws_demo';
 let m: SyntheticModel;
@@ -56,15 +66,26 @@ describe('text-scores: expand, explain, representation, normalization', () => {
     expect(ex.mappers).toEqual({});
     // A text without scores still carries the request's explanation of the dimensions.
     expect(r.body.data[1].explanation.dimensions['1'].expandedWords).toEqual(ex.dimensions['1'].expandedWords);
-    const plain = await call('POST', `${WS_PATH}/text-scores`, { texts: [text], embeddingModelId: m.id, dimensions: [{ id: 1, type: 'manual', words: ['river'] }] });
+    const plain = await call('POST', `${WS_PATH}/text-scores`, {
+      texts: [text],
+      embeddingModelId: m.id,
+      dimensions: [{ id: 1, type: 'manual', words: ['river'] }],
+    });
     expect(plain.body.data[0].explanation).toBeUndefined();
   });
 
   it('representation and top-level normalization change dimensionScores as documented; word-scores accepts expand', async () => {
-    const body = (extra: object) => ({ texts: [text], embeddingModelId: m.id, dimensions: [{ id: 1, type: 'manual', words: ['river', 'mountain'] }], ...extra });
+    const body = (extra: object) => ({
+      texts: [text],
+      embeddingModelId: m.id,
+      dimensions: [{ id: 1, type: 'manual', words: ['river', 'mountain'] }],
+      ...extra,
+    });
     const mean = (await call('POST', `${WS_PATH}/text-scores`, body({}))).body.data[0].dimensionScores['1'];
-    const vec = (await call('POST', `${WS_PATH}/text-scores`, body({ representation: 'meanVector' }))).body.data[0].dimensionScores['1'];
-    const z = (await call('POST', `${WS_PATH}/text-scores`, body({ normalization: 'zscore' }))).body.data[0].dimensionScores['1'];
+    const vec = (await call('POST', `${WS_PATH}/text-scores`, body({ representation: 'meanVector' }))).body.data[0]
+      .dimensionScores['1'];
+    const z = (await call('POST', `${WS_PATH}/text-scores`, body({ normalization: 'zscore' }))).body.data[0]
+      .dimensionScores['1'];
     expect(vec).toBeGreaterThan(mean);
     // zscore over the whole synthetic vocabulary (< 20,000 words).
     const c = centroid64(m, [rowOf(m, 'river'), rowOf(m, 'mountain')]);
@@ -97,10 +118,29 @@ describe('text-scores: expand, explain, representation, normalization', () => {
       { explain: 'yes' },
     ];
     for (const b of bad) {
-      expectProblem(await call('POST', `${WS_PATH}/text-scores`, { texts: ['the river'], embeddingModelId: m.id, ...b }), 422, 'VALIDATION_FAILED');
+      expectProblem(
+        await call('POST', `${WS_PATH}/text-scores`, { texts: ['the river'], embeddingModelId: m.id, ...b }),
+        422,
+        'VALIDATION_FAILED',
+      );
     }
-    expectProblem(await call('POST', `${WS_PATH}/word-scores`, { seedWords: ['river'], embeddingModelId: m.id, dimensions: [dim({ expand: 51 })] }), 422, 'VALIDATION_FAILED');
-    const ok = await call('POST', `${WS_PATH}/text-scores`, { texts: ['the river'], embeddingModelId: m.id, dimensions: [dim({ expand: 50 })], representation: 'sif', normalization: 'percentile', explain: false });
+    expectProblem(
+      await call('POST', `${WS_PATH}/word-scores`, {
+        seedWords: ['river'],
+        embeddingModelId: m.id,
+        dimensions: [dim({ expand: 51 })],
+      }),
+      422,
+      'VALIDATION_FAILED',
+    );
+    const ok = await call('POST', `${WS_PATH}/text-scores`, {
+      texts: ['the river'],
+      embeddingModelId: m.id,
+      dimensions: [dim({ expand: 50 })],
+      representation: 'sif',
+      normalization: 'percentile',
+      explain: false,
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.data[0].explanation).toBeUndefined();
   });
