@@ -22,7 +22,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import cliProgress from 'cli-progress';
 import { ARTIFACT_FORMAT_VERSION, decodeWord, parseArtifact } from '../core/artifact';
@@ -32,7 +31,7 @@ import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, ensureDefaultModel } from './defa
 import { mergeDictionaries, parseDictd, parseDing, parseEdict, reverseDictionary, type Dictionary } from './dictionaries';
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { importModel, IMPORTER_VERSION } from './import-model';
-import { fetchDebianPackage } from './lang-data';
+import { debianToolsAvailable, fetchDebianFile } from './debian';
 import { readArrayBuffer } from './load-model';
 import { stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
 import { GENERATED } from './wrangler';
@@ -46,6 +45,8 @@ export type AlignedLanguage = (typeof ALIGNED_LANGUAGES)[number];
 interface DebianPin {
   pkg: string;
   version: string;
+  /** A file of the package (its unpacked root is found from it). */
+  file: string;
 }
 
 export interface AlignedSpec {
@@ -71,7 +72,7 @@ export const ALIGNED: Record<AlignedLanguage, AlignedSpec> = {
     language: 'de',
     country: 'DE',
     tag: 'GloVe 6B 100d via Ding de-en',
-    packages: [{ pkg: 'trans-de-en', version: '1.9-6' }],
+    packages: [{ pkg: 'trans-de-en', version: '1.9-6', file: 'usr/share/trans/de-en' }],
     // Ding "Version :: devel 2023-01-30"
     trainingYear: '2023',
     trainingMonth: '01',
@@ -85,10 +86,10 @@ export const ALIGNED: Record<AlignedLanguage, AlignedSpec> = {
     country: 'FR',
     tag: 'GloVe 6B 100d via FreeDict fr-en and WikDict fr-de',
     packages: [
-      { pkg: 'dict-freedict-fra-eng', version: '2022.04.21-1' },
-      { pkg: 'dict-freedict-eng-fra', version: '2022.04.21-1' },
-      { pkg: 'dict-freedict-fra-deu', version: '2022.12.07-2' },
-      { pkg: 'dict-freedict-deu-fra', version: '2022.12.07-2' },
+      { pkg: 'dict-freedict-fra-eng', version: '2022.04.21-1', file: 'usr/share/dictd/freedict-fra-eng.index' },
+      { pkg: 'dict-freedict-eng-fra', version: '2022.04.21-1', file: 'usr/share/dictd/freedict-eng-fra.index' },
+      { pkg: 'dict-freedict-fra-deu', version: '2022.12.07-2', file: 'usr/share/dictd/freedict-fra-deu.index' },
+      { pkg: 'dict-freedict-deu-fra', version: '2022.12.07-2', file: 'usr/share/dictd/freedict-deu-fra.index' },
     ],
     // The newest of the four dictionary releases (WikDict fra-deu/deu-fra 2022-12-07).
     trainingYear: '2022',
@@ -107,7 +108,7 @@ export const ALIGNED: Record<AlignedLanguage, AlignedSpec> = {
     language: 'ja',
     country: 'JP',
     tag: 'GloVe 6B 100d via JMdict/EDICT (approximate)',
-    packages: [{ pkg: 'edict', version: '2021.02.03-1' }],
+    packages: [{ pkg: 'edict', version: '2021.02.03-1', file: 'usr/share/edict/edict' }],
     trainingYear: '2021',
     trainingMonth: '02',
     sources: ['JMdict/EDICT 2021-02-03, EDRDG (debian:edict 2021.02.03-1)', ...ENGLISH_SOURCES],
@@ -256,8 +257,7 @@ export function readAlignedTranslations(lang: AlignedLanguage): Map<string, stri
 
 /** True when `apt-get` and `dpkg-deb` can be run here. */
 export function aptAvailable(): boolean {
-  const ok = (cmd: string): boolean => spawnSync(cmd, ['--version'], { stdio: 'ignore' }).status === 0;
-  return process.platform === 'linux' && ok('apt-get') && ok('dpkg-deb');
+  return debianToolsAvailable();
 }
 
 export interface BuildResult {
@@ -275,7 +275,12 @@ export async function buildAlignedModel(lang: AlignedLanguage, options: { progre
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `aligned-${lang}-`));
   try {
     const roots = new Map<string, string>();
-    for (const p of spec.packages) roots.set(p.pkg, fetchDebianPackage(p.pkg, p.version, tmp, `the ${lang} aligned model`));
+    for (const p of spec.packages) {
+      // fetchDebianFile prints the one line saying why a package cannot be had.
+      const file = fetchDebianFile(p, tmp, `the ${lang} aligned model`);
+      if (!file) throw new Error(`the Debian package ${p.pkg}=${p.version} is not available`);
+      roots.set(p.pkg, file.slice(0, file.length - p.file.length));
+    }
     const english = artifactSpace(DEFAULT_MODEL_FILE);
     const { translations, priority, counts } = gather(lang, roots, english);
     const projected: ProjectedWord[] = [];

@@ -18,6 +18,7 @@ import { parseLanguageData, tokenize as tokenizeText, type LanguageData } from '
 import {
   autocomplete as autocompleteCore,
   BoundedCache,
+  languageLexicon,
   scoreTexts,
   scoreWords,
   similarityMatrix as similarityMatrixCore,
@@ -393,7 +394,7 @@ const api = {
       const tokenize = (text: string): TokenLike[] => tokenizeText(text, lang, { synonyms: false }).tokens;
       const mappers = resolveMappers(m, req.mapperKeys);
       const companion = await companionFor(m, req.dimensions, onProgress);
-      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats, companion });
+      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats, lexicon: languageLexicon(lang), companion });
       return asJson(response);
     });
   },
@@ -403,8 +404,10 @@ const api = {
       const req = validate(WordScoresRequestSchema, body);
       const m = await modelFor(req.embeddingModelId, onProgress);
       const mappers = resolveMappers(m, req.mapperKeys);
+      // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
+      const lexicon = req.dimensions?.some((d) => d.expand) ? languageLexicon(await languageFor(m.info.language, onProgress)) : undefined;
       const companion = await companionFor(m, req.dimensions, onProgress);
-      return asJson(scoreWords(req, { index: m.index, mappers, storedDimensions: seedsFor(), companion }));
+      return asJson(scoreWords(req, { index: m.index, mappers, storedDimensions: seedsFor(), lexicon, companion }));
     });
   },
 
