@@ -3,8 +3,6 @@
  * tokenize, models (list, import, build). Each works locally or with --api.
  */
 import fs from 'node:fs';
-import { ensureBuilt } from '../build/ensure';
-import { main as importMain } from '../build/import-model';
 import { defaultModel, int, LOCAL_HELP, needsWorkspace, parse, REMOTE_HELP, REMOTE_OPTIONS, service, str, strs, UsageError, writeOut } from './common';
 import { localBundleKeys, localManifests } from './local';
 import { parseDimension } from './score';
@@ -145,7 +143,7 @@ export async function models(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'import') {
     if (rest.includes('--help') || rest.includes('-h')) process.stdout.write('embedding-edge models import: the same as `npm run model:import`.\n\n');
-    await importMain(rest);
+    await (await import('../build/import-model')).main(rest);
     return 0;
   }
   if (sub === 'build') {
@@ -153,7 +151,7 @@ export async function models(argv: string[]): Promise<number> {
     const log = console.log;
     console.log = console.error;
     try {
-      const artifacts = await ensureBuilt({ forTests: true });
+      const artifacts = await (await import('../build/ensure')).ensureBuilt({ forTests: true });
       await writeOut(artifacts.map((a) => `${JSON.stringify({ key: a.key, file: a.file })}\n`).join(''));
     } finally {
       console.log = log;

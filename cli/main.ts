@@ -2,9 +2,7 @@
  * `embedding-edge` (npx embedding-edge ...): bulk scoring and the API's word tools from the
  * command line, locally (core + WASM in this process) or against a server (--api).
  */
-import { find, models, similar, tokenizeCommand } from './commands';
 import { report } from './common';
-import { score } from './score';
 
 const HELP = `
 Usage: embedding-edge <command> [options]
@@ -20,12 +18,13 @@ Each command runs locally by default (no server, no quota) or against a service 
 --api URL --token T. "embedding-edge <command> --help" for its options.
 Docs: docs/cli.md`;
 
+// Loaded on use: a command's --help does not load the model tooling of the others.
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
-  score,
-  find,
-  similar,
-  tokenize: tokenizeCommand,
-  models,
+  score: async (argv) => (await import('./score')).score(argv),
+  find: async (argv) => (await import('./commands')).find(argv),
+  similar: async (argv) => (await import('./commands')).similar(argv),
+  tokenize: async (argv) => (await import('./commands')).tokenizeCommand(argv),
+  models: async (argv) => (await import('./commands')).models(argv),
 };
 
 export async function main(argv: string[]): Promise<number> {
