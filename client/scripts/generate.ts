@@ -37,7 +37,8 @@ export async function servedDocument(): Promise<unknown> {
 
 export async function generate(): Promise<{ openapi: string; types: string }> {
   const doc = await servedDocument();
-  const types = HEADER + astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0]));
+  // defaultNonNullable off: a field with a default may be left out of a request (e.g. anchorDay).
+  const types = HEADER + astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0], { defaultNonNullable: false }));
   return { openapi: `${JSON.stringify(doc, null, 2)}\n`, types };
 }
 

@@ -155,6 +155,8 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Headers sent with every request. */
   headers?: Record<string, string>;
+  /** Send an Idempotency-Key with non-GET calls (default true; a benchmark measuring the bare route turns it off). */
+  idempotency?: boolean;
   /** Idempotency-Key generator (default crypto.randomUUID). */
   idempotencyKey?: () => string;
   /** Called before each retry (logging, metrics). */
@@ -197,7 +199,7 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   });
 
 function newKey(): string {
-  return globalThis.crypto.randomUUID();
+  return crypto.randomUUID();
 }
 
 export class EmbeddingEdgeClient {
@@ -226,7 +228,7 @@ export class EmbeddingEdgeClient {
     const retries = options.retries ?? o.retries ?? 4;
     const retryOn = o.retryOn ?? RETRY_STATUSES;
     const timeoutMs = options.timeoutMs ?? o.timeoutMs ?? 30_000;
-    const key = method.toUpperCase() === 'GET' ? null : (options.idempotencyKey ?? (o.idempotencyKey ?? newKey)());
+    const key = method.toUpperCase() === 'GET' || (o.idempotency === false && !options.idempotencyKey) ? null : (options.idempotencyKey ?? (o.idempotencyKey ?? newKey)());
     for (let attempt = 1; ; attempt++) {
       options.signal?.throwIfAborted();
       const headers: Record<string, string> = { ...o.headers, ...options.headers };

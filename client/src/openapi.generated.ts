@@ -2759,7 +2759,7 @@ export interface components {
             id?: number;
             name: string;
             /** @default en */
-            language: string;
+            language?: string;
             description?: string;
             words: string[];
         };
@@ -2868,12 +2868,12 @@ export interface components {
              * @description Day of the month on which billing cycles start (29-31: the last day in shorter months)
              * @default 1
              */
-            anchorDay: number;
+            anchorDay?: number;
             /**
              * @description Limits per usage type; usage types not listed get limits 0
              * @default []
              */
-            quotas: components["schemas"]["QuotaLimits"][];
+            quotas?: components["schemas"]["QuotaLimits"][];
         };
         QuotaLimits: {
             usageTypeKey: string;
