@@ -221,6 +221,9 @@ export async function score(argv: string[]): Promise<number> {
           hideCursor: true,
           etaBuffer: 50,
           fps: 5,
+          // --progress into a file or pipe: a line every 2 s.
+          noTTYOutput: true,
+          notTTYSchedule: 2000,
         },
         cliProgress.Presets.shades_classic,
       )
@@ -309,7 +312,8 @@ export async function score(argv: string[]): Promise<number> {
   if (!quiet) {
     const rate = `${Math.round(texts / secs)} texts/s`;
     const tps = svc.kind === 'local' ? `, ${tokens} tokens, ${Math.round(tokens / secs)} tokens/s` : '';
-    process.stderr.write(`scored ${texts} texts in ${secs.toFixed(2)} s (${rate}${tps}); ${ck.bad} bad rows${retries ? `; ${retries} retries` : ''}\n`);
+    const rss = `peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`;
+    process.stderr.write(`scored ${texts} texts in ${secs.toFixed(2)} s (${rate}${tps}); ${ck.bad} bad rows${retries ? `; ${retries} retries` : ''}; ${rss}\n`);
   }
   if (stopped !== null) {
     process.stderr.write(`stopped at line ${stopped} (--strict)${checkpointFile ? `; fix it and rerun to resume after record ${ck.records}` : ''}\n`);
