@@ -3,7 +3,20 @@
  * tokenize, models (list, import, build). Each works locally or with --api.
  */
 import fs from 'node:fs';
-import { defaultModel, int, LOCAL_HELP, needsWorkspace, parse, REMOTE_HELP, REMOTE_OPTIONS, service, str, strs, UsageError, writeOut } from './common';
+import {
+  defaultModel,
+  int,
+  LOCAL_HELP,
+  needsWorkspace,
+  parse,
+  REMOTE_HELP,
+  REMOTE_OPTIONS,
+  service,
+  str,
+  strs,
+  UsageError,
+  writeOut,
+} from './common';
 import { localBundleKeys, localManifests } from './local';
 import { parseDimension } from './score';
 
@@ -53,7 +66,8 @@ export async function find(argv: string[]): Promise<number> {
   if (seeds.length === 0) throw new UsageError(`find needs at least one seed word\n\n${FIND_HELP.trim()}`);
   const body: Record<string, unknown> = { seedWords: seeds, embeddingModelId: defaultModel(values) };
   if (values.limit !== undefined) body.limit = int(values.limit, 'limit', 100);
-  if (values['wordrank-limit'] !== undefined) body.wordrankLimit = int(values['wordrank-limit'], 'wordrank-limit', -1, -1);
+  if (values['wordrank-limit'] !== undefined)
+    body.wordrankLimit = int(values['wordrank-limit'], 'wordrank-limit', -1, -1);
   const dims = strs(values.dimension).map((s, i) => parseDimension(s, i + 1));
   if (dims.length > 0) body.dimensions = dims;
   if (strs(values.mapper).length > 0) body.mapperKeys = strs(values.mapper);
@@ -87,12 +101,19 @@ function csvField(s: string): string {
 }
 
 export async function similar(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { model: { type: 'string', short: 'm' }, 'stored-dimensions': { type: 'string' }, ...REMOTE_OPTIONS }, SIMILAR_HELP);
+  const { values, positionals } = parse(
+    argv,
+    { model: { type: 'string', short: 'm' }, 'stored-dimensions': { type: 'string' }, ...REMOTE_OPTIONS },
+    SIMILAR_HELP,
+  );
   const list = words(positionals);
   if (list.length === 0) throw new UsageError(`similar needs at least one word\n\n${SIMILAR_HELP.trim()}`);
   const model = defaultModel(values);
   const svc = service(values);
-  const res = svc.kind === 'local' ? await svc.local.similarityMatrix(model, { words: list }) : await svc.client.similarityMatrix(model, { words: list });
+  const res =
+    svc.kind === 'local'
+      ? await svc.local.similarityMatrix(model, { words: list })
+      : await svc.client.similarityMatrix(model, { words: list });
   const lines = [['word', ...res.words].map(csvField).join(',')];
   res.words.forEach((w, i) => lines.push([csvField(w), ...res.matrix[i].map(String)].join(',')));
   await writeOut(`${lines.join('\n')}\n`);
@@ -111,7 +132,11 @@ isStop, synonyms}]}.
 ${REMOTE_HELP}`;
 
 export async function tokenizeCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { language: { type: 'string', short: 'l' }, jsonl: { type: 'boolean' }, ...REMOTE_OPTIONS }, TOKENIZE_HELP);
+  const { values, positionals } = parse(
+    argv,
+    { language: { type: 'string', short: 'l' }, jsonl: { type: 'boolean' }, ...REMOTE_OPTIONS },
+    TOKENIZE_HELP,
+  );
   const text = positionals.length > 0 ? positionals.join(' ') : fs.readFileSync(0, 'utf8');
   const body = { language: str(values.language) ?? 'en', text };
   const svc = service(values);
@@ -142,7 +167,8 @@ Usage: embedding-edge models <list|import|build> [options]
 export async function models(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'import') {
-    if (rest.includes('--help') || rest.includes('-h')) process.stdout.write('embedding-edge models import: the same as `npm run model:import`.\n\n');
+    if (rest.includes('--help') || rest.includes('-h'))
+      process.stdout.write('embedding-edge models import: the same as `npm run model:import`.\n\n');
     await (await import('../build/import-model')).main(rest);
     return 0;
   }

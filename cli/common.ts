@@ -40,7 +40,12 @@ the artifacts in build/generated/ (built when missing); no server, no quota.
 export function parse(argv: string[], options: Options, help: string, allowPositionals = true) {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals, strict: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals,
+      strict: true,
+    });
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n\n${help.trim()}`);
   }
@@ -57,13 +62,15 @@ export const strs = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]
 export function int(v: unknown, name: string, fallback: number, min = 1): number {
   if (v === undefined) return fallback;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer >= ${min}, not '${String(v)}'`);
+  if (!Number.isInteger(n) || n < min)
+    throw new UsageError(`--${name} must be an integer >= ${min}, not '${String(v)}'`);
   return n;
 }
 
 /** A JSON option: inline JSON, @FILE or a file name. */
 export function jsonOption(v: string, name: string): unknown {
-  const text = v.trimStart().startsWith('{') || v.trimStart().startsWith('[') ? v : fs.readFileSync(v.replace(/^@/, ''), 'utf8');
+  const text =
+    v.trimStart().startsWith('{') || v.trimStart().startsWith('[') ? v : fs.readFileSync(v.replace(/^@/, ''), 'utf8');
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -74,7 +81,10 @@ export function jsonOption(v: string, name: string): unknown {
 /** The workspaceId claim of a JWT (read, not verified: the service verifies it). */
 function workspaceOfToken(token: string): string | undefined {
   try {
-    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<
+      string,
+      unknown
+    >;
     return typeof payload.workspaceId === 'string' ? payload.workspaceId : undefined;
   } catch {
     return undefined;

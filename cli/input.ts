@@ -48,8 +48,10 @@ export function detectFormat(file: string | undefined, explicit?: string): Input
 function textOf(record: Record<string, unknown>, field: string): string | { error: string } {
   const text = record[field];
   if (text === undefined) return { error: `no "${field}" field` };
-  if (typeof text !== 'string') return { error: `"${field}" is ${text === null ? 'null' : typeof text}, expected a string` };
-  if (text.length > LIMITS.charactersPerText) return { error: `"${field}" has ${text.length} characters, at most ${LIMITS.charactersPerText} are allowed` };
+  if (typeof text !== 'string')
+    return { error: `"${field}" is ${text === null ? 'null' : typeof text}, expected a string` };
+  if (text.length > LIMITS.charactersPerText)
+    return { error: `"${field}" has ${text.length} characters, at most ${LIMITS.charactersPerText} are allowed` };
   return text;
 }
 
@@ -74,7 +76,11 @@ export async function* jsonlRows(stream: Readable, field: string, skip = 0): Asy
       continue;
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      yield { n, line, error: `expected a JSON object, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}` };
+      yield {
+        n,
+        line,
+        error: `expected a JSON object, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`,
+      };
       continue;
     }
     const record = value as Record<string, unknown>;
@@ -96,7 +102,11 @@ export async function* csvRows(stream: Readable, field: string, skip = 0): Async
       skip_records_with_error: true,
       on_skip: (err) => {
         // Records with an error are skipped by csv-parse and reported here, in order.
-        if (err) bad.push({ line: Number(err.lines), error: err.message.replace(/^Invalid Record Length: /, 'wrong number of columns: ') });
+        if (err)
+          bad.push({
+            line: Number(err.lines),
+            error: err.message.replace(/^Invalid Record Length: /, 'wrong number of columns: '),
+          });
         return undefined;
       },
     }),

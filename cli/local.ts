@@ -34,12 +34,20 @@ import {
 import { parseLanguageData, tokenize, type LanguageData } from '../core/tokenizer';
 import type { ModelManifest } from '../core/types';
 
-const { SimilarityMatrixRequestSchema, TextScoresRequestSchema, TokenizationRequestSchema, WordAvailabilitiesRequestSchema, WordScoresRequestSchema } = requestSchemas();
+const {
+  SimilarityMatrixRequestSchema,
+  TextScoresRequestSchema,
+  TokenizationRequestSchema,
+  WordAvailabilitiesRequestSchema,
+  WordScoresRequestSchema,
+} = requestSchemas();
 
 export const MODELS_DIR = path.join(GENERATED, 'models');
 export const MAPPERS_DIR = path.join(GENERATED, 'mappers');
 
-type ZodLike<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ZodIssues } } };
+type ZodLike<T> = {
+  safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ZodIssues } };
+};
 
 function validate<T>(schema: ZodLike<T>, body: unknown): T {
   const r = schema.safeParse(body);
@@ -61,7 +69,12 @@ export function localManifests(): ModelManifest[] {
   if (!fs.existsSync(MODELS_DIR)) return [];
   return fs
     .readdirSync(MODELS_DIR)
-    .filter((f) => f.endsWith('.json') && !f.endsWith('.stamp.json') && fs.existsSync(path.join(MODELS_DIR, f.replace(/\.json$/, '.emb'))))
+    .filter(
+      (f) =>
+        f.endsWith('.json') &&
+        !f.endsWith('.stamp.json') &&
+        fs.existsSync(path.join(MODELS_DIR, f.replace(/\.json$/, '.emb'))),
+    )
     .map((f) => JSON.parse(fs.readFileSync(path.join(MODELS_DIR, f), 'utf8')) as ModelManifest)
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
@@ -100,8 +113,11 @@ export class LocalService {
   constructor(private readonly options: LocalOptions = {}) {
     const seeds = new Map<number, { words: string[]; name?: string }>();
     if (options.storedDimensions) {
-      const parsed = JSON.parse(fs.readFileSync(options.storedDimensions, 'utf8')) as { data?: Array<{ id: number; name?: string; words: string[] }> } | Array<{ id: number; name?: string; words: string[] }>;
-      for (const d of Array.isArray(parsed) ? parsed : (parsed.data ?? [])) seeds.set(d.id, { words: d.words, name: d.name });
+      const parsed = JSON.parse(fs.readFileSync(options.storedDimensions, 'utf8')) as
+        | { data?: Array<{ id: number; name?: string; words: string[] }> }
+        | Array<{ id: number; name?: string; words: string[] }>;
+      for (const d of Array.isArray(parsed) ? parsed : (parsed.data ?? []))
+        seeds.set(d.id, { words: d.words, name: d.name });
     }
     this.seeds = seeds;
   }
@@ -135,7 +151,10 @@ export class LocalService {
     const file = modelFile(id);
     if (!fs.existsSync(file) && id === DEFAULT_MODEL_ID) await this.ensure();
     if (!fs.existsSync(file)) {
-      throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}' in ${path.relative(process.cwd(), MODELS_DIR) || MODELS_DIR} (import one with: embedding-edge models import)`);
+      throw new ApiError(
+        'EMBEDDING_MODEL_NOT_FOUND',
+        `No embedding model '${id}' in ${path.relative(process.cwd(), MODELS_DIR) || MODELS_DIR} (import one with: embedding-edge models import)`,
+      );
     }
     const index = EmbeddingModel.fromArrayBuffer(readArrayBuffer(file), await this.getKernels());
     const loaded: Loaded = { index, stats: new BoundedCache<FactorStats>(256), bundles: new Map() };
@@ -148,7 +167,11 @@ export class LocalService {
     const have = this.languages.get(lang);
     if (have) return have;
     if (!fs.existsSync(languageFile(lang))) await this.ensure();
-    if (!fs.existsSync(languageFile(lang))) throw new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${lang}' is missing (${languageFile(lang)})`);
+    if (!fs.existsSync(languageFile(lang)))
+      throw new ApiError(
+        'LANGUAGE_DATA_UNAVAILABLE',
+        `Tokenizer data for language '${lang}' is missing (${languageFile(lang)})`,
+      );
     const data = parseLanguageData(readArrayBuffer(languageFile(lang)));
     this.languages.set(lang, data);
     return data;
@@ -157,9 +180,14 @@ export class LocalService {
   private bundle(id: string, m: Loaded, key: string): MapperBundle | null {
     if (m.bundles.has(key)) return m.bundles.get(key)!;
     const file = path.join(MAPPERS_DIR, id, `${key}.bin`);
-    const bundle = /^[A-Za-z0-9][A-Za-z0-9-]*$/.test(key) && fs.existsSync(file)
-      ? parseMapperBundle(readArrayBuffer(file), { id, vocabularySize: m.index.size, checksum: m.index.manifest.checksum })
-      : null;
+    const bundle =
+      /^[A-Za-z0-9][A-Za-z0-9-]*$/.test(key) && fs.existsSync(file)
+        ? parseMapperBundle(readArrayBuffer(file), {
+            id,
+            vocabularySize: m.index.size,
+            checksum: m.index.manifest.checksum,
+          })
+        : null;
     m.bundles.set(key, bundle);
     return bundle;
   }
@@ -167,7 +195,8 @@ export class LocalService {
   /** Mapper variable ids -> bundles, with the Worker's semantics (repeats once; unknown: 422 MAPPER_NOT_FOUND). */
   async resolveMappers(id: string, keys: readonly string[] | undefined): Promise<ResolvedMapper[]> {
     const m = await this.model(id);
-    if ((keys?.length ?? 0) > 0 && !fs.existsSync(path.join(MAPPERS_DIR, id)) && id === DEFAULT_MODEL_ID) await this.ensure();
+    if ((keys?.length ?? 0) > 0 && !fs.existsSync(path.join(MAPPERS_DIR, id)) && id === DEFAULT_MODEL_ID)
+      await this.ensure();
     const out: ResolvedMapper[] = [];
     const seen = new Set<string>();
     for (const [i, key] of (keys ?? []).entries()) {
@@ -191,7 +220,8 @@ export class LocalService {
     if (typeof request.embeddingModelId !== 'string') return;
     const m = await this.model(request.embeddingModelId);
     await this.language(m.index.manifest.language);
-    if (Array.isArray(request.mapperKeys) && request.mapperKeys.every((k) => typeof k === 'string')) await this.resolveMappers(request.embeddingModelId, request.mapperKeys as string[]);
+    if (Array.isArray(request.mapperKeys) && request.mapperKeys.every((k) => typeof k === 'string'))
+      await this.resolveMappers(request.embeddingModelId, request.mapperKeys as string[]);
   }
 
   /** POST text-scores, plus the token count the API would meter. */
@@ -202,7 +232,13 @@ export class LocalService {
     const mappers = await this.resolveMappers(req.embeddingModelId, req.mapperKeys);
     const tokenizeText = (text: string): TokenLike[] => tokenize(text, lang, { synonyms: false }).tokens;
     // The validated request, as the Worker's route passes c.req.valid('json') on.
-    const { response, tokenCount } = scoreTexts(req, { index: m.index, tokenize: tokenizeText, mappers, storedDimensions: this.seeds, stats: m.stats });
+    const { response, tokenCount } = scoreTexts(req, {
+      index: m.index,
+      tokenize: tokenizeText,
+      mappers,
+      storedDimensions: this.seeds,
+      stats: m.stats,
+    });
     return { data: response.data as unknown as Array<Record<string, unknown>>, tokenCount };
   }
 

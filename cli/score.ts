@@ -15,7 +15,23 @@ import crypto from 'node:crypto';
 import cliProgress from 'cli-progress';
 import { LIMITS } from '../core/limits';
 import { detectFormat, openSource, rows, type Row } from './input';
-import { defaultModel, int, jsonOption, LOCAL_HELP, parse, REMOTE_HELP, REMOTE_OPTIONS, service, needsWorkspace, str, strs, UsageError, writeOut, type Local, type Remote } from './common';
+import {
+  defaultModel,
+  int,
+  jsonOption,
+  LOCAL_HELP,
+  parse,
+  REMOTE_HELP,
+  REMOTE_OPTIONS,
+  service,
+  needsWorkspace,
+  str,
+  strs,
+  UsageError,
+  writeOut,
+  type Local,
+  type Remote,
+} from './common';
 
 export const SCORE_HELP = `
 Usage: embedding-edge score [options] [INPUT]
@@ -70,7 +86,8 @@ interface Checkpoint {
 function readCheckpoint(file: string | undefined, input: string): Checkpoint | null {
   if (!file || !fs.existsSync(file)) return null;
   const c = JSON.parse(fs.readFileSync(file, 'utf8')) as Checkpoint;
-  if (c.version !== 1 || typeof c.records !== 'number') throw new UsageError(`${file} is not a checkpoint of this tool`);
+  if (c.version !== 1 || typeof c.records !== 'number')
+    throw new UsageError(`${file} is not a checkpoint of this tool`);
   if (c.input !== input) throw new UsageError(`${file} belongs to input '${c.input}', not '${input}'`);
   return c;
 }
@@ -94,7 +111,8 @@ export function parseDimension(spec: string, id: number): Record<string, unknown
   const [pos, neg] = rest.split('|');
   const words = list(pos);
   if (words.length === 0) throw new UsageError(`--dimension '${spec}': no seed words (expected 'NAME=word1,word2')`);
-  const dim: Record<string, unknown> = neg === undefined ? { id, type: 'manual', words } : { id, type: 'axis', words, oppositeWords: list(neg) };
+  const dim: Record<string, unknown> =
+    neg === undefined ? { id, type: 'manual', words } : { id, type: 'axis', words, oppositeWords: list(neg) };
   if (name) dim.name = name;
   return dim;
 }
@@ -110,7 +128,8 @@ function parseValue(v: string): unknown {
 /** The request every batch shares (texts are added per batch); unknown fields pass through. */
 export function buildRequest(values: Record<string, unknown>): Record<string, unknown> {
   const base = values.request ? jsonOption(str(values.request)!, 'request') : {};
-  if (typeof base !== 'object' || base === null || Array.isArray(base)) throw new UsageError('--request must be a JSON object');
+  if (typeof base !== 'object' || base === null || Array.isArray(base))
+    throw new UsageError('--request must be a JSON object');
   const req: Record<string, unknown> = { ...(base as Record<string, unknown>) };
   req.embeddingModelId = str(values.model) ?? (req.embeddingModelId as string | undefined) ?? defaultModel(values);
   const dims: Array<Record<string, unknown>> = [];
@@ -181,14 +200,16 @@ export async function score(argv: string[]): Promise<number> {
   const format = detectFormat(input, str(values.format));
   const field = str(values['text-field']) ?? 'text';
   const batchSize = int(values['batch-size'], 'batch-size', LIMITS.textsPerRequest);
-  if (batchSize > LIMITS.textsPerRequest) throw new UsageError(`--batch-size is at most ${LIMITS.textsPerRequest} (texts per request)`);
+  if (batchSize > LIMITS.textsPerRequest)
+    throw new UsageError(`--batch-size is at most ${LIMITS.textsPerRequest} (texts per request)`);
   const concurrency = int(values.concurrency, 'concurrency', 4);
   const strict = values.strict === true;
   const quiet = values.quiet === true;
   const request = buildRequest(values);
   const outFile = str(values.output);
   const checkpointFile = str(values.checkpoint);
-  if (checkpointFile && inputName === '-') throw new UsageError('--checkpoint needs an INPUT file (stdin cannot be resumed)');
+  if (checkpointFile && inputName === '-')
+    throw new UsageError('--checkpoint needs an INPUT file (stdin cannot be resumed)');
 
   let retries = 0;
   const svc = service(values, () => retries++);
@@ -196,20 +217,34 @@ export async function score(argv: string[]): Promise<number> {
 
   // --- Resume
   const resumed = readCheckpoint(checkpointFile, inputName);
-  const ck: Checkpoint = resumed ?? { version: 1, runId: crypto.randomUUID(), input: inputName, records: 0, outputBytes: 0, scored: 0, bad: 0 };
+  const ck: Checkpoint = resumed ?? {
+    version: 1,
+    runId: crypto.randomUUID(),
+    input: inputName,
+    records: 0,
+    outputBytes: 0,
+    scored: 0,
+    bad: 0,
+  };
   let fd: number | null = null;
   if (outFile) {
     if (resumed) {
-      if (!fs.existsSync(outFile)) throw new UsageError(`resuming needs the output written so far: ${outFile} is missing`);
+      if (!fs.existsSync(outFile))
+        throw new UsageError(`resuming needs the output written so far: ${outFile} is missing`);
       fs.truncateSync(outFile, resumed.outputBytes);
       fd = fs.openSync(outFile, 'a');
     } else {
       fd = fs.openSync(outFile, 'w');
     }
   } else if (resumed) {
-    process.stderr.write(`resuming after record ${resumed.records}: append this run's output to the earlier one (>>)\n`);
+    process.stderr.write(
+      `resuming after record ${resumed.records}: append this run's output to the earlier one (>>)\n`,
+    );
   }
-  if (resumed && !quiet) process.stderr.write(`resuming ${inputName} after record ${resumed.records} (${resumed.scored} scored, ${resumed.bad} bad so far)\n`);
+  if (resumed && !quiet)
+    process.stderr.write(
+      `resuming ${inputName} after record ${resumed.records} (${resumed.scored} scored, ${resumed.bad} bad so far)\n`,
+    );
 
   const source = openSource(input);
   const showBar = values['no-progress'] ? false : values.progress === true || (process.stderr.isTTY === true && !quiet);
@@ -217,7 +252,9 @@ export async function score(argv: string[]): Promise<number> {
     ? new cliProgress.SingleBar(
         {
           stream: process.stderr,
-          format: source.size ? ' {bar} {percentage}% | {texts} texts | {rate} texts/s | {tps} tokens/s | ETA {eta_formatted}' : ' {texts} texts | {rate} texts/s | {tps} tokens/s',
+          format: source.size
+            ? ' {bar} {percentage}% | {texts} texts | {rate} texts/s | {tps} tokens/s | ETA {eta_formatted}'
+            : ' {texts} texts | {rate} texts/s | {tps} tokens/s',
           hideCursor: true,
           etaBuffer: 50,
           fps: 5,
@@ -251,7 +288,8 @@ export async function score(argv: string[]): Promise<number> {
 
   const write = async (s: Scored): Promise<void> => {
     let out = '';
-    for (let i = 0; i < s.batch.rows.length; i++) out += `${JSON.stringify({ ...s.batch.rows[i].record, ...s.data[i] })}\n`;
+    for (let i = 0; i < s.batch.rows.length; i++)
+      out += `${JSON.stringify({ ...s.batch.rows[i].record, ...s.data[i] })}\n`;
     if (out) {
       if (fd !== null) fs.writeSync(fd, out);
       else await writeOut(out);
@@ -265,7 +303,11 @@ export async function score(argv: string[]): Promise<number> {
     if (checkpointFile) writeCheckpoint(checkpointFile, ck);
     if (bar) {
       const secs = (performance.now() - started) / 1000;
-      bar.update(source.size ? source.bytesRead() : 1, { texts: ck.scored, rate: Math.round(texts / secs), tps: svc.kind === 'local' ? Math.round(tokens / secs) : '-' });
+      bar.update(source.size ? source.bytesRead() : 1, {
+        texts: ck.scored,
+        rate: Math.round(texts / secs),
+        tps: svc.kind === 'local' ? Math.round(tokens / secs) : '-',
+      });
     }
   };
 
@@ -313,10 +355,14 @@ export async function score(argv: string[]): Promise<number> {
     const rate = `${Math.round(texts / secs)} texts/s`;
     const tps = svc.kind === 'local' ? `, ${tokens} tokens, ${Math.round(tokens / secs)} tokens/s` : '';
     const rss = `peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`;
-    process.stderr.write(`scored ${texts} texts in ${secs.toFixed(2)} s (${rate}${tps}); ${ck.bad} bad rows${retries ? `; ${retries} retries` : ''}; ${rss}\n`);
+    process.stderr.write(
+      `scored ${texts} texts in ${secs.toFixed(2)} s (${rate}${tps}); ${ck.bad} bad rows${retries ? `; ${retries} retries` : ''}; ${rss}\n`,
+    );
   }
   if (stopped !== null) {
-    process.stderr.write(`stopped at line ${stopped} (--strict)${checkpointFile ? `; fix it and rerun to resume after record ${ck.records}` : ''}\n`);
+    process.stderr.write(
+      `stopped at line ${stopped} (--strict)${checkpointFile ? `; fix it and rerun to resume after record ${ck.records}` : ''}\n`,
+    );
     return 1;
   }
   if (checkpointFile) fs.rmSync(checkpointFile, { force: true });

@@ -5,7 +5,16 @@
  * model comes from IndexedDB.
  */
 import { createOfflineScorer, OfflineScorerError, type OfflineScorer, type Progress } from '../src/index';
-import { ApiProblem, createClient } from '../../client/src/index';
+import {
+  ApiProblem,
+  createClient,
+  type AutocompleteRequest,
+  type SimilarityMatrixRequest,
+  type TextScoresRequest,
+  type TokenizationRequest,
+  type WordAvailabilitiesRequest,
+  type WordScoresRequest,
+} from '../../client/src/index';
 import { bars, heatmap, scatter } from './charts';
 import './style.css';
 
@@ -69,7 +78,7 @@ class ProblemShown extends Error {}
 const client = createClient({ baseUrl: location.origin, token: () => state.token });
 
 /** One API call; a problem answer is shown as "status code: detail". */
-async function apiCall<T>(call: Promise<T>): Promise<{ json: any; raw: string }> {
+async function apiCall<T>(call: Promise<T>): Promise<{ json: T; raw: string }> {
   try {
     const json = await call;
     return { json, raw: JSON.stringify(json) };
@@ -86,12 +95,12 @@ const ws = (): string => {
 };
 
 const api = {
-  textScores: (body: any) => apiCall(client.textScores(body, { workspaceId: ws() })),
-  wordScores: (body: any) => apiCall(client.wordScores(body, { workspaceId: ws() })),
-  autocomplete: (body: any) => apiCall(client.autocomplete(body, { workspaceId: ws() })),
-  tokenize: (body: any) => apiCall(client.tokenize(body, { workspaceId: ws() })),
-  wordAvailabilities: (id: string, body: any) => apiCall(client.wordAvailabilities(id, body)),
-  similarityMatrix: (id: string, body: any) => apiCall(client.similarityMatrix(id, body)),
+  textScores: (body: TextScoresRequest) => apiCall(client.textScores(body, { workspaceId: ws() })),
+  wordScores: (body: WordScoresRequest) => apiCall(client.wordScores(body, { workspaceId: ws() })),
+  autocomplete: (body: AutocompleteRequest) => apiCall(client.autocomplete(body, { workspaceId: ws() })),
+  tokenize: (body: TokenizationRequest) => apiCall(client.tokenize(body, { workspaceId: ws() })),
+  wordAvailabilities: (id: string, body: WordAvailabilitiesRequest) => apiCall(client.wordAvailabilities(id, body)),
+  similarityMatrix: (id: string, body: SimilarityMatrixRequest) => apiCall(client.similarityMatrix(id, body)),
   listModels: () => apiCall(client.listModels({ size: 100 })),
 };
 

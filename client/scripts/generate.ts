@@ -12,6 +12,7 @@ import path from 'node:path';
 import { register } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
+import * as prettier from 'prettier';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CLIENT = path.resolve(HERE, '..');
@@ -29,17 +30,25 @@ const HEADER = `/**
 /** The OpenAPI document the Worker serves, produced in this process from worker/app.ts. */
 export async function servedDocument(): Promise<unknown> {
   register(pathToFileURL(path.join(HERE, 'worker-hooks.mjs')));
-  const { createApp } = (await import(pathToFileURL(path.join(ROOT, 'worker', 'app.ts')).href)) as typeof import('../../worker/app');
+  // Imported by URL (not typed here): the Worker's types belong to the workerd project.
+  const { createApp } = (await import(pathToFileURL(path.join(ROOT, 'worker', 'app.ts')).href)) as {
+    createApp(): { request(path: string): Response | Promise<Response> };
+  };
   const res = await createApp().request('/api/openapi.json');
   if (!res.ok) throw new Error(`GET /api/openapi.json answered ${res.status}`);
   return res.json();
+}
+
+/** Formatted with the repository's Prettier config, so `npm run format` leaves the files as generated. */
+async function pretty(text: string, file: string): Promise<string> {
+  return prettier.format(text, { ...(await prettier.resolveConfig(file)), filepath: file });
 }
 
 export async function generate(): Promise<{ openapi: string; types: string }> {
   const doc = await servedDocument();
   // defaultNonNullable off: a field with a default may be left out of a request (e.g. anchorDay).
   const types = HEADER + astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0], { defaultNonNullable: false }));
-  return { openapi: `${JSON.stringify(doc, null, 2)}\n`, types };
+  return { openapi: await pretty(JSON.stringify(doc, null, 2), OPENAPI_FILE), types: await pretty(types, TYPES_FILE) };
 }
 
 async function main(): Promise<void> {
@@ -60,7 +69,9 @@ async function main(): Promise<void> {
     const now = text.split('\n');
     let i = 0;
     while (i < old.length && i < now.length && old[i] === now[i]) i++;
-    console.error(`[client] ${path.relative(ROOT, file)} differs from the served OpenAPI from line ${i + 1}:\n  committed: ${old[i] ?? '(end)'}\n  generated: ${now[i] ?? '(end)'}`);
+    console.error(
+      `[client] ${path.relative(ROOT, file)} differs from the served OpenAPI from line ${i + 1}:\n  committed: ${old[i] ?? '(end)'}\n  generated: ${now[i] ?? '(end)'}`,
+    );
   }
   if (stale.length > 0) {
     console.error('[client] run `npm run generate -w client` and commit the result');

@@ -16,7 +16,11 @@ export async function load(url, context, nextLoad) {
       return { format: 'module', source, shortCircuit: true };
     }
     if (TEXT.test(file)) {
-      return { format: 'module', source: `export default ${JSON.stringify(fs.readFileSync(file, 'utf8'))};\n`, shortCircuit: true };
+      return {
+        format: 'module',
+        source: `export default ${JSON.stringify(fs.readFileSync(file, 'utf8'))};\n`,
+        shortCircuit: true,
+      };
     }
   }
   return nextLoad(url, context);

@@ -76,7 +76,10 @@ export class ApiProblem extends Error {
     body?: Problem | null;
     cause?: unknown;
   }) {
-    super(`${init.status ? `${init.status} ` : ''}${init.code}: ${init.detail ?? init.title ?? ''}`.trim(), init.cause === undefined ? undefined : { cause: init.cause });
+    super(
+      `${init.status ? `${init.status} ` : ''}${init.code}: ${init.detail ?? init.title ?? ''}`.trim(),
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     this.status = init.status;
     this.code = init.code;
     this.title = init.title ?? init.code;
@@ -108,7 +111,12 @@ export class ApiProblem extends Error {
 }
 
 function isProblem(body: unknown): body is Problem {
-  return typeof body === 'object' && body !== null && typeof (body as Problem).code === 'string' && typeof (body as Problem).status === 'number';
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    typeof (body as Problem).code === 'string' &&
+    typeof (body as Problem).status === 'number'
+  );
 }
 
 /** Retry-After as seconds (delta-seconds or an HTTP date); null when absent or unreadable. */
@@ -210,7 +218,10 @@ export class EmbeddingEdgeClient {
   constructor(options: ClientOptions) {
     this.options = options;
     const baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.raw = createFetchClient<paths>({ baseUrl, fetch: (request: Request) => (options.fetch ?? globalThis.fetch)(request) });
+    this.raw = createFetchClient<paths>({
+      baseUrl,
+      fetch: (request: Request) => (options.fetch ?? globalThis.fetch)(request),
+    });
   }
 
   get workspaceId(): string | undefined {
@@ -223,12 +234,19 @@ export class EmbeddingEdgeClient {
    *   client.call((raw, init) => raw.POST('/api/admin/v1/workspaces', { ...init, body }))
    * Resolves to the typed body of a 2xx answer; throws ApiProblem otherwise.
    */
-  async call<R extends RawResult>(fn: (raw: RawClient, init: AttemptInit) => Promise<R>, method: string, options: CallOptions = {}): Promise<Exclude<R['data'], undefined>> {
+  async call<R extends RawResult>(
+    fn: (raw: RawClient, init: AttemptInit) => Promise<R>,
+    method: string,
+    options: CallOptions = {},
+  ): Promise<Exclude<R['data'], undefined>> {
     const o = this.options;
     const retries = options.retries ?? o.retries ?? 4;
     const retryOn = o.retryOn ?? RETRY_STATUSES;
     const timeoutMs = options.timeoutMs ?? o.timeoutMs ?? 30_000;
-    const key = method.toUpperCase() === 'GET' || (o.idempotency === false && !options.idempotencyKey) ? null : (options.idempotencyKey ?? (o.idempotencyKey ?? newKey)());
+    const key =
+      method.toUpperCase() === 'GET' || (o.idempotency === false && !options.idempotencyKey)
+        ? null
+        : (options.idempotencyKey ?? (o.idempotencyKey ?? newKey)());
     for (let attempt = 1; ; attempt++) {
       options.signal?.throwIfAborted();
       const headers: Record<string, string> = { ...o.headers, ...options.headers };
@@ -288,32 +306,74 @@ export class EmbeddingEdgeClient {
 
   textScores(body: TextScoresRequest, options?: CallOptions & { workspaceId?: string }) {
     const workspaceId = this.ws(options?.workspaceId);
-    return this.call((raw, init) => raw.POST('/api/v1/workspaces/{workspaceId}/text-scores', { ...init, params: { path: { workspaceId } }, body }), 'POST', options);
+    return this.call(
+      (raw, init) =>
+        raw.POST('/api/v1/workspaces/{workspaceId}/text-scores', { ...init, params: { path: { workspaceId } }, body }),
+      'POST',
+      options,
+    );
   }
 
   wordScores(body: WordScoresRequest, options?: CallOptions & { workspaceId?: string }) {
     const workspaceId = this.ws(options?.workspaceId);
-    return this.call((raw, init) => raw.POST('/api/v1/workspaces/{workspaceId}/word-scores', { ...init, params: { path: { workspaceId } }, body }), 'POST', options);
+    return this.call(
+      (raw, init) =>
+        raw.POST('/api/v1/workspaces/{workspaceId}/word-scores', { ...init, params: { path: { workspaceId } }, body }),
+      'POST',
+      options,
+    );
   }
 
   tokenize(body: TokenizationRequest, options?: CallOptions & { workspaceId?: string }) {
     const workspaceId = this.ws(options?.workspaceId);
-    return this.call((raw, init) => raw.POST('/api/v1/workspaces/{workspaceId}/tokenizations', { ...init, params: { path: { workspaceId } }, body }), 'POST', options);
+    return this.call(
+      (raw, init) =>
+        raw.POST('/api/v1/workspaces/{workspaceId}/tokenizations', {
+          ...init,
+          params: { path: { workspaceId } },
+          body,
+        }),
+      'POST',
+      options,
+    );
   }
 
   autocomplete(body: AutocompleteRequest, options?: CallOptions & { workspaceId?: string }) {
     const workspaceId = this.ws(options?.workspaceId);
-    return this.call((raw, init) => raw.POST('/api/v1/workspaces/{workspaceId}/autocomplete-suggestions', { ...init, params: { path: { workspaceId } }, body }), 'POST', options);
+    return this.call(
+      (raw, init) =>
+        raw.POST('/api/v1/workspaces/{workspaceId}/autocomplete-suggestions', {
+          ...init,
+          params: { path: { workspaceId } },
+          body,
+        }),
+      'POST',
+      options,
+    );
   }
 
   plagiarismCheck(body: PlagiarismCheckRequest, options?: CallOptions & { workspaceId?: string }) {
     const workspaceId = this.ws(options?.workspaceId);
-    return this.call((raw, init) => raw.POST('/api/v1/workspaces/{workspaceId}/plagiarism-checks', { ...init, params: { path: { workspaceId } }, body }), 'POST', options);
+    return this.call(
+      (raw, init) =>
+        raw.POST('/api/v1/workspaces/{workspaceId}/plagiarism-checks', {
+          ...init,
+          params: { path: { workspaceId } },
+          body,
+        }),
+      'POST',
+      options,
+    );
   }
 
   wordAvailabilities(embeddingModelId: string, body: WordAvailabilitiesRequest, options?: CallOptions) {
     return this.call(
-      (raw, init) => raw.POST('/api/v1/embedding-models/{embeddingModelId}/word-availabilities', { ...init, params: { path: { embeddingModelId } }, body }),
+      (raw, init) =>
+        raw.POST('/api/v1/embedding-models/{embeddingModelId}/word-availabilities', {
+          ...init,
+          params: { path: { embeddingModelId } },
+          body,
+        }),
       'POST',
       options,
     );
@@ -321,31 +381,62 @@ export class EmbeddingEdgeClient {
 
   similarityMatrix(embeddingModelId: string, body: SimilarityMatrixRequest, options?: CallOptions) {
     return this.call(
-      (raw, init) => raw.POST('/api/v1/embedding-models/{embeddingModelId}/word-similarity-matrices', { ...init, params: { path: { embeddingModelId } }, body }),
+      (raw, init) =>
+        raw.POST('/api/v1/embedding-models/{embeddingModelId}/word-similarity-matrices', {
+          ...init,
+          params: { path: { embeddingModelId } },
+          body,
+        }),
       'POST',
       options,
     );
   }
 
   listModels(query: paths['/api/v1/embedding-models']['get']['parameters']['query'] = {}, options?: CallOptions) {
-    return this.call((raw, init) => raw.GET('/api/v1/embedding-models', { ...init, params: { query } }), 'GET', options);
+    return this.call(
+      (raw, init) => raw.GET('/api/v1/embedding-models', { ...init, params: { query } }),
+      'GET',
+      options,
+    );
   }
 
   getModel(id: string, options?: CallOptions) {
-    return this.call((raw, init) => raw.GET('/api/v1/embedding-models/{id}', { ...init, params: { path: { id } } }), 'GET', options);
+    return this.call(
+      (raw, init) => raw.GET('/api/v1/embedding-models/{id}', { ...init, params: { path: { id } } }),
+      'GET',
+      options,
+    );
   }
 
   listMappers(query: paths['/api/v1/mappers']['get']['parameters']['query'] = {}, options?: CallOptions) {
     return this.call((raw, init) => raw.GET('/api/v1/mappers', { ...init, params: { query } }), 'GET', options);
   }
 
-  quotas(query: paths['/api/usage-service/v1/workspaces/{workspaceId}/quotas']['get']['parameters']['query'] = {}, options?: CallOptions & { workspaceId?: string }) {
+  quotas(
+    query: paths['/api/usage-service/v1/workspaces/{workspaceId}/quotas']['get']['parameters']['query'] = {},
+    options?: CallOptions & { workspaceId?: string },
+  ) {
     const workspaceId = this.ws(options?.workspaceId);
-    return this.call((raw, init) => raw.GET('/api/usage-service/v1/workspaces/{workspaceId}/quotas', { ...init, params: { path: { workspaceId }, query } }), 'GET', options);
+    return this.call(
+      (raw, init) =>
+        raw.GET('/api/usage-service/v1/workspaces/{workspaceId}/quotas', {
+          ...init,
+          params: { path: { workspaceId }, query },
+        }),
+      'GET',
+      options,
+    );
   }
 
-  usageTypes(query: paths['/api/usage-service/v1/usage-types']['get']['parameters']['query'] = {}, options?: CallOptions) {
-    return this.call((raw, init) => raw.GET('/api/usage-service/v1/usage-types', { ...init, params: { query } }), 'GET', options);
+  usageTypes(
+    query: paths['/api/usage-service/v1/usage-types']['get']['parameters']['query'] = {},
+    options?: CallOptions,
+  ) {
+    return this.call(
+      (raw, init) => raw.GET('/api/usage-service/v1/usage-types', { ...init, params: { query } }),
+      'GET',
+      options,
+    );
   }
 }
 
@@ -354,7 +445,10 @@ export function createClient(options: ClientOptions): EmbeddingEdgeClient {
 }
 
 /** The caller's signal and a per-attempt timeout as one signal (AbortSignal.any is not everywhere yet). */
-function combine(outer: AbortSignal | undefined, timeoutMs: number): { signal: AbortSignal; timedOut(): boolean; dispose(): void } {
+function combine(
+  outer: AbortSignal | undefined,
+  timeoutMs: number,
+): { signal: AbortSignal; timedOut(): boolean; dispose(): void } {
   const ctrl = new AbortController();
   let timedOut = false;
   const onAbort = (): void => ctrl.abort(outer!.reason);

@@ -4,2930 +4,2976 @@
  */
 
 export interface paths {
-    "/api/health": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Liveness probe (no auth) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The Worker is up */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+  '/api/health': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/workspaces/{workspaceId}/tokenizations": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    /** Liveness probe (no auth) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The Worker is up */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {string} */
+              status: 'ok';
+            };
+          };
         };
-        get?: never;
-        put?: never;
-        /**
-         * Split a text into tokens with lemma, stop-word flag and synonyms (en, de, fr, ja)
-         * @description Punctuation is not a token; numbers, hyphenated words, URLs and e-mail addresses are one token each; French elisions (L'homme -> L', homme) and English contractions (don't -> do, n't) are split. Japanese is segmented into words. Meters `tokens` = tokenCount.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workspaceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TokenizationRequest"];
-                };
-            };
-            responses: {
-                /** @description Tokens in original order */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Tokenization"];
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Wrong workspace, or ERROR_NO_REMAINING_QUOTA */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description PAYLOAD_TOO_LARGE: body over 2 MB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description VALIDATION_FAILED (bad body, text over 100,000 characters) or UNSUPPORTED_LANGUAGE (the detail lists the supported languages) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description DAILY_LIMIT_REACHED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+      };
     };
-    "/api/v1/workspaces/{workspaceId}/text-scores": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Score texts along dimensions and mappers, with an optional goal score
-         * @description A text's dimension or mapper score is the mean over its in-vocabulary non-stop tokens (lemma first, then surface form, lower-cased); modelRankScore is the mean frequency score f(rank) = 1 - ln(rank)/ln(V) over its in-vocabulary tokens. Meters `tokens` = tokens counted by the tokenizer.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workspaceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TextScoresRequest"];
-                };
-            };
-            responses: {
-                /** @description One scored text per submitted text, in order */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TextScoresResponse"];
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Workspace forbidden, or quota exhausted */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Daily limit reached (DAILY_LIMIT_REACHED) */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Model, mapper or language data could not be loaded */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/workspaces/{workspaceId}/tokenizations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/workspaces/{workspaceId}/word-scores": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Split a text into tokens with lemma, stop-word flag and synonyms (en, de, fr, ja)
+     * @description Punctuation is not a token; numbers, hyphenated words, URLs and e-mail addresses are one token each; French elisions (L'homme -> L', homme) and English contractions (don't -> do, n't) are split. Japanese is segmented into words. Meters `tokens` = tokenCount.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          workspaceId: string;
         };
-        get?: never;
-        put?: never;
-        /**
-         * Score whitelisted words, or find and score the words closest to the seed centroid
-         * @description Meters `tokens` = words scored.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workspaceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["WordScoresRequest"];
-                };
-            };
-            responses: {
-                /** @description Scored words and averages */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["WordScoresResponse"];
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Workspace forbidden, or quota exhausted */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Daily limit reached (DAILY_LIMIT_REACHED) */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Model, mapper or language data could not be loaded */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['TokenizationRequest'];
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+      };
+      responses: {
+        /** @description Tokens in original order */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Tokenization'];
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Wrong workspace, or ERROR_NO_REMAINING_QUOTA */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description PAYLOAD_TOO_LARGE: body over 2 MB */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description VALIDATION_FAILED (bad body, text over 100,000 characters) or UNSUPPORTED_LANGUAGE (the detail lists the supported languages) */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description DAILY_LIMIT_REACHED */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/v1/workspaces/{workspaceId}/autocomplete-suggestions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Up to ten completions of a prefix from the model vocabulary, most frequent first */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workspaceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["AutocompleteRequest"];
-                };
-            };
-            responses: {
-                /** @description Suggestions, best first */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AutocompleteResponse"];
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Workspace forbidden, or quota exhausted */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Model, mapper or language data could not be loaded */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/workspaces/{workspaceId}/text-scores': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/embedding-models": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Score texts along dimensions and mappers, with an optional goal score
+     * @description A text's dimension or mapper score is the mean over its in-vocabulary non-stop tokens (lemma first, then surface form, lower-cased); modelRankScore is the mean frequency score f(rank) = 1 - ln(rank)/ln(V) over its in-vocabulary tokens. Meters `tokens` = tokens counted by the tokenizer.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          workspaceId: string;
         };
-        /** The embedding-model catalog */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description ISO 3166-1 alpha-2 filter. */
-                    country?: string;
-                    /** @description ISO 639-1 filter. */
-                    language?: string;
-                    /** @description 1-based page number. */
-                    page?: number;
-                    /** @description Entries per page, at most 100. */
-                    size?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of embedding models, sorted by id */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["EmbeddingModelPage"];
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['TextScoresRequest'];
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+      };
+      responses: {
+        /** @description One scored text per submitted text, in order */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['TextScoresResponse'];
+          };
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Workspace forbidden, or quota exhausted */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Daily limit reached (DAILY_LIMIT_REACHED) */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/v1/embedding-models/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One embedding model */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The embedding model */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["EmbeddingModel"];
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/workspaces/{workspaceId}/word-scores': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/mappers": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Score whitelisted words, or find and score the words closest to the seed centroid
+     * @description Meters `tokens` = words scored.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          workspaceId: string;
         };
-        /** The mapper catalog: one entry per mapper variable; multilingual mappers always included */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description ISO 3166-1 alpha-2 filter. */
-                    country?: string;
-                    /** @description ISO 639-1 filter. */
-                    language?: string;
-                    /** @description 1-based page number. */
-                    page?: number;
-                    /** @description Entries per page, at most 100. */
-                    size?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of mapper variables, sorted by key */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["MapperPage"];
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WordScoresRequest'];
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+      };
+      responses: {
+        /** @description Scored words and averages */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WordScoresResponse'];
+          };
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Workspace forbidden, or quota exhausted */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Daily limit reached (DAILY_LIMIT_REACHED) */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/v1/embedding-models/{embeddingModelId}/word-availabilities": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Which words are in the model vocabulary (and in the allow-list when one is given) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    embeddingModelId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["WordAvailabilitiesRequest"];
-                };
-            };
-            responses: {
-                /** @description One availability per requested word */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["WordAvailabilitiesResponse"];
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Model, mapper or language data could not be loaded */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/workspaces/{workspaceId}/autocomplete-suggestions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/embedding-models/{embeddingModelId}/word-similarity-matrices": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    get?: never;
+    put?: never;
+    /** Up to ten completions of a prefix from the model vocabulary, most frequent first */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          workspaceId: string;
         };
-        get?: never;
-        put?: never;
-        /** Pairwise cosine similarity of the in-vocabulary words, rounded to two decimals */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    embeddingModelId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["SimilarityMatrixRequest"];
-                };
-            };
-            responses: {
-                /** @description Square matrix aligned with words */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SimilarityMatrixResponse"];
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Model, mapper or language data could not be loaded */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['AutocompleteRequest'];
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+      };
+      responses: {
+        /** @description Suggestions, best first */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AutocompleteResponse'];
+          };
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Workspace forbidden, or quota exhausted */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/admin/v1/dimensions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List stored dimensions, by id */
-        get: {
-            parameters: {
-                query?: {
-                    page?: number;
-                    size?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of stored dimensions */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            page: components["schemas"]["Page"];
-                            data: components["schemas"]["StoredDimension"][];
-                        };
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Workspace forbidden, or quota exhausted */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        /** Create a stored dimension (seed words merged into request dimensions of type dimension) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateDimension"];
-                };
-            };
-            responses: {
-                /** @description Created */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["StoredDimension"];
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Workspace forbidden, or quota exhausted */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description The id is taken (CONFLICT) */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": unknown;
-                    };
-                };
-                /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/embedding-models': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/v1/dimensions/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    /** The embedding-model catalog */
+    get: {
+      parameters: {
+        query?: {
+          /** @description ISO 3166-1 alpha-2 filter. */
+          country?: string;
+          /** @description ISO 639-1 filter. */
+          language?: string;
+          /** @description 1-based page number. */
+          page?: number;
+          /** @description Entries per page, at most 100. */
+          size?: number;
         };
-        /** One stored dimension (the Location of a created one) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The stored dimension */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["StoredDimension"];
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Workspace forbidden, or quota exhausted */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No such dimension (NOT_FOUND) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": unknown;
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description A page of embedding models, sorted by id */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['EmbeddingModelPage'];
+          };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/admin/v1/diagnostics/memory": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Memory held by this isolate's loaded models and language data */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Bytes per component */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            wasmMemoryBytes: number;
-                            models: {
-                                id: string;
-                                retainedBytes: number;
-                            }[];
-                            languages: {
-                                language: string;
-                                bytes: number;
-                            }[];
-                            totalBytes: number;
-                        };
-                    };
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Workspace forbidden, or quota exhausted */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/embedding-models/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/workspaces/{workspaceId}/plagiarism-checks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    /** One embedding model */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
         };
-        get?: never;
-        put?: never;
-        /** Find verbatim matches (runs of 8+ words) of a text in the reference corpus or the upstream service */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workspaceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PlagiarismCheckRequest"];
-                };
-            };
-            responses: {
-                /** @description Matches, one per source, by wordsMatched descending */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PlagiarismCheckResponse"];
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Wrong workspace, or ERROR_NO_REMAINING_PLAGIARISM_CHECKS */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description VALIDATION_FAILED or PLAGIARISM_TEXT_TOO_SHORT */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description DAILY_LIMIT_REACHED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description UPSTREAM_FAILED: the upstream service failed */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description UPSTREAM_FAILED: the upstream service timed out */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The embedding model */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['EmbeddingModel'];
+          };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/admin/v1/plagiarism/pages": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List reference pages by id */
-        get: {
-            parameters: {
-                query?: {
-                    page?: number;
-                    size?: number;
-                    /** @description Only the page with exactly this URL */
-                    url?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description One page of the corpus */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PlagiarismPageList"];
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description ADMIN_SCOPE_REQUIRED */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        /** Add or replace one reference page (text or HTML) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PlagiarismPageInput"];
-                };
-            };
-            responses: {
-                /** @description Replaced the page with this URL (same id) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PlagiarismIngestedPage"];
-                    };
-                };
-                /** @description Created */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PlagiarismIngestedPage"];
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description ADMIN_SCOPE_REQUIRED */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/mappers': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/v1/plagiarism/pages:batch": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    /** The mapper catalog: one entry per mapper variable; multilingual mappers always included */
+    get: {
+      parameters: {
+        query?: {
+          /** @description ISO 3166-1 alpha-2 filter. */
+          country?: string;
+          /** @description ISO 639-1 filter. */
+          language?: string;
+          /** @description 1-based page number. */
+          page?: number;
+          /** @description Entries per page, at most 100. */
+          size?: number;
         };
-        get?: never;
-        put?: never;
-        /** Add or replace up to 1000 pages, one JSON object per line ({url, title?, text | html}); all or nothing */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/x-ndjson": string;
-                };
-            };
-            responses: {
-                /** @description All pages stored (one transaction) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PlagiarismBatchResult"];
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description ADMIN_SCOPE_REQUIRED */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description PAYLOAD_TOO_LARGE */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description VALIDATION_FAILED: a line is invalid (errors[].path = line.N...) or more than 1,000 pages; nothing stored */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description A page of mapper variables, sorted by key */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['MapperPage'];
+          };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/admin/v1/plagiarism/pages/{ref}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One reference page with its stored (extracted) text */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric page id, or the page URL percent-encoded (encodeURIComponent). */
-                    ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The page */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PlagiarismPageWithText"];
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description ADMIN_SCOPE_REQUIRED */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        /** Delete a reference page (fingerprints, row and text) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Numeric page id, or the page URL percent-encoded (encodeURIComponent). */
-                    ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description ADMIN_SCOPE_REQUIRED */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/embedding-models/{embeddingModelId}/word-availabilities': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/usage-service/v1/workspaces/{workspaceId}/quotas": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    get?: never;
+    put?: never;
+    /** Which words are in the model vocabulary (and in the allow-list when one is given) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          embeddingModelId: string;
         };
-        /**
-         * List the workspace's quotas
-         * @description Every field is computed at the time of the request: daily counters reset at midnight UTC and billing cycles roll over on the workspace's anchor day (unused credits, capped at limitAmount, become spilloverAmount).
-         */
-        get: {
-            parameters: {
-                query?: {
-                    usageTypeKey?: string;
-                    /** @description 1-based page number */
-                    page?: number;
-                    /** @description Elements per page, at most 200 */
-                    size?: number;
-                    /** @description Field to sort by (default usageTypeKey) */
-                    sort?: "usageTypeKey" | "limitAmount" | "limitAmountDaily" | "usedAmount" | "usedAmountDaily" | "availableAmount" | "bonusAmount" | "spilloverAmount";
-                    /** @description Sort direction */
-                    order?: "asc" | "desc";
-                };
-                header?: never;
-                path: {
-                    workspaceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description One page of quotas */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Quota"][];
-                            page: components["schemas"]["Page"];
-                        };
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description The token is for another workspace */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description The workspace does not exist */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Invalid query parameters */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WordAvailabilitiesRequest'];
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+      };
+      responses: {
+        /** @description One availability per requested word */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WordAvailabilitiesResponse'];
+          };
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/usage-service/v1/usage-types": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List the metered usage types */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description 1-based page number */
-                    page?: number;
-                    /** @description Elements per page, at most 200 */
-                    size?: number;
-                    /** @description Field to sort by (default key) */
-                    sort?: "key" | "displayName";
-                    /** @description Sort direction */
-                    order?: "asc" | "desc";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description One page of usage types */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["UsageType"][];
-                            page: components["schemas"]["Page"];
-                        };
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Invalid query parameters */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/embedding-models/{embeddingModelId}/word-similarity-matrices': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/v1/workspaces": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    get?: never;
+    put?: never;
+    /** Pairwise cosine similarity of the in-vocabulary words, rounded to two decimals */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          embeddingModelId: string;
         };
-        get?: never;
-        put?: never;
-        /**
-         * Create a workspace with its plan limits and anchor day
-         * @description Every usage type gets a quota row; types missing from `quotas` get limits 0 (every metered call for them is refused).
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateWorkspace"];
-                };
-            };
-            responses: {
-                /** @description Created */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AdminWorkspace"];
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description The token lacks scope admin */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description A workspace with this id exists */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Invalid body or unknown usage type */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SimilarityMatrixRequest'];
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+      };
+      responses: {
+        /** @description Square matrix aligned with words */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['SimilarityMatrixResponse'];
+          };
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/admin/v1/workspaces/{workspaceId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Read a workspace, its cycle and its quotas */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workspaceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The workspace */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AdminWorkspace"];
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description The token lacks scope admin */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No such workspace */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Rename a workspace or change its anchor day
-         * @description A new anchor day applies from the running cycle on: the cycle ends at the first anchor date of the new day after the cycle start (at once if that date has already passed).
-         */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workspaceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["UpdateWorkspace"];
-                };
-            };
-            responses: {
-                /** @description The updated workspace */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AdminWorkspace"];
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description The token lacks scope admin */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No such workspace */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Invalid body */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        trace?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/dimensions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/v1/workspaces/{workspaceId}/quotas/{usageTypeKey}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    /** List stored dimensions, by id */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          size?: number;
         };
-        get?: never;
-        /**
-         * Set the monthly and daily limits of one usage type
-         * @description Takes effect at once; usage of the running cycle and day is kept.
-         */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workspaceId: string;
-                    usageTypeKey: string;
-                };
-                cookie?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description A page of stored dimensions */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              page: components['schemas']['Page'];
+              data: components['schemas']['StoredDimension'][];
             };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["SetQuotaLimits"];
-                };
-            };
-            responses: {
-                /** @description The quota after the change */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Quota"];
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description The token lacks scope admin */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No such workspace or usage type */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Invalid body */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+          };
         };
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Workspace forbidden, or quota exhausted */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/admin/v1/workspaces/{workspaceId}/quotas/{usageTypeKey}/bonus": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    put?: never;
+    /** Create a stored dimension (seed words merged into request dimensions of type dimension) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['CreateDimension'];
         };
-        get?: never;
-        put?: never;
-        /**
-         * Add bonus credits to the running cycle
-         * @description Bonus credits belong to the running cycle; what is unused at its end counts towards the spillover (capped at limitAmount).
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    workspaceId: string;
-                    usageTypeKey: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["AddBonus"];
-                };
-            };
-            responses: {
-                /** @description The quota after the change */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Quota"];
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description The token lacks scope admin */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No such workspace, usage type or quota */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Invalid body */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+      };
+      responses: {
+        /** @description Created */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['StoredDimension'];
+          };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Workspace forbidden, or quota exhausted */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description The id is taken (CONFLICT) */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': unknown;
+          };
+        };
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/admin/v1/workspaces/{workspaceId}/usage-ledger": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Read the usage ledger (one entry per charged request) */
-        get: {
-            parameters: {
-                query?: {
-                    usageTypeKey?: string;
-                    /** @description 1-based page number */
-                    page?: number;
-                    /** @description Elements per page, at most 200 */
-                    size?: number;
-                    /** @description Sort direction */
-                    order?: "asc" | "desc";
-                };
-                header?: never;
-                path: {
-                    workspaceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description One page of ledger entries, oldest first unless order=desc */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["UsageLedgerEntry"][];
-                            page: components["schemas"]["Page"];
-                        };
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description The token lacks scope admin */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No such workspace */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Invalid query parameters */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/dimensions/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/v1/workspaces/{workspaceId}/audit-log": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    /** One stored dimension (the Location of a created one) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
         };
-        /** Read the audit log of admin changes */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description 1-based page number */
-                    page?: number;
-                    /** @description Elements per page, at most 200 */
-                    size?: number;
-                    /** @description Sort direction */
-                    order?: "asc" | "desc";
-                };
-                header?: never;
-                path: {
-                    workspaceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description One page of audit entries, oldest first unless order=desc */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["AdminAuditEntry"][];
-                            page: components["schemas"]["Page"];
-                        };
-                    };
-                };
-                /** @description Missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description The token lacks scope admin */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No such workspace */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Invalid query parameters */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The stored dimension */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['StoredDimension'];
+          };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Workspace forbidden, or quota exhausted */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description No such dimension (NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': unknown;
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/v1/artifacts/models/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Download an embedding-model artifact (offline scoring in the browser)
-         * @description The model artifact (core/artifact.ts: vocabulary, sorted index, int8 rows) exactly as the Worker loads it. Also sends X-Model-Version and X-Model-Checksum (the manifest fields).
-         */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description An ETag from an earlier download */
-                    "if-none-match"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The model artifact. Headers: ETag, X-Content-SHA256 (hex SHA-256 of the body), Content-Length. */
-                200: {
-                    headers: {
-                        /** @description Entity tag; send it back in If-None-Match */
-                        ETag: string;
-                        /** @description Hex SHA-256 of the body; verify before caching */
-                        "X-Content-SHA256": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/octet-stream": string;
-                    };
-                };
-                /** @description Not modified (If-None-Match matched the ETag) */
-                304: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/diagnostics/memory': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/artifacts/languages/{language}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Download tokenizer language data (offline scoring in the browser) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description An ETag from an earlier download */
-                    "if-none-match"?: string;
-                };
-                path: {
-                    language: "en" | "de" | "fr" | "ja";
-                };
-                cookie?: never;
+    /** Memory held by this isolate's loaded models and language data */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Bytes per component */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              wasmMemoryBytes: number;
+              models: {
+                id: string;
+                retainedBytes: number;
+              }[];
+              languages: {
+                language: string;
+                bytes: number;
+              }[];
+              totalBytes: number;
             };
-            requestBody?: never;
-            responses: {
-                /** @description The language data (core/tokenizer). Headers: ETag, X-Content-SHA256 (hex SHA-256 of the body), Content-Length. */
-                200: {
-                    headers: {
-                        /** @description Entity tag; send it back in If-None-Match */
-                        ETag: string;
-                        /** @description Hex SHA-256 of the body; verify before caching */
-                        "X-Content-SHA256": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/octet-stream": string;
-                    };
-                };
-                /** @description Not modified (If-None-Match matched the ETag) */
-                304: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+          };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Workspace forbidden, or quota exhausted */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
-    "/api/v1/artifacts/mappers/{modelId}/{key}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Download a mapper bundle of a model (offline scoring in the browser) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description An ETag from an earlier download */
-                    "if-none-match"?: string;
-                };
-                path: {
-                    modelId: string;
-                    key: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The mapper bundle (core/mapper-bundle.ts). Headers: ETag, X-Content-SHA256 (hex SHA-256 of the body), Content-Length. */
-                200: {
-                    headers: {
-                        /** @description Entity tag; send it back in If-None-Match */
-                        ETag: string;
-                        /** @description Hex SHA-256 of the body; verify before caching */
-                        "X-Content-SHA256": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/octet-stream": string;
-                    };
-                };
-                /** @description Not modified (If-None-Match matched the ETag) */
-                304: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Validation failed, unknown mapper or dimension */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/workspaces/{workspaceId}/plagiarism-checks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/artifacts/dimensions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    get?: never;
+    put?: never;
+    /** Find verbatim matches (runs of 8+ words) of a text in the reference corpus or the upstream service */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          workspaceId: string;
         };
-        /** The stored dimension seeds (merged into request dimensions of type dimension), for offline scoring */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description An ETag from an earlier download */
-                    "if-none-match"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Every stored dimension's seeds, by id. Headers: ETag, X-Content-SHA256. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["StoredDimensionSeeds"];
-                    };
-                };
-                /** @description Not modified */
-                304: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description No or invalid bearer token (UNAUTHORIZED) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['PlagiarismCheckRequest'];
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+      };
+      responses: {
+        /** @description Matches, one per source, by wordsMatched descending */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['PlagiarismCheckResponse'];
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Wrong workspace, or ERROR_NO_REMAINING_PLAGIARISM_CHECKS */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description VALIDATION_FAILED or PLAGIARISM_TEXT_TOO_SHORT */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description DAILY_LIMIT_REACHED */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description UPSTREAM_FAILED: the upstream service failed */
+        502: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description UPSTREAM_FAILED: the upstream service timed out */
+        504: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
     };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/plagiarism/pages': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List reference pages by id */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          size?: number;
+          /** @description Only the page with exactly this URL */
+          url?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of the corpus */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['PlagiarismPageList'];
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description ADMIN_SCOPE_REQUIRED */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description VALIDATION_FAILED */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /** Add or replace one reference page (text or HTML) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['PlagiarismPageInput'];
+        };
+      };
+      responses: {
+        /** @description Replaced the page with this URL (same id) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['PlagiarismIngestedPage'];
+          };
+        };
+        /** @description Created */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['PlagiarismIngestedPage'];
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description ADMIN_SCOPE_REQUIRED */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description VALIDATION_FAILED */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/plagiarism/pages:batch': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Add or replace up to 1000 pages, one JSON object per line ({url, title?, text | html}); all or nothing */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/x-ndjson': string;
+        };
+      };
+      responses: {
+        /** @description All pages stored (one transaction) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['PlagiarismBatchResult'];
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description ADMIN_SCOPE_REQUIRED */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description PAYLOAD_TOO_LARGE */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description VALIDATION_FAILED: a line is invalid (errors[].path = line.N...) or more than 1,000 pages; nothing stored */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/plagiarism/pages/{ref}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One reference page with its stored (extracted) text */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description Numeric page id, or the page URL percent-encoded (encodeURIComponent). */
+          ref: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The page */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['PlagiarismPageWithText'];
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description ADMIN_SCOPE_REQUIRED */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description NOT_FOUND */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /** Delete a reference page (fingerprints, row and text) */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description Numeric page id, or the page URL percent-encoded (encodeURIComponent). */
+          ref: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Deleted */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description ADMIN_SCOPE_REQUIRED */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description NOT_FOUND */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/usage-service/v1/workspaces/{workspaceId}/quotas': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the workspace's quotas
+     * @description Every field is computed at the time of the request: daily counters reset at midnight UTC and billing cycles roll over on the workspace's anchor day (unused credits, capped at limitAmount, become spilloverAmount).
+     */
+    get: {
+      parameters: {
+        query?: {
+          usageTypeKey?: string;
+          /** @description 1-based page number */
+          page?: number;
+          /** @description Elements per page, at most 200 */
+          size?: number;
+          /** @description Field to sort by (default usageTypeKey) */
+          sort?:
+            | 'usageTypeKey'
+            | 'limitAmount'
+            | 'limitAmountDaily'
+            | 'usedAmount'
+            | 'usedAmountDaily'
+            | 'availableAmount'
+            | 'bonusAmount'
+            | 'spilloverAmount';
+          /** @description Sort direction */
+          order?: 'asc' | 'desc';
+        };
+        header?: never;
+        path: {
+          workspaceId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of quotas */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['Quota'][];
+              page: components['schemas']['Page'];
+            };
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description The token is for another workspace */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description The workspace does not exist */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Invalid query parameters */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/usage-service/v1/usage-types': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the metered usage types */
+    get: {
+      parameters: {
+        query?: {
+          /** @description 1-based page number */
+          page?: number;
+          /** @description Elements per page, at most 200 */
+          size?: number;
+          /** @description Field to sort by (default key) */
+          sort?: 'key' | 'displayName';
+          /** @description Sort direction */
+          order?: 'asc' | 'desc';
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of usage types */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['UsageType'][];
+              page: components['schemas']['Page'];
+            };
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Invalid query parameters */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/workspaces': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Create a workspace with its plan limits and anchor day
+     * @description Every usage type gets a quota row; types missing from `quotas` get limits 0 (every metered call for them is refused).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['CreateWorkspace'];
+        };
+      };
+      responses: {
+        /** @description Created */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AdminWorkspace'];
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description The token lacks scope admin */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description A workspace with this id exists */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Invalid body or unknown usage type */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/workspaces/{workspaceId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read a workspace, its cycle and its quotas */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          workspaceId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The workspace */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AdminWorkspace'];
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description The token lacks scope admin */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description No such workspace */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Rename a workspace or change its anchor day
+     * @description A new anchor day applies from the running cycle on: the cycle ends at the first anchor date of the new day after the cycle start (at once if that date has already passed).
+     */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          workspaceId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UpdateWorkspace'];
+        };
+      };
+      responses: {
+        /** @description The updated workspace */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AdminWorkspace'];
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description The token lacks scope admin */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description No such workspace */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Invalid body */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/api/admin/v1/workspaces/{workspaceId}/quotas/{usageTypeKey}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Set the monthly and daily limits of one usage type
+     * @description Takes effect at once; usage of the running cycle and day is kept.
+     */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          workspaceId: string;
+          usageTypeKey: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SetQuotaLimits'];
+        };
+      };
+      responses: {
+        /** @description The quota after the change */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Quota'];
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description The token lacks scope admin */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description No such workspace or usage type */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Invalid body */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/workspaces/{workspaceId}/quotas/{usageTypeKey}/bonus': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Add bonus credits to the running cycle
+     * @description Bonus credits belong to the running cycle; what is unused at its end counts towards the spillover (capped at limitAmount).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          workspaceId: string;
+          usageTypeKey: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['AddBonus'];
+        };
+      };
+      responses: {
+        /** @description The quota after the change */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Quota'];
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description The token lacks scope admin */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description No such workspace, usage type or quota */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Invalid body */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/workspaces/{workspaceId}/usage-ledger': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read the usage ledger (one entry per charged request) */
+    get: {
+      parameters: {
+        query?: {
+          usageTypeKey?: string;
+          /** @description 1-based page number */
+          page?: number;
+          /** @description Elements per page, at most 200 */
+          size?: number;
+          /** @description Sort direction */
+          order?: 'asc' | 'desc';
+        };
+        header?: never;
+        path: {
+          workspaceId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of ledger entries, oldest first unless order=desc */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['UsageLedgerEntry'][];
+              page: components['schemas']['Page'];
+            };
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description The token lacks scope admin */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description No such workspace */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Invalid query parameters */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/workspaces/{workspaceId}/audit-log': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read the audit log of admin changes */
+    get: {
+      parameters: {
+        query?: {
+          /** @description 1-based page number */
+          page?: number;
+          /** @description Elements per page, at most 200 */
+          size?: number;
+          /** @description Sort direction */
+          order?: 'asc' | 'desc';
+        };
+        header?: never;
+        path: {
+          workspaceId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of audit entries, oldest first unless order=desc */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['AdminAuditEntry'][];
+              page: components['schemas']['Page'];
+            };
+          };
+        };
+        /** @description Missing or invalid token */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description The token lacks scope admin */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description No such workspace */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Invalid query parameters */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/artifacts/models/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Download an embedding-model artifact (offline scoring in the browser)
+     * @description The model artifact (core/artifact.ts: vocabulary, sorted index, int8 rows) exactly as the Worker loads it. Also sends X-Model-Version and X-Model-Checksum (the manifest fields).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description An ETag from an earlier download */
+          'if-none-match'?: string;
+        };
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The model artifact. Headers: ETag, X-Content-SHA256 (hex SHA-256 of the body), Content-Length. */
+        200: {
+          headers: {
+            /** @description Entity tag; send it back in If-None-Match */
+            ETag: string;
+            /** @description Hex SHA-256 of the body; verify before caching */
+            'X-Content-SHA256': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/octet-stream': string;
+          };
+        };
+        /** @description Not modified (If-None-Match matched the ETag) */
+        304: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/artifacts/languages/{language}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Download tokenizer language data (offline scoring in the browser) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description An ETag from an earlier download */
+          'if-none-match'?: string;
+        };
+        path: {
+          language: 'en' | 'de' | 'fr' | 'ja';
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The language data (core/tokenizer). Headers: ETag, X-Content-SHA256 (hex SHA-256 of the body), Content-Length. */
+        200: {
+          headers: {
+            /** @description Entity tag; send it back in If-None-Match */
+            ETag: string;
+            /** @description Hex SHA-256 of the body; verify before caching */
+            'X-Content-SHA256': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/octet-stream': string;
+          };
+        };
+        /** @description Not modified (If-None-Match matched the ETag) */
+        304: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/artifacts/mappers/{modelId}/{key}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Download a mapper bundle of a model (offline scoring in the browser) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description An ETag from an earlier download */
+          'if-none-match'?: string;
+        };
+        path: {
+          modelId: string;
+          key: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The mapper bundle (core/mapper-bundle.ts). Headers: ETag, X-Content-SHA256 (hex SHA-256 of the body), Content-Length. */
+        200: {
+          headers: {
+            /** @description Entity tag; send it back in If-None-Match */
+            ETag: string;
+            /** @description Hex SHA-256 of the body; verify before caching */
+            'X-Content-SHA256': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/octet-stream': string;
+          };
+        };
+        /** @description Not modified (If-None-Match matched the ETag) */
+        304: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/artifacts/dimensions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The stored dimension seeds (merged into request dimensions of type dimension), for offline scoring */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description An ETag from an earlier download */
+          'if-none-match'?: string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Every stored dimension's seeds, by id. Headers: ETag, X-Content-SHA256. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['StoredDimensionSeeds'];
+          };
+        };
+        /** @description Not modified */
+        304: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: {
-        Tokenization: {
-            tokenCount: number;
-            tokens: components["schemas"]["Token"][];
-        };
-        Token: {
-            /** @description Exactly text.slice(indexStart, indexEnd). */
-            string: string;
-            /** @description Lemma in lower case (German nouns keep their capital); for ja the string itself. */
-            token: string;
-            /** @description Zero-based offset in UTF-16 code units (JavaScript string index). */
-            indexStart: number;
-            /** @description Exclusive end offset in UTF-16 code units. */
-            indexEnd: number;
-            isStop: boolean;
-            /** @description At most 10, deduplicated, without the token itself; [] when none. */
-            synonyms: string[];
-        };
-        Problem: {
-            type: string;
-            title: string;
-            status: number;
-            detail: string;
-            code: string;
-            translationKey: string;
-            instance?: string;
-            errors?: {
-                path: string;
-                message: string;
-            }[];
-        };
-        TokenizationRequest: {
-            /**
-             * @description ISO 639-1 code, case-insensitive. Supported: en, de, fr, ja.
-             * @example en
-             */
-            language: string;
-            /**
-             * @description The text, at most 100000 characters (JavaScript string length); longer: 422 VALIDATION_FAILED.
-             * @example The children don't like rainy days.
-             */
-            text: string;
-        };
-        TextScoresResponse: {
-            data: components["schemas"]["ScoredText"][];
-        };
-        ScoredText: {
-            modelRankScore: number | null;
-            goalScoreFactors: components["schemas"]["GoalScoreFactor"][];
-            dimensionScores: {
-                [key: string]: number;
-            };
-            mapperScores: {
-                [key: string]: number;
-            };
-            goalScore?: number;
-        };
-        GoalScoreFactor: {
-            field: string;
-            value: number;
-            /** @enum {string} */
-            type: "dimension" | "mapper" | "intrinsic";
-            /** @description Extension: dimension id as string, mapper id, or modelRank. */
-            id: string;
-        };
-        TextScoresRequest: {
-            texts: string[];
-            /** @example en-glove-6b-100d */
-            embeddingModelId: string;
-            goalConfig?: components["schemas"]["GoalConfig"];
-            dimensions?: components["schemas"]["Dimension"][];
-            /** @description Mapper variable ids (bundle key + '_' + variable). */
-            mapperKeys?: string[];
-        };
-        GoalConfig: {
-            /** @description Weight of the intrinsic word-frequency factor (s = 2f - 1): -1 rewards infrequent words, 1 frequent ones. */
-            modelRankScore?: number;
-            dimensions?: {
-                id: number;
-                /** @description Integer from -10 to 10: the direction and strength of the factor. */
-                weight: number;
-            }[];
-            mappers?: {
-                id: string;
-                /** @description Integer from -10 to 10: the direction and strength of the factor. */
-                weight: number;
-            }[];
-            /**
-             * @description none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1].
-             * @enum {string}
-             */
-            normalization?: "none" | "zscore" | "percentile";
-        };
-        Dimension: {
-            /**
-             * @description Dimension id; repeated in goalConfig.dimensions[].id to weight it.
-             * @example 1
-             */
-            id: number;
-            /**
-             * @description manual: the centroid of `words`. dimension: `words` merged with the seeds stored for `id` (unknown id: 422 DIMENSION_NOT_FOUND). axis (extension, SemAxis): `words` is the positive pole and `oppositeWords` the negative pole.
-             * @enum {string}
-             */
-            type: "manual" | "dimension" | "axis";
-            /** @description Seed words. */
-            words?: string[];
-            /** @description Negative pole of an `axis` dimension (only allowed for type axis). */
-            oppositeWords?: string[];
-            /** @description Display name (used as goalScoreFactors[].field). */
-            name?: string;
-        };
-        WordScoresResponse: {
-            data: components["schemas"]["ScoredWord"][];
-            averages: {
-                modelRankScore: number | null;
-                seedScore: number | null;
-                dimensionScores: {
-                    [key: string]: number;
-                };
-                mapperScores: {
-                    [key: string]: number;
-                };
-                goalScore: number | null;
-            };
-        };
-        ScoredWord: {
-            word: string;
-            seedScore: number | null;
-            modelRank: number;
-            seedScoreQuartile: number;
-            modelRankQuartile: number;
-            dimensionScores: {
-                [key: string]: number;
-            };
-            mapperScores: {
-                [key: string]: number;
-            };
-            goalScore: number | null;
-        };
-        WordScoresRequest: {
-            /** @description Anchor words; their centroid defines the seed similarity. */
-            seedWords: string[];
-            /** @description Words to score (whitelist mode). */
-            whitelistWords?: string[];
-            /** @example en-glove-6b-100d */
-            embeddingModelId: string;
-            /** @description Find-and-score mode: at most this many words (default 100). */
-            limit?: number;
-            /** @description Find-and-score mode: only the N most frequent words are eligible; -1 disables. */
-            wordrankLimit?: number;
-            /** @description Weight of the seed similarity in goalScore; null (default) disables goal scores. */
-            seedScore?: number | null;
-            dimensions?: components["schemas"]["Dimension"][];
-            /** @description Mapper variable ids (bundle key + '_' + variable). */
-            mapperKeys?: string[];
-        };
-        AutocompleteResponse: {
-            suggestions: string[];
-        };
-        AutocompleteRequest: {
-            /**
-             * @description Prefix to complete (trimmed; white space alone is a 422).
-             * @example comp
-             */
-            word: string;
-            /** @example en-glove-6b-100d */
-            embeddingModelId: string;
-            /** @description When non-empty, only completions in this list. */
-            whitelistWords?: string[];
-        };
-        EmbeddingModelPage: {
-            page: components["schemas"]["Page"];
-            data: components["schemas"]["EmbeddingModel"][];
-        };
-        Page: {
-            size: number;
-            totalElements: number;
-            totalPages: number;
-            currentPage: number;
-        };
-        EmbeddingModel: {
-            id: string;
-            language: string;
-            country: string;
-            version: string;
-            sources: string[];
-            features: string[];
-            tag: string;
-            trainingYear: string;
-            trainingMonth: string;
-            label: string;
-            languageLabel: string;
-            countryLabel: string;
-            monthLabel: string;
-            tokenCount: number;
-            hasTranslation: boolean;
-            /** @enum {string} */
-            loadingStatus: "loaded" | "not loaded" | "loading" | "error";
-            /** @description Extension: words in the vocabulary. */
-            vocabularySize: number;
-            /** @description Extension: vector dimensions. */
-            dimensions: number;
-            /** @description Extension: license of the vectors. */
-            license: string;
-            _embedded: {
-                mappers: components["schemas"]["MapperBundle"][];
-            };
-        };
-        MapperBundle: {
-            key: string;
-            variables: string[];
-            translationKey: string;
-            label: string;
-        };
-        MapperPage: {
-            page: components["schemas"]["Page"];
-            data: components["schemas"]["MapperCatalogEntry"][];
-        };
-        MapperCatalogEntry: {
-            key: string;
-            variables: string[];
-            translationKey: string;
-            label: string;
-            country: string | null;
-            language: string | null;
-            countryLabel: string | null;
-            languageLabel: string | null;
-            multilingual: boolean;
-        };
-        WordAvailabilitiesResponse: {
-            availabilities: {
-                word: string;
-                isAvailable: boolean;
-            }[];
-        };
-        WordAvailabilitiesRequest: {
-            /** @description Words to check. */
-            words: string[];
-            /** @description When non-empty, a word must also be in this list. */
-            whitelistWords?: string[];
-        };
-        SimilarityMatrixResponse: {
-            words: string[];
-            matrix: number[][];
-        };
-        SimilarityMatrixRequest: {
-            words: string[];
-        };
-        StoredDimension: {
-            id: number;
-            name: string;
-            language: string;
-            description: string;
-            words: string[];
-            createdAt: string;
-        };
-        CreateDimension: {
-            /** @description Omit to take the lowest free id >= 100; ids below it are reserved for the seeded set. */
-            id?: number;
-            name: string;
-            /** @default en */
-            language?: string;
-            description?: string;
-            words: string[];
-        };
-        PlagiarismCheckResponse: {
-            wordCount: number;
-            matches: components["schemas"]["PlagiarismMatch"][];
-        };
-        PlagiarismMatch: {
-            url: string;
-            title: string;
-            matchSnippet: string;
-            wordsMatched: number;
-            matchPercentage: number;
-        };
-        PlagiarismCheckRequest: {
-            /** @description At least 15 words after punctuation stripping. */
-            text: string;
-        };
-        PlagiarismIngestedPage: components["schemas"]["PlagiarismPage"] & {
-            replaced: boolean;
-        };
-        PlagiarismPage: {
-            id: number;
-            url: string;
-            title: string;
-            wordCount: number;
-            fingerprintCount: number;
-            characterCount: number;
-            contentSha256: string;
-            createdAt: string;
-            updatedAt: string;
-        };
-        PlagiarismPageInput: {
-            /**
-             * Format: uri
-             * @description Identity of the page: ingesting a known URL again replaces the page. Well-formed Unicode.
-             */
-            url: string;
-            /** @description Defaults to the HTML <title> (html) or "" (text). */
-            title?: string;
-            /** @description Plain text of the page. Exactly one of text and html. */
-            text?: string;
-            /** @description HTML of the page; the title and visible text are extracted. */
-            html?: string;
-        };
-        PlagiarismBatchResult: {
-            count: number;
-            created: number;
-            replaced: number;
-            pages: components["schemas"]["PlagiarismIngestedPage"][];
-        };
-        PlagiarismPageList: {
-            data: components["schemas"]["PlagiarismPage"][];
-            page: components["schemas"]["Page"];
-        };
-        PlagiarismPageWithText: components["schemas"]["PlagiarismPage"] & {
-            text: string;
-        };
-        Quota: {
-            id: string;
-            workspaceId: string;
-            usageTypeKey: string;
-            /** @description Monthly limit (plan base) for the usage type */
-            limitAmount: number;
-            /** @description Daily limit; resets at midnight UTC */
-            limitAmountDaily: number;
-            /** @description Consumed in the current billing cycle */
-            usedAmount: number;
-            /** @description Consumed since midnight UTC today */
-            usedAmountDaily: number;
-            /** @description max(0, limitAmount + bonusAmount + spilloverAmount - usedAmount) */
-            availableAmount: number;
-            /** @description Bonus credits of the current cycle */
-            bonusAmount: number;
-            /** @description Unused credits carried over from the previous cycle, at most limitAmount */
-            spilloverAmount: number;
-            /** @description usedAmount >= the usage type's fairUsePolicyLimit (false when it has none) */
-            fairUseLimitReached: boolean;
-            /** @description ISO date (UTC) on which the daily counter last reset */
-            dailyRefreshed: string;
-        };
-        UsageType: {
-            id: string;
-            key: string;
-            displayName: string;
-            fairUsePolicyLimit: number | null;
-            permissionKeyDailyLimit: string;
-            permissionKeyMonthlyLimit: string;
-        };
-        AdminWorkspace: {
-            id: string;
-            name: string;
-            anchorDay: number;
-            createdAt: string;
-            updatedAt: string;
-            /** @description ISO date: first day of the current billing cycle */
-            cycleStart: string;
-            /** @description ISO date: first day of the next billing cycle */
-            nextCycleStart: string;
-            quotas: components["schemas"]["Quota"][];
-        };
-        CreateWorkspace: {
-            id: string;
-            name?: string;
-            /**
-             * @description Day of the month on which billing cycles start (29-31: the last day in shorter months)
-             * @default 1
-             */
-            anchorDay?: number;
-            /**
-             * @description Limits per usage type; usage types not listed get limits 0
-             * @default []
-             */
-            quotas?: components["schemas"]["QuotaLimits"][];
-        };
-        QuotaLimits: {
-            usageTypeKey: string;
-            limitAmount: number;
-            limitAmountDaily: number;
-        };
-        UpdateWorkspace: {
-            name?: string;
-            anchorDay?: number;
-        };
-        SetQuotaLimits: {
-            limitAmount: number;
-            limitAmountDaily: number;
-        };
-        AddBonus: {
-            amount: number;
-            reason?: string;
-        };
-        UsageLedgerEntry: {
-            id: number;
-            workspaceId: string;
-            usageTypeKey: string;
-            amount: number;
-            requestId: string;
-            idempotencyKey: string | null;
-            cycleStart: string;
-            createdAt: string;
-        };
-        AdminAuditEntry: {
-            id: number;
-            workspaceId: string;
-            action: string;
-            usageTypeKey: string | null;
-            details: {
-                [key: string]: unknown;
-            };
-            actor: string | null;
-            requestId: string | null;
-            createdAt: string;
-        };
-        StoredDimensionSeeds: {
-            data: {
-                id: number;
-                name: string;
-                language: string;
-                words: string[];
-            }[];
-        };
+  schemas: {
+    Tokenization: {
+      tokenCount: number;
+      tokens: components['schemas']['Token'][];
     };
-    responses: never;
-    parameters: never;
-    requestBodies: never;
-    headers: never;
-    pathItems: never;
+    Token: {
+      /** @description Exactly text.slice(indexStart, indexEnd). */
+      string: string;
+      /** @description Lemma in lower case (German nouns keep their capital); for ja the string itself. */
+      token: string;
+      /** @description Zero-based offset in UTF-16 code units (JavaScript string index). */
+      indexStart: number;
+      /** @description Exclusive end offset in UTF-16 code units. */
+      indexEnd: number;
+      isStop: boolean;
+      /** @description At most 10, deduplicated, without the token itself; [] when none. */
+      synonyms: string[];
+    };
+    Problem: {
+      type: string;
+      title: string;
+      status: number;
+      detail: string;
+      code: string;
+      translationKey: string;
+      instance?: string;
+      errors?: {
+        path: string;
+        message: string;
+      }[];
+    };
+    TokenizationRequest: {
+      /**
+       * @description ISO 639-1 code, case-insensitive. Supported: en, de, fr, ja.
+       * @example en
+       */
+      language: string;
+      /**
+       * @description The text, at most 100000 characters (JavaScript string length); longer: 422 VALIDATION_FAILED.
+       * @example The children don't like rainy days.
+       */
+      text: string;
+    };
+    TextScoresResponse: {
+      data: components['schemas']['ScoredText'][];
+    };
+    ScoredText: {
+      modelRankScore: number | null;
+      goalScoreFactors: components['schemas']['GoalScoreFactor'][];
+      dimensionScores: {
+        [key: string]: number;
+      };
+      mapperScores: {
+        [key: string]: number;
+      };
+      goalScore?: number;
+      /** @description Extension, with explain: true. Per dimension id and mapper id: the tokens that drove the score; expandedWords: the words `expand` added to the seeds, best first. */
+      explanation?: {
+        dimensions: {
+          [key: string]: {
+            tokens: components['schemas']['ExplainedToken'][];
+            expandedWords?: string[];
+          };
+        };
+        mappers: {
+          [key: string]: {
+            tokens: components['schemas']['ExplainedToken'][];
+          };
+        };
+      };
+    };
+    GoalScoreFactor: {
+      field: string;
+      value: number;
+      /** @enum {string} */
+      type: 'dimension' | 'mapper' | 'intrinsic';
+      /** @description Extension: dimension id as string, mapper id, or modelRank. */
+      id: string;
+    };
+    ExplainedToken: {
+      string: string;
+      indexStart: number;
+      indexEnd: number;
+      value: number;
+      rule?: string;
+    };
+    TextScoresRequest: {
+      texts: string[];
+      /** @example en-glove-6b-100d */
+      embeddingModelId: string;
+      goalConfig?: components['schemas']['GoalConfig'];
+      dimensions?: components['schemas']['Dimension'][];
+      /** @description Mapper variable ids (bundle key + '_' + variable). */
+      mapperKeys?: string[];
+      /**
+       * @description Extension: normalization of dimensionScores and mapperScores (goalConfig.normalization applies to the goal factors only). none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1]. A dimension's statistics are those of its words' cosines with the dimension, a mapper's those of its word values.
+       * @enum {string}
+       */
+      normalization?: 'none' | 'zscore' | 'percentile';
+      /**
+       * @description Extension: how a text's content tokens (in-vocabulary, non-stop) become its dimensionScores. meanCosine: the mean of the tokens' cosines with the dimension. meanVector: the cosine of the mean of the tokens' unit vectors. sif: the cosine of their mean weighted by smooth inverse frequency a/(a + p(w)) (Arora et al. 2017, a = 0.001, p from the model rank by Zipf's law). Default: meanCosine (chosen on a topic benchmark, see docs/dimensions.md). mapperScores are always the mean of the tokens' values.
+       * @enum {string}
+       */
+      representation?: 'meanCosine' | 'meanVector' | 'sif';
+      /** @description Extension: add `explanation` to each scored text: per dimension and mapper the tokens that drove the score, and for expanded dimensions the added words (expandedWords). */
+      explain?: boolean;
+    };
+    GoalConfig: {
+      /** @description Weight of the intrinsic word-frequency factor (s = 2f - 1): -1 rewards infrequent words, 1 frequent ones. */
+      modelRankScore?: number;
+      dimensions?: {
+        id: number;
+        /** @description Integer from -10 to 10: the direction and strength of the factor. */
+        weight: number;
+      }[];
+      mappers?: {
+        id: string;
+        /** @description Integer from -10 to 10: the direction and strength of the factor. */
+        weight: number;
+      }[];
+      /**
+       * @description none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1].
+       * @enum {string}
+       */
+      normalization?: 'none' | 'zscore' | 'percentile';
+    };
+    Dimension: {
+      /**
+       * @description Dimension id; repeated in goalConfig.dimensions[].id to weight it.
+       * @example 1
+       */
+      id: number;
+      /**
+       * @description manual: the centroid of `words`. dimension: `words` merged with the seeds stored for `id` (unknown id: 422 DIMENSION_NOT_FOUND). axis (extension, SemAxis): `words` is the positive pole and `oppositeWords` the negative pole.
+       * @enum {string}
+       */
+      type: 'manual' | 'dimension' | 'axis';
+      /** @description Seed words. */
+      words?: string[];
+      /** @description Negative pole of an `axis` dimension (only allowed for type axis). */
+      oppositeWords?: string[];
+      /** @description Display name (used as goalScoreFactors[].field). */
+      name?: string;
+      /**
+       * @description Extension (manual and dimension types; 422 for axis): add the N (0 to 50) vocabulary words nearest to the seed centroid to the seeds, as Empath builds categories: among the 50,000 most frequent words, containing a letter, dictionary words of the model's language, not stop words, not seeds. The query becomes unit(centroid(seeds) + centroid(added words)): the seeds keep half the weight. text-scores with explain: true lists them in explanation.dimensions[id].expandedWords.
+       * @example 10
+       */
+      expand?: number;
+    };
+    WordScoresResponse: {
+      data: components['schemas']['ScoredWord'][];
+      averages: {
+        modelRankScore: number | null;
+        seedScore: number | null;
+        dimensionScores: {
+          [key: string]: number;
+        };
+        mapperScores: {
+          [key: string]: number;
+        };
+        goalScore: number | null;
+      };
+    };
+    ScoredWord: {
+      word: string;
+      seedScore: number | null;
+      modelRank: number;
+      seedScoreQuartile: number;
+      modelRankQuartile: number;
+      dimensionScores: {
+        [key: string]: number;
+      };
+      mapperScores: {
+        [key: string]: number;
+      };
+      goalScore: number | null;
+    };
+    WordScoresRequest: {
+      /** @description Anchor words; their centroid defines the seed similarity. */
+      seedWords: string[];
+      /** @description Words to score (whitelist mode). */
+      whitelistWords?: string[];
+      /** @example en-glove-6b-100d */
+      embeddingModelId: string;
+      /** @description Find-and-score mode: at most this many words (default 100). */
+      limit?: number;
+      /** @description Find-and-score mode: only the N most frequent words are eligible; -1 disables. */
+      wordrankLimit?: number;
+      /** @description Weight of the seed similarity in goalScore; null (default) disables goal scores. */
+      seedScore?: number | null;
+      dimensions?: components['schemas']['Dimension'][];
+      /** @description Mapper variable ids (bundle key + '_' + variable). */
+      mapperKeys?: string[];
+    };
+    AutocompleteResponse: {
+      suggestions: string[];
+    };
+    AutocompleteRequest: {
+      /**
+       * @description Prefix to complete (trimmed; white space alone is a 422).
+       * @example comp
+       */
+      word: string;
+      /** @example en-glove-6b-100d */
+      embeddingModelId: string;
+      /** @description When non-empty, only completions in this list. */
+      whitelistWords?: string[];
+    };
+    EmbeddingModelPage: {
+      page: components['schemas']['Page'];
+      data: components['schemas']['EmbeddingModel'][];
+    };
+    Page: {
+      size: number;
+      totalElements: number;
+      totalPages: number;
+      currentPage: number;
+    };
+    EmbeddingModel: {
+      id: string;
+      language: string;
+      country: string;
+      version: string;
+      sources: string[];
+      features: string[];
+      tag: string;
+      trainingYear: string;
+      trainingMonth: string;
+      label: string;
+      languageLabel: string;
+      countryLabel: string;
+      monthLabel: string;
+      tokenCount: number;
+      hasTranslation: boolean;
+      /** @enum {string} */
+      loadingStatus: 'loaded' | 'not loaded' | 'loading' | 'error';
+      /** @description Extension: words in the vocabulary. */
+      vocabularySize: number;
+      /** @description Extension: vector dimensions. */
+      dimensions: number;
+      /** @description Extension: license of the vectors. */
+      license: string;
+      _embedded: {
+        mappers: components['schemas']['MapperBundle'][];
+      };
+    };
+    MapperBundle: {
+      key: string;
+      variables: string[];
+      translationKey: string;
+      label: string;
+    };
+    MapperPage: {
+      page: components['schemas']['Page'];
+      data: components['schemas']['MapperCatalogEntry'][];
+    };
+    MapperCatalogEntry: {
+      key: string;
+      variables: string[];
+      translationKey: string;
+      label: string;
+      country: string | null;
+      language: string | null;
+      countryLabel: string | null;
+      languageLabel: string | null;
+      multilingual: boolean;
+    };
+    WordAvailabilitiesResponse: {
+      availabilities: {
+        word: string;
+        isAvailable: boolean;
+      }[];
+    };
+    WordAvailabilitiesRequest: {
+      /** @description Words to check. */
+      words: string[];
+      /** @description When non-empty, a word must also be in this list. */
+      whitelistWords?: string[];
+    };
+    SimilarityMatrixResponse: {
+      words: string[];
+      matrix: number[][];
+    };
+    SimilarityMatrixRequest: {
+      words: string[];
+    };
+    StoredDimension: {
+      id: number;
+      name: string;
+      language: string;
+      description: string;
+      words: string[];
+      createdAt: string;
+    };
+    CreateDimension: {
+      /** @description Omit to take the lowest free id >= 100; ids below it are reserved for the seeded set. */
+      id?: number;
+      name: string;
+      /** @default en */
+      language?: string;
+      description?: string;
+      words: string[];
+    };
+    PlagiarismCheckResponse: {
+      wordCount: number;
+      matches: components['schemas']['PlagiarismMatch'][];
+    };
+    PlagiarismMatch: {
+      url: string;
+      title: string;
+      matchSnippet: string;
+      wordsMatched: number;
+      matchPercentage: number;
+    };
+    PlagiarismCheckRequest: {
+      /** @description At least 15 words after punctuation stripping. */
+      text: string;
+    };
+    PlagiarismIngestedPage: components['schemas']['PlagiarismPage'] & {
+      replaced: boolean;
+    };
+    PlagiarismPage: {
+      id: number;
+      url: string;
+      title: string;
+      wordCount: number;
+      fingerprintCount: number;
+      characterCount: number;
+      contentSha256: string;
+      createdAt: string;
+      updatedAt: string;
+    };
+    PlagiarismPageInput: {
+      /**
+       * Format: uri
+       * @description Identity of the page: ingesting a known URL again replaces the page. Well-formed Unicode.
+       */
+      url: string;
+      /** @description Defaults to the HTML <title> (html) or "" (text). */
+      title?: string;
+      /** @description Plain text of the page. Exactly one of text and html. */
+      text?: string;
+      /** @description HTML of the page; the title and visible text are extracted. */
+      html?: string;
+    };
+    PlagiarismBatchResult: {
+      count: number;
+      created: number;
+      replaced: number;
+      pages: components['schemas']['PlagiarismIngestedPage'][];
+    };
+    PlagiarismPageList: {
+      data: components['schemas']['PlagiarismPage'][];
+      page: components['schemas']['Page'];
+    };
+    PlagiarismPageWithText: components['schemas']['PlagiarismPage'] & {
+      text: string;
+    };
+    Quota: {
+      id: string;
+      workspaceId: string;
+      usageTypeKey: string;
+      /** @description Monthly limit (plan base) for the usage type */
+      limitAmount: number;
+      /** @description Daily limit; resets at midnight UTC */
+      limitAmountDaily: number;
+      /** @description Consumed in the current billing cycle */
+      usedAmount: number;
+      /** @description Consumed since midnight UTC today */
+      usedAmountDaily: number;
+      /** @description max(0, limitAmount + bonusAmount + spilloverAmount - usedAmount) */
+      availableAmount: number;
+      /** @description Bonus credits of the current cycle */
+      bonusAmount: number;
+      /** @description Unused credits carried over from the previous cycle, at most limitAmount */
+      spilloverAmount: number;
+      /** @description usedAmount >= the usage type's fairUsePolicyLimit (false when it has none) */
+      fairUseLimitReached: boolean;
+      /** @description ISO date (UTC) on which the daily counter last reset */
+      dailyRefreshed: string;
+    };
+    UsageType: {
+      id: string;
+      key: string;
+      displayName: string;
+      fairUsePolicyLimit: number | null;
+      permissionKeyDailyLimit: string;
+      permissionKeyMonthlyLimit: string;
+    };
+    AdminWorkspace: {
+      id: string;
+      name: string;
+      anchorDay: number;
+      createdAt: string;
+      updatedAt: string;
+      /** @description ISO date: first day of the current billing cycle */
+      cycleStart: string;
+      /** @description ISO date: first day of the next billing cycle */
+      nextCycleStart: string;
+      quotas: components['schemas']['Quota'][];
+    };
+    CreateWorkspace: {
+      id: string;
+      name?: string;
+      /**
+       * @description Day of the month on which billing cycles start (29-31: the last day in shorter months)
+       * @default 1
+       */
+      anchorDay?: number;
+      /**
+       * @description Limits per usage type; usage types not listed get limits 0
+       * @default []
+       */
+      quotas?: components['schemas']['QuotaLimits'][];
+    };
+    QuotaLimits: {
+      usageTypeKey: string;
+      limitAmount: number;
+      limitAmountDaily: number;
+    };
+    UpdateWorkspace: {
+      name?: string;
+      anchorDay?: number;
+    };
+    SetQuotaLimits: {
+      limitAmount: number;
+      limitAmountDaily: number;
+    };
+    AddBonus: {
+      amount: number;
+      reason?: string;
+    };
+    UsageLedgerEntry: {
+      id: number;
+      workspaceId: string;
+      usageTypeKey: string;
+      amount: number;
+      requestId: string;
+      idempotencyKey: string | null;
+      cycleStart: string;
+      createdAt: string;
+    };
+    AdminAuditEntry: {
+      id: number;
+      workspaceId: string;
+      action: string;
+      usageTypeKey: string | null;
+      details: {
+        [key: string]: unknown;
+      };
+      actor: string | null;
+      requestId: string | null;
+      createdAt: string;
+    };
+    StoredDimensionSeeds: {
+      data: {
+        id: number;
+        name: string;
+        language: string;
+        words: string[];
+      }[];
+    };
+  };
+  responses: never;
+  parameters: never;
+  requestBodies: never;
+  headers: never;
+  pathItems: never;
 }
 export type $defs = Record<string, never>;
 export type operations = Record<string, never>;

@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   const child = await startServer();
   const stop = () => stopWranglerDev(child);
   process.on('SIGINT', () => {
-    stop();
+    void stop();
     process.exit(130);
   });
   try {

@@ -33,16 +33,36 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const res = spawnSync(
       process.execPath,
-      [path.join(ROOT, 'bin', 'embedding-edge.js'), 'score', '--mapper', 'sentiment_valence', '-d', 'food=pizza,burger,pasta', '-d', 'service=waiter,staff,service', '--no-progress', '-o', out, file],
+      [
+        path.join(ROOT, 'bin', 'embedding-edge.js'),
+        'score',
+        '--mapper',
+        'sentiment_valence',
+        '-d',
+        'food=pizza,burger,pasta',
+        '-d',
+        'service=waiter,staff,service',
+        '--no-progress',
+        '-o',
+        out,
+        file,
+      ],
       { encoding: 'utf8', cwd: ROOT },
     );
     if (res.status !== 0) throw new Error(`embedding-edge score failed (${res.status}): ${res.stderr}`);
     return { stderr: res.stderr, wallMs: performance.now() - t0 };
   };
-  const summary = /scored (\d+) texts in ([\d.]+) s \((\d+) texts\/s, (\d+) tokens, (\d+) tokens\/s\); \d+ bad rows; peak RSS (\d+) MB/;
+  const summary =
+    /scored (\d+) texts in ([\d.]+) s \((\d+) texts\/s, (\d+) tokens, (\d+) tokens\/s\); \d+ bad rows; peak RSS (\d+) MB/;
   // Memory stays flat: the same run on a tenth of the file peaks at about the same RSS.
   const small = path.join(dir, 'small.jsonl');
-  fs.writeFileSync(small, texts.slice(0, Math.ceil(N / 10)).map((text, i) => `${JSON.stringify({ id: i, text })}\n`).join(''));
+  fs.writeFileSync(
+    small,
+    texts
+      .slice(0, Math.ceil(N / 10))
+      .map((text, i) => `${JSON.stringify({ id: i, text })}\n`)
+      .join(''),
+  );
   const smallRun = summary.exec(runCli(small).stderr);
   const { stderr, wallMs } = runCli(input);
   const m = summary.exec(stderr);
@@ -53,7 +73,9 @@ async function main(): Promise<void> {
   if (scored !== N || lines !== N) throw new Error(`scored ${scored}, wrote ${lines} lines, expected ${N}`);
   if (tokens !== core.tokens) throw new Error(`the CLI counted ${tokens} tokens, core ${core.tokens}`);
   const ratio = tokensPerS / core.tokensPerS;
-  console.log(`[bench:cli] embedding-edge score: ${tokensPerS} tokens/s (${textsPerS} texts/s; ${inputMb.toFixed(1)} MB JSONL; process wall time ${(wallMs / 1000).toFixed(1)} s with loading)`);
+  console.log(
+    `[bench:cli] embedding-edge score: ${tokensPerS} tokens/s (${textsPerS} texts/s; ${inputMb.toFixed(1)} MB JSONL; process wall time ${(wallMs / 1000).toFixed(1)} s with loading)`,
+  );
   console.log(`[bench:cli] CLI / core = ${ratio.toFixed(3)} (target >= 0.8)`);
   console.log(`[bench:cli] peak RSS: ${rssMb} MB for ${N} texts, ${smallRssMb} MB for ${Math.ceil(N / 10)} texts`);
   fs.rmSync(dir, { recursive: true, force: true });

@@ -51,13 +51,19 @@ export function benchTexts(model: EmbeddingModel, n: number, seed = 42): string[
 }
 
 /** tokens/s of scoreTexts over `texts` in requests of 100 (after one warm-up request). */
-export function coreTextScoring(model: EmbeddingModel, texts: string[]): { tokensPerS: number; textsPerS: number; tokens: number; ms: number } {
+export function coreTextScoring(
+  model: EmbeddingModel,
+  texts: string[],
+): { tokensPerS: number; textsPerS: number; tokens: number; ms: number } {
   const lang = parseLanguageData(readArrayBuffer(languageFile('en')));
-  const bundle = parseMapperBundle(readArrayBuffer(path.join(GENERATED, 'mappers', DEFAULT_MODEL_ID, 'sentiment.bin')), {
-    id: DEFAULT_MODEL_ID,
-    vocabularySize: model.size,
-    checksum: model.manifest.checksum,
-  });
+  const bundle = parseMapperBundle(
+    readArrayBuffer(path.join(GENERATED, 'mappers', DEFAULT_MODEL_ID, 'sentiment.bin')),
+    {
+      id: DEFAULT_MODEL_ID,
+      vocabularySize: model.size,
+      checksum: model.manifest.checksum,
+    },
+  );
   const input = {
     index: model,
     tokenize: (t: string) => tokenize(t, lang, { synonyms: false }).tokens,
@@ -68,16 +74,24 @@ export function coreTextScoring(model: EmbeddingModel, texts: string[]): { token
   scoreTexts({ ...BENCH_REQUEST, texts: texts.slice(0, 100) }, input);
   let tokens = 0;
   const t0 = performance.now();
-  for (let i = 0; i < texts.length; i += 100) tokens += scoreTexts({ ...BENCH_REQUEST, texts: texts.slice(i, i + 100) }, input).tokenCount;
+  for (let i = 0; i < texts.length; i += 100)
+    tokens += scoreTexts({ ...BENCH_REQUEST, texts: texts.slice(i, i + 100) }, input).tokenCount;
   const ms = performance.now() - t0;
-  return { tokensPerS: Math.round((tokens * 1000) / ms), textsPerS: Math.round((texts.length * 1000) / ms), tokens, ms };
+  return {
+    tokensPerS: Math.round((tokens * 1000) / ms),
+    textsPerS: Math.round((texts.length * 1000) / ms),
+    tokens,
+    ms,
+  };
 }
 
 export async function run(): Promise<Record<string, number | string>> {
   const model = loadDefaultModel();
   const texts = benchTexts(model, 20_000);
   const r = coreTextScoring(model, texts);
-  console.log(`[bench text-scoring] core scoreTexts: ${r.tokensPerS} tokens/s (${r.textsPerS} texts/s, ${texts.length} texts, 2 dimensions + 1 mapper, requests of 100)`);
+  console.log(
+    `[bench text-scoring] core scoreTexts: ${r.tokensPerS} tokens/s (${r.textsPerS} texts/s, ${texts.length} texts, 2 dimensions + 1 mapper, requests of 100)`,
+  );
   return { text_scoring_core_tokens_per_s: r.tokensPerS, text_scoring_core_texts_per_s: r.textsPerS };
 }
 

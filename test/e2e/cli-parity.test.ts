@@ -37,7 +37,14 @@ beforeAll(async () => {
   const workspace = `ws_cli_${Date.now()}`;
   const admin = createClient({ baseUrl: BASE, token: await mint(secret, { scope: 'admin', sub: 'e2e-cli' }, 600) });
   await admin.call(
-    (raw, init) => raw.POST('/api/admin/v1/workspaces', { ...init, body: { id: workspace, quotas: [{ usageTypeKey: 'tokens', limitAmount: 100_000_000, limitAmountDaily: 100_000_000 }] } }),
+    (raw, init) =>
+      raw.POST('/api/admin/v1/workspaces', {
+        ...init,
+        body: {
+          id: workspace,
+          quotas: [{ usageTypeKey: 'tokens', limitAmount: 100_000_000, limitAmountDaily: 100_000_000 }],
+        },
+      }),
     'POST',
   );
   token = await mint(secret, { workspaceId: workspace, sub: 'e2e-cli' }, 3600);
@@ -53,7 +60,19 @@ const DIMS = [
   { id: 1, type: 'manual' as const, name: 'food', words: ['pizza', 'pasta', 'bread'] },
   { id: 2, type: 'axis' as const, name: 'mood', words: ['good', 'great'], oppositeWords: ['bad', 'awful'] },
 ];
-const ARGS = ['--mapper', 'sentiment_valence', '--mapper', 'afinn_valence', '-d', 'food=pizza,pasta,bread', '-d', 'mood=good,great|bad,awful', '--goal', '{"dimensions":[{"id":2,"weight":3}],"mappers":[{"id":"sentiment_valence","weight":1}],"modelRankScore":-0.5}', '--no-progress'];
+const ARGS = [
+  '--mapper',
+  'sentiment_valence',
+  '--mapper',
+  'afinn_valence',
+  '-d',
+  'food=pizza,pasta,bread',
+  '-d',
+  'mood=good,great|bad,awful',
+  '--goal',
+  '{"dimensions":[{"id":2,"weight":3}],"mappers":[{"id":"sentiment_valence","weight":1}],"modelRankScore":-0.5}',
+  '--no-progress',
+];
 
 function sample(): Array<Record<string, unknown>> {
   const gold = fs
@@ -85,7 +104,11 @@ describe('CLI parity with the API', () => {
         embeddingModelId: DEFAULT_MODEL_ID,
         dimensions: DIMS,
         mapperKeys: ['sentiment_valence', 'afinn_valence'],
-        goalConfig: { dimensions: [{ id: 2, weight: 3 }], mappers: [{ id: 'sentiment_valence', weight: 1 }], modelRankScore: -0.5 },
+        goalConfig: {
+          dimensions: [{ id: 2, weight: 3 }],
+          mappers: [{ id: 'sentiment_valence', weight: 1 }],
+          modelRankScore: -0.5,
+        },
       });
       chunk.forEach((r, j) => expected.push(JSON.stringify({ ...r, ...res.data[j] })));
     }
@@ -93,7 +116,23 @@ describe('CLI parity with the API', () => {
     expect(local.stdout).toContain('"goalScoreFactors":[{');
 
     const out = path.join(TMP, 'remote.jsonl');
-    const remote = cli(['score', ...ARGS, '--api', BASE, '--token', token, '--batch-size', '40', '--concurrency', '3', '--checkpoint', path.join(TMP, 'remote.ckpt'), '-o', out, input]);
+    const remote = cli([
+      'score',
+      ...ARGS,
+      '--api',
+      BASE,
+      '--token',
+      token,
+      '--batch-size',
+      '40',
+      '--concurrency',
+      '3',
+      '--checkpoint',
+      path.join(TMP, 'remote.ckpt'),
+      '-o',
+      out,
+      input,
+    ]);
     expect(remote.status, remote.stderr).toBe(0);
     expect(remote.stderr).toMatch(/scored 236 texts/);
     expect(fs.readFileSync(out, 'utf8')).toBe(local.stdout);

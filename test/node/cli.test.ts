@@ -24,17 +24,32 @@ const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-test-'));
 afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }));
 
 function cli(args: string[], stdin?: string): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, input: stdin ?? '', encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    input: stdin ?? '',
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 function golden(name: string, actual: string): void {
   const file = path.join(GOLD, name);
   if (process.env.UPDATE_GOLDEN === '1' || !fs.existsSync(file)) fs.writeFileSync(file, actual);
-  expect(actual, `${name} differs from the golden file (UPDATE_GOLDEN=1 rewrites it after an intended change)`).toBe(fs.readFileSync(file, 'utf8'));
+  expect(actual, `${name} differs from the golden file (UPDATE_GOLDEN=1 rewrites it after an intended change)`).toBe(
+    fs.readFileSync(file, 'utf8'),
+  );
 }
 
-const SCORE_ARGS = ['--mapper', 'sentiment_valence', '--dimension', 'food=pizza,pasta,bread,burger', '--dimension', 'service=waiter,staff', '--no-progress'];
+const SCORE_ARGS = [
+  '--mapper',
+  'sentiment_valence',
+  '--dimension',
+  'food=pizza,pasta,bread,burger',
+  '--dimension',
+  'service=waiter,staff',
+  '--no-progress',
+];
 const jsonl = (s: string): Array<Record<string, unknown>> =>
   s
     .split('\n')
@@ -68,7 +83,20 @@ describe('score', () => {
 
   it('CSV input (quoted fields), stdin, goal config and extra request fields passed through', () => {
     const csv = fs.readFileSync(path.join(GOLD, 'reviews.csv'), 'utf8');
-    const r = cli(['score', ...SCORE_ARGS, '--format', 'csv', '--goal', '{"dimensions":[{"id":1,"weight":1}],"mappers":[{"id":"sentiment_valence","weight":2}]}', '--set', 'futureField=true', '-'], csv);
+    const r = cli(
+      [
+        'score',
+        ...SCORE_ARGS,
+        '--format',
+        'csv',
+        '--goal',
+        '{"dimensions":[{"id":1,"weight":1}],"mappers":[{"id":"sentiment_valence","weight":2}]}',
+        '--set',
+        'futureField=true',
+        '-',
+      ],
+      csv,
+    );
     expect(r.status, r.stderr).toBe(0);
     golden('score-csv.jsonl', r.stdout);
     const rows = jsonl(r.stdout);
@@ -128,7 +156,9 @@ describe('score', () => {
     const input = path.join(GOLD, 'reviews.jsonl');
     const mapper = cli(['score', '--mapper', 'nope_x', input]);
     expect(mapper.status).toBe(1);
-    expect(mapper.stderr).toContain("error: 422 MAPPER_NOT_FOUND: No mapper 'nope_x' for embedding model 'en-glove-6b-100d'");
+    expect(mapper.stderr).toContain(
+      "error: 422 MAPPER_NOT_FOUND: No mapper 'nope_x' for embedding model 'en-glove-6b-100d'",
+    );
     expect(mapper.stderr).toContain('mapperKeys.0: unknown mapper key');
     const model = cli(['score', '--model', 'xx-none', input]);
     expect(model.status).toBe(1);
@@ -141,7 +171,12 @@ describe('score', () => {
 
 describe('resume', () => {
   const base = (n: number): string =>
-    Array.from({ length: n }, (_, i) => JSON.stringify({ i, text: `Review ${i}: the ${['pizza', 'service', 'bread', 'staff'][i % 4]} was ${['great', 'awful', 'fine'][i % 3]}.` })).join('\n') + '\n';
+    Array.from({ length: n }, (_, i) =>
+      JSON.stringify({
+        i,
+        text: `Review ${i}: the ${['pizza', 'service', 'bread', 'staff'][i % 4]} was ${['great', 'awful', 'fine'][i % 3]}.`,
+      }),
+    ).join('\n') + '\n';
 
   it('after a --strict stop: the fixed file is resumed from the checkpoint; the output equals an uninterrupted run', () => {
     const good = base(250);

@@ -12,7 +12,11 @@ import { ROOT } from '../../build/wrangler';
 
 describe('client types', () => {
   it('client/src/openapi.generated.ts is what the served OpenAPI generates', () => {
-    const res = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'client/scripts/generate.ts', '--check'], { cwd: ROOT, encoding: 'utf8' });
+    const res = spawnSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'client/scripts/generate.ts', '--check'],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     expect(res.stderr).toContain('generated types match the served OpenAPI');
     expect(res.status, res.stderr).toBe(0);
   });

@@ -23,9 +23,26 @@ let script: Scripted[] = [];
 let seen: Array<{ method: string; url: string; key: string | undefined; auth: string | undefined; body: string }> = [];
 
 const problem = (status: number, code: string, extra: Record<string, unknown> = {}): string =>
-  JSON.stringify({ type: `https://embedding-edge.dev/problems/${code}`, title: code, status, detail: `detail of ${code}`, code, translationKey: code.toLowerCase(), ...extra });
-const ok = (body: unknown): Scripted => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const fail = (status: number, code: string, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): Scripted => ({
+  JSON.stringify({
+    type: `https://embedding-edge.dev/problems/${code}`,
+    title: code,
+    status,
+    detail: `detail of ${code}`,
+    code,
+    translationKey: code.toLowerCase(),
+    ...extra,
+  });
+const ok = (body: unknown): Scripted => ({
+  status: 200,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+const fail = (
+  status: number,
+  code: string,
+  headers: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): Scripted => ({
   status,
   headers: { 'content-type': 'application/problem+json', ...headers },
   body: problem(status, code, extra),
@@ -36,7 +53,13 @@ beforeAll(async () => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString('utf8')));
     req.on('end', () => {
-      seen.push({ method: req.method!, url: req.url!, key: req.headers['idempotency-key'] as string | undefined, auth: req.headers.authorization, body });
+      seen.push({
+        method: req.method!,
+        url: req.url!,
+        key: req.headers['idempotency-key'] as string | undefined,
+        auth: req.headers.authorization,
+        body,
+      });
       const next = script.shift() ?? { status: 500, body: 'script exhausted' };
       if (next.hang) return; // the socket stays open until the client gives up
       res.writeHead(next.status, next.headers ?? {});
@@ -58,13 +81,22 @@ beforeEach(() => {
 });
 
 const tokenizeBody = { language: 'en', text: 'cats' };
-const tokenized = { tokenCount: 1, tokens: [{ string: 'cats', token: 'cat', indexStart: 0, indexEnd: 4, isStop: false, synonyms: [] }] };
+const tokenized = {
+  tokenCount: 1,
+  tokens: [{ string: 'cats', token: 'cat', indexStart: 0, indexEnd: 4, isStop: false, synonyms: [] }],
+};
 
 describe('retries', () => {
   it('503, 503, then 200: three attempts with one Idempotency-Key and the same body', async () => {
     script = [fail(503, 'EMBEDDING_MODEL_UNAVAILABLE'), fail(503, 'EMBEDDING_MODEL_UNAVAILABLE'), ok(tokenized)];
     const retries: RetryInfo[] = [];
-    const c = createClient({ baseUrl: base, token: 't0k', workspaceId: 'ws_a', backoffMs: 5, onRetry: (r) => retries.push(r) });
+    const c = createClient({
+      baseUrl: base,
+      token: 't0k',
+      workspaceId: 'ws_a',
+      backoffMs: 5,
+      onRetry: (r) => retries.push(r),
+    });
     expect(await c.tokenize(tokenizeBody)).toEqual(tokenized);
     expect(seen.map((s) => s.url)).toEqual(Array(3).fill('/api/v1/workspaces/ws_a/tokenizations'));
     expect(new Set(seen.map((s) => s.key)).size).toBe(1);
@@ -111,7 +143,11 @@ describe('retries', () => {
   });
 
   it('gives up after `retries` retries with the last answer as ApiProblem; a non-problem body becomes HTTP_<status>', async () => {
-    script = [fail(504, 'UPSTREAM_FAILED'), fail(503, 'X'), { status: 502, headers: { 'content-type': 'text/html' }, body: '<h1>Bad gateway</h1>' }];
+    script = [
+      fail(504, 'UPSTREAM_FAILED'),
+      fail(503, 'X'),
+      { status: 502, headers: { 'content-type': 'text/html' }, body: '<h1>Bad gateway</h1>' },
+    ];
     const c = createClient({ baseUrl: base, workspaceId: 'ws_a', retries: 2, backoffMs: 1 });
     const p = (await c.tokenize(tokenizeBody).catch((e: unknown) => e)) as ApiProblem;
     expect([p.status, p.code, p.attempts, p.detail]).toEqual([502, 'HTTP_502', 3, '<h1>Bad gateway</h1>']);
@@ -122,7 +158,12 @@ describe('retries', () => {
     script = [fail(422, 'VALIDATION_FAILED', {}, { errors: [{ path: 'texts.0', message: 'Expected string' }] })];
     const c = createClient({ baseUrl: base, workspaceId: 'ws_a', backoffMs: 1 });
     const p = (await c.textScores({ texts: ['x'], embeddingModelId: 'm' }).catch((e: unknown) => e)) as ApiProblem;
-    expect([p.status, p.code, p.translationKey, p.errors]).toEqual([422, 'VALIDATION_FAILED', 'validation_failed', [{ path: 'texts.0', message: 'Expected string' }]]);
+    expect([p.status, p.code, p.translationKey, p.errors]).toEqual([
+      422,
+      'VALIDATION_FAILED',
+      'validation_failed',
+      [{ path: 'texts.0', message: 'Expected string' }],
+    ]);
     expect(p.message).toBe('422 VALIDATION_FAILED: detail of VALIDATION_FAILED');
     expect(seen).toHaveLength(1);
   });
@@ -140,7 +181,10 @@ describe('retries', () => {
 
 describe('timeouts, abort, network failures', () => {
   it('an attempt without an answer times out and is retried; the last one is TIMEOUT', async () => {
-    script = [{ status: 0, hang: true }, { status: 0, hang: true }];
+    script = [
+      { status: 0, hang: true },
+      { status: 0, hang: true },
+    ];
     const c = createClient({ baseUrl: base, workspaceId: 'ws_a', timeoutMs: 100, retries: 1, backoffMs: 1 });
     const p = (await c.tokenize(tokenizeBody).catch((e: unknown) => e)) as ApiProblem;
     expect([p.status, p.code, p.attempts]).toEqual([0, 'TIMEOUT', 2]);
@@ -157,7 +201,11 @@ describe('timeouts, abort, network failures', () => {
   it("the caller's AbortSignal stops the call during a backoff wait, with the signal's reason", async () => {
     script = [fail(503, 'X', { 'retry-after': '30' })];
     const ctrl = new AbortController();
-    const c = createClient({ baseUrl: base, workspaceId: 'ws_a', onRetry: () => ctrl.abort(new Error('user cancelled')) });
+    const c = createClient({
+      baseUrl: base,
+      workspaceId: 'ws_a',
+      onRetry: () => ctrl.abort(new Error('user cancelled')),
+    });
     const err = await c.tokenize(tokenizeBody, { signal: ctrl.signal }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toBe('user cancelled');
@@ -182,7 +230,13 @@ describe('timeouts, abort, network failures', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const retries: RetryInfo[] = [];
-    const c = createClient({ baseUrl: `http://127.0.0.1:${port}`, workspaceId: 'ws_a', retries: 2, backoffMs: 1, onRetry: (r) => retries.push(r) });
+    const c = createClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      workspaceId: 'ws_a',
+      retries: 2,
+      backoffMs: 1,
+      onRetry: (r) => retries.push(r),
+    });
     const p = (await c.tokenize(tokenizeBody).catch((e: unknown) => e)) as ApiProblem;
     expect([p.status, p.code, p.attempts]).toEqual([0, 'NETWORK_ERROR', 3]);
     expect(retries.map((r) => r.status)).toEqual([0, 0]);

@@ -9,7 +9,16 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { SELF } from 'cloudflare:test';
 import { ApiProblem, createClient, type EmbeddingEdgeClient, type RetryInfo } from '../../client/src/index';
 import committedOpenApi from '../../client/openapi.json';
-import { call, makeModel, mintToken, token, uploadEnglish, uploadMapper, uploadModel, type SyntheticModel } from './api-helpers';
+import {
+  call,
+  makeModel,
+  mintToken,
+  token,
+  uploadEnglish,
+  uploadMapper,
+  uploadModel,
+  type SyntheticModel,
+} from './api-helpers';
 import { createWorkspace, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
 
 const WS = 'ws_demo';
@@ -23,7 +32,13 @@ beforeAll(async () => {
   await uploadModel(m);
   await uploadEnglish();
   await uploadMapper(m, 'emo', { valence: Float64Array.from({ length: m.words.length }, (_, r) => Math.sin(r)) });
-  client = createClient({ baseUrl: 'http://x', token: await token(), workspaceId: WS, fetch: workerFetch, backoffMs: 1 });
+  client = createClient({
+    baseUrl: 'http://x',
+    token: await token(),
+    workspaceId: WS,
+    fetch: workerFetch,
+    backoffMs: 1,
+  });
 });
 
 describe('typed calls against the Worker', () => {
@@ -44,7 +59,11 @@ describe('typed calls against the Worker', () => {
   });
 
   it('every other endpoint of the interface answers through its typed method', async () => {
-    const words = await client.wordScores({ seedWords: ['good'], whitelistWords: ['happy', 'cat'], embeddingModelId: m.id });
+    const words = await client.wordScores({
+      seedWords: ['good'],
+      whitelistWords: ['happy', 'cat'],
+      embeddingModelId: m.id,
+    });
     expect(words.data.map((w) => w.word)).toEqual(['happy', 'cat']);
     const tokens = await client.tokenize({ language: 'en', text: "Cats don't run." });
     expect(tokens.tokenCount).toBe(tokens.tokens.length);
@@ -74,10 +93,18 @@ describe('typed calls against the Worker', () => {
   });
 
   it('any path through call() with the raw typed client (admin API)', async () => {
-    const admin = createClient({ baseUrl: 'http://x', token: await mintToken({ workspaceId: 'ops', scope: 'admin' }), fetch: workerFetch });
+    const admin = createClient({
+      baseUrl: 'http://x',
+      token: await mintToken({ workspaceId: 'ops', scope: 'admin' }),
+      fetch: workerFetch,
+    });
     const ws = uniqueWorkspaceId('cli');
     const created = await admin.call(
-      (raw, init) => raw.POST('/api/admin/v1/workspaces', { ...init, body: { id: ws, anchorDay: 1, quotas: [{ usageTypeKey: 'tokens', limitAmount: 10, limitAmountDaily: 10 }] } }),
+      (raw, init) =>
+        raw.POST('/api/admin/v1/workspaces', {
+          ...init,
+          body: { id: ws, anchorDay: 1, quotas: [{ usageTypeKey: 'tokens', limitAmount: 10, limitAmountDaily: 10 }] },
+        }),
       'POST',
     );
     expect(created.id).toBe(ws);
@@ -86,7 +113,9 @@ describe('typed calls against the Worker', () => {
 
 describe('errors', () => {
   it('problem+json becomes ApiProblem with status, code, errors and the request id', async () => {
-    const err = await client.textScores({ texts: [42 as unknown as string], embeddingModelId: m.id }).catch((e: unknown) => e);
+    const err = await client
+      .textScores({ texts: [42 as unknown as string], embeddingModelId: m.id })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiProblem);
     const p = err as ApiProblem;
     expect([p.status, p.code, p.translationKey]).toEqual([422, 'VALIDATION_FAILED', 'validationFailed']);
@@ -96,12 +125,19 @@ describe('errors', () => {
 
     const missing = (await client.getModel('no-such-model').catch((e: unknown) => e)) as ApiProblem;
     expect([missing.status, missing.code]).toEqual([404, 'EMBEDDING_MODEL_NOT_FOUND']);
-    const mapper = (await client.textScores({ texts: ['x'], embeddingModelId: m.id, mapperKeys: ['nope_x'] }).catch((e: unknown) => e)) as ApiProblem;
+    const mapper = (await client
+      .textScores({ texts: ['x'], embeddingModelId: m.id, mapperKeys: ['nope_x'] })
+      .catch((e: unknown) => e)) as ApiProblem;
     expect([mapper.status, mapper.code, mapper.errors[0]?.path]).toEqual([422, 'MAPPER_NOT_FOUND', 'mapperKeys.0']);
     const anon = createClient({ baseUrl: 'http://x', workspaceId: WS, fetch: workerFetch });
     const unauthorized = (await anon.listModels().catch((e: unknown) => e)) as ApiProblem;
     expect([unauthorized.status, unauthorized.code]).toEqual([401, 'UNAUTHORIZED']);
-    const other = createClient({ baseUrl: 'http://x', token: await token(), workspaceId: 'ws_other', fetch: workerFetch });
+    const other = createClient({
+      baseUrl: 'http://x',
+      token: await token(),
+      workspaceId: 'ws_other',
+      fetch: workerFetch,
+    });
     const forbidden = (await other.tokenize({ language: 'en', text: 'x' }).catch((e: unknown) => e)) as ApiProblem;
     expect([forbidden.status, forbidden.code]).toEqual([403, 'WORKSPACE_FORBIDDEN']);
   });
@@ -110,8 +146,16 @@ describe('errors', () => {
     const ws = uniqueWorkspaceId('cday');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 1000, limitAmountDaily: 3 }]);
     const retries: RetryInfo[] = [];
-    const c = createClient({ baseUrl: 'http://x', token: await workspaceToken(ws), workspaceId: ws, fetch: workerFetch, onRetry: (r) => retries.push(r) });
-    const p = (await c.tokenize({ language: 'en', text: 'one two three four five' }).catch((e: unknown) => e)) as ApiProblem;
+    const c = createClient({
+      baseUrl: 'http://x',
+      token: await workspaceToken(ws),
+      workspaceId: ws,
+      fetch: workerFetch,
+      onRetry: (r) => retries.push(r),
+    });
+    const p = (await c
+      .tokenize({ language: 'en', text: 'one two three four five' })
+      .catch((e: unknown) => e)) as ApiProblem;
     expect(p).toBeInstanceOf(ApiProblem);
     expect([p.status, p.code, p.attempts]).toEqual([429, 'DAILY_LIMIT_REACHED', 1]);
     expect(p.retryAfter).toBeGreaterThan(0);
@@ -146,7 +190,9 @@ describe('retries with one Idempotency-Key', () => {
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(keys[1]).toBe(keys[0]);
     expect(replayed).toEqual([null, 'true']);
-    const quotas = await createClient({ baseUrl: 'http://x', token: tok, workspaceId: ws, fetch: workerFetch }).quotas({ usageTypeKey: 'tokens' });
+    const quotas = await createClient({ baseUrl: 'http://x', token: tok, workspaceId: ws, fetch: workerFetch }).quotas({
+      usageTypeKey: 'tokens',
+    });
     expect(quotas.data[0].usedAmount).toBe(3);
     // A second logical call gets a key of its own.
     await c.tokenize({ language: 'en', text: 'cats' });
