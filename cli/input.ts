@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import readline from 'node:readline';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import { LIMITS } from '../core/limits';
 
@@ -26,11 +26,18 @@ export interface Source {
 
 export function openSource(file: string | undefined): Source {
   if (!file || file === '-') {
+    // Counted through a Transform: a 'data' listener on stdin itself would start the flow
+    // before the reader is attached and lose what arrives meanwhile.
     let read = 0;
-    process.stdin.on('data', (chunk: Buffer) => {
-      read += chunk.length;
-    });
-    return { stream: process.stdin, size: null, bytesRead: () => read };
+    const counted = process.stdin.pipe(
+      new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          read += chunk.length;
+          done(null, chunk);
+        },
+      }),
+    );
+    return { stream: counted, size: null, bytesRead: () => read };
   }
   const stream = fs.createReadStream(file, { highWaterMark: 1 << 20 });
   return { stream, size: fs.statSync(file).size, bytesRead: () => stream.bytesRead };
