@@ -2,6 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import path from 'node:path';
 import fs from 'node:fs';
+import { jwksUpstream } from './test/upstreams/jwks';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
 
@@ -28,6 +29,8 @@ export default defineConfig(async () => {
               wrangler: { configPath: './wrangler.toml' },
               miniflare: {
                 bindings: { TEST_MIGRATIONS: migrations },
+                // Outbound fetches go to test doubles of external services (the identity provider's JWKS).
+                outboundService: jwksUpstream,
                 // Tests fetch generated files (build/generated/...) through this binding to put them into R2.
                 serviceBindings: {
                   FIXTURES: async (request: Request) => {
