@@ -3,6 +3,7 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-worker
 import path from 'node:path';
 import fs from 'node:fs';
 import { jwksUpstream } from './test/upstreams/jwks';
+import { gateService } from './test/upstreams/gate';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
 
@@ -33,6 +34,8 @@ export default defineConfig(async () => {
                 outboundService: jwksUpstream,
                 // Tests fetch generated files (build/generated/...) through this binding to put them into R2.
                 serviceBindings: {
+                  // Gates that hold a storage operation until the test opens them (test/worker/storage-gate.ts).
+                  GATE: gateService,
                   FIXTURES: async (request: Request) => {
                     const rel = decodeURIComponent(new URL(request.url).pathname).replace(/^\/+/, '');
                     const file = path.join(root, 'build', 'generated', rel);
