@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { artifactReadCount } from '../../worker/models';
-import { call, expectProblem, makeModel, uploadMapper, uploadModel, type SyntheticModel } from './api-helpers';
+import { call, expectProblem, makeModel, uploadMapper, uploadModel, type Called, type SyntheticModel } from './api-helpers';
 import { installGatedArtifacts } from './storage-gate';
 
 // Catalog entries of this file use the user-assigned country codes QQ / QR so counts are exact.
@@ -93,7 +93,7 @@ describe('loadingStatus and the per-isolate registry', () => {
     expect((await call('GET', `/api/v1/embedding-models/${m.id}`)).body.loadingStatus).toBe('not loaded');
     // Gated R2 holds the artifact read, so the load is in progress while the catalog is asked.
     const gated = installGatedArtifacts();
-    let results: Awaited<ReturnType<typeof call>>[];
+    let results: Called[];
     try {
       const artifact = gated.hold('get', `models/${m.id}.emb`);
       const calls = [call('POST', `/api/v1/embedding-models/${m.id}/word-availabilities`, { words: ['cat', 'zzz'] })];
