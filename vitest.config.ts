@@ -4,8 +4,11 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { jwksUpstream } from './test/upstreams/jwks';
 import { gateService } from './test/upstreams/gate';
+import { ensureDevVars } from './build/dev-vars';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
+// The workerd tests read JWT_SECRET from .dev.vars (git-ignored): create it before the pool starts.
+ensureDevVars(root);
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(root, 'worker/migrations'));
