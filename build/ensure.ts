@@ -1,6 +1,6 @@
 /**
  * Regenerates what git does not hold, when missing or stale: the WASM kernels, the default
- * model, language data and mapper bundles. Used by `npm start`, `npm test` (vitest global
+ * model, the aligned de/fr/ja models (build/aligned-models.ts), language data and mapper bundles. Used by `npm start`, `npm test` (vitest global
  * setup) and `npm run bench`. Each step returns the R2 objects it produced, which
  * `npm start` seeds into local R2.
  */
@@ -23,7 +23,9 @@ type Step = (options: EnsureOptions) => Promise<R2Artifact[]>;
 const steps: Array<{ name: string; load: () => Promise<Step> }> = [
   { name: 'kernels', load: async () => (await import('./build-wasm')).ensureKernels },
   { name: 'default-model', load: async () => (await import('./default-model')).ensureDefaultModel },
+  { name: 'aligned-models', load: async () => (await import('./aligned-models')).ensureAlignedModels },
   { name: 'default-mappers', load: async () => (await import('./mapper/defaults')).ensureDefaultMappers },
+  { name: 'multilingual-mappers', load: async () => (await import('./mapper/multilingual')).ensureMultilingualMappers },
   { name: 'language-data', load: async () => (await import('./lang-data')).ensureLanguageData },
   { name: 'browser', load: async () => (await import('./build-browser')).ensureBrowser },
 ];

@@ -2,7 +2,7 @@
  * Runtime-agnostic wrapper around the WASM kernels (assembly/index.ts -> kernels.wasm). It owns
  * the linear-memory layout so no caller touches raw offsets:
  *
- *   [heapBase ......... matrices (bump-allocated, never freed) ....][scratch (per call) ...]
+ *   [heapBase ......... matrices (bump-allocated; freed ones are reused) ....][scratch (per call) ...]
  *
  * A matrix slot holds n x dims int8 rows (+16 zero bytes: SIMD loads read past the last row),
  * then n f32 scales, each 64-byte aligned. The scratch area (i16 query, top-k heap, row list,
@@ -75,6 +75,8 @@ export function quantizeQuery(query: ArrayLike<number>, dims: number): { values:
 }
 
 class Slot implements MatrixSlot {
+  /** Set by Kernels.freeMatrix: the memory may hold another matrix now. */
+  freed = false;
   constructor(
     private readonly owner: Kernels,
     readonly n: number,
@@ -82,6 +84,8 @@ class Slot implements MatrixSlot {
     /** Byte offsets in WASM memory. */
     readonly rowsPtr: number,
     readonly scalesPtr: number,
+    /** End of the slot's region (64-byte aligned). */
+    readonly end: number,
   ) {}
   rows(): Int8Array {
     return new Int8Array(this.owner.buffer(), this.rowsPtr, this.n * this.dims);
@@ -95,6 +99,8 @@ export class Kernels {
   private readonly x: KernelExports;
   /** End of the matrix area = start of the scratch area. */
   private top: number;
+  /** Freed matrix regions below top, sorted by start, coalesced. WASM memory never shrinks, so they are reused. */
+  private holes: Array<{ start: number; end: number }> = [];
 
   private constructor(instance: WebAssembly.Instance) {
     this.x = instance.exports as unknown as KernelExports;
@@ -137,13 +143,70 @@ export class Kernels {
   allocMatrix(n: number, dims: number): MatrixSlot {
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`bad row count ${n}`);
     if (!Number.isInteger(dims) || dims < 1 || dims > MAX_DIMS) throw new RangeError(`bad dims ${dims}`);
+    const bytes = Kernels.matrixBytes(n, dims);
+    const hole = this.holes.findIndex((h) => h.end - h.start >= bytes);
+    if (hole >= 0) {
+      // First fit in a freed region; the rest of the region stays free.
+      const h = this.holes[hole]!;
+      const rowsPtr = h.start;
+      const scalesPtr = align(rowsPtr + n * dims + 16, 64);
+      const end = rowsPtr + bytes;
+      if (end === h.end) this.holes.splice(hole, 1);
+      else h.start = end;
+      // Reused memory: the padding after the rows must be zero again (SIMD loads read it).
+      new Uint8Array(this.buffer(), rowsPtr + n * dims, 16).fill(0);
+      return new Slot(this, n, dims, rowsPtr, scalesPtr, end);
+    }
     const rowsPtr = align(this.top, 64);
     const scalesPtr = align(rowsPtr + n * dims + 16, 64);
     const end = align(scalesPtr + n * 4, 64);
     this.ensure(end);
+    // The scratch area above the old top may have left data: zero the padding after the rows.
+    new Uint8Array(this.buffer(), rowsPtr + n * dims, 16).fill(0);
     this.top = end;
-    // Memory is zero-initialized and never reused, so the padding after the rows is zero.
-    return new Slot(this, n, dims, rowsPtr, scalesPtr);
+    return new Slot(this, n, dims, rowsPtr, scalesPtr, end);
+  }
+
+  /** Bytes a matrix slot of n x dims takes (rows + padding + scales, 64-byte aligned). */
+  static matrixBytes(n: number, dims: number): number {
+    return align(align(n * dims + 16, 64) + n * 4, 64);
+  }
+
+  /** Bytes WASM memory would have to grow by to place an n x dims matrix now (0 when a freed region fits). */
+  growthFor(n: number, dims: number): number {
+    const bytes = Kernels.matrixBytes(n, dims);
+    if (this.holes.some((h) => h.end - h.start >= bytes)) return 0;
+    return Math.max(0, align(this.top, 64) + bytes - this.memoryBytes);
+  }
+
+  /**
+   * Releases a matrix (an evicted model): its memory is reused by later allocations. Using the
+   * slot afterwards throws. Freeing twice is a no-op.
+   */
+  freeMatrix(m: MatrixSlot): void {
+    const s = this.slot(m, true);
+    if (s.freed) return;
+    s.freed = true;
+    this.holes.push({ start: s.rowsPtr, end: s.end });
+    this.holes.sort((a, b) => a.start - b.start);
+    const merged: Array<{ start: number; end: number }> = [];
+    for (const h of this.holes) {
+      const last = merged[merged.length - 1];
+      if (last && last.end >= h.start) last.end = Math.max(last.end, h.end);
+      else merged.push({ ...h });
+    }
+    // A free region ending at the top gives its memory back to the bump area.
+    const last = merged[merged.length - 1];
+    if (last && last.end >= this.top) {
+      this.top = last.start;
+      merged.pop();
+    }
+    this.holes = merged;
+  }
+
+  /** Bytes of WASM memory held by live matrices (diagnostics). */
+  get liveMatrixBytes(): number {
+    return this.top - align(this.x.heapBase(), 64) - this.holes.reduce((a, h) => a + h.end - h.start, 0);
   }
 
   /** Copies an existing quantized matrix into WASM memory. */
@@ -156,10 +219,11 @@ export class Kernels {
     return slot;
   }
 
-  private slot(m: MatrixSlot): Slot {
+  private slot(m: MatrixSlot, allowFreed = false): Slot {
     if (!(m instanceof Slot) || (m as unknown as { owner: Kernels }).owner !== this) {
       throw new TypeError('matrix slot belongs to another Kernels instance');
     }
+    if (m.freed && !allowFreed) throw new Error('matrix slot was freed (its model was evicted)');
     return m;
   }
 

@@ -7,7 +7,8 @@
  * while comparing; words with non-ASCII bytes are decoded, lower-cased and re-encoded (rare).
  */
 import { ArtifactError, compareBytes, decodeWord, keyBytes, parseArtifact, type ParsedArtifact } from './artifact';
-import type { Kernels, MatrixSlot } from './kernels';
+import { Kernels, type MatrixSlot } from './kernels';
+import { COMPOUND_FEATURE, compoundHeadRow } from './projection';
 import type { ModelManifest, TopKOptions, TopKResult, VectorIndex } from './types';
 
 export interface ModelLoadOptions {
@@ -49,6 +50,8 @@ export class EmbeddingModel implements VectorIndex {
   private lookups = 0;
   private readonly tableAfter: number;
   private readonly baseBytes: number;
+  /** Manifest feature 'compound-head-fallback' (the aligned German model). */
+  private readonly compoundFallback: boolean;
 
   private constructor(parsed: ParsedArtifact, readonly kernels: Kernels, options: ModelLoadOptions) {
     this.manifest = parsed.manifest;
@@ -60,6 +63,7 @@ export class EmbeddingModel implements VectorIndex {
     this.offsets = parsed.wordOffsets;
     this.matrix = kernels.loadMatrix(parsed.rows, parsed.scales, parsed.size, parsed.dims);
     this.tableAfter = options.lookupTableAfter ?? 1024;
+    this.compoundFallback = Array.isArray(this.manifest.features) && this.manifest.features.includes(COMPOUND_FEATURE);
     this.baseBytes = (retain ? parsed.byteLength : this.vocab.byteLength + this.sorted.byteLength) + this.offsets.byteLength;
   }
 
@@ -75,6 +79,19 @@ export class EmbeddingModel implements VectorIndex {
   /** Bytes held outside WASM memory: vocabulary, offsets, index (or the whole artifact if retained), lookup table once built. */
   get retainedBytes(): number {
     return this.baseBytes + (this.table?.byteLength ?? 0);
+  }
+
+  /** Bytes of this model's matrix slot in WASM memory. */
+  get matrixBytes(): number {
+    return Kernels.matrixBytes(this.size, this.dims);
+  }
+
+  /**
+   * Frees the model's matrix in its kernels' WASM memory for reuse by another model (eviction,
+   * worker/models.ts). Every vector operation of this model throws afterwards.
+   */
+  release(): void {
+    this.kernels.freeMatrix(this.matrix);
   }
 
   /** WASM memory of this model's kernels instance + retained JS buffers. */
@@ -93,6 +110,14 @@ export class EmbeddingModel implements VectorIndex {
    * -1 when none exists.
    */
   rowOf(word: string): number {
+    const row = this.entryRow(word);
+    // Aligned German model: an unknown compound takes its longest known head (core/projection.ts).
+    if (row < 0 && this.compoundFallback && typeof word === 'string') return compoundHeadRow(word, (w) => this.entryRow(w));
+    return row;
+  }
+
+  /** rowOf without the compound fallback: the vocabulary entry itself. */
+  entryRow(word: string): number {
     if (typeof word !== 'string' || word.length === 0) return -1;
     const key = keyBytes(word);
     let lo: number;

@@ -16,6 +16,9 @@ import { LIMITS } from '../core/limits';
 import { registerHealth } from './routes/health';
 import { registerTokenizations } from './routes/tokenizations';
 import { registerScoring } from './routes/scoring';
+import { releaseRequestModels } from './models';
+import { waitUntilOf } from './shared-load';
+import { registerTranslations } from './routes/translations';
 import { registerCatalog } from './routes/catalog';
 import { registerDimensionAdmin } from './routes/dimensions';
 import { registerDocs } from './routes/docs';
@@ -59,6 +62,15 @@ export function createApp(): OpenAPIHono<AppEnv> {
     }),
   );
 
+  // Models a request used stay pinned (not evicted) until it has answered (worker/models.ts).
+  app.use('*', async (c, next) => {
+    try {
+      await next();
+    } finally {
+      releaseRequestModels(waitUntilOf(c));
+    }
+  });
+
   // Auth: everything under /api/v1, /api/usage-service and /api/admin needs a bearer token.
   for (const prefix of ['/api/v1/*', '/api/usage-service/*', '/api/admin/*']) app.use(prefix, requireAuth);
   app.use('/api/v1/workspaces/:workspaceId/*', requireWorkspace);
@@ -69,6 +81,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTokenizations(app);
   registerScoring(app);
   registerCatalog(app);
+  registerTranslations(app);
   registerDimensionAdmin(app);
   registerDocs(app);
   registerDiagnostics(app);

@@ -13,6 +13,8 @@ export type UsageTypeKey = 'tokens' | 'images' | 'plagiarismChecks';
 export interface ChargeRequest {
   usageTypeKey: UsageTypeKey;
   amount: number;
+  /** Routes outside /workspaces/{workspaceId}/ name the workspace (the token's) themselves. */
+  workspaceId?: string;
 }
 
 export type Charger = (c: Context<AppEnv>, charge: ChargeRequest) => Promise<void>;

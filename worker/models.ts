@@ -17,6 +17,7 @@ import { R2_KEYS, type ModelManifest } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
 import { keepAlive, sharedLoad, type WaitUntil } from './shared-load';
+import { dropLanguageData, languageBytes, languageLoaded } from './text-language';
 
 export type LoadingStatus = 'not loaded' | 'loading' | 'loaded' | 'error';
 
@@ -25,6 +26,12 @@ export const MODEL_RETRY_MS = 30_000;
 
 /** A model in isolate memory with its per-model caches. */
 export class LoadedModel {
+  /** Last getModel of this model (LRU eviction). */
+  lastUsed = Date.now();
+  /** Requests in flight that hold this model (never evicted while > 0). */
+  pins = 0;
+  /** Evicted: its matrix memory may hold another model now; getModel loads it again. */
+  released = false;
   /** Normalization statistics (mappers, modelRank: per model; dimensions: per seed set). */
   readonly stats = new BoundedCache<FactorStats>(256);
   /** Parsed mapper bundles by bundle key (a rejected promise is dropped so a later call retries). */
@@ -95,6 +102,8 @@ function startLoad(env: Env, id: string, ctx: WaitUntil | undefined): Entry {
     if (!obj) throw new Error(`artifact ${R2_KEYS.model(id)} is missing`);
     entry.failedEtag = obj.etag;
     const buf = await obj.arrayBuffer();
+    // Synchronously from here: make room (evict least-recently-used models), then place the matrix.
+    makeRoom(manifest, id);
     return new LoadedModel(id, EmbeddingModel.fromArrayBuffer(buf, getKernels()));
   })().then(
     (model) => {
@@ -138,6 +147,14 @@ function unavailable(id: string, entry: Entry | undefined): ApiError {
 
 /** The loaded model; throws 404 EMBEDDING_MODEL_NOT_FOUND or 503 EMBEDDING_MODEL_UNAVAILABLE. */
 export async function getModel(env: Env, id: string, ctx?: WaitUntil): Promise<LoadedModel> {
+  for (let attempt = 0; ; attempt++) {
+    const model = await getModelOnce(env, id, ctx);
+    // Another request's load may have evicted it between its load and this continuation: load again.
+    if (!model.released || attempt >= 2) return use(model, ctx);
+  }
+}
+
+async function getModelOnce(env: Env, id: string, ctx?: WaitUntil): Promise<LoadedModel> {
   let entry = entries.get(id);
   if (entry?.status === 'loaded') return entry.model!;
   if (entry?.status === 'error') {
@@ -156,10 +173,95 @@ export async function getModel(env: Env, id: string, ctx?: WaitUntil): Promise<L
 }
 
 /** Memory held by the models loaded in this isolate (bench/diagnostics). */
-export function registryMemory(): { models: Array<{ id: string; retainedBytes: number }>; wasmMemoryBytes: number } {
+export function registryMemory(): { models: Array<{ id: string; retainedBytes: number }>; wasmMemoryBytes: number; evictions: number; budgetBytes: number } {
   const models: Array<{ id: string; retainedBytes: number }> = [];
   for (const [id, e] of entries) if (e.model) models.push({ id, retainedBytes: e.model.retainedBytes });
-  return { models, wasmMemoryBytes: kernels?.memoryBytes ?? 0 };
+  return { models, wasmMemoryBytes: kernels?.memoryBytes ?? 0, evictions, budgetBytes: memoryBudget };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory budget: least-recently-used eviction (docs/multilingual.md "Memory")
+// ---------------------------------------------------------------------------------------------
+
+/** Isolate memory the models and language data may take (the isolate limit is 128 MiB). */
+export const MEMORY_BUDGET_BYTES = 100_000_000;
+let memoryBudget = MEMORY_BUDGET_BYTES;
+let evictions = 0;
+/** Tests: a smaller budget to exercise eviction with small models. */
+export function setMemoryBudget(bytes: number): void {
+  memoryBudget = bytes;
+}
+
+/** Models each request holds (pinned until the request ends: releaseRequestModels). */
+const held = new WeakMap<object, Set<LoadedModel>>();
+
+function use(model: LoadedModel, ctx: WaitUntil | undefined): LoadedModel {
+  model.lastUsed = Date.now();
+  if (ctx) {
+    let set = held.get(ctx);
+    if (!set) held.set(ctx, (set = new Set()));
+    if (!set.has(model)) {
+      set.add(model);
+      model.pins++;
+    }
+  }
+  return model;
+}
+
+/** Unpins the models a request held (app.ts middleware, when the request has answered). */
+export function releaseRequestModels(ctx: WaitUntil | undefined): void {
+  const set = ctx && held.get(ctx);
+  if (!set) return;
+  for (const m of set) m.pins--;
+  held.delete(ctx);
+}
+
+/** Bytes outside WASM a model of n words keeps (vocabulary ~10 B/word, index, offsets, lookup table). */
+const retainedEstimate = (n: number): number => 30 * n;
+/** Room kept for the model's language data when it is not loaded yet (the largest, de, is 11.3 MB). */
+export const LANGUAGE_RESERVE_BYTES = 12_000_000;
+
+/**
+ * Before a model of `manifest`'s shape is placed: while WASM memory (after the growth this
+ * matrix needs, given the freed regions) + the loaded models' buffers + language data + the new
+ * model's buffers exceed the budget, evict the least-recently-used model no request holds.
+ * Freed matrices leave regions that later matrices reuse (WASM memory never shrinks), so
+ * evicting until the new matrix fits a freed region also stops the memory from growing.
+ */
+function makeRoom(manifest: ModelManifest, loadingId: string): void {
+  const k = getKernels();
+  const n = manifest.vocabularySize;
+  const dims = manifest.dimensions;
+  if (!(n > 0 && dims > 0)) return;
+  const need = (): number => {
+    let retained = 0;
+    for (const e of entries.values()) if (e.model && !e.model.released) retained += e.model.retainedBytes;
+    const language = languageLoaded(manifest.language) ? 0 : LANGUAGE_RESERVE_BYTES;
+    return k.memoryBytes + k.growthFor(n, dims) + retained + languageBytes() + language + retainedEstimate(n);
+  };
+  while (need() > memoryBudget) {
+    let victim: LoadedModel | null = null;
+    for (const [id, e] of entries) {
+      const m = e.model;
+      if (id === loadingId || e.status !== 'loaded' || !m || m.pins > 0 || m.released) continue;
+      if (!victim || m.lastUsed < victim.lastUsed) victim = m;
+    }
+    if (!victim) break; // everything else is in use: go over budget rather than fail
+    evict(victim);
+  }
+}
+
+function evict(model: LoadedModel): void {
+  if (entries.get(model.id)?.model === model) entries.delete(model.id);
+  model.released = true;
+  model.index.release();
+  evictions++;
+  // Its language data goes too when no loaded model speaks that language any more.
+  const language = model.manifest.language;
+  let spoken = false;
+  for (const e of entries.values()) if (e.model && !e.model.released && e.model.manifest.language === language) spoken = true;
+  if (!spoken) dropLanguageData(language);
+  console.log(`[models] evicted ${model.id} (least recently used) to stay within ${memoryBudget} bytes`);
 }
 
 // ---------------------------------------------------------------------------------------------

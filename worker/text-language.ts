@@ -11,18 +11,43 @@ import type { Env } from './env';
 import { sharedLoad, type WaitUntil } from './shared-load';
 
 const cache = new Map<string, Promise<LanguageData>>();
+/** Bytes of each language's data once parsed (the model registry's memory budget counts them). */
+const sizes = new Map<string, number>();
+
+/** Bytes of all language data parsed in this isolate. */
+export function languageBytes(): number {
+  let total = 0;
+  for (const b of sizes.values()) total += b;
+  return total;
+}
 
 export async function getLanguageData(env: Env, language: string, ctx?: WaitUntil): Promise<LanguageData> {
   const p = sharedLoad(cache, language, ctx, async () => {
     const obj = await env.ARTIFACTS.get(R2_KEYS.languageData(language));
     if (!obj) throw new Error(`${R2_KEYS.languageData(language)} is missing`);
-    return parseLanguageData(await obj.arrayBuffer());
+    const data = parseLanguageData(await obj.arrayBuffer());
+    sizes.set(language, data.byteLength);
+    return data;
   });
   try {
     return await p;
   } catch (err) {
     throw new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${language}' could not be loaded: ${(err as Error).message}`);
   }
+}
+
+/** True when the language's data is parsed in this isolate. */
+export function languageLoaded(language: string): boolean {
+  return sizes.has(language);
+}
+
+/**
+ * Forgets a language's data (its last model was evicted: worker/models.ts). Requests still using
+ * it keep their reference; the next request loads it again.
+ */
+export function dropLanguageData(language: string): void {
+  cache.delete(language);
+  sizes.delete(language);
 }
 
 /** A tokenize function bound to the language's data. */

@@ -23,6 +23,8 @@ interface ModelOption {
   id: string;
   label: string;
   mappers: string[];
+  /** ISO 639-1 code: the language picker shows the models of one language. */
+  language: string;
 }
 interface DimRow {
   id: number;
@@ -43,6 +45,7 @@ const state = {
   token: store.get('token') ?? '',
   mode: (store.get('mode') as Mode) ?? 'api',
   modelId: store.get('model') ?? 'en-glove-6b-100d',
+  language: store.get('language') ?? '',
   models: [] as ModelOption[],
   offline: null as OfflineScorer | null,
   offlineReady: null as Promise<unknown> | null,
@@ -178,6 +181,7 @@ async function loadModels(): Promise<void> {
         id: m.id,
         label: m.label,
         mappers: (m._embedded?.mappers ?? []).flatMap((b: any) => (b.variables as string[]).map((v) => `${b.key}_${v}`)),
+        language: String(m.language ?? ''),
       }));
     } catch (err) {
       if (err instanceof ProblemShown) setStatus(err.message, 'error');
@@ -186,18 +190,43 @@ async function loadModels(): Promise<void> {
   if (models.length === 0) {
     // Offline (or no token): the models cached in this browser.
     const cached = await offline().listCachedModels().catch(() => []);
-    models = cached.map((c) => ({ id: c.id, label: `${c.id} (cached)`, mappers: c.mapperBundles.flatMap((b) => b.variables.map((v) => `${b.key}_${v}`)) }));
+    models = cached.map((c) => ({ id: c.id, label: `${c.id} (cached)`, mappers: c.mapperBundles.flatMap((b) => b.variables.map((v) => `${b.key}_${v}`)), language: c.language }));
     if (models.length > 0 && state.mode === 'api') setStatus('The service cannot be reached: switched to offline scoring with the cached models');
     if (models.length > 0) setMode('offline');
   }
   state.models = models;
+  renderLanguages();
+  renderModelOptions();
+  renderMappers();
+  await refreshCached();
+  if (models.length > 0 && $('status').className !== 'error' && state.mode === 'api') setStatus(`Ready: ${models.length} model(s). Scoring through the API.`);
+}
+
+const languageNames = (() => {
+  try {
+    return new Intl.DisplayNames(['en'], { type: 'language' });
+  } catch {
+    return null;
+  }
+})();
+
+/** The language picker: every language that has a model (the models' own language codes). */
+function renderLanguages(): void {
+  const langs = [...new Set(state.models.map((m) => m.language).filter(Boolean))].sort();
+  const sel = $<HTMLSelectElement>('language');
+  sel.replaceChildren(...langs.map((l) => new Option(`${languageNames?.of(l) ?? l} (${l})`, l)));
+  const current = state.models.find((m) => m.id === state.modelId)?.language;
+  if (!langs.includes(state.language)) state.language = current ?? langs[0] ?? '';
+  sel.value = state.language;
+}
+
+/** The model select: the models of the picked language. */
+function renderModelOptions(): void {
+  const models = state.models.filter((m) => !state.language || m.language === state.language);
   const sel = $<HTMLSelectElement>('model');
   sel.replaceChildren(...models.map((m) => new Option(m.label, m.id)));
   if (!models.some((m) => m.id === state.modelId) && models.length > 0) state.modelId = models[0].id;
   sel.value = state.modelId;
-  renderMappers();
-  await refreshCached();
-  if (models.length > 0 && $('status').className !== 'error' && state.mode === 'api') setStatus(`Ready: ${models.length} model(s). Scoring through the API.`);
 }
 
 async function refreshCached(): Promise<void> {
@@ -453,6 +482,14 @@ function init(): void {
     store.set('token', state.token);
     void state.offline?.setToken(state.token || undefined);
     void loadModels();
+  });
+  $('language').addEventListener('change', () => {
+    state.language = $<HTMLSelectElement>('language').value;
+    store.set('language', state.language);
+    renderModelOptions();
+    store.set('model', state.modelId);
+    state.offlineReady = null;
+    renderMappers();
   });
   $('model').addEventListener('change', () => {
     state.modelId = $<HTMLSelectElement>('model').value;

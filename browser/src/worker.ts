@@ -12,6 +12,7 @@ import * as Comlink from 'comlink';
 import kernelsBytes from '../../build/generated/kernels.wasm?bytes';
 import { Kernels } from '../../core/kernels';
 import { EmbeddingModel } from '../../core/model';
+import { ALIGNED_FEATURE, ENGLISH_COMPANION_ID } from '../../core/projection';
 import { parseMapperBundle, splitMapperVariableId, type MapperBundle } from '../../core/mapper-bundle';
 import { parseLanguageData, tokenize as tokenizeText, type LanguageData } from '../../core/tokenizer';
 import {
@@ -268,6 +269,19 @@ async function load(id: string, options: LoadModelOptions, onProgress?: Progress
   return loaded;
 }
 
+/**
+ * The English companion of an aligned model when the request has dimensions (seeds the model
+ * lacks are looked up there, as on the Worker: worker/companion.ts); null when it cannot be loaded.
+ */
+async function companionFor(m: Loaded, dimensions: readonly unknown[] | undefined, onProgress?: ProgressFn): Promise<EmbeddingModel | null> {
+  if (!dimensions?.length || m.info.id === ENGLISH_COMPANION_ID || !m.index.manifest.features?.includes(ALIGNED_FEATURE)) return null;
+  try {
+    return (await modelFor(ENGLISH_COMPANION_ID, onProgress)).index;
+  } catch {
+    return null;
+  }
+}
+
 /** The bytes of the model's mapper bundles (a bundle neither cached nor downloadable is left out). */
 async function fetchBundles(info: CachedModelInfo, onProgress: ProgressFn | undefined, revalidate: boolean): Promise<Array<[string, ArrayBuffer]>> {
   const out = await Promise.all(
@@ -379,7 +393,8 @@ const api = {
       const lang = await languageFor(m.info.language, onProgress);
       const tokenize = (text: string): TokenLike[] => tokenizeText(text, lang, { synonyms: false }).tokens;
       const mappers = resolveMappers(m, req.mapperKeys);
-      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats, lexicon: languageLexicon(lang) });
+      const companion = await companionFor(m, req.dimensions, onProgress);
+      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats, lexicon: languageLexicon(lang), companion });
       return asJson(response);
     });
   },
@@ -391,7 +406,8 @@ const api = {
       const mappers = resolveMappers(m, req.mapperKeys);
       // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
       const lexicon = req.dimensions?.some((d) => d.expand) ? languageLexicon(await languageFor(m.info.language, onProgress)) : undefined;
-      return asJson(scoreWords(req, { index: m.index, mappers, storedDimensions: seedsFor(), lexicon }));
+      const companion = await companionFor(m, req.dimensions, onProgress);
+      return asJson(scoreWords(req, { index: m.index, mappers, storedDimensions: seedsFor(), lexicon, companion }));
     });
   },
 

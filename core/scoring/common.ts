@@ -58,6 +58,50 @@ export function seedRows(index: VectorIndex, words: readonly string[] | undefine
   return rows;
 }
 
+/**
+ * Seeds of a dimension on a model aligned to English (decisions.md "Languages and aligned
+ * models"): words the model does not know are looked up in its English companion, whose vectors
+ * share the model's coordinates. `rows` are the model's rows, `companionRows` the companion's.
+ */
+export interface Seeds {
+  rows: number[];
+  companionRows: number[];
+}
+
+export function crossLingualSeeds(index: VectorIndex, words: readonly string[] | undefined, companion?: VectorIndex | null): Seeds {
+  const rows = seedRows(index, words);
+  const companionRows: number[] = [];
+  if (companion && companion !== index && companion.dims === index.dims) {
+    const seen = new Set<number>();
+    for (const w of words ?? []) {
+      if (index.rowOf(w.trim()) >= 0) continue;
+      const r = companion.rowOf(w.trim());
+      if (r >= 0 && !seen.has(r)) {
+        seen.add(r);
+        companionRows.push(r);
+      }
+    }
+  }
+  return { rows, companionRows };
+}
+
+/** Mean of the seeds' unit vectors from both models, re-normalized; null for none or a zero mean. */
+export function seedsCentroid(index: VectorIndex, seeds: Seeds, companion?: VectorIndex | null): Float32Array | null {
+  if (seeds.companionRows.length === 0 || !companion) return index.centroid(seeds.rows);
+  const sum = new Float32Array(index.dims);
+  for (const r of seeds.rows) {
+    const v = index.vector(r);
+    for (let d = 0; d < sum.length; d++) sum[d] += v[d];
+  }
+  for (const r of seeds.companionRows) {
+    const v = companion.vector(r);
+    for (let d = 0; d < sum.length; d++) sum[d] += v[d];
+  }
+  return unit(sum);
+}
+
+const seedsKey = (s: Seeds): string => sortedKey(s.rows) + (s.companionRows.length > 0 ? `+en:${sortedKey(s.companionRows)}` : '');
+
 /** A dimension ready to score: its unit query vector, or null when its seeds give none. */
 export interface DimensionQuery {
   id: number;
@@ -105,6 +149,7 @@ export function dimensionQueries(
   dimensions: readonly DimensionRequest[] | undefined,
   stored: StoredDimensionSeeds,
   lexicon?: WordLexicon,
+  companion?: VectorIndex | null,
 ): DimensionQuery[] {
   const out: DimensionQuery[] = [];
   const ids = new Set<number>();
@@ -126,19 +171,19 @@ export function dimensionQueries(
       words = [...seeds.words, ...words];
       storedName = seeds.name;
     }
-    const pos = seedRows(index, words);
+    const pos = crossLingualSeeds(index, words, companion);
     let expandedWords: string[] | undefined;
     let added: number[] = [];
     if (d.expand !== undefined && d.type !== 'axis') {
-      added = expansionRows(index, pos, words, d.expand, lexicon);
+      added = expansionRows(index, pos.rows, words, d.expand, lexicon);
       expandedWords = added.map((r) => index.word(r).toLowerCase());
     }
     let query: Float32Array | null;
     let statsKey: string;
     if (d.type === 'axis') {
-      const neg = seedRows(index, d.oppositeWords);
-      const cp = index.centroid(pos);
-      const cn = index.centroid(neg);
+      const neg = crossLingualSeeds(index, d.oppositeWords, companion);
+      const cp = seedsCentroid(index, pos, companion);
+      const cn = seedsCentroid(index, neg, companion);
       if (cp && cn) {
         const diff = new Float32Array(cp.length);
         for (let j = 0; j < cp.length; j++) diff[j] = cp[j] - cn[j];
@@ -146,14 +191,14 @@ export function dimensionQueries(
       } else {
         query = null;
       }
-      statsKey = `axis:${sortedKey(pos)}|${sortedKey(neg)}`;
+      statsKey = `axis:${seedsKey(pos)}|${seedsKey(neg)}`;
     } else if (added.length > 0) {
       // The seeds and the expansion weigh alike, however many words the expansion adds.
-      query = halfAndHalf(index.centroid(pos), index.centroid(added));
-      statsKey = `dim:${sortedKey(pos)}+${sortedKey(added)}`;
+      query = halfAndHalf(seedsCentroid(index, pos, companion), index.centroid(added));
+      statsKey = `dim:${seedsKey(pos)}+${sortedKey(added)}`;
     } else {
-      query = index.centroid(pos);
-      statsKey = `dim:${sortedKey(pos)}`;
+      query = seedsCentroid(index, pos, companion);
+      statsKey = `dim:${seedsKey(pos)}`;
     }
     // Goal factor label: the request's name, else the stored dimension's name, else the id.
     out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey, ...(expandedWords ? { expandedWords } : {}) });

@@ -35,6 +35,8 @@ export interface TextScoringInput {
   tokenize: (text: string) => TokenLike[];
   mappers: ResolvedMapper[];
   storedDimensions: StoredDimensionSeeds;
+  /** English companion of an aligned model: seeds the model lacks are looked up there. */
+  companion?: VectorIndex | null;
   stats: StatsCache;
   /** Stop-word and dictionary rules of seed expansion (`expand`); candidates.ts languageLexicon. */
   lexicon?: WordLexicon;
@@ -127,7 +129,7 @@ function explanation(dims: readonly DimensionQuery[], mappers: readonly Resolved
 
 export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): TextScoringResult {
   const { index, mappers } = input;
-  const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon);
+  const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon, input.companion);
   if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
 
   let tokenCount = 0;

@@ -21,6 +21,8 @@ export interface WordScoringInput {
   storedDimensions: StoredDimensionSeeds;
   /** Stop-word and dictionary rules of seed expansion (`expand`); candidates.ts languageLexicon. */
   lexicon?: WordLexicon;
+  /** English companion of an aligned model: seeds the model lacks are looked up there. */
+  companion?: VectorIndex | null;
 }
 
 /** Per index (models are immutable): the rows that contain a letter, for the find-and-score fallback. */
@@ -116,7 +118,7 @@ function avg(values: Array<number | null | undefined>): number | null {
 
 export function scoreWords(req: WordScoresRequest, input: WordScoringInput): WordScoresResponse {
   const { index, mappers } = input;
-  const dims = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon);
+  const dims = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon, input.companion);
   const seeds = seedRows(index, req.seedWords);
   const centroid = index.centroid(seeds);
 

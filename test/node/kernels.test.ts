@@ -382,3 +382,29 @@ describe('quantization and memory', () => {
     expect(Array.from(k.dequantizeRow(slotB, 123))).toEqual(Array.from(refRow(b, 123), Math.fround));
   });
 });
+
+describe('matrix memory reuse (eviction)', () => {
+  it('a freed matrix region is reused, its padding zeroed, and the freed slot refuses use', () => {
+    const k = loadKernelsForReuse();
+    const a = k.allocMatrix(100, 32);
+    a.rows().fill(7);
+    const b = k.allocMatrix(50, 32);
+    const grown = k.memoryBytes;
+    k.freeMatrix(a);
+    expect(() => k.centroid(a, [0])).toThrow(/freed/);
+    expect(k.growthFor(100, 32)).toBe(0);
+    const c = k.allocMatrix(100, 32);
+    expect((c as unknown as { rowsPtr: number }).rowsPtr).toBe((a as unknown as { rowsPtr: number }).rowsPtr);
+    expect(new Int8Array(k.buffer(), (c as unknown as { rowsPtr: number }).rowsPtr + 3200, 16).every((x) => x === 0)).toBe(true);
+    expect(k.memoryBytes).toBe(grown);
+    // Freeing the top matrix gives its memory back to the bump area.
+    k.freeMatrix(c);
+    k.freeMatrix(b);
+    expect(k.liveMatrixBytes).toBe(0);
+    k.freeMatrix(b); // twice: no-op
+  });
+});
+
+function loadKernelsForReuse(): Kernels {
+  return Kernels.fromBytes(fs.readFileSync(path.join(__dirname, '..', '..', 'build', 'generated', 'kernels.wasm')));
+}

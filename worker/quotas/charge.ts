@@ -25,7 +25,7 @@ export function idempotencyKeyOf(c: Context<AppEnv>): string | null {
 }
 
 export async function chargeRequest(c: Context<AppEnv>, req: ChargeRequest): Promise<ConsumeOutcome> {
-  const workspaceId = c.req.param('workspaceId');
+  const workspaceId = req.workspaceId ?? c.req.param('workspaceId');
   if (!workspaceId) throw new ApiError('INTERNAL_ERROR', 'charge() was called on a route without a workspaceId path parameter');
   const idempotencyKey = idempotencyKeyOf(c);
   const atMs = nowMs();

@@ -26,6 +26,8 @@ const route = createRoute({
             models: z.array(z.object({ id: z.string(), retainedBytes: z.number().int() })),
             languages: z.array(z.object({ language: z.string(), bytes: z.number().int() })),
             totalBytes: z.number().int(),
+            evictions: z.number().int().openapi({ description: 'Models evicted (least recently used) in this isolate to stay within budgetBytes' }),
+            budgetBytes: z.number().int(),
           }),
         },
       },
@@ -39,6 +41,6 @@ export function registerDiagnostics(app: OpenAPIHono<AppEnv>): void {
     const mem = registryMemory();
     const languages = await languageMemory();
     const totalBytes = mem.wasmMemoryBytes + mem.models.reduce((s, m) => s + m.retainedBytes, 0) + languages.reduce((s, l) => s + l.bytes, 0);
-    return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes }, 200);
+    return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes, evictions: mem.evictions, budgetBytes: mem.budgetBytes }, 200);
   });
 }

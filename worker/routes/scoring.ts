@@ -8,6 +8,7 @@ import { autocomplete, scoreTexts, scoreWords } from '../../core/scoring';
 import type { AppEnv } from '../env';
 import { charge } from '../metering';
 import { getModel } from '../models';
+import { companionFor } from '../companion';
 import { storedSeedsFor } from '../dimensions';
 import { resolveMappers, Timing } from '../resources';
 import { getLexicon, getTokenizer } from '../text-language';
@@ -74,15 +75,16 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     const timing = new Timing();
     const ctx = waitUntilOf(c);
     const model = await getModel(c.env, body.embeddingModelId, ctx);
-    const [tokenize, lexicon, mappers, storedDimensions] = await Promise.all([
+    const [tokenize, lexicon, mappers, storedDimensions, companion] = await Promise.all([
       getTokenizer(c.env, model.manifest.language, ctx),
       getLexicon(c.env, model.manifest.language, ctx),
       resolveMappers(c.env, model, body.mapperKeys, ctx),
       storedSeedsFor(c.env, body.dimensions),
+      companionFor(c.env, model, body.dimensions, ctx),
     ]);
     timing.mark('load');
     // A core refusal (ScoringError) is rendered by app.ts onError.
-    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats, lexicon });
+    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats, lexicon, companion: companion?.index });
     timing.mark('compute');
     if (tokenCount > 0) await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
     timing.mark('meter');
@@ -96,13 +98,14 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     const ctx = waitUntilOf(c);
     const model = await getModel(c.env, body.embeddingModelId, ctx);
     // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
-    const [mappers, storedDimensions, lexicon] = await Promise.all([
+    const [mappers, storedDimensions, lexicon, companion] = await Promise.all([
       resolveMappers(c.env, model, body.mapperKeys, ctx),
       storedSeedsFor(c.env, body.dimensions),
       body.dimensions?.some((d) => d.expand) ? getLexicon(c.env, model.manifest.language, ctx) : undefined,
+      companionFor(c.env, model, body.dimensions, ctx),
     ]);
     timing.mark('load');
-    const response = scoreWords(body, { index: model.index, mappers, storedDimensions, lexicon });
+    const response = scoreWords(body, { index: model.index, mappers, storedDimensions, lexicon, companion: companion?.index });
     timing.mark('compute');
     if (response.data.length > 0) await charge(c, { usageTypeKey: 'tokens', amount: response.data.length });
     timing.mark('meter');

@@ -1,0 +1,46 @@
+/**
+ * Word translation through the shared space of the aligned models (extension,
+ * docs/multilingual.md): a word's nearest words in another model that lives in the same
+ * coordinates (an aligned model and its English companion, core/projection.ts).
+ */
+import type { VectorIndex } from './types';
+
+/** At most this many words per request (each is one scan of the target model). */
+export const TRANSLATION_WORDS_MAX = 100;
+/** At most this many translations per word; default TRANSLATION_LIMIT_DEFAULT. */
+export const TRANSLATION_LIMIT_MAX = 50;
+export const TRANSLATION_LIMIT_DEFAULT = 5;
+
+export interface WordTranslation {
+  word: string;
+  isAvailable: boolean;
+  translations: Array<{ word: string; similarity: number }>;
+}
+
+const LETTER = /\p{L}/u;
+
+/**
+ * Nearest target words of each source word, best first (cosine similarity). Target entries
+ * without a letter are skipped, and so is the word itself when source and target are one model.
+ * A word the source does not know gets isAvailable false and no translations.
+ */
+export function translateWords(source: VectorIndex, target: VectorIndex, words: readonly string[], limit: number): WordTranslation[] {
+  if (source.dims !== target.dims) throw new RangeError(`source has ${source.dims} dimensions, target ${target.dims}`);
+  return words.map((raw) => {
+    const word = raw.trim();
+    const row = source.rowOf(word);
+    if (row < 0) return { word: raw, isAvailable: false, translations: [] };
+    // A few extra candidates cover skipped entries (punctuation, the word itself).
+    const k = Math.min(1000, Math.max(limit + 10, 2 * limit));
+    const top = target.topK(source.vector(row), Math.min(k, target.size));
+    const translations: WordTranslation['translations'] = [];
+    for (let i = 0; i < top.rows.length && translations.length < limit; i++) {
+      const r = top.rows[i]!;
+      if (target === source && r === row) continue;
+      const w = target.word(r);
+      if (!LETTER.test(w)) continue;
+      translations.push({ word: w, similarity: Math.round(top.scores[i]! * 1e6) / 1e6 });
+    }
+    return { word: raw, isAvailable: true, translations };
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * Extension: POST /api/v1/embedding-models/{embeddingModelId}/word-translations
+ * (docs/multilingual.md). The nearest words of each word in a model sharing its vector space:
+ * by default an aligned model's English companion; with `targetModelId` any model of that
+ * space (the English model to an aligned one: the reverse direction). Meters `tokens` = words
+ * translated (found in the source model), charged to the token's workspace like word-scores.
+ */
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { ENGLISH_COMPANION_ID, sharesEnglishSpace } from '../../core/projection';
+import { ID_MAX_CHARS, WORD_MAX_CHARS } from '../../core/requests';
+import { translateWords, TRANSLATION_LIMIT_DEFAULT, TRANSLATION_LIMIT_MAX, TRANSLATION_WORDS_MAX } from '../../core/translation';
+import type { AppEnv } from '../env';
+import { charge } from '../metering';
+import { getModel } from '../models';
+import { ApiError } from '../problem';
+import { errorResponses, jsonBody, ModelParams, security } from '../schemas';
+import { waitUntilOf } from '../shared-load';
+
+export const WordTranslationsRequestSchema = z
+  .object({
+    words: z.array(z.string().max(WORD_MAX_CHARS)).min(1).max(TRANSLATION_WORDS_MAX).openapi({ description: `1 to ${TRANSLATION_WORDS_MAX} words of the source model's language.`, example: ['Haus', 'Hund'] }),
+    limit: z.number().int().min(1).max(TRANSLATION_LIMIT_MAX).optional().openapi({ description: `Translations per word, 1..${TRANSLATION_LIMIT_MAX} (default ${TRANSLATION_LIMIT_DEFAULT}).`, example: 5 }),
+    targetModelId: z
+      .string()
+      .min(1)
+      .max(ID_MAX_CHARS)
+      .optional()
+      .openapi({ description: `A model in the same vector space (features aligned-en, or ${ENGLISH_COMPANION_ID} itself). Default: ${ENGLISH_COMPANION_ID}; required on ${ENGLISH_COMPANION_ID} itself.`, example: 'de-aligned-glove-6b-100d' }),
+  })
+  .strict()
+  .openapi('WordTranslationsRequest');
+
+export const WordTranslationsResponseSchema = z
+  .object({
+    sourceModelId: z.string(),
+    targetModelId: z.string(),
+    data: z.array(
+      z.object({
+        word: z.string(),
+        isAvailable: z.boolean(),
+        translations: z.array(z.object({ word: z.string(), similarity: z.number() })),
+      }),
+    ),
+  })
+  .openapi('WordTranslationsResponse');
+
+const route = createRoute({
+  method: 'post',
+  path: '/api/v1/embedding-models/{embeddingModelId}/word-translations',
+  tags: ['Vocabulary'],
+  summary: 'Extension: nearest words in another language through the shared (aligned) vector space',
+  description:
+    'For each word, the `limit` nearest words (cosine) of the target model: by default the English companion of an aligned model (features `aligned-en`); on the English model, `targetModelId` names the aligned model to translate into. Words the source model does not know come back with isAvailable false. Meters `tokens` = words translated, charged to the workspace of the token.',
+  security,
+  request: { params: ModelParams, body: jsonBody(WordTranslationsRequestSchema) },
+  responses: {
+    200: { description: 'One entry per requested word, in order', content: { 'application/json': { schema: WordTranslationsResponseSchema } } },
+    ...errorResponses(401, 403, 404, 413, 422, 429, 503),
+  },
+});
+
+export function registerTranslations(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { embeddingModelId } = c.req.valid('param');
+    const body = c.req.valid('json');
+    const workspaceId = c.get('auth')?.workspaceId;
+    if (!workspaceId) throw new ApiError('WORKSPACE_FORBIDDEN', 'word-translations is metered: the token needs a workspace claim');
+    const ctx = waitUntilOf(c);
+    const source = await getModel(c.env, embeddingModelId, ctx);
+    const targetId = body.targetModelId ?? ENGLISH_COMPANION_ID;
+    const invalid = (path: string, message: string): ApiError => new ApiError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
+    if (!sharesEnglishSpace(source.manifest)) throw invalid('embeddingModelId', `Model '${embeddingModelId}' is not aligned to English: it has no translations`);
+    if (targetId === embeddingModelId) {
+      throw invalid('targetModelId', body.targetModelId ? 'targetModelId must differ from the source model' : `On '${embeddingModelId}' targetModelId is required (an aligned model)`);
+    }
+    const target = await getModel(c.env, targetId, ctx);
+    if (!sharesEnglishSpace(target.manifest) || target.index.dims !== source.index.dims) {
+      throw invalid('targetModelId', `Model '${targetId}' does not share the vector space of '${embeddingModelId}'`);
+    }
+    const data = translateWords(source.index, target.index, body.words, body.limit ?? TRANSLATION_LIMIT_DEFAULT);
+    const translated = data.filter((d) => d.isAvailable).length;
+    if (translated > 0) await charge(c, { usageTypeKey: 'tokens', amount: translated, workspaceId });
+    return c.json({ sourceModelId: embeddingModelId, targetModelId: targetId, data }, 200);
+  });
+}
