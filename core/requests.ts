@@ -79,6 +79,15 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
       goalConfig: GoalConfigSchema.optional(),
       dimensions,
       mapperKeys,
+      composition: doc(z.enum(['rules', 'mean']).optional(), {
+        description:
+          'Extension. rules (default): negators with scope, boosters and dampeners, contrast ("but"), all-caps and "!" emphasis, emoticons and emoji (VADER constants; docs/text-scores.md). mean: the plain mean over in-vocabulary non-stop tokens.',
+        example: 'rules',
+      }),
+      explain: doc(z.boolean().optional(), {
+        description:
+          'Extension. true: each data element gets `explanation` with, per scored dimension and mapper, at most 10 tokens ordered by |weight x (value - neutral)|, with offsets, composed value, weight and the rules applied (negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji, lexicon, shrunk).',
+      }),
     }),
     'TextScoresRequest',
   );

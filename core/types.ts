@@ -126,4 +126,6 @@ export interface MapperValues {
   readonly info: MapperBundleInfo;
   /** Value of a variable for a vocabulary row; NaN when the bundle has none. */
   value(variable: string, row: number): number;
+  /** Lexicon-anchored bundles: true when the row is a word of the training lexicon (its value is the lexicon's). */
+  isLexiconRow?(row: number): boolean;
 }

@@ -52,6 +52,25 @@ export const GoalScoreFactorSchema = z
   })
   .openapi('GoalScoreFactor');
 
+export const ExplainedTokenSchema = z
+  .object({
+    string: z.string(),
+    token: z.string(),
+    indexStart: z.number().int(),
+    indexEnd: z.number().int(),
+    value: z.number().openapi({ description: "The token's composed value on the factor's scale." }),
+    weight: z.number().openapi({ description: 'Its weight in the weighted mean (contrast: 0.5 before, 1.5 after).' }),
+    rules: z.array(z.string()).openapi({ description: 'negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk.' }),
+  })
+  .openapi('ExplainedToken');
+
+export const ExplanationSchema = z
+  .object({
+    dimensions: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema), expandedWords: z.array(z.string()).optional() })),
+    mappers: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema) })),
+  })
+  .openapi('Explanation', { description: 'Extension (explain: true): per scored factor, at most 10 tokens by |weight x (value - neutral)|.' });
+
 export const ScoredTextSchema = z
   .object({
     modelRankScore: z.number().nullable(),
@@ -59,6 +78,7 @@ export const ScoredTextSchema = z
     dimensionScores: scoreMap,
     mapperScores: scoreMap,
     goalScore: z.number().optional(),
+    explanation: ExplanationSchema.optional(),
   })
   .openapi('ScoredText');
 

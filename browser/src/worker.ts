@@ -378,7 +378,7 @@ const api = {
       const lang = await languageFor(m.info.language, onProgress);
       const tokenize = (text: string): TokenLike[] => tokenizeText(text, lang, { synonyms: false }).tokens;
       const mappers = resolveMappers(m, req.mapperKeys);
-      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats });
+      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats, composition: lang.meta.composition });
       return asJson(response);
     });
   },

@@ -64,6 +64,8 @@ export interface DimensionQuery {
   query: Float32Array | null;
   /** Cache key of the statistics (depends only on the seed rows). */
   statsKey: string;
+  /** `axis` dimensions are bipolar (composition flips negated tokens); the others unipolar. */
+  axis: boolean;
 }
 
 function unit(v: Float32Array): Float32Array | null {
@@ -126,7 +128,7 @@ export function dimensionQueries(
       statsKey = `dim:${sortedKey(pos)}`;
     }
     // Goal factor label: the request's name, else the stored dimension's name, else the id.
-    out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey });
+    out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey, axis: d.type === 'axis' });
   });
   return out;
 }

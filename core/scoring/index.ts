@@ -7,3 +7,5 @@ export * from './common';
 export * from './text';
 export * from './words';
 export * from './vocabulary';
+export { compileComposition, composeText, composedValue, VADER, FACTORS, NEGATION_SCOPE, type ComposedItem, type CompositionMode } from './composition';
+export { composedScore, plainItems, mapperScale, EXPLAIN_TOKENS } from './composed';

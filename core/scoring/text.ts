@@ -13,7 +13,11 @@ import {
   normalize,
   type DimensionQuery,
 } from './common';
+import { compileComposition, composeText } from './composition';
+import { composedScore, dimensionScale, mapperScale, plainItems, type TextItems } from './composed';
+import type { CompositionData } from '../tokenizer/format';
 import type {
+  Explanation,
   FactorStats,
   GoalConfig,
   GoalScoreFactor,
@@ -33,6 +37,8 @@ export interface TextScoringInput {
   mappers: ResolvedMapper[];
   storedDimensions: StoredDimensionSeeds;
   stats: StatsCache;
+  /** The language's composition word lists (language data meta.composition); rules without lists still apply caps and "!". */
+  composition?: CompositionData | null;
 }
 
 export interface TextScoringResult {
@@ -57,6 +63,8 @@ interface TextRows {
   all: number[];
   /** In-vocabulary non-stop tokens: dimension and mapper scores. */
   content: number[];
+  /** Composed items (composition "rules", or `explain`), tokens aligned with `content`. */
+  items?: TextItems;
 }
 
 function mean(values: ArrayLike<number>, from: number, to: number): number | null {
@@ -106,19 +114,33 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions);
   if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
 
+  const rules = (req.composition ?? 'rules') === 'rules';
+  const compiled = rules ? compileComposition(input.composition) : null;
   let tokenCount = 0;
   const perText: TextRows[] = req.texts.map((text) => {
     const tokens = input.tokenize(text);
     tokenCount += tokens.length;
     const all: number[] = [];
     const content: number[] = [];
-    for (const t of tokens) {
-      const r = tokenRow(index, t);
+    const rows = new Int32Array(tokens.length);
+    for (let j = 0; j < tokens.length; j++) {
+      const t = tokens[j];
+      const r = (rows[j] = tokenRow(index, t));
       if (r < 0) continue;
       all.push(r);
-      if (!t.isStop) content.push(r);
+      if (!t.isStop && !compiled && !req.explain) content.push(r);
     }
-    return { all, content };
+    if (!compiled && !req.explain) return { all, content };
+    // Composed items: tokens in the vocabulary (aligned with content) and emoticons/emoji.
+    const items: TextItems = { tokens: [], symbols: [] };
+    for (const it of compiled ? composeText(text, tokens, compiled) : plainItems(tokens)) {
+      if (it.tokenIndex < 0) items.symbols.push(it);
+      else if (rows[it.tokenIndex] >= 0) {
+        items.tokens.push(it);
+        content.push(rows[it.tokenIndex]);
+      }
+    }
+    return { all, content, items };
   });
 
   // One kernel call per dimension over the content tokens of every text.
@@ -144,14 +166,32 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
     const modelRankScore = t.all.length > 0 ? fSum / t.all.length : null;
 
     const dimensionScores: Record<string, number> = {};
+    const mapperScores: Record<string, number> = {};
+    const explanation: Explanation | null = req.explain ? { dimensions: {}, mappers: {} } : null;
+    const items = t.items;
     dims.forEach((d, k) => {
       const s = dimScores[k];
       if (!s) return;
+      if (items) {
+        const c = composedScore(s, offsets[i], items, dimensionScale(d.axis), false, explanation && (() => []));
+        if (!c) return;
+        dimensionScores[d.key] = c.score;
+        if (explanation) explanation.dimensions[d.key] = { tokens: c.tokens! };
+        return;
+      }
       const m = mean(s, offsets[i], offsets[i + 1]);
       if (m !== null) dimensionScores[d.key] = m;
     });
-    const mapperScores: Record<string, number> = {};
     mappers.forEach((m, k) => {
+      if (items) {
+        const scale = mapperScale(m);
+        const lexicon = m.values.isLexiconRow ? (q: number) => (m.values.isLexiconRow!(t.content[q]) ? ['lexicon'] : ['shrunk']) : () => [];
+        const c = composedScore(mapperValues[k], offsets[i], items, scale, rules && scale.bipolar, explanation && lexicon);
+        if (!c) return;
+        mapperScores[m.id] = c.score;
+        if (explanation) explanation.mappers[m.id] = { tokens: c.tokens! };
+        return;
+      }
       const v = mean(mapperValues[k], offsets[i], offsets[i + 1]);
       if (v !== null) mapperScores[m.id] = v;
     });
@@ -173,6 +213,7 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
       }
       scored.goalScore = goalScore;
     }
+    if (explanation) scored.explanation = explanation;
     return scored;
   });
 

@@ -32,6 +32,10 @@ export interface TextScoresRequest {
   goalConfig?: GoalConfig;
   dimensions?: DimensionRequest[];
   mapperKeys?: string[];
+  /** Extension: "rules" (default) applies the composition rules (docs/text-scores.md); "mean" is the plain mean over non-stop tokens. */
+  composition?: 'rules' | 'mean';
+  /** Extension: return, per scored factor, the tokens that contributed most. */
+  explain?: boolean;
 }
 
 export interface WordScoresRequest {
@@ -60,6 +64,25 @@ export interface ScoredText {
   dimensionScores: Record<string, number>;
   mapperScores: Record<string, number>;
   goalScore?: number;
+  /** Only when the request sets `explain`. */
+  explanation?: Explanation;
+}
+
+/** A token (or emoticon/emoji) that contributed to a factor: its composed value, its weight in the mean and the rules applied. */
+export interface ExplainedToken {
+  string: string;
+  token: string;
+  indexStart: number;
+  indexEnd: number;
+  value: number;
+  weight: number;
+  rules: string[];
+}
+
+/** Per scored factor, at most 10 tokens by |weight * (value - neutral)|. */
+export interface Explanation {
+  dimensions: Record<string, { tokens: ExplainedToken[]; expandedWords?: string[] }>;
+  mappers: Record<string, { tokens: ExplainedToken[] }>;
 }
 
 export interface TextScoresResponse {
@@ -95,6 +118,8 @@ export interface TokenLike {
   token: string;
   string: string;
   isStop: boolean;
+  indexStart: number;
+  indexEnd: number;
 }
 
 /** A mapper variable id (mapperKeys entry) resolved to its loaded bundle. */

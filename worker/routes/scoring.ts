@@ -10,7 +10,7 @@ import { charge } from '../metering';
 import { getModel } from '../models';
 import { storedSeedsFor } from '../dimensions';
 import { resolveMappers, Timing } from '../resources';
-import { getTokenizer } from '../text-language';
+import { getLanguageData, getTokenizer } from '../text-language';
 import { waitUntilOf } from '../shared-load';
 import {
   AutocompleteRequestSchema,
@@ -74,14 +74,15 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     const timing = new Timing();
     const ctx = waitUntilOf(c);
     const model = await getModel(c.env, body.embeddingModelId, ctx);
-    const [tokenize, mappers, storedDimensions] = await Promise.all([
+    const [tokenize, lang, mappers, storedDimensions] = await Promise.all([
       getTokenizer(c.env, model.manifest.language, ctx),
+      getLanguageData(c.env, model.manifest.language, ctx),
       resolveMappers(c.env, model, body.mapperKeys, ctx),
       storedSeedsFor(c.env, body.dimensions),
     ]);
     timing.mark('load');
     // A core refusal (ScoringError) is rendered by app.ts onError.
-    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats });
+    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats, composition: lang.meta.composition });
     timing.mark('compute');
     if (tokenCount > 0) await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
     timing.mark('meter');

@@ -1,0 +1,419 @@
+/**
+ * Composition rules of text scores (decisions.md "Text scores that mean what they say";
+ * docs/text-scores.md): which tokens of a text are scored, and how negators, boosters and
+ * dampeners, contrast, all-caps and exclamation marks change each token's value and weight.
+ * Emoticons and emoji become items with a lexicon valence. Runtime-agnostic and linear in the
+ * text length; the word lists come from the language data (meta.composition).
+ *
+ * Constants are VADER's (Hutto & Gilbert 2014, vaderSentiment.py / npm vader-sentiment 1.1.3):
+ * N_SCALAR -0.74, B_INCR 0.293, B_DECR -0.293, C_INCR 0.733, 0.292 per "!" (at most 4), and the
+ * contrast weights 0.5 before / 1.5 after "but". VADER adds B_INCR, C_INCR and the "!" amount to
+ * a valence on its -4..4 scale; here the values live on each factor's own scale and most words
+ * are near neutral, so the increments act on the distance from neutral, relative to a typical
+ * rated word: the mean absolute valence of the VADER lexicon, 1.544 (7,517 entries). A booster
+ * thus scales that distance by 1 + 0.293 / 1.544 = 1.19, and a neutral word stays neutral
+ * (as in VADER, where a word without valence gets no increment).
+ */
+import type { CompositionData } from '../tokenizer/format';
+import type { TokenLike } from './types';
+
+export const VADER = {
+  N_SCALAR: -0.74,
+  B_INCR: 0.293,
+  B_DECR: -0.293,
+  C_INCR: 0.733,
+  /** Per exclamation mark, at most EXCL_MAX of them. */
+  EXCL_INCR: 0.292,
+  EXCL_MAX: 4,
+  BUT_BEFORE: 0.5,
+  BUT_AFTER: 1.5,
+  /** Mean |rating| over the 7,517 entries of vader_lexicon.txt (-4..4 scale). */
+  MEAN_ABS_VALENCE: 1.544,
+  /** VADER looks at most three words back for a booster. */
+  BOOSTER_WINDOW: 3,
+} as const;
+
+/** Relative factors on the distance from neutral (see the header). */
+export const FACTORS = {
+  booster: 1 + VADER.B_INCR / VADER.MEAN_ABS_VALENCE,
+  dampener: 1 + VADER.B_DECR / VADER.MEAN_ABS_VALENCE,
+  caps: 1 + VADER.C_INCR / VADER.MEAN_ABS_VALENCE,
+  exclamation: VADER.EXCL_INCR / VADER.MEAN_ABS_VALENCE,
+  /** Bipolar scales: flip and damp. */
+  negatedBipolar: VADER.N_SCALAR,
+  /** Unipolar scales (a dimension's cosine): damp by the same 74%. */
+  negatedUnipolar: 1 + VADER.N_SCALAR,
+  /** VADER's damping of a booster two and three words away. */
+  boosterDistance: [1, 1, 0.95, 0.9],
+} as const;
+
+/** Negators count up to this many scored tokens (decisions.md: "up to the next clause boundary or three content tokens"). */
+export const NEGATION_SCOPE = 3;
+
+export type CompositionMode = 'rules' | 'mean';
+
+/** A token with its position in the text (core/tokenizer tokens). */
+export interface PositionedToken extends TokenLike {
+  indexStart: number;
+  indexEnd: number;
+}
+
+export type RuleName = 'negated' | 'intensified' | 'downtoned' | 'contrast' | 'caps' | 'exclamation' | 'emoticon' | 'emoji';
+
+/** One scored item of a text: a token, or an emoticon/emoji (tokenIndex -1, `valence` set). */
+export interface ComposedItem {
+  tokenIndex: number;
+  string: string;
+  token: string;
+  indexStart: number;
+  indexEnd: number;
+  /** How many negations apply (double negation: 2). */
+  negations: number;
+  /** Product of the booster, dampener, caps and exclamation factors on the distance from neutral. */
+  scale: number;
+  /** Contrast weight (0.5 before, 1.5 after a contrast word in the same sentence; else 1). */
+  weight: number;
+  rules: RuleName[];
+  /** Emoticon/emoji valence in [-1, 1] (bipolar factors only). */
+  valence?: number;
+}
+
+/** The compiled word lists of a language (cached per CompositionData object). */
+export interface CompiledComposition {
+  negators: Set<string>;
+  needsOpener: Set<string>;
+  openers: Set<string>;
+  concord: boolean;
+  direction: CompositionData['negationDirection'];
+  notNegating: Set<string>;
+  boosters: Map<string, number>;
+  contrast: Set<string>;
+  polar: Set<string>;
+  emoticons: Map<string, number>;
+  emoji: Map<string, number>;
+  joiner: string;
+  /** Longest emoticon, in UTF-16 units. */
+  emoticonMax: number;
+}
+
+const cache = new WeakMap<CompositionData, CompiledComposition>();
+const EMPTY: CompositionData = { negators: [], negationDirection: 'forward', notNegating: [], boosters: {}, contrast: [], polarStopWords: [], emoticons: {}, emoji: {} };
+
+export function compileComposition(data: CompositionData | null | undefined): CompiledComposition {
+  const d = data ?? EMPTY;
+  let c = cache.get(d);
+  if (c) return c;
+  const emoticons = new Map(Object.entries(d.emoticons));
+  c = {
+    negators: new Set(d.negators),
+    needsOpener: new Set(d.negationNeedsOpener ?? []),
+    openers: new Set(d.negationOpeners ?? []),
+    concord: d.negativeConcord === true,
+    direction: d.negationDirection,
+    notNegating: new Set(d.notNegating),
+    boosters: new Map(Object.entries(d.boosters)),
+    contrast: new Set(d.contrast),
+    polar: new Set(d.polarStopWords),
+    emoticons,
+    emoji: new Map(Object.entries(d.emoji)),
+    joiner: d.joiner ?? ' ',
+    emoticonMax: Math.max(0, ...[...emoticons.keys()].map((k) => k.length)),
+  };
+  cache.set(d, c);
+  return c;
+}
+
+const CLAUSE_BREAK = /[.,;:!?()[\]{}"“”«»„…\u3001\u3002\uff01\uff1f\uff0c\uff1b\uff1a]/;
+const SENTENCE_BREAK = /[.!?…\u3002\uff01\uff1f]|\n/;
+const EXCLAMATION = /[!\uff01]/g;
+const EMOJI = /\p{Extended_Pictographic}/gu;
+const CHUNK = /\S+/g;
+const TRAILING = /[.,!?;]+$/;
+const CASED = /\p{Lu}/u;
+const LOWER = /\p{Ll}/u;
+
+/** "GOOD" (two or more letters, all upper case). */
+function isAllCaps(s: string): boolean {
+  return s.length >= 2 && CASED.test(s) && !LOWER.test(s);
+}
+
+/** Both lookup keys of a token: lower-cased surface (typographic apostrophe normalized) and lemma. */
+function keysOf(t: TokenLike): [string, string] {
+  return [t.string.toLowerCase().replace(/\u2019/g, "'"), t.token.toLowerCase().replace(/\u2019/g, "'")];
+}
+
+const hasKey = (set: ReadonlySet<string>, k: [string, string]): boolean => set.has(k[0]) || set.has(k[1]);
+
+/**
+ * Composes a text: the scored items in text order with their rules. `tokens` must be the
+ * tokenizer's tokens of `text` (ascending offsets).
+ */
+export function composeText(text: string, tokens: readonly PositionedToken[], rules: CompiledComposition): ComposedItem[] {
+  const n = tokens.length;
+  const keys = tokens.map(keysOf);
+  /** 0 candidate, 1 function word (negator, booster, contrast), 2 not scored (stop word, covered by an emoticon). */
+  const kind = new Uint8Array(n);
+  const covered = new Uint8Array(n);
+  const symbols: ComposedItem[] = [];
+
+  // Emoticons: whitespace-separated chunks that are VADER emoticons (":)", ":-(", "<3", ":D").
+  if (rules.emoticons.size > 0) {
+    let ti = 0;
+    for (const m of text.matchAll(CHUNK)) {
+      let chunk = m[0];
+      if (chunk.length > rules.emoticonMax + 3) continue;
+      let v = rules.emoticons.get(chunk) ?? rules.emoticons.get(chunk.toLowerCase());
+      if (v === undefined) {
+        chunk = chunk.replace(TRAILING, '');
+        v = chunk ? rules.emoticons.get(chunk) : undefined;
+      }
+      if (v === undefined) continue;
+      const start = m.index!;
+      const end = start + chunk.length;
+      symbols.push(symbol(chunk, start, end, v, 'emoticon'));
+      while (ti < n && tokens[ti].indexEnd <= start) ti++;
+      for (let j = ti; j < n && tokens[j].indexStart < end; j++) covered[j] = 1;
+    }
+  }
+  if (rules.emoji.size > 0) {
+    for (const m of text.matchAll(EMOJI)) {
+      const v = rules.emoji.get(m[0]);
+      if (v !== undefined) symbols.push(symbol(m[0], m.index!, m.index! + m[0].length, v, 'emoji'));
+    }
+  }
+
+  // Gaps: clause and sentence breaks before each token; '!' count of the gap after the last token.
+  const clauseBefore = new Uint8Array(n + 1);
+  const sentenceOf = new Int32Array(n);
+  const bangs: number[] = [];
+  let sentence = 0;
+  let sentenceBangs = 0;
+  for (let i = 0; i <= n; i++) {
+    const gap = text.slice(i === 0 ? 0 : tokens[i - 1].indexEnd, i === n ? text.length : tokens[i].indexStart);
+    if (i > 0 && CLAUSE_BREAK.test(gap)) clauseBefore[i] = 1;
+    if (i > 0 && SENTENCE_BREAK.test(gap)) {
+      sentenceBangs = (gap.match(EXCLAMATION) ?? []).length;
+      bangs.push(sentenceBangs);
+      sentence++;
+      clauseBefore[i] = 1;
+    }
+    if (i < n) sentenceOf[i] = sentence;
+  }
+  if (bangs.length === sentence) bangs.push(0);
+
+  // Function words and two-token phrases ("not only", "kind of").
+  const pair = (i: number): [string, string] | null =>
+    i + 1 < n && !clauseBefore[i + 1] ? [keys[i][0] + rules.joiner + keys[i + 1][0], keys[i][1] + rules.joiner + keys[i + 1][1]] : null;
+  const boosterOf = new Float64Array(n); // +1 booster, -1 dampener at the phrase's last token
+  const negator = new Uint8Array(n); // 1 negator, 2 needs an opener
+  const contrastAt = new Uint8Array(n);
+  const cancelled = new Uint8Array(n); // "not only": neither a negation nor (later) a contrast
+  let notOnlyInSentence = -1;
+  for (let i = 0; i < n; i++) {
+    if (covered[i]) {
+      kind[i] = 2;
+      continue;
+    }
+    const k = keys[i];
+    const p = pair(i);
+    if (p && hasKey(rules.notNegating, p)) {
+      kind[i] = kind[i + 1] = 1;
+      cancelled[i] = cancelled[i + 1] = 1;
+      notOnlyInSentence = sentenceOf[i];
+      i++;
+      continue;
+    }
+    if (p && (rules.boosters.has(p[0]) || rules.boosters.has(p[1]))) {
+      kind[i] = kind[i + 1] = 1;
+      boosterOf[i + 1] = rules.boosters.get(p[0]) ?? rules.boosters.get(p[1])!;
+      i++;
+      continue;
+    }
+    if (hasKey(rules.negators, k)) {
+      kind[i] = 1;
+      negator[i] = hasKey(rules.needsOpener, k) ? 2 : 1;
+    } else if (hasKey(rules.contrast, k)) {
+      kind[i] = 1;
+      if (notOnlyInSentence !== sentenceOf[i]) contrastAt[i] = 1;
+      else cancelled[i] = 1;
+      clauseBefore[i] = 1;
+      if (i + 1 < n) clauseBefore[i + 1] = 1;
+    } else if (rules.boosters.has(k[0]) || rules.boosters.has(k[1])) {
+      kind[i] = 1;
+      boosterOf[i] = rules.boosters.get(k[0]) ?? rules.boosters.get(k[1])!;
+    } else if (tokens[i].isStop && !hasKey(rules.polar, k)) {
+      kind[i] = 2;
+    }
+  }
+
+  // A booster with no scored token after it in its clause ("Das war super.") is a word like any other.
+  const scale = new Float64Array(n).fill(1);
+  const ruleSets: RuleName[][] = tokens.map(() => []);
+  for (let i = 0; i < n; i++) {
+    if (boosterOf[i] === 0) continue;
+    let target = -1;
+    for (let j = i + 1; j < n && j <= i + VADER.BOOSTER_WINDOW && !clauseBefore[j]; j++) {
+      if (kind[j] === 0) {
+        target = j;
+        break;
+      }
+    }
+    if (target < 0) {
+      if (!tokens[i].isStop || hasKey(rules.polar, keys[i])) kind[i] = 0;
+      continue;
+    }
+    const decay = FACTORS.boosterDistance[Math.min(target - i, 3)];
+    if (boosterOf[i] > 0) {
+      scale[target] *= 1 + (FACTORS.booster - 1) * decay;
+      addRule(ruleSets[target], 'intensified');
+    } else {
+      scale[target] *= 1 - (1 - FACTORS.dampener) * decay;
+      addRule(ruleSets[target], 'downtoned');
+    }
+  }
+
+  // Negation scopes: each active forward scope covers its next NEGATION_SCOPE scored tokens.
+  const negations = new Uint8Array(n);
+  let scopes: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (clauseBefore[i]) scopes = [];
+    if (negator[i] && !cancelled[i]) {
+      const inScope = scopes.length > 0 || (rules.direction === 'backward' && i > 0 && negator[i - 1] > 0 && !clauseBefore[i]);
+      if (negator[i] === 2 && !inScope) {
+        // "plus" without "ne": not a negation; a content word ("personne") is scored as usual.
+        if (!tokens[i].isStop) kind[i] = 0;
+        continue;
+      }
+      if (inScope && rules.concord) {
+        // Negative concord: "ne ... jamais rien", "ありませ|ん" are one negation.
+        scopes = scopes.map(() => NEGATION_SCOPE);
+        continue;
+      }
+      if (rules.direction === 'backward') {
+        negateBackward(i);
+        continue;
+      }
+      let hasTarget = false;
+      for (let j = i + 1; j < n && !clauseBefore[j]; j++) {
+        if (kind[j] === 0) {
+          hasTarget = true;
+          break;
+        }
+      }
+      // German: a negator with nothing after it in its clause looks back ("Ich mag es nicht.").
+      if (!hasTarget && rules.direction === 'forward-else-backward') negateBackward(i);
+      else scopes.push(NEGATION_SCOPE); // a second negator inside a scope (en, de) negates again
+      continue;
+    }
+    if (kind[i] === 0 && scopes.length > 0) {
+      negations[i] = scopes.length;
+      addRule(ruleSets[i], 'negated');
+      scopes = scopes.map((left) => left - 1).filter((left) => left > 0);
+    }
+  }
+
+  function negateBackward(i: number): void {
+    for (let j = i - 1, left = NEGATION_SCOPE; j >= 0 && left > 0; j--) {
+      if (kind[j] === 0) {
+        negations[j]++;
+        addRule(ruleSets[j], 'negated');
+        left--;
+      }
+      if (clauseBefore[j]) break;
+    }
+  }
+
+  // Contrast: the first contrast word of a sentence weights the sentence before it 0.5 and after it 1.5.
+  const weight = new Float64Array(n).fill(1);
+  let si = 0;
+  while (si < n) {
+    let end = si;
+    while (end < n && sentenceOf[end] === sentenceOf[si]) end++;
+    let c = -1;
+    for (let j = si; j < end; j++) {
+      if (contrastAt[j]) {
+        c = j;
+        break;
+      }
+    }
+    if (c >= 0) {
+      for (let j = si; j < end; j++) {
+        if (kind[j] !== 0) continue;
+        weight[j] = j < c ? VADER.BUT_BEFORE : VADER.BUT_AFTER;
+        addRule(ruleSets[j], 'contrast');
+      }
+    }
+    si = end;
+  }
+
+  // All-caps emphasis (only when the text mixes cases, as VADER's allcap_differential) and "!".
+  let caps = 0;
+  let words = 0;
+  for (let i = 0; i < n; i++) {
+    if (!CASED.test(tokens[i].string) && !LOWER.test(tokens[i].string)) continue;
+    words++;
+    if (isAllCaps(tokens[i].string)) caps++;
+  }
+  const capsDiff = caps > 0 && caps < words;
+  const items: ComposedItem[] = [];
+  for (let i = 0; i < n; i++) {
+    if (kind[i] !== 0) continue;
+    let s = scale[i];
+    if (capsDiff && isAllCaps(tokens[i].string)) {
+      s *= FACTORS.caps;
+      addRule(ruleSets[i], 'caps');
+    }
+    const b = Math.min(bangs[sentenceOf[i]] ?? 0, VADER.EXCL_MAX);
+    if (b > 0) {
+      s *= 1 + b * FACTORS.exclamation;
+      addRule(ruleSets[i], 'exclamation');
+    }
+    const t = tokens[i];
+    items.push({ tokenIndex: i, string: t.string, token: t.token, indexStart: t.indexStart, indexEnd: t.indexEnd, negations: negations[i], scale: s, weight: weight[i], rules: ruleSets[i] });
+  }
+  if (symbols.length > 0) {
+    // Symbols take the contrast weight of their sentence side and merge in text order.
+    for (const sym of symbols) {
+      const next = lowerBound(tokens, sym.indexStart);
+      const ref = next < n ? next : n - 1;
+      if (ref >= 0 && weight[ref] !== 1 && sentenceOf[ref] === sentenceOf[Math.max(0, next - 1)]) {
+        sym.weight = weight[ref];
+        addRule(sym.rules, 'contrast');
+      }
+    }
+    items.push(...symbols);
+    items.sort((a, b) => a.indexStart - b.indexStart);
+  }
+  return items;
+}
+
+function symbol(s: string, start: number, end: number, valence: number, rule: 'emoticon' | 'emoji'): ComposedItem {
+  return { tokenIndex: -1, string: s, token: s, indexStart: start, indexEnd: end, negations: 0, scale: 1, weight: 1, rules: [rule], valence };
+}
+
+function addRule(list: RuleName[], r: RuleName): void {
+  if (!list.includes(r)) list.push(r);
+}
+
+/** First token starting at or after `pos`. */
+function lowerBound(tokens: readonly PositionedToken[], pos: number): number {
+  let lo = 0;
+  let hi = tokens.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (tokens[mid].indexStart < pos) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The value an item contributes on a factor's scale: its distance from `neutral` scaled by the
+ * emphasis factors, and per negation multiplied by N_SCALAR (bipolar: flipped and damped) or
+ * by 1 + N_SCALAR (unipolar: damped).
+ */
+export function composedValue(value: number, item: ComposedItem, neutral: number, bipolar: boolean): number {
+  let d = (value - neutral) * item.scale;
+  for (let k = 0; k < item.negations; k++) d *= bipolar ? FACTORS.negatedBipolar : FACTORS.negatedUnipolar;
+  return neutral + d;
+}
