@@ -80,7 +80,7 @@ const LISTS: Record<Language, Omit<CompositionData, 'emoticons' | 'emoji' | 'pol
     contrast: ['but', 'however'],
   },
   de: {
-    negators: ['nicht', 'kein', 'keine', 'keinen', 'keinem', 'keiner', 'keines', 'nie', 'niemals', 'nichts', 'niemand', 'ohne', 'weder', 'nirgends', 'nirgendwo'],
+    negators: ['nicht', 'kein', 'keine', 'keinen', 'keinem', 'keiner', 'keines', 'nie', 'niemals', 'nichts', 'niemand', 'niemandem', 'niemanden', 'ohne', 'weder', 'nirgends', 'nirgendwo'],
     negationDirection: 'forward-else-backward',
     notNegating: ['nicht nur', 'nicht bloß', 'nicht allein', 'ohne zweifel'],
     boosters: DE_BOOSTERS,

@@ -94,6 +94,10 @@ export interface CompiledComposition {
   joiner: string;
   /** Longest emoticon, in UTF-16 units. */
   emoticonMax: number;
+  /** First tokens of the two-token phrases (only these build a pair key). */
+  pairHeads: Set<string>;
+  /** Characters that mark a chunk as a possible emoticon (not letters, digits or . , ! ? ' "). */
+  emoticonMarks: RegExp | null;
 }
 
 const cache = new WeakMap<CompositionData, CompiledComposition>();
@@ -104,6 +108,19 @@ export function compileComposition(data: CompositionData | null | undefined): Co
   let c = cache.get(d);
   if (c) return c;
   const emoticons = new Map(Object.entries(d.emoticons));
+  const joiner = d.joiner ?? ' ';
+  const pairHeads = new Set<string>();
+  for (const k of [...d.notNegating, ...Object.keys(d.boosters)]) {
+    if (joiner === ' ') {
+      const cut = k.indexOf(' ');
+      if (cut > 0) pairHeads.add(k.slice(0, cut));
+    } else {
+      for (let i = 1; i < k.length; i++) pairHeads.add(k.slice(0, i));
+    }
+  }
+  const marks = new Set<string>();
+  for (const k of emoticons.keys()) for (const ch of k) if (!/[\p{L}\p{N}.,!?'"]/u.test(ch)) marks.add(ch);
+  const esc = [...marks].map((ch) => ch.replace(/[\\\]^-]/g, '\\$&')).join('');
   c = {
     negators: new Set(d.negators),
     needsOpener: new Set(d.negationNeedsOpener ?? []),
@@ -116,8 +133,10 @@ export function compileComposition(data: CompositionData | null | undefined): Co
     polar: new Set(d.polarStopWords),
     emoticons,
     emoji: new Map(Object.entries(d.emoji)),
-    joiner: d.joiner ?? ' ',
+    joiner,
     emoticonMax: Math.max(0, ...[...emoticons.keys()].map((k) => k.length)),
+    pairHeads,
+    emoticonMarks: esc ? new RegExp(`[${esc}]`, 'u') : null,
   };
   cache.set(d, c);
   return c;
@@ -127,6 +146,7 @@ const CLAUSE_BREAK = /[.,;:!?()[\]{}"“”«»„…\u3001\u3002\uff01\uff1f\uf
 const SENTENCE_BREAK = /[.!?…\u3002\uff01\uff1f]|\n/;
 const EXCLAMATION = /[!\uff01]/g;
 const EMOJI = /\p{Extended_Pictographic}/gu;
+const EMOJI_ANY = /\p{Extended_Pictographic}/u;
 const CHUNK = /\S+/g;
 const TRAILING = /[.,!?;]+$/;
 const CASED = /\p{Lu}/u;
@@ -139,7 +159,9 @@ function isAllCaps(s: string): boolean {
 
 /** Both lookup keys of a token: lower-cased surface (typographic apostrophe normalized) and lemma. */
 function keysOf(t: TokenLike): [string, string] {
-  return [t.string.toLowerCase().replace(/\u2019/g, "'"), t.token.toLowerCase().replace(/\u2019/g, "'")];
+  const s = t.string.toLowerCase();
+  const l = t.token === t.string ? s : t.token.toLowerCase();
+  return [s.includes('\u2019') ? s.replace(/\u2019/g, "'") : s, l.includes('\u2019') ? l.replace(/\u2019/g, "'") : l];
 }
 
 const hasKey = (set: ReadonlySet<string>, k: [string, string]): boolean => set.has(k[0]) || set.has(k[1]);
@@ -157,7 +179,7 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
   const symbols: ComposedItem[] = [];
 
   // Emoticons: whitespace-separated chunks that are VADER emoticons (":)", ":-(", "<3", ":D").
-  if (rules.emoticons.size > 0) {
+  if (rules.emoticonMarks && rules.emoticonMarks.test(text)) {
     let ti = 0;
     for (const m of text.matchAll(CHUNK)) {
       let chunk = m[0];
@@ -175,7 +197,7 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
       for (let j = ti; j < n && tokens[j].indexStart < end; j++) covered[j] = 1;
     }
   }
-  if (rules.emoji.size > 0) {
+  if (rules.emoji.size > 0 && EMOJI_ANY.test(text)) {
     for (const m of text.matchAll(EMOJI)) {
       const v = rules.emoji.get(m[0]);
       if (v !== undefined) symbols.push(symbol(m[0], m.index!, m.index! + m[0].length, v, 'emoji'));
@@ -189,7 +211,14 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
   let sentence = 0;
   let sentenceBangs = 0;
   for (let i = 0; i <= n; i++) {
-    const gap = text.slice(i === 0 ? 0 : tokens[i - 1].indexEnd, i === n ? text.length : tokens[i].indexStart);
+    const from = i === 0 ? 0 : tokens[i - 1].indexEnd;
+    const to = i === n ? text.length : tokens[i].indexStart;
+    if (to - from <= 1 && (to === from || text.charCodeAt(from) === 32)) {
+      // no gap or one space: neither a clause nor a sentence break (the common case, checked cheaply)
+      if (i < n) sentenceOf[i] = sentence;
+      continue;
+    }
+    const gap = text.slice(from, to);
     if (i > 0 && CLAUSE_BREAK.test(gap)) clauseBefore[i] = 1;
     if (i > 0 && SENTENCE_BREAK.test(gap)) {
       sentenceBangs = (gap.match(EXCLAMATION) ?? []).length;
@@ -203,7 +232,9 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
 
   // Function words and two-token phrases ("not only", "kind of").
   const pair = (i: number): [string, string] | null =>
-    i + 1 < n && !clauseBefore[i + 1] ? [keys[i][0] + rules.joiner + keys[i + 1][0], keys[i][1] + rules.joiner + keys[i + 1][1]] : null;
+    i + 1 < n && !clauseBefore[i + 1] && (rules.pairHeads.has(keys[i][0]) || rules.pairHeads.has(keys[i][1]))
+      ? [keys[i][0] + rules.joiner + keys[i + 1][0], keys[i][1] + rules.joiner + keys[i + 1][1]]
+      : null;
   const boosterOf = new Float64Array(n); // +1 booster, -1 dampener at the phrase's last token
   const negator = new Uint8Array(n); // 1 negator, 2 needs an opener
   const contrastAt = new Uint8Array(n);
@@ -248,7 +279,8 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
 
   // A booster with no scored token after it in its clause ("Das war super.") is a word like any other.
   const scale = new Float64Array(n).fill(1);
-  const ruleSets: RuleName[][] = tokens.map(() => []);
+  const ruleSets: Array<RuleName[] | undefined> = new Array(n);
+  const rulesOf = (i: number): RuleName[] => (ruleSets[i] ??= []);
   for (let i = 0; i < n; i++) {
     if (boosterOf[i] === 0) continue;
     let target = -1;
@@ -265,10 +297,10 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
     const decay = FACTORS.boosterDistance[Math.min(target - i, 3)];
     if (boosterOf[i] > 0) {
       scale[target] *= 1 + (FACTORS.booster - 1) * decay;
-      addRule(ruleSets[target], 'intensified');
+      addRule(rulesOf(target), 'intensified');
     } else {
       scale[target] *= 1 - (1 - FACTORS.dampener) * decay;
-      addRule(ruleSets[target], 'downtoned');
+      addRule(rulesOf(target), 'downtoned');
     }
   }
 
@@ -307,7 +339,7 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
     }
     if (kind[i] === 0 && scopes.length > 0) {
       negations[i] = scopes.length;
-      addRule(ruleSets[i], 'negated');
+      addRule(rulesOf(i), 'negated');
       scopes = scopes.map((left) => left - 1).filter((left) => left > 0);
     }
   }
@@ -316,7 +348,7 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
     for (let j = i - 1, left = NEGATION_SCOPE; j >= 0 && left > 0; j--) {
       if (kind[j] === 0) {
         negations[j]++;
-        addRule(ruleSets[j], 'negated');
+        addRule(rulesOf(j), 'negated');
         left--;
       }
       if (clauseBefore[j]) break;
@@ -340,7 +372,7 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
       for (let j = si; j < end; j++) {
         if (kind[j] !== 0) continue;
         weight[j] = j < c ? VADER.BUT_BEFORE : VADER.BUT_AFTER;
-        addRule(ruleSets[j], 'contrast');
+        addRule(rulesOf(j), 'contrast');
       }
     }
     si = end;
@@ -361,15 +393,15 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
     let s = scale[i];
     if (capsDiff && isAllCaps(tokens[i].string)) {
       s *= FACTORS.caps;
-      addRule(ruleSets[i], 'caps');
+      addRule(rulesOf(i), 'caps');
     }
     const b = Math.min(bangs[sentenceOf[i]] ?? 0, VADER.EXCL_MAX);
     if (b > 0) {
       s *= 1 + b * FACTORS.exclamation;
-      addRule(ruleSets[i], 'exclamation');
+      addRule(rulesOf(i), 'exclamation');
     }
     const t = tokens[i];
-    items.push({ tokenIndex: i, string: t.string, token: t.token, indexStart: t.indexStart, indexEnd: t.indexEnd, negations: negations[i], scale: s, weight: weight[i], rules: ruleSets[i] });
+    items.push({ tokenIndex: i, string: t.string, token: t.token, indexStart: t.indexStart, indexEnd: t.indexEnd, negations: negations[i], scale: s, weight: weight[i], rules: ruleSets[i] ?? NO_RULES });
   }
   if (symbols.length > 0) {
     // Symbols take the contrast weight of their sentence side and merge in text order.
@@ -390,6 +422,9 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
 function symbol(s: string, start: number, end: number, valence: number, rule: 'emoticon' | 'emoji'): ComposedItem {
   return { tokenIndex: -1, string: s, token: s, indexStart: start, indexEnd: end, negations: 0, scale: 1, weight: 1, rules: [rule], valence };
 }
+
+/** Shared empty rule list of items without a rule (never mutated). */
+const NO_RULES: RuleName[] = [];
 
 function addRule(list: RuleName[], r: RuleName): void {
   if (!list.includes(r)) list.push(r);

@@ -178,7 +178,7 @@ export const PAIRS: Record<'en' | 'de' | 'fr' | 'ja', Pair[]> = {
     ['ピザ😍', 'ピザ😡', 'emoji'],
     ['悲しくない。', '悲しい。', 'negation (ない)'],
     ['店員は親切だった。', '店員は親切ではなかった。', 'negation (なかった)'],
-    ['値段は高くない。', '値段は高い。', 'negation (ない)'],
+    ['問題はない。', '問題がある。', 'negation (ない)'],
     ['かなり良い。', '良い。', 'booster'],
     ['良い。', 'ちょっと良い。', 'dampener'],
     ['楽しかった。', '楽しくなかった。', 'negation (なかった)'],
@@ -209,7 +209,7 @@ const TRANSLATIONS: Record<'de' | 'fr' | 'ja', Record<string, string>> = {
     映画: 'movie', 良い: 'good', 良く: 'good', いい: 'good', 料理: 'food', 悪い: 'bad', 悪く: 'bad', サービス: 'service', 素晴らしい: 'wonderful', 携帯: 'phone',
     好き: 'like', 面白かっ: 'interesting', 面白く: 'interesting', 最高: 'best', 最悪: 'worst', ピザ: 'pizza', 悲しく: 'sad', 悲しい: 'sad', 店員: 'clerk',
     親切: 'kind', 値段: 'price', 高く: 'expensive', 高い: 'expensive', 楽しかっ: 'enjoyed', 楽しく: 'enjoyable', 嫌い: 'dislike', 美味しい: 'delicious',
-    美味: 'delicious', 普通: 'ordinary',
+    美味: 'delicious', 普通: 'ordinary', 問題: 'problem',
   },
 };
 
