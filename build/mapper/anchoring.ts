@@ -108,3 +108,19 @@ export function sentimentLexiconWords(): Set<string> {
   for (const m of afinn.matchAll(/^\s*['"]?([^'":]+)['"]?\s*:\s*-?\d+/gm)) out.add(m[1].toLowerCase());
   return out;
 }
+
+/** Every kernel of the grid with its MSE over `items`, held-out lexicon r and the mean |v - n| of `nouns` (analysis: ANCHOR_GRID=1). */
+export function kernelGrid(items: Item[], lexicon: Item[], nouns: Item[], neutral: number): Array<{ c0: number; c1: number; mse: number; r: number; nounMeanAbs: number }> {
+  const out = [];
+  const all = items.map((_, i) => i);
+  for (const c0 of RAMP_C0) {
+    for (const w of RAMP_WIDTH) {
+      const c1 = Math.min(1, c0 + w);
+      const r = heldOutR(lexicon, { c0, c1 }, neutral).pearsonRShrunk;
+      let a = 0;
+      for (const it of nouns) a += Math.abs(ramp(it.cos, c0, c1) * (it.pred - neutral));
+      out.push({ c0, c1, mse: round(mse(items, all, c0, c1, neutral)), r, nounMeanAbs: round(a / Math.max(1, nouns.length)) });
+    }
+  }
+  return out;
+}

@@ -11,7 +11,7 @@ import { writeMapperBundle, type LinearWeights } from '../../core/mapper-bundle'
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 import { writeAtomic } from '../stamp';
 import type { Lexicon } from './lexicons';
-import { halfRangeOf, heldOutR, neutralOf, ramp, round as round5, selectKernel, sentimentLexiconWords, type Anchoring } from './anchoring';
+import { halfRangeOf, heldOutR, kernelGrid, neutralOf, ramp, round as round5, selectKernel, sentimentLexiconWords, type Anchoring } from './anchoring';
 import { NEUTRAL_NOUNS_SOURCE, neutralNounRows } from './neutral-nouns';
 import { MapperTrainer, type CrossValidation, type Method, type TrainOptions, type TrainingSet, type TrainingSpace } from './train-core';
 
@@ -126,6 +126,10 @@ function anchorValues(
       const w = model.word(r);
       if (!/^[a-z]+$/.test(w) || listed.has(w)) continue;
       unlisted.push({ pred: values[v][r], target: n, cos: nearest[r] });
+    }
+    if (process.env.ANCHOR_GRID) {
+      const nouns = checkRows.map((r) => ({ pred: values[v][r], target: n, cos: nearest[r] }));
+      fs.writeFileSync(`/tmp/anchor-grid-${lexicon.name}-${v}.json`, JSON.stringify({ raw: heldOutR(allLex, { c0: -2, c1: -1 }, n), grid: kernelGrid([...lexItems, ...unlisted], allLex, nouns, n) }));
     }
     const { kernel, cv: kcv } = selectKernel(lexItems, unlisted, n);
     const vals = values[v];

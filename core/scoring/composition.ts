@@ -94,6 +94,8 @@ export interface CompiledComposition {
   joiner: string;
   /** Longest emoticon, in UTF-16 units. */
   emoticonMax: number;
+  /** Every single-word key with its classes (C_* bits): one lookup per key instead of one per list. */
+  classes: Map<string, number>;
   /** First tokens of the two-token phrases (only these build a pair key). */
   pairHeads: Set<string>;
   /** Characters that mark a chunk as a possible emoticon (not letters, digits or . , ! ? ' "). */
@@ -101,6 +103,12 @@ export interface CompiledComposition {
 }
 
 const cache = new WeakMap<CompositionData, CompiledComposition>();
+const C_NEG = 1;
+const C_OPENER_NEEDED = 2;
+const C_CONTRAST = 4;
+const C_BOOSTER = 8;
+const C_POLAR = 16;
+const C_PAIR_HEAD = 32;
 const EMPTY: CompositionData = { negators: [], negationDirection: 'forward', notNegating: [], boosters: {}, contrast: [], polarStopWords: [], emoticons: {}, emoji: {} };
 
 export function compileComposition(data: CompositionData | null | undefined): CompiledComposition {
@@ -121,7 +129,18 @@ export function compileComposition(data: CompositionData | null | undefined): Co
   const marks = new Set<string>();
   for (const k of emoticons.keys()) for (const ch of k) if (!/[\p{L}\p{N}.,!?'"]/u.test(ch)) marks.add(ch);
   const esc = [...marks].map((ch) => ch.replace(/[\\\]^-]/g, '\\$&')).join('');
+  const classes = new Map<string, number>();
+  const mark = (keys: Iterable<string>, bit: number) => {
+    for (const k of keys) classes.set(k, (classes.get(k) ?? 0) | bit);
+  };
+  mark(d.negators, C_NEG);
+  mark(d.negationNeedsOpener ?? [], C_OPENER_NEEDED);
+  mark(d.contrast, C_CONTRAST);
+  mark(Object.keys(d.boosters), C_BOOSTER);
+  mark(d.polarStopWords, C_POLAR);
+  for (const k of pairHeads) classes.set(k, (classes.get(k) ?? 0) | C_PAIR_HEAD);
   c = {
+    classes,
     negators: new Set(d.negators),
     needsOpener: new Set(d.negationNeedsOpener ?? []),
     openers: new Set(d.negationOpeners ?? []),
@@ -136,7 +155,7 @@ export function compileComposition(data: CompositionData | null | undefined): Co
     joiner,
     emoticonMax: Math.max(0, ...[...emoticons.keys()].map((k) => k.length)),
     pairHeads,
-    emoticonMarks: esc ? new RegExp(`[${esc}]`, 'u') : null,
+    emoticonMarks: esc ? new RegExp(`[${esc}]`, 'gu') : null,
   };
   cache.set(d, c);
   return c;
@@ -147,10 +166,11 @@ const SENTENCE_BREAK = /[.!?…\u3002\uff01\uff1f]|\n/;
 const EXCLAMATION = /[!\uff01]/g;
 const EMOJI = /\p{Extended_Pictographic}/gu;
 const EMOJI_ANY = /\p{Extended_Pictographic}/u;
-const CHUNK = /\S+/g;
 const TRAILING = /[.,!?;]+$/;
 const CASED = /\p{Lu}/u;
 const LOWER = /\p{Ll}/u;
+
+const isSpace = (c: number): boolean => c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || c === 0x2028 || c === 0x2029 || c === 0x85;
 
 /** "GOOD" (two or more letters, all upper case). */
 function isAllCaps(s: string): boolean {
@@ -173,25 +193,37 @@ const hasKey = (set: ReadonlySet<string>, k: [string, string]): boolean => set.h
 export function composeText(text: string, tokens: readonly PositionedToken[], rules: CompiledComposition): ComposedItem[] {
   const n = tokens.length;
   const keys = tokens.map(keysOf);
+  const sc = scratch(n);
+  const { cls, kind, covered, clauseBefore, negator, contrastAt, cancelled, negations, sentenceOf, boosterOf, scale, weight } = sc;
+  const classes = rules.classes;
+  for (let i = 0; i < n; i++) {
+    const k = keys[i];
+    cls[i] = (classes.get(k[0]) ?? 0) | (k[1] !== k[0] ? (classes.get(k[1]) ?? 0) : 0);
+  }
   /** 0 candidate, 1 function word (negator, booster, contrast), 2 not scored (stop word, covered by an emoticon). */
-  const kind = new Uint8Array(n);
-  const covered = new Uint8Array(n);
   const symbols: ComposedItem[] = [];
 
-  // Emoticons: whitespace-separated chunks that are VADER emoticons (":)", ":-(", "<3", ":D").
-  if (rules.emoticonMarks && rules.emoticonMarks.test(text)) {
+  // Emoticons: whitespace-separated chunks that are VADER emoticons (":)", ":-(", "<3", ":D"); only
+  // chunks holding an emoticon character are looked at.
+  const marks = rules.emoticonMarks;
+  if (marks) {
+    marks.lastIndex = 0;
     let ti = 0;
-    for (const m of text.matchAll(CHUNK)) {
-      let chunk = m[0];
-      if (chunk.length > rules.emoticonMax + 3) continue;
+    for (let m = marks.exec(text); m; m = marks.exec(text)) {
+      let start = m.index;
+      while (start > 0 && !isSpace(text.charCodeAt(start - 1))) start--;
+      let end = m.index + 1;
+      while (end < text.length && !isSpace(text.charCodeAt(end))) end++;
+      marks.lastIndex = end;
+      if (end - start > rules.emoticonMax + 3) continue;
+      let chunk = text.slice(start, end);
       let v = rules.emoticons.get(chunk) ?? rules.emoticons.get(chunk.toLowerCase());
       if (v === undefined) {
         chunk = chunk.replace(TRAILING, '');
         v = chunk ? rules.emoticons.get(chunk) : undefined;
       }
       if (v === undefined) continue;
-      const start = m.index!;
-      const end = start + chunk.length;
+      end = start + chunk.length;
       symbols.push(symbol(chunk, start, end, v, 'emoticon'));
       while (ti < n && tokens[ti].indexEnd <= start) ti++;
       for (let j = ti; j < n && tokens[j].indexStart < end; j++) covered[j] = 1;
@@ -205,8 +237,6 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
   }
 
   // Gaps: clause and sentence breaks before each token; '!' count of the gap after the last token.
-  const clauseBefore = new Uint8Array(n + 1);
-  const sentenceOf = new Int32Array(n);
   const bangs: number[] = [];
   let sentence = 0;
   let sentenceBangs = 0;
@@ -232,13 +262,9 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
 
   // Function words and two-token phrases ("not only", "kind of").
   const pair = (i: number): [string, string] | null =>
-    i + 1 < n && !clauseBefore[i + 1] && (rules.pairHeads.has(keys[i][0]) || rules.pairHeads.has(keys[i][1]))
+    i + 1 < n && !clauseBefore[i + 1] && (cls[i] & C_PAIR_HEAD) !== 0
       ? [keys[i][0] + rules.joiner + keys[i + 1][0], keys[i][1] + rules.joiner + keys[i + 1][1]]
       : null;
-  const boosterOf = new Float64Array(n); // +1 booster, -1 dampener at the phrase's last token
-  const negator = new Uint8Array(n); // 1 negator, 2 needs an opener
-  const contrastAt = new Uint8Array(n);
-  const cancelled = new Uint8Array(n); // "not only": neither a negation nor (later) a contrast
   let notOnlyInSentence = -1;
   for (let i = 0; i < n; i++) {
     if (covered[i]) {
@@ -260,25 +286,25 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
       i++;
       continue;
     }
-    if (hasKey(rules.negators, k)) {
+    const c = cls[i];
+    if (c & C_NEG) {
       kind[i] = 1;
-      negator[i] = hasKey(rules.needsOpener, k) ? 2 : 1;
-    } else if (hasKey(rules.contrast, k)) {
+      negator[i] = c & C_OPENER_NEEDED ? 2 : 1;
+    } else if (c & C_CONTRAST) {
       kind[i] = 1;
       if (notOnlyInSentence !== sentenceOf[i]) contrastAt[i] = 1;
       else cancelled[i] = 1;
       clauseBefore[i] = 1;
       if (i + 1 < n) clauseBefore[i + 1] = 1;
-    } else if (rules.boosters.has(k[0]) || rules.boosters.has(k[1])) {
+    } else if (c & C_BOOSTER) {
       kind[i] = 1;
       boosterOf[i] = rules.boosters.get(k[0]) ?? rules.boosters.get(k[1])!;
-    } else if (tokens[i].isStop && !hasKey(rules.polar, k)) {
+    } else if (tokens[i].isStop && !(c & C_POLAR)) {
       kind[i] = 2;
     }
   }
 
   // A booster with no scored token after it in its clause ("Das war super.") is a word like any other.
-  const scale = new Float64Array(n).fill(1);
   const ruleSets: Array<RuleName[] | undefined> = new Array(n);
   const rulesOf = (i: number): RuleName[] => (ruleSets[i] ??= []);
   for (let i = 0; i < n; i++) {
@@ -291,7 +317,7 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
       }
     }
     if (target < 0) {
-      if (!tokens[i].isStop || hasKey(rules.polar, keys[i])) kind[i] = 0;
+      if (!tokens[i].isStop || cls[i] & C_POLAR) kind[i] = 0;
       continue;
     }
     const decay = FACTORS.boosterDistance[Math.min(target - i, 3)];
@@ -305,7 +331,6 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
   }
 
   // Negation scopes: each active forward scope covers its next NEGATION_SCOPE scored tokens.
-  const negations = new Uint8Array(n);
   let scopes: number[] = [];
   for (let i = 0; i < n; i++) {
     if (clauseBefore[i]) scopes = [];
@@ -356,7 +381,6 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
   }
 
   // Contrast: the first contrast word of a sentence weights the sentence before it 0.5 and after it 1.5.
-  const weight = new Float64Array(n).fill(1);
   let si = 0;
   while (si < n) {
     let end = si;
@@ -421,6 +445,52 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
 
 function symbol(s: string, start: number, end: number, valence: number, rule: 'emoticon' | 'emoji'): ComposedItem {
   return { tokenIndex: -1, string: s, token: s, indexStart: start, indexEnd: end, negations: 0, scale: 1, weight: 1, rules: [rule], valence };
+}
+
+/**
+ * Per-token working arrays, reused across calls (one composition at a time: the scorer is
+ * synchronous). cls: list classes; kind: 0 scored, 1 function word, 2 not scored; negator: 1
+ * negator, 2 needs an opener; cancelled: "not only" (neither negation nor contrast); boosterOf:
+ * +1 booster / -1 dampener; scale and weight start at 1.
+ */
+interface Scratch {
+  cls: Uint8Array;
+  kind: Uint8Array;
+  covered: Uint8Array;
+  clauseBefore: Uint8Array;
+  negator: Uint8Array;
+  contrastAt: Uint8Array;
+  cancelled: Uint8Array;
+  negations: Uint8Array;
+  sentenceOf: Int32Array;
+  boosterOf: Float64Array;
+  scale: Float64Array;
+  weight: Float64Array;
+}
+let scratchCap = 0;
+let scratchBuf: Scratch | null = null;
+function scratch(n: number): Scratch {
+  if (!scratchBuf || n + 1 > scratchCap) {
+    scratchCap = Math.max(64, 2 * (n + 1));
+    const u8 = () => new Uint8Array(scratchCap);
+    scratchBuf = {
+      cls: u8(), kind: u8(), covered: u8(), clauseBefore: u8(), negator: u8(), contrastAt: u8(), cancelled: u8(), negations: u8(),
+      sentenceOf: new Int32Array(scratchCap), boosterOf: new Float64Array(scratchCap), scale: new Float64Array(scratchCap), weight: new Float64Array(scratchCap),
+    };
+  }
+  const b = scratchBuf;
+  const m = n + 1;
+  b.kind.fill(0, 0, m);
+  b.covered.fill(0, 0, m);
+  b.clauseBefore.fill(0, 0, m);
+  b.negator.fill(0, 0, m);
+  b.contrastAt.fill(0, 0, m);
+  b.cancelled.fill(0, 0, m);
+  b.negations.fill(0, 0, m);
+  b.boosterOf.fill(0, 0, m);
+  b.scale.fill(1, 0, m);
+  b.weight.fill(1, 0, m);
+  return b;
 }
 
 /** Shared empty rule list of items without a rule (never mutated). */
