@@ -22,9 +22,13 @@ describe('OpenAPI document and /api/docs', () => {
     ]) {
       expect(doc.paths[path]?.[method], `${method} ${path}`).toBeTruthy();
     }
-    for (const name of ['TextScoresRequest', 'WordScoresRequest', 'Dimension', 'GoalConfig', 'EmbeddingModel', 'MapperCatalogEntry', 'Problem']) {
+    for (const name of ['TextScoresRequest', 'WordScoresRequest', 'Dimension', 'GoalConfig', 'EmbeddingModel', 'MapperCatalogEntry', 'Problem', 'Explanation', 'ExplainedToken']) {
       expect(doc.components.schemas[name], name).toBeTruthy();
     }
+    // Extensions of issue 13: composition and explain are documented request fields.
+    const textReq = doc.components.schemas.TextScoresRequest as { properties: Record<string, { enum?: string[]; description?: string }> };
+    expect(textReq.properties.composition.enum).toEqual(['rules', 'mean']);
+    expect(textReq.properties.explain.description).toMatch(/explanation/);
   });
 
   it('serves the docs page and every asset it references from the Worker (no CDN)', async () => {
