@@ -69,7 +69,7 @@ export const ExplanationSchema = z
     dimensions: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema), expandedWords: z.array(z.string()).optional() })),
     mappers: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema) })),
   })
-  .openapi('Explanation', { description: 'Extension (explain: true): per scored factor, at most 10 tokens by |weight x (value - neutral)|.' });
+  .openapi('Explanation', { description: 'Extension (explain: true): per dimension id and mapper id at most 10 tokens by |weight x (value - neutral)|; expandedWords: the words `expand` added to the seeds, best first.' });
 
 export const ScoredTextSchema = z
   .object({

@@ -7,5 +7,8 @@ export * from './common';
 export * from './text';
 export * from './words';
 export * from './vocabulary';
+export * from './candidates';
+export * from './expansion';
+export * from './representation';
 export { compileComposition, composeText, composedValue, VADER, FACTORS, NEGATION_SCOPE, type ComposedItem, type CompositionMode } from './composition';
 export { composedScore, plainItems, mapperScale, EXPLAIN_TOKENS } from './composed';

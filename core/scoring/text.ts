@@ -13,11 +13,12 @@ import {
   normalize,
   type DimensionQuery,
 } from './common';
+import type { WordLexicon } from './candidates';
+import { DEFAULT_REPRESENTATION, dimensionTextScores } from './representation';
 import { compileComposition, composeText } from './composition';
 import { composedScore, dimensionScale, mapperScale, plainItems, type TextItems } from './composed';
 import type { CompositionData } from '../tokenizer/format';
 import type {
-  Explanation,
   FactorStats,
   GoalConfig,
   GoalScoreFactor,
@@ -26,6 +27,7 @@ import type {
   ScoredText,
   StatsCache,
   StoredDimensionSeeds,
+  TextExplanation,
   TextScoresRequest,
   TextScoresResponse,
   TokenLike,
@@ -37,6 +39,8 @@ export interface TextScoringInput {
   mappers: ResolvedMapper[];
   storedDimensions: StoredDimensionSeeds;
   stats: StatsCache;
+  /** Stop-word and dictionary rules of seed expansion (`expand`); candidates.ts languageLexicon. */
+  lexicon?: WordLexicon;
   /** The language's composition word lists (language data meta.composition); rules without lists still apply caps and "!". */
   composition?: CompositionData | null;
 }
@@ -109,9 +113,28 @@ function goalFactors(goal: GoalConfig, mode: Normalization, dims: readonly Dimen
   return out;
 }
 
+/** The scores of `items` normalized with their statistics (items without a score stay absent). */
+function normalizedScores<T>(items: readonly T[], key: (x: T) => string, values: Record<string, number>, stats: ReadonlyArray<FactorStats | null>, mode: Normalization): Record<string, number> {
+  const out: Record<string, number> = {};
+  items.forEach((x, k) => {
+    const v = values[key(x)];
+    if (v !== undefined) out[key(x)] = normalize(v, stats[k], mode);
+  });
+  return out;
+}
+
+/** `explain: true`: per factor the tokens that drove it (composed.ts), and per dimension the expansion words. */
+function emptyExplanation(dims: readonly DimensionQuery[], mappers: readonly ResolvedMapper[]): TextExplanation {
+  const dimensions: TextExplanation['dimensions'] = {};
+  for (const d of dims) dimensions[d.key] = d.expandedWords ? { tokens: [], expandedWords: [...d.expandedWords] } : { tokens: [] };
+  const mapperOut: TextExplanation['mappers'] = {};
+  for (const m of mappers) mapperOut[m.id] = { tokens: [] };
+  return { dimensions, mappers: mapperOut };
+}
+
 export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): TextScoringResult {
   const { index, mappers } = input;
-  const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions);
+  const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon);
   if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
 
   const rules = (req.composition ?? 'rules') === 'rules';
@@ -148,7 +171,17 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   for (const t of perText) offsets.push(offsets[offsets.length - 1] + t.content.length);
   const flat = new Int32Array(offsets[offsets.length - 1]);
   perText.forEach((t, i) => flat.set(t.content, offsets[i]));
-  const dimScores = dims.map((d) => (d.query && flat.length > 0 ? index.scores(d.query, flat) : null));
+  const representation = req.representation ?? DEFAULT_REPRESENTATION;
+  const composedDims = perText.some((t) => t.items);
+  // meanCosine with composed items: per-token cosines (one kernel call per dimension), composed below;
+  // the vector representations score the text vector of the same tokens (composition does not apply to them).
+  const tokenCos = composedDims ? dims.map((d) => (d.query && flat.length > 0 ? index.scores(d.query, flat) : null)) : null;
+  const dimScores = composedDims && representation === 'meanCosine' ? null : dimensionTextScores(
+    index,
+    dims,
+    perText.map((t) => t.content),
+    representation,
+  );
   const mapperValues = mappers.map((m) => {
     const v = new Float64Array(flat.length);
     for (let i = 0; i < flat.length; i++) v[i] = m.values.value(m.variable, flat[i]);
@@ -158,6 +191,10 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   const goal = req.goalConfig;
   const mode = goal?.normalization ?? 'none';
   const factors = goal ? goalFactors(goal, mode, dims, input) : null;
+  // Top-level normalization (extension) of dimensionScores and mapperScores; goalConfig keeps the raw values.
+  const outMode = req.normalization ?? 'none';
+  const dimOutStats = dims.map((d) => (outMode === 'none' ? null : dimensionStats(index, d, input.stats)));
+  const mapperOutStats = mappers.map((m) => (outMode === 'none' ? null : mapperStats(index, m, input.stats)));
   const V = index.size;
 
   const data: ScoredText[] = perText.map((t, i) => {
@@ -167,19 +204,13 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
 
     const dimensionScores: Record<string, number> = {};
     const mapperScores: Record<string, number> = {};
-    const explanation: Explanation | null = req.explain ? { dimensions: {}, mappers: {} } : null;
+    const explanation = req.explain ? emptyExplanation(dims, mappers) : null;
     const items = t.items;
     dims.forEach((d, k) => {
-      const s = dimScores[k];
-      if (!s) return;
-      if (items) {
-        const c = composedScore(s, offsets[i], items, dimensionScale(d.axis), false, explanation && (() => []));
-        if (!c) return;
-        dimensionScores[d.key] = c.score;
-        if (explanation) explanation.dimensions[d.key] = { tokens: c.tokens! };
-        return;
-      }
-      const m = mean(s, offsets[i], offsets[i + 1]);
+      const s = tokenCos?.[k];
+      const c = items && s ? composedScore(s, offsets[i], items, dimensionScale(d.axis), false, explanation && (() => [])) : null;
+      if (c?.tokens) explanation!.dimensions[d.key].tokens = c.tokens;
+      const m = dimScores ? dimScores[k][i] : (c?.score ?? null);
       if (m !== null) dimensionScores[d.key] = m;
     });
     mappers.forEach((m, k) => {
@@ -189,18 +220,27 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
         const c = composedScore(mapperValues[k], offsets[i], items, scale, rules && scale.bipolar, explanation && lexicon);
         if (!c) return;
         mapperScores[m.id] = c.score;
-        if (explanation) explanation.mappers[m.id] = { tokens: c.tokens! };
+        if (c.tokens) explanation!.mappers[m.id].tokens = c.tokens;
         return;
       }
       const v = mean(mapperValues[k], offsets[i], offsets[i + 1]);
       if (v !== null) mapperScores[m.id] = v;
     });
 
-    const scored: ScoredText = { modelRankScore, goalScoreFactors: [], dimensionScores, mapperScores };
+    const raw: ScoredText = { modelRankScore, goalScoreFactors: [], dimensionScores, mapperScores };
+    const scored: ScoredText =
+      outMode === 'none'
+        ? raw
+        : {
+            ...raw,
+            goalScoreFactors: [],
+            dimensionScores: normalizedScores(dims, (d) => d.key, dimensionScores, dimOutStats, outMode),
+            mapperScores: normalizedScores(mappers, (m) => m.id, mapperScores, mapperOutStats, outMode),
+          };
     if (factors) {
       const applied: Array<{ f: GoalFactor; s: number }> = [];
       for (const f of factors) {
-        const v = f.raw(scored);
+        const v = f.raw(raw);
         if (v !== undefined) applied.push({ f, s: normalize(v, f.stats, mode) });
       }
       let wSum = 0;

@@ -15,6 +15,8 @@ export interface DimensionRequest {
   /** `axis` only: the negative pole. */
   oppositeWords?: string[];
   name?: string;
+  /** Extension (manual and dimension types): add this many nearest vocabulary words (0..50) to the seeds (core/scoring/expansion.ts). */
+  expand?: number;
 }
 
 export type Normalization = 'none' | 'zscore' | 'percentile';
@@ -26,15 +28,22 @@ export interface GoalConfig {
   normalization?: Normalization;
 }
 
+/** How a text's tokens become one score per dimension (core/scoring/representation.ts). */
+export type Representation = 'meanCosine' | 'meanVector' | 'sif';
+
 export interface TextScoresRequest {
   texts: string[];
   embeddingModelId: string;
   goalConfig?: GoalConfig;
   dimensions?: DimensionRequest[];
   mapperKeys?: string[];
+  /** Extension: normalization of dimensionScores and mapperScores (default none; goalConfig.normalization stays separate). */
+  normalization?: Normalization;
+  /** Extension: text representation for dimensionScores (default in representation.ts). */
+  representation?: Representation;
   /** Extension: "rules" (default) applies the composition rules (docs/text-scores.md); "mean" is the plain mean over non-stop tokens. */
   composition?: 'rules' | 'mean';
-  /** Extension: return, per scored factor, the tokens that contributed most. */
+  /** Extension: add `explanation` to each scored text (per factor the tokens that contributed most). */
   explain?: boolean;
 }
 
@@ -58,16 +67,6 @@ export interface GoalScoreFactor {
   id: string;
 }
 
-export interface ScoredText {
-  modelRankScore: number | null;
-  goalScoreFactors: GoalScoreFactor[];
-  dimensionScores: Record<string, number>;
-  mapperScores: Record<string, number>;
-  goalScore?: number;
-  /** Only when the request sets `explain`. */
-  explanation?: Explanation;
-}
-
 /** A token (or emoticon/emoji) that contributed to a factor: its composed value, its weight in the mean and the rules applied. */
 export interface ExplainedToken {
   string: string;
@@ -79,10 +78,22 @@ export interface ExplainedToken {
   rules: string[];
 }
 
-/** Per scored factor, at most 10 tokens by |weight * (value - neutral)|. */
-export interface Explanation {
+/** Per scored factor (request `explain: true`): at most 10 tokens by |weight * (value - neutral)|, and a dimension's expanded seed words. */
+export interface TextExplanation {
   dimensions: Record<string, { tokens: ExplainedToken[]; expandedWords?: string[] }>;
   mappers: Record<string, { tokens: ExplainedToken[] }>;
+}
+
+export type Explanation = TextExplanation;
+
+export interface ScoredText {
+  modelRankScore: number | null;
+  goalScoreFactors: GoalScoreFactor[];
+  dimensionScores: Record<string, number>;
+  mapperScores: Record<string, number>;
+  goalScore?: number;
+  /** Only when the request sets `explain`. */
+  explanation?: TextExplanation;
 }
 
 export interface TextScoresResponse {
