@@ -24,7 +24,14 @@ export interface Anchoring {
   /** Pearson r of held-out lexicon words (outer-CV predictions): the regression alone and after shrinkage. */
   heldOutLexicon: { pearsonR: number; pearsonRShrunk: number };
   /** Mean |value - neutral| over the neutral-check nouns, as a share of the scale's half-range (limit 0.15). */
-  neutralCheck: { nouns: number; meanAbs: number; shareOfHalfRange: number; limit: number; pass: boolean; source: string };
+  neutralCheck: {
+    nouns: number;
+    meanAbs: number;
+    shareOfHalfRange: number;
+    limit: number;
+    pass: boolean;
+    source: string;
+  };
 }
 
 export const RAMP_C0 = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85];
@@ -33,8 +40,10 @@ export const RAMP_WIDTH = [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7];
 export const ramp = (c: number, c0: number, c1: number): number => (c <= c0 ? 0 : c >= c1 ? 1 : (c - c0) / (c1 - c0));
 
 /** Neutral point of a scale: 0 when it spans 0, else its minimum. */
-export const neutralOf = (scale: { min: number; max: number }): number => (scale.min < 0 && scale.max > 0 ? 0 : scale.min);
-export const halfRangeOf = (scale: { min: number; max: number }): number => (scale.min < 0 && scale.max > 0 ? Math.min(-scale.min, scale.max) : scale.max - scale.min);
+export const neutralOf = (scale: { min: number; max: number }): number =>
+  scale.min < 0 && scale.max > 0 ? 0 : scale.min;
+export const halfRangeOf = (scale: { min: number; max: number }): number =>
+  scale.min < 0 && scale.max > 0 ? Math.min(-scale.min, scale.max) : scale.max - scale.min;
 
 interface Item {
   pred: number;
@@ -68,7 +77,12 @@ function bestKernel(items: Item[], idx: number[], n: number): { c0: number; c1: 
  * Chooses the kernel by 5-fold CV and returns it with its held-out figures. `lexicon` items carry
  * held-out predictions; `unlisted` items carry the materialized regression values and target n.
  */
-export function selectKernel(lexicon: Item[], unlisted: Item[], neutral: number, seed = 20240611): { kernel: { c0: number; c1: number }; cv: Anchoring['crossValidation'] } {
+export function selectKernel(
+  lexicon: Item[],
+  unlisted: Item[],
+  neutral: number,
+  seed = 20240611,
+): { kernel: { c0: number; c1: number }; cv: Anchoring['crossValidation'] } {
   const items = [...lexicon, ...unlisted];
   const folds = foldAssignment(items.length, 5, seed);
   let se = 0;
@@ -84,13 +98,23 @@ export function selectKernel(lexicon: Item[], unlisted: Item[], neutral: number,
   const all = items.map((_, i) => i);
   return {
     kernel: bestKernel(items, all, neutral),
-    cv: { folds: 5, items: items.length, lexiconItems: lexicon.length, mse: round(se / items.length), mseUnshrunk: round(seRaw / items.length) },
+    cv: {
+      folds: 5,
+      items: items.length,
+      lexiconItems: lexicon.length,
+      mse: round(se / items.length),
+      mseUnshrunk: round(seRaw / items.length),
+    },
   };
 }
 
 export const round = (x: number): number => Math.round(x * 100000) / 100000;
 
-export function heldOutR(lexicon: Item[], kernel: { c0: number; c1: number }, neutral: number): Anchoring['heldOutLexicon'] {
+export function heldOutR(
+  lexicon: Item[],
+  kernel: { c0: number; c1: number },
+  neutral: number,
+): Anchoring['heldOutLexicon'] {
   const y = Float64Array.from(lexicon, (it) => it.target);
   const raw = Float64Array.from(lexicon, (it) => it.pred);
   const shrunk = Float64Array.from(lexicon, (it) => neutral + ramp(it.cos, kernel.c0, kernel.c1) * (it.pred - neutral));
@@ -100,7 +124,9 @@ export function heldOutR(lexicon: Item[], kernel: { c0: number; c1: number }, ne
 /** Words of every sentiment lexicon the project ships (VADER, AFINN-165), lower-cased: never "unlisted". */
 export function sentimentLexiconWords(): Set<string> {
   const out = new Set<string>();
-  for (const line of fs.readFileSync(path.join(ROOT, 'node_modules/vader-sentiment/vader_lexicon.txt'), 'utf8').split('\n')) {
+  for (const line of fs
+    .readFileSync(path.join(ROOT, 'node_modules/vader-sentiment/vader_lexicon.txt'), 'utf8')
+    .split('\n')) {
     const w = line.split('\t')[0];
     if (w) out.add(w.toLowerCase());
   }
@@ -110,7 +136,12 @@ export function sentimentLexiconWords(): Set<string> {
 }
 
 /** Every kernel of the grid with its MSE over `items`, held-out lexicon r and the mean |v - n| of `nouns` (analysis: ANCHOR_GRID=1). */
-export function kernelGrid(items: Item[], lexicon: Item[], nouns: Item[], neutral: number): Array<{ c0: number; c1: number; mse: number; r: number; nounMeanAbs: number }> {
+export function kernelGrid(
+  items: Item[],
+  lexicon: Item[],
+  nouns: Item[],
+  neutral: number,
+): Array<{ c0: number; c1: number; mse: number; r: number; nounMeanAbs: number }> {
   const out = [];
   const all = items.map((_, i) => i);
   for (const c0 of RAMP_C0) {
@@ -119,7 +150,13 @@ export function kernelGrid(items: Item[], lexicon: Item[], nouns: Item[], neutra
       const r = heldOutR(lexicon, { c0, c1 }, neutral).pearsonRShrunk;
       let a = 0;
       for (const it of nouns) a += Math.abs(ramp(it.cos, c0, c1) * (it.pred - neutral));
-      out.push({ c0, c1, mse: round(mse(items, all, c0, c1, neutral)), r, nounMeanAbs: round(a / Math.max(1, nouns.length)) });
+      out.push({
+        c0,
+        c1,
+        mse: round(mse(items, all, c0, c1, neutral)),
+        r,
+        nounMeanAbs: round(a / Math.max(1, nouns.length)),
+      });
     }
   }
   return out;

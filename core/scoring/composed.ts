@@ -18,7 +18,18 @@ export const EXPLAIN_TOKENS = 10;
 export function plainItems(tokens: readonly PositionedToken[]): ComposedItem[] {
   const out: ComposedItem[] = [];
   tokens.forEach((t, i) => {
-    if (!t.isStop) out.push({ tokenIndex: i, string: t.string, token: t.token, indexStart: t.indexStart, indexEnd: t.indexEnd, negations: 0, scale: 1, weight: 1, rules: [] });
+    if (!t.isStop)
+      out.push({
+        tokenIndex: i,
+        string: t.string,
+        token: t.token,
+        indexStart: t.indexStart,
+        indexEnd: t.indexEnd,
+        negations: 0,
+        scale: 1,
+        weight: 1,
+        rules: [],
+      });
   });
   return out;
 }

@@ -58,7 +58,8 @@ export interface PositionedToken extends TokenLike {
   indexEnd: number;
 }
 
-export type RuleName = 'negated' | 'intensified' | 'downtoned' | 'contrast' | 'caps' | 'exclamation' | 'emoticon' | 'emoji';
+export type RuleName =
+  'negated' | 'intensified' | 'downtoned' | 'contrast' | 'caps' | 'exclamation' | 'emoticon' | 'emoji';
 
 /** One scored item of a text: a token, or an emoticon/emoji (tokenIndex -1, `valence` set). */
 export interface ComposedItem {
@@ -109,7 +110,16 @@ const C_CONTRAST = 4;
 const C_BOOSTER = 8;
 const C_POLAR = 16;
 const C_PAIR_HEAD = 32;
-const EMPTY: CompositionData = { negators: [], negationDirection: 'forward', notNegating: [], boosters: {}, contrast: [], polarStopWords: [], emoticons: {}, emoji: {} };
+const EMPTY: CompositionData = {
+  negators: [],
+  negationDirection: 'forward',
+  notNegating: [],
+  boosters: {},
+  contrast: [],
+  polarStopWords: [],
+  emoticons: {},
+  emoji: {},
+};
 
 export function compileComposition(data: CompositionData | null | undefined): CompiledComposition {
   const d = data ?? EMPTY;
@@ -170,7 +180,8 @@ const TRAILING = /[.,!?;]+$/;
 const CASED = /\p{Lu}/u;
 const LOWER = /\p{Ll}/u;
 
-const isSpace = (c: number): boolean => c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || c === 0x2028 || c === 0x2029 || c === 0x85;
+const isSpace = (c: number): boolean =>
+  c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || c === 0x2028 || c === 0x2029 || c === 0x85;
 
 /** "GOOD" (two or more letters, all upper case). */
 function isAllCaps(s: string): boolean {
@@ -190,11 +201,28 @@ const hasKey = (set: ReadonlySet<string>, k: [string, string]): boolean => set.h
  * Composes a text: the scored items in text order with their rules. `tokens` must be the
  * tokenizer's tokens of `text` (ascending offsets).
  */
-export function composeText(text: string, tokens: readonly PositionedToken[], rules: CompiledComposition): ComposedItem[] {
+export function composeText(
+  text: string,
+  tokens: readonly PositionedToken[],
+  rules: CompiledComposition,
+): ComposedItem[] {
   const n = tokens.length;
   const keys = tokens.map(keysOf);
   const sc = scratch(n);
-  const { cls, kind, covered, clauseBefore, negator, contrastAt, cancelled, negations, sentenceOf, boosterOf, scale, weight } = sc;
+  const {
+    cls,
+    kind,
+    covered,
+    clauseBefore,
+    negator,
+    contrastAt,
+    cancelled,
+    negations,
+    sentenceOf,
+    boosterOf,
+    scale,
+    weight,
+  } = sc;
   const classes = rules.classes;
   for (let i = 0; i < n; i++) {
     const k = keys[i];
@@ -239,7 +267,6 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
   // Gaps: clause and sentence breaks before each token; '!' count of the gap after the last token.
   const bangs: number[] = [];
   let sentence = 0;
-  let sentenceBangs = 0;
   for (let i = 0; i <= n; i++) {
     const from = i === 0 ? 0 : tokens[i - 1].indexEnd;
     const to = i === n ? text.length : tokens[i].indexStart;
@@ -251,8 +278,7 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
     const gap = text.slice(from, to);
     if (i > 0 && CLAUSE_BREAK.test(gap)) clauseBefore[i] = 1;
     if (i > 0 && SENTENCE_BREAK.test(gap)) {
-      sentenceBangs = (gap.match(EXCLAMATION) ?? []).length;
-      bangs.push(sentenceBangs);
+      bangs.push((gap.match(EXCLAMATION) ?? []).length);
       sentence++;
       clauseBefore[i] = 1;
     }
@@ -335,7 +361,8 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
   for (let i = 0; i < n; i++) {
     if (clauseBefore[i]) scopes = [];
     if (negator[i] && !cancelled[i]) {
-      const inScope = scopes.length > 0 || (rules.direction === 'backward' && i > 0 && negator[i - 1] > 0 && !clauseBefore[i]);
+      const inScope =
+        scopes.length > 0 || (rules.direction === 'backward' && i > 0 && negator[i - 1] > 0 && !clauseBefore[i]);
       if (negator[i] === 2 && !inScope) {
         // "plus" without "ne": not a negation; a content word ("personne") is scored as usual.
         if (!tokens[i].isStop) kind[i] = 0;
@@ -425,7 +452,17 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
       addRule(rulesOf(i), 'exclamation');
     }
     const t = tokens[i];
-    items.push({ tokenIndex: i, string: t.string, token: t.token, indexStart: t.indexStart, indexEnd: t.indexEnd, negations: negations[i], scale: s, weight: weight[i], rules: ruleSets[i] ?? NO_RULES });
+    items.push({
+      tokenIndex: i,
+      string: t.string,
+      token: t.token,
+      indexStart: t.indexStart,
+      indexEnd: t.indexEnd,
+      negations: negations[i],
+      scale: s,
+      weight: weight[i],
+      rules: ruleSets[i] ?? NO_RULES,
+    });
   }
   if (symbols.length > 0) {
     // Symbols take the contrast weight of their sentence side and merge in text order.
@@ -444,7 +481,18 @@ export function composeText(text: string, tokens: readonly PositionedToken[], ru
 }
 
 function symbol(s: string, start: number, end: number, valence: number, rule: 'emoticon' | 'emoji'): ComposedItem {
-  return { tokenIndex: -1, string: s, token: s, indexStart: start, indexEnd: end, negations: 0, scale: 1, weight: 1, rules: [rule], valence };
+  return {
+    tokenIndex: -1,
+    string: s,
+    token: s,
+    indexStart: start,
+    indexEnd: end,
+    negations: 0,
+    scale: 1,
+    weight: 1,
+    rules: [rule],
+    valence,
+  };
 }
 
 /**
@@ -474,8 +522,18 @@ function scratch(n: number): Scratch {
     scratchCap = Math.max(64, 2 * (n + 1));
     const u8 = () => new Uint8Array(scratchCap);
     scratchBuf = {
-      cls: u8(), kind: u8(), covered: u8(), clauseBefore: u8(), negator: u8(), contrastAt: u8(), cancelled: u8(), negations: u8(),
-      sentenceOf: new Int32Array(scratchCap), boosterOf: new Float64Array(scratchCap), scale: new Float64Array(scratchCap), weight: new Float64Array(scratchCap),
+      cls: u8(),
+      kind: u8(),
+      covered: u8(),
+      clauseBefore: u8(),
+      negator: u8(),
+      contrastAt: u8(),
+      cancelled: u8(),
+      negations: u8(),
+      sentenceOf: new Int32Array(scratchCap),
+      boosterOf: new Float64Array(scratchCap),
+      scale: new Float64Array(scratchCap),
+      weight: new Float64Array(scratchCap),
     };
   }
   const b = scratchBuf;

