@@ -137,7 +137,7 @@ function requests(): Array<{ name: string; call: Call }> {
     { name: 'tokenize ja', call: { kind: 'tokenize', body: { language: 'JA', text: '東京都に住んでいる猫はとても可愛いです。' } } },
   );
   // Composition rules with explanations, and the plain mean with explanations (issue 13).
-  const ruleTexts = [...texts, "It isn't bad at all, but the staff were NOT friendly!!! :( 😍", 'Der Film war nicht gut, aber sehr schön.'];
+  const ruleTexts = [...texts, "It isn't bad at all, but the staff were not FRIENDLY!!! :( 😍", 'Der Film war nicht gut, aber sehr schön.'];
   out.push(
     { name: 'text-scores explain (rules)', call: { kind: 'textScores', body: { texts: ruleTexts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, explain: true } } },
     { name: 'text-scores explain (mean)', call: { kind: 'textScores', body: { texts: ruleTexts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, composition: 'mean', explain: true, goalConfig: goal('zscore') } } },
