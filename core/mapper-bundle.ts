@@ -18,6 +18,8 @@
  *   ...     16*N  per variable: f64 offset, f64 step (value dequantization, below)
  *   ...     4*N*(D+1)  per variable: D f32 weights then f32 bias (only when D > 0), padded to 8
  *   ...     2*V   per variable, in info.variables order: u16 code per vocabulary row, padded to 8
+ *   ...     4+4*L (version 2) u32 L, then the L ascending rows of the training lexicon's words
+ *                 (their value is the lexicon's; docs/text-scores.md), padded to 8
  *
  * Values: u16 linear quantization per variable. code 65535 = no value (NaN); otherwise
  * value = offset + code * step with offset = the variable's minimum and
@@ -31,7 +33,9 @@
 import type { MapperBundleInfo, MapperValues } from './types';
 
 export const MAPPER_MAGIC = 'EMAP';
-export const MAPPER_FORMAT_VERSION = 1;
+export const MAPPER_FORMAT_VERSION = 2;
+/** Version 1 bundles (no lexicon rows) are still read. */
+const READABLE_VERSIONS = [1, 2];
 const HEADER_BYTES = 32;
 const NO_VALUE = 0xffff;
 const MAX_CODE = 0xfffe;
@@ -68,12 +72,14 @@ export function splitMapperVariableId(id: string): { bundleKey: string; variable
 const align8 = (n: number): number => (n + 7) & ~7;
 
 /** Byte offsets of the sections (layout above), shared by the writer and the parser. */
-function layout(jsonLength: number, nVars: number, dims: number, vocab: number) {
+function layout(jsonLength: number, nVars: number, dims: number, vocab: number, version: number, lexiconRows: number) {
   const tableStart = align8(HEADER_BYTES + jsonLength);
   const linearStart = tableStart + 16 * nVars;
   const valuesStart = align8(linearStart + (dims > 0 ? 4 * nVars * (dims + 1) : 0));
   const sectionBytes = align8(2 * vocab);
-  return { tableStart, linearStart, valuesStart, sectionBytes, total: valuesStart + sectionBytes * nVars };
+  const lexiconStart = valuesStart + sectionBytes * nVars;
+  const total = version >= 2 ? lexiconStart + align8(4 + 4 * lexiconRows) : lexiconStart;
+  return { tableStart, linearStart, valuesStart, sectionBytes, lexiconStart, total };
 }
 
 let crcTable: Uint32Array | null = null;
@@ -111,7 +117,7 @@ function quantParams(values: ArrayLike<number>): { offset: number; step: number 
 export function writeMapperBundle(
   info: MapperBundleInfo,
   values: Record<string, ArrayLike<number>>,
-  options: { vocabularySize?: number; linear?: Record<string, LinearWeights> } = {},
+  options: { vocabularySize?: number; linear?: Record<string, LinearWeights>; lexiconRows?: ArrayLike<number> } = {},
 ): Uint8Array {
   const vars = info.variables;
   if (vars.length === 0) throw new RangeError('a mapper bundle needs at least one variable');
@@ -134,7 +140,11 @@ export function writeMapperBundle(
     }
   }
   const json = new TextEncoder().encode(JSON.stringify(info));
-  const { tableStart, linearStart, valuesStart, sectionBytes, total } = layout(json.length, vars.length, dims, vocab);
+  const lexRows = Int32Array.from(options.lexiconRows ?? []).sort();
+  for (let i = 0; i < lexRows.length; i++) {
+    if (lexRows[i] < 0 || lexRows[i] >= vocab || (i > 0 && lexRows[i] === lexRows[i - 1])) throw new RangeError('lexicon rows must be distinct vocabulary rows');
+  }
+  const { tableStart, linearStart, valuesStart, sectionBytes, lexiconStart, total } = layout(json.length, vars.length, dims, vocab, MAPPER_FORMAT_VERSION, lexRows.length);
 
   const out = new Uint8Array(total);
   const view = new DataView(out.buffer);
@@ -165,6 +175,8 @@ export function writeMapperBundle(
       else codes[r] = step > 0 ? Math.min(MAX_CODE, Math.max(0, Math.round((x - offset) / step))) : 0;
     }
   });
+  view.setUint32(lexiconStart, lexRows.length, true);
+  for (let i = 0; i < lexRows.length; i++) view.setUint32(lexiconStart + 4 + 4 * i, lexRows[i], true);
   // Uint16Array views use platform byte order; every supported platform is little-endian.
   view.setUint32(28, crc32(out.subarray(HEADER_BYTES)), true);
   return out;
@@ -182,6 +194,7 @@ export class MapperBundle implements MapperValues {
     private readonly steps: Float64Array,
     private readonly codes: Uint16Array[],
     private readonly linearWeights: Float32Array | null,
+    private readonly lexiconRows: Uint32Array = new Uint32Array(0),
   ) {
     this.index = new Map(info.variables.map((v, i) => [v, i]));
   }
@@ -207,6 +220,25 @@ export class MapperBundle implements MapperValues {
     if (!(row >= 0 && row < this.vocabularySize)) return NaN;
     const c = this.codes[i][row];
     return c === NO_VALUE ? NaN : this.offsets[i] + c * this.steps[i];
+  }
+
+  /** True when the row is a word of the training lexicon (version 2 bundles; its value is the lexicon's). */
+  isLexiconRow(row: number): boolean {
+    const a = this.lexiconRows;
+    let lo = 0;
+    let hi = a.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (a[mid] === row) return true;
+      if (a[mid] < row) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
+  }
+
+  /** Number of lexicon rows (0 for version 1 bundles). */
+  get lexiconSize(): number {
+    return this.lexiconRows.length;
   }
 
   /** All values of a variable (one per vocabulary row, NaN = none). */
@@ -278,7 +310,7 @@ export function parseMapperBundle(input: ArrayBuffer | Uint8Array, expectedModel
   if (magic !== MAPPER_MAGIC) throw new MapperBundleError('CORRUPT', `not a mapper bundle (magic "${magic}")`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = view.getUint32(4, true);
-  if (version !== MAPPER_FORMAT_VERSION) {
+  if (!READABLE_VERSIONS.includes(version)) {
     throw new MapperBundleError('UNSUPPORTED_VERSION', `mapper bundle format version ${version}, this build reads ${MAPPER_FORMAT_VERSION}`);
   }
   const vocab = view.getUint32(8, true);
@@ -290,7 +322,13 @@ export function parseMapperBundle(input: ArrayBuffer | Uint8Array, expectedModel
   if (bytes.length < total) throw new MapperBundleError('TRUNCATED', `mapper bundle is ${bytes.length} bytes, its header says ${total}`);
   if (bytes.length > total) throw new MapperBundleError('CORRUPT', `mapper bundle has ${bytes.length - total} trailing bytes`);
   if (nVars === 0 || dims > 100_000) throw new MapperBundleError('CORRUPT', 'mapper bundle header is inconsistent');
-  const { tableStart, linearStart, valuesStart, sectionBytes, total: expectedTotal } = layout(jsonLen, nVars, dims, vocab);
+  const base = layout(jsonLen, nVars, dims, vocab, version, 0);
+  let lexCount = 0;
+  if (version >= 2) {
+    if (base.lexiconStart + 4 > total) throw new MapperBundleError('CORRUPT', 'mapper bundle section sizes do not add up to its length');
+    lexCount = view.getUint32(base.lexiconStart, true);
+  }
+  const { tableStart, linearStart, valuesStart, sectionBytes, lexiconStart, total: expectedTotal } = layout(jsonLen, nVars, dims, vocab, version, lexCount);
   if (expectedTotal !== total) throw new MapperBundleError('CORRUPT', 'mapper bundle section sizes do not add up to its length');
   if (crc32(bytes.subarray(HEADER_BYTES, total)) !== crc) throw new MapperBundleError('CORRUPT', 'mapper bundle checksum mismatch');
 
@@ -332,5 +370,10 @@ export function parseMapperBundle(input: ArrayBuffer | Uint8Array, expectedModel
     const start = bytes.byteOffset + valuesStart + sectionBytes * i;
     codes.push(start % 2 === 0 ? new Uint16Array(bytes.buffer, start, vocab) : new Uint16Array(bytes.slice(start - bytes.byteOffset, start - bytes.byteOffset + 2 * vocab).buffer));
   }
-  return new MapperBundle(info, vocab, dims, offsets, steps, codes, linear);
+  const lexiconRows = new Uint32Array(lexCount);
+  for (let i = 0; i < lexCount; i++) {
+    lexiconRows[i] = view.getUint32(lexiconStart + 4 + 4 * i, true);
+    if (lexiconRows[i] >= vocab || (i > 0 && lexiconRows[i] <= lexiconRows[i - 1])) throw new MapperBundleError('CORRUPT', 'mapper bundle lexicon rows are not ascending vocabulary rows');
+  }
+  return new MapperBundle(info, vocab, dims, offsets, steps, codes, linear, lexiconRows);
 }

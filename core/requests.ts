@@ -91,10 +91,16 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
         description: `Extension: normalization of dimensionScores and mapperScores (goalConfig.normalization applies to the goal factors only). ${NORMALIZATION_DOC} A dimension's statistics are those of its words' cosines with the dimension, a mapper's those of its word values.`,
       }),
       representation: doc(z.enum(REPRESENTATIONS).optional(), {
-        description: `Extension: how a text's content tokens (in-vocabulary, non-stop) become its dimensionScores. meanCosine: the mean of the tokens' cosines with the dimension. meanVector: the cosine of the mean of the tokens' unit vectors. sif: the cosine of their mean weighted by smooth inverse frequency a/(a + p(w)) (Arora et al. 2017, a = 0.001, p from the model rank by Zipf's law). Default: ${DEFAULT_REPRESENTATION} (chosen on a topic benchmark, see docs/dimensions.md). mapperScores are always the mean of the tokens' values.`,
+        description: `Extension: how a text's content tokens (in-vocabulary, non-stop) become its dimensionScores. meanCosine: the mean of the tokens' cosines with the dimension. meanVector: the cosine of the mean of the tokens' unit vectors. sif: the cosine of their mean weighted by smooth inverse frequency a/(a + p(w)) (Arora et al. 2017, a = 0.001, p from the model rank by Zipf's law). Default: ${DEFAULT_REPRESENTATION} (chosen on a topic benchmark, see docs/dimensions.md). With composition rules and meanCosine the per-token cosines are composed (docs/text-scores.md); mapperScores follow composition.`,
+      }),
+      composition: doc(z.enum(['rules', 'mean']).optional(), {
+        description:
+          'Extension. rules (default): negators with scope, boosters and dampeners, contrast ("but"), all-caps and "!" emphasis, emoticons and emoji (VADER constants; docs/text-scores.md). mean: the plain mean over in-vocabulary non-stop tokens.',
+        example: 'rules',
       }),
       explain: doc(z.boolean().optional(), {
-        description: 'Extension: add `explanation` to each scored text: per dimension and mapper the tokens that drove the score, and for expanded dimensions the added words (expandedWords).',
+        description:
+          'Extension. true: each data element gets `explanation`: per scored dimension and mapper at most 10 tokens ordered by |weight x (value - neutral)|, with offsets, composed value, weight and the rules applied (negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk), and for expanded dimensions the added words (expandedWords).',
       }),
     }),
     'TextScoresRequest',

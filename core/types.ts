@@ -119,6 +119,18 @@ export interface MapperBundleInfo {
   hyperParameters?: Record<string, { lambda: number; k: number; p: number; alpha: number }>;
   /** Variables trained but not shipped (held-out Pearson r under 0.5), with their r. */
   rejected?: Record<string, number>;
+  /** Lexicon anchoring per variable (build/mapper/anchoring.ts): kernel, its cross-validation, held-out lexicon r, neutral-noun check. */
+  anchoring?: Record<
+    string,
+    {
+      method: string;
+      kernel: { c0: number; c1: number };
+      neutral: number;
+      crossValidation: { folds: number; items: number; lexiconItems: number; mse: number; mseUnshrunk: number };
+      heldOutLexicon: { pearsonR: number; pearsonRShrunk: number };
+      neutralCheck: { nouns: number; meanAbs: number; shareOfHalfRange: number; limit: number; pass: boolean; source: string };
+    }
+  >;
 }
 
 /** A loaded mapper bundle: materialized values per vocabulary row. */
@@ -126,4 +138,6 @@ export interface MapperValues {
   readonly info: MapperBundleInfo;
   /** Value of a variable for a vocabulary row; NaN when the bundle has none. */
   value(variable: string, row: number): number;
+  /** Lexicon-anchored bundles: true when the row is a word of the training lexicon (its value is the lexicon's). */
+  isLexiconRow?(row: number): boolean;
 }

@@ -53,8 +53,23 @@ export const GoalScoreFactorSchema = z
   .openapi('GoalScoreFactor');
 
 export const ExplainedTokenSchema = z
-  .object({ string: z.string(), indexStart: z.number().int(), indexEnd: z.number().int(), value: z.number(), rule: z.string().optional() })
+  .object({
+    string: z.string(),
+    token: z.string(),
+    indexStart: z.number().int(),
+    indexEnd: z.number().int(),
+    value: z.number().openapi({ description: "The token's composed value on the factor's scale." }),
+    weight: z.number().openapi({ description: 'Its weight in the weighted mean (contrast: 0.5 before, 1.5 after).' }),
+    rules: z.array(z.string()).openapi({ description: 'negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk.' }),
+  })
   .openapi('ExplainedToken');
+
+export const ExplanationSchema = z
+  .object({
+    dimensions: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema), expandedWords: z.array(z.string()).optional() })),
+    mappers: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema) })),
+  })
+  .openapi('Explanation', { description: 'Extension (explain: true): per dimension id and mapper id at most 10 tokens by |weight x (value - neutral)|; expandedWords: the words `expand` added to the seeds, best first.' });
 
 export const ScoredTextSchema = z
   .object({
@@ -63,13 +78,7 @@ export const ScoredTextSchema = z
     dimensionScores: scoreMap,
     mapperScores: scoreMap,
     goalScore: z.number().optional(),
-    explanation: z
-      .object({
-        dimensions: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema), expandedWords: z.array(z.string()).optional() })),
-        mappers: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema) })),
-      })
-      .optional()
-      .openapi({ description: 'Extension, with explain: true. Per dimension id and mapper id: the tokens that drove the score; expandedWords: the words `expand` added to the seeds, best first.' }),
+    explanation: ExplanationSchema.optional(),
   })
   .openapi('ScoredText');
 

@@ -386,7 +386,46 @@ export function textRequest(): any {
     mappers,
     normalization: $<HTMLSelectElement>('normalization').value,
   };
-  return { texts, embeddingModelId: state.modelId, dimensions, mapperKeys, goalConfig };
+  const composition = $<HTMLSelectElement>('composition').value;
+  return { texts, embeddingModelId: state.modelId, dimensions, mapperKeys, goalConfig, composition, explain: true };
+}
+
+interface ExplainedToken {
+  string: string;
+  indexStart: number;
+  indexEnd: number;
+  value: number;
+  weight: number;
+  rules: string[];
+}
+
+/**
+ * The text with the tokens that drove one factor highlighted (from `explain`): green for a
+ * positive contribution, red for a negative one, stronger colour for a larger |weight x value|.
+ */
+function highlighted(label: string, text: string, tokens: ExplainedToken[]): HTMLElement {
+  const p = document.createElement('p');
+  p.className = 'explain';
+  const b = document.createElement('b');
+  b.textContent = `${label}: `;
+  p.append(b);
+  const max = Math.max(1e-9, ...tokens.map((t) => Math.abs(t.weight * t.value)));
+  const spans = [...tokens].sort((a, c) => a.indexStart - c.indexStart);
+  let at = 0;
+  for (const t of spans) {
+    if (t.indexStart < at) continue;
+    p.append(text.slice(at, t.indexStart));
+    const m = document.createElement('mark');
+    const strength = Math.abs(t.weight * t.value) / max;
+    m.style.background = t.value >= 0 ? `rgba(46, 157, 91, ${0.15 + 0.6 * strength})` : `rgba(192, 57, 43, ${0.15 + 0.6 * strength})`;
+    m.dataset.value = t.value.toFixed(3);
+    m.title = `${t.value.toFixed(3)} x ${t.weight}${t.rules.length ? ` (${t.rules.join(', ')})` : ''}`;
+    m.textContent = text.slice(t.indexStart, t.indexEnd);
+    p.append(m);
+    at = t.indexEnd;
+  }
+  p.append(text.slice(at));
+  return p;
 }
 
 async function scoreTexts(): Promise<void> {
@@ -414,6 +453,10 @@ async function scoreTexts(): Promise<void> {
       for (const [k, v] of Object.entries(t.mapperScores)) parts.push(`${k} ${(v as number).toFixed(3)}`);
       dl.textContent = parts.join(' · ');
       card.append(dl);
+      if (t.explanation) {
+        for (const [k, e] of Object.entries(t.explanation.dimensions as Record<string, { tokens: ExplainedToken[] }>)) card.append(highlighted(String(dimName.get(k) ?? k), text, e.tokens));
+        for (const [k, e] of Object.entries(t.explanation.mappers as Record<string, { tokens: ExplainedToken[] }>)) card.append(highlighted(k, text, e.tokens));
+      }
       out.append(card);
     });
     setStatus(`Scored ${json.data.length} text(s) ${state.mode === 'api' ? 'through the API' : 'offline in this tab'}`);

@@ -394,7 +394,7 @@ const api = {
       const tokenize = (text: string): TokenLike[] => tokenizeText(text, lang, { synonyms: false }).tokens;
       const mappers = resolveMappers(m, req.mapperKeys);
       const companion = await companionFor(m, req.dimensions, onProgress);
-      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats, lexicon: languageLexicon(lang), companion });
+      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats, lexicon: languageLexicon(lang), companion, composition: lang.meta.composition });
       return asJson(response);
     });
   },

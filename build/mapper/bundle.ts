@@ -11,10 +11,12 @@ import { writeMapperBundle, type LinearWeights } from '../../core/mapper-bundle'
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 import { writeAtomic } from '../stamp';
 import type { Lexicon } from './lexicons';
+import { halfRangeOf, heldOutR, kernelGrid, neutralOf, ramp, round as round5, selectKernel, sentimentLexiconWords, type Anchoring } from './anchoring';
+import { NEUTRAL_NOUNS_SOURCE, neutralNounRows } from './neutral-nouns';
 import { MapperTrainer, type CrossValidation, type Method, type TrainOptions, type TrainingSet, type TrainingSpace } from './train-core';
 
 /** Bump when the training pipeline changes in a way that changes the values: default bundles rebuild. */
-export const TRAINING_VERSION = '1';
+export const TRAINING_VERSION = '2-anchored';
 /** A variable whose held-out Pearson r is below this is not shipped. */
 export const MIN_PEARSON_R = 0.5;
 
@@ -78,6 +80,78 @@ export interface TrainBundleOptions extends TrainOptions {
   method?: Method;
   /** Skip the r >= 0.5 rule (tests on synthetic data). */
   keepAll?: boolean;
+  /** Lexicon anchoring (default true): lexicon words keep their value, the others are shrunk (anchoring.ts). */
+  anchor?: boolean;
+}
+
+/** Frequent words the anchoring kernel is chosen on. */
+const ANCHOR_WORDS = 20_000;
+
+/**
+ * Replaces the materialized values in place: lexicon rows take their lexicon value, the others
+ * n + g(c) (v - n) with the kernel chosen by cross-validation (anchoring.ts). Returns the record per variable.
+ */
+function anchorValues(
+  lexicon: Lexicon,
+  set: ReturnType<typeof trainingSetFrom>,
+  cv: CrossValidation,
+  values: Record<string, Float32Array>,
+  nearest: Float32Array,
+  model: LoadedModel,
+  method: Method,
+  log: (m: string) => void,
+): Record<string, Anchoring> {
+  const listed = sentimentLexiconWords();
+  for (const v of Object.values(lexicon.variables)) for (const w of v.ratings.keys()) listed.add(w.toLowerCase());
+  const lexRow = new Map<number, number>();
+  set.rows.forEach((r, i) => lexRow.set(r, i));
+  const checkRows = neutralNounRows(model.space.size, (r) => model.word(r), listed);
+  const check = new Set(checkRows);
+  const limit = Math.min(ANCHOR_WORDS, model.space.size);
+  const out: Record<string, Anchoring> = {};
+  for (const v of set.variables) {
+    const scale = lexicon.variables[v].scale;
+    const n = neutralOf(scale);
+    const held = cv.predictions[v][method];
+    const lexItems = [];
+    const allLex = [];
+    for (let i = 0; i < set.rows.length; i++) {
+      const it = { pred: held[i], target: set.targets[v][i], cos: nearest[set.rows[i]] };
+      allLex.push(it);
+      if (set.rows[i] < limit) lexItems.push(it);
+    }
+    const unlisted = [];
+    for (let r = 0; r < limit; r++) {
+      if (lexRow.has(r) || check.has(r)) continue;
+      const w = model.word(r);
+      if (!/^[a-z]+$/.test(w) || listed.has(w)) continue;
+      unlisted.push({ pred: values[v][r], target: n, cos: nearest[r] });
+    }
+    if (process.env.ANCHOR_GRID) {
+      const nouns = checkRows.map((r) => ({ pred: values[v][r], target: n, cos: nearest[r] }));
+      fs.writeFileSync(`/tmp/anchor-grid-${lexicon.name}-${v}.json`, JSON.stringify({ raw: heldOutR(allLex, { c0: -2, c1: -1 }, n), grid: kernelGrid([...lexItems, ...unlisted], allLex, nouns, n) }));
+    }
+    const { kernel, cv: kcv } = selectKernel(lexItems, unlisted, n);
+    const vals = values[v];
+    for (let r = 0; r < vals.length; r++) {
+      const i = lexRow.get(r);
+      vals[r] = i !== undefined ? set.targets[v][i] : n + ramp(nearest[r], kernel.c0, kernel.c1) * (vals[r] - n);
+    }
+    let sumAbs = 0;
+    for (const r of checkRows) sumAbs += Math.abs(vals[r] - n);
+    const meanAbs = checkRows.length > 0 ? sumAbs / checkRows.length : 0;
+    const share = meanAbs / halfRangeOf(scale);
+    out[v] = {
+      method: 'lexicon values; others n + g(c)(v - n), g(c) = clamp((c - c0)/(c1 - c0), 0, 1), c = cosine to the nearest lexicon word',
+      kernel,
+      neutral: n,
+      crossValidation: kcv,
+      heldOutLexicon: heldOutR(allLex, kernel, n),
+      neutralCheck: { nouns: checkRows.length, meanAbs: round5(meanAbs), shareOfHalfRange: round5(share), limit: 0.15, pass: checkRows.length >= 200 && share <= 0.15, source: NEUTRAL_NOUNS_SOURCE },
+    };
+    log(`  ${v}: anchoring kernel c0=${kernel.c0} c1=${kernel.c1}; CV mse ${kcv.mse} (unshrunk ${kcv.mseUnshrunk}); held-out lexicon r ${out[v].heldOutLexicon.pearsonR} -> ${out[v].heldOutLexicon.pearsonRShrunk}; neutral nouns ${checkRows.length} mean |v| ${round5(share * 100)}% of half-range`);
+  }
+  return out;
 }
 
 export function trainBundle(lexicon: Lexicon, model: LoadedModel, options: TrainBundleOptions = {}): TrainedBundle {
@@ -104,10 +178,17 @@ export function trainBundle(lexicon: Lexicon, model: LoadedModel, options: Train
   const final = trainer.fitFinal();
   const fitMs = Date.now() - t;
   t = Date.now();
-  const values = final.materialize(method, undefined, (done, total) => {
-    if (done % 100000 === 0) log(`  materialized ${done}/${total}`);
-  });
+  const nearest = new Float32Array(model.space.size);
+  const values = final.materialize(
+    method,
+    undefined,
+    (done, total) => {
+      if (done % 100000 === 0) log(`  materialized ${done}/${total}`);
+    },
+    nearest,
+  );
   const materializeMs = Date.now() - t;
+  const anchoring = options.anchor === false ? null : anchorValues(lexicon, set, cv, values, nearest, model, method, log);
 
   const linear: Record<string, LinearWeights> = {};
   for (const v of shipped) linear[v] = { weights: Float32Array.from(final.ridge[v].weights), bias: final.ridge[v].bias };
@@ -136,7 +217,8 @@ export function trainBundle(lexicon: Lexicon, model: LoadedModel, options: Train
     hyperParameters: pick(final.hyper),
   };
   if (Object.keys(rejected).length > 0) info.rejected = rejected;
-  const bytes = writeMapperBundle(info, pick(values), { vocabularySize: model.space.size, linear });
+  if (anchoring) info.anchoring = pick(anchoring);
+  const bytes = writeMapperBundle(info, pick(values), { vocabularySize: model.space.size, linear, lexiconRows: anchoring ? set.rows : undefined });
   return { info, bytes, cv, timings: { crossValidationMs, fitMs, materializeMs } };
 }
 

@@ -414,13 +414,13 @@ export class FinalModel {
    * Materialized values of every vocabulary row (or of `rows`), one Float32Array per variable
    * (length = vocabulary size; rows not computed stay NaN).
    */
-  materialize(method: Method, rows?: ArrayLike<number>, onProgress?: (done: number, total: number) => void): Record<string, Float32Array> {
+  materialize(method: Method, rows?: ArrayLike<number>, onProgress?: (done: number, total: number) => void, nearest?: Float32Array): Record<string, Float32Array> {
     const vars = this.set.variables;
     const out: Record<string, Float32Array> = {};
     for (const v of vars) out[v] = new Float32Array(this.space.size).fill(NaN);
     const total = rows ? rows.length : this.space.size;
-    const needKnn = vars.some((v) => this.alpha(v, method) > 0);
-    const kMax = Math.max(...vars.map((v) => this.hyper[v].k));
+    const needKnn = !!nearest || vars.some((v) => this.alpha(v, method) > 0);
+    const kMax = Math.max(2, ...vars.map((v) => this.hyper[v].k));
     const x = new Float64Array(this.space.dims);
     const ys = new Float64Array(kMax);
     const ctx: FoldContext = { outer: -1, inner: -1, trainRows: this.set.rows, testRows: new Int32Array(0) };
@@ -432,6 +432,8 @@ export class FinalModel {
       if (needKnn) {
         ({ positions, scores } = this.index.search(rowVector32(this.space, row), kMax));
         this.observer?.neighbours?.(ctx, row, Int32Array.from(positions, (p) => this.set.rows[p]));
+        // Cosine to the nearest training word other than the row itself (lexicon anchoring).
+        if (nearest) nearest[row] = this.set.rows[positions[0]] === row ? (scores.length > 1 ? scores[1] : 0) : (scores[0] ?? 0);
       }
       for (const v of vars) {
         const a = this.alpha(v, method);

@@ -2562,20 +2562,7 @@ export interface components {
         [key: string]: number;
       };
       goalScore?: number;
-      /** @description Extension, with explain: true. Per dimension id and mapper id: the tokens that drove the score; expandedWords: the words `expand` added to the seeds, best first. */
-      explanation?: {
-        dimensions: {
-          [key: string]: {
-            tokens: components['schemas']['ExplainedToken'][];
-            expandedWords?: string[];
-          };
-        };
-        mappers: {
-          [key: string]: {
-            tokens: components['schemas']['ExplainedToken'][];
-          };
-        };
-      };
+      explanation?: components['schemas']['Explanation'];
     };
     GoalScoreFactor: {
       field: string;
@@ -2585,12 +2572,31 @@ export interface components {
       /** @description Extension: dimension id as string, mapper id, or modelRank. */
       id: string;
     };
+    /** @description Extension (explain: true): per dimension id and mapper id at most 10 tokens by |weight x (value - neutral)|; expandedWords: the words `expand` added to the seeds, best first. */
+    Explanation: {
+      dimensions: {
+        [key: string]: {
+          tokens: components['schemas']['ExplainedToken'][];
+          expandedWords?: string[];
+        };
+      };
+      mappers: {
+        [key: string]: {
+          tokens: components['schemas']['ExplainedToken'][];
+        };
+      };
+    };
     ExplainedToken: {
       string: string;
+      token: string;
       indexStart: number;
       indexEnd: number;
+      /** @description The token's composed value on the factor's scale. */
       value: number;
-      rule?: string;
+      /** @description Its weight in the weighted mean (contrast: 0.5 before, 1.5 after). */
+      weight: number;
+      /** @description negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk. */
+      rules: string[];
     };
     TextScoresRequest: {
       texts: string[];
@@ -2606,11 +2612,17 @@ export interface components {
        */
       normalization?: 'none' | 'zscore' | 'percentile';
       /**
-       * @description Extension: how a text's content tokens (in-vocabulary, non-stop) become its dimensionScores. meanCosine: the mean of the tokens' cosines with the dimension. meanVector: the cosine of the mean of the tokens' unit vectors. sif: the cosine of their mean weighted by smooth inverse frequency a/(a + p(w)) (Arora et al. 2017, a = 0.001, p from the model rank by Zipf's law). Default: meanCosine (chosen on a topic benchmark, see docs/dimensions.md). mapperScores are always the mean of the tokens' values.
+       * @description Extension: how a text's content tokens (in-vocabulary, non-stop) become its dimensionScores. meanCosine: the mean of the tokens' cosines with the dimension. meanVector: the cosine of the mean of the tokens' unit vectors. sif: the cosine of their mean weighted by smooth inverse frequency a/(a + p(w)) (Arora et al. 2017, a = 0.001, p from the model rank by Zipf's law). Default: meanCosine (chosen on a topic benchmark, see docs/dimensions.md). With composition rules and meanCosine the per-token cosines are composed (docs/text-scores.md); mapperScores follow composition.
        * @enum {string}
        */
       representation?: 'meanCosine' | 'meanVector' | 'sif';
-      /** @description Extension: add `explanation` to each scored text: per dimension and mapper the tokens that drove the score, and for expanded dimensions the added words (expandedWords). */
+      /**
+       * @description Extension. rules (default): negators with scope, boosters and dampeners, contrast ("but"), all-caps and "!" emphasis, emoticons and emoji (VADER constants; docs/text-scores.md). mean: the plain mean over in-vocabulary non-stop tokens.
+       * @example rules
+       * @enum {string}
+       */
+      composition?: 'rules' | 'mean';
+      /** @description Extension. true: each data element gets `explanation`: per scored dimension and mapper at most 10 tokens ordered by |weight x (value - neutral)|, with offsets, composed value, weight and the rules applied (negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk), and for expanded dimensions the added words (expandedWords). */
       explain?: boolean;
     };
     GoalConfig: {

@@ -110,6 +110,8 @@ export interface DimensionQuery {
   query: Float32Array | null;
   /** Cache key of the statistics (depends only on the seed rows). */
   statsKey: string;
+  /** `axis` dimensions are bipolar (composition flips negated tokens); the others unipolar. */
+  axis: boolean;
   /** Extension `expand`: the words added to the seeds, best first (lower-cased). */
   expandedWords?: string[];
 }
@@ -201,7 +203,7 @@ export function dimensionQueries(
       statsKey = `dim:${seedsKey(pos)}`;
     }
     // Goal factor label: the request's name, else the stored dimension's name, else the id.
-    out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey, ...(expandedWords ? { expandedWords } : {}) });
+    out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey, axis: d.type === 'axis', ...(expandedWords ? { expandedWords } : {}) });
   });
   return out;
 }

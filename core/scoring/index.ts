@@ -10,3 +10,5 @@ export * from './vocabulary';
 export * from './candidates';
 export * from './expansion';
 export * from './representation';
+export { compileComposition, composeText, composedValue, VADER, FACTORS, NEGATION_SCOPE, type ComposedItem, type CompositionMode } from './composition';
+export { composedScore, plainItems, mapperScale, EXPLAIN_TOKENS } from './composed';

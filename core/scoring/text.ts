@@ -15,6 +15,9 @@ import {
 } from './common';
 import type { WordLexicon } from './candidates';
 import { DEFAULT_REPRESENTATION, dimensionTextScores } from './representation';
+import { compileComposition, composeText } from './composition';
+import { composedScore, dimensionScale, mapperScale, plainItems, type TextItems } from './composed';
+import type { CompositionData } from '../tokenizer/format';
 import type {
   FactorStats,
   GoalConfig,
@@ -40,6 +43,8 @@ export interface TextScoringInput {
   stats: StatsCache;
   /** Stop-word and dictionary rules of seed expansion (`expand`); candidates.ts languageLexicon. */
   lexicon?: WordLexicon;
+  /** The language's composition word lists (language data meta.composition); rules without lists still apply caps and "!". */
+  composition?: CompositionData | null;
 }
 
 export interface TextScoringResult {
@@ -64,6 +69,8 @@ interface TextRows {
   all: number[];
   /** In-vocabulary non-stop tokens: dimension and mapper scores. */
   content: number[];
+  /** Composed items (composition "rules", or `explain`), tokens aligned with `content`. */
+  items?: TextItems;
 }
 
 function mean(values: ArrayLike<number>, from: number, to: number): number | null {
@@ -118,8 +125,8 @@ function normalizedScores<T>(items: readonly T[], key: (x: T) => string, values:
   return out;
 }
 
-/** `explain: true`: per dimension the expansion words (token contributions come from the composition rules). */
-function explanation(dims: readonly DimensionQuery[], mappers: readonly ResolvedMapper[]): TextExplanation {
+/** `explain: true`: per factor the tokens that drove it (composed.ts), and per dimension the expansion words. */
+function emptyExplanation(dims: readonly DimensionQuery[], mappers: readonly ResolvedMapper[]): TextExplanation {
   const dimensions: TextExplanation['dimensions'] = {};
   for (const d of dims) dimensions[d.key] = d.expandedWords ? { tokens: [], expandedWords: [...d.expandedWords] } : { tokens: [] };
   const mapperOut: TextExplanation['mappers'] = {};
@@ -132,19 +139,33 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon, input.companion);
   if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
 
+  const rules = (req.composition ?? 'rules') === 'rules';
+  const compiled = rules ? compileComposition(input.composition) : null;
   let tokenCount = 0;
   const perText: TextRows[] = req.texts.map((text) => {
     const tokens = input.tokenize(text);
     tokenCount += tokens.length;
     const all: number[] = [];
     const content: number[] = [];
-    for (const t of tokens) {
-      const r = tokenRow(index, t);
+    const rows = new Int32Array(tokens.length);
+    for (let j = 0; j < tokens.length; j++) {
+      const t = tokens[j];
+      const r = (rows[j] = tokenRow(index, t));
       if (r < 0) continue;
       all.push(r);
-      if (!t.isStop) content.push(r);
+      if (!t.isStop && !compiled && !req.explain) content.push(r);
     }
-    return { all, content };
+    if (!compiled && !req.explain) return { all, content };
+    // Composed items: tokens in the vocabulary (aligned with content) and emoticons/emoji.
+    const items: TextItems = { tokens: [], symbols: [] };
+    for (const it of compiled ? composeText(text, tokens, compiled) : plainItems(tokens)) {
+      if (it.tokenIndex < 0) items.symbols.push(it);
+      else if (rows[it.tokenIndex] >= 0) {
+        items.tokens.push(it);
+        content.push(rows[it.tokenIndex]);
+      }
+    }
+    return { all, content, items };
   });
 
   // One kernel call per dimension over the content tokens of every text.
@@ -152,11 +173,16 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   for (const t of perText) offsets.push(offsets[offsets.length - 1] + t.content.length);
   const flat = new Int32Array(offsets[offsets.length - 1]);
   perText.forEach((t, i) => flat.set(t.content, offsets[i]));
-  const dimScores = dimensionTextScores(
+  const representation = req.representation ?? DEFAULT_REPRESENTATION;
+  const composedDims = perText.some((t) => t.items);
+  // meanCosine with composed items: per-token cosines (one kernel call per dimension), composed below;
+  // the vector representations score the text vector of the same tokens (composition does not apply to them).
+  const tokenCos = composedDims ? dims.map((d) => (d.query && flat.length > 0 ? index.scores(d.query, flat) : null)) : null;
+  const dimScores = composedDims && representation === 'meanCosine' ? null : dimensionTextScores(
     index,
     dims,
     perText.map((t) => t.content),
-    req.representation ?? DEFAULT_REPRESENTATION,
+    representation,
   );
   const mapperValues = mappers.map((m) => {
     const v = new Float64Array(flat.length);
@@ -179,12 +205,26 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
     const modelRankScore = t.all.length > 0 ? fSum / t.all.length : null;
 
     const dimensionScores: Record<string, number> = {};
+    const mapperScores: Record<string, number> = {};
+    const explanation = req.explain ? emptyExplanation(dims, mappers) : null;
+    const items = t.items;
     dims.forEach((d, k) => {
-      const m = dimScores[k][i];
+      const s = tokenCos?.[k];
+      const c = items && s ? composedScore(s, offsets[i], items, dimensionScale(d.axis), false, explanation && (() => [])) : null;
+      if (c?.tokens) explanation!.dimensions[d.key].tokens = c.tokens;
+      const m = dimScores ? dimScores[k][i] : (c?.score ?? null);
       if (m !== null) dimensionScores[d.key] = m;
     });
-    const mapperScores: Record<string, number> = {};
     mappers.forEach((m, k) => {
+      if (items) {
+        const scale = mapperScale(m);
+        const lexicon = m.values.isLexiconRow ? (q: number) => (m.values.isLexiconRow!(t.content[q]) ? ['lexicon'] : ['shrunk']) : () => [];
+        const c = composedScore(mapperValues[k], offsets[i], items, scale, rules && scale.bipolar, explanation && lexicon);
+        if (!c) return;
+        mapperScores[m.id] = c.score;
+        if (c.tokens) explanation!.mappers[m.id].tokens = c.tokens;
+        return;
+      }
       const v = mean(mapperValues[k], offsets[i], offsets[i + 1]);
       if (v !== null) mapperScores[m.id] = v;
     });
@@ -215,7 +255,7 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
       }
       scored.goalScore = goalScore;
     }
-    if (req.explain) scored.explanation = explanation(dims, mappers);
+    if (explanation) scored.explanation = explanation;
     return scored;
   });
 

@@ -41,7 +41,9 @@ export interface TextScoresRequest {
   normalization?: Normalization;
   /** Extension: text representation for dimensionScores (default in representation.ts). */
   representation?: Representation;
-  /** Extension: add `explanation` to each scored text. */
+  /** Extension: "rules" (default) applies the composition rules (docs/text-scores.md); "mean" is the plain mean over non-stop tokens. */
+  composition?: 'rules' | 'mean';
+  /** Extension: add `explanation` to each scored text (per factor the tokens that contributed most). */
   explain?: boolean;
 }
 
@@ -65,20 +67,24 @@ export interface GoalScoreFactor {
   id: string;
 }
 
-/** A token that drove a factor (explain; filled by the composition rules). */
+/** A token (or emoticon/emoji) that contributed to a factor: its composed value, its weight in the mean and the rules applied. */
 export interface ExplainedToken {
   string: string;
+  token: string;
   indexStart: number;
   indexEnd: number;
   value: number;
-  rule?: string;
+  weight: number;
+  rules: string[];
 }
 
-/** Per scored factor, what drove it (request `explain: true`). */
+/** Per scored factor (request `explain: true`): at most 10 tokens by |weight * (value - neutral)|, and a dimension's expanded seed words. */
 export interface TextExplanation {
   dimensions: Record<string, { tokens: ExplainedToken[]; expandedWords?: string[] }>;
   mappers: Record<string, { tokens: ExplainedToken[] }>;
 }
+
+export type Explanation = TextExplanation;
 
 export interface ScoredText {
   modelRankScore: number | null;
@@ -86,6 +92,7 @@ export interface ScoredText {
   dimensionScores: Record<string, number>;
   mapperScores: Record<string, number>;
   goalScore?: number;
+  /** Only when the request sets `explain`. */
   explanation?: TextExplanation;
 }
 
@@ -122,6 +129,8 @@ export interface TokenLike {
   token: string;
   string: string;
   isStop: boolean;
+  indexStart: number;
+  indexEnd: number;
 }
 
 /** A mapper variable id (mapperKeys entry) resolved to its loaded bundle. */

@@ -19,6 +19,34 @@ export interface LanguageMeta {
   counts: Record<string, number>;
   /** Japanese: the TinySegmenter model (feature tables and bias). */
   segmenter?: { bias: number; tables: Record<string, Record<string, number>> };
+  /** Word lists of the text-score composition rules (core/scoring/composition.ts; build/composition-lists.ts). */
+  composition?: CompositionData;
+}
+
+/**
+ * Composition word lists of a language. Keys are lower-cased; a key with a space (or, for
+ * Japanese, `joiner` '') spans two tokens. Values of `boosters`: 1 booster, -1 dampener.
+ */
+export interface CompositionData {
+  negators: string[];
+  /** forward: the scope follows the negator; backward: it precedes (Japanese auxiliaries); forward-else-backward: a negator with nothing to negate before the clause ends looks back (German clause-final "nicht"). */
+  negationDirection: 'forward' | 'backward' | 'forward-else-backward';
+  /** Negators that negate only inside the scope of an opener (fr "plus" after "ne"; ja "ん" after "ませ"). */
+  negationNeedsOpener?: string[];
+  negationOpeners?: string[];
+  /** Negative concord (fr, ja): a second negator inside a scope continues it instead of negating again. */
+  negativeConcord?: boolean;
+  /** Two-token sequences whose first token is not a negation ("not only"). */
+  notNegating: string[];
+  boosters: Record<string, number>;
+  contrast: string[];
+  /** Stop words that carry sentiment: scored by the rules although they are stop words. */
+  polarStopWords: string[];
+  /** Emoticon and emoji valence in [-1, 1]. */
+  emoticons: Record<string, number>;
+  emoji: Record<string, number>;
+  /** How two tokens are joined into a key (' ' by default; '' for Japanese). */
+  joiner?: string;
 }
 
 export type SectionData = Uint8Array | Uint32Array;

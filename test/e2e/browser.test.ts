@@ -139,6 +139,12 @@ function requests(): Array<{ name: string; call: Call }> {
     { name: 'tokenize en', call: { kind: 'tokenize', body: { language: 'en', text: "The children don't like rainy days; they're running to the U.S. embassy." } } },
     { name: 'tokenize ja', call: { kind: 'tokenize', body: { language: 'JA', text: '東京都に住んでいる猫はとても可愛いです。' } } },
   );
+  // Composition rules with explanations, and the plain mean with explanations (issue 13).
+  const ruleTexts = [...texts, "It isn't bad at all, but the staff were not FRIENDLY!!! :( 😍", 'Der Film war nicht gut, aber sehr schön.'];
+  out.push(
+    { name: 'text-scores explain (rules)', call: { kind: 'textScores', body: { texts: ruleTexts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, explain: true } } },
+    { name: 'text-scores explain (mean)', call: { kind: 'textScores', body: { texts: ruleTexts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, composition: 'mean', explain: true, goalConfig: goal('zscore') } } },
+  );
   return out;
 }
 
@@ -194,6 +200,9 @@ describe('offline scorer parity with the API (Chromium)', () => {
     expect(zs.data[0].goalScore).not.toBe(pc.data[0].goalScore);
     const wl = JSON.parse((await both(reqs[5].call)).api.raw);
     expect(wl.data.every((w: { goalScore: unknown }) => w.goalScore === null)).toBe(true);
+    const explained = JSON.parse((await both(reqs.find((r) => r.name === 'text-scores explain (rules)')!.call)).api.raw);
+    const rules = explained.data[5].explanation.mappers.sentiment_valence.tokens.flatMap((t: { rules: string[] }) => t.rules);
+    expect(rules).toEqual(expect.arrayContaining(['negated', 'contrast', 'caps', 'exclamation', 'emoticon', 'emoji']));
     const find = JSON.parse((await both(reqs[7].call)).api.raw);
     expect(find.data.length).toBe(25);
     expect(find.data.every((w: { modelRank: number }) => w.modelRank <= 20000)).toBe(true);

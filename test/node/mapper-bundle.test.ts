@@ -107,6 +107,17 @@ describe('mapper bundle format', () => {
     expect(b.value('valence', 2)).toBeNaN();
   });
 
+  it('stores the lexicon rows (format 2): isLexiconRow, checked as ascending vocabulary rows', () => {
+    const values = { valence: new Float32Array(50).fill(0.1) };
+    const b = parseMapperBundle(writeMapperBundle(info({ variables: ['valence'] }), values, { lexiconRows: [40, 3, 17] }));
+    expect(b.lexiconSize).toBe(3);
+    expect([3, 17, 40].every((r) => b.isLexiconRow(r))).toBe(true);
+    expect([0, 4, 39, 49, 50, -1].some((r) => b.isLexiconRow(r))).toBe(false);
+    expect(parseMapperBundle(writeMapperBundle(info({ variables: ['valence'] }), values)).lexiconSize).toBe(0);
+    expect(() => writeMapperBundle(info({ variables: ['valence'] }), values, { lexiconRows: [3, 3] })).toThrow(RangeError);
+    expect(() => writeMapperBundle(info({ variables: ['valence'] }), values, { lexiconRows: [50] })).toThrow(RangeError);
+  });
+
   it('a constant or all-NaN variable is stored exactly', () => {
     const bytes = writeMapperBundle(info({ variables: ['a', 'b'] }), { a: new Float32Array(5).fill(0.3), b: new Float32Array(5).fill(NaN) });
     const b = parseMapperBundle(bytes);
@@ -145,7 +156,7 @@ describe('mapper bundle format', () => {
     const version = bytes.slice();
     new DataView(version.buffer).setUint32(4, MAPPER_FORMAT_VERSION + 1, true);
     expect(code(() => parseMapperBundle(version))).toBe('UNSUPPORTED_VERSION');
-    expect(() => parseMapperBundle(version)).toThrow(/format version 2/);
+    expect(() => parseMapperBundle(version)).toThrow(new RegExp(`format version ${MAPPER_FORMAT_VERSION + 1}`));
   });
 
   it('refuses a bundle trained for another model', () => {

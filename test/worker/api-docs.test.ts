@@ -46,9 +46,13 @@ describe('OpenAPI document and /api/docs', () => {
     ]) {
       expect(doc.paths[path]?.[method], `${method} ${path}`).toBeTruthy();
     }
-    for (const name of ['TextScoresRequest', 'WordScoresRequest', 'Dimension', 'GoalConfig', 'EmbeddingModel', 'MapperCatalogEntry', 'Problem']) {
+    for (const name of ['TextScoresRequest', 'WordScoresRequest', 'Dimension', 'GoalConfig', 'EmbeddingModel', 'MapperCatalogEntry', 'Problem', 'Explanation', 'ExplainedToken']) {
       expect(doc.components.schemas[name], name).toBeTruthy();
     }
+    // Extensions of issue 13: composition and explain are documented request fields.
+    const textReq = doc.components.schemas.TextScoresRequest as { properties: Record<string, { enum?: string[]; description?: string }> };
+    expect(textReq.properties.composition.enum).toEqual(['rules', 'mean']);
+    expect(textReq.properties.explain.description).toMatch(/explanation/);
   });
 
   it('documents every route the app registers (the list comes from the app, not from this test)', async () => {

@@ -274,7 +274,8 @@ describe('text-scores', () => {
   ];
 
   it('one element per text, in order; scores are means over in-vocabulary non-stop tokens (lemma first)', async () => {
-    const r = await call('POST', `${WS_PATH}/text-scores`, { texts, embeddingModelId: m.id, dimensions, mapperKeys: ['emo_valence', 'emo_arousal'] });
+    // composition "mean": the plain mean (the default "rules" is tested below and in test/node/composition.test.ts).
+    const r = await call('POST', `${WS_PATH}/text-scores`, { texts, embeddingModelId: m.id, dimensions, mapperKeys: ['emo_valence', 'emo_arousal'], composition: 'mean' });
     expect(r.status).toBe(200);
     expect(r.body.data).toHaveLength(texts.length);
     const c1 = centroid64(m, ['good', 'happy', 'love'].map((w) => rowOf(m, w)));
@@ -308,6 +309,30 @@ describe('text-scores', () => {
     expect(r.body.data[2].dimensionScores).toEqual({});
     expect(r.body.data[2].modelRankScore).toBeNull();
     expect(r.body.data[3]).toEqual({ modelRankScore: null, goalScoreFactors: [], dimensionScores: {}, mapperScores: {} });
+  });
+
+  it('composition "rules" (default): negation flips mapper values and damps a manual dimension; explain lists the tokens', async () => {
+    const words = ['good', 'food', 'bread', 'river', 'dog', 'cats'].filter((w) => !Number.isNaN(valence[rowOf(m, w)]));
+    const text = `${words[0]} ${words[1]}`;
+    const r = await call('POST', `${WS_PATH}/text-scores`, { texts: [text, `not ${text}`], embeddingModelId: m.id, dimensions: [dimensions[0]], mapperKeys: ['emo_valence'], explain: true });
+    expect(r.status).toBe(200);
+    const [pos, neg] = r.body.data;
+    const v = words.slice(0, 2).map((w) => valence[rowOf(m, w)]);
+    close(pos.mapperScores.emo_valence, (v[0] + v[1]) / 2, 1e-4);
+    close(neg.mapperScores.emo_valence, (-0.74 * v[0] - 0.74 * v[1]) / 2, 1e-4);
+    close(neg.dimensionScores['1'], 0.26 * pos.dimensionScores['1'], 1e-5);
+    const toks = neg.explanation.mappers.emo_valence.tokens;
+    expect(toks.map((t: any) => t.string).sort()).toEqual(words.slice(0, 2).sort());
+    for (const t of toks) {
+      expect(t.rules).toContain('negated');
+      expect(`not ${text}`.slice(t.indexStart, t.indexEnd)).toBe(t.string);
+    }
+    expect(Object.keys(neg.explanation.dimensions)).toEqual(['1']);
+    expect(pos.explanation.mappers.emo_valence.tokens.every((t: any) => t.weight === 1)).toBe(true);
+    const bad = await call('POST', `${WS_PATH}/text-scores`, { texts: ['a'], embeddingModelId: m.id, composition: 'median' });
+    expect(bad.status).toBe(422);
+    const bad2 = await call('POST', `${WS_PATH}/text-scores`, { texts: ['a'], embeddingModelId: m.id, explain: 'yes' });
+    expect(bad2.status).toBe(422);
   });
 
   it('goalConfig: goalScore = sum(w*s)/sum(|w|), factors in order summing to goalScore', async () => {

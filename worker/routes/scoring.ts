@@ -11,7 +11,7 @@ import { getModel } from '../models';
 import { companionFor } from '../companion';
 import { storedSeedsFor } from '../dimensions';
 import { resolveMappers, Timing } from '../resources';
-import { getLexicon, getTokenizer } from '../text-language';
+import { getLexicon, getLanguageData, getTokenizer } from '../text-language';
 import { waitUntilOf } from '../shared-load';
 import {
   AutocompleteRequestSchema,
@@ -75,8 +75,9 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     const timing = new Timing();
     const ctx = waitUntilOf(c);
     const model = await getModel(c.env, body.embeddingModelId, ctx);
-    const [tokenize, lexicon, mappers, storedDimensions, companion] = await Promise.all([
+    const [tokenize, lang, lexicon, mappers, storedDimensions, companion] = await Promise.all([
       getTokenizer(c.env, model.manifest.language, ctx),
+      getLanguageData(c.env, model.manifest.language, ctx),
       getLexicon(c.env, model.manifest.language, ctx),
       resolveMappers(c.env, model, body.mapperKeys, ctx),
       storedSeedsFor(c.env, body.dimensions),
@@ -84,7 +85,7 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     ]);
     timing.mark('load');
     // A core refusal (ScoringError) is rendered by app.ts onError.
-    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats, lexicon, companion: companion?.index });
+    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats, lexicon, companion: companion?.index, composition: lang.meta.composition });
     timing.mark('compute');
     if (tokenCount > 0) await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
     timing.mark('meter');

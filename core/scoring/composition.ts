@@ -1,0 +1,582 @@
+/**
+ * Composition rules of text scores (decisions.md "Text scores that mean what they say";
+ * docs/text-scores.md): which tokens of a text are scored, and how negators, boosters and
+ * dampeners, contrast, all-caps and exclamation marks change each token's value and weight.
+ * Emoticons and emoji become items with a lexicon valence. Runtime-agnostic and linear in the
+ * text length; the word lists come from the language data (meta.composition).
+ *
+ * Constants are VADER's (Hutto & Gilbert 2014, vaderSentiment.py / npm vader-sentiment 1.1.3):
+ * N_SCALAR -0.74, B_INCR 0.293, B_DECR -0.293, C_INCR 0.733, 0.292 per "!" (at most 4), and the
+ * contrast weights 0.5 before / 1.5 after "but". VADER adds B_INCR, C_INCR and the "!" amount to
+ * a valence on its -4..4 scale; here the values live on each factor's own scale and most words
+ * are near neutral, so the increments act on the distance from neutral, relative to a typical
+ * rated word: the mean absolute valence of the VADER lexicon, 1.544 (7,517 entries). A booster
+ * thus scales that distance by 1 + 0.293 / 1.544 = 1.19, and a neutral word stays neutral
+ * (as in VADER, where a word without valence gets no increment).
+ */
+import type { CompositionData } from '../tokenizer/format';
+import type { TokenLike } from './types';
+
+export const VADER = {
+  N_SCALAR: -0.74,
+  B_INCR: 0.293,
+  B_DECR: -0.293,
+  C_INCR: 0.733,
+  /** Per exclamation mark, at most EXCL_MAX of them. */
+  EXCL_INCR: 0.292,
+  EXCL_MAX: 4,
+  BUT_BEFORE: 0.5,
+  BUT_AFTER: 1.5,
+  /** Mean |rating| over the 7,517 entries of vader_lexicon.txt (-4..4 scale). */
+  MEAN_ABS_VALENCE: 1.544,
+  /** VADER looks at most three words back for a booster. */
+  BOOSTER_WINDOW: 3,
+} as const;
+
+/** Relative factors on the distance from neutral (see the header). */
+export const FACTORS = {
+  booster: 1 + VADER.B_INCR / VADER.MEAN_ABS_VALENCE,
+  dampener: 1 + VADER.B_DECR / VADER.MEAN_ABS_VALENCE,
+  caps: 1 + VADER.C_INCR / VADER.MEAN_ABS_VALENCE,
+  exclamation: VADER.EXCL_INCR / VADER.MEAN_ABS_VALENCE,
+  /** Bipolar scales: flip and damp. */
+  negatedBipolar: VADER.N_SCALAR,
+  /** Unipolar scales (a dimension's cosine): damp by the same 74%. */
+  negatedUnipolar: 1 + VADER.N_SCALAR,
+  /** VADER's damping of a booster two and three words away. */
+  boosterDistance: [1, 1, 0.95, 0.9],
+} as const;
+
+/** Negators count up to this many scored tokens (decisions.md: "up to the next clause boundary or three content tokens"). */
+export const NEGATION_SCOPE = 3;
+
+export type CompositionMode = 'rules' | 'mean';
+
+/** A token with its position in the text (core/tokenizer tokens). */
+export interface PositionedToken extends TokenLike {
+  indexStart: number;
+  indexEnd: number;
+}
+
+export type RuleName =
+  'negated' | 'intensified' | 'downtoned' | 'contrast' | 'caps' | 'exclamation' | 'emoticon' | 'emoji';
+
+/** One scored item of a text: a token, or an emoticon/emoji (tokenIndex -1, `valence` set). */
+export interface ComposedItem {
+  tokenIndex: number;
+  string: string;
+  token: string;
+  indexStart: number;
+  indexEnd: number;
+  /** How many negations apply (double negation: 2). */
+  negations: number;
+  /** Product of the booster, dampener, caps and exclamation factors on the distance from neutral. */
+  scale: number;
+  /** Contrast weight (0.5 before, 1.5 after a contrast word in the same sentence; else 1). */
+  weight: number;
+  rules: RuleName[];
+  /** Emoticon/emoji valence in [-1, 1] (bipolar factors only). */
+  valence?: number;
+}
+
+/** The compiled word lists of a language (cached per CompositionData object). */
+export interface CompiledComposition {
+  negators: Set<string>;
+  needsOpener: Set<string>;
+  openers: Set<string>;
+  concord: boolean;
+  direction: CompositionData['negationDirection'];
+  notNegating: Set<string>;
+  boosters: Map<string, number>;
+  contrast: Set<string>;
+  polar: Set<string>;
+  emoticons: Map<string, number>;
+  emoji: Map<string, number>;
+  joiner: string;
+  /** Longest emoticon, in UTF-16 units. */
+  emoticonMax: number;
+  /** Every single-word key with its classes (C_* bits): one lookup per key instead of one per list. */
+  classes: Map<string, number>;
+  /** First tokens of the two-token phrases (only these build a pair key). */
+  pairHeads: Set<string>;
+  /** Characters that mark a chunk as a possible emoticon (not letters, digits or . , ! ? ' "). */
+  emoticonMarks: RegExp | null;
+}
+
+const cache = new WeakMap<CompositionData, CompiledComposition>();
+const C_NEG = 1;
+const C_OPENER_NEEDED = 2;
+const C_CONTRAST = 4;
+const C_BOOSTER = 8;
+const C_POLAR = 16;
+const C_PAIR_HEAD = 32;
+const EMPTY: CompositionData = {
+  negators: [],
+  negationDirection: 'forward',
+  notNegating: [],
+  boosters: {},
+  contrast: [],
+  polarStopWords: [],
+  emoticons: {},
+  emoji: {},
+};
+
+export function compileComposition(data: CompositionData | null | undefined): CompiledComposition {
+  const d = data ?? EMPTY;
+  let c = cache.get(d);
+  if (c) return c;
+  const emoticons = new Map(Object.entries(d.emoticons));
+  const joiner = d.joiner ?? ' ';
+  const pairHeads = new Set<string>();
+  for (const k of [...d.notNegating, ...Object.keys(d.boosters)]) {
+    if (joiner === ' ') {
+      const cut = k.indexOf(' ');
+      if (cut > 0) pairHeads.add(k.slice(0, cut));
+    } else {
+      for (let i = 1; i < k.length; i++) pairHeads.add(k.slice(0, i));
+    }
+  }
+  const marks = new Set<string>();
+  for (const k of emoticons.keys()) for (const ch of k) if (!/[\p{L}\p{N}.,!?'"]/u.test(ch)) marks.add(ch);
+  const esc = [...marks].map((ch) => ch.replace(/[\\\]^-]/g, '\\$&')).join('');
+  const classes = new Map<string, number>();
+  const mark = (keys: Iterable<string>, bit: number) => {
+    for (const k of keys) classes.set(k, (classes.get(k) ?? 0) | bit);
+  };
+  mark(d.negators, C_NEG);
+  mark(d.negationNeedsOpener ?? [], C_OPENER_NEEDED);
+  mark(d.contrast, C_CONTRAST);
+  mark(Object.keys(d.boosters), C_BOOSTER);
+  mark(d.polarStopWords, C_POLAR);
+  for (const k of pairHeads) classes.set(k, (classes.get(k) ?? 0) | C_PAIR_HEAD);
+  c = {
+    classes,
+    negators: new Set(d.negators),
+    needsOpener: new Set(d.negationNeedsOpener ?? []),
+    openers: new Set(d.negationOpeners ?? []),
+    concord: d.negativeConcord === true,
+    direction: d.negationDirection,
+    notNegating: new Set(d.notNegating),
+    boosters: new Map(Object.entries(d.boosters)),
+    contrast: new Set(d.contrast),
+    polar: new Set(d.polarStopWords),
+    emoticons,
+    emoji: new Map(Object.entries(d.emoji)),
+    joiner,
+    emoticonMax: Math.max(0, ...[...emoticons.keys()].map((k) => k.length)),
+    pairHeads,
+    emoticonMarks: esc ? new RegExp(`[${esc}]`, 'gu') : null,
+  };
+  cache.set(d, c);
+  return c;
+}
+
+const CLAUSE_BREAK = /[.,;:!?()[\]{}"“”«»„…\u3001\u3002\uff01\uff1f\uff0c\uff1b\uff1a]/;
+const SENTENCE_BREAK = /[.!?…\u3002\uff01\uff1f]|\n/;
+const EXCLAMATION = /[!\uff01]/g;
+const EMOJI = /\p{Extended_Pictographic}/gu;
+const EMOJI_ANY = /\p{Extended_Pictographic}/u;
+const TRAILING = /[.,!?;]+$/;
+const CASED = /\p{Lu}/u;
+const LOWER = /\p{Ll}/u;
+
+const isSpace = (c: number): boolean =>
+  c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || c === 0x2028 || c === 0x2029 || c === 0x85;
+
+/** "GOOD" (two or more letters, all upper case). */
+function isAllCaps(s: string): boolean {
+  return s.length >= 2 && CASED.test(s) && !LOWER.test(s);
+}
+
+/** Both lookup keys of a token: lower-cased surface (typographic apostrophe normalized) and lemma. */
+function keysOf(t: TokenLike): [string, string] {
+  const s = t.string.toLowerCase();
+  const l = t.token === t.string ? s : t.token.toLowerCase();
+  return [s.includes('\u2019') ? s.replace(/\u2019/g, "'") : s, l.includes('\u2019') ? l.replace(/\u2019/g, "'") : l];
+}
+
+const hasKey = (set: ReadonlySet<string>, k: [string, string]): boolean => set.has(k[0]) || set.has(k[1]);
+
+/**
+ * Composes a text: the scored items in text order with their rules. `tokens` must be the
+ * tokenizer's tokens of `text` (ascending offsets).
+ */
+export function composeText(
+  text: string,
+  tokens: readonly PositionedToken[],
+  rules: CompiledComposition,
+): ComposedItem[] {
+  const n = tokens.length;
+  const keys = tokens.map(keysOf);
+  const sc = scratch(n);
+  const {
+    cls,
+    kind,
+    covered,
+    clauseBefore,
+    negator,
+    contrastAt,
+    cancelled,
+    negations,
+    sentenceOf,
+    boosterOf,
+    scale,
+    weight,
+  } = sc;
+  const classes = rules.classes;
+  for (let i = 0; i < n; i++) {
+    const k = keys[i];
+    cls[i] = (classes.get(k[0]) ?? 0) | (k[1] !== k[0] ? (classes.get(k[1]) ?? 0) : 0);
+  }
+  /** 0 candidate, 1 function word (negator, booster, contrast), 2 not scored (stop word, covered by an emoticon). */
+  const symbols: ComposedItem[] = [];
+
+  // Emoticons: whitespace-separated chunks that are VADER emoticons (":)", ":-(", "<3", ":D"); only
+  // chunks holding an emoticon character are looked at.
+  const marks = rules.emoticonMarks;
+  if (marks) {
+    marks.lastIndex = 0;
+    let ti = 0;
+    for (let m = marks.exec(text); m; m = marks.exec(text)) {
+      let start = m.index;
+      while (start > 0 && !isSpace(text.charCodeAt(start - 1))) start--;
+      let end = m.index + 1;
+      while (end < text.length && !isSpace(text.charCodeAt(end))) end++;
+      marks.lastIndex = end;
+      if (end - start > rules.emoticonMax + 3) continue;
+      let chunk = text.slice(start, end);
+      let v = rules.emoticons.get(chunk) ?? rules.emoticons.get(chunk.toLowerCase());
+      if (v === undefined) {
+        chunk = chunk.replace(TRAILING, '');
+        v = chunk ? rules.emoticons.get(chunk) : undefined;
+      }
+      if (v === undefined) continue;
+      end = start + chunk.length;
+      symbols.push(symbol(chunk, start, end, v, 'emoticon'));
+      while (ti < n && tokens[ti].indexEnd <= start) ti++;
+      for (let j = ti; j < n && tokens[j].indexStart < end; j++) covered[j] = 1;
+    }
+  }
+  if (rules.emoji.size > 0 && EMOJI_ANY.test(text)) {
+    for (const m of text.matchAll(EMOJI)) {
+      const v = rules.emoji.get(m[0]);
+      if (v !== undefined) symbols.push(symbol(m[0], m.index!, m.index! + m[0].length, v, 'emoji'));
+    }
+  }
+
+  // Gaps: clause and sentence breaks before each token; '!' count of the gap after the last token.
+  const bangs: number[] = [];
+  let sentence = 0;
+  for (let i = 0; i <= n; i++) {
+    const from = i === 0 ? 0 : tokens[i - 1].indexEnd;
+    const to = i === n ? text.length : tokens[i].indexStart;
+    if (to - from <= 1 && (to === from || text.charCodeAt(from) === 32)) {
+      // no gap or one space: neither a clause nor a sentence break (the common case, checked cheaply)
+      if (i < n) sentenceOf[i] = sentence;
+      continue;
+    }
+    const gap = text.slice(from, to);
+    if (i > 0 && CLAUSE_BREAK.test(gap)) clauseBefore[i] = 1;
+    if (i > 0 && SENTENCE_BREAK.test(gap)) {
+      bangs.push((gap.match(EXCLAMATION) ?? []).length);
+      sentence++;
+      clauseBefore[i] = 1;
+    }
+    if (i < n) sentenceOf[i] = sentence;
+  }
+  if (bangs.length === sentence) bangs.push(0);
+
+  // Function words and two-token phrases ("not only", "kind of").
+  const pair = (i: number): [string, string] | null =>
+    i + 1 < n && !clauseBefore[i + 1] && (cls[i] & C_PAIR_HEAD) !== 0
+      ? [keys[i][0] + rules.joiner + keys[i + 1][0], keys[i][1] + rules.joiner + keys[i + 1][1]]
+      : null;
+  let notOnlyInSentence = -1;
+  for (let i = 0; i < n; i++) {
+    if (covered[i]) {
+      kind[i] = 2;
+      continue;
+    }
+    const k = keys[i];
+    const p = pair(i);
+    if (p && hasKey(rules.notNegating, p)) {
+      kind[i] = kind[i + 1] = 1;
+      cancelled[i] = cancelled[i + 1] = 1;
+      notOnlyInSentence = sentenceOf[i];
+      i++;
+      continue;
+    }
+    if (p && (rules.boosters.has(p[0]) || rules.boosters.has(p[1]))) {
+      kind[i] = kind[i + 1] = 1;
+      boosterOf[i + 1] = rules.boosters.get(p[0]) ?? rules.boosters.get(p[1])!;
+      i++;
+      continue;
+    }
+    const c = cls[i];
+    if (c & C_NEG) {
+      kind[i] = 1;
+      negator[i] = c & C_OPENER_NEEDED ? 2 : 1;
+    } else if (c & C_CONTRAST) {
+      kind[i] = 1;
+      if (notOnlyInSentence !== sentenceOf[i]) contrastAt[i] = 1;
+      else cancelled[i] = 1;
+      clauseBefore[i] = 1;
+      if (i + 1 < n) clauseBefore[i + 1] = 1;
+    } else if (c & C_BOOSTER) {
+      kind[i] = 1;
+      boosterOf[i] = rules.boosters.get(k[0]) ?? rules.boosters.get(k[1])!;
+    } else if (tokens[i].isStop && !(c & C_POLAR)) {
+      kind[i] = 2;
+    }
+  }
+
+  // A booster with no scored token after it in its clause ("Das war super.") is a word like any other.
+  const ruleSets: Array<RuleName[] | undefined> = new Array(n);
+  const rulesOf = (i: number): RuleName[] => (ruleSets[i] ??= []);
+  for (let i = 0; i < n; i++) {
+    if (boosterOf[i] === 0) continue;
+    let target = -1;
+    for (let j = i + 1; j < n && j <= i + VADER.BOOSTER_WINDOW && !clauseBefore[j]; j++) {
+      if (kind[j] === 0) {
+        target = j;
+        break;
+      }
+    }
+    if (target < 0) {
+      if (!tokens[i].isStop || cls[i] & C_POLAR) kind[i] = 0;
+      continue;
+    }
+    const decay = FACTORS.boosterDistance[Math.min(target - i, 3)];
+    if (boosterOf[i] > 0) {
+      scale[target] *= 1 + (FACTORS.booster - 1) * decay;
+      addRule(rulesOf(target), 'intensified');
+    } else {
+      scale[target] *= 1 - (1 - FACTORS.dampener) * decay;
+      addRule(rulesOf(target), 'downtoned');
+    }
+  }
+
+  // Negation scopes: each active forward scope covers its next NEGATION_SCOPE scored tokens.
+  let scopes: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (clauseBefore[i]) scopes = [];
+    if (negator[i] && !cancelled[i]) {
+      const inScope =
+        scopes.length > 0 || (rules.direction === 'backward' && i > 0 && negator[i - 1] > 0 && !clauseBefore[i]);
+      if (negator[i] === 2 && !inScope) {
+        // "plus" without "ne": not a negation; a content word ("personne") is scored as usual.
+        if (!tokens[i].isStop) kind[i] = 0;
+        continue;
+      }
+      if (inScope && rules.concord) {
+        // Negative concord: "ne ... jamais rien", "ありませ|ん" are one negation.
+        scopes = scopes.map(() => NEGATION_SCOPE);
+        continue;
+      }
+      if (rules.direction === 'backward') {
+        negateBackward(i);
+        continue;
+      }
+      let hasTarget = false;
+      for (let j = i + 1; j < n && !clauseBefore[j]; j++) {
+        if (kind[j] === 0) {
+          hasTarget = true;
+          break;
+        }
+      }
+      // German: a negator with nothing after it in its clause looks back ("Ich mag es nicht.").
+      if (!hasTarget && rules.direction === 'forward-else-backward') negateBackward(i);
+      else scopes.push(NEGATION_SCOPE); // a second negator inside a scope (en, de) negates again
+      continue;
+    }
+    if (kind[i] === 0 && scopes.length > 0) {
+      negations[i] = scopes.length;
+      addRule(rulesOf(i), 'negated');
+      scopes = scopes.map((left) => left - 1).filter((left) => left > 0);
+    }
+  }
+
+  function negateBackward(i: number): void {
+    for (let j = i - 1, left = NEGATION_SCOPE; j >= 0 && left > 0; j--) {
+      if (kind[j] === 0) {
+        negations[j]++;
+        addRule(rulesOf(j), 'negated');
+        left--;
+      }
+      if (clauseBefore[j]) break;
+    }
+  }
+
+  // Contrast: the first contrast word of a sentence weights the sentence before it 0.5 and after it 1.5.
+  let si = 0;
+  while (si < n) {
+    let end = si;
+    while (end < n && sentenceOf[end] === sentenceOf[si]) end++;
+    let c = -1;
+    for (let j = si; j < end; j++) {
+      if (contrastAt[j]) {
+        c = j;
+        break;
+      }
+    }
+    if (c >= 0) {
+      for (let j = si; j < end; j++) {
+        if (kind[j] !== 0) continue;
+        weight[j] = j < c ? VADER.BUT_BEFORE : VADER.BUT_AFTER;
+        addRule(rulesOf(j), 'contrast');
+      }
+    }
+    si = end;
+  }
+
+  // All-caps emphasis (only when the text mixes cases, as VADER's allcap_differential) and "!".
+  let caps = 0;
+  let words = 0;
+  for (let i = 0; i < n; i++) {
+    if (!CASED.test(tokens[i].string) && !LOWER.test(tokens[i].string)) continue;
+    words++;
+    if (isAllCaps(tokens[i].string)) caps++;
+  }
+  const capsDiff = caps > 0 && caps < words;
+  const items: ComposedItem[] = [];
+  for (let i = 0; i < n; i++) {
+    if (kind[i] !== 0) continue;
+    let s = scale[i];
+    if (capsDiff && isAllCaps(tokens[i].string)) {
+      s *= FACTORS.caps;
+      addRule(rulesOf(i), 'caps');
+    }
+    const b = Math.min(bangs[sentenceOf[i]] ?? 0, VADER.EXCL_MAX);
+    if (b > 0) {
+      s *= 1 + b * FACTORS.exclamation;
+      addRule(rulesOf(i), 'exclamation');
+    }
+    const t = tokens[i];
+    items.push({
+      tokenIndex: i,
+      string: t.string,
+      token: t.token,
+      indexStart: t.indexStart,
+      indexEnd: t.indexEnd,
+      negations: negations[i],
+      scale: s,
+      weight: weight[i],
+      rules: ruleSets[i] ?? NO_RULES,
+    });
+  }
+  if (symbols.length > 0) {
+    // Symbols take the contrast weight of their sentence side and merge in text order.
+    for (const sym of symbols) {
+      const next = lowerBound(tokens, sym.indexStart);
+      const ref = next < n ? next : n - 1;
+      if (ref >= 0 && weight[ref] !== 1 && sentenceOf[ref] === sentenceOf[Math.max(0, next - 1)]) {
+        sym.weight = weight[ref];
+        addRule(sym.rules, 'contrast');
+      }
+    }
+    items.push(...symbols);
+    items.sort((a, b) => a.indexStart - b.indexStart);
+  }
+  return items;
+}
+
+function symbol(s: string, start: number, end: number, valence: number, rule: 'emoticon' | 'emoji'): ComposedItem {
+  return {
+    tokenIndex: -1,
+    string: s,
+    token: s,
+    indexStart: start,
+    indexEnd: end,
+    negations: 0,
+    scale: 1,
+    weight: 1,
+    rules: [rule],
+    valence,
+  };
+}
+
+/**
+ * Per-token working arrays, reused across calls (one composition at a time: the scorer is
+ * synchronous). cls: list classes; kind: 0 scored, 1 function word, 2 not scored; negator: 1
+ * negator, 2 needs an opener; cancelled: "not only" (neither negation nor contrast); boosterOf:
+ * +1 booster / -1 dampener; scale and weight start at 1.
+ */
+interface Scratch {
+  cls: Uint8Array;
+  kind: Uint8Array;
+  covered: Uint8Array;
+  clauseBefore: Uint8Array;
+  negator: Uint8Array;
+  contrastAt: Uint8Array;
+  cancelled: Uint8Array;
+  negations: Uint8Array;
+  sentenceOf: Int32Array;
+  boosterOf: Float64Array;
+  scale: Float64Array;
+  weight: Float64Array;
+}
+let scratchCap = 0;
+let scratchBuf: Scratch | null = null;
+function scratch(n: number): Scratch {
+  if (!scratchBuf || n + 1 > scratchCap) {
+    scratchCap = Math.max(64, 2 * (n + 1));
+    const u8 = () => new Uint8Array(scratchCap);
+    scratchBuf = {
+      cls: u8(),
+      kind: u8(),
+      covered: u8(),
+      clauseBefore: u8(),
+      negator: u8(),
+      contrastAt: u8(),
+      cancelled: u8(),
+      negations: u8(),
+      sentenceOf: new Int32Array(scratchCap),
+      boosterOf: new Float64Array(scratchCap),
+      scale: new Float64Array(scratchCap),
+      weight: new Float64Array(scratchCap),
+    };
+  }
+  const b = scratchBuf;
+  const m = n + 1;
+  b.kind.fill(0, 0, m);
+  b.covered.fill(0, 0, m);
+  b.clauseBefore.fill(0, 0, m);
+  b.negator.fill(0, 0, m);
+  b.contrastAt.fill(0, 0, m);
+  b.cancelled.fill(0, 0, m);
+  b.negations.fill(0, 0, m);
+  b.boosterOf.fill(0, 0, m);
+  b.scale.fill(1, 0, m);
+  b.weight.fill(1, 0, m);
+  return b;
+}
+
+/** Shared empty rule list of items without a rule (never mutated). */
+const NO_RULES: RuleName[] = [];
+
+function addRule(list: RuleName[], r: RuleName): void {
+  if (!list.includes(r)) list.push(r);
+}
+
+/** First token starting at or after `pos`. */
+function lowerBound(tokens: readonly PositionedToken[], pos: number): number {
+  let lo = 0;
+  let hi = tokens.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (tokens[mid].indexStart < pos) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The value an item contributes on a factor's scale: its distance from `neutral` scaled by the
+ * emphasis factors, and per negation multiplied by N_SCALAR (bipolar: flipped and damped) or
+ * by 1 + N_SCALAR (unipolar: damped).
+ */
+export function composedValue(value: number, item: ComposedItem, neutral: number, bipolar: boolean): number {
+  let d = (value - neutral) * item.scale;
+  for (let k = 0; k < item.negations; k++) d *= bipolar ? FACTORS.negatedBipolar : FACTORS.negatedUnipolar;
+  return neutral + d;
+}
