@@ -11,7 +11,11 @@ export const VOCAB_FLAG = {
   STOP: 1 << 0,
   /** Pronoun, auxiliary or modal verb (closed classes of the language data). */
   FUNCTION: 1 << 1,
-  /** A word of the model's language: a pinned dictionary word list or the language lexicon has it. */
+  /**
+   * A word of the model's language: the pinned word list has it in lower case (or, for a proper
+   * noun or acronym, the word list and the language lexicon both know it); without a word list,
+   * the language lexicon has it.
+   */
   DICTIONARY: 1 << 2,
   /** Proper noun: the word lists know it only capitalized ("Berlin"). */
   PROPER: 1 << 3,
@@ -26,6 +30,11 @@ export const VOCAB_FLAG = {
   ADV: 1 << 9,
   /** A number written in digits or words ("12", "twelve"). */
   NUMBER: 1 << 10,
+  /**
+   * One or two letters of an alphabetic script ("hi", "ni", "tv"): in web and news corpora these
+   * are abbreviations, symbols and interjections far more often than words a person would pick.
+   */
+  SHORT: 1 << 11,
 } as const;
 
 export const POS_MASK = VOCAB_FLAG.NOUN | VOCAB_FLAG.VERB | VOCAB_FLAG.ADJ | VOCAB_FLAG.ADV;
@@ -55,9 +64,9 @@ export interface QualityFilterOptions {
 
 /**
  * The default quality filter (one function for every caller): true when `row` may be suggested.
- * Default: a letter, not a stop word, pronoun, auxiliary or number, a dictionary word (or a
- * known proper noun / acronym), within the rank limit, and sharing a part of speech with the
- * seeds when both are known. rankLimit -1 widens it to: a letter, not a stop word or pronoun.
+ * Default: a letter, not a stop word, pronoun, auxiliary or number, not one or two Latin/Greek/
+ * Cyrillic letters, a dictionary word (proper nouns included), within the rank limit,
+ * and sharing a part of speech with the seeds when both are known. rankLimit -1 widens it to: a letter, not a stop word or pronoun.
  */
 export function passesQualityFilter(index: FlaggedIndex, row: number, options: QualityFilterOptions = {}): boolean {
   const f = index.flags(row);
@@ -65,8 +74,8 @@ export function passesQualityFilter(index: FlaggedIndex, row: number, options: Q
   const limit = options.rankLimit ?? DEFAULT_WORDRANK_LIMIT;
   if (limit === -1) return true;
   if (row >= limit) return false;
-  if (f & VOCAB_FLAG.NUMBER) return false;
-  if (!(f & (VOCAB_FLAG.DICTIONARY | VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM))) return false;
+  if (f & (VOCAB_FLAG.NUMBER | VOCAB_FLAG.SHORT)) return false;
+  if (!(f & VOCAB_FLAG.DICTIONARY)) return false;
   const seedPos = options.seedPos ?? 0;
   const pos = f & POS_MASK;
   return seedPos === 0 || pos === 0 || (pos & seedPos) !== 0;
@@ -81,12 +90,12 @@ export function qualityFilter(index: FlaggedIndex, options: QualityFilterOptions
 export function isJunk(index: FlaggedIndex, row: number): boolean {
   const f = index.flags(row);
   if (!(f & VOCAB_FLAG.LETTER)) return true;
-  return !(f & (VOCAB_FLAG.DICTIONARY | VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM)) && row >= DEFAULT_WORDRANK_LIMIT;
+  return !(f & VOCAB_FLAG.DICTIONARY) && row >= DEFAULT_WORDRANK_LIMIT;
 }
 
-/** A dictionary word (or known proper noun / acronym). */
+/** A dictionary word (proper nouns included). */
 export function isDictionaryRow(index: FlaggedIndex, row: number): boolean {
-  return (index.flags(row) & (VOCAB_FLAG.DICTIONARY | VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM)) !== 0;
+  return (index.flags(row) & VOCAB_FLAG.DICTIONARY) !== 0;
 }
 
 /** The word in the casing a person expects: proper nouns capitalized, acronyms in capitals. */

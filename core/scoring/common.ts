@@ -56,6 +56,96 @@ export function seedRows(index: VectorIndex, words: readonly string[] | undefine
   return rows;
 }
 
+/** A phrase ("ice cream", "New York"): its unit vector and the rows of its words. */
+export interface Phrase {
+  /** As written (trimmed). */
+  text: string;
+  /** Lower-cased, single-spaced: the identity of the phrase. */
+  key: string;
+  vector: Float32Array;
+  rows: number[];
+}
+
+/** Seeds of a request: single words as rows, phrases as vectors. */
+export interface SeedSet {
+  rows: number[];
+  phrases: Phrase[];
+}
+
+const SPACE = /\s+/u;
+
+/** True when the trimmed entry holds more than one word. */
+export function isPhrase(entry: string): boolean {
+  return SPACE.test(entry.trim());
+}
+
+/**
+ * A phrase's vector: the mean of its words' unit vectors, re-normalized; null when any word is
+ * unknown (decisions.md "Vocabulary quality").
+ */
+export function phraseOf(index: VectorIndex, entry: string): Phrase | null {
+  const text = entry.trim();
+  const words = text.split(SPACE);
+  const rows: number[] = [];
+  for (const w of words) {
+    const r = index.rowOf(w);
+    if (r < 0) return null;
+    rows.push(r);
+  }
+  const sum = new Float32Array(index.dims);
+  for (const r of rows) {
+    const v = index.vector(r);
+    for (let j = 0; j < sum.length; j++) sum[j] += v[j];
+  }
+  const vector = unit(sum);
+  return vector ? { text, key: words.join(' ').toLowerCase(), vector, rows } : null;
+}
+
+/** Distinct in-vocabulary rows and known phrases of the entries, in first-seen order. */
+export function seedSet(index: VectorIndex, entries: readonly string[] | undefined): SeedSet {
+  const rows: number[] = [];
+  const phrases: Phrase[] = [];
+  const seenRows = new Set<number>();
+  const seenPhrases = new Set<string>();
+  for (const e of entries ?? []) {
+    if (isPhrase(e)) {
+      const p = phraseOf(index, e);
+      if (p && !seenPhrases.has(p.key)) {
+        seenPhrases.add(p.key);
+        phrases.push(p);
+      }
+      continue;
+    }
+    const r = index.rowOf(e.trim());
+    if (r >= 0 && !seenRows.has(r)) {
+      seenRows.add(r);
+      rows.push(r);
+    }
+  }
+  return { rows, phrases };
+}
+
+/**
+ * Mean of the seeds' unit vectors (words and phrases alike), re-normalized; null without seeds.
+ * Without phrases this is exactly index.centroid(rows) (the kernel).
+ */
+export function seedCentroid(index: VectorIndex, seeds: SeedSet): Float32Array | null {
+  if (seeds.phrases.length === 0) return index.centroid(seeds.rows);
+  const sum = new Float32Array(index.dims);
+  for (const r of seeds.rows) {
+    const v = index.vector(r);
+    for (let j = 0; j < sum.length; j++) sum[j] += v[j];
+  }
+  for (const p of seeds.phrases) for (let j = 0; j < sum.length; j++) sum[j] += p.vector[j];
+  return unit(sum);
+}
+
+/** Cache key of a seed set (ignores order). */
+function seedKey(seeds: SeedSet): string {
+  const phrases = seeds.phrases.map((p) => p.key).sort();
+  return sortedKey(seeds.rows) + (phrases.length ? `+${phrases.join('|')}` : '');
+}
+
 /** A dimension ready to score: its unit query vector, or null when its seeds give none. */
 export interface DimensionQuery {
   id: number;
@@ -83,7 +173,8 @@ const sortedKey = (rows: readonly number[]): string => [...rows].sort((a, b) => 
  * Query vector of each requested dimension. `manual`: centroid of `words`. `dimension`:
  * centroid of the stored seeds merged with `words` (unknown id: DIMENSION_NOT_FOUND).
  * `axis`: unit(centroid(words) - centroid(oppositeWords)), so the score is
- * cos(word, centroid(+) - centroid(-)). Seeds outside the vocabulary are ignored.
+ * cos(word, centroid(+) - centroid(-)). Seeds outside the vocabulary are ignored; a phrase
+ * ("ice cream") counts as one seed with the mean of its words' unit vectors (seedSet).
  */
 export function dimensionQueries(
   index: VectorIndex,
@@ -106,13 +197,13 @@ export function dimensionQueries(
       words = [...seeds.words, ...words];
       storedName = seeds.name;
     }
-    const pos = seedRows(index, words);
+    const pos = seedSet(index, words);
     let query: Float32Array | null;
     let statsKey: string;
     if (d.type === 'axis') {
-      const neg = seedRows(index, d.oppositeWords);
-      const cp = index.centroid(pos);
-      const cn = index.centroid(neg);
+      const neg = seedSet(index, d.oppositeWords);
+      const cp = seedCentroid(index, pos);
+      const cn = seedCentroid(index, neg);
       if (cp && cn) {
         const diff = new Float32Array(cp.length);
         for (let j = 0; j < cp.length; j++) diff[j] = cp[j] - cn[j];
@@ -120,10 +211,10 @@ export function dimensionQueries(
       } else {
         query = null;
       }
-      statsKey = `axis:${sortedKey(pos)}|${sortedKey(neg)}`;
+      statsKey = `axis:${seedKey(pos)}|${seedKey(neg)}`;
     } else {
-      query = index.centroid(pos);
-      statsKey = `dim:${sortedKey(pos)}`;
+      query = seedCentroid(index, pos);
+      statsKey = `dim:${seedKey(pos)}`;
     }
     // Goal factor label: the request's name, else the stored dimension's name, else the id.
     out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey });

@@ -3,7 +3,8 @@
  */
 import { MAX_K } from '../kernels';
 import type { VectorIndex } from '../types';
-import { dimensionQueries, frequencyScore, hasLetter, seedRows } from './common';
+import { DEFAULT_WORDRANK_LIMIT, passesQualityFilter, POS_MASK } from '../vocab-quality';
+import { dimensionQueries, frequencyScore, phraseOf, isPhrase, seedCentroid, seedSet, type Phrase } from './common';
 import type {
   ResolvedMapper,
   ScoredWord,
@@ -20,67 +21,66 @@ export interface WordScoringInput {
   storedDimensions: StoredDimensionSeeds;
 }
 
-/** Per index (models are immutable): the rows that contain a letter, for the find-and-score fallback. */
-const letterRowsByIndex = new WeakMap<VectorIndex, Int32Array>();
-
-/** Rows of the vocabulary whose entry contains a letter, in frequency order (computed once per index). */
-function letterRowsOf(index: VectorIndex): Int32Array {
-  let rows = letterRowsByIndex.get(index);
-  if (!rows) {
-    const out = new Int32Array(index.size);
-    let n = 0;
-    for (let r = 0; r < index.size; r++) if (hasLetter(index.word(r))) out[n++] = r;
-    rows = out.slice(0, n);
-    letterRowsByIndex.set(index, rows);
-  }
-  return rows;
+export interface CandidateOptions {
+  /** Rank cutoff: DEFAULT_WORDRANK_LIMIT when absent; -1 for none (and the widened filter). */
+  wordrankLimit?: number;
+  /** Rows never returned (the seeds and the words of seed phrases). */
+  excludedRows?: ReadonlySet<number>;
+  /** Lower-cased words never returned (the seeds as written). */
+  excludedWords?: ReadonlySet<string>;
+  /** Skip the seeds' WordNet antonyms (artifact section ANTO). */
+  excludeAntonyms?: boolean;
+  /** Seed rows whose parts of speech (and antonyms) the filter uses. */
+  seedRows?: readonly number[];
 }
 
 /**
- * Find-and-score candidates: the `limit` distinct lower-cased words closest to the centroid,
- * within the rank cutoff, skipping the seed words and entries without a letter. A cased
- * vocabulary may hold one word in several casings; the closest entry stands for the word and
- * the others do not use up the limit. The fast path takes the kernel's top-k with headroom for
- * skipped rows; when that is not enough, it ranks the eligible rows explicitly, widening k until
- * `limit` distinct words are found or every eligible row is ranked (at most MAX_K rows).
+ * Find-and-score candidates (also the entry point for seed expansion): the `limit` distinct
+ * lower-cased words closest to `centroid` that pass the default quality filter
+ * (core/vocab-quality.ts passesQualityFilter: within the rank limit, no stop words, pronouns,
+ * auxiliaries, numbers or non-words, same part of speech as the seeds where known), skipping
+ * excluded rows and words and, with excludeAntonyms, the seeds' antonyms. A cased vocabulary
+ * may hold one word in several casings; the closest entry stands for the word and the others do
+ * not use up the limit. The fast path takes the kernel's top-k with headroom for skipped rows;
+ * when that is not enough, it ranks the eligible rows explicitly, widening k until `limit`
+ * distinct words are found or every eligible row is ranked (at most MAX_K rows).
  */
-function findCandidates(
-  index: VectorIndex,
-  centroid: Float32Array,
-  limit: number,
-  cutoff: number | undefined,
-  excludedRows: Set<number>,
-  excludedWords: Set<string>,
-): number[] {
+export function findCandidates(index: VectorIndex, centroid: Float32Array, limit: number, options: CandidateOptions = {}): number[] {
+  const rankLimit = options.wordrankLimit ?? DEFAULT_WORDRANK_LIMIT;
+  const cutoff = rankLimit === -1 ? undefined : rankLimit;
+  const excludedRows = new Set(options.excludedRows ?? []);
+  const excludedWords = options.excludedWords ?? new Set<string>();
+  let seedPos = 0;
+  for (const r of options.seedRows ?? []) {
+    seedPos |= index.flags(r) & POS_MASK;
+    if (options.excludeAntonyms) for (const a of index.antonyms(r)) excludedRows.add(a);
+  }
+  const accept = (r: number): boolean =>
+    !excludedRows.has(r) && passesQualityFilter(index, r, { rankLimit, seedPos }) && !excludedWords.has(index.word(r).toLowerCase());
+
   /** The first row of each new lower-cased word in `rows` (best first), up to `limit`. */
   const pick = (rows: Int32Array, checkEligible: boolean): number[] => {
     const seen = new Set<string>();
     const picked: number[] = [];
     for (let i = 0; i < rows.length && picked.length < limit; i++) {
       const r = rows[i];
-      if (checkEligible && excludedRows.has(r)) continue;
-      const w = index.word(r);
-      const lower = w.toLowerCase();
-      if (seen.has(lower) || (checkEligible && (excludedWords.has(lower) || !hasLetter(w)))) continue;
+      if (checkEligible && !accept(r)) continue;
+      const lower = index.word(r).toLowerCase();
+      if (seen.has(lower)) continue;
       seen.add(lower);
       picked.push(r);
     }
     return picked;
   };
   const available = cutoff !== undefined ? Math.min(cutoff, index.size) : index.size;
-  const k = Math.min(MAX_K, available, limit + excludedRows.size + 32);
+  const k = Math.min(MAX_K, available, 2 * limit + excludedRows.size + 64);
   if (k <= 0) return [];
   const first = index.topK(centroid, k, cutoff !== undefined ? { rankCutoff: cutoff } : undefined);
   const picked = pick(first.rows, true);
   if (picked.length >= limit || first.rows.length < k) return picked;
   // Too many skipped rows or casings: rank the eligible rows explicitly.
-  const letters = letterRowsOf(index);
   const rows: number[] = [];
-  for (let i = 0; i < letters.length; i++) {
-    const r = letters[i];
-    if (r >= available) break;
-    if (!excludedRows.has(r) && !excludedWords.has(index.word(r).toLowerCase())) rows.push(r);
-  }
+  for (let r = 0; r < available; r++) if (accept(r)) rows.push(r);
   if (rows.length === 0) return [];
   const eligible = Int32Array.from(rows);
   for (let kk = Math.min(limit, eligible.length, MAX_K); ; kk = Math.min(2 * kk, eligible.length, MAX_K)) {
@@ -115,57 +115,100 @@ function avg(values: Array<number | null | undefined>): number | null {
   return n > 0 ? s / n : null;
 }
 
+/** A whitelist entry to score: a vocabulary row or a phrase. */
+type Scored = { row: number; phrase?: undefined } | { row: -1; phrase: Phrase };
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+}
+
 export function scoreWords(req: WordScoresRequest, input: WordScoringInput): WordScoresResponse {
   const { index, mappers } = input;
   const dims = dimensionQueries(index, req.dimensions, input.storedDimensions);
-  const seeds = seedRows(index, req.seedWords);
-  const centroid = index.centroid(seeds);
+  const seeds = seedSet(index, req.seedWords);
+  const centroid = seedCentroid(index, seeds);
 
-  // Rows to score, in output order, distinct.
-  let rows: number[];
+  // Entries to score, in output order, distinct.
+  let entries: Scored[];
   const whitelist = req.whitelistWords ?? [];
   if (whitelist.length > 0) {
-    rows = [];
-    // One row per lower-cased word (a repeated row has a repeated word).
+    entries = [];
+    // One entry per lower-cased word or phrase (a repeated row has a repeated word).
     const seenWords = new Set<string>();
     for (const w of whitelist) {
+      if (isPhrase(w)) {
+        const p = phraseOf(index, w);
+        if (!p || seenWords.has(p.key)) continue;
+        seenWords.add(p.key);
+        entries.push({ row: -1, phrase: p });
+        continue;
+      }
       const r = index.rowOf(w.trim());
       if (r < 0) continue;
       const lower = index.word(r).toLowerCase();
       if (seenWords.has(lower)) continue;
       seenWords.add(lower);
-      rows.push(r);
+      entries.push({ row: r });
     }
   } else if (centroid) {
     const limit = req.limit ?? FIND_LIMIT_DEFAULT;
-    const cutoff = req.wordrankLimit === undefined || req.wordrankLimit === -1 ? undefined : req.wordrankLimit;
-    const excludedWords = new Set((req.seedWords ?? []).map((w) => w.trim().toLowerCase()));
-    rows = findCandidates(index, centroid, limit, cutoff, new Set(seeds), excludedWords);
+    const phraseRows = seeds.phrases.flatMap((p) => p.rows);
+    const excludedWords = new Set<string>();
+    for (const w of req.seedWords ?? []) for (const part of w.trim().toLowerCase().split(/\s+/u)) excludedWords.add(part);
+    const rows = findCandidates(index, centroid, limit, {
+      wordrankLimit: req.wordrankLimit,
+      excludedRows: new Set([...seeds.rows, ...phraseRows]),
+      excludedWords,
+      excludeAntonyms: req.excludeAntonyms === true,
+      seedRows: [...seeds.rows, ...phraseRows],
+    });
+    entries = rows.map((row) => ({ row }));
   } else {
-    rows = [];
+    entries = [];
   }
 
-  const rowArr = Int32Array.from(rows);
-  const seedScores = centroid && rowArr.length > 0 ? index.scores(centroid, rowArr) : null;
-  const dimScores = dims.map((d) => (d.query && rowArr.length > 0 ? index.scores(d.query, rowArr) : null));
+  const rowArr = Int32Array.from(entries.filter((e) => !e.phrase).map((e) => e.row));
+  // Scores of the row entries via the kernel; of phrases by their vectors.
+  const rowScores = (query: Float32Array | null): ((e: Scored, i: number) => number) | null => {
+    if (!query) return null;
+    const s = rowArr.length > 0 ? index.scores(query, rowArr) : new Float32Array(0);
+    const at = new Map<number, number>();
+    let k = 0;
+    entries.forEach((e, i) => {
+      if (!e.phrase) at.set(i, s[k++]);
+    });
+    return (e, i) => (e.phrase ? dot(query, e.phrase.vector) : at.get(i)!);
+  };
+  const seedScores = rowScores(centroid);
+  const dimScores = dims.map((d) => rowScores(d.query));
   const weight = req.seedScore ?? null;
+  const mapperValue = (m: ResolvedMapper, e: Scored): number => {
+    if (!e.phrase) return m.values.value(m.variable, e.row);
+    // A phrase: the mean of its words' values (none when a word has none).
+    let sum = 0;
+    for (const r of e.phrase.rows) sum += m.values.value(m.variable, r);
+    return sum / e.phrase.rows.length;
+  };
 
-  const data: ScoredWord[] = rows.map((r, i) => {
-    const seedScore = seedScores ? seedScores[i] : null;
+  const data: ScoredWord[] = entries.map((e, i) => {
+    const seedScore = seedScores ? seedScores(e, i) : null;
     const dimensionScores: Record<string, number> = {};
     dims.forEach((d, k) => {
       const s = dimScores[k];
-      if (s) dimensionScores[d.key] = s[i];
+      if (s) dimensionScores[d.key] = s(e, i);
     });
     const mapperScores: Record<string, number> = {};
     for (const m of mappers) {
-      const v = m.values.value(m.variable, r);
+      const v = mapperValue(m, e);
       if (!Number.isNaN(v)) mapperScores[m.id] = v;
     }
     return {
-      word: index.word(r).toLowerCase(),
+      // A phrase is returned as written; its rank is that of its least frequent word.
+      word: e.phrase ? e.phrase.text : index.word(e.row).toLowerCase(),
       seedScore,
-      modelRank: r + 1,
+      modelRank: e.phrase ? Math.max(...e.phrase.rows) + 1 : e.row + 1,
       seedScoreQuartile: -1,
       modelRankQuartile: -1,
       dimensionScores,
