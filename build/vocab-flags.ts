@@ -44,14 +44,20 @@ function hunspell(pkg: string): Checker {
   return nspell(fs.readFileSync(path.join(dir, 'index.aff')), fs.readFileSync(path.join(dir, 'index.dic')));
 }
 
+/** Loaded once per process (an import of many small models pays once). */
+function once<T>(load: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= load());
+}
+
 /** Pinned word lists per language (the hook for de/fr: hunspell('dictionary-de'), ...). */
 const WORD_LISTS: Partial<Record<Language, () => Checker>> = {
-  en: () => hunspell('dictionary-en'),
+  en: once(() => hunspell('dictionary-en')),
 };
 
 /** Antonym pairs (words) per language. */
 const ANTONYM_SOURCES: Partial<Record<Language, () => Array<[string, string]>>> = {
-  en: wordnetAntonyms,
+  en: once(wordnetAntonyms),
 };
 
 /** Packages whose versions decide the flags (recorded in the default model's stamp). */
@@ -70,9 +76,17 @@ export interface VocabularyData {
   counts: Record<string, number>;
 }
 
+const loadedLanguages = new Map<string, { mtimeMs: number; data: LanguageData }>();
+
 function languageData(language: Language): LanguageData | null {
   const file = languageFile(language);
-  return fs.existsSync(file) ? parseLanguageData(new Uint8Array(fs.readFileSync(file))) : null;
+  if (!fs.existsSync(file)) return null;
+  const mtimeMs = fs.statSync(file).mtimeMs;
+  const cached = loadedLanguages.get(language);
+  if (cached && cached.mtimeMs === mtimeMs) return cached.data;
+  const data = parseLanguageData(new Uint8Array(fs.readFileSync(file)));
+  loadedLanguages.set(language, { mtimeMs, data });
+  return data;
 }
 
 const LETTER = /\p{L}/u;
