@@ -2,8 +2,11 @@ import { defineConfig } from 'vitest/config';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import path from 'node:path';
 import fs from 'node:fs';
+import { ensureDevVars } from './build/dev-vars';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
+// The workerd tests read JWT_SECRET from .dev.vars (git-ignored): create it before the pool starts.
+ensureDevVars(root);
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(root, 'worker/migrations'));

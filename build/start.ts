@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { pathToFileURL } from 'node:url';
+import { ensureDevVars } from './dev-vars';
 import { ensureBuilt, type R2Artifact } from './ensure';
 import { writeStamp } from './stamp';
 import { bumpCatalogGeneration, isCatalogKey, r2Put, ROOT, wranglerSpawn, wranglerSync } from './wrangler';
@@ -55,6 +56,7 @@ export function migrateLocal(persistTo?: string): void {
 }
 
 async function main(): Promise<void> {
+  ensureDevVars(ROOT);
   const artifacts = await ensureBuilt();
   console.log('[start] applying D1 migrations (local)');
   migrateLocal();

@@ -12,22 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import { ROOT } from './wrangler';
+import { readDevVars } from './dev-vars';
 
-/** KEY=value lines of a .dev.vars / .env file (quotes stripped, comments ignored). */
-export function parseDevVars(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#')) continue;
-    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-    if (!m) continue;
-    let value = m[2].trim();
-    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) value = value.slice(1, -1);
-    else value = value.replace(/\s+#.*$/, '');
-    out[m[1]] = value;
-  }
-  return out;
-}
+export { parseDevVars } from './dev-vars';
 
 /** The workspace claim name of wrangler.toml [vars] (JWT_WORKSPACE_CLAIM), default workspaceId. */
 function workspaceClaimName(vars: Record<string, string>): string {
@@ -83,10 +70,8 @@ async function main(): Promise<void> {
   if (!values.workspace && !values.admin) throw new Error(`Give --workspace and/or --admin.\n${USAGE}`);
   const ttl = Number(values.ttl);
   if (!Number.isInteger(ttl) || ttl < 1) throw new Error(`--ttl must be a positive integer number of seconds.\n${USAGE}`);
-  const file = path.join(ROOT, '.dev.vars');
-  if (!fs.existsSync(file)) throw new Error(`${file} is missing: it holds the development JWT_SECRET`);
-  const vars = parseDevVars(fs.readFileSync(file, 'utf8'));
-  if (!vars.JWT_SECRET) throw new Error(`${file} has no JWT_SECRET`);
+  const vars = readDevVars(ROOT);
+  if (!vars.JWT_SECRET) throw new Error(`${path.join(ROOT, '.dev.vars')} has no JWT_SECRET`);
   const token = await mintDevToken({
     secret: vars.JWT_SECRET,
     workspace: values.workspace,

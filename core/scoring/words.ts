@@ -3,8 +3,9 @@
  */
 import { MAX_K } from '../kernels';
 import type { VectorIndex } from '../types';
-import { DEFAULT_WORDRANK_LIMIT, passesQualityFilter, POS_MASK } from '../vocab-quality';
-import { dimensionQueries, frequencyScore, phraseOf, isPhrase, seedCentroid, seedSet, type Phrase } from './common';
+import { POS_MASK, DEFAULT_WORDRANK_LIMIT } from '../vocab-quality';
+import { candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
+import { dimensionQueries, frequencyScore, hasLetter, phraseOf, isPhrase, seedCentroid, seedSet, type Phrase } from './common';
 import type {
   ResolvedMapper,
   ScoredWord,
@@ -19,68 +20,68 @@ export interface WordScoringInput {
   index: VectorIndex;
   mappers: ResolvedMapper[];
   storedDimensions: StoredDimensionSeeds;
+  /** Stop-word and dictionary rules of seed expansion (`expand`); candidates.ts languageLexicon. */
+  lexicon?: WordLexicon;
 }
 
-export interface CandidateOptions {
-  /** Rank cutoff: DEFAULT_WORDRANK_LIMIT when absent; -1 for none (and the widened filter). */
-  wordrankLimit?: number;
-  /** Rows never returned (the seeds and the words of seed phrases). */
-  excludedRows?: ReadonlySet<number>;
-  /** Lower-cased words never returned (the seeds as written). */
-  excludedWords?: ReadonlySet<string>;
-  /** Skip the seeds' WordNet antonyms (artifact section ANTO). */
-  excludeAntonyms?: boolean;
-  /** Seed rows whose parts of speech (and antonyms) the filter uses. */
-  seedRows?: readonly number[];
+/** Per index (models are immutable): the rows that contain a letter, for the find-and-score fallback. */
+const letterRowsByIndex = new WeakMap<VectorIndex, Int32Array>();
+
+/** Rows of the vocabulary whose entry contains a letter, in frequency order (computed once per index). */
+function letterRowsOf(index: VectorIndex): Int32Array {
+  let rows = letterRowsByIndex.get(index);
+  if (!rows) {
+    const out = new Int32Array(index.size);
+    let n = 0;
+    for (let r = 0; r < index.size; r++) if (hasLetter(index.word(r))) out[n++] = r;
+    rows = out.slice(0, n);
+    letterRowsByIndex.set(index, rows);
+  }
+  return rows;
 }
 
 /**
- * Find-and-score candidates (also the entry point for seed expansion): the `limit` distinct
- * lower-cased words closest to `centroid` that pass the default quality filter
- * (core/vocab-quality.ts passesQualityFilter: within the rank limit, no stop words, pronouns,
- * auxiliaries, numbers or non-words, same part of speech as the seeds where known), skipping
- * excluded rows and words and, with excludeAntonyms, the seeds' antonyms. A cased vocabulary
- * may hold one word in several casings; the closest entry stands for the word and the others do
- * not use up the limit. The fast path takes the kernel's top-k with headroom for skipped rows;
- * when that is not enough, it ranks the eligible rows explicitly, widening k until `limit`
- * distinct words are found or every eligible row is ranked (at most MAX_K rows).
+ * Find-and-score candidates (also seed expansion's): the `limit` distinct lower-cased words
+ * closest to the centroid that the candidate filter (core/scoring/candidates.ts, with the
+ * vocabulary quality rules of core/vocab-quality.ts) accepts. A cased vocabulary may hold
+ * one word in several casings; the closest entry stands for the word and the others do not use
+ * up the limit. The fast path takes the kernel's top-k with headroom for skipped rows, widening
+ * k while rows are skipped; when that is not enough, it ranks the accepted rows explicitly,
+ * widening k until `limit` distinct words are found or every accepted row is ranked (at most
+ * MAX_K rows).
  */
-export function findCandidates(index: VectorIndex, centroid: Float32Array, limit: number, options: CandidateOptions = {}): number[] {
-  const rankLimit = options.wordrankLimit ?? DEFAULT_WORDRANK_LIMIT;
-  const cutoff = rankLimit === -1 ? undefined : rankLimit;
-  const excludedRows = new Set(options.excludedRows ?? []);
-  const excludedWords = options.excludedWords ?? new Set<string>();
-  let seedPos = 0;
-  for (const r of options.seedRows ?? []) {
-    seedPos |= index.flags(r) & POS_MASK;
-    if (options.excludeAntonyms) for (const a of index.antonyms(r)) excludedRows.add(a);
-  }
-  const accept = (r: number): boolean =>
-    !excludedRows.has(r) && passesQualityFilter(index, r, { rankLimit, seedPos }) && !excludedWords.has(index.word(r).toLowerCase());
-
+export function findCandidates(index: VectorIndex, centroid: Float32Array, limit: number, filter: CandidateFilter, excludedCount = 0): number[] {
   /** The first row of each new lower-cased word in `rows` (best first), up to `limit`. */
   const pick = (rows: Int32Array, checkEligible: boolean): number[] => {
     const seen = new Set<string>();
     const picked: number[] = [];
     for (let i = 0; i < rows.length && picked.length < limit; i++) {
       const r = rows[i];
-      if (checkEligible && !accept(r)) continue;
       const lower = index.word(r).toLowerCase();
-      if (seen.has(lower)) continue;
+      if (seen.has(lower) || (checkEligible && !filter.accept(r))) continue;
       seen.add(lower);
       picked.push(r);
     }
     return picked;
   };
-  const available = cutoff !== undefined ? Math.min(cutoff, index.size) : index.size;
-  const k = Math.min(MAX_K, available, 2 * limit + excludedRows.size + 64);
+  const { available, cutoff } = filter;
+  let k = Math.min(MAX_K, available, limit + excludedCount + 32);
   if (k <= 0) return [];
-  const first = index.topK(centroid, k, cutoff !== undefined ? { rankCutoff: cutoff } : undefined);
-  const picked = pick(first.rows, true);
-  if (picked.length >= limit || first.rows.length < k) return picked;
+  for (;;) {
+    const first = index.topK(centroid, k, cutoff !== undefined ? { rankCutoff: cutoff } : undefined);
+    const picked = pick(first.rows, true);
+    if (picked.length >= limit || first.rows.length < k) return picked;
+    if (k >= MAX_K || k >= available) break;
+    k = Math.min(MAX_K, available, 4 * k);
+  }
   // Too many skipped rows or casings: rank the eligible rows explicitly.
+  const letters = letterRowsOf(index);
   const rows: number[] = [];
-  for (let r = 0; r < available; r++) if (accept(r)) rows.push(r);
+  for (let i = 0; i < letters.length; i++) {
+    const r = letters[i];
+    if (r >= available) break;
+    if (filter.accept(r)) rows.push(r);
+  }
   if (rows.length === 0) return [];
   const eligible = Int32Array.from(rows);
   for (let kk = Math.min(limit, eligible.length, MAX_K); ; kk = Math.min(2 * kk, eligible.length, MAX_K)) {
@@ -126,7 +127,7 @@ function dot(a: Float32Array, b: Float32Array): number {
 
 export function scoreWords(req: WordScoresRequest, input: WordScoringInput): WordScoresResponse {
   const { index, mappers } = input;
-  const dims = dimensionQueries(index, req.dimensions, input.storedDimensions);
+  const dims = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon);
   const seeds = seedSet(index, req.seedWords);
   const centroid = seedCentroid(index, seeds);
 
@@ -157,14 +158,17 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
     const phraseRows = seeds.phrases.flatMap((p) => p.rows);
     const excludedWords = new Set<string>();
     for (const w of req.seedWords ?? []) for (const part of w.trim().toLowerCase().split(/\s+/u)) excludedWords.add(part);
-    const rows = findCandidates(index, centroid, limit, {
-      wordrankLimit: req.wordrankLimit,
-      excludedRows: new Set([...seeds.rows, ...phraseRows]),
-      excludedWords,
-      excludeAntonyms: req.excludeAntonyms === true,
-      seedRows: [...seeds.rows, ...phraseRows],
-    });
-    entries = rows.map((row) => ({ row }));
+    const rankLimit = req.wordrankLimit ?? DEFAULT_WORDRANK_LIMIT;
+    const seedRowList = [...seeds.rows, ...phraseRows];
+    const excludedRows = new Set(seedRowList);
+    let seedPos = 0;
+    for (const r of seedRowList) {
+      seedPos |= index.flags(r) & POS_MASK;
+      // Extension: the seeds' antonyms (WordNet links in the artifact) are not offered.
+      if (req.excludeAntonyms === true) for (const a of index.antonyms(r)) excludedRows.add(a);
+    }
+    const filter = candidateFilter(index, { cutoff: rankLimit === -1 ? undefined : rankLimit, excludedRows, excludedWords, seedPos });
+    entries = findCandidates(index, centroid, limit, filter, excludedRows.size).map((row) => ({ row }));
   } else {
     entries = [];
   }

@@ -6,11 +6,10 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { SignJWT } from 'jose';
 import { ensureBuilt } from '../../build/ensure';
 import { migrateLocal, seedR2 } from '../../build/start';
-import { parseDevVars } from '../../build/token';
+import { ensureDevVars, readDevVars } from '../../build/dev-vars';
 import { ROOT, wranglerSpawn } from '../../build/wrangler';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -40,6 +39,7 @@ export async function startWranglerDev(args: string[], base: string, cwd = ROOT)
  * what is missing, migrates D1, seeds R2, then wrangler dev on 127.0.0.1:`port` (startWranglerDev).
  */
 export async function startLocalWorker(port: number, persistTo: string, extraArgs: string[] = []): Promise<ChildProcess> {
+  ensureDevVars(ROOT);
   const artifacts = await ensureBuilt();
   fs.mkdirSync(persistTo, { recursive: true });
   migrateLocal(persistTo);
@@ -72,7 +72,7 @@ export function stopWranglerDev(child: ChildProcess | null): Promise<void> {
 }
 
 export function devSecret(): string {
-  const secret = parseDevVars(fs.readFileSync(path.join(ROOT, '.dev.vars'), 'utf8')).JWT_SECRET;
+  const secret = readDevVars(ROOT).JWT_SECRET;
   if (!secret) throw new Error('JWT_SECRET not found in .dev.vars');
   return secret;
 }

@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { ensureDevVars } from '../../build/dev-vars';
 import { ensureBuilt } from '../../build/ensure';
 import { ROOT, wranglerSync } from '../../build/wrangler';
 import { prng } from '../../core/prng';
@@ -174,7 +175,7 @@ function bundleWorker(stateDir: string): string {
   const rules = [...globsByType].map(([type, globs]) => `[[rules]]\ntype = "${type}"\nglobs = ${JSON.stringify(globs)}\nfallthrough = false\n`);
   const config = path.join(stateDir, 'wrangler.toml');
   fs.writeFileSync(config, `${top}\nno_bundle = true\n\n${rules.join('\n')}\n${tables.join('')}`);
-  fs.copyFileSync(path.join(ROOT, '.dev.vars'), path.join(stateDir, '.dev.vars'));
+  fs.copyFileSync(ensureDevVars(ROOT), path.join(stateDir, '.dev.vars'));
   return config;
 }
 

@@ -7,10 +7,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadDefaultModel } from '../../build/load-model';
 import { languageFile } from '../../build/lang-data';
 import type { EmbeddingModel } from '../../core/model';
-import { autocomplete, findCandidates, scoreWords, seedCentroid, seedSet } from '../../core/scoring';
+import { autocomplete, candidateFilter, findCandidates, scoreWords, seedCentroid, seedSet } from '../../core/scoring';
 import { parseLanguageData, SUPPORTED_LANGUAGES, tokenize, type LanguageData } from '../../core/tokenizer';
 import { FLAG } from '../../core/tokenizer/data';
-import { passesQualityFilter, qualityFilter, VOCAB_FLAG } from '../../core/vocab-quality';
+import { passesQualityFilter, POS_MASK, qualityFilter, VOCAB_FLAG } from '../../core/vocab-quality';
 
 let model: EmbeddingModel;
 const langs = new Map<string, LanguageData>();
@@ -78,7 +78,8 @@ describe('find-and-score: the default quality filter', () => {
 
   it('findCandidates and qualityFilter are usable on their own (seed expansion)', () => {
     const seeds = seedSet(model, ['coffee', 'tea']);
-    const rows = findCandidates(model, seedCentroid(model, seeds)!, 10, { excludedRows: new Set(seeds.rows), seedRows: seeds.rows });
+    const filter = candidateFilter(model, { cutoff: 50_000, excludedRows: new Set(seeds.rows), seedPos: model.flags(seeds.rows[0]!) & POS_MASK });
+    const rows = findCandidates(model, seedCentroid(model, seeds)!, 10, filter, seeds.rows.length);
     expect(rows).toHaveLength(10);
     const accept = qualityFilter(model);
     for (const r of rows) expect(accept(r)).toBe(true);
