@@ -124,7 +124,7 @@ class Lexicon {
     for (const w of numberWords) this.flag(w, FLAG.NUMBER | FLAG.STOP);
     for (const [key, e] of this.entries) {
       // A form whose lemma is a pronoun/auxiliary is one too ("were" -> "be", "could" -> "can").
-      if (e.lemma && this.entries.get(e.lemma)?.flags! & FLAG.FUNCTION) e.flags |= FLAG.FUNCTION | FLAG.STOP;
+      if (e.lemma && (this.entries.get(e.lemma)?.flags ?? 0) & FLAG.FUNCTION) e.flags |= FLAG.FUNCTION | FLAG.STOP;
       if (e.flags & (FLAG.STOP | FLAG.FUNCTION | FLAG.NUMBER) || /\d/.test(key)) delete e.synonyms;
     }
   }

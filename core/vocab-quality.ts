@@ -122,7 +122,9 @@ const COMBINING = /[\u0300-\u036f]/g;
 export function foldKey(word: string): string {
   let s = word.toLowerCase();
   // ASCII words (the common case) need nothing else.
-  if (!/[^\x00-\x7f]/.test(s)) return s;
+  let ascii = true;
+  for (let i = 0; i < s.length && ascii; i++) ascii = s.charCodeAt(i) < 0x80;
+  if (ascii) return s;
   s = s.normalize('NFD').replace(COMBINING, '');
   if (/[ßæœøđłı]/.test(s)) s = s.replace(/ß/g, 'ss').replace(/æ/g, 'ae').replace(/œ/g, 'oe').replace(/ø/g, 'o').replace(/đ/g, 'd').replace(/ł/g, 'l').replace(/ı/g, 'i');
   return s.normalize('NFC');
