@@ -31,7 +31,7 @@ import { ROOT } from './wrangler';
 const require = createRequire(path.join(ROOT, 'package.json'));
 
 /** Bump when the rules below change (the default model's stamp records it). */
-export const VOCAB_FLAGS_VERSION = 2;
+export const VOCAB_FLAGS_VERSION = 3;
 
 interface Checker {
   correct(word: string): boolean;
@@ -105,7 +105,8 @@ export function computeVocabularyFlags(language: string, words: readonly string[
   const inLexicon = (w: string): boolean => (dataFlags(w) & FLAG.KNOWN) !== 0;
   // The pinned word list where the language has one (it keeps case: "ni" is only "Ni"); else the
   // language lexicon (WordNet-style lexicons lower-case every key).
-  const known = (w: string): boolean => (list ? list.correct(w) : inLexicon(w));
+  // Without a word list, a lexicon that keeps case (German nouns: "Haus") counts too.
+  const known = (w: string): boolean => (list ? list.correct(w) : inLexicon(w) || inLexicon(capitalize(w)));
   const isWord = (lower: string): boolean => known(lower) || (foldKey(lower) !== lower && known(foldKey(lower)));
 
   for (let r = 0; r < words.length; r++) {
@@ -121,6 +122,8 @@ export function computeVocabularyFlags(language: string, words: readonly string[
       continue;
     }
     let df = dataFlags(lower);
+    // Lexicons that keep case (German nouns): the capitalized key's part of speech too.
+    if (!list && data) df |= dataFlags(capitalize(lower)) & POS_FLAGS;
     if (data && f & VOCAB_FLAG.LETTER) {
       const toks = tokenize(word, data, { synonyms: false }).tokens;
       if (toks.length === 1) {
