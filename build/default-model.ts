@@ -21,6 +21,8 @@ import { ARTIFACT_FORMAT_VERSION } from '../core/artifact';
 import { R2_KEYS } from '../core/types';
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { importModel, IMPORTER_VERSION } from './import-model';
+import { languageDataInputsHash } from './lang-data';
+import { VOCAB_FLAGS_VERSION, VOCAB_PACKAGES } from './vocab-flags';
 import { stampMatches, withLock, writeStamp } from './stamp';
 import { GENERATED, ROOT } from './wrangler';
 
@@ -40,11 +42,16 @@ export function winkSource(): { file: string; version: string } {
 }
 
 function stampFor(source: { file: string; version: string }): Record<string, unknown> {
+  const version = (p: string) => (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', p, 'package.json'), 'utf8')) as { version: string }).version;
   return {
     package: `${WINK_PACKAGE}@${source.version}`,
     sourceBytes: fs.statSync(source.file).size,
     importerVersion: IMPORTER_VERSION,
     formatVersion: ARTIFACT_FORMAT_VERSION,
+    // The vocabulary flags come from the language data and the word lists (build/vocab-flags.ts).
+    vocabFlagsVersion: VOCAB_FLAGS_VERSION,
+    languageData: languageDataInputsHash(),
+    wordLists: VOCAB_PACKAGES.map((p) => `${p}@${version(p)}`),
   };
 }
 

@@ -22,11 +22,12 @@ type Step = (options: EnsureOptions) => Promise<R2Artifact[]>;
 /** Steps run in order; later steps may use earlier outputs (mappers need the model). */
 const steps: Array<{ name: string; load: () => Promise<Step> }> = [
   { name: 'kernels', load: async () => (await import('./build-wasm')).ensureKernels },
+  // Language data first: the model importer computes the vocabulary flags from it.
+  { name: 'language-data', load: async () => (await import('./lang-data')).ensureLanguageData },
   { name: 'default-model', load: async () => (await import('./default-model')).ensureDefaultModel },
   { name: 'aligned-models', load: async () => (await import('./aligned-models')).ensureAlignedModels },
   { name: 'default-mappers', load: async () => (await import('./mapper/defaults')).ensureDefaultMappers },
   { name: 'multilingual-mappers', load: async () => (await import('./mapper/multilingual')).ensureMultilingualMappers },
-  { name: 'language-data', load: async () => (await import('./lang-data')).ensureLanguageData },
   { name: 'browser', load: async () => (await import('./build-browser')).ensureBrowser },
 ];
 

@@ -22,11 +22,12 @@ import { quantizeRows } from '../core/quantize';
 import { modelLabels } from '../core/labels';
 import { R2_KEYS, type ModelManifest } from '../core/types';
 import { writeAtomic } from './stamp';
+import { computeVocabularyFlags } from './vocab-flags';
 import { detectFormat, readTextVectors, readWinkJson, readWord2vecBinary, VECTOR_FORMATS, type VectorFormat } from './vector-readers';
 import { bumpCatalogGeneration, GENERATED, R2_BUCKET, r2Put } from './wrangler';
 
 /** Bump when the importer's output for the same input changes (the default model is rebuilt). */
-export const IMPORTER_VERSION = 1;
+export const IMPORTER_VERSION = 2;
 
 export interface ImportOptions {
   input: string;
@@ -250,6 +251,10 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
   const { words, rows, scales } = a.finish();
   if (words.length === 0) throw new ImportError(`${o.input}: no usable vectors found`);
 
+  // Vocabulary flags and antonym links of the model's language (docs/vocabulary.md), once, here.
+  const vocabulary = computeVocabularyFlags(o.language, words);
+  log(`[import] ${o.id}: vocabulary flags (${o.language}) ${JSON.stringify(vocabulary.counts)}`);
+
   const trainingYear = o.trainingYear ?? '';
   const trainingMonth = o.trainingMonth ?? '';
   const artifact = writeArtifact({
@@ -272,6 +277,8 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
     rows,
     scales,
     dims,
+    flags: vocabulary.flags,
+    antonyms: vocabulary.antonyms,
   });
   const file = path.resolve(o.out ?? path.join(GENERATED, 'models', `${o.id}.emb`));
   const manifestFile = file.replace(/\.emb$/, '') + '.json';

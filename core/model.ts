@@ -10,6 +10,7 @@ import { ArtifactError, compareBytes, decodeWord, keyBytes, parseArtifact, type 
 import { Kernels, type MatrixSlot } from './kernels';
 import { COMPOUND_FEATURE, compoundHeadRow } from './projection';
 import type { ModelManifest, TopKOptions, TopKResult, VectorIndex } from './types';
+import { foldKey } from './vocab-quality';
 
 export interface ModelLoadOptions {
   /**
@@ -37,6 +38,9 @@ export class EmbeddingModel implements VectorIndex {
   private readonly vocab: Uint8Array;
   private readonly offsets: Uint32Array;
   private readonly sorted: Uint32Array;
+  private readonly folded: Uint32Array;
+  private readonly flagWords: Uint16Array;
+  private readonly antonymPairs: Uint32Array;
   private readonly matrix: MatrixSlot;
   /**
    * Open-addressing hash table over the lower-cased keys, built on the first rowOf (one pass in
@@ -60,11 +64,16 @@ export class EmbeddingModel implements VectorIndex {
     const retain = options.retainBuffer === true;
     this.vocab = retain ? parsed.vocab : parsed.vocab.slice();
     this.sorted = retain ? parsed.sortedIndex : parsed.sortedIndex.slice();
+    this.folded = retain ? parsed.foldedIndex : parsed.foldedIndex.slice();
+    this.flagWords = retain ? parsed.flags : parsed.flags.slice();
+    this.antonymPairs = retain ? parsed.antonyms : parsed.antonyms.slice();
     this.offsets = parsed.wordOffsets;
     this.matrix = kernels.loadMatrix(parsed.rows, parsed.scales, parsed.size, parsed.dims);
     this.tableAfter = options.lookupTableAfter ?? 1024;
     this.compoundFallback = Array.isArray(this.manifest.features) && this.manifest.features.includes(COMPOUND_FEATURE);
-    this.baseBytes = (retain ? parsed.byteLength : this.vocab.byteLength + this.sorted.byteLength) + this.offsets.byteLength;
+    this.baseBytes =
+      (retain ? parsed.byteLength : this.vocab.byteLength + this.sorted.byteLength + this.folded.byteLength + this.flagWords.byteLength + this.antonymPairs.byteLength) +
+      this.offsets.byteLength;
   }
 
   /** Verifies and loads an artifact (core/artifact.ts); throws ArtifactError when it is corrupt. */
@@ -174,6 +183,56 @@ export class EmbeddingModel implements VectorIndex {
       if (r >= from && (!accept || accept(r))) out.push(r);
     }
     return out;
+  }
+
+  /** Vocabulary flags of a row (core/vocab-quality.ts VOCAB_FLAG). */
+  flags(row: number): number {
+    return this.flagWords[row] ?? 0;
+  }
+
+  /** Rows linked to `row` as antonyms (ascending). */
+  antonyms(row: number): number[] {
+    const a = this.antonymPairs;
+    const m = a.length >>> 1;
+    let lo = 0;
+    let hi = m;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (a[2 * mid]! < row) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: number[] = [];
+    for (let i = lo; i < m && a[2 * i] === row; i++) out.push(a[2 * i + 1]!);
+    return out;
+  }
+
+  /**
+   * Rows whose folded entry (lower-cased, diacritics removed: core/vocab-quality.ts foldKey)
+   * starts with the folded prefix, in row (frequency) order, all of them: "cafe" and "café"
+   * both find "café". Binary search over FIDX, then the range's row ids sorted.
+   */
+  foldedPrefixRows(prefix: string): Uint32Array {
+    const key = utf8Encoder.encode(foldKey(prefix));
+    const cmp = (row: number): number => {
+      const rk = utf8Encoder.encode(foldKey(decodeWord(this.vocab, this.offsets, row)));
+      const l = Math.min(rk.length, key.length);
+      return compareBytes(rk, 0, l, key, 0, key.length) || (rk.length >= key.length ? 0 : -1);
+    };
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (cmp(this.folded[mid]!) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    let end = this.size;
+    let a = lo;
+    while (a < end) {
+      const mid = (a + end) >>> 1;
+      if (cmp(this.folded[mid]!) <= 0) a = mid + 1;
+      else end = mid;
+    }
+    return this.folded.slice(lo, a).sort();
   }
 
   /** Number of vocabulary entries whose lower-cased form starts with the lower-cased prefix. */

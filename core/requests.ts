@@ -15,6 +15,7 @@ import { CANDIDATE_RANK_CUTOFF } from './scoring/candidates';
 import { EXPAND_MAX } from './scoring/expansion';
 import { DEFAULT_REPRESENTATION, REPRESENTATIONS } from './scoring/representation';
 import { FIND_LIMIT_DEFAULT } from './scoring/words';
+import { DEFAULT_WORDRANK_LIMIT } from './vocab-quality';
 import { SUPPORTED_LANGUAGES } from './tokenizer/languages';
 
 export const WORD_MAX_CHARS = 1000;
@@ -44,8 +45,8 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
         description:
           'manual: the centroid of `words`. dimension: `words` merged with the seeds stored for `id` (unknown id: 422 DIMENSION_NOT_FOUND). axis (extension, SemAxis): `words` is the positive pole and `oppositeWords` the negative pole.',
       }),
-      words: wordList('Seed words.').optional(),
-      oppositeWords: wordList('Negative pole of an `axis` dimension (only allowed for type axis).').optional(),
+      words: wordList('Seed words; a phrase ("ice cream") counts as one seed: the mean of its words\' unit vectors, re-normalized (unknown when any word is).').optional(),
+      oppositeWords: wordList('Negative pole of an `axis` dimension (only allowed for type axis); phrases allowed as in `words`.').optional(),
       name: doc(z.string().max(ID_MAX_CHARS).optional(), { description: 'Display name (used as goalScoreFactors[].field).' }),
       expand: doc(z.number().int().min(0).max(EXPAND_MAX).optional(), {
         description: `Extension (manual and dimension types; 422 for axis): add the N (0 to ${EXPAND_MAX}) vocabulary words nearest to the seed centroid to the seeds, as Empath builds categories: among the ${CANDIDATE_RANK_CUTOFF.toLocaleString('en-US')} most frequent words, containing a letter, dictionary words of the model's language, not stop words, not seeds. The query becomes unit(centroid(seeds) + centroid(added words)): the seeds keep half the weight. text-scores with explain: true lists them in explanation.dimensions[id].expandedWords.`,
@@ -108,8 +109,12 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
 
   const WordScoresRequestSchema = doc(
     z.object({
-      seedWords: wordList('Anchor words; their centroid defines the seed similarity.'),
-      whitelistWords: wordList('Words to score (whitelist mode).').optional(),
+      seedWords: wordList(
+        'Anchor words; their centroid defines the seed similarity. A phrase ("ice cream", "New York") is one seed: the mean of its words\' unit vectors, re-normalized; a phrase with an unknown word is unknown (ignored).',
+      ),
+      whitelistWords: wordList(
+        'Words to score (whitelist mode). Phrases allowed: returned as written, scored by their vector, modelRank of their least frequent word, mapper values the mean of their words\'.',
+      ).optional(),
       embeddingModelId: modelId,
       limit: doc(z.number().int().min(1).max(LIMITS.findLimitMax).optional(), { description: `Find-and-score mode: at most this many words (default ${FIND_LIMIT_DEFAULT}).` }),
       wordrankLimit: doc(
@@ -119,8 +124,13 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
           .min(-1)
           .refine((v) => v !== 0, { message: 'wordrankLimit must be -1 (no cutoff) or a positive integer' })
           .optional(),
-        { description: 'Find-and-score mode: only the N most frequent words are eligible; -1 disables.' },
+        {
+          description: `Find-and-score mode: only the N most frequent words are eligible (default ${DEFAULT_WORDRANK_LIMIT}), and the default quality filter applies: no stop words, pronouns, auxiliaries, numbers, one- or two-letter entries or non-dictionary words, and candidates share a part of speech with the seeds where both are known (docs/vocabulary.md). -1: no rank cutoff and only stop words, pronouns and entries without a letter are skipped.`,
+        },
       ),
+      excludeAntonyms: doc(z.boolean().optional(), {
+        description: "Extension, find-and-score mode: skip the seeds' antonyms (WordNet antonym links, direct and between antonymous adjective clusters; languages without such links: no effect). Default false.",
+      }),
       seedScore: doc(z.number().min(-1).max(1).nullable().optional(), { description: 'Weight of the seed similarity in goalScore; null (default) disables goal scores.' }),
       dimensions,
       mapperKeys,
@@ -131,7 +141,8 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
   const AutocompleteRequestSchema = doc(
     z.object({
       word: doc(z.string().min(1).max(WORD_MAX_CHARS).regex(/\S/, 'Expected at least one character other than white space'), {
-        description: 'Prefix to complete (trimmed; white space alone is a 422).',
+        description:
+          'Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions.',
         example: 'comp',
       }),
       embeddingModelId: modelId,

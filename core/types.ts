@@ -52,6 +52,12 @@ export interface VectorIndex {
   rowOf(word: string): number;
   /** Rows whose lower-cased entry starts with the lower-cased prefix, in row (frequency) order, at most limit. */
   prefixRows(prefix: string, limit: number, accept?: (row: number) => boolean): number[];
+  /** Vocabulary flags of a row (core/vocab-quality.ts VOCAB_FLAG; artifact section VFLG). */
+  flags(row: number): number;
+  /** Rows linked to the row as antonyms (artifact section ANTO), ascending. */
+  antonyms(row: number): number[];
+  /** Rows whose folded entry (lower-cased, diacritics removed) starts with the folded prefix, in row order. */
+  foldedPrefixRows(prefix: string): Uint32Array;
   /** Dequantized unit vector of a row. */
   vector(row: number): Float32Array;
   /** Mean of the rows' unit vectors, re-normalized; null for an empty list or a zero mean. */

@@ -6,8 +6,12 @@
  * Rules: the row is within the frequency cutoff, its entry contains a letter, it is not
  * excluded (seed rows, seed words compared lower-cased) and, when a WordLexicon is given, the
  * entry is one token of the language, not a stop word, and a dictionary word (the entry or its
- * lemma is a known lemma/form of the language data).
+ * lemma is a known lemma/form of the language data). Always: the vocabulary flags of the
+ * artifact (core/vocab-quality.ts passesQualityFilter: no stop words, pronouns, auxiliaries,
+ * numbers, one/two-letter entries or non-dictionary words, the seeds' part of speech where
+ * known; with no cutoff only stop words, pronouns and entries without a letter are skipped).
  */
+import { passesQualityFilter } from '../vocab-quality';
 import { tokenize, type LanguageData } from '../tokenizer';
 import { FLAG } from '../tokenizer/data';
 import type { VectorIndex } from '../types';
@@ -42,6 +46,8 @@ export interface CandidateFilterOptions {
   /** Lower-cased words never offered. */
   excludedWords?: ReadonlySet<string>;
   lexicon?: WordLexicon;
+  /** Parts of speech of the seeds (core/vocab-quality.ts POS_MASK bits); 0: any. */
+  seedPos?: number;
 }
 
 export interface CandidateFilter {
@@ -53,12 +59,13 @@ export interface CandidateFilter {
 }
 
 export function candidateFilter(index: VectorIndex, options: CandidateFilterOptions = {}): CandidateFilter {
-  const { cutoff, excludedRows, excludedWords, lexicon } = options;
+  const { cutoff, excludedRows, excludedWords, lexicon, seedPos } = options;
   return {
     available: cutoff !== undefined ? Math.min(cutoff, index.size) : index.size,
     cutoff,
     accept(row: number): boolean {
       if (excludedRows?.has(row)) return false;
+      if (!passesQualityFilter(index, row, { rankLimit: cutoff ?? -1, seedPos })) return false;
       const w = index.word(row);
       if (!hasLetter(w)) return false;
       if (excludedWords?.has(w.toLowerCase())) return false;

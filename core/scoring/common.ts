@@ -58,49 +58,126 @@ export function seedRows(index: VectorIndex, words: readonly string[] | undefine
   return rows;
 }
 
-/**
- * Seeds of a dimension on a model aligned to English (decisions.md "Languages and aligned
- * models"): words the model does not know are looked up in its English companion, whose vectors
- * share the model's coordinates. `rows` are the model's rows, `companionRows` the companion's.
- */
-export interface Seeds {
+/** A phrase ("ice cream", "New York"): its unit vector and the rows of its words. */
+export interface Phrase {
+  /** As written (trimmed). */
+  text: string;
+  /** Lower-cased, single-spaced: the identity of the phrase. */
+  key: string;
+  vector: Float32Array;
   rows: number[];
+}
+
+/**
+ * Seeds of a request: single words as rows, phrases as vectors. On a model aligned to English
+ * (decisions.md "Languages and aligned models") single words the model does not know are looked
+ * up in its English companion, whose vectors share the model's coordinates (companionRows).
+ */
+export interface SeedSet {
+  rows: number[];
+  phrases: Phrase[];
   companionRows: number[];
 }
 
-export function crossLingualSeeds(index: VectorIndex, words: readonly string[] | undefined, companion?: VectorIndex | null): Seeds {
-  const rows = seedRows(index, words);
-  const companionRows: number[] = [];
-  if (companion && companion !== index && companion.dims === index.dims) {
-    const seen = new Set<number>();
-    for (const w of words ?? []) {
-      if (index.rowOf(w.trim()) >= 0) continue;
-      const r = companion.rowOf(w.trim());
-      if (r >= 0 && !seen.has(r)) {
-        seen.add(r);
-        companionRows.push(r);
-      }
-    }
-  }
-  return { rows, companionRows };
+/** The companion when it can stand in for `index` (another model with the same coordinates). */
+function usableCompanion(index: VectorIndex, companion?: VectorIndex | null): VectorIndex | null {
+  return companion && companion !== index && companion.dims === index.dims ? companion : null;
 }
 
-/** Mean of the seeds' unit vectors from both models, re-normalized; null for none or a zero mean. */
-export function seedsCentroid(index: VectorIndex, seeds: Seeds, companion?: VectorIndex | null): Float32Array | null {
-  if (seeds.companionRows.length === 0 || !companion) return index.centroid(seeds.rows);
+const SPACE = /\s+/u;
+
+/** True when the trimmed entry holds more than one word. */
+export function isPhrase(entry: string): boolean {
+  return SPACE.test(entry.trim());
+}
+
+/**
+ * A phrase's vector: the mean of its words' unit vectors, re-normalized; null when any word is
+ * unknown (decisions.md "Vocabulary quality").
+ */
+export function phraseOf(index: VectorIndex, entry: string): Phrase | null {
+  const text = entry.trim();
+  const words = text.split(SPACE);
+  const rows: number[] = [];
+  for (const w of words) {
+    const r = index.rowOf(w);
+    if (r < 0) return null;
+    rows.push(r);
+  }
+  const sum = new Float32Array(index.dims);
+  for (const r of rows) {
+    const v = index.vector(r);
+    for (let j = 0; j < sum.length; j++) sum[j] += v[j];
+  }
+  const vector = unit(sum);
+  return vector ? { text, key: words.join(' ').toLowerCase(), vector, rows } : null;
+}
+
+/** Distinct in-vocabulary rows and known phrases of the entries, in first-seen order. */
+export function seedSet(index: VectorIndex, entries: readonly string[] | undefined, companion?: VectorIndex | null): SeedSet {
+  const other = usableCompanion(index, companion);
+  const rows: number[] = [];
+  const phrases: Phrase[] = [];
+  const companionRows: number[] = [];
+  const seenRows = new Set<number>();
+  const seenPhrases = new Set<string>();
+  const seenCompanion = new Set<number>();
+  for (const e of entries ?? []) {
+    if (isPhrase(e)) {
+      const p = phraseOf(index, e);
+      if (p && !seenPhrases.has(p.key)) {
+        seenPhrases.add(p.key);
+        phrases.push(p);
+      }
+      continue;
+    }
+    const r = index.rowOf(e.trim());
+    if (r >= 0) {
+      if (!seenRows.has(r)) {
+        seenRows.add(r);
+        rows.push(r);
+      }
+      continue;
+    }
+    const c = other ? other.rowOf(e.trim()) : -1;
+    if (c >= 0 && !seenCompanion.has(c)) {
+      seenCompanion.add(c);
+      companionRows.push(c);
+    }
+  }
+  return { rows, phrases, companionRows };
+}
+
+/**
+ * Mean of the seeds' unit vectors (words and phrases alike), re-normalized; null without seeds.
+ * Without phrases this is exactly index.centroid(rows) (the kernel).
+ */
+export function seedCentroid(index: VectorIndex, seeds: SeedSet, companion?: VectorIndex | null): Float32Array | null {
+  const other = usableCompanion(index, companion);
+  const fromCompanion = other ? seeds.companionRows : [];
+  if (seeds.phrases.length === 0 && fromCompanion.length === 0) return index.centroid(seeds.rows);
   const sum = new Float32Array(index.dims);
   for (const r of seeds.rows) {
     const v = index.vector(r);
-    for (let d = 0; d < sum.length; d++) sum[d] += v[d];
+    for (let j = 0; j < sum.length; j++) sum[j] += v[j];
   }
-  for (const r of seeds.companionRows) {
-    const v = companion.vector(r);
-    for (let d = 0; d < sum.length; d++) sum[d] += v[d];
+  for (const r of fromCompanion) {
+    const v = other!.vector(r);
+    for (let j = 0; j < sum.length; j++) sum[j] += v[j];
   }
+  for (const p of seeds.phrases) for (let j = 0; j < sum.length; j++) sum[j] += p.vector[j];
   return unit(sum);
 }
 
-const seedsKey = (s: Seeds): string => sortedKey(s.rows) + (s.companionRows.length > 0 ? `+en:${sortedKey(s.companionRows)}` : '');
+/** Cache key of a seed set (ignores order). */
+function seedKey(seeds: SeedSet): string {
+  const phrases = seeds.phrases.map((p) => p.key).sort();
+  return (
+    sortedKey(seeds.rows) +
+    (phrases.length ? `+${phrases.join('|')}` : '') +
+    (seeds.companionRows.length > 0 ? `+en:${sortedKey(seeds.companionRows)}` : '')
+  );
+}
 
 /** A dimension ready to score: its unit query vector, or null when its seeds give none. */
 export interface DimensionQuery {
@@ -141,7 +218,8 @@ const sortedKey = (rows: readonly number[]): string => [...rows].sort((a, b) => 
  * Query vector of each requested dimension. `manual`: centroid of `words`. `dimension`:
  * centroid of the stored seeds merged with `words` (unknown id: DIMENSION_NOT_FOUND).
  * `axis`: unit(centroid(words) - centroid(oppositeWords)), so the score is
- * cos(word, centroid(+) - centroid(-)). Seeds outside the vocabulary are ignored.
+ * cos(word, centroid(+) - centroid(-)). Seeds outside the vocabulary are ignored; a phrase
+ * ("ice cream") counts as one seed with the mean of its words' unit vectors (seedSet).
  * `expand: N` (manual, dimension) adds N expansion words (expansion.ts; the lexicon supplies
  * the stop-word and dictionary rules of the candidate filter): the query becomes
  * unit(centroid(seeds) + centroid(expansion words)), so the seeds keep half the weight.
@@ -173,7 +251,7 @@ export function dimensionQueries(
       words = [...seeds.words, ...words];
       storedName = seeds.name;
     }
-    const pos = crossLingualSeeds(index, words, companion);
+    const pos = seedSet(index, words, companion);
     let expandedWords: string[] | undefined;
     let added: number[] = [];
     if (d.expand !== undefined && d.type !== 'axis') {
@@ -183,9 +261,9 @@ export function dimensionQueries(
     let query: Float32Array | null;
     let statsKey: string;
     if (d.type === 'axis') {
-      const neg = crossLingualSeeds(index, d.oppositeWords, companion);
-      const cp = seedsCentroid(index, pos, companion);
-      const cn = seedsCentroid(index, neg, companion);
+      const neg = seedSet(index, d.oppositeWords, companion);
+      const cp = seedCentroid(index, pos, companion);
+      const cn = seedCentroid(index, neg, companion);
       if (cp && cn) {
         const diff = new Float32Array(cp.length);
         for (let j = 0; j < cp.length; j++) diff[j] = cp[j] - cn[j];
@@ -193,14 +271,14 @@ export function dimensionQueries(
       } else {
         query = null;
       }
-      statsKey = `axis:${seedsKey(pos)}|${seedsKey(neg)}`;
+      statsKey = `axis:${seedKey(pos)}|${seedKey(neg)}`;
     } else if (added.length > 0) {
       // The seeds and the expansion weigh alike, however many words the expansion adds.
-      query = halfAndHalf(seedsCentroid(index, pos, companion), index.centroid(added));
-      statsKey = `dim:${seedsKey(pos)}+${sortedKey(added)}`;
+      query = halfAndHalf(seedCentroid(index, pos, companion), index.centroid(added));
+      statsKey = `dim:${seedKey(pos)}+${sortedKey(added)}`;
     } else {
-      query = seedsCentroid(index, pos, companion);
-      statsKey = `dim:${seedsKey(pos)}`;
+      query = seedCentroid(index, pos, companion);
+      statsKey = `dim:${seedKey(pos)}`;
     }
     // Goal factor label: the request's name, else the stored dimension's name, else the id.
     out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey, axis: d.type === 'axis', ...(expandedWords ? { expandedWords } : {}) });

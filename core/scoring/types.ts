@@ -53,6 +53,8 @@ export interface WordScoresRequest {
   embeddingModelId: string;
   limit?: number;
   wordrankLimit?: number;
+  /** Extension: skip the seeds' antonyms (WordNet links) in find-and-score mode. */
+  excludeAntonyms?: boolean;
   seedScore?: number | null;
   dimensions?: DimensionRequest[];
   mapperKeys?: string[];

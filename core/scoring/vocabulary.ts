@@ -2,6 +2,7 @@
  * Vocabulary endpoints: autocomplete suggestions, word availabilities, similarity matrices.
  */
 import type { VectorIndex } from '../types';
+import { capitalize, displayCase, isDictionaryRow, isJunk, VOCAB_FLAG } from '../vocab-quality';
 import { hasLetter } from './common';
 
 export const MAX_SUGGESTIONS = 10;
@@ -18,20 +19,37 @@ function allowList(whitelistWords: readonly string[] | undefined): Set<string> |
 }
 
 /**
- * Prefix match on the lower-cased vocabulary, most frequent first, at most 10, entries without
- * a letter never suggested; with a non-empty whitelist only words in it (compared lower-cased).
+ * Completions of a prefix (docs/vocabulary.md "Autocomplete"): entries whose folded form
+ * (lower-cased, diacritics removed: "cafe" finds "café", "é" finds é and e) starts with the folded
+ * prefix; dictionary words first, each group most frequent first; no junk (entries without a
+ * letter, rare non-words), no stop words, pronouns or auxiliaries; at most 10. Each suggestion in
+ * the casing a person expects (proper nouns capitalized, acronyms in capitals), with the user's
+ * leading capital kept ("Ber" -> "Berlin"). With a non-empty whitelist: only words in it (compared
+ * lower-cased), and only entries without a letter are skipped.
  */
 export function autocomplete(index: VectorIndex, req: AutocompleteRequest): { suggestions: string[] } {
-  const prefix = req.word.trim().toLowerCase();
+  const prefix = req.word.trim();
   const allow = allowList(req.whitelistWords);
+  const userCapital = /^\p{Lu}/u.test(prefix);
+  const words: string[] = [];
+  const others: string[] = [];
   const seen = new Set<string>();
-  const rows = index.prefixRows(prefix, MAX_SUGGESTIONS, (row) => {
-    const w = index.word(row).toLowerCase();
-    if (seen.has(w) || !hasLetter(w) || (allow && !allow.has(w))) return false;
-    seen.add(w);
-    return true;
-  });
-  return { suggestions: rows.slice(0, MAX_SUGGESTIONS).map((r) => index.word(r).toLowerCase()) };
+  for (const r of index.foldedPrefixRows(prefix)) {
+    if (words.length >= MAX_SUGGESTIONS) break;
+    const entry = index.word(r);
+    const lower = entry.toLowerCase();
+    const f = index.flags(r);
+    if (allow) {
+      if (!allow.has(lower) || !hasLetter(entry)) continue;
+    } else if (isJunk(index, r) || f & (VOCAB_FLAG.STOP | VOCAB_FLAG.FUNCTION)) continue;
+    if (seen.has(lower)) continue;
+    seen.add(lower);
+    let shown = displayCase(entry, f);
+    if (userCapital) shown = capitalize(shown);
+    if (allow || isDictionaryRow(index, r)) words.push(shown);
+    else if (others.length < MAX_SUGGESTIONS) others.push(shown);
+  }
+  return { suggestions: [...words, ...others].slice(0, MAX_SUGGESTIONS) };
 }
 
 export interface WordAvailabilitiesRequest {

@@ -3,8 +3,9 @@
  */
 import { MAX_K } from '../kernels';
 import type { VectorIndex } from '../types';
+import { POS_MASK, DEFAULT_WORDRANK_LIMIT } from '../vocab-quality';
 import { candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
-import { dimensionQueries, frequencyScore, hasLetter, seedRows } from './common';
+import { dimensionQueries, frequencyScore, hasLetter, phraseOf, isPhrase, seedCentroid, seedSet, type Phrase } from './common';
 import type {
   ResolvedMapper,
   ScoredWord,
@@ -42,8 +43,9 @@ function letterRowsOf(index: VectorIndex): Int32Array {
 }
 
 /**
- * Find-and-score candidates: the `limit` distinct lower-cased words closest to the centroid
- * that the candidate filter (core/scoring/candidates.ts) accepts. A cased vocabulary may hold
+ * Find-and-score candidates (also seed expansion's): the `limit` distinct lower-cased words
+ * closest to the centroid that the candidate filter (core/scoring/candidates.ts, with the
+ * vocabulary quality rules of core/vocab-quality.ts) accepts. A cased vocabulary may hold
  * one word in several casings; the closest entry stands for the word and the others do not use
  * up the limit. The fast path takes the kernel's top-k with headroom for skipped rows, widening
  * k while rows are skipped; when that is not enough, it ranks the accepted rows explicitly,
@@ -116,57 +118,103 @@ function avg(values: Array<number | null | undefined>): number | null {
   return n > 0 ? s / n : null;
 }
 
+/** A whitelist entry to score: a vocabulary row or a phrase. */
+type Scored = { row: number; phrase?: undefined } | { row: -1; phrase: Phrase };
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+}
+
 export function scoreWords(req: WordScoresRequest, input: WordScoringInput): WordScoresResponse {
   const { index, mappers } = input;
   const dims = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon, input.companion);
-  const seeds = seedRows(index, req.seedWords);
-  const centroid = index.centroid(seeds);
+  const seeds = seedSet(index, req.seedWords);
+  const centroid = seedCentroid(index, seeds);
 
-  // Rows to score, in output order, distinct.
-  let rows: number[];
+  // Entries to score, in output order, distinct.
+  let entries: Scored[];
   const whitelist = req.whitelistWords ?? [];
   if (whitelist.length > 0) {
-    rows = [];
-    // One row per lower-cased word (a repeated row has a repeated word).
+    entries = [];
+    // One entry per lower-cased word or phrase (a repeated row has a repeated word).
     const seenWords = new Set<string>();
     for (const w of whitelist) {
+      if (isPhrase(w)) {
+        const p = phraseOf(index, w);
+        if (!p || seenWords.has(p.key)) continue;
+        seenWords.add(p.key);
+        entries.push({ row: -1, phrase: p });
+        continue;
+      }
       const r = index.rowOf(w.trim());
       if (r < 0) continue;
       const lower = index.word(r).toLowerCase();
       if (seenWords.has(lower)) continue;
       seenWords.add(lower);
-      rows.push(r);
+      entries.push({ row: r });
     }
   } else if (centroid) {
     const limit = req.limit ?? FIND_LIMIT_DEFAULT;
-    const cutoff = req.wordrankLimit === undefined || req.wordrankLimit === -1 ? undefined : req.wordrankLimit;
-    const excludedWords = new Set((req.seedWords ?? []).map((w) => w.trim().toLowerCase()));
-    rows = findCandidates(index, centroid, limit, candidateFilter(index, { cutoff, excludedRows: new Set(seeds), excludedWords }), seeds.length);
+    const phraseRows = seeds.phrases.flatMap((p) => p.rows);
+    const excludedWords = new Set<string>();
+    for (const w of req.seedWords ?? []) for (const part of w.trim().toLowerCase().split(/\s+/u)) excludedWords.add(part);
+    const rankLimit = req.wordrankLimit ?? DEFAULT_WORDRANK_LIMIT;
+    const seedRowList = [...seeds.rows, ...phraseRows];
+    const excludedRows = new Set(seedRowList);
+    let seedPos = 0;
+    for (const r of seedRowList) {
+      seedPos |= index.flags(r) & POS_MASK;
+      // Extension: the seeds' antonyms (WordNet links in the artifact) are not offered.
+      if (req.excludeAntonyms === true) for (const a of index.antonyms(r)) excludedRows.add(a);
+    }
+    const filter = candidateFilter(index, { cutoff: rankLimit === -1 ? undefined : rankLimit, excludedRows, excludedWords, seedPos });
+    entries = findCandidates(index, centroid, limit, filter, excludedRows.size).map((row) => ({ row }));
   } else {
-    rows = [];
+    entries = [];
   }
 
-  const rowArr = Int32Array.from(rows);
-  const seedScores = centroid && rowArr.length > 0 ? index.scores(centroid, rowArr) : null;
-  const dimScores = dims.map((d) => (d.query && rowArr.length > 0 ? index.scores(d.query, rowArr) : null));
+  const rowArr = Int32Array.from(entries.filter((e) => !e.phrase).map((e) => e.row));
+  // Scores of the row entries via the kernel; of phrases by their vectors.
+  const rowScores = (query: Float32Array | null): ((e: Scored, i: number) => number) | null => {
+    if (!query) return null;
+    const s = rowArr.length > 0 ? index.scores(query, rowArr) : new Float32Array(0);
+    const at = new Map<number, number>();
+    let k = 0;
+    entries.forEach((e, i) => {
+      if (!e.phrase) at.set(i, s[k++]);
+    });
+    return (e, i) => (e.phrase ? dot(query, e.phrase.vector) : at.get(i)!);
+  };
+  const seedScores = rowScores(centroid);
+  const dimScores = dims.map((d) => rowScores(d.query));
   const weight = req.seedScore ?? null;
+  const mapperValue = (m: ResolvedMapper, e: Scored): number => {
+    if (!e.phrase) return m.values.value(m.variable, e.row);
+    // A phrase: the mean of its words' values (none when a word has none).
+    let sum = 0;
+    for (const r of e.phrase.rows) sum += m.values.value(m.variable, r);
+    return sum / e.phrase.rows.length;
+  };
 
-  const data: ScoredWord[] = rows.map((r, i) => {
-    const seedScore = seedScores ? seedScores[i] : null;
+  const data: ScoredWord[] = entries.map((e, i) => {
+    const seedScore = seedScores ? seedScores(e, i) : null;
     const dimensionScores: Record<string, number> = {};
     dims.forEach((d, k) => {
       const s = dimScores[k];
-      if (s) dimensionScores[d.key] = s[i];
+      if (s) dimensionScores[d.key] = s(e, i);
     });
     const mapperScores: Record<string, number> = {};
     for (const m of mappers) {
-      const v = m.values.value(m.variable, r);
+      const v = mapperValue(m, e);
       if (!Number.isNaN(v)) mapperScores[m.id] = v;
     }
     return {
-      word: index.word(r).toLowerCase(),
+      // A phrase is returned as written; its rank is that of its least frequent word.
+      word: e.phrase ? e.phrase.text : index.word(e.row).toLowerCase(),
       seedScore,
-      modelRank: r + 1,
+      modelRank: e.phrase ? Math.max(...e.phrase.rows) + 1 : e.row + 1,
       seedScoreQuartile: -1,
       modelRankQuartile: -1,
       dimensionScores,

@@ -16,7 +16,23 @@ export const FLAG = {
   ADV: 16,
   /** A known lemma or form of the language's lexicon. */
   KNOWN: 32,
+  /** Pronoun, auxiliary or modal verb (closed classes; every one is also a stop word). */
+  FUNCTION: 64,
+  /** A number word ("twelve", "zwölf", "douze"); not a stop word, never given synonyms. */
+  NUMBER: 128,
 } as const;
+
+/** Part-of-speech bits of FLAG (a synonym link stores them in SLST bits 28..31 as POS_SHIFTed FLAG >> 1). */
+export const POS_FLAGS = FLAG.NOUN | FLAG.VERB | FLAG.ADJ | FLAG.ADV;
+/** SLST entry = key index | (POS bits >> 1) << SYN_POS_SHIFT; POS 0 = unknown. */
+export const SYN_POS_SHIFT = 28;
+const SYN_KEY_MASK = (1 << SYN_POS_SHIFT) - 1;
+
+export interface SynonymLink {
+  word: string;
+  /** FLAG.NOUN | VERB | ADJ | ADV bits of the sense the synonym came from; 0 when the source has none. */
+  pos: number;
+}
 
 /** Binary search in a sorted Uint32Array; index or -1. */
 function search(a: Uint32Array, v: number): number {
@@ -101,11 +117,18 @@ export class LanguageData {
     return k < 0 ? null : this.keys.get(this.nVal[k]);
   }
   synonymsOf(i: number): string[] {
+    return this.synonymLinksOf(i).map((l) => l.word);
+  }
+  /** Synonyms with the part of speech of the sense they came from. */
+  synonymLinksOf(i: number): SynonymLink[] {
     if (i < 0) return [];
     const k = search(this.sIdx, i);
     if (k < 0) return [];
-    const out: string[] = [];
-    for (let p = this.sOff[k]; p < this.sOff[k + 1]; p++) out.push(this.keys.get(this.sList[p]));
+    const out: SynonymLink[] = [];
+    for (let p = this.sOff[k]; p < this.sOff[k + 1]; p++) {
+      const v = this.sList[p];
+      out.push({ word: this.keys.get(v & SYN_KEY_MASK), pos: ((v >>> SYN_POS_SHIFT) << 1) & POS_FLAGS });
+    }
     return out;
   }
 }

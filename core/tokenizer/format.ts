@@ -9,7 +9,8 @@
  * not a JS object per entry. Runtime-agnostic (no Node, DOM or Worker APIs).
  */
 export const FORMAT_MAGIC = 'TOKL';
-export const FORMAT_VERSION = 1;
+/** 2: synonym links carry their part of speech (SLST high bits), flags FUNCTION and NUMBER. */
+export const FORMAT_VERSION = 2;
 
 export interface LanguageMeta {
   language: string;

@@ -13,8 +13,13 @@
  *   ja  token = string (as the interface says).
  * Unknown words fall back to the lower-cased surface form (German: capitalized unknown words,
  * probably nouns or names, keep their capital).
+ *
+ * Synonyms (docs/vocabulary.md): only for content words (never stop words, pronouns,
+ * auxiliaries, numbers); each link carries the part of speech of its source sense, kept when
+ * it matches a simple guess for the token (partOfSpeechGuess); the language data holds only
+ * synonyms that passed the similarity filter against the language's default model.
  */
-import { FLAG, type LanguageData } from './data';
+import { FLAG, POS_FLAGS, type LanguageData } from './data';
 import { segmentAlphabetic, segmentJapanese, type Span } from './segment';
 import type { Language } from './languages';
 
@@ -155,16 +160,39 @@ function germanSeparable(data: LanguageData, text: string, spans: Span[], k: num
   return null;
 }
 
-function synonymsFor(data: LanguageData, keys: string[], self: string): string[] {
+/** Pronouns, auxiliaries and number words (closed classes of the language data). */
+const CLOSED = FLAG.STOP | FLAG.FUNCTION | FLAG.NUMBER;
+
+function synonymsFor(data: LanguageData, keys: string[], self: string, pos: number): string[] {
   const out: string[] = [];
   for (const k of keys) {
-    for (const s of data.synonymsOf(data.find(k))) {
+    for (const s of data.synonymLinksOf(data.find(k))) {
       if (out.length >= MAX_SYNONYMS) return out;
-      if (s !== self && s !== k && !out.includes(s)) out.push(s);
+      if (pos !== 0 && s.pos !== 0 && (s.pos & pos) === 0) continue;
+      if (s.word !== self && s.word !== k && !out.includes(s.word)) out.push(s.word);
     }
     if (out.length) break;
   }
   return out;
+}
+
+/**
+ * A simple guess of the token's parts of speech (FLAG.NOUN...ADV bits; 0 = any): after a
+ * determiner a noun or adjective (en, fr, de), after a subject pronoun, modal or "to" a verb
+ * (en), a capitalized word inside a German sentence a noun, "-ly" an adverb or adjective (en);
+ * otherwise every part of speech the lexicon gives the lemma or the form.
+ */
+export function partOfSpeechGuess(data: LanguageData, language: Language, lower: string, lemma: string, prev: string | undefined, capitalizedInside: boolean): number {
+  if (language === 'ja') return 0;
+  if (language === 'en') {
+    if (prev !== undefined && EN_DETERMINERS.has(prev)) return FLAG.NOUN | FLAG.ADJ;
+    if (prev !== undefined && EN_SUBJECTS.has(prev)) return FLAG.VERB | FLAG.ADV;
+    if (lower.endsWith('ly')) return FLAG.ADV | FLAG.ADJ;
+  } else if (language === 'de') {
+    if (capitalizedInside) return FLAG.NOUN;
+    if (prev !== undefined && DE_ARTICLES.has(prev)) return FLAG.NOUN | FLAG.ADJ;
+  } else if (prev !== undefined && FR_DETERMINERS.has(prev)) return FLAG.NOUN | FLAG.ADJ;
+  return (data.flagsOf(data.find(lemma)) | data.flagsOf(data.find(lower))) & POS_FLAGS;
 }
 
 export function segment(text: string, data: LanguageData): Span[] {
@@ -190,6 +218,7 @@ export function tokenize(text: string, data: LanguageData, options: TokenizeOpti
     const prev = k > 0 ? lowers[k - 1] : undefined;
     let token: string;
     let synKeys: string[];
+    let capitalizedInside = false;
     if (language === 'ja') {
       token = string;
       synKeys = [string];
@@ -202,7 +231,8 @@ export function tokenize(text: string, data: LanguageData, options: TokenizeOpti
       // Sentence-initial capitals are positional: try the lower-case form first there.
       const initial = k === 0 || SENTENCE_END.test(text.slice(spans[k - 1].end, sp.start));
       const lemma = sep ?? lemmaLexicon(data, initial ? [lower, apos(string)] : [apos(string), lower], nounContext);
-      token = lemma ?? germanComparative(data, lower) ?? (/^\p{Lu}/u.test(string) && !initial ? apos(string) : lower);
+      capitalizedInside = /^\p{Lu}/u.test(string) && !initial;
+      token = lemma ?? germanComparative(data, lower) ?? (capitalizedInside ? apos(string) : lower);
       synKeys = [token, lower];
     } else {
       const nounContext = prev !== undefined && (FR_DETERMINERS.has(prev) || FR_ADJ_CONTEXT.has(prev));
@@ -213,7 +243,10 @@ export function tokenize(text: string, data: LanguageData, options: TokenizeOpti
     lemmas.push(token);
     // English contraction pieces ("ca", "n't", "'m") are stop words when their lemma is.
     const isStop = (data.flagsOf(lowerIndex) & FLAG.STOP) !== 0 || (language === 'en' && lower !== token && /['\u2019]|^(?:ca|wo|sha)$/.test(lower) && data.has(token, FLAG.STOP));
-    return { string, token, indexStart: sp.start, indexEnd: sp.end, isStop, synonyms: withSynonyms ? synonymsFor(data, synKeys, token) : [] };
+    // Content words only: no synonyms for stop words, pronouns, auxiliaries, numbers.
+    const closed = isStop || ((data.flagsOf(lowerIndex) | data.flagsOf(data.find(token))) & CLOSED) !== 0 || /\p{N}/u.test(string);
+    const synonyms = withSynonyms && !closed ? synonymsFor(data, synKeys, token, partOfSpeechGuess(data, language, lower, token, prev, capitalizedInside)) : [];
+    return { string, token, indexStart: sp.start, indexEnd: sp.end, isStop, synonyms };
   });
   return { tokenCount: tokens.length, tokens };
 }

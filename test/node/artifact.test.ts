@@ -15,6 +15,7 @@ import {
   type ArtifactInput,
 } from '../../core/artifact';
 import { quantizeRows } from '../../core/quantize';
+import { foldKey, VOCAB_FLAG } from '../../core/vocab-quality';
 import { prng } from '../../core/prng';
 
 const enc = new TextEncoder();
@@ -108,7 +109,7 @@ function assemble(
   const dv = new DataView(out.buffer);
   const magic = header.magic ?? 'EMBEDART';
   for (let i = 0; i < 8; i++) out[i] = magic.charCodeAt(i);
-  dv.setUint32(8, header.version ?? 1, true);
+  dv.setUint32(8, header.version ?? ARTIFACT_FORMAT_VERSION, true);
   dv.setUint32(12, sections.length, true);
   dv.setUint32(16, header.fileBytes ?? p, true);
   dv.setUint32(20, header.n, true);
@@ -288,9 +289,34 @@ describe('artifact round trip', () => {
   });
 });
 
+describe('vocabulary sections (VFLG, FIDX, ANTO)', () => {
+  it('round-trips flags, sorts the folded index by foldKey and stores antonym links symmetric and sorted', () => {
+    const words = ['Café', 'cafe', 'cafés', 'zebra', 'Ábaco', 'abacus', 'éclair', 'eclat', 'Straße', 'strasse'];
+    const flags = Uint16Array.from(words, (_, i) => (i * 37) & 0xffff);
+    const parsed = parseArtifact(toArrayBuffer(writeArtifact({ ...makeInput(words, 5, 3), flags, antonyms: [[3, 1], [1, 3], [0, 9]] })));
+    expect([...parsed.flags]).toEqual([...flags]);
+    const fold = (w: string) => Buffer.from(foldKey(w), 'utf8');
+    const reference = words.map((_, i) => i).sort((a, b) => Buffer.compare(fold(words[a]!), fold(words[b]!)) || a - b);
+    expect([...parsed.foldedIndex]).toEqual(reference);
+    expect(foldKey('Café')).toBe('cafe');
+    expect(foldKey('Straße')).toBe('strasse');
+    expect([...parsed.antonyms]).toEqual([0, 9, 1, 3, 3, 1, 9, 0]);
+  });
+
+  it('without flags every entry with a letter counts as a word; bad antonym rows are refused', () => {
+    const ok = makeInput(['a', '12', 'b'], 4);
+    const parsed = parseArtifact(toArrayBuffer(writeArtifact(ok)));
+    expect([...parsed.flags]).toEqual([VOCAB_FLAG.LETTER | VOCAB_FLAG.DICTIONARY, 0, VOCAB_FLAG.LETTER | VOCAB_FLAG.DICTIONARY]);
+    expect(parsed.antonyms.length).toBe(0);
+    expect(() => writeArtifact({ ...ok, antonyms: [[0, 3]] })).toThrow(/antonym pair \(0, 3\) is outside the vocabulary/);
+    expect(() => writeArtifact({ ...ok, flags: new Uint16Array(2) })).toThrow(/flags has 2 values, expected 3/);
+  });
+});
+
 describe('artifact corruption', () => {
   const words = randomVocabulary(200, rng(42));
-  const good = writeArtifact(makeInput(words, 24, 42));
+  // With flags and antonym links, so every section has bytes to corrupt.
+  const good = writeArtifact({ ...makeInput(words, 24, 42), flags: Uint16Array.from(words, (_, i) => i * 7), antonyms: [[0, 1], [5, 3], [9, 2]] });
   const sections = sectionsOf(good);
   const table = new DataView(good.buffer, good.byteOffset);
   const entry = (tag: string) => {
@@ -308,16 +334,18 @@ describe('artifact corruption', () => {
   it('wrong format version', () => {
     const b = good.slice();
     new DataView(b.buffer).setUint32(8, 7, true);
-    expectError(b, /unsupported format version 7 \(expected 1\)/);
-    expectError(assemble(sections, { ...headerOf(good), version: 2 }), /unsupported format version 2 \(expected 1\)/);
+    expectError(b, /unsupported format version 7 \(expected 2\)/);
+    // Version 1 (before the vocabulary sections) is refused, not misread.
+    expectError(assemble(sections, { ...headerOf(good), version: 1 }), /unsupported format version 1 \(expected 2\)/);
   });
 
   it('truncated at several points, naming what is cut', () => {
     expectError(good.slice(0, 0), /truncated: the header needs 64 bytes, the artifact has 0/);
     expectError(good.slice(0, 40), /truncated: the header needs 64 bytes, the artifact has 40/);
     expectError(good.slice(0, 70), /truncated: section table ends at \d+ beyond the end of the artifact \(70 bytes\)/);
-    for (const tag of ['MANI', 'VLEN', 'VOCB', 'SIDX', 'SCAL', 'ROWS']) {
+    for (const tag of ['MANI', 'VLEN', 'VOCB', 'SIDX', 'SCAL', 'ROWS', 'VFLG', 'FIDX', 'ANTO']) {
       const e = entry(tag);
+      if (e.length === 0) continue;
       const cut = e.offset + Math.floor(e.length / 2);
       expectError(good.slice(0, cut), new RegExp(`truncated: section ${tag} ends at ${e.offset + e.length} beyond the end of the artifact \\(${cut} bytes\\)`));
     }
@@ -332,7 +360,7 @@ describe('artifact corruption', () => {
   });
 
   it('a flipped byte in any section fails its checksum', () => {
-    for (const tag of ['MANI', 'VLEN', 'VOCB', 'SIDX', 'SCAL', 'ROWS']) {
+    for (const tag of ['MANI', 'VLEN', 'VOCB', 'SIDX', 'SCAL', 'ROWS', 'VFLG', 'FIDX', 'ANTO']) {
       const e = entry(tag);
       for (const at of [e.offset, e.offset + Math.floor(e.length / 2), e.offset + e.length - 1]) {
         const b = good.slice();
@@ -378,6 +406,15 @@ describe('artifact corruption', () => {
     const sidx = new Uint32Array(sections.find((s) => s.tag === 'SIDX')!.bytes.slice().buffer);
     sidx[5] = n + 3;
     expectError(assemble(replaceData(sections, 'SIDX', new Uint8Array(sidx.buffer)), { n, dims }), new RegExp(`section SIDX entry 5 is row ${n + 3}, beyond the vocabulary`));
+    const fidx = new Uint32Array(sections.find((s) => s.tag === 'FIDX')!.bytes.slice().buffer);
+    fidx[7] = n;
+    expectError(assemble(replaceData(sections, 'FIDX', new Uint8Array(fidx.buffer)), { n, dims }), new RegExp(`section FIDX entry 7 is row ${n}, beyond the vocabulary`));
+    const flags = sections.find((s) => s.tag === 'VFLG')!.bytes;
+    expectError(assemble(replaceData(sections, 'VFLG', flags.slice(0, flags.length - 2)), { n, dims }), new RegExp(`section VFLG is ${2 * n - 2} bytes, expected ${2 * n}`));
+    const anto = new Uint32Array(sections.find((s) => s.tag === 'ANTO')!.bytes.slice().buffer);
+    anto[1] = n + 9;
+    expectError(assemble(replaceData(sections, 'ANTO', new Uint8Array(anto.buffer)), { n, dims }), new RegExp(`section ANTO entry 1 is row ${n + 9}, beyond the vocabulary`));
+    expectError(assemble(replaceData(sections, 'ANTO', new Uint8Array(12)), { n, dims }), /section ANTO is 12 bytes, not a whole number of u32 pairs/);
   });
 
   it('manifest that is not JSON, not an object, or disagrees with the header', () => {

@@ -182,7 +182,14 @@ describe('EmbeddingModel vectors and loading', () => {
   it('a corrupt artifact fails to load with an ArtifactError', () => {
     const { buffer } = buildModel(words, 16, 3);
     const bytes = new Uint8Array(buffer.slice(0));
-    bytes[bytes.length - 40]! ^= 0xff;
+    // A byte inside the ROWS section (located through the section table).
+    const dv = new DataView(bytes.buffer);
+    let rowsAt = -1;
+    for (let i = 0; i < dv.getUint32(12, true); i++) {
+      const e = 64 + 16 * i;
+      if (String.fromCharCode(...bytes.subarray(e, e + 4)) === 'ROWS') rowsAt = dv.getUint32(e + 4, true) + 40;
+    }
+    bytes[rowsAt]! ^= 0xff;
     expect(() => EmbeddingModel.fromArrayBuffer(bytes.buffer, loadKernels())).toThrow(ArtifactError);
     expect(() => EmbeddingModel.fromArrayBuffer(bytes.buffer, loadKernels())).toThrow(/checksum mismatch in section ROWS/);
   });

@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { passesQualityFilter } from '../../core/vocab-quality';
 import { languageFile } from '../../build/lang-data';
 import { loadDefaultModel } from '../../build/load-model';
 import { parseMapperBundle } from '../../core/mapper-bundle';
@@ -212,6 +213,8 @@ describe('seed expansion (expand)', () => {
     for (const r of order) {
       const word = model.word(r).toLowerCase();
       if (excluded.has(word) || out.includes(word) || !/\p{L}/u.test(word)) continue;
+      // The vocabulary flags of the artifact (docs/vocabulary.md) apply to every candidate.
+      if (!passesQualityFilter(model, r, { rankLimit: CANDIDATE_RANK_CUTOFF })) continue;
       const tokens = tokenize(word, lang, { synonyms: false }).tokens;
       if (tokens.length !== 1 || tokens[0].isStop) continue;
       if (!lang.has(tokens[0].token, FLAG.KNOWN) && !lang.has(word, FLAG.KNOWN)) continue;

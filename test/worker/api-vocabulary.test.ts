@@ -86,11 +86,13 @@ describe('word-similarity-matrices', () => {
 });
 
 describe('autocomplete-suggestions', () => {
-  it('prefix match, most frequent first, lower-cased', async () => {
+  it('prefix match, most frequent first, the user\'s leading capital kept', async () => {
     const r = await call('POST', `${WS_PATH}/autocomplete-suggestions`, { word: 'App', embeddingModelId: m.id });
     expect(r.status).toBe(200);
     const expected = m.words.filter((w) => w.startsWith('app')).sort((a, b) => rowOf(m, a) - rowOf(m, b));
-    expect(r.body.suggestions).toEqual(expected);
+    expect(r.body.suggestions).toEqual(expected.map((w) => w[0]!.toUpperCase() + w.slice(1)));
+    const lower = await call('POST', `${WS_PATH}/autocomplete-suggestions`, { word: 'app', embeddingModelId: m.id });
+    expect(lower.body.suggestions).toEqual(expected);
     expect(expected.length).toBeGreaterThan(3);
   });
 

@@ -47,7 +47,8 @@ const wordScoresRoute = createRoute({
   path: '/api/v1/workspaces/{workspaceId}/word-scores',
   tags: ['Scoring'],
   summary: 'Score whitelisted words, or find and score the words closest to the seed centroid',
-  description: 'Meters `tokens` = words scored.',
+  description:
+    'Find-and-score applies the default vocabulary quality filter (docs/vocabulary.md): the 50,000 most frequent words (`wordrankLimit`), no stop words, pronouns, auxiliaries, numbers or non-dictionary words, candidates sharing a part of speech with the seeds; `wordrankLimit: -1` widens it to everything but stop words, pronouns and entries without a letter; `excludeAntonyms: true` also skips WordNet antonyms of the seeds. Seeds and whitelist words may be phrases. Meters `tokens` = words scored.',
   security,
   request: { params: WorkspaceParams, body: jsonBody(WordScoresRequestSchema) },
   responses: {
@@ -60,7 +61,9 @@ const autocompleteRoute = createRoute({
   method: 'post',
   path: '/api/v1/workspaces/{workspaceId}/autocomplete-suggestions',
   tags: ['Vocabulary'],
-  summary: 'Up to ten completions of a prefix from the model vocabulary, most frequent first',
+  summary: 'Up to ten completions of a prefix from the model vocabulary: dictionary words first, most frequent first',
+  description:
+    'Matching folds case and diacritics; junk (no letter, rare non-words), stop words, pronouns and auxiliaries are not suggested; proper nouns come capitalized, acronyms in capitals, and a leading capital typed by the user is kept (docs/vocabulary.md).',
   security,
   request: { params: WorkspaceParams, body: jsonBody(AutocompleteRequestSchema) },
   responses: {

@@ -1,0 +1,224 @@
+/**
+ * Vocabulary quality on the real default model and language data (issue "Word lists people can
+ * use", docs/vocabulary.md): every example of the issue, with the exact junk tokens it listed.
+ */
+import fs from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadDefaultModel } from '../../build/load-model';
+import { languageFile } from '../../build/lang-data';
+import type { EmbeddingModel } from '../../core/model';
+import { autocomplete, candidateFilter, findCandidates, scoreWords, seedCentroid, seedSet } from '../../core/scoring';
+import { parseLanguageData, SUPPORTED_LANGUAGES, tokenize, type LanguageData } from '../../core/tokenizer';
+import { FLAG } from '../../core/tokenizer/data';
+import { passesQualityFilter, POS_MASK, qualityFilter, VOCAB_FLAG } from '../../core/vocab-quality';
+
+let model: EmbeddingModel;
+const langs = new Map<string, LanguageData>();
+
+beforeAll(() => {
+  model = loadDefaultModel();
+  for (const l of SUPPORTED_LANGUAGES) langs.set(l, parseLanguageData(new Uint8Array(fs.readFileSync(languageFile(l)))));
+});
+
+function top(seedWords: string[], extra: Record<string, unknown> = {}, limit = 20): string[] {
+  return scoreWords({ seedWords, embeddingModelId: model.manifest.id, limit, ...extra }, { index: model, mappers: [], storedDimensions: new Map() }).data.map((d) => d.word);
+}
+
+describe('find-and-score: the default quality filter', () => {
+  const junk: Array<[string, string[]]> = [
+    ['bitcoin', ['gift-giving', 'stickam', 'aleatory', 'supermontage', 'llvm', 'cytotec', 'nuvaring', 'xmodem']],
+    ['umami', ['concreteness', 'cuteness']],
+    ['eco', ['fea', 'ni', 'hi', 'mex', 'apec', 'tni', 'mrap']],
+    ['happy', ['we', 'you', 'know', 'think']],
+  ];
+  for (const [seed, tokens] of junk) {
+    it(`${seed}: none of ${tokens.join(', ')} in the top 20`, () => {
+      const got = top([seed]);
+      expect(got).toHaveLength(20);
+      for (const t of tokens) expect(got, `${seed} -> ${t}`).not.toContain(t);
+    });
+  }
+
+  it('eco with wordrankLimit 20000 has none of the junk either', () => {
+    const got = top(['eco'], { wordrankLimit: 20000 });
+    for (const t of ['fea', 'ni', 'hi', 'mex', 'apec', 'tni', 'mrap']) expect(got).not.toContain(t);
+  });
+
+  it('common seeds keep their good neighbours (coffee -> tea, espresso; berlin -> munich, vienna)', () => {
+    expect(top(['coffee'])).toEqual(expect.arrayContaining(['tea', 'espresso']));
+    expect(top(['berlin'])).toEqual(expect.arrayContaining(['munich', 'vienna']));
+  });
+
+  it('every default candidate is a dictionary word within the 50,000 most frequent, no stop word or pronoun', () => {
+    for (const seed of ['happy', 'coffee', 'eco', 'bitcoin']) {
+      for (const d of scoreWords({ seedWords: [seed], embeddingModelId: 'x', limit: 100 }, { index: model, mappers: [], storedDimensions: new Map() }).data) {
+        const f = model.flags(d.modelRank - 1);
+        expect(d.modelRank).toBeLessThanOrEqual(50_000);
+        expect(f & VOCAB_FLAG.DICTIONARY, d.word).toBeTruthy();
+        expect(f & (VOCAB_FLAG.STOP | VOCAB_FLAG.FUNCTION), d.word).toBe(0);
+      }
+    }
+  });
+
+  it('wordrankLimit -1 keeps the old candidates minus stop words and pronouns', () => {
+    const wide = top(['eco'], { wordrankLimit: -1 }, 50);
+    expect(wide).toEqual(expect.arrayContaining(['fea', 'mex', 'apec']));
+    for (const w of wide) expect(model.flags(model.rowOf(w)) & (VOCAB_FLAG.STOP | VOCAB_FLAG.FUNCTION), w).toBe(0);
+    expect(top(['happy'], { wordrankLimit: -1 }, 50)).not.toEqual(expect.arrayContaining(['we']));
+  });
+
+  it('excludeAntonyms drops WordNet antonyms: organic -> inorganic, cozy -> cramped', () => {
+    expect(top(['organic'])).toContain('inorganic');
+    expect(top(['organic'], { excludeAntonyms: true })).not.toContain('inorganic');
+    expect(model.antonyms(model.rowOf('organic'))).toContain(model.rowOf('inorganic'));
+    // cozy ~ comfortable <-> uncomfortable ~ uneasy: an indirect (cluster) antonym.
+    expect(top(['cozy'])).toContain('uneasy');
+    expect(top(['cozy'], { excludeAntonyms: true })).not.toContain('uneasy');
+  });
+
+  it('findCandidates and qualityFilter are usable on their own (seed expansion)', () => {
+    const seeds = seedSet(model, ['coffee', 'tea']);
+    const filter = candidateFilter(model, { cutoff: 50_000, excludedRows: new Set(seeds.rows), seedPos: model.flags(seeds.rows[0]!) & POS_MASK });
+    const rows = findCandidates(model, seedCentroid(model, seeds)!, 10, filter, seeds.rows.length);
+    expect(rows).toHaveLength(10);
+    const accept = qualityFilter(model);
+    for (const r of rows) expect(accept(r)).toBe(true);
+    expect(passesQualityFilter(model, model.rowOf('the'))).toBe(false);
+    expect(passesQualityFilter(model, model.rowOf('the'), { rankLimit: -1 })).toBe(false);
+  });
+});
+
+describe('phrases as seeds and whitelist words', () => {
+  it('"ice cream" returns neighbours, without its own words', () => {
+    const got = top(['ice cream']);
+    expect(got).toHaveLength(20);
+    expect(got).not.toContain('ice');
+    expect(got).not.toContain('cream');
+    expect(got.some((w) => ['chocolate', 'vanilla', 'dessert', 'yogurt'].includes(w))).toBe(true);
+    expect(top(['New York']).length).toBe(20);
+  });
+
+  it('a phrase vector is the re-normalized mean of its words\' unit vectors; an unknown word makes it unknown', () => {
+    const s = seedSet(model, ['ice cream', 'zzqxq cream']);
+    expect(s.phrases).toHaveLength(1);
+    const a = model.vector(model.rowOf('ice'));
+    const b = model.vector(model.rowOf('cream'));
+    const mean = a.map((x, i) => x + b[i]!);
+    const n = Math.hypot(...mean);
+    s.phrases[0]!.vector.forEach((x, i) => expect(x).toBeCloseTo(mean[i]! / n, 5));
+    expect(top(['zzqxq cream'])).toEqual([]);
+  });
+
+  it('whitelist phrases are returned as written and scored by their vector', () => {
+    const r = scoreWords({ seedWords: ['dessert'], whitelistWords: ['Ice Cream', 'ice  cream', 'New York', 'zzqxq york', 'cake'], embeddingModelId: 'x' }, { index: model, mappers: [], storedDimensions: new Map() });
+    expect(r.data.map((d) => d.word)).toEqual(['Ice Cream', 'New York', 'cake']);
+    expect(r.data[0]!.seedScore!).toBeGreaterThan(r.data[1]!.seedScore!);
+    expect(r.data[0]!.modelRank).toBe(Math.max(model.rowOf('ice'), model.rowOf('cream')) + 1);
+  });
+
+  it('phrases work in dimensions words / oppositeWords', () => {
+    const r = scoreWords(
+      { seedWords: [], whitelistWords: ['sundae', 'skyscraper'], embeddingModelId: 'x', dimensions: [{ id: 1, type: 'axis', words: ['ice cream'], oppositeWords: ['New York'] }] },
+      { index: model, mappers: [], storedDimensions: new Map() },
+    );
+    expect(r.data[0]!.dimensionScores['1']!).toBeGreaterThan(r.data[1]!.dimensionScores['1']!);
+  });
+});
+
+describe('synonyms', () => {
+  const en = () => langs.get('en')!;
+  const syn = (text: string, l = 'en') => tokenize(text, langs.get(l)!).tokens.map((t) => [t.string, t.synonyms] as const);
+
+  it('none of the listed junk senses appear', () => {
+    const junk: Array<[string, string[]]> = [
+      ['I', ['iodine', 'atomic number 53']],
+      ['He', ['helium']],
+      ['was', ['beryllium']],
+      ['is', ['beryllium']],
+      ['are', ['beryllium']],
+      ['a', ['angstrom', 'vitamin a']],
+      ['it', ['information technology']],
+      ['did', ['bash', 'brawl']],
+      ['could', ['tin', 'dismiss']],
+      ['can', ['tin', 'dismiss']],
+      ['May', ['whitethorn']],
+      ['fine', ['mulct', 'amercement']],
+      ['us', ['united states']],
+      ['no', ['nobelium']],
+    ];
+    for (const [word, bad] of junk) {
+      for (const text of [word, `${word} is here.`, `They ${word}.`, `The ${word} was there.`]) {
+        for (const [s, syns] of syn(text)) if (s === word) for (const b of bad) expect(syns, `${text}: ${s}`).not.toContain(b);
+      }
+    }
+  });
+
+  it('"could" is a stop word like "can"; pronouns, auxiliaries and numbers have no synonyms', () => {
+    const toks = tokenize('I could go, we can go, she might, 12 twelve cars', en()).tokens;
+    const by = (s: string) => toks.find((t) => t.string === s)!;
+    expect(by('could').isStop).toBe(true);
+    expect(by('can').isStop).toBe(true);
+    for (const s of ['I', 'could', 'we', 'can', 'she', 'might', '12', 'twelve']) expect(by(s).synonyms, s).toEqual([]);
+    expect(by('cars').synonyms.length).toBeGreaterThan(0);
+  });
+
+  it('no synonym for any stop word in any language', () => {
+    for (const l of SUPPORTED_LANGUAGES) {
+      const data = langs.get(l)!;
+      let stops = 0;
+      for (let i = 0; i < data.keys.size; i++) {
+        if (!(data.flagsOf(i) & FLAG.STOP)) continue;
+        stops++;
+        const word = data.keys.get(i);
+        expect(data.synonymsOf(i), `${l}: ${word}`).toEqual([]);
+        for (const t of tokenize(word, data).tokens) if (t.isStop) expect(t.synonyms, `${l}: ${word}`).toEqual([]);
+      }
+      expect(stops, l).toBeGreaterThan(20);
+    }
+  });
+
+  it('synonyms of frequent content words pass the similarity filter in the default model', () => {
+    let total = 0;
+    for (const w of ['car', 'happy', 'big', 'buy', 'fast', 'house']) {
+      const [[, syns]] = syn(w);
+      total += syns.length;
+      for (const s of syns) {
+        const v = seedSet(model, [s]);
+        const c = seedCentroid(model, v)!;
+        expect(model.scores(c, [model.rowOf(w)])[0]!, `${w} ~ ${s}`).toBeGreaterThanOrEqual(0.35 - 0.01);
+      }
+    }
+    expect(total).toBeGreaterThan(5);
+  });
+});
+
+describe('autocomplete', () => {
+  const ac = (word: string) => autocomplete(model, { word, embeddingModelId: 'x' }).suggestions;
+
+  it('"Ber" starts with "Berlin"; the user\'s leading capital is kept, proper nouns capitalized', () => {
+    expect(ac('Ber')[0]).toBe('Berlin');
+    expect(ac('ber')[0]).toBe('Berlin');
+    expect(ac('nas')).toContain('NASA');
+  });
+
+  it('junk is excluded and dictionary words come first ("x", "e-")', () => {
+    expect(ac('x')).not.toContain('xfdws');
+    const e = ac('e-');
+    expect(e.slice(0, 2)).toEqual(['e-mail', 'e-commerce']);
+    expect(e).not.toContain('e-sharif');
+    expect(e).not.toContain('e-taiba');
+  });
+
+  it('"susta" has sustainable in the top 3 (frequency among dictionary words)', () => {
+    expect(ac('susta').slice(0, 3)).toContain('sustainable');
+  });
+
+  it('diacritics are folded: "é" and "ü" find words, "cafe" and "café" find the same entries', () => {
+    expect(ac('é').length).toBe(10);
+    expect(ac('ü').length).toBe(10);
+    expect(ac('café')).toEqual(ac('cafe'));
+    expect(ac('cafe')[0]).toBe('cafe');
+    const cafeAccent = model.rowOf('café');
+    if (cafeAccent >= 0) expect(model.foldedPrefixRows('cafe')).toContain(cafeAccent);
+  });
+});
