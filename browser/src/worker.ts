@@ -216,6 +216,8 @@ async function load(id: string, options: LoadModelOptions, onProgress?: Progress
     info = { ...pointer!, mapperBundles: catalogBundles ?? pointer!.mapperBundles };
     report('cache', bytes.byteLength, bytes.byteLength, true);
   }
+  // Drop the reference so the cached 40 MB copy can be collected while the model is parsed.
+  // eslint-disable-next-line no-useless-assignment
   cachedBytes = undefined;
 
   // Small artifacts (language data, mapper bundles, stored seeds) load while the model is parsed.

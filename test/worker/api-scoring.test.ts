@@ -4,7 +4,6 @@ import type { LanguageData } from '../../core/tokenizer';
 import {
   call,
   centroid64,
-  cos,
   qcos,
   englishTokens,
   expectProblem,
