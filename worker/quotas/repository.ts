@@ -266,8 +266,33 @@ export type ConsumeOutcome =
   | { status: 'charged' }
   /** Same Idempotency-Key, usage type and amount were charged before: nothing deducted. */
   | { status: 'replayed' }
-  /** Amount 0: nothing to deduct, nothing checked, no ledger row. */
+  /** Amount 0 (e.g. texts without a token): nothing deducted, no ledger row; the workspace and its allowance were checked. */
   | { status: 'free' };
+
+function unknownWorkspace(id: string): ApiError {
+  return new ApiError('NOT_FOUND', `Workspace '${id}' does not exist`);
+}
+
+/**
+ * A request that consumes nothing (its texts yield no token) is still served only to an existing
+ * workspace with room left: 404 for an unknown workspace, 403 when the monthly allowance is used
+ * up (or the workspace has none of this type), 429 when the daily limit is reached. Reads only.
+ */
+async function checkAllowance(db: D1Database, req: ConsumeRequest, dailyRetryAfterSeconds: number): Promise<void> {
+  const ws = workspaceCache.get(req.workspaceId) ?? (await getWorkspace(db, req.workspaceId));
+  if (!ws) throw unknownWorkspace(req.workspaceId);
+  rememberWorkspace(ws);
+  const p = cycleParams(req.atMs, ws.anchorDay);
+  const row = await quotasStatement(db, ws.id, p, req.usageTypeKey).first<QuotaRow>();
+  if (!row) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
+  const quota = toQuota(row, p.today);
+  if (quota.availableAmount <= 0) throw exhausted(req.usageTypeKey, `The monthly ${req.usageTypeKey} allowance is exhausted`);
+  if (quota.usedAmountDaily >= quota.limitAmountDaily) {
+    throw new ApiError('DAILY_LIMIT_REACHED', `The daily ${req.usageTypeKey} limit of ${quota.limitAmountDaily} is reached; it resets at midnight UTC`, {
+      headers: { 'retry-after': String(dailyRetryAfterSeconds) },
+    });
+  }
+}
 
 function exhausted(usageTypeKey: string, detail: string): ApiError {
   return usageTypeKey === 'plagiarismChecks'
@@ -311,7 +336,10 @@ function rememberWorkspace(ws: Workspace): void {
  */
 export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAfterSeconds: number): Promise<ConsumeOutcome> {
   if (!Number.isSafeInteger(req.amount) || req.amount < 0) throw new ApiError('INTERNAL_ERROR', `Invalid charge amount ${req.amount}`);
-  if (req.amount === 0) return { status: 'free' };
+  if (req.amount === 0) {
+    await checkAllowance(db, req, dailyRetryAfterSeconds);
+    return { status: 'free' };
+  }
   const at = isoTimestamp(req.atMs);
 
   // The workspace as the last diagnosis read it: a retry starts from it instead of reading it again.
@@ -321,7 +349,7 @@ export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAft
     // path); the UPDATE re-checks the anchor day, so a stale entry only costs a retry below.
     const cached = attempt === 0 ? workspaceCache.get(req.workspaceId) : diagnosed;
     const ws = cached ?? (await getWorkspace(db, req.workspaceId));
-    if (!ws) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
+    if (!ws) throw unknownWorkspace(req.workspaceId);
     rememberWorkspace(ws);
     const p = cycleParams(req.atMs, ws.anchorDay);
     const token = crypto.randomUUID();
