@@ -12,6 +12,7 @@ import type { Hook } from '@hono/zod-openapi';
 import { ApiError, asApiError, problemResponse, validationFailed } from './problem';
 import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
+import { clip } from './log';
 import { LIMITS } from '../core/limits';
 import { registerHealth } from './routes/health';
 import { registerTokenizations } from './routes/tokenizations';
@@ -106,7 +107,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
       }
       return problemResponse(new ApiError('INTERNAL_ERROR', err.message, { status: err.status }), rid);
     }
-    console.error(`[${rid}]`, err);
+    console.error(`[${rid}] ${clip(err instanceof Error ? (err.stack ?? err.message) : err, 2000)}`);
     return problemResponse(new ApiError('INTERNAL_ERROR', 'Unexpected error; the request id identifies it in the logs'), rid);
   });
 

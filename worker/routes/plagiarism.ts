@@ -109,7 +109,13 @@ const IngestedPageSchema = PageSchema.extend({ replaced: z.boolean() }).openapi(
 const PageWithTextSchema = PageSchema.extend({ text: z.string() }).openapi('PlagiarismPageWithText');
 
 const PageRefParam = z.object({
-  ref: z.string().openapi({ description: 'Numeric page id, or the page URL percent-encoded (encodeURIComponent).' }),
+  // A page's identity is its URL (up to 2,048 characters, as ingested), so a ref may be that long; nothing longer reaches storage.
+  ref: z
+    .string()
+    .min(1)
+    .max(2048)
+    .refine(isWellFormed, ILL_FORMED_MESSAGE)
+    .openapi({ description: 'Numeric page id, or the page URL percent-encoded (encodeURIComponent), at most 2,048 characters.' }),
 });
 
 const ingestRoute = createRoute({

@@ -31,7 +31,8 @@ function contentType(file: string): string {
 }
 
 async function serve(c: Context<AppEnv>, file: string, cacheControl: string): Promise<Response> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(file) || file.includes('..')) return c.notFound();
+  // Bounded: an R2 key over 1,024 bytes is an error, and no built asset has a name this long.
+  if (file.length > 256 || !/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(file) || file.includes('..')) return c.notFound();
   const key = WEB_PREFIX + file;
   const head = await c.env.ARTIFACTS.head(key);
   if (!head) {
