@@ -187,19 +187,24 @@ describe('refusals', () => {
     expect((await readLedger(ws)).map((e) => e.amount)).toEqual([40, 20]);
   });
 
-  it('a charge of 0 succeeds even on an exhausted quota and writes no ledger row', async () => {
+  it('a charge of 0 deducts nothing and writes no ledger row, but is refused on an exhausted quota (decisions.md "Identifiers, bodies and cost")', async () => {
     const ws = uniqueWorkspaceId('zero');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 0, limitAmountDaily: 0 }]);
-    expect((await metered(ws, 'tokens', 0)).status).toBe(200);
+    expect((await metered(ws, 'tokens', 0)).status).toBe(403);
     expect((await metered(ws, 'tokens', 1)).status).toBe(403);
+    const room = uniqueWorkspaceId('zeror');
+    await createWorkspace(room, 1, [{ usageTypeKey: 'tokens', limitAmount: 5, limitAmountDaily: 5 }]);
+    expect((await metered(room, 'tokens', 0)).status).toBe(200);
+    expect((await quotaOf(room, 'tokens')).usedAmount).toBe(0);
     expect(await readLedger(ws)).toEqual([]);
+    expect(await readLedger(room)).toEqual([]);
   });
 
-  it('a workspace with no quota row for the usage type (or no record at all) is refused with 403', async () => {
+  it('an unknown workspace is 404; a workspace with no quota row for the usage type is refused with 403', async () => {
     const ghost = uniqueWorkspaceId('ghost');
     const res = await metered(ghost, 'plagiarismChecks', 1);
-    expect(res.status).toBe(403);
-    expect((await problemOf(res)).code).toBe('ERROR_NO_REMAINING_PLAGIARISM_CHECKS');
+    expect(res.status).toBe(404);
+    expect((await problemOf(res)).code).toBe('NOT_FOUND');
     const ws = uniqueWorkspaceId('norow');
     await createWorkspace(ws, 1, []);
     await env.DB.prepare("DELETE FROM quotas WHERE workspace_id = ?1 AND usage_type_key = 'images'").bind(ws).run();
