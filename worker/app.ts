@@ -13,6 +13,7 @@ import { ApiError, asApiError, problemResponse, validationFailed } from './probl
 import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
 import { clip } from './log';
+import { idempotency } from './idempotency';
 import { LIMITS } from '../core/limits';
 import { registerHealth } from './routes/health';
 import { registerTokenizations } from './routes/tokenizations';
@@ -63,6 +64,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   // Auth: everything under /api/v1, /api/usage-service and /api/admin needs a bearer token.
   for (const prefix of ['/api/v1/*', '/api/usage-service/*', '/api/admin/*']) app.use(prefix, requireAuth);
   app.use('/api/v1/workspaces/:workspaceId/*', requireWorkspace);
+  // Idempotency-Key of the workspace POST routes (after auth: only the workspace's own requests).
+  app.use('/api/v1/workspaces/:workspaceId/*', idempotency);
   app.use('/api/usage-service/v1/workspaces/:workspaceId/*', requireWorkspace);
   app.use('/api/admin/*', requireAdmin);
 

@@ -7,7 +7,7 @@
 import { z } from '@hono/zod-openapi';
 import { LIMITS } from '../core/limits';
 import { ID_MAX_CHARS, identifier, requestSchemas, WORD_MAX_CHARS, type Documenter } from '../core/requests';
-import { WorkspaceIdParam } from './quotas/schemas';
+import { WorkspaceIdParam } from './ids';
 import { ILL_FORMED_MESSAGE, isWellFormed } from './well-formed';
 
 const openapi: Documenter = (schema, doc) => (typeof doc === 'string' ? schema.openapi(doc) : schema.openapi(doc as Parameters<typeof schema.openapi>[0]));

@@ -269,6 +269,9 @@ export type ConsumeOutcome =
   /** Amount 0 (e.g. texts without a token): nothing deducted, no ledger row; the workspace and its allowance were checked. */
   | { status: 'free' };
 
+/** How long an Idempotency-Key stays bound to its request (decisions.md "Idempotency"). */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
 function unknownWorkspace(id: string): ApiError {
   return new ApiError('NOT_FOUND', `Workspace '${id}' does not exist`);
 }
@@ -307,7 +310,8 @@ const CONSUME_UPDATE =
   `AND ${effUsed('')} + ?4 <= limit_amount + ${effBonus('')} + ${effSpill('')} ` +
   `AND ${effDaily('')} + ?4 <= limit_amount_daily ` +
   `AND ${anchorGuard('?5', '?9')} ` +
-  `AND NOT EXISTS (SELECT 1 FROM usage_ledger l WHERE l.workspace_id = ?5 AND l.idempotency_key = ?10)`;
+  // Keys count for IDEMPOTENCY_TTL_MS (24 h) only: afterwards the key record is gone and the key may be used again.
+  `AND NOT EXISTS (SELECT 1 FROM usage_ledger l WHERE l.workspace_id = ?5 AND l.idempotency_key = ?10 AND l.created_at >= ?11)`;
 
 const CONSUME_LEDGER =
   `INSERT INTO usage_ledger (workspace_id, usage_type_key, amount, request_id, idempotency_key, cycle_start, created_at) ` +
@@ -341,6 +345,7 @@ export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAft
     return { status: 'free' };
   }
   const at = isoTimestamp(req.atMs);
+  const keysSince = isoTimestamp(req.atMs - IDEMPOTENCY_TTL_MS);
 
   // The workspace as the last diagnosis read it: a retry starts from it instead of reading it again.
   let diagnosed: Workspace | undefined;
@@ -356,7 +361,7 @@ export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAft
     const [update] = await db.batch([
       db
         .prepare(CONSUME_UPDATE)
-        .bind(...cycleBinds(p), req.amount, req.workspaceId, req.usageTypeKey, token, at, ws.anchorDay, req.idempotencyKey),
+        .bind(...cycleBinds(p), req.amount, req.workspaceId, req.usageTypeKey, token, at, ws.anchorDay, req.idempotencyKey, keysSince),
       db.prepare(CONSUME_LEDGER).bind(req.workspaceId, req.usageTypeKey, req.amount, req.requestId, req.idempotencyKey, at, token),
     ]);
     if (update.meta.changes === 1) return { status: 'charged' };
@@ -365,7 +370,9 @@ export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAft
     const reads = [quotasStatement(db, req.workspaceId, p, req.usageTypeKey), db.prepare(WORKSPACE_SELECT).bind(req.workspaceId)];
     if (req.idempotencyKey !== null) {
       reads.push(
-        db.prepare('SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key = ?2').bind(req.workspaceId, req.idempotencyKey),
+        db
+          .prepare('SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key = ?2 AND created_at >= ?3')
+          .bind(req.workspaceId, req.idempotencyKey, keysSince),
       );
     }
     const [quotaRows, workspaceRows, priorRows] = await db.batch(reads);
