@@ -5,7 +5,6 @@
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
-import { requestId } from 'hono/request-id';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Hook } from '@hono/zod-openapi';
@@ -14,6 +13,7 @@ import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
 import { clip } from './log';
 import { idempotency } from './idempotency';
+import { declaredLengthLimit, requestIds, utf8Body } from './request-guards';
 import { LIMITS } from '../core/limits';
 import { registerHealth } from './routes/health';
 import { registerTokenizations } from './routes/tokenizations';
@@ -40,17 +40,20 @@ export function newRouter(): OpenAPIHono<AppEnv> {
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = newRouter();
 
-  app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  // Our own id for every request; a client's X-Request-Id is only echoed (X-Client-Request-Id).
+  app.use('*', requestIds);
   app.use(
     '/api/*',
     cors({
       origin: '*',
       allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'If-None-Match'],
       allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-      exposeHeaders: ['X-Request-Id', 'Retry-After', 'ETag', 'Content-Length', 'X-Content-SHA256', 'X-Model-Version', 'X-Model-Checksum', 'Idempotent-Replayed', 'Location'],
+      exposeHeaders: ['X-Request-Id', 'X-Client-Request-Id', 'Retry-After', 'ETag', 'Content-Length', 'X-Content-SHA256', 'X-Model-Version', 'X-Model-Checksum', 'Idempotent-Replayed', 'Location'],
       maxAge: 86400,
     }),
   );
+  // A declared Content-Length over the limit is refused before the body is read.
+  app.use('/api/*', declaredLengthLimit(LIMITS.bodyBytes));
   app.use(
     '/api/*',
     bodyLimit({
@@ -60,6 +63,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
       },
     }),
   );
+
+  // Bodies must be UTF-8 (JSON and JSON lines): invalid bytes are 422, never replaced by U+FFFD.
+  app.use('/api/*', utf8Body);
 
   // Auth: everything under /api/v1, /api/usage-service and /api/admin needs a bearer token.
   for (const prefix of ['/api/v1/*', '/api/usage-service/*', '/api/admin/*']) app.use(prefix, requireAuth);

@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import { splitWords } from '../../core/plagiarism';
 import type { AppEnv } from '../env';
 import { LIMITS } from '../../core/limits';
-import { charge } from '../metering';
+import { charge, requireAllowance } from '../metering';
 import { ApiError, type FieldProblem } from '../problem';
 import { jsonBody, ListQuerySchema, pageObject, PageSchema as PageObjectSchema, problem, security, WorkspaceParams } from '../schemas';
 import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
@@ -75,6 +75,8 @@ const PageInputSchema = z
       .url()
       .max(2048)
       .refine(isWellFormed, ILL_FORMED_MESSAGE)
+      // Only web pages: javascript:, data:, file: ... URLs are refused.
+      .refine((u) => /^https?:\/\//i.test(u), 'Only http and https URLs')
       .openapi({ description: 'Identity of the page: ingesting a known URL again replaces the page. Well-formed Unicode.' }),
     title: z
       .string()
@@ -282,6 +284,8 @@ export function registerPlagiarismRoutes(app: OpenAPIHono<AppEnv>): void {
         `The text has ${words.length} words after punctuation stripping; a check needs at least ${MIN_CHECK_WORDS}`,
       );
     }
+    // Allowance first: an exhausted or unknown workspace never causes an upstream call.
+    await requireAllowance(c, 'plagiarismChecks');
     const provider = createPlagiarismProvider(c.env);
     const matches = await provider.check({ text, words });
     // Only a successful check is charged (throws 403/429 when the allowance is exhausted).
