@@ -106,7 +106,7 @@ async function send(req: Req, token: string, adminToken: string, tally: Tally): 
   let contentType = '';
   let text = '';
   try {
-    const res = await fetch(`${BASE}${req.path}`, { method: req.method, headers, body: req.body, signal: AbortSignal.timeout(120_000) });
+    const res = await fetch(`${BASE}${req.path}`, { method: req.method, headers, body: req.body as BodyInit | undefined, signal: AbortSignal.timeout(120_000) });
     status = res.status;
     contentType = res.headers.get('content-type') ?? '';
     text = await res.text();
