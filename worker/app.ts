@@ -14,6 +14,7 @@ import type { AppEnv } from './env';
 import { clip } from './log';
 import { idempotency } from './idempotency';
 import { declaredLengthLimit, requestIds, utf8Body } from './request-guards';
+import { StorageError, storageGuard } from './storage-guard';
 import { LIMITS } from '../core/limits';
 import { registerHealth } from './routes/health';
 import { registerTokenizations } from './routes/tokenizations';
@@ -42,6 +43,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   // Our own id for every request; a client's X-Request-Id is only echoed (X-Client-Request-Id).
   app.use('*', requestIds);
+  // Every D1/R2/KV call is bounded and its failure is a StorageError (503), never a crash.
+  app.use('*', storageGuard);
   app.use(
     '/api/*',
     cors({
@@ -101,6 +104,13 @@ export function createApp(): OpenAPIHono<AppEnv> {
     // ApiError, or a core scorer's refusal (ScoringError) as its problem (core/problem.ts asApiError).
     const apiError = asApiError(err);
     if (apiError) return problemResponse(apiError, rid);
+    if (err instanceof StorageError) {
+      console.error(`[${rid}] ${clip(err.message, 500)}`);
+      return problemResponse(
+        new ApiError('STORAGE_UNAVAILABLE', `Storage did not answer (${err.binding}); nothing was changed or charged, retry the request`, { headers: { 'retry-after': '5' } }),
+        rid,
+      );
+    }
     if (err instanceof HTTPException) {
       // Hono's JSON validator throws 400 for a body that is not JSON: the contract says 422.
       if (err.status === 400) return problemResponse(new ApiError('VALIDATION_FAILED', err.message || 'Malformed request'), rid);

@@ -1,6 +1,7 @@
 import { createApp } from './app';
 import type { Env } from './env';
 import { purgeExpiredIdempotencyKeys } from './idempotency';
+import { guardStorage } from './storage-guard';
 
 const app = createApp();
 
@@ -12,7 +13,7 @@ export default {
   fetch: app.fetch,
   async scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
     ctx.waitUntil(
-      purgeExpiredIdempotencyKeys(env.DB).then((n) => {
+      purgeExpiredIdempotencyKeys(guardStorage(env).DB).then((n) => {
         if (n > 0) console.log(`[cron] removed ${n} expired idempotency key(s)`);
       }),
     );
