@@ -202,3 +202,10 @@ export async function getBundle(env: Env, model: LoadedModel, bundleKey: string,
 export function registrySize(): number {
   return entries.size + artifactReads.size;
 }
+
+/** Entries of the per-model caches (parsed mapper bundles, normalization statistics) over the loaded models. */
+export function modelCacheEntries(): number {
+  let n = 0;
+  for (const e of entries.values()) if (e.model) n += e.model.bundles.size + e.model.stats.size;
+  return n;
+}

@@ -43,3 +43,8 @@ export async function languageMemory(): Promise<Array<{ language: string; bytes:
   }
   return out;
 }
+
+/** Languages this isolate holds data (or a pending load) for (diagnostics). */
+export function languageCacheSize(): number {
+  return cache.size;
+}

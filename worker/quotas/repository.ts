@@ -322,6 +322,11 @@ const CONSUME_LEDGER =
 const workspaceCache = new Map<string, Workspace>();
 const WORKSPACE_CACHE_MAX = 10_000;
 
+/** Entries of the per-isolate workspace cache (diagnostics: bounded by WORKSPACE_CACHE_MAX). */
+export function workspaceCacheSize(): number {
+  return workspaceCache.size;
+}
+
 function rememberWorkspace(ws: Workspace): void {
   if (workspaceCache.size >= WORKSPACE_CACHE_MAX && !workspaceCache.has(ws.id)) workspaceCache.clear();
   workspaceCache.set(ws.id, ws);
