@@ -2,6 +2,8 @@ import { defineConfig } from 'vitest/config';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import path from 'node:path';
 import fs from 'node:fs';
+import { jwksUpstream } from './test/upstreams/jwks';
+import { gateService } from './test/upstreams/gate';
 import { ensureDevVars } from './build/dev-vars';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
@@ -31,8 +33,12 @@ export default defineConfig(async () => {
               wrangler: { configPath: './wrangler.toml' },
               miniflare: {
                 bindings: { TEST_MIGRATIONS: migrations },
+                // Outbound fetches go to test doubles of external services (the identity provider's JWKS).
+                outboundService: jwksUpstream,
                 // Tests fetch generated files (build/generated/...) through this binding to put them into R2.
                 serviceBindings: {
+                  // Gates that hold a storage operation until the test opens them (test/worker/storage-gate.ts).
+                  GATE: gateService,
                   FIXTURES: async (request: Request) => {
                     const rel = decodeURIComponent(new URL(request.url).pathname).replace(/^\/+/, '');
                     const file = path.join(root, 'build', 'generated', rel);

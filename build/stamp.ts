@@ -48,7 +48,7 @@ export async function withLock<T>(lockFile: string, staleMs: number, isDone: () 
       const age = lockAge(lockFile);
       if (age === null) continue; // released meanwhile
       if (age > staleMs) removeStaleLock(lockFile, staleMs);
-      else if (Date.now() - started > staleMs) throw new Error(`timed out waiting for ${lockFile}`);
+      else if (Date.now() - started > staleMs) throw new Error(`timed out waiting for ${lockFile}`, { cause: err });
       else await new Promise((r) => setTimeout(r, 500));
     }
   }

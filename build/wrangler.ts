@@ -6,7 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { CATALOG_GENERATION_KEY } from '../core/types';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const GENERATED = path.join(ROOT, 'build', 'generated');
+/** Generated artifacts (git-ignored). EMBEDDING_EDGE_GENERATED moves them (the portable-build test builds into a temp dir). */
+export const GENERATED = process.env.EMBEDDING_EDGE_GENERATED
+  ? path.resolve(process.env.EMBEDDING_EDGE_GENERATED)
+  : path.join(ROOT, 'build', 'generated');
 const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 
 export const QUIET_ENV: NodeJS.ProcessEnv = {

@@ -11,6 +11,9 @@
  */
 import { z } from 'zod';
 import { LIMITS } from './limits';
+import { CANDIDATE_RANK_CUTOFF } from './scoring/candidates';
+import { EXPAND_MAX } from './scoring/expansion';
+import { DEFAULT_REPRESENTATION, REPRESENTATIONS } from './scoring/representation';
 import { FIND_LIMIT_DEFAULT } from './scoring/words';
 import { SUPPORTED_LANGUAGES } from './tokenizer/languages';
 
@@ -27,6 +30,9 @@ export const IDENTIFIER_MESSAGE = 'Letters, digits, . _ - (1 to 128 characters, 
 export const identifier = () => z.string().regex(IDENTIFIER, IDENTIFIER_MESSAGE);
 export const DIMENSIONS_MAX = 100;
 export const MAPPER_KEYS_MAX = 100;
+
+const NORMALIZATION_DOC =
+  "none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1].";
 
 /** OpenAPI metadata of a schema: its component name, or a description and example. */
 export type SchemaDoc = string | { description?: string; example?: string | number };
@@ -50,6 +56,10 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
       words: wordList('Seed words.').optional(),
       oppositeWords: wordList('Negative pole of an `axis` dimension (only allowed for type axis).').optional(),
       name: doc(z.string().max(ID_MAX_CHARS).optional(), { description: 'Display name (used as goalScoreFactors[].field).' }),
+      expand: doc(z.number().int().min(0).max(EXPAND_MAX).optional(), {
+        description: `Extension (manual and dimension types; 422 for axis): add the N (0 to ${EXPAND_MAX}) vocabulary words nearest to the seed centroid to the seeds, as Empath builds categories: among the ${CANDIDATE_RANK_CUTOFF.toLocaleString('en-US')} most frequent words, containing a letter, dictionary words of the model's language, not stop words, not seeds. The query becomes unit(centroid(seeds) + centroid(added words)): the seeds keep half the weight. text-scores with explain: true lists them in explanation.dimensions[id].expandedWords.`,
+        example: 10,
+      }),
     }),
     'Dimension',
   );
@@ -69,9 +79,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
         .array(z.object({ id: identifier(), weight }))
         .max(MAPPER_KEYS_MAX)
         .optional(),
-      normalization: doc(z.enum(['none', 'zscore', 'percentile']).optional(), {
-        description: "none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1].",
-      }),
+      normalization: doc(z.enum(['none', 'zscore', 'percentile']).optional(), { description: NORMALIZATION_DOC }),
     }),
     'GoalConfig',
   );
@@ -88,6 +96,15 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
       goalConfig: GoalConfigSchema.optional(),
       dimensions,
       mapperKeys,
+      normalization: doc(z.enum(['none', 'zscore', 'percentile']).optional(), {
+        description: `Extension: normalization of dimensionScores and mapperScores (goalConfig.normalization applies to the goal factors only). ${NORMALIZATION_DOC} A dimension's statistics are those of its words' cosines with the dimension, a mapper's those of its word values.`,
+      }),
+      representation: doc(z.enum(REPRESENTATIONS).optional(), {
+        description: `Extension: how a text's content tokens (in-vocabulary, non-stop) become its dimensionScores. meanCosine: the mean of the tokens' cosines with the dimension. meanVector: the cosine of the mean of the tokens' unit vectors. sif: the cosine of their mean weighted by smooth inverse frequency a/(a + p(w)) (Arora et al. 2017, a = 0.001, p from the model rank by Zipf's law). Default: ${DEFAULT_REPRESENTATION} (chosen on a topic benchmark, see docs/dimensions.md). mapperScores are always the mean of the tokens' values.`,
+      }),
+      explain: doc(z.boolean().optional(), {
+        description: 'Extension: add `explanation` to each scored text: per dimension and mapper the tokens that drove the score, and for expanded dimensions the added words (expandedWords).',
+      }),
     }),
     'TextScoresRequest',
   );

@@ -1,8 +1,10 @@
 /**
  * Bearer JWT verification with jose. Algorithms are pinned: HS256 with JWT_SECRET
  * (local development), RS256/ES256 through JWT_JWKS_URL (production). `exp` is required.
+ * A JWKS that cannot be fetched or read is the service's failure, not the token's: 503
+ * UPSTREAM_FAILED (docs/auth.md), never 401 or 500.
  */
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { MiddlewareHandler } from 'hono';
 import { ApiError } from './problem';
 import type { AppEnv, AuthContext, Env } from './env';
@@ -11,7 +13,35 @@ const HS_ALGORITHMS = ['HS256'];
 const JWKS_ALGORITHMS = ['RS256', 'ES256'];
 
 // One JWKS fetcher per URL per isolate: jose caches the keys and rate-limits refetches.
-const jwksByUrl = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+const jwksByUrl = new Map<string, JWTVerifyGetKey>();
+
+/**
+ * The key lookup of a JWKS URL. jose's errors about the token's key id (no key, or several,
+ * for its kid and alg) stay token errors (401); anything else from the lookup (network error,
+ * timeout, non-200 answer, not a key set) means the keys are unavailable (503).
+ */
+function jwksKeys(url: string): JWTVerifyGetKey {
+  let keys = jwksByUrl.get(url);
+  if (keys) return keys;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ApiError('INTERNAL_ERROR', 'JWT_JWKS_URL is not a URL');
+  }
+  const remote = createRemoteJWKSet(parsed);
+  keys = async (header, token) => {
+    try {
+      return await remote(header, token);
+    } catch (err) {
+      if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) throw err;
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new ApiError('UPSTREAM_FAILED', `The token signing keys (JWT_JWKS_URL) could not be loaded: ${reason}`, { status: 503 });
+    }
+  };
+  jwksByUrl.set(url, keys);
+  return keys;
+}
 
 async function verify(token: string, env: Env): Promise<JWTPayload> {
   const options = {
@@ -20,12 +50,7 @@ async function verify(token: string, env: Env): Promise<JWTPayload> {
     audience: env.JWT_AUDIENCE || undefined,
   };
   if (env.JWT_JWKS_URL) {
-    let jwks = jwksByUrl.get(env.JWT_JWKS_URL);
-    if (!jwks) {
-      jwks = createRemoteJWKSet(new URL(env.JWT_JWKS_URL));
-      jwksByUrl.set(env.JWT_JWKS_URL, jwks);
-    }
-    return notFromTheFuture((await jwtVerify(token, jwks, { ...options, algorithms: JWKS_ALGORITHMS })).payload);
+    return notFromTheFuture((await jwtVerify(token, jwksKeys(env.JWT_JWKS_URL), { ...options, algorithms: JWKS_ALGORITHMS })).payload);
   }
   if (!env.JWT_SECRET) throw new ApiError('INTERNAL_ERROR', 'No JWT_SECRET or JWT_JWKS_URL is configured');
   const key = new TextEncoder().encode(env.JWT_SECRET);

@@ -53,6 +53,10 @@ export const GoalScoreFactorSchema = z
   })
   .openapi('GoalScoreFactor');
 
+export const ExplainedTokenSchema = z
+  .object({ string: z.string(), indexStart: z.number().int(), indexEnd: z.number().int(), value: z.number(), rule: z.string().optional() })
+  .openapi('ExplainedToken');
+
 export const ScoredTextSchema = z
   .object({
     modelRankScore: z.number().nullable(),
@@ -60,6 +64,13 @@ export const ScoredTextSchema = z
     dimensionScores: scoreMap,
     mapperScores: scoreMap,
     goalScore: z.number().optional(),
+    explanation: z
+      .object({
+        dimensions: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema), expandedWords: z.array(z.string()).optional() })),
+        mappers: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema) })),
+      })
+      .optional()
+      .openapi({ description: 'Extension, with explain: true. Per dimension id and mapper id: the tokens that drove the score; expandedWords: the words `expand` added to the seeds, best first.' }),
   })
   .openapi('ScoredText');
 

@@ -4,7 +4,7 @@
  * retries). Missing or unreadable data: 503 LANGUAGE_DATA_UNAVAILABLE.
  */
 import { parseLanguageData, tokenize, type LanguageData } from '../core/tokenizer';
-import type { TokenLike } from '../core/scoring';
+import { languageLexicon, type TokenLike, type WordLexicon } from '../core/scoring';
 import { R2_KEYS } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
@@ -47,4 +47,9 @@ export async function languageMemory(): Promise<Array<{ language: string; bytes:
 /** Languages this isolate holds data (or a pending load) for (diagnostics). */
 export function languageCacheSize(): number {
   return cache.size;
+}
+
+/** Stop-word and dictionary rules of the language for seed expansion (core/scoring/candidates.ts). */
+export async function getLexicon(env: Env, language: string, ctx?: WaitUntil): Promise<WordLexicon> {
+  return languageLexicon(await getLanguageData(env, language, ctx));
 }

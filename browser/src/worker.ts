@@ -17,6 +17,7 @@ import { parseLanguageData, tokenize as tokenizeText, type LanguageData } from '
 import {
   autocomplete as autocompleteCore,
   BoundedCache,
+  languageLexicon,
   scoreTexts,
   scoreWords,
   similarityMatrix as similarityMatrixCore,
@@ -378,7 +379,7 @@ const api = {
       const lang = await languageFor(m.info.language, onProgress);
       const tokenize = (text: string): TokenLike[] => tokenizeText(text, lang, { synonyms: false }).tokens;
       const mappers = resolveMappers(m, req.mapperKeys);
-      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats });
+      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats, lexicon: languageLexicon(lang) });
       return asJson(response);
     });
   },
@@ -388,7 +389,9 @@ const api = {
       const req = validate(WordScoresRequestSchema, body);
       const m = await modelFor(req.embeddingModelId, onProgress);
       const mappers = resolveMappers(m, req.mapperKeys);
-      return asJson(scoreWords(req, { index: m.index, mappers, storedDimensions: seedsFor() }));
+      // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
+      const lexicon = req.dimensions?.some((d) => d.expand) ? languageLexicon(await languageFor(m.info.language, onProgress)) : undefined;
+      return asJson(scoreWords(req, { index: m.index, mappers, storedDimensions: seedsFor(), lexicon }));
     });
   },
 

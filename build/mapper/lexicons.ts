@@ -6,6 +6,7 @@
  *           pattern/text/en/en-sentiment.xml
  * Each lexicon maps every rated word to a value on a documented scale per variable.
  */
+import { debianToolsAvailable } from '../debian';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -112,6 +113,12 @@ function run(cmd: string, args: string[], cwd: string): { ok: boolean; out: stri
 export function fetchPatternXml(): string {
   const cached = path.join(GENERATED, 'lexicons', `pattern-en-sentiment-${PATTERN_DEB.version}.xml`);
   if (fs.existsSync(cached)) return cached;
+  if (!debianToolsAvailable()) {
+    throw new Error(
+      `needs the Debian package ${PATTERN_DEB.name}=${PATTERN_DEB.version} (apt-get/dpkg-deb not found on PATH); ` +
+        'on Debian/Ubuntu with apt access run the build again (npm start) to add it',
+    );
+  }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pattern-deb-'));
   try {
     const spec = `${PATTERN_DEB.name}=${PATTERN_DEB.version}`;

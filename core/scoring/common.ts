@@ -3,6 +3,8 @@
  * cross-checks and the normalization statistics (decisions.md "Scores").
  */
 import type { VectorIndex } from '../types';
+import type { WordLexicon } from './candidates';
+import { expansionRows } from './expansion';
 import { ln } from './ln';
 import type {
   DimensionRequest,
@@ -64,6 +66,8 @@ export interface DimensionQuery {
   query: Float32Array | null;
   /** Cache key of the statistics (depends only on the seed rows). */
   statsKey: string;
+  /** Extension `expand`: the words added to the seeds, best first (lower-cased). */
+  expandedWords?: string[];
 }
 
 function unit(v: Float32Array): Float32Array | null {
@@ -76,6 +80,14 @@ function unit(v: Float32Array): Float32Array | null {
   return out;
 }
 
+/** unit(a + b) of two unit vectors (null when either is missing or they cancel). */
+function halfAndHalf(a: Float32Array | null, b: Float32Array | null): Float32Array | null {
+  if (!a || !b) return null;
+  const sum = new Float32Array(a.length);
+  for (let j = 0; j < a.length; j++) sum[j] = a[j] + b[j];
+  return unit(sum);
+}
+
 /** The rows in ascending order, comma-separated (a stats cache key that ignores seed order). */
 const sortedKey = (rows: readonly number[]): string => [...rows].sort((a, b) => a - b).join(',');
 
@@ -84,11 +96,15 @@ const sortedKey = (rows: readonly number[]): string => [...rows].sort((a, b) => 
  * centroid of the stored seeds merged with `words` (unknown id: DIMENSION_NOT_FOUND).
  * `axis`: unit(centroid(words) - centroid(oppositeWords)), so the score is
  * cos(word, centroid(+) - centroid(-)). Seeds outside the vocabulary are ignored.
+ * `expand: N` (manual, dimension) adds N expansion words (expansion.ts; the lexicon supplies
+ * the stop-word and dictionary rules of the candidate filter): the query becomes
+ * unit(centroid(seeds) + centroid(expansion words)), so the seeds keep half the weight.
  */
 export function dimensionQueries(
   index: VectorIndex,
   dimensions: readonly DimensionRequest[] | undefined,
   stored: StoredDimensionSeeds,
+  lexicon?: WordLexicon,
 ): DimensionQuery[] {
   const out: DimensionQuery[] = [];
   const ids = new Set<number>();
@@ -97,6 +113,10 @@ export function dimensionQueries(
     ids.add(d.id);
     if (d.oppositeWords !== undefined && d.type !== 'axis') {
       throw new ScoringError('VALIDATION_FAILED', 'oppositeWords is only allowed for dimensions of type axis', `dimensions.${i}.oppositeWords`);
+    }
+    if (d.expand && d.type === 'axis') {
+      // Nearest neighbours of a pole include its antonyms (good -> bad), so expansion would blur the axis.
+      throw new ScoringError('VALIDATION_FAILED', 'expand is not allowed for dimensions of type axis', `dimensions.${i}.expand`);
     }
     let words = d.words ?? [];
     let storedName: string | undefined;
@@ -107,6 +127,12 @@ export function dimensionQueries(
       storedName = seeds.name;
     }
     const pos = seedRows(index, words);
+    let expandedWords: string[] | undefined;
+    let added: number[] = [];
+    if (d.expand !== undefined && d.type !== 'axis') {
+      added = expansionRows(index, pos, words, d.expand, lexicon);
+      expandedWords = added.map((r) => index.word(r).toLowerCase());
+    }
     let query: Float32Array | null;
     let statsKey: string;
     if (d.type === 'axis') {
@@ -121,12 +147,16 @@ export function dimensionQueries(
         query = null;
       }
       statsKey = `axis:${sortedKey(pos)}|${sortedKey(neg)}`;
+    } else if (added.length > 0) {
+      // The seeds and the expansion weigh alike, however many words the expansion adds.
+      query = halfAndHalf(index.centroid(pos), index.centroid(added));
+      statsKey = `dim:${sortedKey(pos)}+${sortedKey(added)}`;
     } else {
       query = index.centroid(pos);
       statsKey = `dim:${sortedKey(pos)}`;
     }
     // Goal factor label: the request's name, else the stored dimension's name, else the id.
-    out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey });
+    out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey, ...(expandedWords ? { expandedWords } : {}) });
   });
   return out;
 }

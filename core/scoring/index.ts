@@ -7,3 +7,6 @@ export * from './common';
 export * from './text';
 export * from './words';
 export * from './vocabulary';
+export * from './candidates';
+export * from './expansion';
+export * from './representation';

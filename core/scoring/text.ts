@@ -13,6 +13,8 @@ import {
   normalize,
   type DimensionQuery,
 } from './common';
+import type { WordLexicon } from './candidates';
+import { DEFAULT_REPRESENTATION, dimensionTextScores } from './representation';
 import type {
   FactorStats,
   GoalConfig,
@@ -22,6 +24,7 @@ import type {
   ScoredText,
   StatsCache,
   StoredDimensionSeeds,
+  TextExplanation,
   TextScoresRequest,
   TextScoresResponse,
   TokenLike,
@@ -33,6 +36,8 @@ export interface TextScoringInput {
   mappers: ResolvedMapper[];
   storedDimensions: StoredDimensionSeeds;
   stats: StatsCache;
+  /** Stop-word and dictionary rules of seed expansion (`expand`); candidates.ts languageLexicon. */
+  lexicon?: WordLexicon;
 }
 
 export interface TextScoringResult {
@@ -101,9 +106,28 @@ function goalFactors(goal: GoalConfig, mode: Normalization, dims: readonly Dimen
   return out;
 }
 
+/** The scores of `items` normalized with their statistics (items without a score stay absent). */
+function normalizedScores<T>(items: readonly T[], key: (x: T) => string, values: Record<string, number>, stats: ReadonlyArray<FactorStats | null>, mode: Normalization): Record<string, number> {
+  const out: Record<string, number> = {};
+  items.forEach((x, k) => {
+    const v = values[key(x)];
+    if (v !== undefined) out[key(x)] = normalize(v, stats[k], mode);
+  });
+  return out;
+}
+
+/** `explain: true`: per dimension the expansion words (token contributions come from the composition rules). */
+function explanation(dims: readonly DimensionQuery[], mappers: readonly ResolvedMapper[]): TextExplanation {
+  const dimensions: TextExplanation['dimensions'] = {};
+  for (const d of dims) dimensions[d.key] = d.expandedWords ? { tokens: [], expandedWords: [...d.expandedWords] } : { tokens: [] };
+  const mapperOut: TextExplanation['mappers'] = {};
+  for (const m of mappers) mapperOut[m.id] = { tokens: [] };
+  return { dimensions, mappers: mapperOut };
+}
+
 export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): TextScoringResult {
   const { index, mappers } = input;
-  const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions);
+  const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon);
   if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
 
   let tokenCount = 0;
@@ -126,7 +150,12 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   for (const t of perText) offsets.push(offsets[offsets.length - 1] + t.content.length);
   const flat = new Int32Array(offsets[offsets.length - 1]);
   perText.forEach((t, i) => flat.set(t.content, offsets[i]));
-  const dimScores = dims.map((d) => (d.query && flat.length > 0 ? index.scores(d.query, flat) : null));
+  const dimScores = dimensionTextScores(
+    index,
+    dims,
+    perText.map((t) => t.content),
+    req.representation ?? DEFAULT_REPRESENTATION,
+  );
   const mapperValues = mappers.map((m) => {
     const v = new Float64Array(flat.length);
     for (let i = 0; i < flat.length; i++) v[i] = m.values.value(m.variable, flat[i]);
@@ -136,6 +165,10 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   const goal = req.goalConfig;
   const mode = goal?.normalization ?? 'none';
   const factors = goal ? goalFactors(goal, mode, dims, input) : null;
+  // Top-level normalization (extension) of dimensionScores and mapperScores; goalConfig keeps the raw values.
+  const outMode = req.normalization ?? 'none';
+  const dimOutStats = dims.map((d) => (outMode === 'none' ? null : dimensionStats(index, d, input.stats)));
+  const mapperOutStats = mappers.map((m) => (outMode === 'none' ? null : mapperStats(index, m, input.stats)));
   const V = index.size;
 
   const data: ScoredText[] = perText.map((t, i) => {
@@ -145,9 +178,7 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
 
     const dimensionScores: Record<string, number> = {};
     dims.forEach((d, k) => {
-      const s = dimScores[k];
-      if (!s) return;
-      const m = mean(s, offsets[i], offsets[i + 1]);
+      const m = dimScores[k][i];
       if (m !== null) dimensionScores[d.key] = m;
     });
     const mapperScores: Record<string, number> = {};
@@ -156,11 +187,20 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
       if (v !== null) mapperScores[m.id] = v;
     });
 
-    const scored: ScoredText = { modelRankScore, goalScoreFactors: [], dimensionScores, mapperScores };
+    const raw: ScoredText = { modelRankScore, goalScoreFactors: [], dimensionScores, mapperScores };
+    const scored: ScoredText =
+      outMode === 'none'
+        ? raw
+        : {
+            ...raw,
+            goalScoreFactors: [],
+            dimensionScores: normalizedScores(dims, (d) => d.key, dimensionScores, dimOutStats, outMode),
+            mapperScores: normalizedScores(mappers, (m) => m.id, mapperScores, mapperOutStats, outMode),
+          };
     if (factors) {
       const applied: Array<{ f: GoalFactor; s: number }> = [];
       for (const f of factors) {
-        const v = f.raw(scored);
+        const v = f.raw(raw);
         if (v !== undefined) applied.push({ f, s: normalize(v, f.stats, mode) });
       }
       let wSum = 0;
@@ -173,6 +213,7 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
       }
       scored.goalScore = goalScore;
     }
+    if (req.explain) scored.explanation = explanation(dims, mappers);
     return scored;
   });
 

@@ -15,6 +15,8 @@ export interface DimensionRequest {
   /** `axis` only: the negative pole. */
   oppositeWords?: string[];
   name?: string;
+  /** Extension (manual and dimension types): add this many nearest vocabulary words (0..50) to the seeds (core/scoring/expansion.ts). */
+  expand?: number;
 }
 
 export type Normalization = 'none' | 'zscore' | 'percentile';
@@ -26,12 +28,21 @@ export interface GoalConfig {
   normalization?: Normalization;
 }
 
+/** How a text's tokens become one score per dimension (core/scoring/representation.ts). */
+export type Representation = 'meanCosine' | 'meanVector' | 'sif';
+
 export interface TextScoresRequest {
   texts: string[];
   embeddingModelId: string;
   goalConfig?: GoalConfig;
   dimensions?: DimensionRequest[];
   mapperKeys?: string[];
+  /** Extension: normalization of dimensionScores and mapperScores (default none; goalConfig.normalization stays separate). */
+  normalization?: Normalization;
+  /** Extension: text representation for dimensionScores (default in representation.ts). */
+  representation?: Representation;
+  /** Extension: add `explanation` to each scored text. */
+  explain?: boolean;
 }
 
 export interface WordScoresRequest {
@@ -54,12 +65,28 @@ export interface GoalScoreFactor {
   id: string;
 }
 
+/** A token that drove a factor (explain; filled by the composition rules). */
+export interface ExplainedToken {
+  string: string;
+  indexStart: number;
+  indexEnd: number;
+  value: number;
+  rule?: string;
+}
+
+/** Per scored factor, what drove it (request `explain: true`). */
+export interface TextExplanation {
+  dimensions: Record<string, { tokens: ExplainedToken[]; expandedWords?: string[] }>;
+  mappers: Record<string, { tokens: ExplainedToken[] }>;
+}
+
 export interface ScoredText {
   modelRankScore: number | null;
   goalScoreFactors: GoalScoreFactor[];
   dimensionScores: Record<string, number>;
   mapperScores: Record<string, number>;
   goalScore?: number;
+  explanation?: TextExplanation;
 }
 
 export interface TextScoresResponse {

@@ -3,6 +3,7 @@
  */
 import { MAX_K } from '../kernels';
 import type { VectorIndex } from '../types';
+import { candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
 import { dimensionQueries, frequencyScore, hasLetter, seedRows } from './common';
 import type {
   ResolvedMapper,
@@ -18,6 +19,8 @@ export interface WordScoringInput {
   index: VectorIndex;
   mappers: ResolvedMapper[];
   storedDimensions: StoredDimensionSeeds;
+  /** Stop-word and dictionary rules of seed expansion (`expand`); candidates.ts languageLexicon. */
+  lexicon?: WordLexicon;
 }
 
 /** Per index (models are immutable): the rows that contain a letter, for the find-and-score fallback. */
@@ -37,49 +40,45 @@ function letterRowsOf(index: VectorIndex): Int32Array {
 }
 
 /**
- * Find-and-score candidates: the `limit` distinct lower-cased words closest to the centroid,
- * within the rank cutoff, skipping the seed words and entries without a letter. A cased
- * vocabulary may hold one word in several casings; the closest entry stands for the word and
- * the others do not use up the limit. The fast path takes the kernel's top-k with headroom for
- * skipped rows; when that is not enough, it ranks the eligible rows explicitly, widening k until
- * `limit` distinct words are found or every eligible row is ranked (at most MAX_K rows).
+ * Find-and-score candidates: the `limit` distinct lower-cased words closest to the centroid
+ * that the candidate filter (core/scoring/candidates.ts) accepts. A cased vocabulary may hold
+ * one word in several casings; the closest entry stands for the word and the others do not use
+ * up the limit. The fast path takes the kernel's top-k with headroom for skipped rows, widening
+ * k while rows are skipped; when that is not enough, it ranks the accepted rows explicitly,
+ * widening k until `limit` distinct words are found or every accepted row is ranked (at most
+ * MAX_K rows).
  */
-function findCandidates(
-  index: VectorIndex,
-  centroid: Float32Array,
-  limit: number,
-  cutoff: number | undefined,
-  excludedRows: Set<number>,
-  excludedWords: Set<string>,
-): number[] {
+export function findCandidates(index: VectorIndex, centroid: Float32Array, limit: number, filter: CandidateFilter, excludedCount = 0): number[] {
   /** The first row of each new lower-cased word in `rows` (best first), up to `limit`. */
   const pick = (rows: Int32Array, checkEligible: boolean): number[] => {
     const seen = new Set<string>();
     const picked: number[] = [];
     for (let i = 0; i < rows.length && picked.length < limit; i++) {
       const r = rows[i];
-      if (checkEligible && excludedRows.has(r)) continue;
-      const w = index.word(r);
-      const lower = w.toLowerCase();
-      if (seen.has(lower) || (checkEligible && (excludedWords.has(lower) || !hasLetter(w)))) continue;
+      const lower = index.word(r).toLowerCase();
+      if (seen.has(lower) || (checkEligible && !filter.accept(r))) continue;
       seen.add(lower);
       picked.push(r);
     }
     return picked;
   };
-  const available = cutoff !== undefined ? Math.min(cutoff, index.size) : index.size;
-  const k = Math.min(MAX_K, available, limit + excludedRows.size + 32);
+  const { available, cutoff } = filter;
+  let k = Math.min(MAX_K, available, limit + excludedCount + 32);
   if (k <= 0) return [];
-  const first = index.topK(centroid, k, cutoff !== undefined ? { rankCutoff: cutoff } : undefined);
-  const picked = pick(first.rows, true);
-  if (picked.length >= limit || first.rows.length < k) return picked;
+  for (;;) {
+    const first = index.topK(centroid, k, cutoff !== undefined ? { rankCutoff: cutoff } : undefined);
+    const picked = pick(first.rows, true);
+    if (picked.length >= limit || first.rows.length < k) return picked;
+    if (k >= MAX_K || k >= available) break;
+    k = Math.min(MAX_K, available, 4 * k);
+  }
   // Too many skipped rows or casings: rank the eligible rows explicitly.
   const letters = letterRowsOf(index);
   const rows: number[] = [];
   for (let i = 0; i < letters.length; i++) {
     const r = letters[i];
     if (r >= available) break;
-    if (!excludedRows.has(r) && !excludedWords.has(index.word(r).toLowerCase())) rows.push(r);
+    if (filter.accept(r)) rows.push(r);
   }
   if (rows.length === 0) return [];
   const eligible = Int32Array.from(rows);
@@ -117,7 +116,7 @@ function avg(values: Array<number | null | undefined>): number | null {
 
 export function scoreWords(req: WordScoresRequest, input: WordScoringInput): WordScoresResponse {
   const { index, mappers } = input;
-  const dims = dimensionQueries(index, req.dimensions, input.storedDimensions);
+  const dims = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon);
   const seeds = seedRows(index, req.seedWords);
   const centroid = index.centroid(seeds);
 
@@ -140,7 +139,7 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
     const limit = req.limit ?? FIND_LIMIT_DEFAULT;
     const cutoff = req.wordrankLimit === undefined || req.wordrankLimit === -1 ? undefined : req.wordrankLimit;
     const excludedWords = new Set((req.seedWords ?? []).map((w) => w.trim().toLowerCase()));
-    rows = findCandidates(index, centroid, limit, cutoff, new Set(seeds), excludedWords);
+    rows = findCandidates(index, centroid, limit, candidateFilter(index, { cutoff, excludedRows: new Set(seeds), excludedWords }), seeds.length);
   } else {
     rows = [];
   }

@@ -6,7 +6,6 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { SignJWT } from 'jose';
 import { ensureBuilt } from '../../build/ensure';
 import { migrateLocal, seedR2 } from '../../build/start';

@@ -227,6 +227,7 @@ describe('importer CLI', () => {
     const r = cli([input, '--id', 'cli-model', '--language', 'de', '--country', 'AT', '--sources', 'a, b', '--token-count', '42', '--training-year', '2019', '--training-month', '11', '--out', out, '--no-upload']);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/\[import\] cli\.txt \(glove\) 100%/);
+    // eslint-disable-next-line no-control-regex -- ESC is what the test looks for
     expect(r.stderr).not.toMatch(/\x1b\[/); // no terminal control sequences in a pipe
     const summary = JSON.parse(r.stdout.trim().split('\n').pop()!);
     expect(summary.file).toBe(out);

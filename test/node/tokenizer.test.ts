@@ -23,18 +23,39 @@ const strings = (text: string, l: Language) => tokenize(text, data[l]).tokens.ma
 const i18nSep = () => ' \n';
 const lemmas = (text: string, l: Language) => tokenize(text, data[l]).tokens.map((t) => t.token);
 
+/**
+ * Known misses on the gold files, one by one in text order per sentence: a gold token with no
+ * token at its offsets, a wrong lemma or stop flag, or a token that gold does not have. All
+ * else must be exact. A fix removes its entry here; a regression adds one.
+ */
+const KNOWN_MISSES: Record<Language, string[]> = {
+  en: [],
+  de: [],
+  fr: [],
+  // Segmentation: とても is split into と / て / も, and か + も are merged into かも.
+  ja: [
+    'とても: no token at its offsets',
+    'と: extra token',
+    'て: extra token',
+    'も: extra token',
+    'か: no token at its offsets',
+    'も: no token at its offsets',
+    'かも: extra token',
+  ],
+};
+
 describe('gold files (hand-checked tokens)', () => {
   for (const l of SUPPORTED_LANGUAGES) {
-    it(`${l}: lemma accuracy and stop-word accuracy >= 95% on >= 60 tokens, offsets exact`, () => {
+    it(`${l}: offsets, lemmas and stop words exact on >= 60 tokens except the listed known misses (lemma and stop-word accuracy >= 95%)`, () => {
       const gold = JSON.parse(fs.readFileSync(path.join(here, '..', 'gold', `tokens-${l}.json`), 'utf8')) as Gold;
       expect(gold.language).toBe(l);
       let total = 0;
       let lemmaOk = 0;
       let stopOk = 0;
-      let offsetsOk = 0;
       const misses: string[] = [];
       for (const s of gold.sentences) {
         const out = tokenize(s.text, data[l]);
+        const goldSpans = new Set<string>();
         let from = 0;
         for (const [str, lemma, stop] of s.tokens) {
           // Offsets come from the hand-written strings, searched in order in the text.
@@ -42,20 +63,26 @@ describe('gold files (hand-checked tokens)', () => {
           expect(start, `gold token ${str} not in ${s.text}`).toBeGreaterThanOrEqual(0);
           const end = start + str.length;
           from = end;
+          goldSpans.add(`${start}:${end}`);
           total++;
           const t = out.tokens.find((x) => x.indexStart === start && x.indexEnd === end);
-          if (t) offsetsOk++;
-          if (t && t.token === lemma) lemmaOk++;
-          else misses.push(`${str}: want ${lemma}, got ${t?.token ?? '(no token)'}`);
-          if (t && t.isStop === stop) stopOk++;
+          if (!t) {
+            misses.push(`${str}: no token at its offsets`);
+            continue;
+          }
+          if (t.token === lemma) lemmaOk++;
+          else misses.push(`${str}: lemma ${t.token}, want ${lemma}`);
+          if (t.isStop === stop) stopOk++;
+          else misses.push(`${str}: isStop ${t.isStop}, want ${stop}`);
         }
+        // No token outside the gold ones (a split or merge that a miss above does not explain).
+        for (const t of out.tokens) if (!goldSpans.has(`${t.indexStart}:${t.indexEnd}`)) misses.push(`${t.string}: extra token`);
       }
       expect(total).toBeGreaterThanOrEqual(60);
-      const acc = lemmaOk / total;
-      console.log(`[gold ${l}] tokens=${total} lemma=${(acc * 100).toFixed(1)}% stop=${((stopOk / total) * 100).toFixed(1)}% offsets=${((offsetsOk / total) * 100).toFixed(1)}%${misses.length ? ` misses: ${misses.join('; ')}` : ''}`);
-      expect(acc).toBeGreaterThanOrEqual(0.95);
+      console.log(`[gold ${l}] tokens=${total} lemma=${((lemmaOk / total) * 100).toFixed(1)}% stop=${((stopOk / total) * 100).toFixed(1)}%${misses.length ? ` misses: ${misses.join('; ')}` : ''}`);
+      expect(misses).toEqual(KNOWN_MISSES[l]);
+      expect(lemmaOk / total).toBeGreaterThanOrEqual(0.95);
       expect(stopOk / total).toBeGreaterThanOrEqual(0.95);
-      expect(offsetsOk / total).toBeGreaterThanOrEqual(0.95);
     });
   }
 });

@@ -31,7 +31,9 @@ async function badTokens(): Promise<Array<[string, string | null, string?]>> {
     ['expired', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(now() - 60).sign(secret())],
     ['no exp', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS256' }).sign(secret())],
     ['other algorithm (RS256)', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime(now() + 600).sign(privateKey)],
-    ['HS512 with the right secret', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS512' }).setExpirationTime(now() + 600).sign(new TextEncoder().encode(env.JWT_SECRET! + env.JWT_SECRET! + 'padding-to-64-bytes-for-hs512'))],
+    // Signed with the real secret, so only the algorithm pin can refuse them (jose accepts any key length for HS384/HS512).
+    ['HS384 with the right secret', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS384' }).setExpirationTime(now() + 600).sign(secret())],
+    ['HS512 with the right secret', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS512' }).setExpirationTime(now() + 600).sign(secret())],
   ];
 }
 

@@ -1,7 +1,8 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { artifactReadCount } from '../../worker/models';
-import { call, expectProblem, makeModel, uploadMapper, uploadModel, type SyntheticModel } from './api-helpers';
+import { call, expectProblem, makeModel, uploadMapper, uploadModel, type Called, type SyntheticModel } from './api-helpers';
+import { installGatedArtifacts } from './storage-gate';
 
 // Catalog entries of this file use the user-assigned country codes QQ / QR so counts are exact.
 const models: SyntheticModel[] = [];
@@ -90,11 +91,24 @@ describe('loadingStatus and the per-isolate registry', () => {
     const m = makeModel('cat-lazy', { seed: 300 });
     await uploadModel(m);
     expect((await call('GET', `/api/v1/embedding-models/${m.id}`)).body.loadingStatus).toBe('not loaded');
-    const calls = Array.from({ length: 8 }, () => call('POST', `/api/v1/embedding-models/${m.id}/word-availabilities`, { words: ['cat', 'zzz'] }));
-    // While the first requests wait for R2, the catalog reports the load in progress.
-    const during = await call('GET', `/api/v1/embedding-models/${m.id}`);
-    expect(['loading', 'loaded']).toContain(during.body.loadingStatus);
-    const results = await Promise.all(calls);
+    // Gated R2 holds the artifact read, so the load is in progress while the catalog is asked.
+    const gated = installGatedArtifacts();
+    let results: Called[];
+    try {
+      const artifact = gated.hold('get', `models/${m.id}.emb`);
+      const calls = [call('POST', `/api/v1/embedding-models/${m.id}/word-availabilities`, { words: ['cat', 'zzz'] })];
+      await artifact.reached();
+      calls.push(...Array.from({ length: 7 }, () => call('POST', `/api/v1/embedding-models/${m.id}/word-availabilities`, { words: ['cat', 'zzz'] })));
+      const during = await call('GET', `/api/v1/embedding-models/${m.id}`);
+      expect(during.body.loadingStatus).toBe('loading');
+      await artifact.open();
+      results = await Promise.all(calls);
+      expect(gated.log.filter((l) => l === `get models/${m.id}.emb`)).toHaveLength(1);
+    } finally {
+      await gated.openAll();
+      gated.restore();
+    }
+    expect(results).toHaveLength(8);
     for (const r of results) {
       expect(r.status).toBe(200);
       expect(r.body.availabilities).toEqual([

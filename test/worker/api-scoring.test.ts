@@ -86,6 +86,7 @@ describe('word-scores, whitelist mode', () => {
   it('goalScore = seedScore weight x seed similarity; null weight gives null', async () => {
     for (const weight of [-1, -0.25, 0.5, 1]) {
       const r = await call('POST', `${WS_PATH}/word-scores`, { seedWords: ['cat'], whitelistWords: ['dog', 'river', 'apple'], embeddingModelId: m.id, seedScore: weight });
+      expect(r.body.data).toHaveLength(3);
       for (const d of r.body.data) expect(d.goalScore).toBe(weight * d.seedScore);
       close(r.body.averages.goalScore, r.body.data.reduce((s: number, d: any) => s + d.goalScore, 0) / r.body.data.length);
     }
@@ -97,6 +98,7 @@ describe('word-scores, whitelist mode', () => {
   it('seed words all outside the vocabulary: seedScore null, quartile -1', async () => {
     const r = await call('POST', `${WS_PATH}/word-scores`, { seedWords: ['zzqq'], whitelistWords: ['dog', 'cat'], embeddingModelId: m.id, seedScore: 1 });
     expect(r.status).toBe(200);
+    expect(r.body.data).toHaveLength(2);
     for (const d of r.body.data) {
       expect(d.seedScore).toBeNull();
       expect(d.seedScoreQuartile).toBe(-1);
@@ -175,6 +177,7 @@ describe('dimensions and mappers on word-scores', () => {
     ];
     const r = await call('POST', `${WS_PATH}/word-scores`, { seedWords: ['dog'], whitelistWords: ['love', 'hate', 'meal', 'river'], embeddingModelId: m.id, dimensions: dims });
     expect(r.status).toBe(200);
+    expect(r.body.data).toHaveLength(4);
     const food = centroid64(m, ['food', 'bread', 'cheese'].map((w) => rowOf(m, w)));
     const storedPositive = ['good', 'great', 'excellent', 'wonderful', 'happy', 'positive', 'love', 'best', 'beautiful', 'success', 'cat'];
     const pos = centroid64(m, storedPositive.map((w) => rowOf(m, w)).filter((x) => x >= 0));
@@ -209,6 +212,7 @@ describe('dimensions and mappers on word-scores', () => {
       mapperKeys: ['emo_valence', 'emo_arousal', 'emo_valence'],
     });
     expect(r.status).toBe(200);
+    expect(r.body.data).toHaveLength(10);
     for (const d of r.body.data) {
       const row = rowOf(m, d.word);
       close(d.mapperScores.emo_arousal, arousal[row], 1e-4);
@@ -319,6 +323,7 @@ describe('text-scores', () => {
     };
     const r = await call('POST', `${WS_PATH}/text-scores`, { texts, embeddingModelId: m.id, dimensions, mapperKeys: ['emo_arousal'], goalConfig });
     expect(r.status).toBe(200);
+    expect(r.body.data).toHaveLength(texts.length);
     for (const got of r.body.data) {
       const factors: Array<{ id: string; type: string; field: string; w: number; s: number }> = [];
       if (got.modelRankScore !== null) factors.push({ id: 'modelRank', type: 'intrinsic', field: 'modelRank', w: 0.5, s: 2 * got.modelRankScore - 1 });

@@ -169,6 +169,7 @@ describe('stored dimensions (admin)', () => {
       ],
     });
     expect(stored.status).toBe(200);
+    expect(stored.body.data).toHaveLength(3);
     for (const d of stored.body.data) expect(d.dimensionScores[String(created.body.id)]).toBe(d.dimensionScores['1']);
   });
 });

@@ -11,6 +11,16 @@ import { adminToken, call, expectProblem, makeModel, token, uploadEnglish, uploa
 const hex = (buf: ArrayBuffer): string => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
 const sha256 = async (bytes: ArrayBuffer | Uint8Array): Promise<string> => hex(await crypto.subtle.digest('SHA-256', bytes));
 
+/** Byte-for-byte equality; on a difference, names the first differing offset (not a multi-MB diff). */
+function expectSameBytes(got: ArrayBuffer | Uint8Array, want: ArrayBuffer | Uint8Array): void {
+  const a = got instanceof Uint8Array ? got : new Uint8Array(got);
+  const b = want instanceof Uint8Array ? want : new Uint8Array(want);
+  expect(a.byteLength).toBe(b.byteLength);
+  let first = -1;
+  for (let i = 0; i < a.length && first < 0; i++) if (a[i] !== b[i]) first = i;
+  expect(first, `first differing byte at ${first}`).toBe(-1);
+}
+
 async function get(path: string, headers: Record<string, string> = {}, tok: string | null | undefined = undefined): Promise<Response> {
   const t = tok === undefined ? await token() : tok;
   return SELF.fetch(`http://x${path}`, { headers: { ...(t ? { authorization: `Bearer ${t}` } : {}), ...headers } });
@@ -36,8 +46,7 @@ describe('GET /api/v1/artifacts/models/{id}', () => {
   it('streams the exact R2 bytes with ETag, SHA-256, length and the manifest version', async () => {
     const res = await get('/api/v1/artifacts/models/art-model');
     expect(res.status).toBe(200);
-    const body = new Uint8Array(await res.arrayBuffer());
-    expect(body).toEqual(model.bytes);
+    expectSameBytes(await res.arrayBuffer(), model.bytes);
     expect(res.headers.get('content-length')).toBe(String(model.bytes.length));
     expect(res.headers.get('x-content-sha256')).toBe(await sha256(model.bytes));
     const head = await env.ARTIFACTS.head('models/art-model.emb');
@@ -73,7 +82,7 @@ describe('GET /api/v1/artifacts/models/{id}', () => {
       { ...env, CACHE: failingKv as unknown as KVNamespace },
     );
     expect(res.status).toBe(200);
-    expect(new Uint8Array(await res.arrayBuffer())).toEqual(m.bytes);
+    expectSameBytes(await res.arrayBuffer(), m.bytes);
     expect(res.headers.get('x-content-sha256')).toBe(await sha256(m.bytes));
   });
 
@@ -86,7 +95,7 @@ describe('GET /api/v1/artifacts/models/{id}', () => {
     await uploadModel(changed);
     const b = await get('/api/v1/artifacts/models/art-model2', { 'if-none-match': a.headers.get('etag')! });
     expect(b.status).toBe(200);
-    expect(new Uint8Array(await b.arrayBuffer())).toEqual(changed.bytes);
+    expectSameBytes(await b.arrayBuffer(), changed.bytes);
     expect(b.headers.get('x-content-sha256')).toBe(await sha256(changed.bytes));
     expect(b.headers.get('x-content-sha256')).not.toBe(a.headers.get('x-content-sha256'));
   });
@@ -103,7 +112,7 @@ describe('language data and mapper bundles', () => {
     expect(res.status).toBe(200);
     const bytes = await res.arrayBuffer();
     const stored = await (await env.ARTIFACTS.get('lang/en.bin'))!.arrayBuffer();
-    expect(bytes.byteLength).toBe(stored.byteLength);
+    expectSameBytes(bytes, stored);
     expect(res.headers.get('x-content-sha256')).toBe(await sha256(stored));
     expectProblem(await call('GET', '/api/v1/artifacts/languages/xx'), 422, 'VALIDATION_FAILED');
     await env.ARTIFACTS.delete('lang/ja.bin');
@@ -115,7 +124,7 @@ describe('language data and mapper bundles', () => {
     expect(res.status).toBe(200);
     const bytes = await res.arrayBuffer();
     const stored = await (await env.ARTIFACTS.get('mappers/art-model/tone.bin'))!.arrayBuffer();
-    expect(new Uint8Array(bytes)).toEqual(new Uint8Array(stored));
+    expectSameBytes(bytes, stored);
     expect(res.headers.get('x-content-sha256')).toBe(await sha256(stored));
     expectProblem(await call('GET', '/api/v1/artifacts/mappers/art-model/none'), 404, 'NOT_FOUND');
   });

@@ -9,6 +9,7 @@ import { createApp } from '../../worker/app';
 import { sha256Hex } from '../../worker/digest';
 import type { Env } from '../../worker/env';
 import { MAX_PARAM_BYTES, PlagiarismCorpus, R2_PREFIX, utf8Bytes, type PageInput } from '../../worker/plagiarism/corpus';
+import { GatedBucket } from './storage-gate';
 import {
   adminToken,
   api,
@@ -237,32 +238,66 @@ describe('reference corpus admin API', () => {
     expect(fps!.n).toBe(row!.fingerprint_count);
   });
 
-  it('checks running during replacements see the old or the new page, never a half-replaced one', async () => {
-    const ws = await createWorkspace(1000, 1000);
-    const a = freshWords(20);
-    const b = freshWords(30);
-    const u = url();
-    await ingestOk({ url: u, title: 'A', text: a.join(' ') });
-    const input = [...a, ...freshWords(3), ...b].join(' ');
-    const seen: Array<[string, number]> = [];
-    let writing = true;
-    const writer = (async () => {
-      for (let i = 0; i < 10; i++) await ingestOk({ url: u, title: i % 2 ? 'A' : 'B', text: (i % 2 ? a : b).join(' ') });
-      writing = false;
-    })();
-    // Readers keep checking while the page is replaced back and forth (bounded).
-    const readers = Array.from({ length: 3 }, async () => {
-      for (let n = 0; n < 200 && writing; n++) {
-        const body = await checkOk(ws, input);
-        expect(body.matches).toHaveLength(1);
-        seen.push([body.matches[0].title, body.matches[0].wordsMatched]);
-      }
+  describe('a check that overlaps a replacement sees the old or the new page, never a half-replaced one', () => {
+    // Gated R2 (storage-gate.ts) forces the overlap: the check has its candidates (page A, the
+    // old text key) and is held at reading that text while the replacement by B runs.
+    async function setup() {
+      const ws = await createWorkspace(1000, 1000);
+      const a = freshWords(20);
+      const b = freshWords(30);
+      const u = url();
+      await ingestOk({ url: u, title: 'A', text: a.join(' ') });
+      const oldKey = (await env.DB.prepare('SELECT r2_key FROM plagiarism_pages WHERE url = ?').bind(u).first<{ r2_key: string }>())!.r2_key;
+      const input = [...a, ...freshWords(3), ...b].join(' ');
+      const checkBucket = new GatedBucket(env.ARTIFACTS);
+      const textRead = checkBucket.hold('get', (key) => key.startsWith(R2_PREFIX));
+      const checking = createApp().request(
+        `/api/v1/workspaces/${ws}/plagiarism-checks`,
+        { method: 'POST', headers: { authorization: `Bearer ${await token({ workspaceId: ws })}`, 'content-type': 'application/json' }, body: JSON.stringify({ text: input }) },
+        { ...env, ARTIFACTS: checkBucket.bucket } as Env,
+      );
+      await textRead.reached();
+      expect(checkBucket.log.filter((l) => l.startsWith(`get ${R2_PREFIX}`))).toEqual([`get ${oldKey}`]);
+      const result = async () => {
+        const res = await checking;
+        expect(res.status, await res.clone().text()).toBe(200);
+        const body = (await res.json()) as CheckJson;
+        return body.matches.map((m) => [m.url, m.title, m.wordsMatched]);
+      };
+      return { u, b, oldKey, textRead, result };
+    }
+
+    it('replacement committed and the old text deleted before the check reads it: the check re-reads the row and reports B', async () => {
+      const { u, b, oldKey, textRead, result } = await setup();
+      expect((await ingestOk({ url: u, title: 'B', text: b.join(' ') })).replaced).toBe(true);
+      expect(await env.ARTIFACTS.head(oldKey)).toBeNull();
+      await textRead.open();
+      expect(await result()).toEqual([[u, 'B', 30]]);
+      const list = await api('GET', `/api/admin/v1/plagiarism/pages?url=${encodeURIComponent(u)}`, { token: await adminToken() });
+      expect(((await list.json()) as { page: { totalElements: number } }).page.totalElements).toBe(1);
     });
-    await Promise.all([writer, ...readers]);
-    expect(seen.length).toBeGreaterThan(3);
-    for (const [title, words] of seen) expect([title, words]).toEqual(title === 'A' ? ['A', 20] : ['B', 30]);
-    const list = await api('GET', `/api/admin/v1/plagiarism/pages?url=${encodeURIComponent(u)}`, { token: await adminToken() });
-    expect(((await list.json()) as { page: { totalElements: number } }).page.totalElements).toBe(1);
+
+    it('replacement committed but the old text not yet deleted: the check reports A as it was', async () => {
+      const { u, b, oldKey, textRead, result } = await setup();
+      const writeBucket = new GatedBucket(env.ARTIFACTS);
+      const deletion = writeBucket.hold('delete', (key) => key.startsWith(R2_PREFIX));
+      const replacing = createApp().request(
+        '/api/admin/v1/plagiarism/pages',
+        { method: 'POST', headers: { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: u, title: 'B', text: b.join(' ') }) },
+        { ...env, ARTIFACTS: writeBucket.bucket } as Env,
+      );
+      // The ingestion deletes the replaced text only after its D1 batch: B is committed now.
+      await deletion.reached();
+      expect(writeBucket.log.filter((l) => l.startsWith('delete'))).toEqual([`delete ${oldKey}`]);
+      const row = await env.DB.prepare('SELECT title, r2_key FROM plagiarism_pages WHERE url = ?').bind(u).first<{ title: string; r2_key: string }>();
+      expect(row!.title).toBe('B');
+      expect(await env.ARTIFACTS.head(oldKey)).not.toBeNull();
+      await textRead.open();
+      expect(await result()).toEqual([[u, 'A', 20]]);
+      await deletion.open();
+      expect((await replacing).status).toBe(200);
+      expect(await env.ARTIFACTS.head(oldKey)).toBeNull();
+    });
   });
 
   it('ingests a batch of JSON lines (a URL twice: the last wins), all or nothing', async () => {

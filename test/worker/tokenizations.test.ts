@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../core/limits';
 import { call, expectProblem, mintToken } from './api-helpers';
 
 // The migration seeds a tokens quota for ws_demo.
@@ -98,6 +99,15 @@ describe('POST /tokenizations', () => {
     const r = await call('POST', path, { language: 'en', text: 'a '.repeat(50_001) });
     expectProblem(r, 422, 'VALIDATION_FAILED');
     expect(r.body.errors.some((e: any) => e.path === 'text')).toBe(true);
+  });
+
+  it('a body over 2 MB: 413 PAYLOAD_TOO_LARGE, nothing charged', async () => {
+    const before = await usedTokens();
+    const body = JSON.stringify({ language: 'en', text: 'a '.repeat(LIMITS.bodyBytes / 2 + 1) });
+    expect(body.length).toBeGreaterThan(LIMITS.bodyBytes);
+    const r = await call('POST', path, undefined, { raw: body });
+    expectProblem(r, 413, 'PAYLOAD_TOO_LARGE');
+    expect(await usedTokens()).toBe(before);
   });
 
   it('needs a token for the same workspace', async () => {

@@ -10,7 +10,7 @@ import { charge } from '../metering';
 import { getModel } from '../models';
 import { storedSeedsFor } from '../dimensions';
 import { resolveMappers, Timing } from '../resources';
-import { getTokenizer } from '../text-language';
+import { getLexicon, getTokenizer } from '../text-language';
 import { waitUntilOf } from '../shared-load';
 import {
   AutocompleteRequestSchema,
@@ -74,14 +74,15 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     const timing = new Timing();
     const ctx = waitUntilOf(c);
     const model = await getModel(c.env, body.embeddingModelId, ctx);
-    const [tokenize, mappers, storedDimensions] = await Promise.all([
+    const [tokenize, lexicon, mappers, storedDimensions] = await Promise.all([
       getTokenizer(c.env, model.manifest.language, ctx),
+      getLexicon(c.env, model.manifest.language, ctx),
       resolveMappers(c.env, model, body.mapperKeys, ctx),
       storedSeedsFor(c.env, body.dimensions),
     ]);
     timing.mark('load');
     // A core refusal (ScoringError) is rendered by app.ts onError.
-    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats });
+    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats, lexicon });
     timing.mark('compute');
     // Also with 0 tokens: the workspace and its allowance are checked (nothing is deducted then).
     await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
@@ -95,9 +96,14 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     const timing = new Timing();
     const ctx = waitUntilOf(c);
     const model = await getModel(c.env, body.embeddingModelId, ctx);
-    const [mappers, storedDimensions] = await Promise.all([resolveMappers(c.env, model, body.mapperKeys, ctx), storedSeedsFor(c.env, body.dimensions)]);
+    // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
+    const [mappers, storedDimensions, lexicon] = await Promise.all([
+      resolveMappers(c.env, model, body.mapperKeys, ctx),
+      storedSeedsFor(c.env, body.dimensions),
+      body.dimensions?.some((d) => d.expand) ? getLexicon(c.env, model.manifest.language, ctx) : undefined,
+    ]);
     timing.mark('load');
-    const response = scoreWords(body, { index: model.index, mappers, storedDimensions });
+    const response = scoreWords(body, { index: model.index, mappers, storedDimensions, lexicon });
     timing.mark('compute');
     await charge(c, { usageTypeKey: 'tokens', amount: response.data.length });
     timing.mark('meter');

@@ -1,0 +1,36 @@
+/**
+ * npm run test:readme: compares test/README.md's table with `vitest list` (every project): the
+ * same files, and per file the number of tests vitest collects. Exits 1 on any difference.
+ * (test/node/test-readme.test.ts checks the file list on every `npm test`; this adds the counts,
+ * which need vitest to collect every project, workerd included.)
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readReadmeTable } from './readme-table';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vitest-list-')), 'list.json');
+execFileSync('npx', ['vitest', 'list', `--json=${out}`], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+const listed = JSON.parse(fs.readFileSync(out, 'utf8')) as Array<{ file: string }>;
+const counts = new Map<string, number>();
+for (const t of listed) {
+  const f = path.relative(root, t.file).split(path.sep).join('/');
+  counts.set(f, (counts.get(f) ?? 0) + 1);
+}
+const { rows, total } = readReadmeTable(root);
+const problems: string[] = [];
+for (const r of rows) {
+  const n = counts.get(r.file);
+  if (n === undefined) problems.push(`${r.file}: in test/README.md, but vitest lists no test of it`);
+  else if (n !== r.tests) problems.push(`${r.file}: test/README.md says ${r.tests} tests, vitest lists ${n}`);
+}
+for (const f of counts.keys()) if (!rows.some((r) => r.file === f)) problems.push(`${f}: vitest lists it, test/README.md does not`);
+if (total !== listed.length) problems.push(`total: test/README.md says ${total}, vitest lists ${listed.length}`);
+if (problems.length > 0) {
+  console.error(`test/README.md is out of date:\n  ${problems.join('\n  ')}`);
+  process.exit(1);
+}
+console.log(`test/README.md matches vitest list: ${rows.length} files, ${listed.length} tests`);

@@ -1,0 +1,58 @@
+/**
+ * A machine without apt-get (macOS, or a user who cannot use apt): the build still succeeds,
+ * skipping only the Debian-sourced data (de/fr synonyms, the pattern lexicon) with one clear line
+ * each. Runs the real build steps in a child process whose PATH holds nothing but `node`, writing
+ * into a temp dir (EMBEDDING_EDGE_GENERATED) so the real build/generated is untouched.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseLanguageData } from '../../core/tokenizer';
+import { ROOT } from '../../build/wrangler';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'portable-build-'));
+const binDir = path.join(tmp, 'bin');
+fs.mkdirSync(binDir);
+fs.symlinkSync(process.execPath, path.join(binDir, 'node'));
+const generated = path.join(tmp, 'generated');
+
+function runWithoutApt(script: string): { status: number | null; out: string } {
+  const res = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, PATH: binDir, EMBEDDING_EDGE_GENERATED: generated },
+  });
+  return { status: res.status, out: `${res.stdout}${res.stderr}` };
+}
+
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+describe('build without apt-get on PATH', () => {
+  it('builds all four language files, skipping de/fr synonyms with one line each', () => {
+    const r = runWithoutApt("import('./build/lang-data.ts').then((m) => m.ensureLanguageData())");
+    expect(r.status, r.out).toBe(0);
+    const skipped = r.out.split('\n').filter((l) => l.startsWith('[debian] skipped'));
+    expect(skipped).toHaveLength(2);
+    expect(skipped[0]).toMatch(/German synonyms: needs the Debian package openthesaurus-de-text=.*apt-get\/dpkg-deb not found on PATH/);
+    expect(skipped[1]).toMatch(/French synonyms: needs the Debian package mythes-fr=/);
+    for (const l of ['en', 'de', 'fr', 'ja']) {
+      const data = parseLanguageData(fs.readFileSync(path.join(generated, 'lang', `${l}.bin`)));
+      const names = data.meta.sources.map((s) => s.name);
+      expect(names.some((n) => n.startsWith('debian:')), `${l}: ${names.join(', ')}`).toBe(false);
+    }
+    // A second build on the same machine is fresh: nothing rebuilt, nothing printed again.
+    const again = runWithoutApt("import('./build/lang-data.ts').then((m) => m.ensureLanguageData())");
+    expect(again.status, again.out).toBe(0);
+    expect(again.out).not.toMatch(/\[debian\] skipped|\[lang-data\] building/);
+  }, 600_000);
+
+  it('refuses the pattern lexicon with a clear reason (the mapper step then skips that bundle)', () => {
+    const r = runWithoutApt(
+      "import('./build/mapper/lexicons.ts').then((m) => m.loadLexicon('pattern')).then(() => process.exit(3), (e) => { console.log('REFUSED ' + e.message); })",
+    );
+    expect(r.status, r.out).toBe(0);
+    expect(r.out).toMatch(/REFUSED needs the Debian package python3-pattern=.*apt-get\/dpkg-deb not found on PATH/);
+  });
+});

@@ -1,0 +1,302 @@
+/**
+ * Dimensions that tell what a text is about (core/scoring): top-level normalization, the text
+ * representations and seed expansion, on the real default model (build/generated, real WASM
+ * kernels) and the real English language data, against float64 references of the documented
+ * formulas (docs/dimensions.md).
+ */
+import fs from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { languageFile } from '../../build/lang-data';
+import { loadDefaultModel } from '../../build/load-model';
+import { parseMapperBundle } from '../../core/mapper-bundle';
+import type { EmbeddingModel } from '../../core/model';
+import {
+  BoundedCache,
+  CANDIDATE_RANK_CUTOFF,
+  languageLexicon,
+  NORMALIZATION_WORDS,
+  ScoringError,
+  scoreTexts,
+  scoreWords,
+  SIF_A,
+  tokenRow,
+  type FactorStats,
+  type ResolvedMapper,
+  type TextScoresRequest,
+  type TextScoringInput,
+} from '../../core/scoring';
+import { FLAG } from '../../core/tokenizer/data';
+import { parseLanguageData, tokenize, type LanguageData } from '../../core/tokenizer';
+
+let model: EmbeddingModel;
+let lang: LanguageData;
+let input: TextScoringInput;
+let afinn: ResolvedMapper;
+
+const TEXTS = [
+  'The river flows through a deep valley below the snowy mountains, past a quiet lake.',
+  'The company reported higher revenue and profit, and its shares rose on the stock market.',
+  'She scored twice as the team won the football championship final.',
+  'Coffee, coffee and more coffee!',
+];
+const SEEDS = {
+  1: ['river', 'mountain', 'lake'],
+  2: ['business', 'company', 'market'],
+  3: ['football', 'team', 'player'],
+};
+const dims = Object.entries(SEEDS).map(([id, words]) => ({ id: Number(id), type: 'manual' as const, words }));
+
+beforeAll(() => {
+  model = loadDefaultModel();
+  lang = parseLanguageData(fs.readFileSync(languageFile('en')));
+  const file = 'build/generated/mappers/en-glove-6b-100d/afinn.bin';
+  const bundle = parseMapperBundle(new Uint8Array(fs.readFileSync(file)));
+  afinn = { id: `${bundle.info.key}_${bundle.info.variables[0]}`, variable: bundle.info.variables[0], values: bundle };
+  input = {
+    index: model,
+    tokenize: (text) => tokenize(text, lang, { synonyms: false }).tokens,
+    mappers: [afinn],
+    storedDimensions: new Map(),
+    stats: new BoundedCache<FactorStats>(100),
+    lexicon: languageLexicon(lang),
+  };
+});
+
+const score = (req: Partial<TextScoresRequest>) =>
+  scoreTexts({ texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: dims, ...req }, input).response;
+
+/** float64 unit vector of a row as the model stores it (dequantized). */
+const vec = (r: number): Float64Array => Float64Array.from(model.vector(r));
+const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+};
+const unit = (a: ArrayLike<number>) => {
+  const n = Math.sqrt(dot(a, a));
+  return Float64Array.from(a, (x) => x / n);
+};
+/** Mean of the rows' unit vectors, re-normalized (decisions.md "Seed centroid"). */
+function centroid64(rows: number[]): Float64Array {
+  const c = new Float64Array(model.dims);
+  for (const r of rows) {
+    const u = unit(vec(r));
+    for (let j = 0; j < c.length; j++) c[j] += u[j];
+  }
+  return unit(c);
+}
+const rowsOf = (words: string[]) => words.map((w) => model.rowOf(w)).filter((r) => r >= 0);
+/** In-vocabulary non-stop token rows of a text (lemma first). */
+const contentRows = (text: string) =>
+  tokenize(text, lang, { synonyms: false })
+    .tokens.filter((t) => !t.isStop)
+    .map((t) => tokenRow(model, t))
+    .filter((r) => r >= 0);
+
+/** Mean, population std and sorted values of a factor over the NORMALIZATION_WORDS most frequent rows. */
+function refStats(value: (row: number) => number) {
+  const xs: number[] = [];
+  for (let r = 0; r < NORMALIZATION_WORDS; r++) {
+    const v = value(r);
+    if (!Number.isNaN(v)) xs.push(v);
+  }
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const std = Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length);
+  return { mean, std, xs: xs.sort((a, b) => a - b) };
+}
+const zscore = (x: number, s: { mean: number; std: number }) => Math.max(-3, Math.min(3, (x - s.mean) / s.std)) / 3;
+const percentile = (x: number, s: { xs: number[] }) =>
+  (2 * (s.xs.filter((y) => y < x).length + s.xs.filter((y) => y === x).length / 2)) / s.xs.length - 1;
+
+describe('top-level normalization of dimensionScores and mapperScores', () => {
+  it('zscore and percentile use the statistics of the 20,000 most frequent words; none and goalConfig are unchanged', () => {
+    const goalConfig = {
+      dimensions: [{ id: 1, weight: 3 }],
+      mappers: [{ id: afinn.id, weight: -2 }],
+      normalization: 'zscore' as const,
+    };
+    const raw = score({ mapperKeys: [afinn.id], goalConfig });
+    const z = score({ mapperKeys: [afinn.id], goalConfig, normalization: 'zscore' });
+    const p = score({ mapperKeys: [afinn.id], goalConfig, normalization: 'percentile' });
+    expect(score({ mapperKeys: [afinn.id], goalConfig, normalization: 'none' })).toEqual(raw);
+    const all = Int32Array.from({ length: NORMALIZATION_WORDS }, (_, r) => r);
+    for (const [id, words] of Object.entries(SEEDS)) {
+      const q = model.centroid(rowsOf(words))!;
+      const cosines = model.scores(q, all);
+      const s = refStats((r) => cosines[r]);
+      raw.data.forEach((t, i) => {
+        const x = t.dimensionScores[id];
+        expect(z.data[i].dimensionScores[id]).toBeCloseTo(zscore(x, s), 9);
+        expect(p.data[i].dimensionScores[id]).toBeCloseTo(percentile(x, s), 9);
+      });
+    }
+    const ms = refStats((r) => afinn.values.value(afinn.variable, r));
+    raw.data.forEach((t, i) => {
+      const x = t.mapperScores[afinn.id];
+      expect(z.data[i].mapperScores[afinn.id]).toBeCloseTo(zscore(x, ms), 9);
+      expect(p.data[i].mapperScores[afinn.id]).toBeCloseTo(percentile(x, ms), 9);
+      // goalConfig normalizes the raw values itself: the goal score does not depend on the top-level field.
+      expect(z.data[i].goalScore).toBe(t.goalScore);
+      expect(z.data[i].goalScoreFactors).toEqual(t.goalScoreFactors);
+    });
+    // The normalized scores are not the raw ones (the field does something).
+    expect(z.data[0].dimensionScores['1']).not.toBeCloseTo(raw.data[0].dimensionScores['1'], 3);
+  });
+});
+
+describe('text representations', () => {
+  it('meanCosine, meanVector and sif compute their documented formulas (float64 reference)', () => {
+    const V = model.size;
+    const H = Math.log(V) + 0.5772156649015329 + 1 / (2 * V);
+    const w = (r: number) => SIF_A / (SIF_A + 1 / ((r + 1) * H));
+    const byRep = {
+      meanCosine: score({ representation: 'meanCosine' }),
+      meanVector: score({ representation: 'meanVector' }),
+      sif: score({ representation: 'sif' }),
+    };
+    expect(score({})).toEqual(byRep.meanCosine); // the default (docs/dimensions.md)
+    TEXTS.forEach((text, i) => {
+      const rows = contentRows(text);
+      expect(rows.length).toBeGreaterThan(0);
+      for (const [id, words] of Object.entries(SEEDS)) {
+        const q = centroid64(rowsOf(words));
+        const cosines = rows.map((r) => dot(q, vec(r)));
+        const sum = new Float64Array(model.dims);
+        const wsum = new Float64Array(model.dims);
+        let wTotal = 0;
+        for (const r of rows) {
+          const u = vec(r);
+          for (let j = 0; j < u.length; j++) {
+            sum[j] += u[j];
+            wsum[j] += w(r) * u[j];
+          }
+          wTotal += w(r);
+        }
+        const meanCosine = cosines.reduce((a, b) => a + b, 0) / rows.length;
+        const meanVector = dot(q, unit(sum));
+        const sif = rows.reduce((a, r, k) => a + w(r) * cosines[k], 0) / wTotal;
+        // Tolerance: the kernels scan with a 16-bit quantized query; the references use the f32 centroid's float64 copy.
+        expect(byRep.meanCosine.data[i].dimensionScores[id]).toBeCloseTo(meanCosine, 3);
+        expect(byRep.meanVector.data[i].dimensionScores[id]).toBeCloseTo(meanVector, 3);
+        expect(byRep.sif.data[i].dimensionScores[id]).toBeCloseTo(sif, 3);
+        expect(byRep.sif.data[i].dimensionScores[id]).toBeCloseTo(dot(q, wsum) / wTotal, 3);
+      }
+    });
+    // A repeated word: meanVector of one distinct token is that token's cosine.
+    const coffee = model.rowOf('coffee');
+    const q3 = centroid64(rowsOf(SEEDS[3]));
+    expect(byRep.meanVector.data[3].dimensionScores['3']).toBeCloseTo(dot(q3, unit(vec(coffee))), 3);
+    // The weights do what SIF says: frequent words weigh less.
+    expect(w(model.rowOf('the'))).toBeLessThan(0.2);
+    expect(w(model.rowOf('valley'))).toBeGreaterThan(0.9);
+  });
+
+  it('the representations differ: meanVector is on a larger scale than the mean of cosines', () => {
+    const a = score({ representation: 'meanCosine' });
+    const b = score({ representation: 'meanVector' });
+    expect(b.data[0].dimensionScores['1']).toBeGreaterThan(a.data[0].dimensionScores['1'] + 0.1);
+  });
+});
+
+describe('seed expansion (expand)', () => {
+  /** The documented rule by brute force: the rows below the cutoff that the rules accept, closest to the seed centroid first. */
+  function referenceExpansion(seeds: string[], n: number): string[] {
+    const seedRowList = rowsOf(seeds);
+    const q = model.centroid(seedRowList)!;
+    const all = Int32Array.from({ length: CANDIDATE_RANK_CUTOFF }, (_, r) => r);
+    const s = model.scores(q, all);
+    const order = [...all].sort((a, b) => s[b] - s[a] || a - b);
+    const out: string[] = [];
+    const excluded = new Set([...seeds, ...seedRowList.map((r) => model.word(r))].map((x) => x.toLowerCase()));
+    for (const r of order) {
+      const word = model.word(r).toLowerCase();
+      if (excluded.has(word) || out.includes(word) || !/\p{L}/u.test(word)) continue;
+      const tokens = tokenize(word, lang, { synonyms: false }).tokens;
+      if (tokens.length !== 1 || tokens[0].isStop) continue;
+      if (!lang.has(tokens[0].token, FLAG.KNOWN) && !lang.has(word, FLAG.KNOWN)) continue;
+      out.push(word);
+      if (out.length === n) break;
+    }
+    return out;
+  }
+
+  it('adds the N nearest frequent, dictionary, non-stop words with a letter, not among the seeds, and lists them under explain', () => {
+    const expand = [
+      { id: 1, type: 'manual' as const, words: ['coffee'], expand: 12 },
+      { id: 2, type: 'manual' as const, words: ['happy', 'glad'], expand: 50 },
+      { id: 3, type: 'manual' as const, words: ['river', 'lake'], expand: 0 },
+    ];
+    const res = scoreTexts(
+      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: expand, explain: true },
+      input,
+    ).response;
+    for (const t of res.data) {
+      expect(Object.keys(t.explanation!.dimensions)).toEqual(['1', '2', '3']);
+      expect(t.explanation!.dimensions['3']).toEqual({ tokens: [], expandedWords: [] });
+    }
+    const ex = res.data[0].explanation!.dimensions;
+    for (const d of expand.slice(0, 2)) {
+      const words = ex[String(d.id)].expandedWords!;
+      expect(words).toHaveLength(d.expand);
+      expect(new Set(words).size).toBe(words.length);
+      expect(words).toEqual(referenceExpansion(d.words, d.expand));
+      for (const word of words) {
+        expect(d.words).not.toContain(word);
+        expect(word).toMatch(/\p{L}/u);
+        expect(model.rowOf(word)).toBeLessThan(CANDIDATE_RANK_CUTOFF);
+        expect(tokenize(word, lang, { synonyms: false }).tokens[0].isStop).toBe(false);
+      }
+    }
+    // The words a person expects near the seeds; the pronouns that are among the nearest rows (we, you, me) are stop words and skipped.
+    expect(ex['1'].expandedWords).toEqual(expect.arrayContaining(['tea', 'espresso']));
+    for (const stop of ['we', 'you', 'me']) expect(ex['2'].expandedWords).not.toContain(stop);
+  });
+
+  it("the expanded dimension's query is unit(centroid(seeds) + centroid(expansion words))", () => {
+    const d = { id: 7, type: 'manual' as const, words: ['coffee'], expand: 10 };
+    const res = scoreTexts(
+      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: [d], explain: true },
+      input,
+    ).response;
+    const added = res.data[0].explanation!.dimensions['7'].expandedWords!;
+    const c = centroid64(rowsOf(d.words));
+    const e = centroid64(rowsOf(added));
+    const q = unit(c.map((x, j) => x + e[j]));
+    TEXTS.forEach((text, i) => {
+      const rows = contentRows(text);
+      const ref = rows.reduce((a, r) => a + dot(q, vec(r)), 0) / rows.length;
+      expect(res.data[i].dimensionScores['7']).toBeCloseTo(ref, 3);
+    });
+    // Without expand the same seeds give another score.
+    const plain = scoreTexts(
+      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: [{ ...d, expand: undefined }] },
+      input,
+    ).response;
+    expect(plain.data[0].dimensionScores['7']).not.toBeCloseTo(res.data[0].dimensionScores['7'], 4);
+    expect(plain.data[0].explanation).toBeUndefined();
+  });
+
+  it('word-scores dimensions expand the same way; axis dimensions refuse expand', () => {
+    const words = scoreWords(
+      {
+        seedWords: ['tea'],
+        whitelistWords: ['espresso', 'river'],
+        embeddingModelId: model.manifest.id,
+        dimensions: [{ id: 1, type: 'manual', words: ['coffee'], expand: 10 }],
+      },
+      { index: model, mappers: [], storedDimensions: new Map(), lexicon: input.lexicon },
+    );
+    const text = scoreTexts(
+      {
+        texts: ['espresso', 'river'],
+        embeddingModelId: model.manifest.id,
+        dimensions: [{ id: 1, type: 'manual', words: ['coffee'], expand: 10 }],
+      },
+      input,
+    ).response;
+    expect(words.data.map((w) => w.dimensionScores['1'])).toEqual(text.data.map((t) => t.dimensionScores['1']));
+    expect(() =>
+      score({ dimensions: [{ id: 1, type: 'axis', words: ['good'], oppositeWords: ['bad'], expand: 5 }] }),
+    ).toThrow(ScoringError);
+  });
+});
