@@ -73,6 +73,13 @@ function icuWords(text: string, from: number, to: number, locale: string): Span[
   const out: Span[] = [];
   const segmenter = wordSegmenter(locale);
   let start = from;
+  // After a forced cut inside one long word, its continuation at the next window's start is joined to it.
+  let forced = false;
+  const emit = (a: number, b: number) => {
+    const prev = out[out.length - 1];
+    if (forced && prev && prev.end === a && a === start) prev.end = b;
+    else out.push({ start: a, end: b });
+  };
   while (start < to) {
     const windowEnd = Math.min(to, start + CHUNK);
     let end = windowEnd;
@@ -100,12 +107,15 @@ function icuWords(text: string, from: number, to: number, locale: string): Span[
       end = start + cut;
       for (const s of segments) {
         if (s.index >= cut) break;
-        if (s.isWordLike && HAS_WORD_CHAR.test(s.segment)) out.push({ start: start + s.index, end: start + Math.min(cut, s.index + s.segment.length) });
+        if (s.isWordLike && HAS_WORD_CHAR.test(s.segment)) emit(start + s.index, start + Math.min(cut, s.index + s.segment.length));
       }
+      // One segment filled the whole window: the word goes on in the next window (joined there).
+      forced = last <= 0;
     } else {
       for (const s of segments) {
-        if (s.isWordLike && HAS_WORD_CHAR.test(s.segment)) out.push({ start: start + s.index, end: start + s.index + s.segment.length });
+        if (s.isWordLike && HAS_WORD_CHAR.test(s.segment)) emit(start + s.index, start + s.index + s.segment.length);
       }
+      forced = false;
     }
     start = end;
   }
