@@ -71,12 +71,11 @@ const checkRoute = createRoute({
 // are not UTF-8 and give back U+FFFD, so the page could no longer be found by its URL.
 const PageInputSchema = z
   .object({
+    // Only web pages: javascript:, data:, file: ... URLs are refused (one issue: not an http(s) URL).
     url: z
-      .url()
+      .url({ protocol: /^https?$/i, error: 'Expected an http or https URL' })
       .max(2048)
       .refine(isWellFormed, ILL_FORMED_MESSAGE)
-      // Only web pages: javascript:, data:, file: ... URLs are refused.
-      .refine((u) => /^https?:\/\//i.test(u), 'Only http and https URLs')
       .openapi({ description: 'Identity of the page: ingesting a known URL again replaces the page. Well-formed Unicode.' }),
     title: z
       .string()
