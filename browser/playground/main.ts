@@ -5,6 +5,16 @@
  * model comes from IndexedDB.
  */
 import { createOfflineScorer, OfflineScorerError, type OfflineScorer, type Progress } from '../src/index';
+import {
+  ApiProblem,
+  createClient,
+  type AutocompleteRequest,
+  type SimilarityMatrixRequest,
+  type TextScoresRequest,
+  type TokenizationRequest,
+  type WordAvailabilitiesRequest,
+  type WordScoresRequest,
+} from '../../client/src/index';
 import { bars, heatmap, scatter } from './charts';
 import './style.css';
 
@@ -64,21 +74,18 @@ function workspaceOf(token: string): string | null {
 
 class ProblemShown extends Error {}
 
-async function apiCall(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ json: any; raw: string }> {
-  const res = await fetch(path, {
-    method,
-    headers: { authorization: `Bearer ${state.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const raw = await res.text();
-  let json: any = null;
+/** The typed API client (client/src): retries 429/502/503/504 with one Idempotency-Key per call. */
+const client = createClient({ baseUrl: location.origin, token: () => state.token });
+
+/** One API call; a problem answer is shown as "status code: detail". */
+async function apiCall<T>(call: Promise<T>): Promise<{ json: T; raw: string }> {
   try {
-    json = JSON.parse(raw);
-  } catch {
-    // not JSON
+    const json = await call;
+    return { json, raw: JSON.stringify(json) };
+  } catch (err) {
+    if (err instanceof ApiProblem) throw new ProblemShown(`${err.status} ${err.code}: ${err.detail}`);
+    throw err;
   }
-  if (!res.ok) throw new ProblemShown(`${res.status} ${json?.code ?? ''}: ${json?.detail ?? raw}`);
-  return { json, raw };
 }
 
 const ws = (): string => {
@@ -88,12 +95,13 @@ const ws = (): string => {
 };
 
 const api = {
-  textScores: (body: unknown) => apiCall('POST', `/api/v1/workspaces/${ws()}/text-scores`, body),
-  wordScores: (body: unknown) => apiCall('POST', `/api/v1/workspaces/${ws()}/word-scores`, body),
-  autocomplete: (body: unknown) => apiCall('POST', `/api/v1/workspaces/${ws()}/autocomplete-suggestions`, body),
-  tokenize: (body: unknown) => apiCall('POST', `/api/v1/workspaces/${ws()}/tokenizations`, body),
-  wordAvailabilities: (id: string, body: unknown) => apiCall('POST', `/api/v1/embedding-models/${encodeURIComponent(id)}/word-availabilities`, body),
-  similarityMatrix: (id: string, body: unknown) => apiCall('POST', `/api/v1/embedding-models/${encodeURIComponent(id)}/word-similarity-matrices`, body),
+  textScores: (body: TextScoresRequest) => apiCall(client.textScores(body, { workspaceId: ws() })),
+  wordScores: (body: WordScoresRequest) => apiCall(client.wordScores(body, { workspaceId: ws() })),
+  autocomplete: (body: AutocompleteRequest) => apiCall(client.autocomplete(body, { workspaceId: ws() })),
+  tokenize: (body: TokenizationRequest) => apiCall(client.tokenize(body, { workspaceId: ws() })),
+  wordAvailabilities: (id: string, body: WordAvailabilitiesRequest) => apiCall(client.wordAvailabilities(id, body)),
+  similarityMatrix: (id: string, body: SimilarityMatrixRequest) => apiCall(client.similarityMatrix(id, body)),
+  listModels: () => apiCall(client.listModels({ size: 100 })),
 };
 
 /** Every progress event of this page (newest last, bounded): shown in the status line, read by tests. */
@@ -165,7 +173,7 @@ async function loadModels(): Promise<void> {
   let models: ModelOption[] = [];
   if (state.token && navigator.onLine !== false) {
     try {
-      const { json } = await apiCall('GET', '/api/v1/embedding-models?size=100');
+      const { json } = await api.listModels();
       models = (json.data as any[]).map((m) => ({
         id: m.id,
         label: m.label,

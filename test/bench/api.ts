@@ -34,7 +34,11 @@ import { languageFile } from '../../build/lang-data';
 import { loadDefaultModel } from '../../build/load-model';
 import { parseLanguageData, tokenize } from '../../core/tokenizer';
 import { BoundedCache, scoreTexts, scoreWords, type FactorStats, type TextScoresRequest, type WordScoresRequest } from '../../core/scoring';
+import { createClient } from '../../client/src/index';
 import { devSecret, mint, startLocalWorker, stopWranglerDev } from './dev-server';
+
+/** openapi-fetch's request(method, path) for a path built at run time (the bench's endpoint table). */
+type LooseRaw = { request(method: string, path: string, init: Record<string, unknown>): Promise<{ data?: unknown; error?: unknown; response: Response }> };
 
 const PORT = 8796;
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -44,7 +48,7 @@ const CONNECTIONS = Number(process.env.BENCH_API_CONNECTIONS ?? 1);
 
 async function up(): Promise<boolean> {
   try {
-    return (await fetch(`${BASE}/api/health`, { signal: AbortSignal.timeout(2000) })).ok;
+    return (await createClient({ baseUrl: BASE, retries: 0, timeoutMs: 2000 }).health()).status === 'ok';
   } catch {
     return false;
   }
@@ -90,15 +94,14 @@ async function load(name: string, method: 'GET' | 'POST', p: string, token: stri
   const serverTimes: number[] = [];
   const computeTimes: number[] = [];
   const meterTimes: number[] = [];
+  const client = createClient({ baseUrl: BASE, token, retries: 0, idempotency: false });
   for (let i = 0; i < 20; i++) {
-    const res = await fetch(`${BASE}${p}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`${name}: ${res.status} ${await res.text()}`);
-    await res.arrayBuffer();
-    const st = res.headers.get('server-timing');
+    let st: string | null = null;
+    await client
+      .call((raw, init) => (raw as unknown as LooseRaw).request(method.toLowerCase(), p, { ...init, body }), method, { onResponse: (res) => (st = res.headers.get('server-timing')) })
+      .catch((err: unknown) => {
+        throw new Error(`${name}: ${(err as Error).message}`);
+      });
     const total = st ? /total;dur=([\d.]+)/.exec(st) : null;
     if (total) serverTimes.push(Number(total[1]));
     const compute = st ? /compute;dur=([\d.]+)/.exec(st) : null;
@@ -129,7 +132,7 @@ async function main(): Promise<void> {
   const child = await startServer();
   const stop = () => stopWranglerDev(child);
   process.on('SIGINT', () => {
-    stop();
+    void stop();
     process.exit(130);
   });
   try {
@@ -137,12 +140,18 @@ async function main(): Promise<void> {
     const token = await mint(secret, { workspaceId: 'ws_demo', sub: 'bench-api' }, 3600);
     const adminTok = await mint(secret, { scope: 'admin', sub: 'bench-api' }, 3600);
     const workspace = `ws_bench_api_${Date.now()}`;
-    const created = await fetch(`${BASE}/api/admin/v1/workspaces`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminTok}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ id: workspace, name: 'bench:api', quotas: [{ usageTypeKey: 'tokens', limitAmount: 1_000_000_000_000, limitAmountDaily: 1_000_000_000_000 }] }),
-    });
-    if (!created.ok) throw new Error(`creating the bench workspace: ${created.status} ${await created.text()}`);
+    await createClient({ baseUrl: BASE, token: adminTok, retries: 0 })
+      .call(
+        (raw, init) =>
+          raw.POST('/api/admin/v1/workspaces', {
+            ...init,
+            body: { id: workspace, name: 'bench:api', quotas: [{ usageTypeKey: 'tokens', limitAmount: 1_000_000_000_000, limitAmountDaily: 1_000_000_000_000 }] },
+          }),
+        'POST',
+      )
+      .catch((err: unknown) => {
+        throw new Error(`creating the bench workspace: ${(err as Error).message}`);
+      });
     const wsToken = await mint(secret, { workspaceId: workspace, sub: 'bench-api' }, 3600);
 
     // The same kernels and model bytes in this process, for the kernel-time reference.
@@ -220,7 +229,7 @@ async function main(): Promise<void> {
       out[name] = { ...fgs, kernelMs: kernel, coreMs: core };
     }
     // Isolate memory after the runs: default model (WASM matrix + retained buffers) + English data.
-    const mem = (await (await fetch(`${BASE}/api/admin/v1/diagnostics/memory`, { headers: { authorization: `Bearer ${adminTok}` } })).json()) as {
+    const mem = (await createClient({ baseUrl: BASE, token: adminTok }).call((raw, init) => raw.GET('/api/admin/v1/diagnostics/memory', init), 'GET')) as {
       wasmMemoryBytes: number;
       models: Array<{ id: string; retainedBytes: number }>;
       languages: Array<{ language: string; bytes: number }>;

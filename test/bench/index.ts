@@ -11,6 +11,7 @@ const modules: Array<{ name: string; load: () => Promise<{ run(): Promise<BenchF
   { name: 'engine', load: () => import('./engine') },
   { name: 'tokenizer', load: () => import('./tokenizer') },
   { name: 'hostile-text', load: () => import('./hostile-text') },
+  { name: 'text-scoring', load: () => import('./text-scoring') },
 ];
 
 async function main(): Promise<void> {

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiProblem, createClient } from '../../client/src/index';
 import { ROOT } from '../../build/wrangler';
 import { devSecret, mint } from '../bench/dev-server';
 import { CHROMIUM, CHROMIUM_ARGS, devToken, startServer, type Server } from './server';
@@ -36,12 +37,14 @@ beforeAll(async () => {
   server = await startServer();
   token = await devToken();
   // A stored dimension for dimensions of type `dimension` (the state directory persists: 409 = already there).
-  const res = await fetch(`${server.url}/api/admin/v1/dimensions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id: 4242, name: 'weather', language: 'en', words: ['rain', 'storm', 'snow', 'wind'] }),
-  });
-  expect([201, 409]).toContain(res.status);
+  const admin = createClient({ baseUrl: server.url, token: await adminToken() });
+  const created = await admin
+    .call((raw, init) => raw.POST('/api/admin/v1/dimensions', { ...init, body: { id: 4242, name: 'weather', language: 'en', words: ['rain', 'storm', 'snow', 'wind'] } }), 'POST')
+    .then(
+      () => 201,
+      (err: unknown) => (err instanceof ApiProblem ? err.status : Promise.reject(err)),
+    );
+  expect([201, 409]).toContain(created);
 
   userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'e2e-chromium-'));
   context = await chromium.launchPersistentContext(userDataDir, {
@@ -139,7 +142,7 @@ function requests(): Array<{ name: string; call: Call }> {
   return out;
 }
 
-/** Runs a call through the API (response text) and through the offline scorer (its JSON). */
+/** Runs a call through the API (the playground's typed client: the response JSON re-serialized, which for the API's JSON.stringify output is its text) and through the offline scorer (its JSON). */
 async function both(call: Call): Promise<{ api: { ok: boolean; raw: string }; offline: { ok: boolean; raw: string } }> {
   return page.evaluate(async (c) => {
     const pg = (window as any).playground;

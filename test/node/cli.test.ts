@@ -1,0 +1,298 @@
+/**
+ * The `embedding-edge` CLI as a user runs it (node bin/embedding-edge.js in a child process),
+ * locally on the default model (en-glove-6b-100d, built by the global setup):
+ *   - golden files per command (test/gold/cli/; UPDATE_GOLDEN=1 rewrites them after an
+ *     intended change of scores or formats);
+ *   - score's output lines equal to the input record + the scored text that the core's
+ *     text-scores computation returns for the same request;
+ *   - bad rows reported with line number and reason, skipped, or stopping the run (--strict);
+ *   - resume from a checkpoint after a --strict stop and after the process was killed.
+ * Parity with the served API (wrangler dev) is in test/e2e/cli-parity.test.ts.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../../build/wrangler';
+import { LocalService } from '../../cli/local';
+
+const BIN = path.join(ROOT, 'bin', 'embedding-edge.js');
+const GOLD = path.join(ROOT, 'test', 'gold', 'cli');
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-test-'));
+
+afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }));
+
+function cli(args: string[], stdin?: string): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    input: stdin ?? '',
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function golden(name: string, actual: string): void {
+  const file = path.join(GOLD, name);
+  if (process.env.UPDATE_GOLDEN === '1' || !fs.existsSync(file)) fs.writeFileSync(file, actual);
+  expect(actual, `${name} differs from the golden file (UPDATE_GOLDEN=1 rewrites it after an intended change)`).toBe(
+    fs.readFileSync(file, 'utf8'),
+  );
+}
+
+const SCORE_ARGS = [
+  '--mapper',
+  'sentiment_valence',
+  '--dimension',
+  'food=pizza,pasta,bread,burger',
+  '--dimension',
+  'service=waiter,staff',
+  '--no-progress',
+];
+const jsonl = (s: string): Array<Record<string, unknown>> =>
+  s
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('score', () => {
+  it('JSONL: each line is the input record + the scored text of text-scores (golden, and equal to the core computation)', async () => {
+    const r = cli(['score', ...SCORE_ARGS, path.join(GOLD, 'reviews.jsonl')]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/scored 6 texts in [\d.]+ s \(\d+ texts\/s, \d+ tokens, \d+ tokens\/s\); 0 bad rows/);
+    golden('score.jsonl', r.stdout);
+
+    const input = jsonl(fs.readFileSync(path.join(GOLD, 'reviews.jsonl'), 'utf8'));
+    const local = new LocalService();
+    const api = await local.textScores({
+      texts: input.map((x) => x.text),
+      embeddingModelId: 'en-glove-6b-100d',
+      mapperKeys: ['sentiment_valence'],
+      dimensions: [
+        { id: 1, type: 'manual', name: 'food', words: ['pizza', 'pasta', 'bread', 'burger'] },
+        { id: 2, type: 'manual', name: 'service', words: ['waiter', 'staff'] },
+      ],
+    });
+    const expected = input.map((rec, i) => ({ ...rec, ...(JSON.parse(JSON.stringify(api.data[i])) as object) }));
+    expect(jsonl(r.stdout)).toEqual(expected);
+    const first = jsonl(r.stdout)[0];
+    expect(Object.keys(first.dimensionScores as object)).toEqual(['1', '2']);
+    expect(Object.keys(first.mapperScores as object)).toEqual(['sentiment_valence']);
+  });
+
+  it('CSV input (quoted fields), stdin, goal config and extra request fields passed through', () => {
+    const csv = fs.readFileSync(path.join(GOLD, 'reviews.csv'), 'utf8');
+    const r = cli(
+      [
+        'score',
+        ...SCORE_ARGS,
+        '--format',
+        'csv',
+        '--goal',
+        '{"dimensions":[{"id":1,"weight":1}],"mappers":[{"id":"sentiment_valence","weight":2}]}',
+        '--set',
+        'futureField=true',
+        '-',
+      ],
+      csv,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    golden('score-csv.jsonl', r.stdout);
+    const rows = jsonl(r.stdout);
+    expect(rows.map((x) => x.text)).toEqual([
+      'The pizza was great and the waiter was friendly.',
+      'Terrible service, cold food, never again!',
+      "I didn't like the pasta but the bread was wonderful.",
+      'She said "awful", I said "fine".',
+    ]);
+    expect(rows[0].stars).toBe('5');
+    expect(typeof rows[0].goalScore).toBe('number');
+    expect((rows[0].goalScoreFactors as unknown[]).length).toBe(2);
+  });
+
+  it('bad rows: reported with line number and reason, skipped; --strict stops at the first', () => {
+    const lines = [
+      '{"text":"good food"}',
+      'not json',
+      '',
+      '["an","array"]',
+      '{"title":"no text"}',
+      '{"text":42}',
+      `{"text":"${'a'.repeat(100_001)}"}`,
+      '{"text":"bad service"}',
+    ];
+    const file = path.join(TMP, 'bad.jsonl');
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    const r = cli(['score', '--no-progress', file]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(jsonl(r.stdout).map((x) => x.text)).toEqual(['good food', 'bad service']);
+    const reported = r.stderr.split('\n').filter((l) => l.startsWith('line '));
+    expect(reported).toEqual([
+      expect.stringMatching(/^line 2: not valid JSON \(/),
+      'line 4: expected a JSON object, got an array',
+      'line 5: no "text" field',
+      'line 6: "text" is number, expected a string',
+      'line 7: "text" has 100001 characters, at most 100000 are allowed',
+    ]);
+    expect(r.stderr).toContain('; 5 bad rows');
+
+    const strict = cli(['score', '--no-progress', '--strict', file]);
+    expect(strict.status).toBe(1);
+    expect(strict.stdout).toBe('');
+    expect(strict.stderr).toContain('line 2: not valid JSON');
+    expect(strict.stderr).toContain('stopped at line 2 (--strict)');
+    expect(strict.stderr).not.toContain('line 4:');
+
+    const csv = path.join(TMP, 'bad.csv');
+    fs.writeFileSync(csv, 'id,text\n1,fine\n2,too,many\n3,also fine\n');
+    const c = cli(['score', '--no-progress', csv]);
+    expect(c.status, c.stderr).toBe(0);
+    expect(jsonl(c.stdout).map((x) => x.id)).toEqual(['1', '3']);
+    expect(c.stderr).toMatch(/line 3: wrong number of columns/);
+  });
+
+  it('request errors are the API problems: unknown mapper, unknown model, bad usage', () => {
+    const input = path.join(GOLD, 'reviews.jsonl');
+    const mapper = cli(['score', '--mapper', 'nope_x', input]);
+    expect(mapper.status).toBe(1);
+    expect(mapper.stderr).toContain(
+      "error: 422 MAPPER_NOT_FOUND: No mapper 'nope_x' for embedding model 'en-glove-6b-100d'",
+    );
+    expect(mapper.stderr).toContain('mapperKeys.0: unknown mapper key');
+    const model = cli(['score', '--model', 'xx-none', input]);
+    expect(model.status).toBe(1);
+    expect(model.stderr).toContain("error: 404 EMBEDDING_MODEL_NOT_FOUND: No embedding model 'xx-none'");
+    const usage = cli(['score', '--batch-size', '500', input]);
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toContain('--batch-size is at most 100');
+  });
+});
+
+describe('resume', () => {
+  const base = (n: number): string =>
+    Array.from({ length: n }, (_, i) =>
+      JSON.stringify({
+        i,
+        text: `Review ${i}: the ${['pizza', 'service', 'bread', 'staff'][i % 4]} was ${['great', 'awful', 'fine'][i % 3]}.`,
+      }),
+    ).join('\n') + '\n';
+
+  it('after a --strict stop: the fixed file is resumed from the checkpoint; the output equals an uninterrupted run', () => {
+    const good = base(250);
+    const full = path.join(TMP, 'full.jsonl');
+    fs.writeFileSync(path.join(TMP, 'good.jsonl'), good);
+    const whole = cli(['score', ...SCORE_ARGS, '--batch-size', '50', '-o', full, path.join(TMP, 'good.jsonl')]);
+    expect(whole.status, whole.stderr).toBe(0);
+
+    const lines = good.split('\n');
+    const broken = [...lines];
+    broken[179] = '{"i":179,"text":'; // line 180 cut off
+    const file = path.join(TMP, 'resume.jsonl');
+    fs.writeFileSync(file, broken.join('\n'));
+    const out = path.join(TMP, 'resume.out.jsonl');
+    const ck = path.join(TMP, 'resume.ckpt');
+    const first = cli(['score', ...SCORE_ARGS, '--batch-size', '50', '--strict', '--checkpoint', ck, '-o', out, file]);
+    expect(first.status).toBe(1);
+    expect(first.stderr).toContain('line 180: not valid JSON');
+    expect(JSON.parse(fs.readFileSync(ck, 'utf8'))).toMatchObject({ records: 150, scored: 150, bad: 0 });
+    expect(fs.readFileSync(out, 'utf8').split('\n')).toHaveLength(151);
+
+    fs.writeFileSync(file, good);
+    const second = cli(['score', ...SCORE_ARGS, '--batch-size', '50', '--strict', '--checkpoint', ck, '-o', out, file]);
+    expect(second.status, second.stderr).toBe(0);
+    expect(second.stderr).toContain('resuming');
+    expect(second.stderr).toMatch(/scored 100 texts/);
+    expect(fs.readFileSync(out, 'utf8')).toBe(fs.readFileSync(full, 'utf8'));
+    expect(fs.existsSync(ck)).toBe(false);
+  });
+
+  it('after the process was killed mid-run: rerunning the same command completes the output exactly', async () => {
+    const n = 4000;
+    const file = path.join(TMP, 'kill.jsonl');
+    fs.writeFileSync(file, base(n));
+    const out = path.join(TMP, 'kill.out.jsonl');
+    const ck = path.join(TMP, 'kill.ckpt');
+    const args = [BIN, 'score', ...SCORE_ARGS, '--batch-size', '10', '--checkpoint', ck, '-o', out, file];
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Kill it once a few batches are written (whenever that is; any point must resume exactly).
+    for (;;) {
+      if (fs.existsSync(ck)) {
+        const c = JSON.parse(fs.readFileSync(ck, 'utf8')) as { records: number };
+        if (c.records >= 50) break;
+      }
+      if (child.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    const killedAt = fs.existsSync(ck) ? (JSON.parse(fs.readFileSync(ck, 'utf8')) as { records: number }).records : n;
+    expect(killedAt).toBeGreaterThanOrEqual(50);
+    const resumed = cli(['score', ...SCORE_ARGS, '--batch-size', '10', '--checkpoint', ck, '-o', out, file]);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    const whole = path.join(TMP, 'kill.full.jsonl');
+    expect(cli(['score', ...SCORE_ARGS, '--batch-size', '10', '-o', whole, file]).status).toBe(0);
+    const got = fs.readFileSync(out, 'utf8');
+    expect(got.split('\n')).toHaveLength(n + 1);
+    expect(got).toBe(fs.readFileSync(whole, 'utf8'));
+  });
+});
+
+describe('find, similar, tokenize, models', () => {
+  it('find: nearest words as word-scores data lines (golden)', () => {
+    const r = cli(['find', '--limit', '8', 'delicious', 'tasty']);
+    expect(r.status, r.stderr).toBe(0);
+    golden('find.jsonl', r.stdout);
+    const words = jsonl(r.stdout);
+    expect(words).toHaveLength(8);
+    expect(words.map((w) => w.word)).not.toContain('tasty');
+    const seeds = words.map((w) => w.seedScore as number);
+    expect([...seeds].sort((a, b) => b - a)).toEqual(seeds);
+  });
+
+  it('similar: the matrix as CSV, unknown words dropped (golden)', () => {
+    const r = cli(['similar', 'cat', 'dog', 'car', 'qqqzzzxx']);
+    expect(r.status, r.stderr).toBe(0);
+    golden('similar.csv', r.stdout);
+    const rows = r.stdout.trim().split('\n');
+    expect(rows[0]).toBe('word,cat,dog,car');
+    expect(rows[1].split(',')[1]).toBe('1');
+  });
+
+  it('tokenize: the tokenizations response (golden); stdin text', () => {
+    const r = cli(['tokenize', '--language', 'en', "The children don't like rainy days."]);
+    expect(r.status, r.stderr).toBe(0);
+    golden('tokenize.json', r.stdout);
+    const s = cli(['tokenize', '--jsonl', '-l', 'fr'], "L'homme mange.");
+    expect(jsonl(s.stdout).map((t) => t.string)).toEqual(["L'", 'homme', 'mange']);
+    const bad = cli(['tokenize', '-l', 'xx', 'hello']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('422 UNSUPPORTED_LANGUAGE');
+  });
+
+  it('models list: the default model and its mapper bundles (golden line)', () => {
+    const r = cli(['models', 'list']);
+    expect(r.status, r.stderr).toBe(0);
+    const line = r.stdout.split('\n').find((l) => l.includes('"id":"en-glove-6b-100d"'));
+    expect(line).toBeDefined();
+    golden('models-list.jsonl', `${line}\n`);
+    expect(JSON.parse(line!).mapperBundles).toContain('sentiment');
+  });
+
+  it('every command has --help; unknown commands and options are usage errors (exit 2)', () => {
+    for (const cmd of ['score', 'find', 'similar', 'tokenize']) {
+      const r = cli([cmd, '--help']);
+      expect(r.status).toBe(0);
+      expect(r.stdout).toContain(`Usage: embedding-edge ${cmd}`);
+    }
+    expect(cli(['models', '--help']).stdout).toContain('models list');
+    expect(cli(['models', 'list', '--help']).stdout).toContain('Usage: embedding-edge models');
+    expect(cli(['models', 'import', '--help']).stdout).toContain('--language');
+    expect(cli(['--help']).stdout).toContain('Commands:');
+    expect(cli(['frobnicate']).status).toBe(2);
+    const unknown = cli(['score', '--frob']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain("Unknown option '--frob'");
+  });
+});
