@@ -114,14 +114,13 @@ const GUARDED = Symbol('storage-guarded');
 
 /** The env with guarded DB, ARTIFACTS and CACHE (idempotent: a guarded env is returned as is). */
 export function guardStorage(env: Env): Env {
-  if ((env as unknown as Record<symbol, boolean>)[GUARDED]) return env;
+  // No env (an app.request() without bindings, e.g. the OpenAPI generator) or already guarded: as is.
+  if (!env || (env as unknown as Record<symbol, boolean>)[GUARDED]) return env;
   const ms = timeoutOf(env);
-  const out: Env = {
-    ...env,
-    DB: guardD1(env.DB, ms),
-    ARTIFACTS: guardAsyncMethods(env.ARTIFACTS, 'ARTIFACTS', ms, true),
-    CACHE: guardAsyncMethods(env.CACHE, 'CACHE', ms, false),
-  };
+  const out: Env = { ...env };
+  if (env.DB) out.DB = guardD1(env.DB, ms);
+  if (env.ARTIFACTS) out.ARTIFACTS = guardAsyncMethods(env.ARTIFACTS, 'ARTIFACTS', ms, true);
+  if (env.CACHE) out.CACHE = guardAsyncMethods(env.CACHE, 'CACHE', ms, false);
   Object.defineProperty(out, GUARDED, { value: true, enumerable: false });
   return out;
 }
