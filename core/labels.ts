@@ -4,18 +4,18 @@
  * workerd, browsers) and a small table otherwise.
  */
 
-const LANGUAGES: Record<string, string> = {
+const LANGUAGES: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, {
   en: 'English', de: 'German', fr: 'French', es: 'Spanish', it: 'Italian', pt: 'Portuguese', nl: 'Dutch',
   ja: 'Japanese', zh: 'Chinese', ko: 'Korean', ru: 'Russian', pl: 'Polish', sv: 'Swedish', da: 'Danish',
   fi: 'Finnish', no: 'Norwegian', nb: 'Norwegian Bokmål', tr: 'Turkish', ar: 'Arabic', hi: 'Hindi', cs: 'Czech',
-};
+});
 
-const COUNTRIES: Record<string, string> = {
+const COUNTRIES: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, {
   US: 'United States', GB: 'United Kingdom', DE: 'Germany', AT: 'Austria', CH: 'Switzerland', FR: 'France',
   ES: 'Spain', IT: 'Italy', PT: 'Portugal', BR: 'Brazil', NL: 'Netherlands', JP: 'Japan', CN: 'China',
   KR: 'South Korea', RU: 'Russia', PL: 'Poland', SE: 'Sweden', DK: 'Denmark', FI: 'Finland', NO: 'Norway',
   TR: 'Türkiye', IN: 'India', CA: 'Canada', AU: 'Australia', IE: 'Ireland', MX: 'Mexico', BE: 'Belgium',
-};
+});
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 

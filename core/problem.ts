@@ -33,6 +33,9 @@ export const PROBLEMS = {
   DAILY_LIMIT_REACHED: { status: 429, translationKey: 'dailyLimitReached', title: 'Daily limit reached' },
   UPSTREAM_FAILED: { status: 502, translationKey: 'upstreamFailed', title: 'Upstream service failed' },
   CONFLICT: { status: 409, translationKey: 'conflict', title: 'Conflict' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, translationKey: 'idempotencyKeyReused', title: 'Idempotency-Key used for another request' },
+  IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, translationKey: 'idempotencyKeyInProgress', title: 'A request with this Idempotency-Key is still running' },
+  STORAGE_UNAVAILABLE: { status: 503, translationKey: 'storageUnavailable', title: 'Storage temporarily unavailable' },
   INTERNAL_ERROR: { status: 500, translationKey: 'internalError', title: 'Internal error' },
 } as const;
 

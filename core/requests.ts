@@ -19,7 +19,16 @@ import { DEFAULT_WORDRANK_LIMIT } from './vocab-quality';
 import { SUPPORTED_LANGUAGES } from './tokenizer/languages';
 
 export const WORD_MAX_CHARS = 1000;
+/** Most characters of a display name (dimension names). */
 export const ID_MAX_CHARS = 200;
+/** Most characters of an identifier (model ids, mapper keys; decisions.md "Identifiers, bodies and cost"). */
+export const IDENTIFIER_MAX_CHARS = 128;
+/** An identifier: letters, digits, `.`, `_`, `-`, starting with a letter or digit, at most 128 characters. */
+export const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const IDENTIFIER_MESSAGE = 'Letters, digits, . _ - (1 to 128 characters, starting with a letter or digit)';
+
+/** An identifier schema: checked before anything is looked up in storage. */
+export const identifier = () => z.string().regex(IDENTIFIER, IDENTIFIER_MESSAGE);
 export const DIMENSIONS_MAX = 100;
 export const MAPPER_KEYS_MAX = 100;
 
@@ -36,7 +45,7 @@ export type Documenter = <T extends z.ZodType>(schema: T, doc: SchemaDoc) => T;
 export function requestSchemas(doc: Documenter = (schema) => schema) {
   const word = z.string().max(WORD_MAX_CHARS);
   const wordList = (description: string) => doc(z.array(word).max(LIMITS.seedOrWhitelistWords), { description });
-  const modelId = doc(z.string().min(1).max(ID_MAX_CHARS), { example: 'en-glove-6b-100d' });
+  const modelId = doc(identifier(), { example: 'en-glove-6b-100d' });
 
   const DimensionSchema = doc(
     z.object({
@@ -68,7 +77,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
         .max(DIMENSIONS_MAX)
         .optional(),
       mappers: z
-        .array(z.object({ id: z.string().min(1).max(ID_MAX_CHARS), weight }))
+        .array(z.object({ id: identifier(), weight }))
         .max(MAPPER_KEYS_MAX)
         .optional(),
       normalization: doc(z.enum(['none', 'zscore', 'percentile']).optional(), { description: NORMALIZATION_DOC }),
@@ -77,7 +86,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
   );
 
   const dimensions = z.array(DimensionSchema).max(DIMENSIONS_MAX).optional();
-  const mapperKeys = doc(z.array(z.string().min(1).max(ID_MAX_CHARS)).max(MAPPER_KEYS_MAX).optional(), {
+  const mapperKeys = doc(z.array(identifier()).max(MAPPER_KEYS_MAX).optional(), {
     description: "Mapper variable ids (bundle key + '_' + variable).",
   });
 

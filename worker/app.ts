@@ -5,13 +5,16 @@
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
-import { requestId } from 'hono/request-id';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Hook } from '@hono/zod-openapi';
 import { ApiError, asApiError, problemResponse, validationFailed } from './problem';
 import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
+import { clip } from './log';
+import { idempotency } from './idempotency';
+import { declaredLengthLimit, requestIds, utf8Body } from './request-guards';
+import { StorageError, storageGuard } from './storage-guard';
 import { LIMITS } from '../core/limits';
 import { registerHealth } from './routes/health';
 import { registerTokenizations } from './routes/tokenizations';
@@ -41,17 +44,22 @@ export function newRouter(): OpenAPIHono<AppEnv> {
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = newRouter();
 
-  app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  // Our own id for every request; a client's X-Request-Id is only echoed (X-Client-Request-Id).
+  app.use('*', requestIds);
+  // Every D1/R2/KV call is bounded and its failure is a StorageError (503), never a crash.
+  app.use('*', storageGuard);
   app.use(
     '/api/*',
     cors({
       origin: '*',
       allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'If-None-Match'],
       allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-      exposeHeaders: ['X-Request-Id', 'Retry-After', 'ETag', 'Content-Length', 'X-Content-SHA256', 'X-Model-Version', 'X-Model-Checksum', 'Idempotent-Replayed', 'Location'],
+      exposeHeaders: ['X-Request-Id', 'X-Client-Request-Id', 'Retry-After', 'ETag', 'Content-Length', 'X-Content-SHA256', 'X-Model-Version', 'X-Model-Checksum', 'Idempotent-Replayed', 'Location'],
       maxAge: 86400,
     }),
   );
+  // A declared Content-Length over the limit is refused before the body is read.
+  app.use('/api/*', declaredLengthLimit(LIMITS.bodyBytes));
   app.use(
     '/api/*',
     bodyLimit({
@@ -61,6 +69,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
       },
     }),
   );
+
+  // Bodies must be UTF-8 (JSON and JSON lines): invalid bytes are 422, never replaced by U+FFFD.
+  app.use('/api/*', utf8Body);
 
   // Models a request used stay pinned (not evicted) until it has answered (worker/models.ts).
   app.use('*', async (c, next) => {
@@ -74,6 +85,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   // Auth: everything under /api/v1, /api/usage-service and /api/admin needs a bearer token.
   for (const prefix of ['/api/v1/*', '/api/usage-service/*', '/api/admin/*']) app.use(prefix, requireAuth);
   app.use('/api/v1/workspaces/:workspaceId/*', requireWorkspace);
+  // Idempotency-Key of the workspace POST routes (after auth: only the workspace's own requests).
+  app.use('/api/v1/workspaces/:workspaceId/*', idempotency);
   app.use('/api/usage-service/v1/workspaces/:workspaceId/*', requireWorkspace);
   app.use('/api/admin/*', requireAdmin);
 
@@ -104,6 +117,13 @@ export function createApp(): OpenAPIHono<AppEnv> {
     // ApiError, or a core scorer's refusal (ScoringError) as its problem (core/problem.ts asApiError).
     const apiError = asApiError(err);
     if (apiError) return problemResponse(apiError, rid);
+    if (err instanceof StorageError) {
+      console.error(`[${rid}] ${clip(err.message, 500)}`);
+      return problemResponse(
+        new ApiError('STORAGE_UNAVAILABLE', `Storage did not answer (${err.binding}); nothing was changed or charged, retry the request`, { headers: { 'retry-after': '5' } }),
+        rid,
+      );
+    }
     if (err instanceof HTTPException) {
       // Hono's JSON validator throws 400 for a body that is not JSON: the contract says 422.
       if (err.status === 400) return problemResponse(new ApiError('VALIDATION_FAILED', err.message || 'Malformed request'), rid);
@@ -119,7 +139,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
       }
       return problemResponse(new ApiError('INTERNAL_ERROR', err.message, { status: err.status }), rid);
     }
-    console.error(`[${rid}]`, err);
+    console.error(`[${rid}] ${clip(err instanceof Error ? (err.stack ?? err.message) : err, 2000)}`);
     return problemResponse(new ApiError('INTERNAL_ERROR', 'Unexpected error; the request id identifies it in the logs'), rid);
   });
 

@@ -50,11 +50,22 @@ async function verify(token: string, env: Env): Promise<JWTPayload> {
     audience: env.JWT_AUDIENCE || undefined,
   };
   if (env.JWT_JWKS_URL) {
-    return (await jwtVerify(token, jwksKeys(env.JWT_JWKS_URL), { ...options, algorithms: JWKS_ALGORITHMS })).payload;
+    return notFromTheFuture((await jwtVerify(token, jwksKeys(env.JWT_JWKS_URL), { ...options, algorithms: JWKS_ALGORITHMS })).payload);
   }
   if (!env.JWT_SECRET) throw new ApiError('INTERNAL_ERROR', 'No JWT_SECRET or JWT_JWKS_URL is configured');
   const key = new TextEncoder().encode(env.JWT_SECRET);
-  return (await jwtVerify(token, key, { ...options, algorithms: HS_ALGORITHMS })).payload;
+  return notFromTheFuture((await jwtVerify(token, key, { ...options, algorithms: HS_ALGORITHMS })).payload);
+}
+
+/** Clock skew accepted on `iat` (seconds). */
+export const IAT_SKEW_SECONDS = 300;
+
+/** A token issued more than IAT_SKEW_SECONDS in the future is refused (a forged or misconfigured issuer). */
+function notFromTheFuture(payload: JWTPayload): JWTPayload {
+  if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + IAT_SKEW_SECONDS) {
+    throw new Error(`"iat" is more than ${IAT_SKEW_SECONDS} seconds in the future`);
+  }
+  return payload;
 }
 
 function scopesOf(payload: JWTPayload): string[] {

@@ -17,6 +17,8 @@ export interface Env {
   PLAGIARISM_HTTP_API_KEY?: string;
   PLAGIARISM_HTTP_TIMEOUT_MS?: string;
   PLAGIARISM_HTTP_RETRIES?: string;
+  /** Bound of every D1/R2/KV call in ms (worker/storage-guard.ts; default 15,000). */
+  STORAGE_TIMEOUT_MS?: string;
 }
 
 /** What the auth middleware learned from a verified token. */

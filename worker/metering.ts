@@ -28,3 +28,12 @@ export type Charger = (c: Context<AppEnv>, charge: ChargeRequest) => Promise<voi
 export const charge: Charger = async (c, req) => {
   await chargeRequest(c, req);
 };
+
+/**
+ * Checks, without deducting, that the request's workspace exists and has room for `usageTypeKey`
+ * (404 / 403 / 429 as a charge would answer). For routes that must not start paid work, such as
+ * an upstream plagiarism call, for a workspace that could not pay for it.
+ */
+export async function requireAllowance(c: Parameters<Charger>[0], usageTypeKey: UsageTypeKey): Promise<void> {
+  await chargeRequest(c, { usageTypeKey, amount: 0 });
+}

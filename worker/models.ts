@@ -18,6 +18,7 @@ import { ApiError } from './problem';
 import type { Env } from './env';
 import { keepAlive, sharedLoad, type WaitUntil } from './shared-load';
 import { dropLanguageData, languageBytes, languageLoaded } from './text-language';
+import { clip } from './log';
 
 export type LoadingStatus = 'not loaded' | 'loading' | 'loaded' | 'error';
 
@@ -94,9 +95,13 @@ export async function getManifest(env: Env, id: string): Promise<ModelManifest |
 
 function startLoad(env: Env, id: string, ctx: WaitUntil | undefined): Entry {
   const entry: Entry = { status: 'loading', promise: undefined as unknown as Promise<LoadedModel> };
+  // Until the manifest is found the id may be unknown: a failure then (R2 down) keeps no entry,
+  // so ids that do not exist never accumulate state in the isolate.
+  let known = false;
   entry.promise = (async () => {
     const manifest = await getManifest(env, id);
     if (!manifest) throw new UnknownModel(id);
+    known = true;
     artifactReads.set(id, (artifactReads.get(id) ?? 0) + 1);
     const obj = await env.ARTIFACTS.get(R2_KEYS.model(id));
     if (!obj) throw new Error(`artifact ${R2_KEYS.model(id)} is missing`);
@@ -113,15 +118,16 @@ function startLoad(env: Env, id: string, ctx: WaitUntil | undefined): Entry {
       return model;
     },
     (err: unknown) => {
-      if (err instanceof UnknownModel) {
+      if (err instanceof UnknownModel || !known) {
         if (entries.get(id) === entry) entries.delete(id);
+        if (!known && !(err instanceof UnknownModel)) console.error(`[models] manifest of ${clip(id)} could not be read: ${clip(err)}`);
         throw err;
       }
       entry.status = 'error';
       entry.error = err instanceof Error ? err.message : String(err);
       entry.failedAt = Date.now();
       if (entry.failedEtag === undefined) entry.failedEtag = null;
-      console.error(`[models] loading ${id} failed: ${entry.error}`);
+      console.error(`[models] loading ${clip(id)} failed: ${clip(entry.error)}`);
       throw err;
     },
   );
@@ -168,7 +174,7 @@ async function getModelOnce(env: Env, id: string, ctx?: WaitUntil): Promise<Load
     return await entry.promise;
   } catch (err) {
     if (err instanceof UnknownModel) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
-    throw unavailable(id, entry);
+    throw unavailable(id, entry.error === undefined ? { ...entry, error: err instanceof Error ? err.message : String(err) } : entry);
   }
 }
 
@@ -292,4 +298,16 @@ export async function getBundle(env: Env, model: LoadedModel, bundleKey: string,
     }
     throw new ApiError('MAPPER_UNAVAILABLE', `Mapper bundle '${bundleKey}' of model '${model.id}' could not be loaded: ${(err as Error).message}`);
   }
+}
+
+/** Number of model ids this isolate holds state for (tests: unknown ids leave none). */
+export function registrySize(): number {
+  return entries.size + artifactReads.size;
+}
+
+/** Entries of the per-model caches (parsed mapper bundles, normalization statistics) over the loaded models. */
+export function modelCacheEntries(): number {
+  let n = 0;
+  for (const e of entries.values()) if (e.model) n += e.model.bundles.size + e.model.stats.size;
+  return n;
 }

@@ -6,7 +6,8 @@
  */
 import { z } from '@hono/zod-openapi';
 import { LIMITS } from '../core/limits';
-import { ID_MAX_CHARS, requestSchemas, WORD_MAX_CHARS, type Documenter } from '../core/requests';
+import { ID_MAX_CHARS, identifier, requestSchemas, WORD_MAX_CHARS, type Documenter } from '../core/requests';
+import { WorkspaceIdParam } from './ids';
 import { ILL_FORMED_MESSAGE, isWellFormed } from './well-formed';
 
 const openapi: Documenter = (schema, doc) => (typeof doc === 'string' ? schema.openapi(doc) : schema.openapi(doc as Parameters<typeof schema.openapi>[0]));
@@ -220,9 +221,10 @@ export const ListQuerySchema = z.object({
   size: z.coerce.number().int().min(1).max(LIMITS.listPageSize).default(20),
 });
 
-export const WorkspaceParams = z.object({ workspaceId: z.string().min(1).openapi({ param: { name: 'workspaceId', in: 'path' }, example: 'ws_demo' }) });
-export const ModelParams = z.object({ embeddingModelId: z.string().min(1).openapi({ param: { name: 'embeddingModelId', in: 'path' }, example: 'en-glove-6b-100d' }) });
-export const ModelIdParams = z.object({ id: z.string().min(1).openapi({ param: { name: 'id', in: 'path' }, example: 'en-glove-6b-100d' }) });
+// Path identifiers are validated (pattern, length) before any storage call (decisions.md "Identifiers, bodies and cost").
+export const WorkspaceParams = z.object({ workspaceId: WorkspaceIdParam });
+export const ModelParams = z.object({ embeddingModelId: identifier().openapi({ param: { name: 'embeddingModelId', in: 'path' }, example: 'en-glove-6b-100d' }) });
+export const ModelIdParams = z.object({ id: identifier().openapi({ param: { name: 'id', in: 'path' }, example: 'en-glove-6b-100d' }) });
 
 /** Standard error responses for the OpenAPI document. */
 export function errorResponses(...statuses: number[]): Record<number, { description: string; content: { 'application/problem+json': { schema: typeof ProblemSchema } } }> {

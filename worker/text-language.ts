@@ -69,6 +69,11 @@ export async function languageMemory(): Promise<Array<{ language: string; bytes:
   return out;
 }
 
+/** Languages this isolate holds data (or a pending load) for (diagnostics). */
+export function languageCacheSize(): number {
+  return cache.size;
+}
+
 /** Stop-word and dictionary rules of the language for seed expansion (core/scoring/candidates.ts). */
 export async function getLexicon(env: Env, language: string, ctx?: WaitUntil): Promise<WordLexicon> {
   return languageLexicon(await getLanguageData(env, language, ctx));

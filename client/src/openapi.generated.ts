@@ -1056,6 +1056,12 @@ export interface paths {
                 bytes: number;
               }[];
               totalBytes: number;
+              stateEntries: {
+                models: number;
+                modelCaches: number;
+                languages: number;
+                workspaces: number;
+              };
             };
           };
         };
@@ -1400,7 +1406,7 @@ export interface paths {
         query?: never;
         header?: never;
         path: {
-          /** @description Numeric page id, or the page URL percent-encoded (encodeURIComponent). */
+          /** @description Numeric page id, or the page URL percent-encoded (encodeURIComponent), at most 2,048 characters. */
           ref: string;
         };
         cookie?: never;
@@ -1453,7 +1459,7 @@ export interface paths {
         query?: never;
         header?: never;
         path: {
-          /** @description Numeric page id, or the page URL percent-encoded (encodeURIComponent). */
+          /** @description Numeric page id, or the page URL percent-encoded (encodeURIComponent), at most 2,048 characters. */
           ref: string;
         };
         cookie?: never;

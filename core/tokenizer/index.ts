@@ -45,7 +45,8 @@ const MAX_SYNONYMS = 10;
 const EN_DETERMINERS = new Set(['the', 'a', 'an', 'this', 'these', 'those', 'my', 'your', 'his', 'its', 'our', 'their', 'every', 'each', 'several', "'s"]);
 const EN_SUBJECTS = new Set(['i', 'you', 'he', 'she', 'it', 'we', 'they', 'who', 'to', 'can', 'could', 'will', 'would', 'shall', 'should', 'may', 'might', 'must', "n't", 'not', 'also', 'often', 'never', 'always']);
 const EN_S_IS = new Set(['it', 'he', 'she', 'that', 'what', 'there', 'here', 'who', 'where', 'how', 'this', 'everything', 'nothing', 'something']);
-const EN_CONTRACTIONS: Record<string, string> = { "n't": 'not', "'m": 'be', "'re": 'be', "'ve": 'have', "'ll": 'will', "'d": 'would' };
+// A Map, not an object literal: user words such as "constructor" or "__proto__" must not hit Object.prototype.
+const EN_CONTRACTIONS = new Map<string, string>([["n't", 'not'], ["'m", 'be'], ["'re", 'be'], ["'ve", 'have'], ["'ll", 'will'], ["'d", 'would']]);
 const DE_ARTICLES = new Set(['der', 'die', 'das', 'den', 'dem', 'des', 'ein', 'eine', 'einen', 'einem', 'einer', 'eines', 'kein', 'keine', 'keinen', 'keinem', 'keiner', 'dieser', 'diese', 'dieses', 'diesem', 'diesen', 'jeder', 'jede', 'jedes', 'jedem', 'jeden', 'mein', 'meine', 'meinen', 'meinem', 'meiner', 'sein', 'seine', 'seinen', 'seinem', 'seiner', 'ihr', 'ihre', 'ihren', 'ihrem', 'ihrer', 'unser', 'unsere', 'unseren', 'unserem', 'zum', 'zur', 'im', 'am', 'vom', 'beim', 'ins']);
 const FR_DETERMINERS = new Set(['le', 'la', "l'", 'les', 'un', 'une', 'des', 'du', 'au', 'aux', 'ce', 'cet', 'cette', 'ces', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs', 'chaque', 'quelques', "d'", 'de']);
 const FR_ADJ_CONTEXT = new Set(['très', 'si', 'trop', 'plus', 'moins', 'assez', 'aussi', 'bien']);
@@ -78,7 +79,8 @@ function morphy(data: LanguageData, w: string, rules: Array<[string, string]>, f
 
 /** w: the lower-cased form with apostrophes normalized (apos), i: its key index (data.find(w)). */
 function lemmaEn(data: LanguageData, w: string, i: number, prev: string | undefined, next: string | undefined, prevLemma: string | undefined): string {
-  if (w in EN_CONTRACTIONS) return EN_CONTRACTIONS[w];
+  const contraction = EN_CONTRACTIONS.get(w);
+  if (contraction !== undefined) return contraction;
   if (w === "'s") return prev && EN_S_IS.has(prev) ? 'be' : "'s";
   if (next === "n't") {
     if (w === 'ca') return 'can';

@@ -14,13 +14,24 @@ export interface Span {
   end: number;
 }
 
-const URL_RE = /(?:\b(?:https?|ftp):\/\/|\bwww\.)[^\s<>"'`{}|\\^[\]]+|[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/giu;
-const TRAILING_PUNCT = /[.,;:!?)\]}'"»’”]+$/u;
+// Linear: every repetition is bounded where a start position could otherwise scan far and fail
+// (RFC 5321/1035 limits: local part 64, label 63, 127 labels), so a 100,000-character run without
+// white space costs a bounded amount of work per position instead of a scan to its end.
+const URL_RE = /(?:\b(?:https?|ftp):\/\/|\bwww\.)[^\s<>"'`{}|\\^[\]]+|[\p{L}\p{N}._%+-]{1,64}@(?:[\p{L}\p{N}-]{1,63}\.){1,127}\p{L}{2,}/giu;
+const URL_ONLY_RE = /(?:\b(?:https?|ftp):\/\/|\bwww\.)[^\s<>"'`{}|\\^[\]]+/giu;
+const TRAILING = new Set(['.', ',', ';', ':', '!', '?', ')', ']', '}', "'", '"', '»', '’', '”']);
+
+/** The string without trailing punctuation (a loop from the end: a `[...]+$` regex is quadratic on long runs). */
+function trimTrailingPunct(s: string): string {
+  let end = s.length;
+  while (end > 0 && TRAILING.has(s[end - 1])) end--;
+  return s.slice(0, end);
+}
 const HYPHENS = new Set(['-', '\u2010', '\u2011']);
 const APOS = /['\u2019]/;
 const HAS_WORD_CHAR = /[\p{L}\p{N}]/u;
 
-const FR_ELISION = /^(?:qu|jusqu|lorsqu|puisqu|quoiqu|presqu|[ldjmnstc])['\u2019](?=[\p{L}\p{N}])/iu;
+const FR_ELISION = /(?:qu|jusqu|lorsqu|puisqu|quoiqu|presqu|[ldjmnstc])['\u2019](?=[\p{L}\p{N}])/iuy;
 const FR_CLITICS = new Set(['je', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles', 'ce', 'moi', 'toi', 'le', 'la', 'les', 'lui', 'leur', 'y', 'en']);
 const EN_NT = /n['\u2019]t$/i;
 const EN_CLITIC = /['\u2019](?:s|m|d|ll|re|ve)$/i;
@@ -35,40 +46,76 @@ function wordSegmenter(locale: string): Intl.Segmenter {
 /** URL and e-mail spans (atomic tokens). */
 function urlSpans(text: string): Span[] {
   const out: Span[] = [];
-  URL_RE.lastIndex = 0;
-  for (let m = URL_RE.exec(text); m; m = URL_RE.exec(text)) {
-    const trimmed = m[0].replace(TRAILING_PUNCT, '');
+  // Without an '@' only the URL branch can match; skipping the e-mail branch saves its per-position work.
+  const re = text.includes('@') ? URL_RE : URL_ONLY_RE;
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const trimmed = trimTrailingPunct(m[0]);
     if (trimmed.length > 0 && HAS_WORD_CHAR.test(trimmed)) out.push({ start: m.index, end: m.index + trimmed.length });
   }
   return out;
 }
 
 const CHUNK = 1024;
+/** Right context kept after a cut inside a run without white space (word-break rules look at most a few characters ahead). */
+const MARGIN = 64;
 const SPACE = /\s/;
 
 /**
- * Intl.Segmenter word-like segments of text[from, to). Long ranges are cut at white space into
- * chunks of about 1 KB first: white space is always a word boundary, and V8's segment iterator
- * slows down quadratically on long strings.
+ * Intl.Segmenter word-like segments of text[from, to), linear in the length. V8's segment
+ * iterator slows down quadratically on long strings, so the range is cut into windows of about
+ * 1 KB: at the last white space in the window (always a word boundary) or, in a run without
+ * white space (CJK text, "....", long tokens), at the last segment boundary at least MARGIN
+ * characters before the window's end, so the boundary has the same right context the whole
+ * text would give it. A single segment longer than the window is cut at the window's end.
  */
 function icuWords(text: string, from: number, to: number, locale: string): Span[] {
   const out: Span[] = [];
   const segmenter = wordSegmenter(locale);
   let start = from;
+  // After a forced cut inside one long word, its continuation at the next window's start is joined to it.
+  let forced = false;
+  const emit = (a: number, b: number) => {
+    const prev = out[out.length - 1];
+    if (forced && prev && prev.end === a && a === start) prev.end = b;
+    else out.push({ start: a, end: b });
+  };
   while (start < to) {
-    let end = Math.min(to, start + CHUNK);
-    if (end < to) {
-      let cut = end;
+    const windowEnd = Math.min(to, start + CHUNK);
+    let end = windowEnd;
+    let atSpace = windowEnd === to;
+    if (!atSpace) {
+      let cut = windowEnd;
       while (cut > start && !SPACE.test(text[cut])) cut--;
-      end = cut > start ? cut : end;
-      if (cut === start) {
-        // no white space in the window: extend to the next one
-        end = start + CHUNK;
-        while (end < to && !SPACE.test(text[end])) end++;
+      if (cut > start) {
+        end = cut;
+        atSpace = true;
       }
     }
-    for (const s of segmenter.segment(text.slice(start, end))) {
-      if (s.isWordLike && HAS_WORD_CHAR.test(s.segment)) out.push({ start: start + s.index, end: start + s.index + s.segment.length });
+    const segments = segmenter.segment(text.slice(start, end));
+    if (!atSpace) {
+      // No white space in the window: cut at a segment boundary (see above).
+      let safe = -1;
+      let last = -1;
+      for (const s of segments) {
+        if (s.index > 0) {
+          last = s.index;
+          if (s.index <= end - start - MARGIN) safe = s.index;
+        }
+      }
+      const cut = safe >= CHUNK / 2 ? safe : last > 0 ? last : end - start;
+      end = start + cut;
+      for (const s of segments) {
+        if (s.index >= cut) break;
+        if (s.isWordLike && HAS_WORD_CHAR.test(s.segment)) emit(start + s.index, start + Math.min(cut, s.index + s.segment.length));
+      }
+      // One segment filled the whole window: the word goes on in the next window (joined there).
+      forced = last <= 0;
+    } else {
+      for (const s of segments) {
+        if (s.isWordLike && HAS_WORD_CHAR.test(s.segment)) emit(start + s.index, start + s.index + s.segment.length);
+      }
+      forced = false;
     }
     start = end;
   }
@@ -81,8 +128,11 @@ function splitElisions(text: string, spans: Span[]): Span[] {
   for (const sp of spans) {
     let start = sp.start;
     for (;;) {
-      const m = FR_ELISION.exec(text.slice(start, sp.end));
-      if (!m) break;
+      // Sticky match at `start` (no copy of the rest of the span per elision); the letter after
+      // the apostrophe must still be inside the span.
+      FR_ELISION.lastIndex = start;
+      const m = FR_ELISION.exec(text);
+      if (!m || start + m[0].length >= sp.end) break;
       out.push({ start, end: start + m[0].length });
       start += m[0].length;
     }
@@ -167,7 +217,7 @@ export function segmentAlphabetic(text: string, from: number, to: number, langua
     let words = icuWords(text, pos, end, ICU_LOCALE[language]);
     if (language === 'fr') words = splitElisions(text, words);
     if (language === 'en') words = splitContractions(text, words, data);
-    out.push(...joinHyphens(text, words, language, data));
+    for (const w of joinHyphens(text, words, language, data)) out.push(w);
   };
   for (const u of urls) {
     flush(u.start);
@@ -300,8 +350,8 @@ export function segmentJapanese(text: string, data: LanguageData): Span[] {
       if (JA_CHAR.test(String.fromCodePoint(c)) !== isJa) break;
       i += c > 0xffff ? 2 : 1;
     }
-    if (isJa) out.push(...segmentJapaneseRun(text, start, i, model, data));
-    else out.push(...segmentAlphabetic(text, start, i, 'ja', null));
+    // Loops, not push(...spans): spreading tens of thousands of spans overflows the call stack.
+    for (const sp of isJa ? segmentJapaneseRun(text, start, i, model, data) : segmentAlphabetic(text, start, i, 'ja', null)) out.push(sp);
   }
   return out;
 }

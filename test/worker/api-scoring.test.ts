@@ -224,7 +224,8 @@ describe('dimensions and mappers on word-scores', () => {
 
   it('unknown mapper keys: 422 MAPPER_NOT_FOUND; a mapper of another model: 422 MAPPER_MODEL_MISMATCH', async () => {
     const base = { seedWords: ['dog'], whitelistWords: ['cat'], embeddingModelId: m.id };
-    for (const key of ['emo_nothing', 'nobundle_x', 'novariable', '_x', 'emo_']) {
+    // ('_x' is not an identifier at all: 422 VALIDATION_FAILED before any lookup, test/worker/hardening-ids.test.ts.)
+    for (const key of ['emo_nothing', 'nobundle_x', 'novariable', 'emo_']) {
       const r = await call('POST', `${WS_PATH}/word-scores`, { ...base, mapperKeys: [key] });
       expectProblem(r, 422, 'MAPPER_NOT_FOUND');
       expect(r.body.errors[0].path).toBe('mapperKeys.0');

@@ -147,6 +147,9 @@ describe('changes', () => {
       headers: { 'x-request-id': 'req-put-1' },
     });
     expect(put.status).toBe(200);
+    // The service's own request id is recorded; the client's is only echoed (decisions.md "Idempotency").
+    expect(put.headers.get('x-client-request-id')).toBe('req-put-1');
+    const putRequestId = put.headers.get('x-request-id');
     expect(await put.json()).toMatchObject({ usageTypeKey: 'images', limitAmount: 20, limitAmountDaily: 8, availableAmount: 20 });
     standOn('2024-03-05T00:00:00.000Z');
     const bonus = await call('POST', `/api/admin/v1/workspaces/${ws}/quotas/images/bonus`, { token, body: { amount: 7, reason: 'goodwill' } });
@@ -168,7 +171,7 @@ describe('changes', () => {
       ['workspace.updated', null, '2024-03-06T00:00:00.000Z'],
     ]);
     expect(audit[1].details).toEqual({ before: { limitAmount: 10, limitAmountDaily: 5 }, after: { limitAmount: 20, limitAmountDaily: 8 } });
-    expect(audit[1].requestId).toBe('req-put-1');
+    expect(audit[1].requestId).toBe(putRequestId);
     expect(audit[2].details).toEqual({ amount: 7, reason: 'goodwill' });
     expect(audit[3].details).toEqual({ amount: 3, reason: null });
     expect(audit[4].details).toEqual({ name: { before: ws, after: 'Renamed' }, anchorDay: { before: 1, after: 20 } });

@@ -48,7 +48,8 @@ export function isoDay(t: number): string {
 export class QuotaModel {
   anchor: number;
   quotas = new Map<TypeKey, ModelQuota>();
-  private keys = new Map<string, { type: TypeKey; amount: number }>();
+  /** Idempotency keys with the instant of their charge: a key binds for 24 hours (decisions.md "Idempotency"). */
+  private keys = new Map<string, { type: TypeKey; amount: number; at: number }>();
 
   constructor(t: number, anchor: number, limits: Array<{ type: TypeKey; limit: number; daily: number }>) {
     this.anchor = anchor;
@@ -78,18 +79,23 @@ export class QuotaModel {
   }
 
   charge(t: number, type: TypeKey, amount: number, key: string | null): ChargeOutcome {
-    if (amount === 0) return 'free';
     this.advance(t);
-    if (key !== null && this.keys.has(key)) {
-      const prior = this.keys.get(key)!;
+    const q = this.quotas.get(type)!;
+    // Amount 0 deducts nothing but is still refused without room (decisions.md "Identifiers, bodies and cost").
+    if (amount === 0) {
+      if (q.limit + q.bonus + q.spill - q.used <= 0) return 'monthly';
+      if (q.usedDaily >= q.daily) return 'daily';
+      return 'free';
+    }
+    const prior = key !== null ? this.keys.get(key) : undefined;
+    if (prior && prior.at >= t - 24 * 3_600_000) {
       return prior.type === type && prior.amount === amount ? 'replayed' : 'conflict';
     }
-    const q = this.quotas.get(type)!;
     if (q.limit + q.bonus + q.spill - q.used < amount) return 'monthly';
     if (q.usedDaily + amount > q.daily) return 'daily';
     q.used += amount;
     q.usedDaily += amount;
-    if (key !== null) this.keys.set(key, { type, amount });
+    if (key !== null) this.keys.set(key, { type, amount, at: t });
     return 'charged';
   }
 

@@ -1,28 +1,28 @@
 /**
- * HTML -> { title, visible text } for corpus ingestion, with the Workers HTMLRewriter
- * (streaming, no DOM). Script, style, template and similar content is dropped; block-level
- * elements become line breaks so words of adjacent blocks never run together; character
- * references are decoded.
+ * HTML -> { title, visible text } for corpus ingestion, with the tokenizer of htmlparser2
+ * (a streaming state machine: linear in the input, no tree and no stack of open elements, so
+ * deeply nested or unclosed markup such as '<div>' x 50,000 costs the same as flat text).
+ * Script, style, template and similar content is dropped; block-level elements become line
+ * breaks so words of adjacent blocks never run together; character references are decoded by
+ * the tokenizer (also in the raw-text title). The title is capped like an explicit one.
  */
-import { decodeHTML } from 'entities';
+import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 
-const HIDDEN = 'script, style, noscript, template, svg, math, iframe, object, canvas, textarea, select';
-const BLOCKS =
-  'address, article, aside, blockquote, br, dd, div, dl, dt, fieldset, figcaption, figure, footer, form, ' +
-  'h1, h2, h3, h4, h5, h6, header, hr, li, main, nav, ol, option, p, pre, section, table, tbody, td, tfoot, th, thead, tr, ul';
+/** Most characters of a page title (the ingestion schema's limit for an explicit title). */
+export const TITLE_MAX_CHARS = 1000;
+
+const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'canvas', 'textarea', 'select']);
+const BLOCKS = new Set(
+  (
+    'address article aside blockquote br dd div dl dt fieldset figcaption figure footer form ' +
+    'h1 h2 h3 h4 h5 h6 header hr li main nav ol option p pre section table tbody td tfoot th thead tr ul'
+  ).split(' '),
+);
+const VOID = new Set(['br', 'hr', 'img', 'input', 'meta', 'link', 'area', 'base', 'col', 'embed', 'source', 'track', 'wbr']);
 
 export interface ExtractedHtml {
   title: string;
   text: string;
-}
-
-const VOID = new Set(['br', 'hr', 'img', 'input', 'meta', 'link', 'area', 'base', 'col', 'embed', 'source', 'track', 'wbr']);
-
-/** Whether an end tag will follow (void and self-closing elements have none). */
-function hasEndTag(el: Element): boolean {
-  const flags = el as Element & { selfClosing?: boolean; canHaveContent?: boolean };
-  if (flags.selfClosing === true || flags.canHaveContent === false) return false;
-  return !VOID.has(el.tagName.toLowerCase());
 }
 
 function tidy(text: string): string {
@@ -36,51 +36,66 @@ function tidy(text: string): string {
 
 export async function extractHtml(html: string): Promise<ExtractedHtml> {
   const parts: string[] = [];
-  let titleRaw = '';
+  let title = '';
   let titleSeen = false;
   let inTitle = false;
+  // Open hidden elements per name (a counter each, not a stack: unbalanced markup stays O(1) per tag).
+  const hiddenOpen = new Map<string, number>();
   let hidden = 0;
+  let tag = '';
 
-  const rewriter = new HTMLRewriter()
-    .on(HIDDEN, {
-      element(el) {
-        if (!hasEndTag(el)) return;
-        hidden++;
-        el.onEndTag(() => {
-          hidden--;
-        });
-      },
-    })
-    .on('title', {
-      element(el) {
-        if (titleSeen || hidden > 0) return;
-        titleSeen = true;
-        inTitle = true;
-        el.onEndTag(() => {
-          inTitle = false;
-        });
-      },
-    })
-    .on(BLOCKS, {
-      element(el) {
-        parts.push('\n');
-        if (hasEndTag(el)) {
-          el.onEndTag(() => {
-            parts.push('\n');
-          });
-        }
-      },
-    })
-    .onDocument({
-      text(chunk) {
-        if (inTitle) titleRaw += chunk.text;
-        else if (hidden === 0) parts.push(chunk.text);
-      },
-    });
-
-  await rewriter.transform(new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8' } })).arrayBuffer();
+  const open = (selfClosing: boolean) => {
+    if (HIDDEN.has(tag) && !selfClosing) {
+      hiddenOpen.set(tag, (hiddenOpen.get(tag) ?? 0) + 1);
+      hidden++;
+    }
+    if (tag === 'title' && !selfClosing && !titleSeen && hidden === 0) {
+      titleSeen = true;
+      inTitle = true;
+    }
+    if (BLOCKS.has(tag)) parts.push('\n');
+  };
+  const close = (name: string) => {
+    const n = hiddenOpen.get(name);
+    if (n) {
+      hiddenOpen.set(name, n - 1);
+      hidden--;
+    }
+    if (name === 'title') inTitle = false;
+    if (BLOCKS.has(name) && !VOID.has(name)) parts.push('\n');
+  };
+  const text = (t: string) => {
+    if (inTitle) {
+      // Only what can survive the cap is kept (white space collapses, so allow some slack).
+      if (title.length < 4 * TITLE_MAX_CHARS) title += t;
+    } else if (hidden === 0) parts.push(t);
+  };
+  const noop = () => {};
+  const callbacks: TokenizerCallbacks = {
+    onopentagname: (s, e) => {
+      tag = html.slice(s, e).toLowerCase();
+    },
+    onopentagend: () => open(VOID.has(tag)),
+    onselfclosingtag: () => open(true),
+    onclosetag: (s, e) => close(html.slice(s, e).toLowerCase()),
+    ontext: (s, e) => text(html.slice(s, e)),
+    // Code points that are not Unicode scalar values become U+FFFD (stored text stays well-formed).
+    ontextentity: (cp) => text(cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? '\ufffd' : String.fromCodePoint(cp)),
+    onattribdata: noop,
+    onattribentity: noop,
+    onattribend: noop,
+    onattribname: noop,
+    oncdata: noop,
+    oncomment: noop,
+    ondeclaration: noop,
+    onend: noop,
+    onprocessinginstruction: noop,
+  };
+  const tokenizer = new Tokenizer({ decodeEntities: true }, callbacks);
+  tokenizer.write(html);
+  tokenizer.end();
   return {
-    title: decodeHTML(titleRaw).replace(/\s+/gu, ' ').trim(),
-    text: tidy(decodeHTML(parts.join(''))),
+    title: title.replace(/\s+/gu, ' ').trim().slice(0, TITLE_MAX_CHARS),
+    text: tidy(parts.join('')),
   };
 }

@@ -266,8 +266,36 @@ export type ConsumeOutcome =
   | { status: 'charged' }
   /** Same Idempotency-Key, usage type and amount were charged before: nothing deducted. */
   | { status: 'replayed' }
-  /** Amount 0: nothing to deduct, nothing checked, no ledger row. */
+  /** Amount 0 (e.g. texts without a token): nothing deducted, no ledger row; the workspace and its allowance were checked. */
   | { status: 'free' };
+
+/** How long an Idempotency-Key stays bound to its request (decisions.md "Idempotency"). */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+function unknownWorkspace(id: string): ApiError {
+  return new ApiError('NOT_FOUND', `Workspace '${id}' does not exist`);
+}
+
+/**
+ * A request that consumes nothing (its texts yield no token) is still served only to an existing
+ * workspace with room left: 404 for an unknown workspace, 403 when the monthly allowance is used
+ * up (or the workspace has none of this type), 429 when the daily limit is reached. Reads only.
+ */
+async function checkAllowance(db: D1Database, req: ConsumeRequest, dailyRetryAfterSeconds: number): Promise<void> {
+  const ws = workspaceCache.get(req.workspaceId) ?? (await getWorkspace(db, req.workspaceId));
+  if (!ws) throw unknownWorkspace(req.workspaceId);
+  rememberWorkspace(ws);
+  const p = cycleParams(req.atMs, ws.anchorDay);
+  const row = await quotasStatement(db, ws.id, p, req.usageTypeKey).first<QuotaRow>();
+  if (!row) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
+  const quota = toQuota(row, p.today);
+  if (quota.availableAmount <= 0) throw exhausted(req.usageTypeKey, `The monthly ${req.usageTypeKey} allowance is exhausted`);
+  if (quota.usedAmountDaily >= quota.limitAmountDaily) {
+    throw new ApiError('DAILY_LIMIT_REACHED', `The daily ${req.usageTypeKey} limit of ${quota.limitAmountDaily} is reached; it resets at midnight UTC`, {
+      headers: { 'retry-after': String(dailyRetryAfterSeconds) },
+    });
+  }
+}
 
 function exhausted(usageTypeKey: string, detail: string): ApiError {
   return usageTypeKey === 'plagiarismChecks'
@@ -282,7 +310,8 @@ const CONSUME_UPDATE =
   `AND ${effUsed('')} + ?4 <= limit_amount + ${effBonus('')} + ${effSpill('')} ` +
   `AND ${effDaily('')} + ?4 <= limit_amount_daily ` +
   `AND ${anchorGuard('?5', '?9')} ` +
-  `AND NOT EXISTS (SELECT 1 FROM usage_ledger l WHERE l.workspace_id = ?5 AND l.idempotency_key = ?10)`;
+  // Keys count for IDEMPOTENCY_TTL_MS (24 h) only: afterwards the key record is gone and the key may be used again.
+  `AND NOT EXISTS (SELECT 1 FROM usage_ledger l WHERE l.workspace_id = ?5 AND l.idempotency_key = ?10 AND l.created_at >= ?11)`;
 
 const CONSUME_LEDGER =
   `INSERT INTO usage_ledger (workspace_id, usage_type_key, amount, request_id, idempotency_key, cycle_start, created_at) ` +
@@ -292,6 +321,11 @@ const CONSUME_LEDGER =
 /** Workspaces seen by charges in this isolate (only the anchor day matters to the UPDATE's guard). */
 const workspaceCache = new Map<string, Workspace>();
 const WORKSPACE_CACHE_MAX = 10_000;
+
+/** Entries of the per-isolate workspace cache (diagnostics: bounded by WORKSPACE_CACHE_MAX). */
+export function workspaceCacheSize(): number {
+  return workspaceCache.size;
+}
 
 function rememberWorkspace(ws: Workspace): void {
   if (workspaceCache.size >= WORKSPACE_CACHE_MAX && !workspaceCache.has(ws.id)) workspaceCache.clear();
@@ -311,8 +345,12 @@ function rememberWorkspace(ws: Workspace): void {
  */
 export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAfterSeconds: number): Promise<ConsumeOutcome> {
   if (!Number.isSafeInteger(req.amount) || req.amount < 0) throw new ApiError('INTERNAL_ERROR', `Invalid charge amount ${req.amount}`);
-  if (req.amount === 0) return { status: 'free' };
+  if (req.amount === 0) {
+    await checkAllowance(db, req, dailyRetryAfterSeconds);
+    return { status: 'free' };
+  }
   const at = isoTimestamp(req.atMs);
+  const keysSince = isoTimestamp(req.atMs - IDEMPOTENCY_TTL_MS);
 
   // The workspace as the last diagnosis read it: a retry starts from it instead of reading it again.
   let diagnosed: Workspace | undefined;
@@ -321,14 +359,14 @@ export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAft
     // path); the UPDATE re-checks the anchor day, so a stale entry only costs a retry below.
     const cached = attempt === 0 ? workspaceCache.get(req.workspaceId) : diagnosed;
     const ws = cached ?? (await getWorkspace(db, req.workspaceId));
-    if (!ws) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
+    if (!ws) throw unknownWorkspace(req.workspaceId);
     rememberWorkspace(ws);
     const p = cycleParams(req.atMs, ws.anchorDay);
     const token = crypto.randomUUID();
     const [update] = await db.batch([
       db
         .prepare(CONSUME_UPDATE)
-        .bind(...cycleBinds(p), req.amount, req.workspaceId, req.usageTypeKey, token, at, ws.anchorDay, req.idempotencyKey),
+        .bind(...cycleBinds(p), req.amount, req.workspaceId, req.usageTypeKey, token, at, ws.anchorDay, req.idempotencyKey, keysSince),
       db.prepare(CONSUME_LEDGER).bind(req.workspaceId, req.usageTypeKey, req.amount, req.requestId, req.idempotencyKey, at, token),
     ]);
     if (update.meta.changes === 1) return { status: 'charged' };
@@ -337,7 +375,9 @@ export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAft
     const reads = [quotasStatement(db, req.workspaceId, p, req.usageTypeKey), db.prepare(WORKSPACE_SELECT).bind(req.workspaceId)];
     if (req.idempotencyKey !== null) {
       reads.push(
-        db.prepare('SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key = ?2').bind(req.workspaceId, req.idempotencyKey),
+        db
+          .prepare('SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key = ?2 AND created_at >= ?3')
+          .bind(req.workspaceId, req.idempotencyKey, keysSince),
       );
     }
     const [quotaRows, workspaceRows, priorRows] = await db.batch(reads);

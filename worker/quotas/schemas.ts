@@ -6,13 +6,9 @@ import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 /** Largest amount an admin can set or add in one call (keeps every sum an exact JS integer). */
 export const MAX_AMOUNT = 1_000_000_000_000;
 
-/** A workspace id: letters, digits, _ . - (1 to 64 characters, starting with a letter or digit). */
-const WORKSPACE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
-export const WorkspaceIdParam = z
-  .string()
-  .regex(WORKSPACE_ID, 'Letters, digits, _ . - (1 to 64 characters, starting with a letter or digit)')
-  .openapi({ param: { name: 'workspaceId', in: 'path' }, example: 'ws_demo' });
+// The workspace id (worker/ids.ts: no import of ../schemas, which imports it too).
+import { WORKSPACE_ID, WorkspaceIdParam } from '../ids';
+export { WORKSPACE_ID, WorkspaceIdParam };
 
 export const UsageTypeKeyParam = z
   .string()

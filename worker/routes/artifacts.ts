@@ -14,6 +14,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { SUPPORTED_LANGUAGES } from '../../core/tokenizer/languages';
 import { R2_KEYS } from '../../core/types';
+import { IDENTIFIER, IDENTIFIER_MESSAGE } from '../../core/requests';
 import { sha256Hex, toHex } from '../digest';
 import type { AppEnv, Env } from '../env';
 import { ApiError } from '../problem';
@@ -24,12 +25,12 @@ import { sharedLoad, waitUntilOf, type WaitUntil } from '../shared-load';
 import { errorResponses, security } from '../schemas';
 
 export const CHECKSUM_HEADER = 'X-Content-SHA256';
-const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+const SEGMENT = IDENTIFIER;
 
 const segment = (name: string, example: string) =>
   z
     .string()
-    .regex(SEGMENT, 'letters, digits, dot, underscore or hyphen')
+    .regex(SEGMENT, IDENTIFIER_MESSAGE)
     .openapi({ param: { name, in: 'path' }, example });
 
 const binaryResponses = (what: string) => ({

@@ -6,8 +6,9 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
-import { registryMemory } from '../models';
-import { languageMemory } from '../text-language';
+import { modelCacheEntries, registryMemory, registrySize } from '../models';
+import { workspaceCacheSize } from '../quotas/repository';
+import { languageCacheSize, languageMemory } from '../text-language';
 import { errorResponses, security } from '../schemas';
 
 const route = createRoute({
@@ -28,6 +29,8 @@ const route = createRoute({
             totalBytes: z.number().int(),
             evictions: z.number().int().openapi({ description: 'Models evicted (least recently used) in this isolate to stay within budgetBytes' }),
             budgetBytes: z.number().int(),
+            // Per-isolate state keyed by request data: must stay bounded under any traffic (issue 12).
+            stateEntries: z.object({ models: z.number().int(), modelCaches: z.number().int(), languages: z.number().int(), workspaces: z.number().int() }),
           }),
         },
       },
@@ -41,6 +44,7 @@ export function registerDiagnostics(app: OpenAPIHono<AppEnv>): void {
     const mem = registryMemory();
     const languages = await languageMemory();
     const totalBytes = mem.wasmMemoryBytes + mem.models.reduce((s, m) => s + m.retainedBytes, 0) + languages.reduce((s, l) => s + l.bytes, 0);
-    return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes, evictions: mem.evictions, budgetBytes: mem.budgetBytes }, 200);
+    const stateEntries = { models: registrySize(), modelCaches: modelCacheEntries(), languages: languageCacheSize(), workspaces: workspaceCacheSize() };
+    return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes, evictions: mem.evictions, budgetBytes: mem.budgetBytes, stateEntries }, 200);
   });
 }

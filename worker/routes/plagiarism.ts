@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import { splitWords } from '../../core/plagiarism';
 import type { AppEnv } from '../env';
 import { LIMITS } from '../../core/limits';
-import { charge } from '../metering';
+import { charge, requireAllowance } from '../metering';
 import { ApiError, type FieldProblem } from '../problem';
 import { jsonBody, ListQuerySchema, pageObject, PageSchema as PageObjectSchema, problem, security, WorkspaceParams } from '../schemas';
 import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
@@ -71,8 +71,9 @@ const checkRoute = createRoute({
 // are not UTF-8 and give back U+FFFD, so the page could no longer be found by its URL.
 const PageInputSchema = z
   .object({
+    // Only web pages: javascript:, data:, file: ... URLs are refused (one issue: not an http(s) URL).
     url: z
-      .url()
+      .url({ protocol: /^https?$/i, error: 'Expected an http or https URL' })
       .max(2048)
       .refine(isWellFormed, ILL_FORMED_MESSAGE)
       .openapi({ description: 'Identity of the page: ingesting a known URL again replaces the page. Well-formed Unicode.' }),
@@ -109,7 +110,13 @@ const IngestedPageSchema = PageSchema.extend({ replaced: z.boolean() }).openapi(
 const PageWithTextSchema = PageSchema.extend({ text: z.string() }).openapi('PlagiarismPageWithText');
 
 const PageRefParam = z.object({
-  ref: z.string().openapi({ description: 'Numeric page id, or the page URL percent-encoded (encodeURIComponent).' }),
+  // A page's identity is its URL (up to 2,048 characters, as ingested), so a ref may be that long; nothing longer reaches storage.
+  ref: z
+    .string()
+    .min(1)
+    .max(2048)
+    .refine(isWellFormed, ILL_FORMED_MESSAGE)
+    .openapi({ description: 'Numeric page id, or the page URL percent-encoded (encodeURIComponent), at most 2,048 characters.' }),
 });
 
 const ingestRoute = createRoute({
@@ -276,6 +283,8 @@ export function registerPlagiarismRoutes(app: OpenAPIHono<AppEnv>): void {
         `The text has ${words.length} words after punctuation stripping; a check needs at least ${MIN_CHECK_WORDS}`,
       );
     }
+    // Allowance first: an exhausted or unknown workspace never causes an upstream call.
+    await requireAllowance(c, 'plagiarismChecks');
     const provider = createPlagiarismProvider(c.env);
     const matches = await provider.check({ text, words });
     // Only a successful check is charged (throws 403/429 when the allowance is exhausted).

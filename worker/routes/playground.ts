@@ -13,7 +13,8 @@ import { etagMatches } from '../http-cache';
 
 export const WEB_PREFIX = 'web/';
 
-const TYPES: Record<string, string> = {
+// Null prototype: the extension comes from the URL ("x.constructor" must not find Object).
+const TYPES: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, {
   html: 'text/html; charset=utf-8',
   js: 'text/javascript; charset=utf-8',
   mjs: 'text/javascript; charset=utf-8',
@@ -23,14 +24,15 @@ const TYPES: Record<string, string> = {
   png: 'image/png',
   wasm: 'application/wasm',
   map: 'application/json; charset=utf-8',
-};
+});
 
 function contentType(file: string): string {
   return TYPES[file.slice(file.lastIndexOf('.') + 1).toLowerCase()] ?? 'application/octet-stream';
 }
 
 async function serve(c: Context<AppEnv>, file: string, cacheControl: string): Promise<Response> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(file) || file.includes('..')) return c.notFound();
+  // Bounded: an R2 key over 1,024 bytes is an error, and no built asset has a name this long.
+  if (file.length > 256 || !/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(file) || file.includes('..')) return c.notFound();
   const key = WEB_PREFIX + file;
   const head = await c.env.ARTIFACTS.head(key);
   if (!head) {

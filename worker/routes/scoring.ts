@@ -90,7 +90,8 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     // A core refusal (ScoringError) is rendered by app.ts onError.
     const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats, lexicon, companion: companion?.index, composition: lang.meta.composition });
     timing.mark('compute');
-    if (tokenCount > 0) await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
+    // Also with 0 tokens: the workspace and its allowance are checked (nothing is deducted then).
+    await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
     timing.mark('meter');
     c.header('Server-Timing', timing.header());
     return c.json(response, 200);
@@ -111,7 +112,7 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
     timing.mark('load');
     const response = scoreWords(body, { index: model.index, mappers, storedDimensions, lexicon, companion: companion?.index });
     timing.mark('compute');
-    if (response.data.length > 0) await charge(c, { usageTypeKey: 'tokens', amount: response.data.length });
+    await charge(c, { usageTypeKey: 'tokens', amount: response.data.length });
     timing.mark('meter');
     c.header('Server-Timing', timing.header());
     return c.json(response, 200);

@@ -1,0 +1,320 @@
+/**
+ * `npm run bench:soak` (issue 12): the local Worker (wrangler dev, local D1/R2/KV, the default
+ * model) under mixed traffic for a long time, hostile requests included.
+ *
+ *   npm run bench:soak -- --minutes 10 --connections 32     (defaults)
+ *
+ * Starts the service like `npm start` in a fresh state directory on 127.0.0.1:8795 (run it under
+ * `flock /tmp/wrangler-dev.lock`). `connections` loops send requests back to back, drawn from a
+ * fixed-seed mix: text-scores, word-scores, tokenizations in every language, autocomplete,
+ * vocabulary lookups, plagiarism checks, Idempotency-Key retries and reuses, and hostile requests
+ * ("." x 100,000, 40,000 CJK characters, prototype property names, '<div>' x 50,000 HTML,
+ * invalid JSON and UTF-8, ids of 1,100 characters, unknown model ids and mapper keys, long asset
+ * paths). Every 30 s a burst of 200 concurrent metered POSTs is sent on top (issue 12 defect 6).
+ *
+ * Checked (the run exits 1 when one fails): zero 5xx; every error answer is problem+json; the
+ * isolate's memory flat within 10% after warm-up (the first 20% of the run) as the diagnostics
+ * route reports it (bytes of models, WASM memory and language data, and the number of per-isolate
+ * state entries keyed by request data); and the usage ledger equal to the quota counters at the
+ * end. The workerd process RSS is printed beside it (it includes local D1/R2 storage). Baseline of the same run: /api/health latency on the idle server before the load.
+ * The last line printed is one JSON object with the figures.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_MODEL_ID } from '../../build/default-model';
+import { prng } from '../../core/prng';
+import { devSecret, mint, startLocalWorker, stopWranglerDev } from './dev-server';
+
+const PORT = 8795;
+const BASE = `http://127.0.0.1:${PORT}`;
+const MODEL = DEFAULT_MODEL_ID;
+
+const { values: args } = parseArgs({
+  options: { minutes: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' }, seed: { type: 'string', default: '1212' } },
+});
+const MINUTES = Number(args.minutes);
+const CONNECTIONS = Number(args.connections);
+const SEED = Number(args.seed);
+
+const PROTO = [...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)])];
+const PROSE = 'The quick brown fox jumps over the lazy dog while the children watch from the old wooden bridge near the river';
+
+interface Req {
+  kind: string;
+  method: string;
+  path: string;
+  body?: string | Uint8Array;
+  headers?: Record<string, string>;
+  admin?: boolean;
+}
+
+function requestMix(rand: () => number, ws: string): Req {
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
+  const json = (o: unknown) => JSON.stringify(o);
+  const w = `/api/v1/workspaces/${ws}`;
+  const r = rand();
+  if (r < 0.2) return { kind: 'text-scores', method: 'POST', path: `${w}/text-scores`, body: json({ texts: [PROSE, pick(PROTO), 'I am not happy with this'], embeddingModelId: MODEL, mapperKeys: ['sentiment_valence'] }) };
+  if (r < 0.32) return { kind: 'word-scores', method: 'POST', path: `${w}/word-scores`, body: json({ seedWords: ['good', 'great'], whitelistWords: ['fine', 'bad', pick(PROTO)], embeddingModelId: MODEL }) };
+  if (r < 0.47) {
+    const [language, text] = pick([['en', PROSE], ['de', 'Die Kinder spielen im Garten'], ['fr', "L'homme marche dans la rue"], ['ja', '東京都に住んでいます'], ['en', PROTO.join(' ')]]);
+    return { kind: 'tokenizations', method: 'POST', path: `${w}/tokenizations`, body: json({ language, text }) };
+  }
+  if (r < 0.55) return { kind: 'autocomplete', method: 'POST', path: `${w}/autocomplete-suggestions`, body: json({ word: pick(['hap', 'constr', '__pro', 'wat']), embeddingModelId: MODEL }) };
+  if (r < 0.6) return { kind: 'availability', method: 'POST', path: `/api/v1/embedding-models/${MODEL}/word-availabilities`, body: json({ words: ['cat', ...PROTO] }) };
+  if (r < 0.65) return { kind: 'plagiarism', method: 'POST', path: `${w}/plagiarism-checks`, body: json({ text: `${PROSE} ${PROSE}` }) };
+  if (r < 0.7) {
+    // Idempotency: a few keys reused with the same body (replay) or another body (422).
+    const key = `soak-${Math.floor(rand() * 20)}`;
+    return { kind: 'idempotent', method: 'POST', path: `${w}/tokenizations`, headers: { 'idempotency-key': key }, body: json({ language: 'en', text: rand() < 0.7 ? 'cat dog' : 'cat dog bird' }) };
+  }
+  // Hostile requests.
+  const hostile: Array<() => Req> = [
+    () => ({ kind: 'hostile-dots', method: 'POST', path: `${w}/tokenizations`, body: json({ language: 'en', text: '.'.repeat(100_000) }) }),
+    () => ({ kind: 'hostile-cjk', method: 'POST', path: `${w}/text-scores`, body: json({ texts: ['漢字かな'.repeat(10_000)], embeddingModelId: MODEL }) }),
+    () => ({ kind: 'hostile-json', method: 'POST', path: `${w}/text-scores`, body: '{"texts": [' }),
+    () => ({ kind: 'hostile-utf8', method: 'POST', path: `${w}/tokenizations`, body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) }),
+    () => ({ kind: 'hostile-long-id', method: 'POST', path: `${w}/text-scores`, body: json({ texts: ['cat'], embeddingModelId: 'm'.repeat(1100) }) }),
+    () => ({ kind: 'unknown-model', method: 'POST', path: `${w}/word-scores`, body: json({ seedWords: ['cat'], embeddingModelId: `nope-${Math.floor(rand() * 1e9)}` }) }),
+    () => ({ kind: 'unknown-mapper', method: 'POST', path: `${w}/text-scores`, body: json({ texts: ['cat'], embeddingModelId: MODEL, mapperKeys: [`x${Math.floor(rand() * 1e9)}_y`] }) }),
+    () => ({ kind: 'long-asset', method: 'GET', path: `/assets/${'a'.repeat(1100)}` }),
+    () => ({ kind: 'unknown-catalog', method: 'GET', path: `/api/v1/embedding-models/${'z'.repeat(128)}` }),
+    () => ({ kind: 'hostile-html', method: 'POST', admin: true, path: '/api/admin/v1/plagiarism/pages', body: json({ url: `https://soak.example/${Math.floor(rand() * 50)}`, html: pick(['<svg/>', '<math/>', '<b>'.repeat(20_000), '<div>'.repeat(50_000)]) }) }),
+    () => ({ kind: 'proto-json', method: 'POST', path: `${w}/text-scores`, body: `{"texts":["constructor"],"embeddingModelId":"${MODEL}","__proto__":{"x":1},"constructor":1}` }),
+  ];
+  return pick(hostile)();
+}
+
+interface Tally {
+  total: number;
+  byStatus: Map<number, number>;
+  fiveXX: number;
+  nonProblem: number;
+  samples: string[];
+  latencies: number[];
+}
+
+const newTally = (): Tally => ({ total: 0, byStatus: new Map(), fiveXX: 0, nonProblem: 0, samples: [], latencies: [] });
+
+async function send(req: Req, token: string, adminToken: string, tally: Tally): Promise<void> {
+  const headers: Record<string, string> = { authorization: `Bearer ${req.admin ? adminToken : token}`, ...(req.headers ?? {}) };
+  if (req.body !== undefined) headers['content-type'] = 'application/json';
+  const t0 = performance.now();
+  let status = 0;
+  let contentType = '';
+  let text = '';
+  try {
+    const res = await fetch(`${BASE}${req.path}`, { method: req.method, headers, body: req.body as BodyInit | undefined, signal: AbortSignal.timeout(120_000) });
+    status = res.status;
+    contentType = res.headers.get('content-type') ?? '';
+    text = await res.text();
+  } catch (err) {
+    status = 599; // no answer at all (connection reset, timeout): counted as a 5xx
+    text = String(err);
+  }
+  tally.latencies.push(performance.now() - t0);
+  tally.total++;
+  tally.byStatus.set(status, (tally.byStatus.get(status) ?? 0) + 1);
+  const note = () => {
+    if (tally.samples.length < 10) tally.samples.push(`${req.kind} ${req.method} ${req.path.slice(0, 80)} -> ${status} ${contentType} ${text.slice(0, 160)}`);
+  };
+  if (status >= 500) {
+    tally.fiveXX++;
+    note();
+  }
+  if (status >= 400 && status < 599) {
+    let ok = contentType.includes('application/problem+json');
+    if (ok) {
+      try {
+        const p = JSON.parse(text) as { code?: unknown; status?: unknown };
+        ok = typeof p.code === 'string' && p.status === status;
+      } catch {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      tally.nonProblem++;
+      note();
+    }
+  }
+}
+
+/** RSS of the workerd process of the wrangler dev process group, in bytes (null when not found). */
+function workerdRss(child: ChildProcess): number | null {
+  if (child.pid === undefined) return null;
+  try {
+    const out = execFileSync('ps', ['-o', 'pid=,comm=', '-g', String(child.pid)], { encoding: 'utf8' });
+    for (const line of out.trim().split('\n')) {
+      const [pid, comm] = line.trim().split(/\s+/);
+      if (comm?.startsWith('workerd')) {
+        const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+        const m = /VmRSS:\s+(\d+) kB/.exec(status);
+        if (m) return Number(m[1]) * 1024;
+      }
+    }
+  } catch {
+    // ps or /proc not available
+  }
+  return null;
+}
+
+const quantile = (xs: number[], q: number): number => {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+
+async function pagesOf<T>(url: string, token: string): Promise<T[]> {
+  const out: T[] = [];
+  for (let page = 1; ; page++) {
+    const res = await fetch(`${url}${url.includes('?') ? '&' : '?'}page=${page}&size=200`, { headers: { authorization: `Bearer ${token}` } });
+    if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+    const body = (await res.json()) as { data: T[]; page: { totalPages: number } };
+    out.push(...body.data);
+    if (page >= body.page.totalPages) return out;
+  }
+}
+
+async function main(): Promise<void> {
+  const stateDir = path.join(os.tmpdir(), 'embedding-edge-bench-soak');
+  fs.rmSync(stateDir, { recursive: true, force: true });
+  const child = await startLocalWorker(PORT, stateDir);
+  let failed = false;
+  try {
+    const secret = devSecret();
+    const admin = await mint(secret, { scope: 'admin', sub: 'bench-soak' }, 24 * 3600);
+    const ws = `soak_${Date.now().toString(36)}`;
+    const created = await fetch(`${BASE}/api/admin/v1/workspaces`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: ws,
+        name: 'soak',
+        anchorDay: 1,
+        quotas: [
+          { usageTypeKey: 'tokens', limitAmount: 1_000_000_000, limitAmountDaily: 1_000_000_000 },
+          { usageTypeKey: 'plagiarismChecks', limitAmount: 1_000_000, limitAmountDaily: 1_000_000 },
+        ],
+      }),
+    });
+    if (created.status !== 201) throw new Error(`create workspace: ${created.status} ${await created.text()}`);
+    const token = await mint(secret, { workspaceId: ws, sub: 'bench-soak' }, 24 * 3600);
+
+    // Baseline of this run: the idle server.
+    const idle = newTally();
+    for (let i = 0; i < 50; i++) await send({ kind: 'health', method: 'GET', path: '/api/health' }, token, admin, idle);
+    const healthIdleP50 = quantile(idle.latencies, 0.5);
+
+    const durationMs = MINUTES * 60_000;
+    const warmupMs = Math.max(30_000, durationMs * 0.2);
+    const start = Date.now();
+    const deadline = start + durationMs;
+    const tally = newTally();
+    const bursts = newTally();
+    const memory: Array<{ t: number; rss: number | null; diag: number; entries: number }> = [];
+    const health = newTally();
+
+    const loops = Array.from({ length: CONNECTIONS }, async (_, i) => {
+      const rand = prng(SEED + i);
+      while (Date.now() < deadline) await send(requestMix(rand, ws), token, admin, tally);
+    });
+    const sampler = (async () => {
+      let nextBurst = start + 20_000;
+      while (Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 5_000));
+        const d = await fetch(`${BASE}/api/admin/v1/diagnostics/memory`, { headers: { authorization: `Bearer ${admin}` } });
+        const dj = d.ok ? ((await d.json()) as { totalBytes: number; stateEntries: Record<string, number> }) : null;
+        const entries = dj ? Object.values(dj.stateEntries).reduce((a, b) => a + b, 0) : -1;
+        memory.push({ t: Date.now() - start, rss: workerdRss(child), diag: dj?.totalBytes ?? -1, entries });
+        await send({ kind: 'health', method: 'GET', path: '/api/health' }, token, admin, health);
+        if (Date.now() >= nextBurst && Date.now() < deadline - 5_000) {
+          nextBurst += 30_000;
+          // 200 concurrent metered POSTs (issue 12 defect 6).
+          const body = JSON.stringify({ texts: [PROSE], embeddingModelId: MODEL });
+          await Promise.all(Array.from({ length: 200 }, () => send({ kind: 'burst', method: 'POST', path: `/api/v1/workspaces/${ws}/text-scores`, body }, token, admin, bursts)));
+        }
+      }
+    })();
+    await Promise.all([...loops, sampler]);
+    const elapsed = (Date.now() - start) / 1000;
+
+    // Ledger vs counters.
+    const ledger = await pagesOf<{ usageTypeKey: string; amount: number }>(`${BASE}/api/admin/v1/workspaces/${ws}/usage-ledger`, admin);
+    const quotas = (await (await fetch(`${BASE}/api/usage-service/v1/workspaces/${ws}/quotas`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      data: Array<{ usageTypeKey: string; usedAmount: number }>;
+    };
+    const ledgerSum = (k: string) => ledger.filter((e) => e.usageTypeKey === k).reduce((s, e) => s + e.amount, 0);
+    const used = (k: string) => quotas.data.find((q) => q.usageTypeKey === k)?.usedAmount ?? 0;
+    const ledgerEqual = ['tokens', 'plagiarismChecks'].every((k) => ledgerSum(k) === used(k));
+
+    const after = memory.filter((m) => m.t >= warmupMs);
+    const spread = (xs: number[]): number => {
+      if (xs.length === 0) return 0;
+      const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+      return mean > 0 ? (100 * (Math.max(...xs) - Math.min(...xs))) / mean : 0;
+    };
+    const rss = after.map((m) => m.rss).filter((x): x is number => x !== null);
+    const rssSpreadPct = spread(rss);
+    const diagSpreadPct = spread(after.map((m) => m.diag));
+    const entriesAfter = after.map((m) => m.entries);
+    const all = newTally();
+    for (const t of [tally, bursts, health]) {
+      all.total += t.total;
+      all.fiveXX += t.fiveXX;
+      all.nonProblem += t.nonProblem;
+      all.samples.push(...t.samples);
+      for (const [s, n] of t.byStatus) all.byStatus.set(s, (all.byStatus.get(s) ?? 0) + n);
+    }
+    const figures = {
+      soak_minutes: +(elapsed / 60).toFixed(2),
+      soak_connections: CONNECTIONS,
+      soak_seed: SEED,
+      soak_requests: all.total,
+      soak_requests_per_s: +(tally.total / elapsed).toFixed(1),
+      soak_status_counts: Object.fromEntries([...all.byStatus].sort((a, b) => a[0] - b[0])),
+      soak_5xx: all.fiveXX,
+      soak_non_problem_errors: all.nonProblem,
+      soak_bursts: Math.round(bursts.total / 200),
+      soak_burst_5xx: bursts.fiveXX,
+      soak_mixed_p50_ms: +quantile(tally.latencies, 0.5).toFixed(1),
+      soak_mixed_p99_ms: +quantile(tally.latencies, 0.99).toFixed(1),
+      soak_health_under_load_p50_ms: +quantile(health.latencies, 0.5).toFixed(1),
+      soak_baseline_health_idle_p50_ms: +healthIdleP50.toFixed(1),
+      soak_rss_mib_after_warmup_first: rss.length ? +(rss[0] / 2 ** 20).toFixed(1) : null,
+      soak_rss_mib_last: rss.length ? +(rss[rss.length - 1] / 2 ** 20).toFixed(1) : null,
+      soak_rss_spread_pct: +rssSpreadPct.toFixed(1),
+      soak_diagnostics_total_mib: after.length ? +(after[after.length - 1].diag / 2 ** 20).toFixed(1) : null,
+      soak_diagnostics_spread_pct: +diagSpreadPct.toFixed(1),
+      soak_state_entries_min_max: entriesAfter.length ? [Math.min(...entriesAfter), Math.max(...entriesAfter)] : null,
+      soak_ledger_tokens: ledgerSum('tokens'),
+      soak_quota_used_tokens: used('tokens'),
+      soak_ledger_plagiarism_checks: ledgerSum('plagiarismChecks'),
+      soak_quota_used_plagiarism_checks: used('plagiarismChecks'),
+      soak_ledger_equals_quota: ledgerEqual,
+    };
+    for (const s of all.samples.slice(0, 10)) console.log(`[bench:soak] sample: ${s}`);
+    const problems: string[] = [];
+    if (all.fiveXX > 0) problems.push(`${all.fiveXX} answers were 5xx or missing`);
+    if (all.nonProblem > 0) problems.push(`${all.nonProblem} error answers were not problem+json`);
+    // The criterion is the isolate's memory as the diagnostics route reports it (issue 12): its bytes
+    // and its per-isolate state entries. The workerd process RSS is reported beside it: it also
+    // holds local D1/R2 (SQLite, growing with the ledger) and V8's heap sizing, so it is a figure, not the criterion.
+    if (diagSpreadPct > 10) problems.push(`diagnostics memory moved ${diagSpreadPct.toFixed(1)}% after warm-up`);
+    if (entriesAfter.length && Math.max(...entriesAfter) > 1.1 * Math.min(...entriesAfter)) problems.push(`per-isolate state entries grew from ${Math.min(...entriesAfter)} to ${Math.max(...entriesAfter)} after warm-up`);
+    if (!ledgerEqual) problems.push('usage ledger differs from the quota counters');
+    for (const p of problems) console.error(`[bench:soak] FAILED: ${p}`);
+    failed = problems.length > 0;
+    console.log(JSON.stringify(figures));
+  } finally {
+    await stopWranglerDev(child);
+  }
+  if (failed) process.exitCode = 1;
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
