@@ -182,7 +182,7 @@ async function main(): Promise<void> {
   const stateDir = path.join(os.tmpdir(), 'embedding-edge-bench-soak');
   fs.rmSync(stateDir, { recursive: true, force: true });
   const child = await startLocalWorker(PORT, stateDir);
-  let failed = false;
+  let failed: boolean | undefined;
   try {
     const secret = devSecret();
     const admin = await mint(secret, { scope: 'admin', sub: 'bench-soak' }, 24 * 3600);

@@ -162,7 +162,7 @@ async function runCases<T>(arb: fc.Arbitrary<T>, seedOffset: number, fn: (input:
       await Promise.all(inputs.slice(i, i + CONCURRENCY).map((input) => fn(input)));
     } catch (err) {
       // The seed reproduces the run: FUZZ_SEED=<base> npx vitest run --project worker test/worker/api-fuzz.test.ts
-      throw new Error(`fuzz case ${i}..${i + CONCURRENCY - 1} failed (seed ${seed} = FUZZ_SEED ${BASE_SEED} + ${seedOffset}): ${(err as Error).message}`);
+      throw new Error(`fuzz case ${i}..${i + CONCURRENCY - 1} failed (seed ${seed} = FUZZ_SEED ${BASE_SEED} + ${seedOffset}): ${(err as Error).message}`, { cause: err });
     }
   }
 }
