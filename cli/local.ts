@@ -20,8 +20,10 @@ import { EmbeddingModel } from '../core/model';
 import { parseMapperBundle, splitMapperVariableId, type MapperBundle } from '../core/mapper-bundle';
 import { ApiError, requireLanguage, validationFailed, type ZodIssues } from '../core/problem';
 import { requestSchemas } from '../core/requests';
+import { ALIGNED_FEATURE, ENGLISH_COMPANION_ID } from '../core/projection';
 import {
   BoundedCache,
+  languageLexicon,
   scoreTexts,
   scoreWords,
   similarityMatrix,
@@ -232,12 +234,18 @@ export class LocalService {
     const mappers = await this.resolveMappers(req.embeddingModelId, req.mapperKeys);
     const tokenizeText = (text: string): TokenLike[] => tokenize(text, lang, { synonyms: false }).tokens;
     // The validated request, as the Worker's route passes c.req.valid('json') on.
+    const companion = await this.companion(m.index, req.dimensions);
+    // The same inputs as the Worker's route and the browser scorer: lexicon (seed expansion),
+    // composition word lists (composition "rules") and the English companion (cross-lingual seeds).
     const { response, tokenCount } = scoreTexts(req, {
       index: m.index,
       tokenize: tokenizeText,
       mappers,
       storedDimensions: this.seeds,
       stats: m.stats,
+      lexicon: languageLexicon(lang),
+      composition: lang.meta.composition,
+      companion,
     });
     return { data: response.data as unknown as Array<Record<string, unknown>>, tokenCount };
   }
@@ -246,7 +254,20 @@ export class LocalService {
     const req = validate(WordScoresRequestSchema, body);
     const m = await this.model(req.embeddingModelId);
     const mappers = await this.resolveMappers(req.embeddingModelId, req.mapperKeys);
-    return scoreWords(req, { index: m.index, mappers, storedDimensions: this.seeds });
+    const lang = await this.language(m.index.manifest.language);
+    const companion = await this.companion(m.index, req.dimensions);
+    return scoreWords(req, { index: m.index, mappers, storedDimensions: this.seeds, lexicon: languageLexicon(lang), companion });
+  }
+
+  /** The English model an aligned model's dimensions fall back to for unknown seeds (as the Worker does). */
+  private async companion(index: EmbeddingModel, dimensions: readonly unknown[] | undefined): Promise<EmbeddingModel | null> {
+    const features = index.manifest.features;
+    if (!dimensions?.length || index.manifest.id === ENGLISH_COMPANION_ID || !Array.isArray(features) || !features.includes(ALIGNED_FEATURE)) return null;
+    try {
+      return (await this.model(ENGLISH_COMPANION_ID)).index;
+    } catch {
+      return null;
+    }
   }
 
   async similarityMatrix(modelId: string, body: unknown) {

@@ -261,7 +261,7 @@ export interface paths {
     put?: never;
     /**
      * Score whitelisted words, or find and score the words closest to the seed centroid
-     * @description Meters `tokens` = words scored.
+     * @description Find-and-score applies the default vocabulary quality filter (docs/vocabulary.md): the 50,000 most frequent words (`wordrankLimit`), no stop words, pronouns, auxiliaries, numbers or non-dictionary words, candidates sharing a part of speech with the seeds; `wordrankLimit: -1` widens it to everything but stop words, pronouns and entries without a letter; `excludeAntonyms: true` also skips WordNet antonyms of the seeds. Seeds and whitelist words may be phrases. Meters `tokens` = words scored.
      */
     post: {
       parameters: {
@@ -367,7 +367,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Up to ten completions of a prefix from the model vocabulary, most frequent first */
+    /**
+     * Up to ten completions of a prefix from the model vocabulary: dictionary words first, most frequent first
+     * @description Matching folds case and diacritics; junk (no letter, rare non-words), stop words, pronouns and auxiliaries are not suggested; proper nouns come capitalized, acronyms in capitals, and a leading capital typed by the user is kept (docs/vocabulary.md).
+     */
     post: {
       parameters: {
         query?: never;
@@ -810,6 +813,114 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/embedding-models/{embeddingModelId}/word-translations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Extension: nearest words in another language through the shared (aligned) vector space
+     * @description For each word, the `limit` nearest words (cosine) of the target model: by default the English companion of an aligned model (features `aligned-en`); on the English model, `targetModelId` names the aligned model to translate into. Words the source model does not know come back with isAvailable false. Meters `tokens` = words translated, charged to the workspace of the token.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          embeddingModelId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WordTranslationsRequest'];
+        };
+      };
+      responses: {
+        /** @description One entry per requested word, in order */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['WordTranslationsResponse'];
+          };
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Workspace forbidden, or quota exhausted */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Daily limit reached (DAILY_LIMIT_REACHED) */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/admin/v1/dimensions': {
     parameters: {
       query?: never;
@@ -1056,6 +1167,9 @@ export interface paths {
                 bytes: number;
               }[];
               totalBytes: number;
+              /** @description Models evicted (least recently used) in this isolate to stay within budgetBytes */
+              evictions: number;
+              budgetBytes: number;
               stateEntries: {
                 models: number;
                 modelCaches: number;
@@ -2661,9 +2775,9 @@ export interface components {
        * @enum {string}
        */
       type: 'manual' | 'dimension' | 'axis';
-      /** @description Seed words. */
+      /** @description Seed words; a phrase ("ice cream") counts as one seed: the mean of its words' unit vectors, re-normalized (unknown when any word is). */
       words?: string[];
-      /** @description Negative pole of an `axis` dimension (only allowed for type axis). */
+      /** @description Negative pole of an `axis` dimension (only allowed for type axis); phrases allowed as in `words`. */
       oppositeWords?: string[];
       /** @description Display name (used as goalScoreFactors[].field). */
       name?: string;
@@ -2702,16 +2816,18 @@ export interface components {
       goalScore: number | null;
     };
     WordScoresRequest: {
-      /** @description Anchor words; their centroid defines the seed similarity. */
+      /** @description Anchor words; their centroid defines the seed similarity. A phrase ("ice cream", "New York") is one seed: the mean of its words' unit vectors, re-normalized; a phrase with an unknown word is unknown (ignored). */
       seedWords: string[];
-      /** @description Words to score (whitelist mode). */
+      /** @description Words to score (whitelist mode). Phrases allowed: returned as written, scored by their vector, modelRank of their least frequent word, mapper values the mean of their words'. */
       whitelistWords?: string[];
       /** @example en-glove-6b-100d */
       embeddingModelId: string;
       /** @description Find-and-score mode: at most this many words (default 100). */
       limit?: number;
-      /** @description Find-and-score mode: only the N most frequent words are eligible; -1 disables. */
+      /** @description Find-and-score mode: only the N most frequent words are eligible (default 50000), and the default quality filter applies: no stop words, pronouns, auxiliaries, numbers, one- or two-letter entries or non-dictionary words, and candidates share a part of speech with the seeds where both are known (docs/vocabulary.md). -1: no rank cutoff and only stop words, pronouns and entries without a letter are skipped. */
       wordrankLimit?: number;
+      /** @description Extension, find-and-score mode: skip the seeds' antonyms (WordNet antonym links, direct and between antonymous adjective clusters; languages without such links: no effect). Default false. */
+      excludeAntonyms?: boolean;
       /** @description Weight of the seed similarity in goalScore; null (default) disables goal scores. */
       seedScore?: number | null;
       dimensions?: components['schemas']['Dimension'][];
@@ -2723,7 +2839,7 @@ export interface components {
     };
     AutocompleteRequest: {
       /**
-       * @description Prefix to complete (trimmed; white space alone is a 422).
+       * @description Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions.
        * @example comp
        */
       word: string;
@@ -2809,6 +2925,38 @@ export interface components {
     };
     SimilarityMatrixRequest: {
       words: string[];
+    };
+    WordTranslationsResponse: {
+      sourceModelId: string;
+      targetModelId: string;
+      data: {
+        word: string;
+        isAvailable: boolean;
+        translations: {
+          word: string;
+          similarity: number;
+        }[];
+      }[];
+    };
+    WordTranslationsRequest: {
+      /**
+       * @description 1 to 100 words of the source model's language.
+       * @example [
+       *       "Haus",
+       *       "Hund"
+       *     ]
+       */
+      words: string[];
+      /**
+       * @description Translations per word, 1..50 (default 5).
+       * @example 5
+       */
+      limit?: number;
+      /**
+       * @description A model in the same vector space (features aligned-en, or en-glove-6b-100d itself). Default: en-glove-6b-100d; required on en-glove-6b-100d itself.
+       * @example de-aligned-glove-6b-100d
+       */
+      targetModelId?: string;
     };
     StoredDimension: {
       id: number;

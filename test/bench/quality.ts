@@ -24,6 +24,7 @@ import { ensureDefaultMappers, MAPPERS_DIR } from '../../build/mapper/defaults';
 import { ensureLanguageData, languageFile } from '../../build/lang-data';
 import { loadKernels, loadModelFile } from '../../build/load-model';
 import { ROOT } from '../../build/wrangler';
+import { runTopicBench } from './quality-topics';
 import { writeArtifact } from '../../core/artifact';
 import { EmbeddingModel } from '../../core/model';
 import { quantizeRows } from '../../core/quantize';
@@ -612,7 +613,15 @@ export async function run(): Promise<Record<string, number | string>> {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
+  // Sentiment first, then the DBpedia topic classification (test/bench/quality-topics.ts); one JSON line for both.
   run()
+    .then(async (f) => {
+      console.log('\n[bench] topics: DBpedia-14 dev, arg-max dimension');
+      const topics = await runTopicBench();
+      const out: Record<string, unknown> = { ...f };
+      for (const [k, v] of Object.entries(topics.figures)) out[`topics_${k}`] = v;
+      return out;
+    })
     .then((f) => console.log(JSON.stringify(f)))
     .catch((err) => {
       console.error(err);
