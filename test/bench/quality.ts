@@ -619,7 +619,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(im
       console.log('\n[bench] topics: DBpedia-14 dev, arg-max dimension');
       const topics = await runTopicBench();
       const out: Record<string, unknown> = { ...f };
-      for (const [k, v] of Object.entries(topics.figures)) out[k.startsWith("topics_") ? k : `topics_${k}`] = v;
+      for (const [k, v] of Object.entries(topics.figures)) out[k.startsWith('topics_') ? k : `topics_${k}`] = v;
       return out;
     })
     .then((f) => console.log(JSON.stringify(f)))
