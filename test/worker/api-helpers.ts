@@ -1,5 +1,5 @@
 /** Shared helpers of the API tests (not a test file): synthetic models, mapper bundles, tokens, calls. */
-import { env, SELF } from 'cloudflare:test';
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from 'cloudflare:test';
 import { SignJWT } from 'jose';
 import { expect } from 'vitest';
 import { writeArtifact, parseArtifact } from '../../core/artifact';
@@ -10,6 +10,7 @@ import { quantizeQuery } from '../../core/kernels';
 import { parseLanguageData, tokenize, type LanguageData } from '../../core/tokenizer';
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 import { invalidateCatalog } from '../../worker/catalog';
+import worker from '../../worker/index';
 
 export const WS = 'ws_demo';
 
@@ -223,4 +224,30 @@ export function qcos(m: SyntheticModel, row: number, query: ArrayLike<number>): 
   let s = 0;
   for (let d = 0; d < m.dims; d++) s += m.vectors[row][d] * q.values[d];
   return s * q.scale;
+}
+
+/**
+ * One request straight through the Worker's fetch handler with the given bindings (not SELF),
+ * so a test can hand it wrapped or failing bindings. The body is parsed as JSON when it is JSON.
+ */
+export async function fetchWorker(
+  bindings: unknown,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const h: Record<string, string> = { ...headers };
+  if (body !== undefined) h['content-type'] = 'application/json';
+  const exec = createExecutionContext();
+  const res = await worker.fetch(new Request(`http://x${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) }), bindings as never, exec);
+  await waitOnExecutionContext(exec);
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
 }

@@ -5,11 +5,10 @@
  * no quota, leaves no partial rows, and the next request after recovery succeeds.
  * Our own modules are not mocked; only the platform bindings and the outbound network are.
  */
-import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import worker from '../../worker/index';
 import type { Env } from '../../worker/env';
-import { makeModel, uploadEnglish, uploadModel } from './api-helpers';
+import { fetchWorker, makeModel, uploadEnglish, uploadModel } from './api-helpers';
 import { adminToken, createWorkspace, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
 
 const realEnv = env as unknown as Env;
@@ -60,20 +59,8 @@ function faultyDb(real: D1Database, fault: Fault, only: 'all' | 'batch' = 'all')
   });
 }
 
-async function send(bindings: Env, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
-  const h: Record<string, string> = { ...headers };
-  if (body !== undefined) h['content-type'] = 'application/json';
-  const exec = createExecutionContext();
-  const res = await worker.fetch(new Request(`http://x${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) }), bindings as never, exec);
-  await waitOnExecutionContext(exec);
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, body: parsed, headers: res.headers };
+function send(bindings: Env, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  return fetchWorker(bindings, method, path, body, headers);
 }
 
 function expectProblem(r: { status: number; body: any; headers: Headers }, statuses: number[], code?: string): void {

@@ -4,12 +4,11 @@
  * asset paths are 404. Requests go to the Worker's fetch handler directly, so the test sees the
  * same module state (model registry) the handler uses.
  */
-import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import worker from '../../worker/index';
 import { loadingStatus, registrySize } from '../../worker/models';
 import type { Env } from '../../worker/env';
-import { adminToken, makeModel, mintToken, uploadEnglish, uploadMapper, uploadModel } from './api-helpers';
+import { adminToken, fetchWorker, makeModel, mintToken, uploadEnglish, uploadMapper, uploadModel } from './api-helpers';
 
 const MODEL = 'ids-en';
 let token = '';
@@ -24,20 +23,8 @@ beforeAll(async () => {
 
 afterEach(() => vi.restoreAllMocks());
 
-async function send(method: string, path: string, body?: unknown, opts: { token?: string; bindings?: Env } = {}): Promise<{ status: number; body: any; headers: Headers }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${opts.token ?? token}` };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const exec = createExecutionContext();
-  const res = await worker.fetch(new Request(`http://x${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }), (opts.bindings ?? env) as never, exec);
-  await waitOnExecutionContext(exec);
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, body: parsed, headers: res.headers };
+function send(method: string, path: string, body?: unknown, opts: { token?: string; bindings?: Env } = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  return fetchWorker(opts.bindings ?? env, method, path, body, { authorization: `Bearer ${opts.token ?? token}` });
 }
 
 const LONG_IDS = ['m'.repeat(129), 'm'.repeat(1013), 'm'.repeat(1100), `${'a'.repeat(200)}/../x`, 'a b', '-leading', 'ü'.repeat(10)];
