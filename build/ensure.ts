@@ -37,5 +37,7 @@ export async function ensureBuilt(options: EnsureOptions = {}): Promise<R2Artifa
     const run = await step.load();
     artifacts.push(...(await run(options)));
   }
+  // The models' heads (progressive cold start of the offline scorer) from the model artifacts above.
+  artifacts.push(...(await import('./model-heads')).ensureModelHeads(artifacts));
   return artifacts;
 }

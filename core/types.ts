@@ -77,6 +77,7 @@ export interface VectorIndex {
  *   mappers/{modelId}/{bundleKey}.bin  mapper bundle (values for every vocabulary row)
  *   mappers/{modelId}/{bundleKey}.json its MapperBundleInfo as JSON (catalog reads only these)
  *   lang/{language}.bin                tokenizer language data (core/tokenizer)
+ *   model-heads/{modelId}.emb          the model's most frequent rows as an artifact (build/model-heads.ts)
  */
 export const R2_KEYS = {
   model: (id: string) => `models/${id}.emb`,
@@ -84,6 +85,7 @@ export const R2_KEYS = {
   mapper: (modelId: string, key: string) => `mappers/${modelId}/${key}.bin`,
   mapperInfo: (modelId: string, key: string) => `mappers/${modelId}/${key}.json`,
   languageData: (language: string) => `lang/${language}.bin`,
+  modelHead: (id: string) => `model-heads/${id}.emb`,
 } as const;
 
 /**

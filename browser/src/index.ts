@@ -21,9 +21,17 @@ import type {
 } from '../../core/scoring';
 import type { Tokenization } from '../../core/tokenizer';
 import type { OfflineScorerApi } from './worker';
-import type { CachedModelInfo, LoadedModelInfo, LoadModelOptions, OfflineProblem, Progress, ScorerConfig } from './protocol';
+import type { CachedModelInfo, FinalAnswer, LoadedModelInfo, LoadModelOptions, ModelStatus, OfflineProblem, PhaseTiming, Progress, ScorerConfig } from './protocol';
 
-export type { CachedModelInfo, LoadedModelInfo, LoadModelOptions, OfflineProblem, Progress, ScorerConfig };
+export type { CachedModelInfo, FinalAnswer, LoadedModelInfo, LoadModelOptions, ModelStatus, OfflineProblem, PhaseTiming, Progress, ScorerConfig };
+
+/**
+ * Per call, for a scorer created with `progressive: true`: an answer computed from a model's head
+ * that the rest of the model could change is followed by the complete model's answer.
+ */
+export interface ScoreOptions<T> {
+  onFinal?: (final: FinalAnswer<T>) => void;
+}
 export type { TextScoresRequest, TextScoresResponse, WordScoresRequest, WordScoresResponse, Tokenization };
 
 /** A refusal of the offline scorer; `problem` has the API's code/status/translationKey. */
@@ -45,15 +53,20 @@ export interface OfflineScorerOptions extends ScorerConfig {
   worker?: Worker;
 }
 
+type Availabilities = { availabilities: Array<{ word: string; isAvailable: boolean }> };
+type Matrix = { words: string[]; matrix: number[][] };
+
 export interface OfflineScorer {
   loadModel(embeddingModelId: string, options?: LoadModelOptions): Promise<LoadedModelInfo>;
   listCachedModels(): Promise<CachedModelInfo[]>;
   evictModel(embeddingModelId: string): Promise<boolean>;
-  textScores(body: TextScoresRequest): Promise<TextScoresResponse>;
-  wordScores(body: WordScoresRequest): Promise<WordScoresResponse>;
-  autocomplete(body: AutocompleteRequest): Promise<{ suggestions: string[] }>;
-  wordAvailabilities(embeddingModelId: string, body: WordAvailabilitiesRequest): Promise<{ availabilities: Array<{ word: string; isAvailable: boolean }> }>;
-  similarityMatrix(embeddingModelId: string, body: SimilarityMatrixRequest): Promise<{ words: string[]; matrix: number[][] }>;
+  textScores(body: TextScoresRequest, options?: ScoreOptions<TextScoresResponse>): Promise<TextScoresResponse>;
+  wordScores(body: WordScoresRequest, options?: ScoreOptions<WordScoresResponse>): Promise<WordScoresResponse>;
+  autocomplete(body: AutocompleteRequest, options?: ScoreOptions<{ suggestions: string[] }>): Promise<{ suggestions: string[] }>;
+  wordAvailabilities(embeddingModelId: string, body: WordAvailabilitiesRequest, options?: ScoreOptions<Availabilities>): Promise<Availabilities>;
+  similarityMatrix(embeddingModelId: string, body: SimilarityMatrixRequest, options?: ScoreOptions<Matrix>): Promise<Matrix>;
+  /** Models in memory (`partial` while only the head is in) and the timed load phases. */
+  status(): Promise<{ models: ModelStatus[]; phases: PhaseTiming[]; timeOrigin: number }>;
   tokenize(body: { language: string; text: string }): Promise<Tokenization>;
   /** Replace the bearer token (e.g. after a refresh). */
   setToken(token: string | undefined): Promise<void>;
@@ -76,17 +89,19 @@ export function createOfflineScorer(options: OfflineScorerOptions): OfflineScore
   const worker = options.worker ?? new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'offline-scorer' });
   const remote = Comlink.wrap<OfflineScorerApi>(worker);
   const progress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
-  const ready = remote.configure({ baseUrl: new URL(options.baseUrl, globalThis.location?.href).origin, token: options.token });
+  const ready = remote.configure({ baseUrl: new URL(options.baseUrl, globalThis.location?.href).origin, token: options.token, progressive: options.progressive === true });
   const call = <T>(fn: () => Promise<T>): Promise<T> => unwrap(ready.then(fn));
+  const final = <T>(o?: ScoreOptions<T>) => (o?.onFinal ? Comlink.proxy(o.onFinal as (f: FinalAnswer) => void) : undefined);
   return {
     loadModel: (id, opts = {}) => call(() => remote.loadModel(id, opts, progress)),
     listCachedModels: () => call(() => remote.listCachedModels()),
     evictModel: (id) => call(() => remote.evictModel(id)),
-    textScores: (body) => call(() => remote.textScores(body, progress)) as Promise<TextScoresResponse>,
-    wordScores: (body) => call(() => remote.wordScores(body, progress)) as Promise<WordScoresResponse>,
-    autocomplete: (body) => call(() => remote.autocomplete(body, progress)),
-    wordAvailabilities: (id, body) => call(() => remote.wordAvailabilities(id, body, progress)),
-    similarityMatrix: (id, body) => call(() => remote.similarityMatrix(id, body, progress)),
+    textScores: (body, o) => call(() => remote.textScores(body, progress, final(o))) as Promise<TextScoresResponse>,
+    wordScores: (body, o) => call(() => remote.wordScores(body, progress, final(o))) as Promise<WordScoresResponse>,
+    autocomplete: (body, o) => call(() => remote.autocomplete(body, progress, final(o))),
+    wordAvailabilities: (id, body, o) => call(() => remote.wordAvailabilities(id, body, progress, final(o))),
+    similarityMatrix: (id, body, o) => call(() => remote.similarityMatrix(id, body, progress, final(o))),
+    status: () => call(() => remote.status()),
     tokenize: (body) => call(() => remote.tokenize(body, progress)) as Promise<Tokenization>,
     setToken: (token) => call(() => remote.configure({ baseUrl: '', token })),
     kernelsSha256: () => call(() => remote.kernelsSha256()),

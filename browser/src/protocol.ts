@@ -18,7 +18,8 @@ export interface Progress {
   artifact: 'model' | 'language' | 'mapper' | 'dimensions';
   /** Model id, language code, mapper key, or `dimensions`. */
   name: string;
-  phase: 'cache' | 'download' | 'verify' | 'store' | 'ready';
+  /** `partial`: a model's head is in and scores (progressive cold start); `ready` follows once complete. */
+  phase: 'cache' | 'download' | 'verify' | 'store' | 'partial' | 'ready';
   loadedBytes: number;
   /** Content-Length when known, else 0. */
   totalBytes: number;
@@ -30,6 +31,40 @@ export interface ScorerConfig {
   baseUrl: string;
   /** Bearer token (JWT with the workspace claim); needed to download, not to score offline. */
   token?: string;
+  /**
+   * Progressive cold start: a model that is not cached scores as soon as its most frequent
+   * 50,000 rows are in (status `partial`), while the rest downloads in the background. Answers
+   * that the rest could change are followed by the complete model's answer (ScoreOptions.onFinal).
+   * Default false: scoring waits for the complete model.
+   */
+  progressive?: boolean;
+}
+
+/** The complete model's answer to a request answered from a partial model. */
+export interface FinalAnswer<T = unknown> {
+  response: T;
+  /** False when it equals the partial answer. */
+  changed: boolean;
+}
+
+/** One timed load phase, in ms since the Web Worker started. */
+export interface PhaseTiming {
+  name: string;
+  start: number;
+  end: number;
+}
+
+/** What the scorer holds of a model (status()). */
+export interface ModelStatus {
+  id: string;
+  /** `partial`: scoring from the head while the rest downloads; `complete`: the whole model. */
+  state: 'partial' | 'complete';
+  /** Rows in memory (the head's size while partial). */
+  rows: number;
+  vocabularySize: number;
+  fromCache: boolean;
+  /** Set when the background download of the rest failed (the head keeps scoring). */
+  error?: OfflineProblem;
 }
 
 export interface LoadModelOptions {
@@ -54,6 +89,8 @@ export interface LoadedModelInfo {
   /** Whether the service could be reached while loading. */
   online: boolean;
   bytes: number;
+  /** True while only the model's head is in (progressive cold start). */
+  partial?: boolean;
 }
 
 export interface CachedModelInfo {

@@ -12,6 +12,8 @@ import * as Comlink from 'comlink';
 import kernelsBytes from '../../build/generated/kernels.wasm?bytes';
 import { Kernels } from '../../core/kernels';
 import { EmbeddingModel } from '../../core/model';
+import { parseArtifact } from '../../core/artifact';
+import type { VectorIndex } from '../../core/types';
 import { ALIGNED_FEATURE, ENGLISH_COMPANION_ID } from '../../core/projection';
 import { parseMapperBundle, splitMapperVariableId, type MapperBundle } from '../../core/mapper-bundle';
 import { parseLanguageData, tokenize as tokenizeText, type LanguageData } from '../../core/tokenizer';
@@ -31,16 +33,24 @@ import {
 import { requestSchemas } from '../../core/requests';
 import { ApiError, asApiError, problemBody, requireLanguage, validationFailed, type ZodIssues } from '../../core/problem';
 import { cachedArtifact, delMany, fetchArtifact, get, idb, keys, NetworkUnavailable, problem, ProblemError, set, sha256Hex, type ProgressFn } from './cache';
-import type { CachedModelInfo, LoadedModelInfo, LoadModelOptions, OfflineProblem, Progress, ScorerConfig } from './protocol';
+import { MODEL_DATA_KINDS, readStoredModel, storeModel, toStored } from './model-store';
+import { incompleteAccesses, PartialIndex, type HeadManifest } from './progressive';
+import { phase, phasesSince } from './phases';
+import type { CachedModelInfo, FinalAnswer, LoadedModelInfo, LoadModelOptions, ModelStatus, OfflineProblem, PhaseTiming, Progress, ScorerConfig } from './protocol';
 
 /** The Worker's request schemas (core/requests.ts) without their OpenAPI metadata. */
 const { AutocompleteRequestSchema, SimilarityMatrixRequestSchema, TextScoresRequestSchema, TokenizationRequestSchema, WordAvailabilitiesRequestSchema, WordScoresRequestSchema } = requestSchemas();
 
 interface Loaded {
   info: LoadedModelInfo;
-  index: EmbeddingModel;
+  index: VectorIndex;
   stats: BoundedCache<FactorStats>;
   bundles: Map<string, MapperBundle>;
+  /** A head (progressive cold start): resolves with the complete model once it is in. */
+  complete?: Promise<Loaded>;
+  /** Requests running on this head; its matrix is freed when none is left after completion. */
+  inflight?: number;
+  release?: () => void;
 }
 
 let config: ScorerConfig = { baseUrl: self.location.origin };
@@ -48,10 +58,16 @@ let kernels: Kernels | null = null;
 const models = new Map<string, Loaded>();
 const loading = new Map<string, Promise<Loaded>>();
 const languages = new Map<string, Promise<LanguageData>>();
+/** Background downloads of the rest of a model (after its head) that failed. */
+const failures = new Map<string, OfflineProblem>();
 let storedSeeds: Map<number, { words: string[]; name?: string }> | null = null;
 
-function getKernels(): Kernels {
-  return (kernels ??= Kernels.fromModule(new WebAssembly.Module(kernelsBytes)));
+// Compiled off the main path from the worker's first moment (kernels.wasm is inlined).
+const kernelsModule = phase('wasm-compile', () => WebAssembly.compile(kernelsBytes));
+kernelsModule.catch(() => {});
+
+async function getKernels(): Promise<Kernels> {
+  return (kernels ??= Kernels.fromModule(await kernelsModule));
 }
 
 type ZodLike<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ZodIssues } } };
@@ -153,13 +169,23 @@ async function loadStoredSeeds(onProgress?: ProgressFn, revalidate = true): Prom
   }
 }
 
-async function load(id: string, options: LoadModelOptions, onProgress?: ProgressFn): Promise<Loaded> {
+/** `full`: the background load after a head (never a head again). */
+type LoadOptions = LoadModelOptions & { full?: boolean };
+
+async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): Promise<Loaded> {
   const revalidate = options.revalidate !== false;
-  const pointer = await get<CachedModelInfo>(['model', id], idb());
+  const pointer = await phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb()));
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
     onProgress?.({ artifact: 'model', name: id, phase, loadedBytes: loaded, totalBytes: total, fromCache });
-  // The cached bytes are read from IndexedDB while the service is asked whether they are current.
-  const cachedBytesP = pointer ? get<ArrayBuffer>(['model-bytes', id, pointer.version], idb()) : Promise.resolve(undefined);
+  // Progressive cold start: nothing cached, so score from the head while the rest downloads.
+  if (!pointer && config.progressive && !options.full) {
+    const head = await loadHead(id, onProgress);
+    if (head) return head;
+  }
+  // The cached model (parsed typed arrays, verified when downloaded: model-store.ts) is read from
+  // IndexedDB while the service is asked whether it is current.
+  const cachedP = pointer ? phase('idb-model', () => readStoredModel(id, pointer.version, pointer.sha256)) : Promise.resolve(undefined);
+  cachedP.catch(() => {});
   const modelPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}`;
 
   let online = false;
@@ -173,8 +199,10 @@ async function load(id: string, options: LoadModelOptions, onProgress?: Progress
       if (err instanceof NetworkUnavailable || (pointer && !notFound)) return null;
       throw err;
     };
-    const catalogP = fetchCatalogEntry(id);
-    const fetchP = fetchArtifact(config.baseUrl, config.token, modelPath, pointer?.etag, (phase, l, t) => report(phase, l, t, false)).catch(fallback);
+    const catalogP = phase('catalog', () => fetchCatalogEntry(id));
+    const fetchP = phase(pointer ? 'revalidate-model' : 'download-model', () =>
+      fetchArtifact(config.baseUrl, config.token, modelPath, pointer?.etag, (phase, l, t) => report(phase, l, t, false)),
+    ).catch(fallback);
     catalog = await catalogP.catch(async (err: unknown) => {
       await fetchP.catch(() => null);
       return fallback(err);
@@ -182,22 +210,23 @@ async function load(id: string, options: LoadModelOptions, onProgress?: Progress
     fetched = await fetchP;
     online = catalog !== null && fetched !== null;
   }
-  let cachedBytes = await cachedBytesP;
-  if (online && fetched!.status === 304 && !cachedBytes) {
-    // The pointer survived but its bytes did not: download again.
+  let cached = await cachedP.catch(() => undefined);
+  if (online && fetched!.status === 304 && !cached) {
+    // The pointer survived but its data did not: download again.
     fetched = await fetchArtifact(config.baseUrl, config.token, modelPath, undefined, (phase, l, t) => report(phase, l, t, false));
   }
-  if (!online && !(pointer && cachedBytes)) {
+  if (!online && !(pointer && cached)) {
     throw problem(503, 'OFFLINE_NOT_CACHED', `Embedding model '${id}' is not cached and the service cannot be reached`);
   }
 
   const catalogBundles = catalog ? catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })) : null;
-  let bytes: ArrayBuffer;
   let fromCache = false;
   let info: CachedModelInfo;
   let fresh = false;
   if (online && fetched!.status === 200) {
-    bytes = fetched!.bytes!;
+    // Verified once here (SHA-256 in fetchArtifact, section checksums in parseArtifact), then cached parsed.
+    const parsed = phase('parse-verify', () => parseArtifact(fetched!.bytes!));
+    cached = toStored(parsed, fetched!.sha256);
     fresh = true;
     info = {
       id,
@@ -206,50 +235,48 @@ async function load(id: string, options: LoadModelOptions, onProgress?: Progress
       sha256: fetched!.sha256,
       etag: fetched!.etag,
       language: catalog!.language,
-      bytes: bytes.byteLength,
+      bytes: parsed.byteLength,
       cachedAt: new Date().toISOString(),
       mapperBundles: catalogBundles!,
     };
   } else {
-    bytes = cachedBytes!;
     fromCache = true;
     info = { ...pointer!, mapperBundles: catalogBundles ?? pointer!.mapperBundles };
-    report('cache', bytes.byteLength, bytes.byteLength, true);
+    report('cache', cached!.byteLength, cached!.byteLength, true);
   }
-  // Drop the reference so the cached 40 MB copy can be collected while the model is parsed.
-  // eslint-disable-next-line no-useless-assignment
-  cachedBytes = undefined;
+  const stored = cached!;
+  cached = undefined;
+  fetched = null;
 
-  // Small artifacts (language data, mapper bundles, stored seeds) load while the model is parsed.
+  // Small artifacts (language data, mapper bundles, stored seeds) load while the model is built.
   const revalidateSmall = online && revalidate;
   const language = info.language || pointer?.language || '';
   const smallP = Promise.all([
-    fetchBundles(info, onProgress, revalidateSmall),
-    language ? loadLanguage(language, onProgress, revalidateSmall).catch(() => null) : Promise.resolve(null),
-    loadStoredSeeds(onProgress, revalidateSmall),
+    phase('mapper-bundles', () => fetchBundles(info, onProgress, revalidateSmall)),
+    language ? phase('language-data', () => loadLanguage(language, onProgress, revalidateSmall)).catch(() => null) : Promise.resolve(null),
+    phase('stored-seeds', () => loadStoredSeeds(onProgress, revalidateSmall)),
   ]);
   smallP.catch(() => {});
 
-  // The same artifact already in memory (WASM memory is never released): reuse it.
+  // The same artifact already in memory (a complete model): reuse it.
   const current = models.get(id);
-  const same = !!current && !!info.checksum && current.info.checksum === info.checksum && current.info.version === info.version;
-  const index = same ? current!.index : EmbeddingModel.fromArrayBuffer(bytes, getKernels());
+  const same = !!current && !current.complete && !!info.checksum && current.info.checksum === info.checksum && current.info.version === info.version;
+  const k = await getKernels();
+  const index = same ? (current!.index as EmbeddingModel) : phase('build-model', () => EmbeddingModel.fromParsed(stored, k));
   if (!info.checksum) info.checksum = index.manifest.checksum;
   info.language = index.manifest.language;
+  info.bytes = stored.byteLength;
 
   if (fresh) {
-    report('store', bytes.byteLength, bytes.byteLength, false);
+    report('store', stored.byteLength, stored.byteLength, false);
     if (pointer && pointer.version !== info.version) await dropVersion(pointer);
-    await set(['model-bytes', id, info.version], bytes, idb());
+    await phase('idb-store', () => storeModel(id, info.version, stored));
   }
   const [bundleBytes] = await smallP;
   if (info.language !== language) await loadLanguage(info.language, onProgress, revalidateSmall).catch(() => null);
-  const bundles = new Map<string, MapperBundle>();
-  for (const [key, buf] of bundleBytes) {
-    bundles.set(key, parseMapperBundle(buf, { id: info.id, vocabularySize: index.size, checksum: index.manifest.checksum }));
-  }
+  const bundles = phase('parse-bundles', () => parseBundles(bundleBytes, info.id, index.size, index.manifest.checksum));
   await set(['model', id], info, idb());
-  report('ready', bytes.byteLength, bytes.byteLength, fromCache);
+  report('ready', stored.byteLength, stored.byteLength, fromCache);
   const loaded: Loaded = {
     info: {
       id,
@@ -261,7 +288,7 @@ async function load(id: string, options: LoadModelOptions, onProgress?: Progress
       mapperBundles: info.mapperBundles,
       fromCache,
       online,
-      bytes: bytes.byteLength,
+      bytes: stored.byteLength,
     },
     index,
     stats: same ? current!.stats : new BoundedCache<FactorStats>(256),
@@ -271,14 +298,121 @@ async function load(id: string, options: LoadModelOptions, onProgress?: Progress
   return loaded;
 }
 
+function parseBundles(bundleBytes: Array<[string, ArrayBuffer]>, id: string, vocabularySize: number, checksum: string): Map<string, MapperBundle> {
+  const bundles = new Map<string, MapperBundle>();
+  for (const [key, buf] of bundleBytes) bundles.set(key, parseMapperBundle(buf, { id, vocabularySize, checksum }));
+  return bundles;
+}
+
+/**
+ * Progressive cold start (progressive.ts): the head artifact, verified like every download, as a
+ * PartialIndex with the full model's identity; the full artifact follows in the background
+ * (a plain load, which replaces this entry in `models`). Null when the model has no head or the
+ * service cannot be reached (the caller then loads the usual way).
+ */
+async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | null> {
+  const headPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}/head`;
+  const report = (phase: Progress['phase'], loaded: number, total: number): void =>
+    onProgress?.({ artifact: 'model', name: `${id}#head`, phase, loadedBytes: loaded, totalBytes: total, fromCache: false });
+  const catalogP = phase('catalog', () => fetchCatalogEntry(id));
+  const headP = phase('download-head', () => fetchArtifact(config.baseUrl, config.token, headPath, undefined, report)).catch((err: unknown) => {
+    if (err instanceof NetworkUnavailable || (err instanceof ProblemError && err.problem.status === 404)) return null;
+    throw err;
+  });
+  const catalog = await catalogP.catch(async (err: unknown) => {
+    await headP.catch(() => null);
+    throw err;
+  });
+  if (!catalog) {
+    await headP.catch(() => null);
+    return null;
+  }
+  const info: CachedModelInfo = {
+    id,
+    version: catalog.version,
+    checksum: '',
+    sha256: '',
+    etag: '',
+    language: catalog.language,
+    bytes: 0,
+    cachedAt: new Date().toISOString(),
+    mapperBundles: catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })),
+  };
+  // Language data, mapper bundles and stored seeds download (and are cached) beside the head.
+  const smallP = Promise.all([
+    phase('mapper-bundles', () => fetchBundles(info, onProgress, true)),
+    phase('language-data', () => loadLanguage(catalog.language, onProgress, true)).catch(() => null),
+    phase('stored-seeds', () => loadStoredSeeds(onProgress, true)),
+  ]);
+  smallP.catch(() => {});
+  const head = await headP;
+  if (!head || head.status !== 200) {
+    await smallP.catch(() => null);
+    return null;
+  }
+  const parsed = phase('parse-verify-head', () => parseArtifact(head.bytes!));
+  const full = (parsed.manifest as HeadManifest).partialOf;
+  // A head of another version than the catalog's (replaced meanwhile): load the usual way.
+  if (!full || full.id !== id || full.version !== catalog.version) {
+    await smallP.catch(() => null);
+    return null;
+  }
+  const k = await getKernels();
+  const headModel = phase('build-head', () => EmbeddingModel.fromParsed(parsed, k));
+  const index = new PartialIndex(headModel, full);
+  const [bundleBytes] = await smallP;
+  const bundles = phase('parse-bundles', () => parseBundles(bundleBytes, id, full.vocabularySize, full.checksum));
+  report('partial', head.bytes!.byteLength, head.bytes!.byteLength);
+  const loaded: Loaded = {
+    info: {
+      id,
+      version: full.version ?? catalog.version,
+      checksum: full.checksum,
+      language: full.language,
+      vocabularySize: full.vocabularySize,
+      dimensions: index.dims,
+      mapperBundles: info.mapperBundles,
+      fromCache: false,
+      online: true,
+      bytes: head.bytes!.byteLength,
+      partial: true,
+    },
+    index,
+    stats: new BoundedCache<FactorStats>(256),
+    bundles,
+    inflight: 0,
+  };
+  let completed = false;
+  loaded.release = () => {
+    if (completed && loaded.inflight === 0 && loaded.release) {
+      loaded.release = undefined;
+      headModel.release();
+    }
+  };
+  loaded.complete = phase('complete-in-background', () => load(id, { full: true }, onProgress)).then(
+    (m) => {
+      completed = true;
+      loaded.release?.();
+      return m;
+    },
+    (err: unknown) => {
+      failures.set(id, toProblem(err));
+      throw err;
+    },
+  );
+  loaded.complete.catch(() => {});
+  models.set(id, loaded);
+  return loaded;
+}
+
 /**
  * The English companion of an aligned model when the request has dimensions (seeds the model
  * lacks are looked up there, as on the Worker: worker/companion.ts); null when it cannot be loaded.
  */
-async function companionFor(m: Loaded, dimensions: readonly unknown[] | undefined, onProgress?: ProgressFn): Promise<EmbeddingModel | null> {
+async function companionFor(m: Loaded, dimensions: readonly unknown[] | undefined, onProgress?: ProgressFn, use: Use = (x) => x): Promise<VectorIndex | null> {
   if (!dimensions?.length || m.info.id === ENGLISH_COMPANION_ID || !m.index.manifest.features?.includes(ALIGNED_FEATURE)) return null;
   try {
-    return (await modelFor(ENGLISH_COMPANION_ID, onProgress)).index;
+    return use(await modelFor(ENGLISH_COMPANION_ID, onProgress)).index;
   } catch {
     return null;
   }
@@ -309,7 +443,7 @@ async function fetchBundles(info: CachedModelInfo, onProgress: ProgressFn | unde
 
 async function dropVersion(p: CachedModelInfo): Promise<void> {
   const all = await keys(idb());
-  const stale = all.filter((k) => Array.isArray(k) && (k[0] === 'model-bytes' || k[0] === 'mapper') && k[1] === p.id && k[2] === p.version);
+  const stale = all.filter((k) => Array.isArray(k) && MODEL_DATA_KINDS.has(k[0]) && k[1] === p.id && k[2] === p.version);
   await delMany(stale, idb());
 }
 
@@ -319,7 +453,10 @@ async function modelFor(id: string, onProgress?: ProgressFn): Promise<Loaded> {
   return loadModelInternal(id, {}, onProgress);
 }
 
-function loadModelInternal(id: string, options: LoadModelOptions, onProgress?: ProgressFn): Promise<Loaded> {
+function loadModelInternal(id: string, options: LoadOptions, onProgress?: ProgressFn): Promise<Loaded> {
+  // A head scoring while the rest downloads: that download is the load in progress.
+  const partial = models.get(id);
+  if (partial?.complete) return Promise.resolve(partial);
   let p = loading.get(id);
   if (!p) {
     p = load(id, options, onProgress).finally(() => loading.delete(id));
@@ -352,6 +489,47 @@ function seedsFor(): StoredDimensionSeeds {
   return storedSeeds ?? new Map();
 }
 
+/** Marks a model as used by the running request (see answer). */
+type Use = (m: Loaded) => Loaded;
+
+/**
+ * Runs a scoring computation. When it ran on a head (progressive.ts) and looked past it, its
+ * answer is partial: the complete model's answer follows through onFinal once the rest is in.
+ * A computation that failed on a head after looking past it waits for the complete model and
+ * answers from it. Everything else (no head involved, or only head rows read) is final as is.
+ */
+async function answer<T>(compute: (use: Use) => Promise<T>, onFinal?: (f: FinalAnswer<T>) => unknown): Promise<T> {
+  const used: Loaded[] = [];
+  const use: Use = (m) => {
+    if (m.complete) {
+      m.inflight = (m.inflight ?? 0) + 1;
+      used.push(m);
+    }
+    return m;
+  };
+  const before = incompleteAccesses();
+  const complete = (): Promise<unknown> => Promise.all(used.map((m) => m.complete));
+  let result: T;
+  try {
+    result = await compute(use);
+  } catch (err) {
+    if (used.length === 0 || incompleteAccesses() === before) throw err;
+    await complete();
+    return compute((m) => m);
+  } finally {
+    for (const m of used) {
+      m.inflight = (m.inflight ?? 1) - 1;
+      m.release?.();
+    }
+  }
+  if (used.length === 0 || incompleteAccesses() === before) return result;
+  complete()
+    .then(() => compute((m) => m))
+    .then((response) => onFinal?.({ response, changed: JSON.stringify(response) !== JSON.stringify(result) }))
+    .catch(() => {});
+  return result;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The exposed API (mirrors the scoring endpoints: same request and response shapes)
 // ---------------------------------------------------------------------------------------------
@@ -381,60 +559,78 @@ const api = {
   evictModel(id: string): Promise<boolean> {
     return guarded(async () => {
       const all = await keys(idb());
-      const mine = all.filter((k) => Array.isArray(k) && (k[0] === 'model' || k[0] === 'model-bytes' || k[0] === 'mapper') && k[1] === id);
+      const mine = all.filter((k) => Array.isArray(k) && (k[0] === 'model' || MODEL_DATA_KINDS.has(k[0])) && k[1] === id);
       await delMany(mine, idb());
       models.delete(id);
       return mine.length > 0;
     });
   },
 
-  textScores(body: unknown, onProgress?: ProgressFn) {
+  textScores(body: unknown, onProgress?: ProgressFn, onFinal?: (f: FinalAnswer) => unknown) {
     return guarded(async () => {
       const req = validate(TextScoresRequestSchema, body);
-      const m = await modelFor(req.embeddingModelId, onProgress);
-      const lang = await languageFor(m.info.language, onProgress);
-      const tokenize = (text: string): TokenLike[] => tokenizeText(text, lang, { synonyms: false }).tokens;
-      const mappers = resolveMappers(m, req.mapperKeys);
-      const companion = await companionFor(m, req.dimensions, onProgress);
-      const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats, lexicon: languageLexicon(lang), companion, composition: lang.meta.composition });
-      return asJson(response);
+      return answer(async (use) => {
+        const m = use(await modelFor(req.embeddingModelId, onProgress));
+        const lang = await languageFor(m.info.language, onProgress);
+        const tokenize = (text: string): TokenLike[] => tokenizeText(text, lang, { synonyms: false }).tokens;
+        const mappers = resolveMappers(m, req.mapperKeys);
+        const companion = await companionFor(m, req.dimensions, onProgress, use);
+        const { response } = scoreTexts(req, { index: m.index, tokenize, mappers, storedDimensions: seedsFor(), stats: m.stats, lexicon: languageLexicon(lang), companion, composition: lang.meta.composition });
+        return asJson(response);
+      }, onFinal);
     });
   },
 
-  wordScores(body: unknown, onProgress?: ProgressFn) {
+  wordScores(body: unknown, onProgress?: ProgressFn, onFinal?: (f: FinalAnswer) => unknown) {
     return guarded(async () => {
       const req = validate(WordScoresRequestSchema, body);
-      const m = await modelFor(req.embeddingModelId, onProgress);
-      const mappers = resolveMappers(m, req.mapperKeys);
-      // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
-      const lexicon = req.dimensions?.some((d) => d.expand) ? languageLexicon(await languageFor(m.info.language, onProgress)) : undefined;
-      const companion = await companionFor(m, req.dimensions, onProgress);
-      return asJson(scoreWords(req, { index: m.index, mappers, storedDimensions: seedsFor(), lexicon, companion }));
+      return answer(async (use) => {
+        const m = use(await modelFor(req.embeddingModelId, onProgress));
+        const mappers = resolveMappers(m, req.mapperKeys);
+        // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
+        const lexicon = req.dimensions?.some((d) => d.expand) ? languageLexicon(await languageFor(m.info.language, onProgress)) : undefined;
+        const companion = await companionFor(m, req.dimensions, onProgress, use);
+        return asJson(scoreWords(req, { index: m.index, mappers, storedDimensions: seedsFor(), lexicon, companion }));
+      }, onFinal);
     });
   },
 
-  autocomplete(body: unknown, onProgress?: ProgressFn) {
+  autocomplete(body: unknown, onProgress?: ProgressFn, onFinal?: (f: FinalAnswer) => unknown) {
     return guarded(async () => {
       const req = validate(AutocompleteRequestSchema, body);
-      const m = await modelFor(req.embeddingModelId, onProgress);
-      return asJson(autocompleteCore(m.index, req));
+      return answer(async (use) => asJson(autocompleteCore(use(await modelFor(req.embeddingModelId, onProgress)).index, req)), onFinal);
     });
   },
 
-  wordAvailabilities(embeddingModelId: string, body: unknown, onProgress?: ProgressFn) {
+  wordAvailabilities(embeddingModelId: string, body: unknown, onProgress?: ProgressFn, onFinal?: (f: FinalAnswer) => unknown) {
     return guarded(async () => {
       const req = validate(WordAvailabilitiesRequestSchema, body);
-      const m = await modelFor(embeddingModelId, onProgress);
-      return asJson(wordAvailabilitiesCore(m.index, req));
+      return answer(async (use) => asJson(wordAvailabilitiesCore(use(await modelFor(embeddingModelId, onProgress)).index, req)), onFinal);
     });
   },
 
-  similarityMatrix(embeddingModelId: string, body: unknown, onProgress?: ProgressFn) {
+  similarityMatrix(embeddingModelId: string, body: unknown, onProgress?: ProgressFn, onFinal?: (f: FinalAnswer) => unknown) {
     return guarded(async () => {
       const req = validate(SimilarityMatrixRequestSchema, body);
-      const m = await modelFor(embeddingModelId, onProgress);
-      return asJson(similarityMatrixCore(m.index, req));
+      return answer(async (use) => asJson(similarityMatrixCore(use(await modelFor(embeddingModelId, onProgress)).index, req)), onFinal);
     });
+  },
+
+  /** The models in memory (partial or complete) and the timed load phases (ms since the worker started). */
+  status(): { models: ModelStatus[]; phases: PhaseTiming[]; timeOrigin: number } {
+    const out: ModelStatus[] = [];
+    for (const m of models.values()) {
+      const failed = failures.get(m.info.id);
+      out.push({
+        id: m.info.id,
+        state: m.complete ? 'partial' : 'complete',
+        rows: m.index instanceof PartialIndex ? m.index.rows : m.index.size,
+        vocabularySize: m.index.size,
+        fromCache: m.info.fromCache,
+        ...(failed && m.complete ? { error: failed } : {}),
+      });
+    }
+    return { models: out, phases: phasesSince(0), timeOrigin: performance.timeOrigin };
   },
 
   tokenize(body: { language: string; text: string }, onProgress?: ProgressFn) {

@@ -106,6 +106,24 @@ describe('GET /api/v1/artifacts/models/{id}', () => {
   });
 });
 
+describe('GET /api/v1/artifacts/models/{id}/head', () => {
+  it('serves the head object with its checksum and the full model version headers; 404 without a head', async () => {
+    expectProblem(await call('GET', '/api/v1/artifacts/models/art-model/head'), 404, 'NOT_FOUND');
+    const bytes = new Uint8Array(4096).map((_, i) => (i * 31) & 0xff);
+    await env.ARTIFACTS.put('model-heads/art-model.emb', bytes);
+    const res = await get('/api/v1/artifacts/models/art-model/head');
+    expect(res.status).toBe(200);
+    expectSameBytes(await res.arrayBuffer(), bytes);
+    expect(res.headers.get('x-content-sha256')).toBe(await sha256(bytes));
+    expect(res.headers.get('x-model-version')).toBe(model.manifest.version);
+    expect(res.headers.get('x-model-checksum')).toBe(model.manifest.checksum);
+    const again = await get('/api/v1/artifacts/models/art-model/head', { 'if-none-match': res.headers.get('etag')! });
+    expect(again.status).toBe(304);
+    expectProblem(await call('GET', '/api/v1/artifacts/models/nope/head'), 404, 'EMBEDDING_MODEL_NOT_FOUND');
+    await env.ARTIFACTS.delete('model-heads/art-model.emb');
+  });
+});
+
 describe('language data and mapper bundles', () => {
   it('serves lang/en.bin with its checksum; unsupported language 422, missing data 404', async () => {
     const res = await get('/api/v1/artifacts/languages/en');

@@ -59,6 +59,18 @@ const modelRoute = createRoute({
   responses: { ...binaryResponses('The model artifact'), ...errorResponses(401, 404, 422) },
 });
 
+const modelHeadRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/artifacts/models/{id}/head',
+  tags: ['Artifacts'],
+  summary: "Download the head of an embedding-model artifact: its most frequent rows (the offline scorer's progressive cold start)",
+  description:
+    "A standalone artifact of the model's most frequent 50,000 rows (build/model-heads.ts): the same words, int8 rows and scales as the full artifact, whose manifest it carries as `partialOf`. X-Model-Version and X-Model-Checksum are the full model's. 404 when the model has no head (download the full artifact).",
+  security,
+  request: { params: z.object({ id: segment('id', 'en-glove-6b-100d') }), headers: ifNoneMatch },
+  responses: { ...binaryResponses('The head artifact'), ...errorResponses(401, 404, 422) },
+});
+
 const languageRoute = createRoute({
   method: 'get',
   path: '/api/v1/artifacts/languages/{language}',
@@ -164,6 +176,16 @@ export function registerArtifacts(app: OpenAPIHono<AppEnv>): void {
     if (manifest.version) extra['X-Model-Version'] = manifest.version;
     if (manifest.checksum) extra['X-Model-Checksum'] = manifest.checksum;
     return serveObject(c, R2_KEYS.model(id), notFound, extra) as never;
+  });
+
+  app.openapi(modelHeadRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const manifest = await getManifest(c.env, id);
+    if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+    const extra: Record<string, string> = {};
+    if (manifest.version) extra['X-Model-Version'] = manifest.version;
+    if (manifest.checksum) extra['X-Model-Checksum'] = manifest.checksum;
+    return serveObject(c, R2_KEYS.modelHead(id), () => new ApiError('NOT_FOUND', `Embedding model '${id}' has no head artifact`), extra) as never;
   });
 
   app.openapi(languageRoute, async (c) => {

@@ -1,0 +1,58 @@
+/**
+ * The cached form of a model artifact: its sections as ready-to-use typed arrays (views into the
+ * downloaded buffer, which structured clone stores once) plus the SHA-256 verified at download.
+ *
+ * A download is verified twice, once: its SHA-256 against X-Content-SHA256 (cache.ts) and its
+ * section checksums while it is parsed (core/artifact.ts parseArtifact). What goes into IndexedDB
+ * is the parse result, so a later load is one IndexedDB read and EmbeddingModel.fromParsed:
+ * no re-hash of 40 MB, no re-parse. IndexedDB's own storage is trusted like the browser's
+ * memory; `evictModel` and a new version replace the entry.
+ *
+ * Key: ['model-parts', id, version] -> StoredModel. Caches of earlier releases kept the raw bytes
+ * under ['model-bytes', id, version]: such an entry is parsed (and verified) once, stored in the
+ * new form and dropped.
+ */
+import { parseArtifact, type ParsedArtifact } from '../../core/artifact';
+import { del, get, idb, set } from './cache';
+
+export const STORED_MODEL_FORMAT = 1;
+
+export interface StoredModel extends ParsedArtifact {
+  format: typeof STORED_MODEL_FORMAT;
+  /** Hex SHA-256 of the artifact, verified when it was downloaded. */
+  sha256: string;
+}
+
+export const partsKey = (id: string, version: string): IDBValidKey => ['model-parts', id, version];
+const legacyKey = (id: string, version: string): IDBValidKey => ['model-bytes', id, version];
+
+/** The stored form of a verified, parsed artifact. */
+export function toStored(parsed: ParsedArtifact, sha256: string): StoredModel {
+  return { ...parsed, format: STORED_MODEL_FORMAT, sha256 };
+}
+
+export function storeModel(id: string, version: string, model: StoredModel): Promise<void> {
+  return set(partsKey(id, version), model, idb());
+}
+
+/** The cached model of this version, or undefined (a legacy raw copy is converted on the way). */
+export async function readStoredModel(id: string, version: string, sha256: string): Promise<StoredModel | undefined> {
+  const stored = await get<StoredModel>(partsKey(id, version), idb());
+  if (stored && stored.format === STORED_MODEL_FORMAT && stored.rows instanceof Int8Array) return stored;
+  const legacy = await get<ArrayBuffer>(legacyKey(id, version), idb());
+  if (!legacy) return undefined;
+  let parsed: ParsedArtifact;
+  try {
+    parsed = parseArtifact(legacy);
+  } catch {
+    await del(legacyKey(id, version), idb());
+    return undefined;
+  }
+  const converted = toStored(parsed, sha256);
+  await storeModel(id, version, converted);
+  await del(legacyKey(id, version), idb());
+  return converted;
+}
+
+/** IndexedDB key kinds holding a model's data (eviction and version replacement drop them). */
+export const MODEL_DATA_KINDS: ReadonlySet<unknown> = new Set(['model-parts', 'model-bytes', 'mapper']);

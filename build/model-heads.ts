@@ -1,0 +1,72 @@
+/**
+ * The head of each model artifact, for the offline scorer's progressive cold start
+ * (docs/offline-browser.md): a complete, standalone artifact (core/artifact.ts) of the model's
+ * most frequent HEAD_ROWS rows (rows are in frequency order, so the head is rows [0, HEAD_ROWS)),
+ * byte for byte the same words, int8 rows, scales and flags as the full artifact, with its own
+ * sorted/folded indexes and the antonym pairs inside the head. Its manifest carries the full
+ * model's manifest as `partialOf` (a ModelManifest): the browser scores with the full
+ * model's identity (vocabulary size for the rank factors, checksum for the mapper bundles).
+ *
+ * R2 key `model-heads/{id}.emb` (outside `models/`, which the catalog lists), served by
+ * GET /api/v1/artifacts/models/{id}/head. Rebuilt when the full artifact changes.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { decodeWord, parseArtifact, writeArtifact } from '../core/artifact';
+import { R2_KEYS, type ModelManifest } from '../core/types';
+import type { R2Artifact } from './ensure';
+import { stampMatches, writeAtomic, writeStamp } from './stamp';
+import { GENERATED } from './wrangler';
+
+/** Rows of the head: the most frequent words, enough for nearly every token of running text. */
+export const HEAD_ROWS = 50_000;
+export const HEAD_VERSION = 1;
+
+const HEAD_DIR = path.join(GENERATED, 'model-heads');
+
+/** The head artifact of a full artifact (rows [0, min(rows, n))). */
+export function buildHead(full: Uint8Array, rows = HEAD_ROWS): Uint8Array {
+  const p = parseArtifact(full);
+  const k = Math.min(rows, p.size);
+  const words: string[] = new Array(k);
+  for (let r = 0; r < k; r++) words[r] = decodeWord(p.vocab, p.wordOffsets, r);
+  const antonyms: Array<[number, number]> = [];
+  for (let i = 0; i + 1 < p.antonyms.length; i += 2) {
+    if (p.antonyms[i]! < k && p.antonyms[i + 1]! < k) antonyms.push([p.antonyms[i]!, p.antonyms[i + 1]!]);
+  }
+  const { dimensions: _d, vocabularySize: _v, quantization: _q, formatVersion: _f, checksum: _c, ...rest } = p.manifest;
+  const manifest = { ...rest, partialOf: p.manifest } as ModelManifest;
+  return writeArtifact({
+    manifest,
+    words,
+    rows: p.rows.slice(0, k * p.dims),
+    scales: p.scales.slice(0, k),
+    dims: p.dims,
+    flags: p.flags.slice(0, k),
+    antonyms,
+  });
+}
+
+/** Ensure step: a head for every model artifact produced by the earlier steps. */
+export function ensureModelHeads(earlier: readonly R2Artifact[]): R2Artifact[] {
+  const out: R2Artifact[] = [];
+  for (const a of earlier) {
+    const m = /^models\/(.+)\.emb$/.exec(a.key);
+    if (!m || !fs.existsSync(a.file)) continue;
+    const id = m[1]!;
+    const file = path.join(HEAD_DIR, `${id}.emb`);
+    const stampFile = path.join(HEAD_DIR, `${id}.stamp.json`);
+    const stat = fs.statSync(a.file);
+    // The full artifact is rewritten atomically when rebuilt: size + mtime identify it.
+    const quick = { version: HEAD_VERSION, rows: HEAD_ROWS, size: stat.size, mtimeMs: stat.mtimeMs };
+    if (!(fs.existsSync(file) && stampMatches(stampFile, quick))) {
+      fs.mkdirSync(HEAD_DIR, { recursive: true });
+      const head = buildHead(new Uint8Array(fs.readFileSync(a.file)));
+      writeAtomic(file, head);
+      writeStamp(stampFile, quick);
+      console.error(`[build] model head ${id}: ${HEAD_ROWS} rows, ${(head.byteLength / 1e6).toFixed(1)} MB`);
+    }
+    out.push({ key: R2_KEYS.modelHead(id), file, contentType: 'application/octet-stream' });
+  }
+  return out;
+}
