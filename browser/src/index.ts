@@ -89,7 +89,7 @@ export function createOfflineScorer(options: OfflineScorerOptions): OfflineScore
   const worker = options.worker ?? new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'offline-scorer' });
   const remote = Comlink.wrap<OfflineScorerApi>(worker);
   const progress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
-  const ready = remote.configure({ baseUrl: new URL(options.baseUrl, globalThis.location?.href).origin, token: options.token, progressive: options.progressive === true });
+  const ready = remote.configure({ baseUrl: new URL(options.baseUrl, globalThis.location?.href).origin, token: options.token, progressive: options.progressive === true, rawModelCache: options.rawModelCache === true });
   const call = <T>(fn: () => Promise<T>): Promise<T> => unwrap(ready.then(fn));
   const final = <T>(o?: ScoreOptions<T>) => (o?.onFinal ? Comlink.proxy(o.onFinal as (f: FinalAnswer) => void) : undefined);
   return {

@@ -31,12 +31,21 @@ export function toStored(parsed: ParsedArtifact, sha256: string): StoredModel {
   return { ...parsed, format: STORED_MODEL_FORMAT, sha256 };
 }
 
-export function storeModel(id: string, version: string, model: StoredModel): Promise<void> {
+/**
+ * `raw`: the cache of earlier releases (the raw artifact, parsed and verified on every load),
+ * kept as the baseline of `npm run bench:browser` (ScorerConfig `rawModelCache`).
+ */
+export function storeModel(id: string, version: string, model: StoredModel, raw = false): Promise<void> {
+  if (raw) return set(legacyKey(id, version), model.rows.buffer, idb());
   return set(partsKey(id, version), model, idb());
 }
 
 /** The cached model of this version, or undefined (a legacy raw copy is converted on the way). */
-export async function readStoredModel(id: string, version: string, sha256: string): Promise<StoredModel | undefined> {
+export async function readStoredModel(id: string, version: string, sha256: string, raw = false): Promise<StoredModel | undefined> {
+  if (raw) {
+    const bytes = await get<ArrayBuffer>(legacyKey(id, version), idb());
+    return bytes ? toStored(parseArtifact(bytes), sha256) : undefined;
+  }
   const stored = await get<StoredModel>(partsKey(id, version), idb());
   if (stored && stored.format === STORED_MODEL_FORMAT && stored.rows instanceof Int8Array) return stored;
   const legacy = await get<ArrayBuffer>(legacyKey(id, version), idb());

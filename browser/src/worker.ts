@@ -184,7 +184,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   }
   // The cached model (parsed typed arrays, verified when downloaded: model-store.ts) is read from
   // IndexedDB while the service is asked whether it is current.
-  const cachedP = pointer ? phase('idb-model', () => readStoredModel(id, pointer.version, pointer.sha256)) : Promise.resolve(undefined);
+  const cachedP = pointer ? phase('idb-model', () => readStoredModel(id, pointer.version, pointer.sha256, config.rawModelCache)) : Promise.resolve(undefined);
   cachedP.catch(() => {});
   const modelPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}`;
 
@@ -245,8 +245,6 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     report('cache', cached!.byteLength, cached!.byteLength, true);
   }
   const stored = cached!;
-  cached = undefined;
-  fetched = null;
 
   // Small artifacts (language data, mapper bundles, stored seeds) load while the model is built.
   const revalidateSmall = online && revalidate;
@@ -270,7 +268,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   if (fresh) {
     report('store', stored.byteLength, stored.byteLength, false);
     if (pointer && pointer.version !== info.version) await dropVersion(pointer);
-    await phase('idb-store', () => storeModel(id, info.version, stored));
+    await phase('idb-store', () => storeModel(id, info.version, stored, config.rawModelCache));
   }
   const [bundleBytes] = await smallP;
   if (info.language !== language) await loadLanguage(info.language, onProgress, revalidateSmall).catch(() => null);
