@@ -132,6 +132,17 @@ describe('language data and mapper bundles', () => {
     const stored = await (await env.ARTIFACTS.get('lang/en.bin'))!.arrayBuffer();
     expectSameBytes(bytes, stored);
     expect(res.headers.get('x-content-sha256')).toBe(await sha256(stored));
+    // gzip when accepted (the runtime compresses); the digest is the decoded body's.
+    const gz = await get('/api/v1/artifacts/languages/en', { 'accept-encoding': 'gzip' });
+    expect(gz.status).toBe(200);
+    expect(gz.headers.get('content-encoding')).toBe('gzip');
+    expect(gz.headers.get('x-content-sha256')).toBe(await sha256(stored));
+    const raw = new Uint8Array(await gz.arrayBuffer());
+    const decoded = raw[0] === 0x1f && raw[1] === 0x8b ? await new Response(new Blob([raw]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer() : raw;
+    expectSameBytes(decoded, stored);
+    const refused = await get('/api/v1/artifacts/languages/en', { 'accept-encoding': 'gzip;q=0, identity' });
+    expect(refused.headers.get('content-encoding')).toBeNull();
+    expectSameBytes(await refused.arrayBuffer(), stored);
     expectProblem(await call('GET', '/api/v1/artifacts/languages/xx'), 422, 'VALIDATION_FAILED');
     await env.ARTIFACTS.delete('lang/ja.bin');
     expectProblem(await call('GET', '/api/v1/artifacts/languages/ja'), 404, 'NOT_FOUND');
