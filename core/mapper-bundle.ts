@@ -303,7 +303,12 @@ export interface ExpectedModel {
  * Parses a mapper bundle. Throws MapperBundleError: TRUNCATED, CORRUPT (magic, checksum,
  * inconsistent header), UNSUPPORTED_VERSION, WRONG_MODEL (trained for another model).
  */
-export function parseMapperBundle(input: ArrayBuffer | Uint8Array, expectedModel?: ExpectedModel): MapperBundle {
+/**
+ * `verifyChecksum: false` skips the CRC-32 pass, for bytes whose integrity is already established
+ * (the offline scorer verifies every download's SHA-256 before caching it); the structure is
+ * still checked.
+ */
+export function parseMapperBundle(input: ArrayBuffer | Uint8Array, expectedModel?: ExpectedModel, verifyChecksum = true): MapperBundle {
   const bytes = input instanceof Uint8Array ? input : new Uint8Array(input);
   if (bytes.length < HEADER_BYTES) throw new MapperBundleError('TRUNCATED', `mapper bundle is ${bytes.length} bytes, shorter than its header`);
   const magic = new TextDecoder().decode(bytes.subarray(0, 4));
@@ -330,7 +335,7 @@ export function parseMapperBundle(input: ArrayBuffer | Uint8Array, expectedModel
   }
   const { tableStart, linearStart, valuesStart, sectionBytes, lexiconStart, total: expectedTotal } = layout(jsonLen, nVars, dims, vocab, version, lexCount);
   if (expectedTotal !== total) throw new MapperBundleError('CORRUPT', 'mapper bundle section sizes do not add up to its length');
-  if (crc32(bytes.subarray(HEADER_BYTES, total)) !== crc) throw new MapperBundleError('CORRUPT', 'mapper bundle checksum mismatch');
+  if (verifyChecksum && crc32(bytes.subarray(HEADER_BYTES, total)) !== crc) throw new MapperBundleError('CORRUPT', 'mapper bundle checksum mismatch');
 
   let info: MapperBundleInfo;
   try {

@@ -39,8 +39,9 @@ export interface ScorerConfig {
    */
   progressive?: boolean;
   /**
-   * Cache the raw artifact and parse + verify it on every load, as releases before the parsed
-   * cache did (model-store.ts). Only the baseline of `npm run bench:browser`; default false.
+   * Cache the raw artifact and parse + verify it (and the mapper bundles' CRC-32) on every load,
+   * as releases before the parsed cache did (model-store.ts). Only the baseline of
+   * `npm run bench:browser`; default false.
    */
   rawModelCache?: boolean;
 }

@@ -298,7 +298,9 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
 
 function parseBundles(bundleBytes: Array<[string, ArrayBuffer]>, id: string, vocabularySize: number, checksum: string): Map<string, MapperBundle> {
   const bundles = new Map<string, MapperBundle>();
-  for (const [key, buf] of bundleBytes) bundles.set(key, parseMapperBundle(buf, { id, vocabularySize, checksum }));
+  // Every bundle's SHA-256 was verified when it was downloaded (cache.ts): no CRC pass on each
+  // load (the bench's rawModelCache baseline still makes it, as earlier releases did).
+  for (const [key, buf] of bundleBytes) bundles.set(key, parseMapperBundle(buf, { id, vocabularySize, checksum }, config.rawModelCache === true));
   return bundles;
 }
 

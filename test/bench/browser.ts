@@ -94,7 +94,6 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
         },
       });
       (window as any).__benchScorers.push(scorer);
-      let partial = false;
       const finalP = new Promise<void>((resolve) => {
         (window as any).__benchFinal = resolve;
       });
@@ -107,7 +106,7 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
       });
       const firstMs = performance.now() - t0;
       let st = await scorer.status();
-      partial = st.models.some((m: { id: string; state: string }) => m.id === model && m.state === 'partial');
+      const partial = st.models.some((m: { id: string; state: string }) => m.id === model && m.state === 'partial');
       // Until the complete model is in (the background download after a head), and its final answer when one follows.
       while (!readyAt) await new Promise((r) => setTimeout(r, 20));
       if (partial) await Promise.race([finalP, new Promise((r) => setTimeout(r, 200))]);
