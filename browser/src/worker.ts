@@ -273,7 +273,8 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   const [bundleBytes] = await smallP;
   if (info.language !== language) await loadLanguage(info.language, onProgress, revalidateSmall).catch(() => null);
   const bundles = phase('parse-bundles', () => parseBundles(bundleBytes, info.id, index.size, index.manifest.checksum));
-  await set(['model', id], info, idb());
+  // A cached load rewrites the pointer only when it changed (an IndexedDB write before the first score).
+  if (fresh || !pointer || JSON.stringify(info) !== JSON.stringify(pointer)) await phase('idb-pointer-store', () => set(['model', id], info, idb()));
   report('ready', stored.byteLength, stored.byteLength, fromCache);
   const loaded: Loaded = {
     info: {
