@@ -12,8 +12,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { decodeWord, parseArtifact, writeArtifact } from '../core/artifact';
-import { R2_KEYS, type ModelManifest } from '../core/types';
+import { decodeWord, parseArtifact, writeArtifact, type ArtifactInput } from '../core/artifact';
+import { R2_KEYS } from '../core/types';
 import type { R2Artifact } from './ensure';
 import { stampMatches, writeAtomic, writeStamp } from './stamp';
 import { GENERATED } from './wrangler';
@@ -35,7 +35,7 @@ export function buildHead(full: Uint8Array, rows = HEAD_ROWS): Uint8Array {
     if (p.antonyms[i]! < k && p.antonyms[i + 1]! < k) antonyms.push([p.antonyms[i]!, p.antonyms[i + 1]!]);
   }
   const { dimensions: _d, vocabularySize: _v, quantization: _q, formatVersion: _f, checksum: _c, ...rest } = p.manifest;
-  const manifest = { ...rest, partialOf: p.manifest } as ModelManifest;
+  const manifest: ArtifactInput['manifest'] = { ...rest, partialOf: p.manifest } as ArtifactInput['manifest'];
   return writeArtifact({
     manifest,
     words,

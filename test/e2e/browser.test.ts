@@ -323,7 +323,7 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     expect(model).toMatchObject({ state: 'partial', rows: 50_000 });
     expect(model.vocabularySize).toBeGreaterThan(50_000);
     const api = createClient({ baseUrl: server!.url, token });
-    const viaApi = async (body: unknown) => JSON.stringify(await api.call((raw, init) => raw.POST('/api/v1/text-scores', { ...init, body: body as never }), 'POST'));
+    const viaApi = async (body: unknown) => JSON.stringify(await api.textScores(body as never, { workspaceId: 'ws_demo' }));
     // Only head rows were read: the partial answer is already the API's.
     expect(partial.first).toBe(await viaApi(inHead));
     // The rare word is not in the head: a different, partial answer...
