@@ -5,7 +5,7 @@
  * reachable and used as is when it is not.
  *
  * Keys: ['model', id] -> CachedModelInfo (the current version of a model),
- *       ['model-bytes', id, version] -> ArrayBuffer (the artifact),
+ *       ['model-parts', id, version] -> the parsed artifact (model-store.ts),
  *       ['mapper', id, version, key], ['lang', language], ['dimensions'] -> StoredArtifact.
  */
 import { createStore, del, delMany, get, keys, set, type UseStore } from 'idb-keyval';
