@@ -214,7 +214,7 @@ async function main(): Promise<void> {
     const deadline = start + durationMs;
     const tally = newTally();
     const bursts = newTally();
-    const memory: Array<{ t: number; rss: number | null; diag: number; entries: number }> = [];
+    const memory: Array<{ t: number; rss: number | null; diag: number; entries: number; byKind: Record<string, number> }> = [];
     const health = newTally();
 
     const loops = Array.from({ length: CONNECTIONS }, async (_, i) => {
@@ -228,7 +228,11 @@ async function main(): Promise<void> {
         const d = await fetch(`${BASE}/api/admin/v1/diagnostics/memory`, { headers: { authorization: `Bearer ${admin}` } });
         const dj = d.ok ? ((await d.json()) as { totalBytes: number; stateEntries: Record<string, number> }) : null;
         const entries = dj ? Object.values(dj.stateEntries).reduce((a, b) => a + b, 0) : -1;
-        memory.push({ t: Date.now() - start, rss: workerdRss(child), diag: dj?.totalBytes ?? -1, entries });
+        memory.push({ t: Date.now() - start, rss: workerdRss(child), diag: dj?.totalBytes ?? -1, entries, byKind: dj?.stateEntries ?? {} });
+        const prev = memory.length > 1 ? memory[memory.length - 2] : null;
+        if (!prev || JSON.stringify(prev.byKind) !== JSON.stringify(dj?.stateEntries ?? {})) {
+          console.error(`[bench:soak] t=${Math.round((Date.now() - start) / 1000)}s state entries ${JSON.stringify(dj?.stateEntries ?? null)} diagnostics ${((dj?.totalBytes ?? 0) / 2 ** 20).toFixed(1)} MiB`);
+        }
         await send({ kind: 'health', method: 'GET', path: '/api/health' }, token, admin, health);
         if (Date.now() >= nextBurst && Date.now() < deadline - 5_000) {
           nextBurst += 30_000;
@@ -289,6 +293,12 @@ async function main(): Promise<void> {
       soak_diagnostics_total_mib: after.length ? +(after[after.length - 1].diag / 2 ** 20).toFixed(1) : null,
       soak_diagnostics_spread_pct: +diagSpreadPct.toFixed(1),
       soak_state_entries_min_max: entriesAfter.length ? [Math.min(...entriesAfter), Math.max(...entriesAfter)] : null,
+      soak_state_entries_by_kind: Object.fromEntries(
+        [...new Set(after.flatMap((m) => Object.keys(m.byKind)))].map((k) => {
+          const xs = after.map((m) => m.byKind[k] ?? 0);
+          return [k, [Math.min(...xs), Math.max(...xs)]];
+        }),
+      ),
       soak_ledger_tokens: ledgerSum('tokens'),
       soak_quota_used_tokens: used('tokens'),
       soak_ledger_plagiarism_checks: ledgerSum('plagiarismChecks'),
