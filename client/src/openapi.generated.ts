@@ -1170,12 +1170,15 @@ export interface paths {
               /** @description Models evicted (least recently used) in this isolate to stay within budgetBytes */
               evictions: number;
               budgetBytes: number;
+              /** @description Settled entries (loaded or failed); loads still running are counted in loadsInFlight */
               stateEntries: {
                 models: number;
                 modelCaches: number;
                 languages: number;
                 workspaces: number;
               };
+              /** @description Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown) */
+              loadsInFlight: number;
             };
           };
         };
