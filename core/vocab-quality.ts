@@ -35,6 +35,12 @@ export const VOCAB_FLAG = {
    * are abbreviations, symbols and interjections far more often than words a person would pick.
    */
   SHORT: 1 << 11,
+  /**
+   * An inflected form of another dictionary word of the vocabulary ("plans", "suspected" of
+   * "plan", "suspect"; the tokenizer's lemma), and not a noun of the lexicon in its own right
+   * ("planning", "data" stay). Autocomplete offers the lemma before such forms.
+   */
+  INFLECTED: 1 << 12,
 } as const;
 
 export const POS_MASK = VOCAB_FLAG.NOUN | VOCAB_FLAG.VERB | VOCAB_FLAG.ADJ | VOCAB_FLAG.ADV;
