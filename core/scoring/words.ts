@@ -172,7 +172,7 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
       const ants = seedAntonyms(index, seedRowList);
       for (const a of ants) excludedRows.add(a);
       const nearest = findCandidates(index, centroid, limit + NEIGHBOURHOOD, filter, excludedRows.size);
-      for (const a of neighbourhoodAntonyms(index, centroid, ants, nearest)) excludedRows.add(a);
+      for (const a of neighbourhoodAntonyms(index, centroid, seedRowList, ants, nearest)) excludedRows.add(a);
     }
     entries = findCandidates(index, centroid, limit, filter, excludedRows.size).map((row) => ({ row }));
   } else {
