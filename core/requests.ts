@@ -138,7 +138,8 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
         },
       ),
       excludeAntonyms: doc(z.boolean().optional(), {
-        description: "Extension, find-and-score mode: skip the seeds' antonyms (WordNet antonym links, direct and between antonymous adjective clusters; languages without such links: no effect). Default false.",
+        description:
+          "Extension, find-and-score mode: skip the seeds' antonyms (WordNet antonym links: direct, between antonymous adjective clusters, and of derivationally related forms) and, of each antonym pair among the seeds' nearest words, the member on the other side of the seeds (by evaluative polarity, else along the axis from the seeds to their own antonyms): cozy loses cramped and dingy. Languages without antonym links: no effect. Default false (docs/vocabulary.md).",
       }),
       seedScore: doc(z.number().min(-1).max(1).nullable().optional(), { description: 'Weight of the seed similarity in goalScore; null (default) disables goal scores.' }),
       dimensions,
@@ -151,7 +152,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
     z.object({
       word: doc(z.string().min(1).max(WORD_MAX_CHARS).regex(/\S/, 'Expected at least one character other than white space'), {
         description:
-          'Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions.',
+          'Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions and puts proper nouns first. Order: dictionary words before their inflected forms ("sus" -> suspect, suspension, sustainable before suspected), each most frequent first; the typed word itself, when it is a word, among the first three (docs/vocabulary.md).',
         example: 'comp',
       }),
       embeddingModelId: modelId,

@@ -35,6 +35,19 @@ export const VOCAB_FLAG = {
    * are abbreviations, symbols and interjections far more often than words a person would pick.
    */
   SHORT: 1 << 11,
+  /**
+   * An inflected form of another dictionary word of the vocabulary ("plans", "suspected" of
+   * "plan", "suspect"; the tokenizer's lemma), and not a noun of the lexicon in its own right
+   * ("planning", "data" stay). Autocomplete offers the lemma before such forms.
+   */
+  INFLECTED: 1 << 12,
+  /**
+   * Evaluative polarity of the word: positive / negative in a published sentiment lexicon (en:
+   * VADER), else by WordNet adjective propagation (Hu & Liu 2004: a synset and its similar-to
+   * head share a polarity; "cozy" ~ comfortable +, "dingy" ~ dirty, grimy -). None: unknown/neutral.
+   */
+  POSITIVE: 1 << 13,
+  NEGATIVE: 1 << 14,
 } as const;
 
 export const POS_MASK = VOCAB_FLAG.NOUN | VOCAB_FLAG.VERB | VOCAB_FLAG.ADJ | VOCAB_FLAG.ADV;

@@ -16,7 +16,7 @@ import { BoundedCache, type FactorStats } from '../core/scoring';
 import { R2_KEYS, type ModelManifest } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
-import { keepAlive, sharedLoad, type WaitUntil } from './shared-load';
+import { keepAlive, loadsInFlight, sharedLoad, type WaitUntil } from './shared-load';
 import { dropLanguageData, languageBytes, languageLoaded } from './text-language';
 import { clip } from './log';
 
@@ -305,9 +305,26 @@ export function registrySize(): number {
   return entries.size + artifactReads.size;
 }
 
-/** Entries of the per-model caches (parsed mapper bundles, normalization statistics) over the loaded models. */
+/** Model ids with settled state (loaded or failed; loads in flight are not counted: diagnostics). */
+export function settledRegistrySize(): number {
+  let n = artifactReads.size;
+  for (const e of entries.values()) if (e.status !== 'loading') n++;
+  return n;
+}
+
+/** Model loads and mapper bundle loads in flight in this isolate (diagnostics). */
+export function modelLoadsInFlight(): number {
+  let n = 0;
+  for (const e of entries.values()) {
+    if (e.status === 'loading') n++;
+    if (e.model) n += loadsInFlight(e.model.bundles);
+  }
+  return n;
+}
+
+/** Settled entries of the per-model caches (parsed mapper bundles, normalization statistics) over the loaded models. */
 export function modelCacheEntries(): number {
   let n = 0;
-  for (const e of entries.values()) if (e.model) n += e.model.bundles.size + e.model.stats.size;
+  for (const e of entries.values()) if (e.model) n += e.model.bundles.size - loadsInFlight(e.model.bundles) + e.model.stats.size;
   return n;
 }

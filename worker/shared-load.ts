@@ -20,6 +20,14 @@ export function keepAlive(ctx: WaitUntil | undefined, load: Promise<unknown>): v
   ));
 }
 
+/** Loads started by sharedLoad that have not settled yet, per cache (diagnostics: entries in flight are not held state). */
+const inFlight = new WeakMap<Map<unknown, unknown>, number>();
+
+/** Entries of `cache` whose load is still running. */
+export function loadsInFlight(cache: Map<unknown, unknown>): number {
+  return inFlight.get(cache) ?? 0;
+}
+
 /**
  * The promise of `key` in `cache`, started with `load` (under `ctx`, keepAlive) when there is none.
  * A rejected load, or one whose value `keep` refuses, is dropped, so the next call loads again.
@@ -36,13 +44,24 @@ export function sharedLoad<K, V>(
     const started = load();
     p = started;
     cache.set(key, started);
+    inFlight.set(cache, loadsInFlight(cache) + 1);
     keepAlive(ctx, started);
     const drop = (): void => {
       if (cache.get(key) === started) cache.delete(key);
     };
-    started.then((value) => {
-      if (!keep(value)) drop();
-    }, drop);
+    const settled = (): void => {
+      inFlight.set(cache, loadsInFlight(cache) - 1);
+    };
+    started.then(
+      (value) => {
+        settled();
+        if (!keep(value)) drop();
+      },
+      () => {
+        settled();
+        drop();
+      },
+    );
   }
   return p;
 }

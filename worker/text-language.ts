@@ -8,7 +8,7 @@ import { languageLexicon, type TokenLike, type WordLexicon } from '../core/scori
 import { R2_KEYS } from '../core/types';
 import { ApiError } from './problem';
 import type { Env } from './env';
-import { sharedLoad, type WaitUntil } from './shared-load';
+import { loadsInFlight, sharedLoad, type WaitUntil } from './shared-load';
 
 const cache = new Map<string, Promise<LanguageData>>();
 /** Bytes of each language's data once parsed (the model registry's memory budget counts them). */
@@ -69,9 +69,13 @@ export async function languageMemory(): Promise<Array<{ language: string; bytes:
   return out;
 }
 
-/** Languages this isolate holds data (or a pending load) for (diagnostics). */
+/** Languages this isolate holds data for (diagnostics; loads in flight: languageLoadsInFlight). */
 export function languageCacheSize(): number {
-  return cache.size;
+  return cache.size - loadsInFlight(cache);
+}
+
+export function languageLoadsInFlight(): number {
+  return loadsInFlight(cache);
 }
 
 /** Stop-word and dictionary rules of the language for seed expansion (core/scoring/candidates.ts). */

@@ -1170,12 +1170,15 @@ export interface paths {
               /** @description Models evicted (least recently used) in this isolate to stay within budgetBytes */
               evictions: number;
               budgetBytes: number;
+              /** @description Settled entries (loaded or failed); loads still running are counted in loadsInFlight */
               stateEntries: {
                 models: number;
                 modelCaches: number;
                 languages: number;
                 workspaces: number;
               };
+              /** @description Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown) */
+              loadsInFlight: number;
             };
           };
         };
@@ -2826,7 +2829,7 @@ export interface components {
       limit?: number;
       /** @description Find-and-score mode: only the N most frequent words are eligible (default 50000), and the default quality filter applies: no stop words, pronouns, auxiliaries, numbers, one- or two-letter entries or non-dictionary words, and candidates share a part of speech with the seeds where both are known (docs/vocabulary.md). -1: no rank cutoff and only stop words, pronouns and entries without a letter are skipped. */
       wordrankLimit?: number;
-      /** @description Extension, find-and-score mode: skip the seeds' antonyms (WordNet antonym links, direct and between antonymous adjective clusters; languages without such links: no effect). Default false. */
+      /** @description Extension, find-and-score mode: skip the seeds' antonyms (WordNet antonym links: direct, between antonymous adjective clusters, and of derivationally related forms) and, of each antonym pair among the seeds' nearest words, the member on the other side of the seeds (by evaluative polarity, else along the axis from the seeds to their own antonyms): cozy loses cramped and dingy. Languages without antonym links: no effect. Default false (docs/vocabulary.md). */
       excludeAntonyms?: boolean;
       /** @description Weight of the seed similarity in goalScore; null (default) disables goal scores. */
       seedScore?: number | null;
@@ -2839,7 +2842,7 @@ export interface components {
     };
     AutocompleteRequest: {
       /**
-       * @description Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions.
+       * @description Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions and puts proper nouns first. Order: dictionary words before their inflected forms ("sus" -> suspect, suspension, sustainable before suspected), each most frequent first; the typed word itself, when it is a word, among the first three (docs/vocabulary.md).
        * @example comp
        */
       word: string;

@@ -1,9 +1,10 @@
 /**
- * Verification of candidate sources: maximal runs of at least MIN_RUN_WORDS consecutive
- * normalized words shared by the input and a source, compared word by word; the input words
- * they cover; and the snippet shown to the user.
+ * Verification of candidate sources: runs of at least MIN_RUN_WORDS consecutive normalized
+ * words shared by the input and a source, compared word by word; the input words they cover;
+ * and the snippet shown to the user around the longest run. Linear in input plus source length
+ * (a suffix automaton of the input), also on repetitive texts.
  */
-import { MIN_RUN_WORDS, ngramHashes } from './fingerprint';
+import { MIN_RUN_WORDS } from './fingerprint';
 import { splitWords, type Word } from './text';
 
 export interface Run {
@@ -16,61 +17,186 @@ export interface Run {
 }
 
 /**
- * Every maximal run of at least `minRun` equal consecutive words between input and source
- * (one per alignment: a run that repeats elsewhere in the source is reported at each place).
- * Runs are ordered by inputStart, then sourceStart.
+ * Suffix automaton of a word sequence (Blumer et al. 1985; Crochemore's matching statistics):
+ * every substring of the input is a path from state 0, and states are classes of substrings
+ * with the same end positions. Built in O(n) for the input once; each source is then streamed
+ * through it in O(m), so a check costs O(n + m) per source however repetitive the texts are
+ * (comparing alignments, as n-gram hits per diagonal do, is O(n * m) on "a a a ..." x 50,000).
  */
-export function findRuns(
-  input: readonly string[],
-  source: readonly string[],
-  minRun: number = MIN_RUN_WORDS,
-  /** ngramHashes(input, minRun) when the caller already has them. */
-  inputHashes?: readonly number[],
-): Run[] {
-  if (input.length < minRun || source.length < minRun) return [];
-  // Index the source's minRun-grams by hash; every hit is then verified word by word.
-  const index = new Map<number, number[]>();
-  const sourceHashes = ngramHashes(source, minRun);
-  for (let j = 0; j < sourceHashes.length; j++) {
-    const list = index.get(sourceHashes[j]);
-    if (list) list.push(j);
-    else index.set(sourceHashes[j], [j]);
-  }
-  inputHashes ??= ngramHashes(input, minRun);
-  // Per diagonal (sourceStart - inputStart): the input index where the last run found on it ends.
-  const diagonalEnd = new Map<number, number>();
-  const runs: Run[] = [];
-  for (let i = 0; i < inputHashes.length; i++) {
-    const hits = index.get(inputHashes[i]);
-    if (!hits) continue;
-    for (const j of hits) {
-      const d = j - i;
-      if ((diagonalEnd.get(d) ?? -1) > i) continue; // inside a run already found
-      let len = 0;
-      while (i + len < input.length && j + len < source.length && input[i + len] === source[j + len]) len++;
-      if (len < minRun) continue; // hash collision, not a real match
-      // Scanning i upward, the first hit on a diagonal is the start of a maximal run:
-      // had the previous word matched too, the previous n-gram would have hit first.
-      runs.push({ inputStart: i, sourceStart: j, length: len });
-      diagonalEnd.set(d, i + len);
-    }
-  }
-  return runs;
-}
+export class WordAutomaton {
+  /** Word -> symbol (a Map: the words are user text). */
+  private readonly symbols = new Map<string, number>();
+  /** Longest string of each state (words). */
+  private readonly len: number[] = [0];
+  /** Suffix link of each state (-1 for the root). */
+  private readonly link: number[] = [-1];
+  /** Transitions keyed by state * symbolCount + symbol. */
+  private readonly next = new Map<number, number>();
+  /** Per state, its transitions' symbols as a linked list (first edge, next edge, edge symbol) for cloning. */
+  private readonly edgeHead: number[] = [-1];
+  private readonly edgeNext: number[] = [];
+  private readonly edgeSym: number[] = [];
+  private readonly symbolCount: number;
+  /** State reached by the whole prefix input[0..e] (the longest string ending at e). */
+  readonly prefixState: Int32Array;
+  /** States ordered by len ascending (counting sort). */
+  private readonly byLen: Int32Array;
 
-/** Number of distinct input words covered by the runs. */
-export function coveredWords(runs: readonly Run[], inputLength: number): number {
-  const covered = new Uint8Array(inputLength);
-  let n = 0;
-  for (const r of runs) {
-    for (let i = r.inputStart; i < r.inputStart + r.length; i++) {
-      if (!covered[i]) {
-        covered[i] = 1;
-        n++;
+  constructor(readonly words: readonly string[]) {
+    for (const w of words) if (!this.symbols.has(w)) this.symbols.set(w, this.symbols.size);
+    this.symbolCount = Math.max(1, this.symbols.size);
+    this.prefixState = new Int32Array(words.length);
+    let last = 0;
+    for (let e = 0; e < words.length; e++) {
+      last = this.extend(last, this.symbols.get(words[e])!);
+      this.prefixState[e] = last;
+    }
+    const states = this.len.length;
+    const count = new Int32Array(words.length + 2);
+    for (let v = 0; v < states; v++) count[this.len[v] + 1]++;
+    for (let i = 1; i < count.length; i++) count[i] += count[i - 1];
+    this.byLen = new Int32Array(states);
+    for (let v = 0; v < states; v++) this.byLen[count[this.len[v]]++] = v;
+  }
+
+  get stateCount(): number {
+    return this.len.length;
+  }
+
+  private go(v: number, c: number): number | undefined {
+    return this.next.get(v * this.symbolCount + c);
+  }
+
+  private setGo(v: number, c: number, to: number): void {
+    const key = v * this.symbolCount + c;
+    if (!this.next.has(key)) {
+      this.edgeNext.push(this.edgeHead[v]);
+      this.edgeSym.push(c);
+      this.edgeHead[v] = this.edgeSym.length - 1;
+    }
+    this.next.set(key, to);
+  }
+
+  private newState(len: number, link: number): number {
+    this.len.push(len);
+    this.link.push(link);
+    this.edgeHead.push(-1);
+    return this.len.length - 1;
+  }
+
+  private extend(last: number, c: number): number {
+    const cur = this.newState(this.len[last] + 1, 0);
+    let p = last;
+    while (p !== -1 && this.go(p, c) === undefined) {
+      this.setGo(p, c, cur);
+      p = this.link[p];
+    }
+    if (p === -1) return cur;
+    const q = this.go(p, c)!;
+    if (this.len[p] + 1 === this.len[q]) {
+      this.link[cur] = q;
+      return cur;
+    }
+    const clone = this.newState(this.len[p] + 1, this.link[q]);
+    for (let e = this.edgeHead[q]; e !== -1; e = this.edgeNext[e]) this.setGo(clone, this.edgeSym[e], this.go(q, this.edgeSym[e])!);
+    while (p !== -1 && this.go(p, c) === q) {
+      this.setGo(p, c, clone);
+      p = this.link[p];
+    }
+    this.link[q] = clone;
+    this.link[cur] = clone;
+    return cur;
+  }
+
+  /**
+   * For every input position e, the length of the longest run of words ending at e that also
+   * occurs in `source` (0 when none), and for the longest of them where it first occurs in the
+   * source. O(source length + input length).
+   */
+  matchSource(source: readonly string[]): { endingAt: Int32Array; state: Int32Array; firstEnd: Int32Array } {
+    const states = this.len.length;
+    const best = new Int32Array(states);
+    const firstEnd = new Int32Array(states).fill(-1);
+    let v = 0;
+    let l = 0;
+    for (let j = 0; j < source.length; j++) {
+      const c = this.symbols.get(source[j]);
+      if (c === undefined) {
+        v = 0;
+        l = 0;
+        continue;
+      }
+      // Longest suffix of source[..j] that is an input substring, extended by source[j].
+      while (v !== 0 && this.go(v, c) === undefined) {
+        v = this.link[v];
+        l = this.len[v];
+      }
+      const to = this.go(v, c);
+      if (to === undefined) {
+        v = 0;
+        l = 0;
+        continue;
+      }
+      v = to;
+      l++;
+      if (l > best[v]) {
+        best[v] = l;
+        firstEnd[v] = j;
       }
     }
+    // A matched string's suffixes match too: its suffix-link ancestors match in full.
+    for (let i = states - 1; i > 0; i--) {
+      const w = this.byLen[i];
+      const p = this.link[w];
+      if (best[w] > 0 && p > 0 && best[p] < this.len[p]) {
+        best[p] = this.len[p];
+        firstEnd[p] = -1; // not needed: a propagated state never holds the longest run
+      }
+    }
+    // Deepest matched state on each state's suffix-link path (states by len ascending: parents first).
+    const deepest = new Int32Array(states);
+    for (let i = 1; i < states; i++) {
+      const w = this.byLen[i];
+      deepest[w] = best[w] > 0 ? w : deepest[this.link[w]];
+    }
+    const n = this.prefixState.length;
+    const endingAt = new Int32Array(n);
+    const state = new Int32Array(n);
+    for (let e = 0; e < n; e++) {
+      const d = deepest[this.prefixState[e]];
+      state[e] = d;
+      endingAt[e] = best[d];
+    }
+    return { endingAt, state, firstEnd };
   }
-  return n;
+}
+
+/**
+ * The input words covered by runs of at least `minRun` words shared with the source, and the
+ * longest such run (the first in the input on ties, at its first place in the source); null when
+ * there is no run. Linear in input plus source length.
+ */
+export function sharedRuns(
+  input: readonly string[] | WordAutomaton,
+  source: readonly string[],
+  minRun: number = MIN_RUN_WORDS,
+): { wordsMatched: number; longest: Run } | null {
+  const automaton = input instanceof WordAutomaton ? input : new WordAutomaton(input);
+  const n = automaton.words.length;
+  if (n < minRun || source.length < minRun) return null;
+  const { endingAt, state, firstEnd } = automaton.matchSource(source);
+  // Position p is covered when a run [e - endingAt[e] + 1, e] with e >= p starts at or before p.
+  let wordsMatched = 0;
+  let minStart = Number.POSITIVE_INFINITY;
+  for (let p = n - 1; p >= 0; p--) {
+    if (endingAt[p] >= minRun) minStart = Math.min(minStart, p - endingAt[p] + 1);
+    if (minStart <= p) wordsMatched++;
+  }
+  if (wordsMatched === 0) return null;
+  let e = -1;
+  for (let p = 0; p < n; p++) if (endingAt[p] >= minRun && (e < 0 || endingAt[p] > endingAt[e])) e = p;
+  const length = endingAt[e];
+  return { wordsMatched, longest: { inputStart: e - length + 1, sourceStart: firstEnd[state[e]] - length + 1, length } };
 }
 
 export const SNIPPET_CONTEXT_WORDS = 20;
@@ -97,7 +223,8 @@ export interface SourceMatch {
   /** 100 * wordsMatched / input word count, rounded to two decimals. */
   matchPercentage: number;
   matchSnippet: string;
-  runs: Run[];
+  /** The longest shared run (the snippet shows the source around it). */
+  longest: Run;
 }
 
 /** Rounds a percentage to two decimals without ever exceeding 100. */
@@ -106,16 +233,16 @@ export function percentage(part: number, whole: number): number {
   return Math.min(100, Math.round((10000 * part) / whole) / 100);
 }
 
-/** An input prepared once for comparison with many sources: its normalized words and their MIN_RUN_WORDS-gram hashes. */
+/** An input prepared once for comparison with many sources: its normalized words and their suffix automaton. */
 export interface MatchInput {
   words: readonly Word[];
   norms: readonly string[];
-  hashes: readonly number[];
+  automaton: WordAutomaton;
 }
 
 export function matchInput(words: readonly Word[]): MatchInput {
   const norms = words.map((w) => w.norm);
-  return { words, norms, hashes: ngramHashes(norms, MIN_RUN_WORDS) };
+  return { words, norms, automaton: new WordAutomaton(norms) };
 }
 
 /**
@@ -127,21 +254,17 @@ export function matchSource(input: readonly Word[] | MatchInput, sourceText: str
   const prepared = 'norms' in input ? input : matchInput(input);
   const inputWords = prepared.words;
   const words = sourceWords ?? splitWords(sourceText);
-  const runs = findRuns(
-    prepared.norms,
+  const shared = sharedRuns(
+    prepared.automaton,
     words.map((w) => w.norm),
     MIN_RUN_WORDS,
-    prepared.hashes,
   );
-  if (runs.length === 0) return null;
-  let longest = runs[0];
-  for (const r of runs) if (r.length > longest.length) longest = r;
-  const wordsMatched = coveredWords(runs, inputWords.length);
+  if (!shared) return null;
   return {
-    wordsMatched,
-    matchPercentage: percentage(wordsMatched, inputWords.length),
-    matchSnippet: buildSnippet(sourceText, words, longest),
-    runs,
+    wordsMatched: shared.wordsMatched,
+    matchPercentage: percentage(shared.wordsMatched, inputWords.length),
+    matchSnippet: buildSnippet(sourceText, words, shared.longest),
+    longest: shared.longest,
   };
 }
 

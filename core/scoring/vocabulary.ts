@@ -2,7 +2,7 @@
  * Vocabulary endpoints: autocomplete suggestions, word availabilities, similarity matrices.
  */
 import type { VectorIndex } from '../types';
-import { capitalize, displayCase, isDictionaryRow, isJunk, VOCAB_FLAG } from '../vocab-quality';
+import { capitalize, displayCase, foldKey, isDictionaryRow, isJunk, VOCAB_FLAG } from '../vocab-quality';
 import { hasLetter } from './common';
 
 export const MAX_SUGGESTIONS = 10;
@@ -18,24 +18,37 @@ function allowList(whitelistWords: readonly string[] | undefined): Set<string> |
   return whitelistWords && whitelistWords.length > 0 ? new Set(whitelistWords.map((w) => w.trim().toLowerCase())) : null;
 }
 
+/** Position the typed word itself is moved up to when it is a suggestion further down (0-based). */
+export const EXACT_WORD_POSITION = 2;
+
 /**
  * Completions of a prefix (docs/vocabulary.md "Autocomplete"): entries whose folded form
  * (lower-cased, diacritics removed: "cafe" finds "café", "é" finds é and e) starts with the folded
- * prefix; dictionary words first, each group most frequent first; no junk (entries without a
- * letter, rare non-words), no stop words, pronouns or auxiliaries; at most 10. Each suggestion in
- * the casing a person expects (proper nouns capitalized, acronyms in capitals), with the user's
- * leading capital kept ("Ber" -> "Berlin"). With a non-empty whitelist: only words in it (compared
- * lower-cased), and only entries without a letter are skipped.
+ * prefix; no junk (entries without a letter, rare non-words), no stop words, pronouns or
+ * auxiliaries; at most 10. Order, each tier most frequent first (the model's frequency rank):
+ *   1. with a leading capital typed, proper nouns and acronyms ("Ber" -> Berlin, Bernard, ...);
+ *   2. dictionary words that are not inflected forms of another dictionary word, so a lemma is
+ *      not crowded out by its forms ("sus" -> suspect, suspension, sustainable; not suspected,
+ *      suspended, suspects);
+ *   3. the inflected forms;
+ *   4. frequent non-dictionary entries.
+ * The typed word itself, when it is a suggestion, is moved up to the third place at least.
+ * Each suggestion in the casing a person expects (proper nouns capitalized, acronyms in capitals),
+ * with the user's leading capital kept. With a non-empty whitelist: only words in it (compared
+ * lower-cased), most frequent first, and only entries without a letter are skipped.
  */
 export function autocomplete(index: VectorIndex, req: AutocompleteRequest): { suggestions: string[] } {
   const prefix = req.word.trim();
   const allow = allowList(req.whitelistWords);
   const userCapital = /^\p{Lu}/u.test(prefix);
-  const words: string[] = [];
-  const others: string[] = [];
+  const typed = foldKey(prefix);
+  // Tiers 1-4 (see above); rows come in frequency order, so each tier is too.
+  const tiers: number[][] = [[], [], [], []];
   const seen = new Set<string>();
+  let exact = -1;
   for (const r of index.foldedPrefixRows(prefix)) {
-    if (words.length >= MAX_SUGGESTIONS) break;
+    // Tier 1 or 2 full: nothing later can be shown before them.
+    if (tiers[0]!.length + tiers[1]!.length >= MAX_SUGGESTIONS) break;
     const entry = index.word(r);
     const lower = entry.toLowerCase();
     const f = index.flags(r);
@@ -44,12 +57,30 @@ export function autocomplete(index: VectorIndex, req: AutocompleteRequest): { su
     } else if (isJunk(index, r) || f & (VOCAB_FLAG.STOP | VOCAB_FLAG.FUNCTION)) continue;
     if (seen.has(lower)) continue;
     seen.add(lower);
-    let shown = displayCase(entry, f);
-    if (userCapital) shown = capitalize(shown);
-    if (allow || isDictionaryRow(index, r)) words.push(shown);
-    else if (others.length < MAX_SUGGESTIONS) others.push(shown);
+    let tier: number;
+    if (allow) tier = 1;
+    else if (!isDictionaryRow(index, r)) tier = 3;
+    else if (userCapital && f & (VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM)) tier = 0;
+    else tier = f & VOCAB_FLAG.INFLECTED ? 2 : 1;
+    if (exact < 0 && foldKey(lower) === typed) exact = r;
+    const t = tiers[tier]!;
+    if (t.length < MAX_SUGGESTIONS) t.push(r);
   }
-  return { suggestions: [...words, ...others].slice(0, MAX_SUGGESTIONS) };
+  const rows = tiers.flat().slice(0, MAX_SUGGESTIONS);
+  if (exact >= 0) {
+    const at = rows.indexOf(exact);
+    if (at < 0 || at > EXACT_WORD_POSITION) {
+      if (at >= 0) rows.splice(at, 1);
+      else if (rows.length >= MAX_SUGGESTIONS) rows.pop();
+      rows.splice(Math.min(EXACT_WORD_POSITION, rows.length), 0, exact);
+    }
+  }
+  return {
+    suggestions: rows.map((r) => {
+      const shown = displayCase(index.word(r), index.flags(r));
+      return userCapital ? capitalize(shown) : shown;
+    }),
+  };
 }
 
 export interface WordAvailabilitiesRequest {

@@ -4,6 +4,7 @@
 import { MAX_K } from '../kernels';
 import type { VectorIndex } from '../types';
 import { POS_MASK, DEFAULT_WORDRANK_LIMIT } from '../vocab-quality';
+import { NEIGHBOURHOOD, neighbourhoodAntonyms, seedAntonyms } from './antonyms';
 import { candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
 import { dimensionQueries, frequencyScore, hasLetter, phraseOf, isPhrase, seedCentroid, seedSet, type Phrase } from './common';
 import type {
@@ -164,12 +165,15 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
     const seedRowList = [...seeds.rows, ...phraseRows];
     const excludedRows = new Set(seedRowList);
     let seedPos = 0;
-    for (const r of seedRowList) {
-      seedPos |= index.flags(r) & POS_MASK;
-      // Extension: the seeds' antonyms (WordNet links in the artifact) are not offered.
-      if (req.excludeAntonyms === true) for (const a of index.antonyms(r)) excludedRows.add(a);
-    }
+    for (const r of seedRowList) seedPos |= index.flags(r) & POS_MASK;
     const filter = candidateFilter(index, { cutoff: rankLimit === -1 ? undefined : rankLimit, excludedRows, excludedWords, seedPos });
+    if (req.excludeAntonyms === true) {
+      // Extension: the seeds' antonyms and the far side of antonym pairs among their nearest words (antonyms.ts).
+      const ants = seedAntonyms(index, seedRowList);
+      for (const a of ants) excludedRows.add(a);
+      const nearest = findCandidates(index, centroid, limit + NEIGHBOURHOOD, filter, excludedRows.size);
+      for (const a of neighbourhoodAntonyms(index, centroid, seedRowList, ants, nearest)) excludedRows.add(a);
+    }
     entries = findCandidates(index, centroid, limit, filter, excludedRows.size).map((row) => ({ row }));
   } else {
     entries = [];

@@ -48,6 +48,8 @@ function search(a: Uint32Array, v: number): number {
   return -1;
 }
 
+const FIND_CACHE_MAX = 4096;
+
 export interface SegmenterModel {
   bias: number;
   tables: Map<string, Map<string, number>>;
@@ -94,9 +96,19 @@ export class LanguageData {
     } else this.segmenter = null;
   }
 
+  /** Recent find results: a text's frequent words are looked up many times per token (UTF-8 encoding and a binary search each). */
+  private readonly found = new Map<string, number>();
+
   /** Key index of a string, or -1. */
   find(key: string): number {
-    return this.keys.indexOf(key);
+    let i = this.found.get(key);
+    if (i === undefined) {
+      i = this.keys.indexOf(key);
+      // Bounded: cleared when full (words of hostile or long texts cannot grow it further).
+      if (this.found.size >= FIND_CACHE_MAX) this.found.clear();
+      if (key.length <= 64) this.found.set(key, i);
+    }
+    return i;
   }
   flagsOf(i: number): number {
     return i < 0 ? 0 : this.flags[i];

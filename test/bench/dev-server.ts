@@ -14,12 +14,29 @@ import { ROOT, wranglerSpawn } from '../../build/wrangler';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Runs `wrangler dev <args>` (from `cwd`) and resolves once `${base}/api/health` answers (at most 120 s). */
+/** Times wrangler dev reloaded the Worker ("Reloading local server", e.g. after a watched file changed) per child. */
+const reloads = new WeakMap<ChildProcess, number>();
+export function wranglerReloads(child: ChildProcess): number {
+  return reloads.get(child) ?? 0;
+}
+
+/**
+ * Runs `wrangler dev <args>` (from `cwd`) and resolves once `${base}/api/health` answers (at most 120 s).
+ * BENCH_WRANGLER_LOG=<file> appends wrangler's whole output to that file.
+ */
 export async function startWranglerDev(args: string[], base: string, cwd = ROOT): Promise<ChildProcess> {
   const child = wranglerSpawn(['dev', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let log = '';
-  child.stdout?.on('data', (d) => (log += d));
-  child.stderr?.on('data', (d) => (log += d));
+  const logFile = process.env.BENCH_WRANGLER_LOG;
+  const onData = (d: Buffer | string): void => {
+    const text = String(d);
+    if (log.length < 1_000_000) log += text;
+    if (logFile) fs.appendFileSync(logFile, `[${new Date().toISOString()}] ${text}`);
+    const n = text.split('Reloading local server').length - 1;
+    if (n > 0) reloads.set(child, wranglerReloads(child) + n);
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
   for (let i = 0; i < 240; i++) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
     try {

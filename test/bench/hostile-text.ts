@@ -1,7 +1,8 @@
 /**
  * Hostile-text bench (issue 12, defect 3): tokenize() time of the inputs that were quadratic
  * ("." x 100,000; 40,000 CJK characters with language en; "a@" x 50,000; 100,000 letters without
- * white space) beside the baseline of the same run, ordinary English prose of the same length,
+ * white space) beside the baselines of the same run, ordinary English prose of the same length
+ * and "a " x 50,000 (as many tokens as "a@" x 50,000),
  * and the growth from half to full length (about 2 for linear work, about 4 for quadratic).
  * Run alone: `npx tsx test/bench/hostile-text.ts`; part of `npm run bench`.
  */
@@ -40,6 +41,9 @@ export async function run(): Promise<Record<string, number>> {
   const en = parseLanguageData(fs.readFileSync(languageFile('en')));
   tokenize(prose(), en); // warm-up
   const figures: Record<string, number> = { hostile_baseline_prose_100k_ms: +ms(en, prose()).toFixed(1) };
+  // Second baseline: as many tokens as "a@" x 50,000 gives, in ordinary spaced text.
+  figures.hostile_baseline_a_space_100k_ms = +ms(en, fill('a ', CHARS)).toFixed(1);
+  figures.hostile_baseline_prose_tokens = tokenize(prose(), en).tokenCount;
   const inputs: Array<[string, string, number]> = [
     ['dots', '.', CHARS],
     ['cjk', '漢字かな', 40_000],

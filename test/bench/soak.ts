@@ -14,8 +14,9 @@
  *
  * Checked (the run exits 1 when one fails): zero 5xx; every error answer is problem+json; the
  * isolate's memory flat within 10% after warm-up (the first 20% of the run) as the diagnostics
- * route reports it (bytes of models, WASM memory and language data, and the number of per-isolate
- * state entries keyed by request data); and the usage ledger equal to the quota counters at the
+ * route reports it (bytes of models, WASM memory and language data, and the number of settled
+ * per-isolate state entries keyed by request data; loads still in flight are reported apart and
+ * are not state); and the usage ledger equal to the quota counters at the
  * end. The workerd process RSS is printed beside it (it includes local D1/R2 storage). Baseline of the same run: /api/health latency on the idle server before the load.
  * The last line printed is one JSON object with the figures.
  */
@@ -25,13 +26,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_MODEL_ID } from '../../build/default-model';
 import { prng } from '../../core/prng';
-import { devSecret, mint, startLocalWorker, stopWranglerDev } from './dev-server';
+import { burstRequest, mergeTallies, newTally, requestMix, send } from './traffic';
+import { devSecret, mint, startLocalWorker, stopWranglerDev, wranglerReloads } from './dev-server';
 
 const PORT = 8795;
 const BASE = `http://127.0.0.1:${PORT}`;
-const MODEL = DEFAULT_MODEL_ID;
 
 const { values: args } = parseArgs({
   options: { minutes: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' }, seed: { type: 'string', default: '1212' } },
@@ -39,108 +39,6 @@ const { values: args } = parseArgs({
 const MINUTES = Number(args.minutes);
 const CONNECTIONS = Number(args.connections);
 const SEED = Number(args.seed);
-
-const PROTO = [...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)])];
-const PROSE = 'The quick brown fox jumps over the lazy dog while the children watch from the old wooden bridge near the river';
-
-interface Req {
-  kind: string;
-  method: string;
-  path: string;
-  body?: string | Uint8Array;
-  headers?: Record<string, string>;
-  admin?: boolean;
-}
-
-function requestMix(rand: () => number, ws: string): Req {
-  const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
-  const json = (o: unknown) => JSON.stringify(o);
-  const w = `/api/v1/workspaces/${ws}`;
-  const r = rand();
-  if (r < 0.2) return { kind: 'text-scores', method: 'POST', path: `${w}/text-scores`, body: json({ texts: [PROSE, pick(PROTO), 'I am not happy with this'], embeddingModelId: MODEL, mapperKeys: ['sentiment_valence'] }) };
-  if (r < 0.32) return { kind: 'word-scores', method: 'POST', path: `${w}/word-scores`, body: json({ seedWords: ['good', 'great'], whitelistWords: ['fine', 'bad', pick(PROTO)], embeddingModelId: MODEL }) };
-  if (r < 0.47) {
-    const [language, text] = pick([['en', PROSE], ['de', 'Die Kinder spielen im Garten'], ['fr', "L'homme marche dans la rue"], ['ja', '東京都に住んでいます'], ['en', PROTO.join(' ')]]);
-    return { kind: 'tokenizations', method: 'POST', path: `${w}/tokenizations`, body: json({ language, text }) };
-  }
-  if (r < 0.55) return { kind: 'autocomplete', method: 'POST', path: `${w}/autocomplete-suggestions`, body: json({ word: pick(['hap', 'constr', '__pro', 'wat']), embeddingModelId: MODEL }) };
-  if (r < 0.6) return { kind: 'availability', method: 'POST', path: `/api/v1/embedding-models/${MODEL}/word-availabilities`, body: json({ words: ['cat', ...PROTO] }) };
-  if (r < 0.65) return { kind: 'plagiarism', method: 'POST', path: `${w}/plagiarism-checks`, body: json({ text: `${PROSE} ${PROSE}` }) };
-  if (r < 0.7) {
-    // Idempotency: a few keys reused with the same body (replay) or another body (422).
-    const key = `soak-${Math.floor(rand() * 20)}`;
-    return { kind: 'idempotent', method: 'POST', path: `${w}/tokenizations`, headers: { 'idempotency-key': key }, body: json({ language: 'en', text: rand() < 0.7 ? 'cat dog' : 'cat dog bird' }) };
-  }
-  // Hostile requests.
-  const hostile: Array<() => Req> = [
-    () => ({ kind: 'hostile-dots', method: 'POST', path: `${w}/tokenizations`, body: json({ language: 'en', text: '.'.repeat(100_000) }) }),
-    () => ({ kind: 'hostile-cjk', method: 'POST', path: `${w}/text-scores`, body: json({ texts: ['漢字かな'.repeat(10_000)], embeddingModelId: MODEL }) }),
-    () => ({ kind: 'hostile-json', method: 'POST', path: `${w}/text-scores`, body: '{"texts": [' }),
-    () => ({ kind: 'hostile-utf8', method: 'POST', path: `${w}/tokenizations`, body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) }),
-    () => ({ kind: 'hostile-long-id', method: 'POST', path: `${w}/text-scores`, body: json({ texts: ['cat'], embeddingModelId: 'm'.repeat(1100) }) }),
-    () => ({ kind: 'unknown-model', method: 'POST', path: `${w}/word-scores`, body: json({ seedWords: ['cat'], embeddingModelId: `nope-${Math.floor(rand() * 1e9)}` }) }),
-    () => ({ kind: 'unknown-mapper', method: 'POST', path: `${w}/text-scores`, body: json({ texts: ['cat'], embeddingModelId: MODEL, mapperKeys: [`x${Math.floor(rand() * 1e9)}_y`] }) }),
-    () => ({ kind: 'long-asset', method: 'GET', path: `/assets/${'a'.repeat(1100)}` }),
-    () => ({ kind: 'unknown-catalog', method: 'GET', path: `/api/v1/embedding-models/${'z'.repeat(128)}` }),
-    () => ({ kind: 'hostile-html', method: 'POST', admin: true, path: '/api/admin/v1/plagiarism/pages', body: json({ url: `https://soak.example/${Math.floor(rand() * 50)}`, html: pick(['<svg/>', '<math/>', '<b>'.repeat(20_000), '<div>'.repeat(50_000)]) }) }),
-    () => ({ kind: 'proto-json', method: 'POST', path: `${w}/text-scores`, body: `{"texts":["constructor"],"embeddingModelId":"${MODEL}","__proto__":{"x":1},"constructor":1}` }),
-  ];
-  return pick(hostile)();
-}
-
-interface Tally {
-  total: number;
-  byStatus: Map<number, number>;
-  fiveXX: number;
-  nonProblem: number;
-  samples: string[];
-  latencies: number[];
-}
-
-const newTally = (): Tally => ({ total: 0, byStatus: new Map(), fiveXX: 0, nonProblem: 0, samples: [], latencies: [] });
-
-async function send(req: Req, token: string, adminToken: string, tally: Tally): Promise<void> {
-  const headers: Record<string, string> = { authorization: `Bearer ${req.admin ? adminToken : token}`, ...(req.headers ?? {}) };
-  if (req.body !== undefined) headers['content-type'] = 'application/json';
-  const t0 = performance.now();
-  let status = 0;
-  let contentType = '';
-  let text = '';
-  try {
-    const res = await fetch(`${BASE}${req.path}`, { method: req.method, headers, body: req.body as BodyInit | undefined, signal: AbortSignal.timeout(120_000) });
-    status = res.status;
-    contentType = res.headers.get('content-type') ?? '';
-    text = await res.text();
-  } catch (err) {
-    status = 599; // no answer at all (connection reset, timeout): counted as a 5xx
-    text = String(err);
-  }
-  tally.latencies.push(performance.now() - t0);
-  tally.total++;
-  tally.byStatus.set(status, (tally.byStatus.get(status) ?? 0) + 1);
-  const note = () => {
-    if (tally.samples.length < 10) tally.samples.push(`${req.kind} ${req.method} ${req.path.slice(0, 80)} -> ${status} ${contentType} ${text.slice(0, 160)}`);
-  };
-  if (status >= 500) {
-    tally.fiveXX++;
-    note();
-  }
-  if (status >= 400 && status < 599) {
-    let ok = contentType.includes('application/problem+json');
-    if (ok) {
-      try {
-        const p = JSON.parse(text) as { code?: unknown; status?: unknown };
-        ok = typeof p.code === 'string' && p.status === status;
-      } catch {
-        ok = false;
-      }
-    }
-    if (!ok) {
-      tally.nonProblem++;
-      note();
-    }
-  }
-}
 
 /** RSS of the workerd process of the wrangler dev process group, in bytes (null when not found). */
 function workerdRss(child: ChildProcess): number | null {
@@ -205,7 +103,7 @@ async function main(): Promise<void> {
 
     // Baseline of this run: the idle server.
     const idle = newTally();
-    for (let i = 0; i < 50; i++) await send({ kind: 'health', method: 'GET', path: '/api/health' }, token, admin, idle);
+    for (let i = 0; i < 50; i++) await send(BASE, { kind: 'health', method: 'GET', path: '/api/health' }, token, admin, idle);
     const healthIdleP50 = quantile(idle.latencies, 0.5);
 
     const durationMs = MINUTES * 60_000;
@@ -214,27 +112,30 @@ async function main(): Promise<void> {
     const deadline = start + durationMs;
     const tally = newTally();
     const bursts = newTally();
-    const memory: Array<{ t: number; rss: number | null; diag: number; entries: number }> = [];
+    const memory: Array<{ t: number; rss: number | null; diag: number; entries: number; byKind: Record<string, number>; inFlight: number }> = [];
     const health = newTally();
 
     const loops = Array.from({ length: CONNECTIONS }, async (_, i) => {
       const rand = prng(SEED + i);
-      while (Date.now() < deadline) await send(requestMix(rand, ws), token, admin, tally);
+      while (Date.now() < deadline) await send(BASE, requestMix(rand, ws), token, admin, tally);
     });
     const sampler = (async () => {
       let nextBurst = start + 20_000;
       while (Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 5_000));
         const d = await fetch(`${BASE}/api/admin/v1/diagnostics/memory`, { headers: { authorization: `Bearer ${admin}` } });
-        const dj = d.ok ? ((await d.json()) as { totalBytes: number; stateEntries: Record<string, number> }) : null;
+        const dj = d.ok ? ((await d.json()) as { totalBytes: number; stateEntries: Record<string, number>; loadsInFlight?: number }) : null;
         const entries = dj ? Object.values(dj.stateEntries).reduce((a, b) => a + b, 0) : -1;
-        memory.push({ t: Date.now() - start, rss: workerdRss(child), diag: dj?.totalBytes ?? -1, entries });
-        await send({ kind: 'health', method: 'GET', path: '/api/health' }, token, admin, health);
+        memory.push({ t: Date.now() - start, rss: workerdRss(child), diag: dj?.totalBytes ?? -1, entries, byKind: dj?.stateEntries ?? {}, inFlight: dj?.loadsInFlight ?? 0 });
+        const prev = memory.length > 1 ? memory[memory.length - 2] : null;
+        if (!prev || JSON.stringify(prev.byKind) !== JSON.stringify(dj?.stateEntries ?? {})) {
+          console.error(`[bench:soak] t=${Math.round((Date.now() - start) / 1000)}s state entries ${JSON.stringify(dj?.stateEntries ?? null)} diagnostics ${((dj?.totalBytes ?? 0) / 2 ** 20).toFixed(1)} MiB`);
+        }
+        await send(BASE, { kind: 'health', method: 'GET', path: '/api/health' }, token, admin, health);
         if (Date.now() >= nextBurst && Date.now() < deadline - 5_000) {
           nextBurst += 30_000;
           // 200 concurrent metered POSTs (issue 12 defect 6).
-          const body = JSON.stringify({ texts: [PROSE], embeddingModelId: MODEL });
-          await Promise.all(Array.from({ length: 200 }, () => send({ kind: 'burst', method: 'POST', path: `/api/v1/workspaces/${ws}/text-scores`, body }, token, admin, bursts)));
+          await Promise.all(Array.from({ length: 200 }, () => send(BASE, burstRequest(ws), token, admin, bursts)));
         }
       }
     })();
@@ -260,14 +161,7 @@ async function main(): Promise<void> {
     const rssSpreadPct = spread(rss);
     const diagSpreadPct = spread(after.map((m) => m.diag));
     const entriesAfter = after.map((m) => m.entries);
-    const all = newTally();
-    for (const t of [tally, bursts, health]) {
-      all.total += t.total;
-      all.fiveXX += t.fiveXX;
-      all.nonProblem += t.nonProblem;
-      all.samples.push(...t.samples);
-      for (const [s, n] of t.byStatus) all.byStatus.set(s, (all.byStatus.get(s) ?? 0) + n);
-    }
+    const all = mergeTallies(tally, bursts, health);
     const figures = {
       soak_minutes: +(elapsed / 60).toFixed(2),
       soak_connections: CONNECTIONS,
@@ -279,6 +173,8 @@ async function main(): Promise<void> {
       soak_non_problem_errors: all.nonProblem,
       soak_bursts: Math.round(bursts.total / 200),
       soak_burst_5xx: bursts.fiveXX,
+      soak_restart_answers: all.restarts,
+      soak_wrangler_reloads: wranglerReloads(child),
       soak_mixed_p50_ms: +quantile(tally.latencies, 0.5).toFixed(1),
       soak_mixed_p99_ms: +quantile(tally.latencies, 0.99).toFixed(1),
       soak_health_under_load_p50_ms: +quantile(health.latencies, 0.5).toFixed(1),
@@ -289,6 +185,13 @@ async function main(): Promise<void> {
       soak_diagnostics_total_mib: after.length ? +(after[after.length - 1].diag / 2 ** 20).toFixed(1) : null,
       soak_diagnostics_spread_pct: +diagSpreadPct.toFixed(1),
       soak_state_entries_min_max: entriesAfter.length ? [Math.min(...entriesAfter), Math.max(...entriesAfter)] : null,
+      soak_loads_in_flight_max: after.length ? Math.max(...after.map((m) => m.inFlight)) : null,
+      soak_state_entries_by_kind: Object.fromEntries(
+        [...new Set(after.flatMap((m) => Object.keys(m.byKind)))].map((k) => {
+          const xs = after.map((m) => m.byKind[k] ?? 0);
+          return [k, [Math.min(...xs), Math.max(...xs)]];
+        }),
+      ),
       soak_ledger_tokens: ledgerSum('tokens'),
       soak_quota_used_tokens: used('tokens'),
       soak_ledger_plagiarism_checks: ledgerSum('plagiarismChecks'),
@@ -305,6 +208,7 @@ async function main(): Promise<void> {
     if (diagSpreadPct > 10) problems.push(`diagnostics memory moved ${diagSpreadPct.toFixed(1)}% after warm-up`);
     if (entriesAfter.length && Math.max(...entriesAfter) > 1.1 * Math.min(...entriesAfter)) problems.push(`per-isolate state entries grew from ${Math.min(...entriesAfter)} to ${Math.max(...entriesAfter)} after warm-up`);
     if (!ledgerEqual) problems.push('usage ledger differs from the quota counters');
+    if (wranglerReloads(child) > 0) problems.push(`wrangler dev reloaded the Worker ${wranglerReloads(child)} times during the run (a watched file changed): its proxy answers requests in flight with a plain-text 503`);
     for (const p of problems) console.error(`[bench:soak] FAILED: ${p}`);
     failed = problems.length > 0;
     console.log(JSON.stringify(figures));

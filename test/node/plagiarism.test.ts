@@ -4,17 +4,17 @@ import {
   buildSnippet,
   compareMatches,
   countWords,
-  coveredWords,
-  findRuns,
   fingerprints,
   matchSource,
   MIN_RUN_WORDS,
   ngramHashes,
   NGRAM_WORDS,
   percentage,
+  sharedRuns,
   splitWords,
   winnow,
   WINDOW,
+  WordAutomaton,
 } from '../../core/plagiarism';
 
 const norms = (text: string) => splitWords(text).map((w) => w.norm);
@@ -31,6 +31,17 @@ function naiveRuns(a: string[], b: string[], min: number) {
     }
   }
   return runs.sort((x, y) => x.inputStart - y.inputStart || x.sourceStart - y.sourceStart);
+}
+
+/** Reference: covered input words (each once) and the first longest maximal run, from naiveRuns. */
+function naiveShared(a: string[], b: string[], min: number) {
+  const runs = naiveRuns(a, b, min);
+  if (runs.length === 0) return null;
+  const covered = new Set<number>();
+  for (const r of runs) for (let i = r.inputStart; i < r.inputStart + r.length; i++) covered.add(i);
+  let longest = runs[0];
+  for (const r of runs) if (r.length > longest.length) longest = r;
+  return { wordsMatched: covered.size, longest };
 }
 
 /** Reference winnowing: min of each window, rightmost on ties. */
@@ -126,20 +137,36 @@ describe('run verification', () => {
   it('a shared run of 7 words is not a match, 8 is', () => {
     const seven = words(7, 's');
     const eight = words(8, 's');
-    expect(findRuns([...words(5, 'a'), ...seven, ...words(5, 'b')], [...words(3, 'c'), ...seven, 'x'])).toEqual([]);
-    expect(findRuns([...words(5, 'a'), ...eight, ...words(5, 'b')], [...words(3, 'c'), ...eight, 'x'])).toEqual([
-      { inputStart: 5, sourceStart: 3, length: 8 },
-    ]);
+    expect(sharedRuns([...words(5, 'a'), ...seven, ...words(5, 'b')], [...words(3, 'c'), ...seven, 'x'])).toBeNull();
+    expect(sharedRuns([...words(5, 'a'), ...eight, ...words(5, 'b')], [...words(3, 'c'), ...eight, 'x'])).toEqual({
+      wordsMatched: 8,
+      longest: { inputStart: 5, sourceStart: 3, length: 8 },
+    });
   });
 
-  it('finds exactly the maximal runs a brute-force comparison finds (repetitive texts too)', () => {
+  it('covers and picks the longest run exactly as a brute-force comparison of all alignments (repetitive texts too)', () => {
     fc.assert(
       fc.property(
         fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 50 }),
         fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 50 }),
         fc.integer({ min: 1, max: 9 }),
         (a, b, min) => {
-          expect(findRuns(a, b, min)).toEqual(naiveRuns(a, b, min));
+          expect(sharedRuns(a, b, min)).toEqual(naiveShared(a, b, min));
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    // Larger alphabets and copied passages: the first longest run at its first place in the source.
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 6 }), { maxLength: 120 }),
+        fc.array(fc.integer({ min: 0, max: 6 }), { maxLength: 120 }),
+        fc.nat(120),
+        fc.nat(120),
+        (a, b, cut, at) => {
+          const input = a.map(String);
+          const source = [...b.slice(0, at), ...a.slice(cut % (a.length + 1), cut % (a.length + 1) + 12), ...b.slice(at)].map(String);
+          expect(sharedRuns(input, source, 8)).toEqual(naiveShared(input, source, 8));
         },
       ),
       { numRuns: 500 },
@@ -147,15 +174,40 @@ describe('run verification', () => {
   });
 
   it('counts each covered input word once across overlapping runs', () => {
-    const runs = [
-      { inputStart: 0, sourceStart: 10, length: 10 },
-      { inputStart: 5, sourceStart: 40, length: 10 },
-      { inputStart: 30, sourceStart: 0, length: 8 },
-    ];
-    expect(coveredWords(runs, 40)).toBe(15 + 8);
+    // Input words 0-9 are source 10-19, input 5-14 are source 40-49, input 30-37 are source 0-7.
+    const input = words(40, 'i');
+    const source = words(60, 'x');
+    for (let k = 0; k < 10; k++) source[10 + k] = input[k];
+    for (let k = 0; k < 10; k++) source[40 + k] = input[5 + k];
+    for (let k = 0; k < 8; k++) source[k] = input[30 + k];
+    expect(sharedRuns(input, source)!.wordsMatched).toBe(15 + 8);
     expect(percentage(23, 40)).toBe(57.5);
     expect(percentage(1, 3)).toBe(33.33);
     expect(percentage(3, 3)).toBe(100);
+  });
+
+  it('is linear on repetitive texts: the automaton has at most 2n states, and "a" x 50,000 against "a" x 500,000 finishes', () => {
+    // Comparing alignments (n-gram hits verified per diagonal, then each run's words counted)
+    // does about n * m = 2.5e10 steps here: far beyond the test timeout.
+    const a = Array.from({ length: 50_000 }, () => 'a');
+    const automaton = new WordAutomaton(a);
+    expect(automaton.stateCount).toBe(a.length + 1);
+    const source = Array.from({ length: 500_000 }, () => 'a');
+    expect(sharedRuns(automaton, source)).toEqual({ wordsMatched: 50_000, longest: { inputStart: 0, sourceStart: 0, length: 50_000 } });
+    // A short phrase repeated, against the same phrase repeated with a break every 1,000 words.
+    const phrase = 'to be or not to be that is'.split(' ');
+    const input = Array.from({ length: 40_000 }, (_, i) => phrase[i % phrase.length]);
+    const broken = Array.from({ length: 400_000 }, (_, i) => (i % 1000 === 999 ? `break${i}` : phrase[i % phrase.length]));
+    const prepared = new WordAutomaton(input);
+    expect(prepared.stateCount).toBeLessThanOrEqual(2 * input.length);
+    const m = sharedRuns(prepared, broken)!;
+    expect(m.wordsMatched).toBe(input.length);
+    expect(m.longest).toEqual({ inputStart: 0, sourceStart: 0, length: 999 });
+    // Through matchSource with the words of real text.
+    const text = 'a '.repeat(50_000);
+    const r = matchSource(splitWords(text), 'a '.repeat(200_000))!;
+    expect(r.wordsMatched).toBe(50_000);
+    expect(r.matchPercentage).toBe(100);
   });
 
   it('builds a snippet with 20 words of context either side and the matched words intact', () => {

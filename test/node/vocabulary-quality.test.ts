@@ -67,13 +67,43 @@ describe('find-and-score: the default quality filter', () => {
     expect(top(['happy'], { wordrankLimit: -1 }, 50)).not.toEqual(expect.arrayContaining(['we']));
   });
 
-  it('excludeAntonyms drops WordNet antonyms: organic -> inorganic, cozy -> cramped', () => {
+  it('excludeAntonyms drops WordNet antonyms: organic -> inorganic; cozy -> uneasy (its adjective cluster)', () => {
     expect(top(['organic'])).toContain('inorganic');
     expect(top(['organic'], { excludeAntonyms: true })).not.toContain('inorganic');
     expect(model.antonyms(model.rowOf('organic'))).toContain(model.rowOf('inorganic'));
     // cozy ~ comfortable <-> uncomfortable ~ uneasy: an indirect (cluster) antonym.
     expect(top(['cozy'])).toContain('uneasy');
     expect(top(['cozy'], { excludeAntonyms: true })).not.toContain('uneasy');
+  });
+
+  it('excludeAntonyms: cozy without cramped and dingy (antonym pairs among its nearest words), keeping its own side', () => {
+    const plain = top(['cozy']);
+    expect(plain).toEqual(expect.arrayContaining(['cramped', 'dingy', 'spacious', 'comfy', 'snug']));
+    const got = top(['cozy'], { excludeAntonyms: true });
+    expect(got).toHaveLength(20);
+    for (const w of ['cramped', 'dingy']) expect(got).not.toContain(w);
+    // The other member of each pair, and the seed's synonyms, stay.
+    expect(got).toEqual(expect.arrayContaining(['spacious', 'comfy', 'snug']));
+    // Neither is a WordNet antonym of cozy itself: the pairs are spacious <-> cramped, cheerful <-> dingy.
+    const cozyAnts = model.antonyms(model.rowOf('cozy'));
+    for (const w of ['cramped', 'dingy']) expect(cozyAnts).not.toContain(model.rowOf(w));
+    expect(model.antonyms(model.rowOf('spacious'))).toContain(model.rowOf('cramped'));
+    expect(model.antonyms(model.rowOf('cheerful'))).toContain(model.rowOf('dingy'));
+    // Polarity flags decide the dingy pair (cozy +, cheerful +, dingy -).
+    expect(model.flags(model.rowOf('cozy')) & VOCAB_FLAG.POSITIVE).toBeTruthy();
+    expect(model.flags(model.rowOf('dingy')) & VOCAB_FLAG.NEGATIVE).toBeTruthy();
+  });
+
+  it('excludeAntonyms: happy loses sad and sorry (glad <-> sad, glad <-> sorry), keeps glad; antonyms of derivational relatives are linked', () => {
+    const got = top(['happy'], { excludeAntonyms: true }, 40);
+    expect(got).toContain('glad');
+    for (const w of ['sad', 'sorry']) expect(got).not.toContain(w);
+    // happy ~ happiness <-> unhappiness (WordNet "+" then "!").
+    expect(model.antonyms(model.rowOf('happy'))).toContain(model.rowOf('unhappiness'));
+  });
+
+  it('excludeAntonyms leaves seeds without antonym links or polarity alone (bitcoin)', () => {
+    expect(top(['bitcoin'], { excludeAntonyms: true })).toEqual(top(['bitcoin']));
   });
 
   it('findCandidates and qualityFilter are usable on their own (seed expansion)', () => {
@@ -205,12 +235,43 @@ describe('autocomplete', () => {
     expect(ac('x')).not.toContain('xfdws');
     const e = ac('e-');
     expect(e.slice(0, 2)).toEqual(['e-mail', 'e-commerce']);
+    // A hyphenated entry is a word only when every part has a letter.
+    expect(e).not.toContain('e-1');
     expect(e).not.toContain('e-sharif');
     expect(e).not.toContain('e-taiba');
   });
 
-  it('"susta" has sustainable in the top 3 (frequency among dictionary words)', () => {
+  it('"susta" has sustainable in the top 3; "sus" ranks it high: lemmas before their inflected forms', () => {
     expect(ac('susta').slice(0, 3)).toContain('sustainable');
+    const sus = ac('sus');
+    expect(sus.indexOf('sustainable')).toBeGreaterThanOrEqual(0);
+    expect(sus.indexOf('sustainable')).toBeLessThan(3);
+    for (const form of ['suspected', 'suspended', 'suspects']) expect(sus.slice(0, 5)).not.toContain(form);
+    expect(sus.slice(0, 5)).toEqual(expect.arrayContaining(['suspect', 'suspend']));
+  });
+
+  it('inflected forms come after every dictionary word that is not one; they are reached by typing on', () => {
+    for (const prefix of ['plan', 'acti', 'writ', 'sus', 'stat', 'deliv']) {
+      const rows = ac(prefix).map((w) => model.rowOf(w.toLowerCase()));
+      const inflected = rows.map((r) => (model.flags(r) & VOCAB_FLAG.INFLECTED) !== 0);
+      const first = inflected.indexOf(true);
+      if (first >= 0) expect(inflected.slice(first), prefix).not.toContain(false);
+    }
+    expect(model.flags(model.rowOf('plans')) & VOCAB_FLAG.INFLECTED).toBeTruthy();
+    // A noun in its own right is not a mere form ("planning").
+    expect(model.flags(model.rowOf('planning')) & VOCAB_FLAG.INFLECTED).toBe(0);
+    expect(ac('plann')).toEqual(expect.arrayContaining(['planning', 'planned']));
+  });
+
+  it('the typed word itself is in the top 3 when it is a suggestion; a capital puts proper nouns first', () => {
+    expect(ac('inter').slice(0, 3)).toContain('inter');
+    expect(ac('inter')[0]).toBe('international');
+    expect(ac('plan')[0]).toBe('plan');
+    const ber = ac('Ber');
+    const proper = ber.map((w) => (model.flags(model.rowOf(w.toLowerCase())) & (VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM)) !== 0);
+    expect(proper.slice(0, proper.indexOf(false) < 0 ? proper.length : proper.indexOf(false)).length).toBeGreaterThan(3);
+    if (proper.indexOf(false) >= 0) expect(proper.slice(proper.indexOf(false))).not.toContain(true);
+    for (const w of ber) expect(w[0]).toBe('B');
   });
 
   it('diacritics are folded: "é" and "ü" find words, "cafe" and "café" find the same entries', () => {

@@ -43,9 +43,13 @@ describe('word-scores: vocabulary filter', () => {
     for (const d of (await find({ seedWords: ['bitcoin'] })).data) expect(d.modelRank).toBeLessThanOrEqual(50_000);
   });
 
-  it('excludeAntonyms: organic without inorganic; must be a boolean', async () => {
+  it('excludeAntonyms: organic without inorganic, cozy without cramped and dingy; must be a boolean', async () => {
     expect((await find({ seedWords: ['organic'] })).data.map((d) => d.word)).toContain('inorganic');
     expect((await find({ seedWords: ['organic'], excludeAntonyms: true })).data.map((d) => d.word)).not.toContain('inorganic');
+    expect((await find({ seedWords: ['cozy'] })).data.map((d) => d.word)).toEqual(expect.arrayContaining(['cramped', 'dingy']));
+    const cozy = (await find({ seedWords: ['cozy'], excludeAntonyms: true })).data.map((d) => d.word);
+    expect(cozy).toHaveLength(20);
+    for (const w of ['cramped', 'dingy', 'uneasy']) expect(cozy).not.toContain(w);
     expectProblem(await call('POST', `${WS_PATH}/word-scores`, { embeddingModelId: ID, seedWords: ['organic'], excludeAntonyms: 'yes' }), 422, 'VALIDATION_FAILED');
   });
 
@@ -67,6 +71,7 @@ describe('autocomplete-suggestions: casing, folding, junk', () => {
   };
   it('"Ber" -> "Berlin" first; "e-" -> e-mail, e-commerce; "x" without xfdws; "é" and "ü" answer', async () => {
     expect((await ac('Ber'))[0]).toBe('Berlin');
+    expect((await ac('sus')).slice(0, 3)).toContain('sustainable');
     expect((await ac('e-')).slice(0, 2)).toEqual(['e-mail', 'e-commerce']);
     expect(await ac('x')).not.toContain('xfdws');
     expect((await ac('é')).length).toBe(10);

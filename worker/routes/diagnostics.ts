@@ -6,9 +6,9 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
-import { modelCacheEntries, registryMemory, registrySize } from '../models';
+import { modelCacheEntries, modelLoadsInFlight, registryMemory, settledRegistrySize } from '../models';
 import { workspaceCacheSize } from '../quotas/repository';
-import { languageCacheSize, languageMemory } from '../text-language';
+import { languageCacheSize, languageLoadsInFlight, languageMemory } from '../text-language';
 import { errorResponses, security } from '../schemas';
 
 const route = createRoute({
@@ -30,7 +30,10 @@ const route = createRoute({
             evictions: z.number().int().openapi({ description: 'Models evicted (least recently used) in this isolate to stay within budgetBytes' }),
             budgetBytes: z.number().int(),
             // Per-isolate state keyed by request data: must stay bounded under any traffic (issue 12).
-            stateEntries: z.object({ models: z.number().int(), modelCaches: z.number().int(), languages: z.number().int(), workspaces: z.number().int() }),
+            stateEntries: z
+              .object({ models: z.number().int(), modelCaches: z.number().int(), languages: z.number().int(), workspaces: z.number().int() })
+              .openapi({ description: 'Settled entries (loaded or failed); loads still running are counted in loadsInFlight' }),
+            loadsInFlight: z.number().int().openapi({ description: 'Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown)' }),
           }),
         },
       },
@@ -44,7 +47,8 @@ export function registerDiagnostics(app: OpenAPIHono<AppEnv>): void {
     const mem = registryMemory();
     const languages = await languageMemory();
     const totalBytes = mem.wasmMemoryBytes + mem.models.reduce((s, m) => s + m.retainedBytes, 0) + languages.reduce((s, l) => s + l.bytes, 0);
-    const stateEntries = { models: registrySize(), modelCaches: modelCacheEntries(), languages: languageCacheSize(), workspaces: workspaceCacheSize() };
-    return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes, evictions: mem.evictions, budgetBytes: mem.budgetBytes, stateEntries }, 200);
+    const stateEntries = { models: settledRegistrySize(), modelCaches: modelCacheEntries(), languages: languageCacheSize(), workspaces: workspaceCacheSize() };
+    const loadsInFlight = modelLoadsInFlight() + languageLoadsInFlight();
+    return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes, evictions: mem.evictions, budgetBytes: mem.budgetBytes, stateEntries, loadsInFlight }, 200);
   });
 }
