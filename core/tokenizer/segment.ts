@@ -8,6 +8,7 @@
 import type { LanguageData, SegmenterModel } from './data';
 import { FLAG } from './data';
 import type { Language } from './languages';
+import { scanWords } from './scan';
 
 export interface Span {
   start: number;
@@ -127,7 +128,7 @@ const SPACE = /\s/;
  * characters before the window's end, so the boundary has the same right context the whole
  * text would give it. A single segment longer than the window is cut at the window's end.
  */
-function icuWords(text: string, from: number, to: number, locale: string): Span[] {
+export function icuWords(text: string, from: number, to: number, locale: string): Span[] {
   if (isAscii(text, from, to)) return asciiWords(text, from, to);
   const out: Span[] = [];
   const segmenter = wordSegmenter(locale);
@@ -284,8 +285,11 @@ export function segmentAlphabetic(text: string, from: number, to: number, langua
   const urls = urlSpans(text.slice(from, to)).map((u) => ({ start: u.start + from, end: u.end + from }));
   const out: Span[] = [];
   let pos = from;
+  const locale = ICU_LOCALE[language];
+  const icu = (a: number, b: number) => icuWords(text, a, b, locale);
   const flush = (end: number) => {
-    let words = icuWords(text, pos, end, ICU_LOCALE[language]);
+    // Latin-script chunks by the char-code scanner (scan.ts), the rest by Intl.Segmenter.
+    let words = scanWords(text, pos, end, locale, icu);
     if (language === 'fr') words = splitElisions(text, words);
     if (language === 'en') words = splitContractions(text, words, data);
     for (const w of joinHyphens(text, words, language, data)) out.push(w);
