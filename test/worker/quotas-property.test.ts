@@ -8,7 +8,7 @@
 import { env } from 'cloudflare:test';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { consume } from '../../worker/quotas/repository';
+import { consume } from '../../worker/quotas/meter-client';
 import { ApiError } from '../../worker/problem';
 import { setClock } from '../../worker/clock';
 import { QuotaModel, nextAnchorDate, type ChargeOutcome, type TypeKey } from './quotas-model';
@@ -108,7 +108,7 @@ describe('quota property', () => {
                 const expected = model.charge(t, op.type, op.amount, op.key);
                 let got: ChargeOutcome;
                 try {
-                  got = (await consume(env.DB, { workspaceId: ws, usageTypeKey: op.type, amount: op.amount, requestId: `p${i}`, idempotencyKey: op.key, atMs: t }, 1)).status;
+                  got = (await consume(env, { workspaceId: ws, usageTypeKey: op.type, amount: op.amount, requestId: `p${i}`, idempotencyKey: op.key, atMs: t }, 1)).status;
                 } catch (err) {
                   got = outcomeOf(err);
                 }
