@@ -18,6 +18,8 @@
  * measured in this same process and run, the kernel time of the request's work (the same
  * WASM kernels and model bytes in Node) and the whole core computation (core/scoring).
  * Target: find-and-score p50 <= kernel time + 3 ms.
+ * Metering section (test/bench/api-metering.ts): metered vs unmetered 1-word requests at 1 and 16
+ * connections over 8 workspaces (JSON: metered_overhead_p50_ms, metered_throughput_ratio_16).
  *
  * Options (env): BENCH_API_SECONDS (per endpoint, default 10), BENCH_API_CONNECTIONS (default 1:
  * latency without queueing in the single-threaded local workerd; raise it for throughput).
@@ -36,6 +38,7 @@ import { parseLanguageData, tokenize } from '../../core/tokenizer';
 import { BoundedCache, scoreTexts, scoreWords, type FactorStats, type TextScoresRequest, type WordScoresRequest } from '../../core/scoring';
 import { createClient } from '../../client/src/index';
 import { devSecret, mint, startLocalWorker, stopWranglerDev } from './dev-server';
+import { benchMetering } from './api-metering';
 
 /** openapi-fetch's request(method, path) for a path built at run time (the bench's endpoint table). */
 type LooseRaw = { request(method: string, path: string, init: Record<string, unknown>): Promise<{ data?: unknown; error?: unknown; response: Response }> };
@@ -278,6 +281,16 @@ async function main(): Promise<void> {
     out.lowestFindP50Ms = lowest;
     out.findTargetMs = target;
     out.findTargetMet = find.p50 <= target;
+    Object.assign(
+      out,
+      await benchMetering({
+        base: BASE,
+        model: MODEL,
+        adminToken: adminTok,
+        mintWorkspaceToken: (workspaceId) => mint(secret, { workspaceId, sub: 'bench-api' }, 3600),
+        seconds: SECONDS,
+      }),
+    );
     console.log(JSON.stringify(out));
   } finally {
     await stop();
