@@ -448,7 +448,9 @@ export class WorkspaceMeter extends DurableObject<Env> {
       'INSERT INTO outbox (seq, usage_type_key, amount, request_id, idempotency_key, cycle_start, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       seq, req.usageTypeKey, req.amount, req.requestId, req.idempotencyKey, q.cycle_start, isoTimestamp(req.atMs),
     );
-    this.writeMeta({ ...meta, nextSeq: seq + 1 });
+    // Only the sequence moved (one row, not the whole meta: this is the hot path).
+    this.sql.exec("UPDATE meta SET v = ? WHERE k = 'next_seq'", seq + 1);
+    this.meta = { ...meta, nextSeq: seq + 1 };
     return { status: 'charged', seq };
   }
 
