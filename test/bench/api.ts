@@ -19,7 +19,8 @@
  * WASM kernels and model bytes in Node) and the whole core computation (core/scoring).
  * Target: find-and-score p50 <= kernel time + 3 ms.
  * Metering section (test/bench/api-metering.ts): metered vs unmetered 1-word requests at 1 and 16
- * connections over 8 workspaces (JSON: metered_overhead_p50_ms, metered_throughput_ratio_16).
+ * connections over 8 workspaces (JSON: metered_overhead_p50_ms, metered_throughput_ratio_16);
+ * BENCH_API_ONLY=metering runs only that section.
  *
  * Options (env): BENCH_API_SECONDS (per endpoint, default 10), BENCH_API_CONNECTIONS (default 1:
  * latency without queueing in the single-threaded local workerd; raise it for throughput).
@@ -156,6 +157,19 @@ async function main(): Promise<void> {
         throw new Error(`creating the bench workspace: ${(err as Error).message}`);
       });
     const wsToken = await mint(secret, { workspaceId: workspace, sub: 'bench-api' }, 3600);
+    const metering = () =>
+      benchMetering({
+        base: BASE,
+        model: MODEL,
+        adminToken: adminTok,
+        mintWorkspaceToken: (workspaceId) => mint(secret, { workspaceId, sub: 'bench-api' }, 3600),
+        seconds: SECONDS,
+      });
+    // BENCH_API_ONLY=metering: only the metering section (quicker repeats on a busy machine).
+    if (process.env.BENCH_API_ONLY === 'metering') {
+      console.log(JSON.stringify({ seconds: SECONDS, ...(await metering()) }));
+      return;
+    }
 
     // The same kernels and model bytes in this process, for the kernel-time reference.
     const model = loadDefaultModel();
@@ -281,16 +295,7 @@ async function main(): Promise<void> {
     out.lowestFindP50Ms = lowest;
     out.findTargetMs = target;
     out.findTargetMet = find.p50 <= target;
-    Object.assign(
-      out,
-      await benchMetering({
-        base: BASE,
-        model: MODEL,
-        adminToken: adminTok,
-        mintWorkspaceToken: (workspaceId) => mint(secret, { workspaceId, sub: 'bench-api' }, 3600),
-        seconds: SECONDS,
-      }),
-    );
+    Object.assign(out, await metering());
     console.log(JSON.stringify(out));
   } finally {
     await stop();
