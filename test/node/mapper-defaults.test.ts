@@ -13,6 +13,7 @@ import { loadModelForTraining, MIN_PEARSON_R, trainingSetFrom, type LoadedModel 
 import { loadLexicon } from '../../build/mapper/lexicons';
 import { MapperTrainer } from '../../build/mapper/train-core';
 import { ramp } from '../../build/mapper/anchoring';
+import { needs } from '../support/optional-data';
 
 const manifest = JSON.parse(fs.readFileSync(DEFAULT_MODEL_MANIFEST_FILE, 'utf8')) as ModelManifest;
 const dir = path.join(MAPPERS_DIR, manifest.id);
@@ -31,7 +32,10 @@ describe('default mapper bundles of the default model', () => {
   });
 
   it('exist for every default lexicon, belong to the model and ship only variables with held-out r >= 0.5', () => {
-    for (const { key } of DEFAULT_BUNDLES) {
+    // The pattern lexicon is a Debian package: without apt-get its bundle is not built.
+    const built = DEFAULT_BUNDLES.filter(({ key }) => key !== 'pattern' || needs('pattern mapper bundle checks', 'pattern-mapper'));
+    expect(built.length).toBeGreaterThanOrEqual(2);
+    for (const { key } of built) {
       const { info, bundle } = load(key);
       expect(bundle.info).toEqual(info); // the catalog sidecar is the bundle's own info
       expect(info.key).toBe(key);
