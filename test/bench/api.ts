@@ -18,6 +18,9 @@
  * measured in this same process and run, the kernel time of the request's work (the same
  * WASM kernels and model bytes in Node) and the whole core computation (core/scoring).
  * Target: find-and-score p50 <= kernel time + 3 ms.
+ * Metering section (test/bench/api-metering.ts): metered vs unmetered 1-word requests at 1 and 16
+ * connections over 8 workspaces (JSON: metered_overhead_p50_ms, metered_throughput_ratio_16);
+ * BENCH_API_ONLY=metering runs only that section.
  *
  * Options (env): BENCH_API_SECONDS (per endpoint, default 10), BENCH_API_CONNECTIONS (default 1:
  * latency without queueing in the single-threaded local workerd; raise it for throughput).
@@ -38,6 +41,7 @@ import { parseMapperBundle } from '../../core/mapper-bundle';
 import { GENERATED } from '../../build/wrangler';
 import { createClient } from '../../client/src/index';
 import { devSecret, mint, startLocalWorker, stopWranglerDev } from './dev-server';
+import { benchMetering } from './api-metering';
 
 /** openapi-fetch's request(method, path) for a path built at run time (the bench's endpoint table). */
 type LooseRaw = { request(method: string, path: string, init: Record<string, unknown>): Promise<{ data?: unknown; error?: unknown; response: Response }> };
@@ -193,6 +197,19 @@ async function main(): Promise<void> {
         throw new Error(`creating the bench workspace: ${(err as Error).message}`);
       });
     const wsToken = await mint(secret, { workspaceId: workspace, sub: 'bench-api' }, 3600);
+    const metering = () =>
+      benchMetering({
+        base: BASE,
+        model: MODEL,
+        adminToken: adminTok,
+        mintWorkspaceToken: (workspaceId) => mint(secret, { workspaceId, sub: 'bench-api' }, 3600),
+        seconds: SECONDS,
+      });
+    // BENCH_API_ONLY=metering: only the metering section (quicker repeats on a busy machine).
+    if (process.env.BENCH_API_ONLY === 'metering') {
+      console.log(JSON.stringify({ seconds: SECONDS, ...(await metering()) }));
+      return;
+    }
 
     // The same kernels and model bytes in this process, for the kernel-time reference.
     const model = loadDefaultModel();
@@ -328,6 +345,7 @@ async function main(): Promise<void> {
     out.findTargetMs = target;
     out.findTargetMet = find.p50 <= target;
     Object.assign(out, big);
+    Object.assign(out, await metering());
     console.log(JSON.stringify(out));
   } finally {
     await stop();

@@ -9,6 +9,8 @@ import type { AppEnv } from '../env';
 import { nowMs } from '../clock';
 import { ApiError } from '../problem';
 import { isoDate, nextCycleStartMs } from './cycle';
+import { meterQuotas, syncMeter } from './meter-client';
+import type { MeterQuotas } from './meter-do';
 import {
   addBonus,
   createWorkspace,
@@ -60,6 +62,7 @@ function auditContext(c: Context<AppEnv>, atMs: number): AuditContext {
   return { actor, requestId: c.get('requestId') ?? null, atMs };
 }
 
+/** The view of a workspace just created in D1 (its meter is not involved yet: counters are 0). */
 async function workspaceView(db: D1Database, ws: Workspace, atMs: number) {
   const cycleStart = await currentCycleStart(db, ws, atMs);
   return {
@@ -68,6 +71,16 @@ async function workspaceView(db: D1Database, ws: Workspace, atMs: number) {
     // The first anchor date after the running cycle's start.
     nextCycleStart: isoDate(nextCycleStartMs(Date.parse(`${cycleStart}T00:00:00.000Z`), ws.anchorDay)),
     quotas: await listQuotas(db, ws, atMs),
+  };
+}
+
+/** The view of an existing workspace: name from D1, cycle and counters live from its meter. */
+function meteredView(ws: Workspace, m: MeterQuotas) {
+  return {
+    ...ws,
+    cycleStart: m.cycleStart,
+    nextCycleStart: isoDate(nextCycleStartMs(Date.parse(`${m.cycleStart}T00:00:00.000Z`), ws.anchorDay)),
+    quotas: m.quotas,
   };
 }
 
@@ -212,14 +225,15 @@ export function registerAdminWorkspaceRoutes(app: OpenAPIHono<AppEnv>): void {
 
   app.openapi(getRouteDef, async (c) => {
     const ws = await requireWorkspaceRow(c.env.DB, c.req.valid('param').workspaceId);
-    return c.json(await workspaceView(c.env.DB, ws, nowMs()), 200);
+    return c.json(meteredView(ws, await meterQuotas(c.env, ws.id, nowMs())), 200);
   });
 
   app.openapi(patchRouteDef, async (c) => {
     const { workspaceId } = c.req.valid('param');
     const atMs = nowMs();
     const ws = await updateWorkspace(c.env.DB, workspaceId, c.req.valid('json'), auditContext(c, atMs));
-    return c.json(await workspaceView(c.env.DB, ws, atMs), 200);
+    // D1 (with its audit row) first, then the meter applies the change.
+    return c.json(meteredView(ws, await syncMeter(c.env, ws.id, atMs)), 200);
   });
 
   app.openapi(limitsRouteDef, async (c) => {
@@ -228,8 +242,8 @@ export function registerAdminWorkspaceRoutes(app: OpenAPIHono<AppEnv>): void {
     const atMs = nowMs();
     await requireUsageType(c.env.DB, usageTypeKey);
     const ws = await setQuotaLimits(c.env.DB, workspaceId, { usageTypeKey, ...body }, auditContext(c, atMs));
-    const [quota] = await listQuotas(c.env.DB, ws, atMs, usageTypeKey);
-    return c.json(quota, 200);
+    const quota = (await syncMeter(c.env, ws.id, atMs)).quotas.find((q) => q.usageTypeKey === usageTypeKey);
+    return c.json(quota!, 200);
   });
 
   app.openapi(bonusRouteDef, async (c) => {
@@ -239,8 +253,8 @@ export function registerAdminWorkspaceRoutes(app: OpenAPIHono<AppEnv>): void {
     await requireUsageType(c.env.DB, usageTypeKey);
     const ws = await addBonus(c.env.DB, workspaceId, usageTypeKey, body.amount, body.reason ?? null, auditContext(c, atMs));
     if (!ws) throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' has no ${usageTypeKey} quota; set its limits first`);
-    const [quota] = await listQuotas(c.env.DB, ws, atMs, usageTypeKey);
-    return c.json(quota, 200);
+    const quota = (await syncMeter(c.env, ws.id, atMs)).quotas.find((q) => q.usageTypeKey === usageTypeKey);
+    return c.json(quota!, 200);
   });
 
   app.openapi(ledgerRouteDef, async (c) => {

@@ -1,6 +1,7 @@
 /**
  * The real `charge` behind worker/metering.ts: deducts a metered request's usage from the
- * workspace in the path, atomically, honoring the Idempotency-Key header.
+ * workspace in the path, in the workspace's meter (meter-do.ts, one Durable Object per
+ * workspace), honoring the Idempotency-Key header.
  */
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
@@ -8,7 +9,8 @@ import type { ChargeRequest } from '../metering';
 import { nowMs } from '../clock';
 import { ApiError } from '../problem';
 import { secondsUntilNextUtcMidnight } from './cycle';
-import { consume, type ConsumeOutcome } from './repository';
+import { consume } from './meter-client';
+import type { ConsumeOutcome } from './repository';
 
 /** Printable ASCII without spaces at the ends, 1..255 characters. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
@@ -30,7 +32,7 @@ export async function chargeRequest(c: Context<AppEnv>, req: ChargeRequest): Pro
   const idempotencyKey = idempotencyKeyOf(c);
   const atMs = nowMs();
   const outcome = await consume(
-    c.env.DB,
+    c.env,
     {
       workspaceId,
       usageTypeKey: req.usageTypeKey,

@@ -7,7 +7,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
 import { nowMs } from '../clock';
-import { listQuotas, listUsageTypes, requireWorkspaceRow, type Quota, type UsageType } from './repository';
+import { listUsageTypes, type Quota, type UsageType } from './repository';
+import { meterQuotas } from './meter-client';
 import {
   PageSchema,
   QuotaSchema,
@@ -115,8 +116,8 @@ export function registerQuotaRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(quotasRoute, async (c) => {
     const { workspaceId } = c.req.valid('param');
     const q = c.req.valid('query');
-    const ws = await requireWorkspaceRow(c.env.DB, workspaceId);
-    const all = await listQuotas(c.env.DB, ws, nowMs(), q.usageTypeKey);
+    // Live and exact: the workspace's meter holds the counters (D1 receives them within seconds).
+    const all = (await meterQuotas(c.env, workspaceId, nowMs(), q.usageTypeKey)).quotas;
     const data = sortAndPage<Quota, keyof Quota>(all, q.sort, q.order ?? 'asc', 'usageTypeKey', q.page, q.size);
     return c.json({ data, page: pageObject(q.page, q.size, all.length) }, 200);
   });
