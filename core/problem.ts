@@ -37,6 +37,9 @@ export const PROBLEMS = {
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, translationKey: 'idempotencyKeyInProgress', title: 'A request with this Idempotency-Key is still running' },
   STORAGE_UNAVAILABLE: { status: 503, translationKey: 'storageUnavailable', title: 'Storage temporarily unavailable' },
   INTERNAL_ERROR: { status: 500, translationKey: 'internalError', title: 'Internal error' },
+  // The browser's offline scorer only (browser/src/cache.ts): an artifact neither cached nor downloadable, or one that fails its checksum.
+  OFFLINE_NOT_CACHED: { status: 503, translationKey: 'offlineNotCached', title: 'Offline not cached' },
+  ARTIFACT_CHECKSUM_MISMATCH: { status: 502, translationKey: 'artifactChecksumMismatch', title: 'Artifact checksum mismatch' },
 } as const;
 
 export type ProblemCode = keyof typeof PROBLEMS;

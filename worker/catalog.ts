@@ -30,7 +30,7 @@
  */
 import { CATALOG_GENERATION_KEY, type MapperBundleInfo, type ModelManifest } from '../core/types';
 import type { Env } from './env';
-import { keepAlive, type WaitUntil } from './shared-load';
+import { keepAlive, type WaitUntil } from '../core/shared-load';
 
 /** How long an isolate serves its in-memory catalog without asking KV. */
 export const CATALOG_MEMORY_TTL_MS = 5_000;

@@ -18,7 +18,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env';
 import { nowMs } from './clock';
-import { toHex } from './digest';
+import { toHex } from '../core/digest';
 import { ApiError } from './problem';
 import { idempotencyKeyOf } from './quotas/charge';
 import { WORKSPACE_ID } from './ids';

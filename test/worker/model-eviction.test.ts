@@ -5,7 +5,7 @@
  * identical answers.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { LANGUAGE_RESERVE_BYTES, MEMORY_BUDGET_BYTES, setMemoryBudget } from '../../worker/models';
+import { LANGUAGE_RESERVE_BYTES, MEMORY_BUDGET_BYTES, setMemoryBudget } from '../../worker/sources/models';
 import { adminToken, call, makeModel, uploadModel } from './api-helpers';
 
 const models = ['evict-a', 'evict-b', 'evict-c'].map((id, i) => makeModel(id, { extra: 20_000, dims: 64, seed: 11 + i }));

@@ -20,8 +20,8 @@
  * a single statement whatever the input length, well under D1's 100 bound parameters.
  */
 import { fingerprints, splitWords } from '../../core/plagiarism';
-import { sha256Hex } from '../digest';
-import { keepAlive, type WaitUntil } from '../shared-load';
+import { sha256Hex } from '../../core/digest';
+import { keepAlive, type WaitUntil } from '../../core/shared-load';
 
 export interface PageInput {
   url: string;

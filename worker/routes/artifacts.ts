@@ -15,13 +15,14 @@ import type { Context } from 'hono';
 import { SUPPORTED_LANGUAGES } from '../../core/tokenizer/languages';
 import { R2_KEYS } from '../../core/types';
 import { IDENTIFIER, IDENTIFIER_MESSAGE } from '../../core/requests';
-import { sha256Hex, toHex } from '../digest';
+import { sha256Hex, toHex } from '../../core/digest';
 import type { AppEnv, Env } from '../env';
 import { ApiError } from '../problem';
 import { allDimensions } from '../dimensions';
 import { etagMatches } from '../http-cache';
-import { getManifest } from '../models';
-import { sharedLoad, waitUntilOf, type WaitUntil } from '../shared-load';
+import { getManifest } from '../sources/models';
+import { sharedLoad, type WaitUntil } from '../../core/shared-load';
+import { waitUntilOf } from '../sources';
 import { errorResponses, security } from '../schemas';
 
 export const CHECKSUM_HEADER = 'X-Content-SHA256';

@@ -6,14 +6,13 @@
  * invalidation); loadingStatus comes from this isolate's registry.
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { similarityMatrix, wordAvailabilities } from '../../core/scoring';
 import type { ModelManifest } from '../../core/types';
 import { catalogManifest, catalogMappersOf, getCatalog, refreshCatalog, type CatalogMapper } from '../catalog';
-import { waitUntilOf } from '../shared-load';
 import type { AppEnv } from '../env';
 import { ApiError } from '../problem';
-import { getManifest, getModel, loadingStatus } from '../models';
-import { Timing } from '../resources';
+import { getManifest, loadingStatus } from '../sources/models';
+import { engineOf, waitUntilOf } from '../sources';
+import { Timing } from '../timing';
 import {
   CatalogQuerySchema,
   EmbeddingModelPageSchema,
@@ -203,19 +202,13 @@ export function registerCatalog(app: OpenAPIHono<AppEnv>): void {
 
   app.openapi(availabilitiesRoute, async (c) => {
     const { embeddingModelId } = c.req.valid('param');
-    const body = c.req.valid('json');
-    const model = await getModel(c.env, embeddingModelId, waitUntilOf(c));
-    return c.json(wordAvailabilities(model.index, body), 200);
+    return c.json(await engineOf(c).wordAvailabilities(embeddingModelId, c.req.valid('json')), 200);
   });
 
   app.openapi(matrixRoute, async (c) => {
     const { embeddingModelId } = c.req.valid('param');
-    const body = c.req.valid('json');
     const timing = new Timing();
-    const model = await getModel(c.env, embeddingModelId, waitUntilOf(c));
-    timing.mark('load');
-    const result = similarityMatrix(model.index, body);
-    timing.mark('compute');
+    const result = await engineOf(c, { mark: (p) => timing.mark(p) }).similarityMatrix(embeddingModelId, c.req.valid('json'));
     c.header('Server-Timing', timing.header());
     return c.json(result, 200);
   });

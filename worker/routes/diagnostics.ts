@@ -6,9 +6,9 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../env';
-import { modelCacheEntries, registryMemory, registrySize } from '../models';
+import { modelCacheEntries, registryMemory, registrySize } from '../sources/models';
 import { workspaceCacheSize } from '../quotas/repository';
-import { languageCacheSize, languageMemory } from '../text-language';
+import { languageCacheSize, languageMemory } from '../sources/language-data';
 import { errorResponses, security } from '../schemas';
 
 const route = createRoute({

@@ -14,7 +14,7 @@ import { jsonBody, ListQuerySchema, pageObject, PageSchema as PageObjectSchema, 
 import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
 import { extractHtml } from '../plagiarism/html';
 import { createPlagiarismProvider } from '../plagiarism/provider';
-import { waitUntilOf } from '../shared-load';
+import { waitUntilOf } from '../sources';
 import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 
 /** Minimum words of a checked text (interface: Limits). */

@@ -4,15 +4,10 @@
  * meter -> respond. Auth and the workspace check run in app.ts middleware.
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { autocomplete, scoreTexts, scoreWords } from '../../core/scoring';
 import type { AppEnv } from '../env';
 import { charge } from '../metering';
-import { getModel } from '../models';
-import { companionFor } from '../companion';
-import { storedSeedsFor } from '../dimensions';
-import { resolveMappers, Timing } from '../resources';
-import { getLexicon, getLanguageData, getTokenizer } from '../text-language';
-import { waitUntilOf } from '../shared-load';
+import { engineOf } from '../sources';
+import { Timing } from '../timing';
 import {
   AutocompleteRequestSchema,
   AutocompleteResponseSchema,
@@ -74,22 +69,9 @@ const autocompleteRoute = createRoute({
 
 export function registerScoring(app: OpenAPIHono<AppEnv>): void {
   app.openapi(textScoresRoute, async (c) => {
-    const body = c.req.valid('json');
     const timing = new Timing();
-    const ctx = waitUntilOf(c);
-    const model = await getModel(c.env, body.embeddingModelId, ctx);
-    const [tokenize, lang, lexicon, mappers, storedDimensions, companion] = await Promise.all([
-      getTokenizer(c.env, model.manifest.language, ctx),
-      getLanguageData(c.env, model.manifest.language, ctx),
-      getLexicon(c.env, model.manifest.language, ctx),
-      resolveMappers(c.env, model, body.mapperKeys, ctx),
-      storedSeedsFor(c.env, body.dimensions),
-      companionFor(c.env, model, body.dimensions, ctx),
-    ]);
-    timing.mark('load');
     // A core refusal (ScoringError) is rendered by app.ts onError.
-    const { response, tokenCount } = scoreTexts(body, { index: model.index, tokenize, mappers, storedDimensions, stats: model.stats, lexicon, companion: companion?.index, composition: lang.meta.composition });
-    timing.mark('compute');
+    const { response, tokenCount } = await engineOf(c, { mark: (p) => timing.mark(p) }).textScores(c.req.valid('json'));
     // Also with 0 tokens: the workspace and its allowance are checked (nothing is deducted then).
     await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
     timing.mark('meter');
@@ -98,20 +80,8 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
   });
 
   app.openapi(wordScoresRoute, async (c) => {
-    const body = c.req.valid('json');
     const timing = new Timing();
-    const ctx = waitUntilOf(c);
-    const model = await getModel(c.env, body.embeddingModelId, ctx);
-    // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
-    const [mappers, storedDimensions, lexicon, companion] = await Promise.all([
-      resolveMappers(c.env, model, body.mapperKeys, ctx),
-      storedSeedsFor(c.env, body.dimensions),
-      body.dimensions?.some((d) => d.expand) ? getLexicon(c.env, model.manifest.language, ctx) : undefined,
-      companionFor(c.env, model, body.dimensions, ctx),
-    ]);
-    timing.mark('load');
-    const response = scoreWords(body, { index: model.index, mappers, storedDimensions, lexicon, companion: companion?.index });
-    timing.mark('compute');
+    const response = await engineOf(c, { mark: (p) => timing.mark(p) }).wordScores(c.req.valid('json'));
     await charge(c, { usageTypeKey: 'tokens', amount: response.data.length });
     timing.mark('meter');
     c.header('Server-Timing', timing.header());
@@ -119,8 +89,6 @@ export function registerScoring(app: OpenAPIHono<AppEnv>): void {
   });
 
   app.openapi(autocompleteRoute, async (c) => {
-    const body = c.req.valid('json');
-    const model = await getModel(c.env, body.embeddingModelId, waitUntilOf(c));
-    return c.json(autocomplete(model.index, body), 200);
+    return c.json(await engineOf(c).autocomplete(c.req.valid('json')), 200);
   });
 }

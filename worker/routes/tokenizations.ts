@@ -1,17 +1,14 @@
 /**
  * POST /api/v1/workspaces/{workspaceId}/tokenizations (interface: Tokenization).
  * The tokenizer is core/tokenizer (the same code as the browser bundle); its language data is
- * lang/{language}.bin in R2, loaded lazily once per isolate (worker/text-language.ts).
+ * lang/{language}.bin in R2, loaded lazily once per isolate (worker/sources/language-data.ts).
  * Meters `tokens` = tokenCount after the answer is computed; a failed request consumes nothing.
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { tokenize } from '../../core/tokenizer';
 import type { AppEnv } from '../env';
 import { charge } from '../metering';
-import { requireLanguage } from '../problem';
-import { getLanguageData } from '../text-language';
-import { waitUntilOf } from '../shared-load';
+import { engineOf } from '../sources';
 import { jsonBody, problem, security, TokenizationRequestSchema, WorkspaceParams } from '../schemas';
 
 const TokenSchema = z
@@ -51,9 +48,7 @@ const route = createRoute({
 
 export function registerTokenizations(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
-    const body = c.req.valid('json');
-    const data = await getLanguageData(c.env, requireLanguage(body.language), waitUntilOf(c));
-    const result = tokenize(body.text, data);
+    const result = await engineOf(c).tokenize(c.req.valid('json'));
     await charge(c, { usageTypeKey: 'tokens', amount: result.tokenCount });
     return c.json(result, 200);
   });
