@@ -19,7 +19,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env';
 import { nowMs } from './clock';
 import { toHex } from '../core/digest';
-import { ApiError } from './problem';
+import { ApiError } from '../core/problem';
 import { idempotencyKeyOf } from './quotas/charge';
 import { WORKSPACE_ID } from './ids';
 import { IDEMPOTENCY_TTL_MS, isoTimestamp } from './quotas/repository';

@@ -1,5 +1,5 @@
 /**
- * Least-recently-used eviction of models (worker/models.ts, docs/multilingual.md "Memory"): with a
+ * Least-recently-used eviction of models (worker/sources/models.ts, docs/multilingual.md "Memory"): with a
  * memory budget that holds two synthetic models, loading a third evicts the least recently used
  * one, reuses its WASM memory (no growth) and a later request loads the evicted model again with
  * identical answers.

@@ -3,7 +3,7 @@ import { SELF } from 'cloudflare:test';
 import { expect } from 'vitest';
 import { setClock } from '../../worker/clock';
 import type { AuditEntry, LedgerEntry, Quota } from '../../worker/quotas/repository';
-import type { pageObject } from '../../worker/schemas';
+import type { pageObject } from '../../worker/http/openapi';
 import { mintToken } from './api-helpers';
 
 export { mintToken };

@@ -164,7 +164,7 @@ async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<v
 
 export class PlagiarismCorpus {
   /**
-   * `ctx`: the request's ExecutionContext (worker/shared-load.ts waitUntilOf). R2 deletions that
+   * `ctx`: the request's ExecutionContext (worker/sources/index.ts waitUntilOf). R2 deletions that
    * follow a D1 commit (or clean up after a failure) are registered with its waitUntil, so they
    * still run when the client goes away meanwhile.
    */

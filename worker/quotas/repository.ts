@@ -9,8 +9,8 @@
  * the statements of one database one at a time, so check and deduction cannot interleave
  * with another request's.
  */
-import { ApiError } from '../problem';
-import type { UsageTypeKey } from '../metering';
+import { ApiError } from '../../core/problem';
+import type { UsageTypeKey } from './charge';
 import { cycleParams, cycleStartFor, isoDate, type CycleParams } from './cycle';
 
 // ---------------------------------------------------------------------------------------

@@ -1,16 +1,17 @@
 /**
  * The Worker's engine source (core/engine.ts): models and mapper bundles from R2 (the isolate's
  * model registry, ./models.ts), language data from R2 (./language-data.ts), stored dimension
- * seeds from D1 (worker/dimensions.ts), mapper owners from the cached catalog (worker/catalog.ts).
+ * seeds from D1 (worker/dimensions/store.ts), mapper owners from the cached catalog (worker/catalog/store.ts).
  * One source per request: shared loads run under the request's waitUntil (core/shared-load.ts).
  */
 import type { Context } from 'hono';
-import { createEngine, type EngineOptions, type EngineSource } from '../../core/engine';
+import { createEngine, type EngineSource } from '../../core/engine';
 import type { WaitUntil } from '../../core/shared-load';
 import { R2_KEYS } from '../../core/types';
-import { getCatalog } from '../catalog';
-import { storedSeeds } from '../dimensions';
+import { getCatalog } from '../catalog/store';
+import { storedSeeds } from '../dimensions/store';
 import type { AppEnv, Env } from '../env';
+import { phases } from '../http/timing';
 import { getLanguageData } from './language-data';
 import { getModel } from './models';
 
@@ -31,9 +32,9 @@ export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource
   };
 }
 
-/** The engine of a request (its bodies are validated by the route's zod-openapi hook). */
-export function engineOf(c: Context<AppEnv>, options: Omit<EngineOptions, 'validated'> = {}) {
-  return createEngine(workerSource(c.env, waitUntilOf(c)), { ...options, validated: true });
+/** The engine of a request: bodies validated by the route's zod-openapi hook, phases timed (Server-Timing). */
+export function engineOf(c: Context<AppEnv>) {
+  return createEngine(workerSource(c.env, waitUntilOf(c)), { validated: true, mark: phases(c) });
 }
 
 /** The request's ExecutionContext, or undefined when it has none (Hono throws on access then). */

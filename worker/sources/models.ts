@@ -14,7 +14,7 @@ import { EmbeddingModel } from '../../core/model';
 import { currentKernels, LoadedModel as EngineModel, sharedKernels } from '../../core/engine';
 import { R2_KEYS, type ModelManifest } from '../../core/types';
 import { keepAlive, type WaitUntil } from '../../core/shared-load';
-import { ApiError } from '../problem';
+import { ApiError } from '../../core/problem';
 import type { Env } from '../env';
 import { dropLanguageData, languageBytes, languageLoaded } from './language-data';
 import { clip } from '../log';

@@ -3,11 +3,10 @@
  * Validate (zod) -> load model, language data, mappers, stored dimensions -> core/scoring ->
  * meter -> respond. Auth and the workspace check run in app.ts middleware.
  */
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../env';
-import { charge } from '../metering';
+import { createRoute } from '@hono/zod-openapi';
+import { charge } from '../quotas/charge';
 import { engineOf } from '../sources';
-import { Timing } from '../timing';
+import { metered } from '../http/timing';
 import {
   AutocompleteRequestSchema,
   AutocompleteResponseSchema,
@@ -19,12 +18,13 @@ import {
   WordScoresResponseSchema,
   WorkspaceParams,
   security,
-} from '../schemas';
+} from '../http/openapi';
+import { newRouter } from '../http/router';
 
 
 const textScoresRoute = createRoute({
   method: 'post',
-  path: '/api/v1/workspaces/{workspaceId}/text-scores',
+  path: '/text-scores',
   tags: ['Scoring'],
   summary: 'Score texts along dimensions and mappers, with an optional goal score',
   description:
@@ -39,7 +39,7 @@ const textScoresRoute = createRoute({
 
 const wordScoresRoute = createRoute({
   method: 'post',
-  path: '/api/v1/workspaces/{workspaceId}/word-scores',
+  path: '/word-scores',
   tags: ['Scoring'],
   summary: 'Score whitelisted words, or find and score the words closest to the seed centroid',
   description:
@@ -54,7 +54,7 @@ const wordScoresRoute = createRoute({
 
 const autocompleteRoute = createRoute({
   method: 'post',
-  path: '/api/v1/workspaces/{workspaceId}/autocomplete-suggestions',
+  path: '/autocomplete-suggestions',
   tags: ['Vocabulary'],
   summary: 'Up to ten completions of a prefix from the model vocabulary: dictionary words first, most frequent first',
   description:
@@ -67,28 +67,22 @@ const autocompleteRoute = createRoute({
   },
 });
 
-export function registerScoring(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(textScoresRoute, async (c) => {
-    const timing = new Timing();
-    // A core refusal (ScoringError) is rendered by app.ts onError.
-    const { response, tokenCount } = await engineOf(c, { mark: (p) => timing.mark(p) }).textScores(c.req.valid('json'));
-    // Also with 0 tokens: the workspace and its allowance are checked (nothing is deducted then).
-    await charge(c, { usageTypeKey: 'tokens', amount: tokenCount });
-    timing.mark('meter');
-    c.header('Server-Timing', timing.header());
-    return c.json(response, 200);
-  });
+export const scoringRoutes = newRouter();
 
-  app.openapi(wordScoresRoute, async (c) => {
-    const timing = new Timing();
-    const response = await engineOf(c, { mark: (p) => timing.mark(p) }).wordScores(c.req.valid('json'));
-    await charge(c, { usageTypeKey: 'tokens', amount: response.data.length });
-    timing.mark('meter');
-    c.header('Server-Timing', timing.header());
-    return c.json(response, 200);
-  });
+scoringRoutes.openapi(textScoresRoute, async (c) => {
+  // A core refusal (ScoringError) is rendered by app.ts onError.
+  const { response, tokenCount } = await engineOf(c).textScores(c.req.valid('json'));
+  // Also with 0 tokens: the workspace and its allowance are checked (nothing is deducted then).
+  await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount: tokenCount }));
+  return c.json(response, 200);
+});
 
-  app.openapi(autocompleteRoute, async (c) => {
-    return c.json(await engineOf(c).autocomplete(c.req.valid('json')), 200);
-  });
-}
+scoringRoutes.openapi(wordScoresRoute, async (c) => {
+  const response = await engineOf(c).wordScores(c.req.valid('json'));
+  await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount: response.data.length }));
+  return c.json(response, 200);
+});
+
+scoringRoutes.openapi(autocompleteRoute, async (c) => {
+  return c.json(await engineOf(c).autocomplete(c.req.valid('json')), 200);
+});

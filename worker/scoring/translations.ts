@@ -5,15 +5,15 @@
  * space (the English model to an aligned one: the reverse direction). Meters `tokens` = words
  * translated (found in the source model), charged to the token's workspace like word-scores.
  */
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { ENGLISH_COMPANION_ID } from '../../core/projection';
 import { ID_MAX_CHARS, WORD_MAX_CHARS } from '../../core/requests';
 import { TRANSLATION_LIMIT_DEFAULT, TRANSLATION_LIMIT_MAX, TRANSLATION_WORDS_MAX } from '../../core/translation';
-import type { AppEnv } from '../env';
-import { charge } from '../metering';
-import { ApiError } from '../problem';
-import { errorResponses, jsonBody, ModelParams, security } from '../schemas';
+import { charge } from '../quotas/charge';
+import { ApiError } from '../../core/problem';
+import { errorResponses, jsonBody, ModelParams, security } from '../http/openapi';
 import { engineOf } from '../sources';
+import { newRouter } from '../http/router';
 
 export const WordTranslationsRequestSchema = z
   .object({
@@ -45,7 +45,7 @@ export const WordTranslationsResponseSchema = z
 
 const route = createRoute({
   method: 'post',
-  path: '/api/v1/embedding-models/{embeddingModelId}/word-translations',
+  path: '/{embeddingModelId}/word-translations',
   tags: ['Vocabulary'],
   summary: 'Extension: nearest words in another language through the shared (aligned) vector space',
   description:
@@ -58,15 +58,15 @@ const route = createRoute({
   },
 });
 
-export function registerTranslations(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(route, async (c) => {
-    const { embeddingModelId } = c.req.valid('param');
-    const body = c.req.valid('json');
-    const workspaceId = c.get('auth')?.workspaceId;
-    if (!workspaceId) throw new ApiError('WORKSPACE_FORBIDDEN', 'word-translations is metered: the token needs a workspace claim');
-    const result = await engineOf(c).wordTranslations(embeddingModelId, body);
-    const translated = result.data.filter((d) => d.isAvailable).length;
-    if (translated > 0) await charge(c, { usageTypeKey: 'tokens', amount: translated, workspaceId });
-    return c.json(result, 200);
-  });
-}
+export const translationRoutes = newRouter();
+
+translationRoutes.openapi(route, async (c) => {
+  const { embeddingModelId } = c.req.valid('param');
+  const body = c.req.valid('json');
+  const workspaceId = c.get('auth')?.workspaceId;
+  if (!workspaceId) throw new ApiError('WORKSPACE_FORBIDDEN', 'word-translations is metered: the token needs a workspace claim');
+  const result = await engineOf(c).wordTranslations(embeddingModelId, body);
+  const translated = result.data.filter((d) => d.isAvailable).length;
+  if (translated > 0) await charge(c, { usageTypeKey: 'tokens', amount: translated, workspaceId });
+  return c.json(result, 200);
+});

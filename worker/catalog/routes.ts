@@ -2,17 +2,15 @@
  * Global (not workspace-scoped) routes: the embedding-model and mapper catalogs, and the
  * model-scoped vocabulary endpoints (word availabilities, similarity matrices).
  * The catalogs come from the manifest / mapper-info JSON sidecars in R2 (models/*.json,
- * mappers/{modelId}/*.json), cached in isolate memory and KV (worker/catalog.ts: staleness and
+ * mappers/{modelId}/*.json), cached in isolate memory and KV (worker/catalog/store.ts: staleness and
  * invalidation); loadingStatus comes from this isolate's registry.
  */
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { ModelManifest } from '../../core/types';
-import { catalogManifest, catalogMappersOf, getCatalog, refreshCatalog, type CatalogMapper } from '../catalog';
-import type { AppEnv } from '../env';
-import { ApiError } from '../problem';
+import { catalogManifest, catalogMappersOf, getCatalog, refreshCatalog, type CatalogMapper } from './store';
+import { ApiError } from '../../core/problem';
 import { getManifest, loadingStatus } from '../sources/models';
 import { engineOf, waitUntilOf } from '../sources';
-import { Timing } from '../timing';
 import {
   CatalogQuerySchema,
   EmbeddingModelPageSchema,
@@ -28,7 +26,8 @@ import {
   WordAvailabilitiesRequestSchema,
   WordAvailabilitiesResponseSchema,
   security,
-} from '../schemas';
+} from '../http/openapi';
+import { newRouter } from '../http/router';
 
 /** 1-based pagination; a page beyond the last is empty; size is echoed as requested. */
 function paginate<T>(items: T[], page: number, size: number): { page: ReturnType<typeof pageObject>; data: T[] } {
@@ -78,7 +77,7 @@ function modelBody(m: ModelManifest, mappers: CatalogMapper[]) {
 
 const listModelsRoute = createRoute({
   method: 'get',
-  path: '/api/v1/embedding-models',
+  path: '/embedding-models',
   tags: ['Catalog'],
   summary: 'The embedding-model catalog',
   security,
@@ -91,7 +90,7 @@ const listModelsRoute = createRoute({
 
 const getModelRoute = createRoute({
   method: 'get',
-  path: '/api/v1/embedding-models/{id}',
+  path: '/embedding-models/{id}',
   tags: ['Catalog'],
   summary: 'One embedding model',
   security,
@@ -104,7 +103,7 @@ const getModelRoute = createRoute({
 
 const listMappersRoute = createRoute({
   method: 'get',
-  path: '/api/v1/mappers',
+  path: '/mappers',
   tags: ['Catalog'],
   summary: 'The mapper catalog: one entry per mapper variable; multilingual mappers always included',
   security,
@@ -117,7 +116,7 @@ const listMappersRoute = createRoute({
 
 const availabilitiesRoute = createRoute({
   method: 'post',
-  path: '/api/v1/embedding-models/{embeddingModelId}/word-availabilities',
+  path: '/embedding-models/{embeddingModelId}/word-availabilities',
   tags: ['Vocabulary'],
   summary: 'Which words are in the model vocabulary (and in the allow-list when one is given)',
   security,
@@ -130,7 +129,7 @@ const availabilitiesRoute = createRoute({
 
 const matrixRoute = createRoute({
   method: 'post',
-  path: '/api/v1/embedding-models/{embeddingModelId}/word-similarity-matrices',
+  path: '/embedding-models/{embeddingModelId}/word-similarity-matrices',
   tags: ['Vocabulary'],
   summary: 'Pairwise cosine similarity of the in-vocabulary words, rounded to two decimals',
   security,
@@ -141,75 +140,73 @@ const matrixRoute = createRoute({
   },
 });
 
-export function registerCatalog(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(listModelsRoute, async (c) => {
-    const q = c.req.valid('query');
-    const catalog = await getCatalog(c.env, waitUntilOf(c));
-    const manifests = catalog.manifests.filter((m) => matches(m.country, q.country) && matches(m.language, q.language));
-    const pageOf = paginate(manifests, q.page, q.size);
-    const data = pageOf.data.map((m) => modelBody(m, catalogMappersOf(catalog, m.id)));
-    return c.json({ page: pageOf.page, data }, 200);
-  });
+export const catalogRoutes = newRouter();
 
-  app.openapi(getModelRoute, async (c) => {
-    const { id } = c.req.valid('param');
-    let catalog = await getCatalog(c.env, waitUntilOf(c));
-    let manifest = catalogManifest(catalog, id);
-    if (!manifest) {
-      // No stale 404: a model uploaded since the catalog was cached (its manifest is in R2) reloads the catalog.
-      if ((await getManifest(c.env, id))?.id !== id) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
-      catalog = await refreshCatalog(c.env, waitUntilOf(c));
-      manifest = catalogManifest(catalog, id);
-      if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
-    }
-    return c.json(modelBody(manifest, catalogMappersOf(catalog, id)), 200);
-  });
+catalogRoutes.openapi(listModelsRoute, async (c) => {
+  const q = c.req.valid('query');
+  const catalog = await getCatalog(c.env, waitUntilOf(c));
+  const manifests = catalog.manifests.filter((m) => matches(m.country, q.country) && matches(m.language, q.language));
+  const pageOf = paginate(manifests, q.page, q.size);
+  const data = pageOf.data.map((m) => modelBody(m, catalogMappersOf(catalog, m.id)));
+  return c.json({ page: pageOf.page, data }, 200);
+});
 
-  app.openapi(listMappersRoute, async (c) => {
-    const q = c.req.valid('query');
-    const { mappers: bundles, manifests } = await getCatalog(c.env, waitUntilOf(c));
-    // Labels from the model manifests of the same locale, else Intl, else the code.
-    const languageLabels = new Map(manifests.map((m) => [m.language, m.labels?.languageLabel]));
-    const countryLabels = new Map(manifests.map((m) => [m.country, m.labels?.countryLabel]));
-    // One entry per bundle key and locale: bundles of the same key for models of different
-    // locales are different scales (a filter by either locale must find its own).
-    const byKey = new Map<string, CatalogMapper>();
-    for (const b of bundles) {
-      const locale = b.multilingual ? '*' : `${b.language ?? ''}|${b.country ?? ''}`;
-      if (!byKey.has(`${b.key}|${locale}`)) byKey.set(`${b.key}|${locale}`, b);
-    }
-    // The catalog normalized language/country (null when absent) and multilingual (a boolean).
-    const entries = [...byKey.values()].flatMap((info) => {
-      const multilingual = info.multilingual;
-      const language = multilingual ? null : info.language;
-      const country = multilingual ? null : info.country;
-      return info.variables.map((variable) => ({
-        key: `${info.key}_${variable}`,
-        variables: info.variables,
-        translationKey: `${info.translationKey}.${variable}`,
-        label: `${info.label}: ${variable}`,
-        country,
-        language,
-        countryLabel: country ? countryLabels.get(country) ?? displayName('region', country) : null,
-        languageLabel: language ? languageLabels.get(language) ?? displayName('language', language) : null,
-        multilingual,
-      }));
-    });
-    entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const filtered = entries.filter((e) => e.multilingual || (matches(e.country, q.country) && matches(e.language, q.language)));
-    return c.json(paginate(filtered, q.page, q.size), 200);
-  });
+catalogRoutes.openapi(getModelRoute, async (c) => {
+  const { id } = c.req.valid('param');
+  let catalog = await getCatalog(c.env, waitUntilOf(c));
+  let manifest = catalogManifest(catalog, id);
+  if (!manifest) {
+    // No stale 404: a model uploaded since the catalog was cached (its manifest is in R2) reloads the catalog.
+    if ((await getManifest(c.env, id))?.id !== id) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+    catalog = await refreshCatalog(c.env, waitUntilOf(c));
+    manifest = catalogManifest(catalog, id);
+    if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+  }
+  return c.json(modelBody(manifest, catalogMappersOf(catalog, id)), 200);
+});
 
-  app.openapi(availabilitiesRoute, async (c) => {
-    const { embeddingModelId } = c.req.valid('param');
-    return c.json(await engineOf(c).wordAvailabilities(embeddingModelId, c.req.valid('json')), 200);
+catalogRoutes.openapi(listMappersRoute, async (c) => {
+  const q = c.req.valid('query');
+  const { mappers: bundles, manifests } = await getCatalog(c.env, waitUntilOf(c));
+  // Labels from the model manifests of the same locale, else Intl, else the code.
+  const languageLabels = new Map(manifests.map((m) => [m.language, m.labels?.languageLabel]));
+  const countryLabels = new Map(manifests.map((m) => [m.country, m.labels?.countryLabel]));
+  // One entry per bundle key and locale: bundles of the same key for models of different
+  // locales are different scales (a filter by either locale must find its own).
+  const byKey = new Map<string, CatalogMapper>();
+  for (const b of bundles) {
+    const locale = b.multilingual ? '*' : `${b.language ?? ''}|${b.country ?? ''}`;
+    if (!byKey.has(`${b.key}|${locale}`)) byKey.set(`${b.key}|${locale}`, b);
+  }
+  // The catalog normalized language/country (null when absent) and multilingual (a boolean).
+  const entries = [...byKey.values()].flatMap((info) => {
+    const multilingual = info.multilingual;
+    const language = multilingual ? null : info.language;
+    const country = multilingual ? null : info.country;
+    return info.variables.map((variable) => ({
+      key: `${info.key}_${variable}`,
+      variables: info.variables,
+      translationKey: `${info.translationKey}.${variable}`,
+      label: `${info.label}: ${variable}`,
+      country,
+      language,
+      countryLabel: country ? countryLabels.get(country) ?? displayName('region', country) : null,
+      languageLabel: language ? languageLabels.get(language) ?? displayName('language', language) : null,
+      multilingual,
+    }));
   });
+  entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const filtered = entries.filter((e) => e.multilingual || (matches(e.country, q.country) && matches(e.language, q.language)));
+  return c.json(paginate(filtered, q.page, q.size), 200);
+});
 
-  app.openapi(matrixRoute, async (c) => {
-    const { embeddingModelId } = c.req.valid('param');
-    const timing = new Timing();
-    const result = await engineOf(c, { mark: (p) => timing.mark(p) }).similarityMatrix(embeddingModelId, c.req.valid('json'));
-    c.header('Server-Timing', timing.header());
-    return c.json(result, 200);
-  });
-}
+catalogRoutes.openapi(availabilitiesRoute, async (c) => {
+  const { embeddingModelId } = c.req.valid('param');
+  return c.json(await engineOf(c).wordAvailabilities(embeddingModelId, c.req.valid('json')), 200);
+});
+
+catalogRoutes.openapi(matrixRoute, async (c) => {
+  const { embeddingModelId } = c.req.valid('param');
+  const result = await engineOf(c).similarityMatrix(embeddingModelId, c.req.valid('json'));
+  return c.json(result, 200);
+});

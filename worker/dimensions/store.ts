@@ -3,9 +3,9 @@
  * merged into request dimensions of type `dimension`. Rows are insert-only, so found rows are
  * cached per isolate; unknown ids are looked up again on every request.
  */
-import type { StoredDimensionSeeds } from '../core/scoring';
-import type { Env } from './env';
-import { FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID } from './schemas';
+import type { StoredDimensionSeeds } from '../../core/scoring';
+import type { Env } from '../env';
+import { FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID } from '../http/openapi';
 
 export interface StoredDimension {
   id: number;
