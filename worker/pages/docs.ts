@@ -8,19 +8,11 @@ import swaggerCss from 'swagger-ui-dist/swagger-ui.css';
 import { newRouter } from '../http/router';
 
 const PAGE = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Embedding Edge API</title>
-<link rel="stylesheet" href="/api/docs/swagger-ui.css">
-</head>
-<body>
-<div id="swagger-ui"></div>
-<script src="/api/docs/swagger-ui-bundle.js"></script>
-<script src="/api/docs/init.js"></script>
-</body>
-</html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Embedding Edge API</title><link rel="stylesheet" href="/api/docs/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/api/docs/swagger-ui-bundle.js"></script><script src="/api/docs/init.js"></script>
+</body></html>
 `;
 
 const INIT = `window.ui = SwaggerUIBundle({
