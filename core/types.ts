@@ -125,12 +125,13 @@ export interface MapperBundleInfo {
   hyperParameters?: Record<string, { lambda: number; k: number; p: number; alpha: number }>;
   /** Variables trained but not shipped (held-out Pearson r under 0.5), with their r. */
   rejected?: Record<string, number>;
-  /** Lexicon anchoring per variable (build/mapper/anchoring.ts): kernel, its cross-validation, held-out lexicon r, neutral-noun check. */
+  /** Lexicon anchoring per variable (build/mapper/anchoring.ts): membership model and gamma, their cross-validation, held-out lexicon r, neutral-noun check. */
   anchoring?: Record<
     string,
     {
       method: string;
-      kernel: { c0: number; c1: number };
+      /** pi(x) = logistic(weights . x + bias) on the unit vector; a non-lexicon value is n + pi^gamma (v - n). */
+      membership: { weights: number[]; bias: number; lambda: number; gamma: number; positives: number; negatives: number; logLoss: number };
       neutral: number;
       crossValidation: { folds: number; items: number; lexiconItems: number; mse: number; mseUnshrunk: number };
       heldOutLexicon: { pearsonR: number; pearsonRShrunk: number };

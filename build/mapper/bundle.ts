@@ -11,12 +11,12 @@ import { writeMapperBundle, type LinearWeights } from '../../core/mapper-bundle'
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 import { writeAtomic } from '../stamp';
 import type { Lexicon } from './lexicons';
-import { halfRangeOf, heldOutR, kernelGrid, neutralOf, ramp, round as round5, selectKernel, sentimentLexiconWords, type Anchoring } from './anchoring';
+import { ANCHORING_METHOD, fitMembership, halfRangeOf, heldOutR, membershipProbability, neutralOf, round as round5, selectGamma, sentimentLexiconWords, shrinkFactor, type Anchoring, type Item } from './anchoring';
 import { NEUTRAL_NOUNS_SOURCE, neutralNounRows } from './neutral-nouns';
-import { MapperTrainer, type CrossValidation, type Method, type TrainOptions, type TrainingSet, type TrainingSpace } from './train-core';
+import { MapperTrainer, rowVector, type CrossValidation, type Method, type TrainOptions, type TrainingSet, type TrainingSpace } from './train-core';
 
 /** Bump when the training pipeline changes in a way that changes the values: default bundles rebuild. */
-export const TRAINING_VERSION = '2-anchored';
+export const TRAINING_VERSION = '3-anchored-membership';
 /** A variable whose held-out Pearson r is below this is not shipped. */
 export const MIN_PEARSON_R = 0.5;
 
@@ -84,19 +84,19 @@ export interface TrainBundleOptions extends TrainOptions {
   anchor?: boolean;
 }
 
-/** Frequent words the anchoring kernel is chosen on. */
+/** Frequent words the membership model's negatives and the gamma selection come from. */
 const ANCHOR_WORDS = 20_000;
 
 /**
  * Replaces the materialized values in place: lexicon rows take their lexicon value, the others
- * n + g(c) (v - n) with the kernel chosen by cross-validation (anchoring.ts). Returns the record per variable.
+ * n + pi(x)^gamma (v - n) with the membership model and gamma chosen by cross-validation
+ * (anchoring.ts). Returns the record per variable.
  */
 function anchorValues(
   lexicon: Lexicon,
   set: ReturnType<typeof trainingSetFrom>,
   cv: CrossValidation,
   values: Record<string, Float32Array>,
-  nearest: Float32Array,
   model: LoadedModel,
   method: Method,
   log: (m: string) => void,
@@ -108,48 +108,58 @@ function anchorValues(
   const checkRows = neutralNounRows(model.space.size, (r) => model.word(r), listed);
   const check = new Set(checkRows);
   const limit = Math.min(ANCHOR_WORDS, model.space.size);
+  const unlistedRows: number[] = [];
+  for (let r = 0; r < limit; r++) {
+    if (lexRow.has(r) || check.has(r)) continue;
+    const w = model.word(r);
+    if (!/^[a-z]+$/.test(w) || listed.has(w)) continue;
+    unlistedRows.push(r);
+  }
+  // Membership model: the lexicon's rows (positives) against the unlisted frequent words.
+  const d = model.space.dims;
+  const fitRows = [...set.rows, ...unlistedRows];
+  const X = new Float64Array(fitRows.length * d);
+  fitRows.forEach((r, i) => rowVector(model.space, r, X, i * d));
+  const t = Float64Array.from(fitRows, (_, i) => (i < set.rows.length ? 1 : 0));
+  const { membership, oof } = fitMembership(X, t, d);
+  const nLex = set.rows.length;
+  const pi = new Float32Array(model.space.size);
+  const x = new Float64Array(d);
+  for (let r = 0; r < pi.length; r++) pi[r] = membershipProbability(membership, rowVector(model.space, r, x));
+  log(`  membership model: ${membership.positives} lexicon words vs ${membership.negatives} unlisted frequent words, lambda ${membership.lambda}, CV log-loss ${membership.logLoss}`);
+
   const out: Record<string, Anchoring> = {};
   for (const v of set.variables) {
     const scale = lexicon.variables[v].scale;
     const n = neutralOf(scale);
     const held = cv.predictions[v][method];
-    const lexItems = [];
-    const allLex = [];
-    for (let i = 0; i < set.rows.length; i++) {
-      const it = { pred: held[i], target: set.targets[v][i], cos: nearest[set.rows[i]] };
+    const frequentLex: Item[] = [];
+    const allLex: Item[] = [];
+    for (let i = 0; i < nLex; i++) {
+      const it = { pred: held[i], target: set.targets[v][i], pi: oof[i] };
       allLex.push(it);
-      if (set.rows[i] < limit) lexItems.push(it);
+      if (set.rows[i] < limit) frequentLex.push(it);
     }
-    const unlisted = [];
-    for (let r = 0; r < limit; r++) {
-      if (lexRow.has(r) || check.has(r)) continue;
-      const w = model.word(r);
-      if (!/^[a-z]+$/.test(w) || listed.has(w)) continue;
-      unlisted.push({ pred: values[v][r], target: n, cos: nearest[r] });
-    }
-    if (process.env.ANCHOR_GRID) {
-      const nouns = checkRows.map((r) => ({ pred: values[v][r], target: n, cos: nearest[r] }));
-      fs.writeFileSync(`/tmp/anchor-grid-${lexicon.name}-${v}.json`, JSON.stringify({ raw: heldOutR(allLex, { c0: -2, c1: -1 }, n), grid: kernelGrid([...lexItems, ...unlisted], allLex, nouns, n) }));
-    }
-    const { kernel, cv: kcv } = selectKernel(lexItems, unlisted, n);
+    const unlisted: Item[] = unlistedRows.map((r, j) => ({ pred: values[v][r], target: n, pi: oof[nLex + j] }));
+    const { gamma, cv: gcv } = selectGamma(frequentLex, unlisted, allLex, n);
     const vals = values[v];
     for (let r = 0; r < vals.length; r++) {
       const i = lexRow.get(r);
-      vals[r] = i !== undefined ? set.targets[v][i] : n + ramp(nearest[r], kernel.c0, kernel.c1) * (vals[r] - n);
+      vals[r] = i !== undefined ? set.targets[v][i] : n + shrinkFactor(pi[r], gamma) * (vals[r] - n);
     }
     let sumAbs = 0;
     for (const r of checkRows) sumAbs += Math.abs(vals[r] - n);
     const meanAbs = checkRows.length > 0 ? sumAbs / checkRows.length : 0;
     const share = meanAbs / halfRangeOf(scale);
     out[v] = {
-      method: 'lexicon values; others n + g(c)(v - n), g(c) = clamp((c - c0)/(c1 - c0), 0, 1), c = cosine to the nearest lexicon word',
-      kernel,
+      method: ANCHORING_METHOD,
+      membership: { ...membership, gamma },
       neutral: n,
-      crossValidation: kcv,
-      heldOutLexicon: heldOutR(allLex, kernel, n),
+      crossValidation: gcv,
+      heldOutLexicon: heldOutR(allLex, gamma, n),
       neutralCheck: { nouns: checkRows.length, meanAbs: round5(meanAbs), shareOfHalfRange: round5(share), limit: 0.15, pass: checkRows.length >= 200 && share <= 0.15, source: NEUTRAL_NOUNS_SOURCE },
     };
-    log(`  ${v}: anchoring kernel c0=${kernel.c0} c1=${kernel.c1}; CV mse ${kcv.mse} (unshrunk ${kcv.mseUnshrunk}); held-out lexicon r ${out[v].heldOutLexicon.pearsonR} -> ${out[v].heldOutLexicon.pearsonRShrunk}; neutral nouns ${checkRows.length} mean |v| ${round5(share * 100)}% of half-range`);
+    log(`  ${v}: anchoring gamma ${gamma}; CV mse ${gcv.mse} (unshrunk ${gcv.mseUnshrunk}); held-out lexicon r ${out[v].heldOutLexicon.pearsonR} -> ${out[v].heldOutLexicon.pearsonRShrunk}; neutral nouns ${checkRows.length} mean |v| ${round5(share * 100)}% of half-range`);
   }
   return out;
 }
@@ -178,17 +188,11 @@ export function trainBundle(lexicon: Lexicon, model: LoadedModel, options: Train
   const final = trainer.fitFinal();
   const fitMs = Date.now() - t;
   t = Date.now();
-  const nearest = new Float32Array(model.space.size);
-  const values = final.materialize(
-    method,
-    undefined,
-    (done, total) => {
-      if (done % 100000 === 0) log(`  materialized ${done}/${total}`);
-    },
-    nearest,
-  );
+  const values = final.materialize(method, undefined, (done, total) => {
+    if (done % 100000 === 0) log(`  materialized ${done}/${total}`);
+  });
   const materializeMs = Date.now() - t;
-  const anchoring = options.anchor === false ? null : anchorValues(lexicon, set, cv, values, nearest, model, method, log);
+  const anchoring = options.anchor === false ? null : anchorValues(lexicon, set, cv, values, model, method, log);
 
   const linear: Record<string, LinearWeights> = {};
   for (const v of shipped) linear[v] = { weights: Float32Array.from(final.ridge[v].weights), bias: final.ridge[v].bias };

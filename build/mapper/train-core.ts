@@ -432,7 +432,7 @@ export class FinalModel {
       if (needKnn) {
         ({ positions, scores } = this.index.search(rowVector32(this.space, row), kMax));
         this.observer?.neighbours?.(ctx, row, Int32Array.from(positions, (p) => this.set.rows[p]));
-        // Cosine to the nearest training word other than the row itself (lexicon anchoring).
+        // Cosine to the nearest training word other than the row itself (optional output, for analysis).
         if (nearest) nearest[row] = this.set.rows[positions[0]] === row ? (scores.length > 1 ? scores[1] : 0) : (scores[0] ?? 0);
       }
       for (const v of vars) {

@@ -411,8 +411,9 @@ function score(s: Scorer, texts: string[], extra: Partial<TextScoresRequest>) {
   return out;
 }
 
+/** QUALITY_MAPPERS_DIR: score with the bundles of another directory (e.g. a previous training version, for a before/after). */
 function loadBundles(modelId: string): MapperBundle[] {
-  const dir = path.join(MAPPERS_DIR, modelId);
+  const dir = process.env.QUALITY_MAPPERS_DIR ?? path.join(MAPPERS_DIR, modelId);
   return fs
     .readdirSync(dir)
     .filter((f) => f.endsWith('.bin'))

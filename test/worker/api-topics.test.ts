@@ -28,11 +28,16 @@ beforeAll(async () => {
   lang = await uploadEnglish();
 });
 
-/** The candidate rules by brute force over the synthetic model: nearest to the seed centroid first. */
+/** The candidate rules by brute force over the synthetic model: best hubness-corrected similarity to the seed centroid first. */
 function referenceExpansion(seeds: string[], n: number): string[] {
   const rows = seeds.map((w) => rowOf(m, w)).filter((r) => r >= 0);
+  // Ranked by cos(centroid, w) - bg . w, bg the mean vector of the 20,000 most frequent rows (hubness correction).
   const c = centroid64(m, rows);
-  const order = m.words.map((_, r) => r).sort((a, b) => qcos(m, b, c) - qcos(m, a, c) || a - b);
+  const nb = Math.min(20_000, m.words.length);
+  const bg = new Float64Array(m.dims);
+  for (let r = 0; r < nb; r++) for (let d = 0; d < m.dims; d++) bg[d] += m.vectors[r][d] / nb;
+  const q = c.map((x, d) => x - bg[d]);
+  const order = m.words.map((_, r) => r).sort((a, b) => qcos(m, b, q) - qcos(m, a, q) || a - b);
   const out: string[] = [];
   for (const r of order) {
     const w = m.words[r];
