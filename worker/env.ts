@@ -1,4 +1,6 @@
 /** Bindings and variables of the Worker (wrangler.toml, .dev.vars, secrets). */
+import type { TimingVariables } from 'hono/timing';
+
 export interface Env {
   DB: D1Database;
   ARTIFACTS: R2Bucket;
@@ -37,4 +39,4 @@ export interface AppVariables {
   requestId: string;
 }
 
-export type AppEnv = { Bindings: Env; Variables: AppVariables };
+export type AppEnv = { Bindings: Env; Variables: AppVariables & TimingVariables };

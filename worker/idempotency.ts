@@ -21,8 +21,8 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env';
 import { nowMs } from './clock';
-import { toHex } from './digest';
-import { ApiError } from './problem';
+import { toHex } from '../core/digest';
+import { ApiError } from '../core/problem';
 import { idempotencyKeyOf } from './quotas/charge';
 import { WORKSPACE_ID } from './ids';
 import { claimKey, completeKey, releaseKey } from './quotas/meter-client';

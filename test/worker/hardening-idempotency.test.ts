@@ -9,7 +9,7 @@ import { createExecutionContext, createScheduledController, env, runDurableObjec
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import worker from '../../worker/index';
 import { createApp } from '../../worker/app';
-import { charge } from '../../worker/metering';
+import { charge } from '../../worker/quotas/charge';
 import { uploadEnglish } from './api-helpers';
 import { addBonus, createWorkspace, problemOf, quotaOf, readLedger, resetClock, standOn, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
 

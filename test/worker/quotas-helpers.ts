@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import { setClock } from '../../worker/clock';
 import { flushMeter } from '../../worker/quotas/meter-client';
 import type { AuditEntry, LedgerEntry, Quota } from '../../worker/quotas/repository';
-import type { pageObject } from '../../worker/schemas';
+import type { pageObject } from '../../worker/http/openapi';
 import { mintToken } from './api-helpers';
 
 export { mintToken };

@@ -10,7 +10,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Env } from '../../worker/env';
-import { ApiError } from '../../worker/problem';
+import { ApiError } from '../../core/problem';
 import { consume, flushMeter, meterQuotas } from '../../worker/quotas/meter-client';
 import { setQuotaLimits } from '../../worker/quotas/repository';
 import { createWorkspace, flushLedger, quotaOf, resetClock, standOn, uniqueWorkspaceId } from './quotas-helpers';

@@ -13,7 +13,7 @@ import { env, runInDurableObject } from 'cloudflare:test';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { consume } from '../../worker/quotas/meter-client';
-import { ApiError } from '../../worker/problem';
+import { ApiError } from '../../core/problem';
 import { setClock } from '../../worker/clock';
 import { QuotaModel, nextAnchorDate, type ChargeOutcome, type TypeKey } from './quotas-model';
 import { addBonus, createWorkspace, flushLedger, listQuotas, readAudit, readLedger, resetClock, setAnchorDay, setLimits, uniqueWorkspaceId } from './quotas-helpers';

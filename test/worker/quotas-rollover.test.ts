@@ -5,7 +5,7 @@
 import { env } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { consume } from '../../worker/quotas/meter-client';
-import type { UsageTypeKey } from '../../worker/metering';
+import type { UsageTypeKey } from '../../worker/quotas/charge';
 import {
   addBonus,
   createWorkspace,

@@ -9,8 +9,8 @@
  * a key claim (the same lock token), or a read.
  */
 import type { Env } from '../env';
-import { ApiError } from '../problem';
-import type { UsageTypeKey } from '../metering';
+import { ApiError } from '../../core/problem';
+import type { UsageTypeKey } from './charge';
 import type { ClaimResult, MeterChargeRequest, MeterQuotas, WorkspaceMeter } from './meter-do';
 import type { ConsumeOutcome } from './repository';
 

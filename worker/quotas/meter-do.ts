@@ -24,7 +24,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env';
 import { nowMs } from '../clock';
-import type { UsageTypeKey } from '../metering';
+import type { UsageTypeKey } from './charge';
 import { cycleParams, cycleStartFor, isoDate } from './cycle';
 import { available, quotaView, roll, type MeterRow } from './meter-rules';
 import { IDEMPOTENCY_TTL_MS, isoTimestamp, type Quota } from './repository';

@@ -11,8 +11,8 @@
  * counters and writes the ledger and a counter snapshot into these tables (issue 20). D1 never
  * deducts on its own.
  */
-import { ApiError } from '../problem';
-import type { UsageTypeKey } from '../metering';
+import { ApiError } from '../../core/problem';
+import type { UsageTypeKey } from './charge';
 import { cycleParams, cycleStartFor, isoDate, type CycleParams } from './cycle';
 
 // ---------------------------------------------------------------------------------------

@@ -3,25 +3,16 @@
  * Worker as text modules, see the Text rule in wrangler.toml) are served by the Worker itself;
  * no CDN. The page reads the OpenAPI 3.1 document at /api/openapi.json.
  */
-import type { OpenAPIHono } from '@hono/zod-openapi';
 import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js';
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css';
-import type { AppEnv } from '../env';
+import { newRouter } from '../http/router';
 
 const PAGE = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Embedding Edge API</title>
-<link rel="stylesheet" href="/api/docs/swagger-ui.css">
-</head>
-<body>
-<div id="swagger-ui"></div>
-<script src="/api/docs/swagger-ui-bundle.js"></script>
-<script src="/api/docs/init.js"></script>
-</body>
-</html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Embedding Edge API</title><link rel="stylesheet" href="/api/docs/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/api/docs/swagger-ui-bundle.js"></script><script src="/api/docs/init.js"></script>
+</body></html>
 `;
 
 const INIT = `window.ui = SwaggerUIBundle({
@@ -39,11 +30,11 @@ const ASSETS: Record<string, { body: string; type: string }> = {
   'init.js': { body: INIT, type: 'text/javascript; charset=utf-8' },
 };
 
-export function registerDocs(app: OpenAPIHono<AppEnv>): void {
-  app.get('/api/docs', (c) => c.html(PAGE));
-  app.get('/api/docs/:asset', (c) => {
-    const asset = ASSETS[c.req.param('asset')];
-    if (!asset) return c.notFound();
-    return c.body(asset.body, 200, { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' });
-  });
-}
+export const docsRoutes = newRouter();
+
+docsRoutes.get('/', (c) => c.html(PAGE));
+docsRoutes.get('/:asset', (c) => {
+  const asset = ASSETS[c.req.param('asset')];
+  if (!asset) return c.notFound();
+  return c.body(asset.body, 200, { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' });
+});

@@ -10,19 +10,21 @@
  * The SHA-256 of an R2 object is computed once per etag with a streaming digest and kept in KV
  * (CACHE) and in isolate memory; R2's own sha256 checksum is used when the upload stored one.
  */
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { SUPPORTED_LANGUAGES } from '../../core/tokenizer/languages';
 import { R2_KEYS } from '../../core/types';
 import { IDENTIFIER, IDENTIFIER_MESSAGE } from '../../core/requests';
-import { sha256Hex, toHex } from '../digest';
+import { sha256Hex, toHex } from '../../core/digest';
 import type { AppEnv, Env } from '../env';
-import { ApiError } from '../problem';
-import { allDimensions } from '../dimensions';
+import { ApiError } from '../../core/problem';
+import { allDimensions } from '../dimensions/store';
 import { etagMatches } from '../http-cache';
-import { getManifest } from '../models';
-import { sharedLoad, waitUntilOf, type WaitUntil } from '../shared-load';
-import { errorResponses, security } from '../schemas';
+import { getManifest } from '../sources/models';
+import { sharedLoad, type WaitUntil } from '../../core/shared-load';
+import { waitUntilOf } from '../sources';
+import { errorResponses, security } from '../http/openapi';
+import { newRouter } from '../http/router';
 
 export const CHECKSUM_HEADER = 'X-Content-SHA256';
 const SEGMENT = IDENTIFIER;
@@ -49,7 +51,7 @@ const ifNoneMatch = z.object({ 'if-none-match': z.string().optional().openapi({ 
 
 const modelRoute = createRoute({
   method: 'get',
-  path: '/api/v1/artifacts/models/{id}',
+  path: '/models/{id}',
   tags: ['Artifacts'],
   summary: 'Download an embedding-model artifact (offline scoring in the browser)',
   description:
@@ -61,7 +63,7 @@ const modelRoute = createRoute({
 
 const languageRoute = createRoute({
   method: 'get',
-  path: '/api/v1/artifacts/languages/{language}',
+  path: '/languages/{language}',
   tags: ['Artifacts'],
   summary: 'Download tokenizer language data (offline scoring in the browser)',
   security,
@@ -71,7 +73,7 @@ const languageRoute = createRoute({
 
 const mapperRoute = createRoute({
   method: 'get',
-  path: '/api/v1/artifacts/mappers/{modelId}/{key}',
+  path: '/mappers/{modelId}/{key}',
   tags: ['Artifacts'],
   summary: 'Download a mapper bundle of a model (offline scoring in the browser)',
   security,
@@ -85,7 +87,7 @@ export const StoredSeedsSchema = z
 
 const dimensionsRoute = createRoute({
   method: 'get',
-  path: '/api/v1/artifacts/dimensions',
+  path: '/dimensions',
   tags: ['Artifacts'],
   summary: 'The stored dimension seeds (merged into request dimensions of type dimension), for offline scoring',
   security,
@@ -154,35 +156,35 @@ async function serveObject(c: Context<AppEnv>, key: string, notFound: () => ApiE
   return c.body(obj.body, 200, headers);
 }
 
-export function registerArtifacts(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(modelRoute, async (c) => {
-    const { id } = c.req.valid('param');
-    const manifest = await getManifest(c.env, id);
-    const notFound = () => new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
-    if (!manifest) throw notFound();
-    const extra: Record<string, string> = {};
-    if (manifest.version) extra['X-Model-Version'] = manifest.version;
-    if (manifest.checksum) extra['X-Model-Checksum'] = manifest.checksum;
-    return serveObject(c, R2_KEYS.model(id), notFound, extra) as never;
-  });
+export const artifactRoutes = newRouter();
 
-  app.openapi(languageRoute, async (c) => {
-    const { language } = c.req.valid('param');
-    return serveObject(c, R2_KEYS.languageData(language), () => new ApiError('NOT_FOUND', `No tokenizer data for language '${language}'`)) as never;
-  });
+artifactRoutes.openapi(modelRoute, async (c) => {
+  const { id } = c.req.valid('param');
+  const manifest = await getManifest(c.env, id);
+  const notFound = () => new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+  if (!manifest) throw notFound();
+  const extra: Record<string, string> = {};
+  if (manifest.version) extra['X-Model-Version'] = manifest.version;
+  if (manifest.checksum) extra['X-Model-Checksum'] = manifest.checksum;
+  return serveObject(c, R2_KEYS.model(id), notFound, extra) as never;
+});
 
-  app.openapi(mapperRoute, async (c) => {
-    const { modelId, key } = c.req.valid('param');
-    return serveObject(c, R2_KEYS.mapper(modelId, key), () => new ApiError('NOT_FOUND', `No mapper bundle '${key}' for embedding model '${modelId}'`)) as never;
-  });
+artifactRoutes.openapi(languageRoute, async (c) => {
+  const { language } = c.req.valid('param');
+  return serveObject(c, R2_KEYS.languageData(language), () => new ApiError('NOT_FOUND', `No tokenizer data for language '${language}'`)) as never;
+});
 
-  app.openapi(dimensionsRoute, async (c) => {
-    const data = (await allDimensions(c.env)).map((d) => ({ id: d.id, name: d.name, language: d.language, words: d.words }));
-    const text = JSON.stringify({ data });
-    const sha = await sha256Hex(text);
-    const etag = `"${sha.slice(0, 32)}"`;
-    const headers = { ETag: etag, [CHECKSUM_HEADER]: sha, 'Cache-Control': 'private, no-cache' };
-    if (etagMatches(c.req.header('if-none-match'), etag)) return c.body(null, 304, headers) as never;
-    return c.body(text, 200, { ...headers, 'Content-Type': 'application/json; charset=utf-8' }) as never;
-  });
-}
+artifactRoutes.openapi(mapperRoute, async (c) => {
+  const { modelId, key } = c.req.valid('param');
+  return serveObject(c, R2_KEYS.mapper(modelId, key), () => new ApiError('NOT_FOUND', `No mapper bundle '${key}' for embedding model '${modelId}'`)) as never;
+});
+
+artifactRoutes.openapi(dimensionsRoute, async (c) => {
+  const data = (await allDimensions(c.env)).map((d) => ({ id: d.id, name: d.name, language: d.language, words: d.words }));
+  const text = JSON.stringify({ data });
+  const sha = await sha256Hex(text);
+  const etag = `"${sha.slice(0, 32)}"`;
+  const headers = { ETag: etag, [CHECKSUM_HEADER]: sha, 'Cache-Control': 'private, no-cache' };
+  if (etagMatches(c.req.header('if-none-match'), etag)) return c.body(null, 304, headers) as never;
+  return c.body(text, 200, { ...headers, 'Content-Type': 'application/json; charset=utf-8' }) as never;
+});

@@ -2,17 +2,17 @@
  * Stored dimensions (D1): POST /api/admin/v1/dimensions creates one, GET lists them.
  * Admin scope is enforced by app.ts middleware on /api/admin/*.
  */
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../env';
-import { ApiError } from '../problem';
-import { createDimension, getDimension, listDimensions } from '../dimensions';
-import { CreateDimensionSchema, errorResponses, jsonBody, ListQuerySchema, pageObject, PageSchema, security, StoredDimensionSchema } from '../schemas';
+import { createRoute } from '@hono/zod-openapi';
+import { ApiError } from '../../core/problem';
+import { createDimension, getDimension, listDimensions } from './store';
+import { CreateDimensionSchema, errorResponses, jsonBody, ListQuerySchema, pageObject, PageSchema, security, StoredDimensionSchema } from '../http/openapi';
 import { z } from '@hono/zod-openapi';
+import { newRouter } from '../http/router';
 
 
 const createRouteDef = createRoute({
   method: 'post',
-  path: '/api/admin/v1/dimensions',
+  path: '/',
   tags: ['Admin'],
   summary: 'Create a stored dimension (seed words merged into request dimensions of type dimension)',
   security,
@@ -26,7 +26,7 @@ const createRouteDef = createRoute({
 
 const listRouteDef = createRoute({
   method: 'get',
-  path: '/api/admin/v1/dimensions',
+  path: '/',
   tags: ['Admin'],
   summary: 'List stored dimensions, by id',
   security,
@@ -42,7 +42,7 @@ const listRouteDef = createRoute({
 
 const getRouteDef = createRoute({
   method: 'get',
-  path: '/api/admin/v1/dimensions/{id}',
+  path: '/{id}',
   tags: ['Admin'],
   summary: 'One stored dimension (the Location of a created one)',
   security,
@@ -54,25 +54,25 @@ const getRouteDef = createRoute({
   },
 });
 
-export function registerDimensionAdmin(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(createRouteDef, async (c) => {
-    const body = c.req.valid('json');
-    const created = await createDimension(c.env, body, c.get('auth').subject);
-    if (!created) throw new ApiError('CONFLICT', `A dimension with id ${body.id} exists already`);
-    c.header('Location', `/api/admin/v1/dimensions/${created.id}`);
-    return c.json(created, 201);
-  });
+export const dimensionRoutes = newRouter();
 
-  app.openapi(getRouteDef, async (c) => {
-    const { id } = c.req.valid('param');
-    const dimension = await getDimension(c.env, id);
-    if (!dimension) throw new ApiError('NOT_FOUND', `No stored dimension ${id}`);
-    return c.json(dimension, 200);
-  });
+dimensionRoutes.openapi(createRouteDef, async (c) => {
+  const body = c.req.valid('json');
+  const created = await createDimension(c.env, body, c.get('auth').subject);
+  if (!created) throw new ApiError('CONFLICT', `A dimension with id ${body.id} exists already`);
+  c.header('Location', `/api/admin/v1/dimensions/${created.id}`);
+  return c.json(created, 201);
+});
 
-  app.openapi(listRouteDef, async (c) => {
-    const { page, size } = c.req.valid('query');
-    const { total, items } = await listDimensions(c.env, page, size);
-    return c.json({ page: pageObject(page, size, total), data: items }, 200);
-  });
-}
+dimensionRoutes.openapi(getRouteDef, async (c) => {
+  const { id } = c.req.valid('param');
+  const dimension = await getDimension(c.env, id);
+  if (!dimension) throw new ApiError('NOT_FOUND', `No stored dimension ${id}`);
+  return c.json(dimension, 200);
+});
+
+dimensionRoutes.openapi(listRouteDef, async (c) => {
+  const { page, size } = c.req.valid('query');
+  const { total, items } = await listDimensions(c.env, page, size);
+  return c.json({ page: pageObject(page, size, total), data: items }, 200);
+});

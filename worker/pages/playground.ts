@@ -6,10 +6,10 @@
  * seeds them like the model artifacts), so no CDN and no extra wrangler configuration.
  * Not under /api: no token needed to load the page itself (the page asks for one).
  */
-import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
 import { etagMatches } from '../http-cache';
+import { newRouter } from '../http/router';
 
 export const WEB_PREFIX = 'web/';
 
@@ -50,15 +50,15 @@ async function serve(c: Context<AppEnv>, file: string, cacheControl: string): Pr
   return c.body(obj.body, 200, headers);
 }
 
-export function registerPlayground(app: OpenAPIHono<AppEnv>): void {
-  app.get('/', (c) => serve(c, 'index.html', 'no-cache'));
-  app.get('/index.html', (c) => serve(c, 'index.html', 'no-cache'));
-  // The service worker must be revalidated on every load so a new build takes over.
-  app.get('/sw.js', (c) => serve(c, 'sw.js', 'no-cache'));
-  // Vite output names carry a content hash, except the library's stable entry points.
-  app.get('/assets/:file{.+}', (c) => {
-    const file = c.req.param('file');
-    const stable = /^offline-scorer(\.worker)?\.js$/.test(file);
-    return serve(c, `assets/${file}`, stable ? 'no-cache' : 'public, max-age=31536000, immutable');
-  });
-}
+export const playgroundRoutes = newRouter();
+
+playgroundRoutes.get('/', (c) => serve(c, 'index.html', 'no-cache'));
+playgroundRoutes.get('/index.html', (c) => serve(c, 'index.html', 'no-cache'));
+// The service worker must be revalidated on every load so a new build takes over.
+playgroundRoutes.get('/sw.js', (c) => serve(c, 'sw.js', 'no-cache'));
+// Vite output names carry a content hash, except the library's stable entry points.
+playgroundRoutes.get('/assets/:file{.+}', (c) => {
+  const file = c.req.param('file');
+  const stable = /^offline-scorer(\.worker)?\.js$/.test(file);
+  return serve(c, `assets/${file}`, stable ? 'no-cache' : 'public, max-age=31536000, immutable');
+});

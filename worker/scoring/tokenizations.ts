@@ -1,18 +1,14 @@
 /**
  * POST /api/v1/workspaces/{workspaceId}/tokenizations (interface: Tokenization).
  * The tokenizer is core/tokenizer (the same code as the browser bundle); its language data is
- * lang/{language}.bin in R2, loaded lazily once per isolate (worker/text-language.ts).
+ * lang/{language}.bin in R2, loaded lazily once per isolate (worker/sources/language-data.ts).
  * Meters `tokens` = tokenCount after the answer is computed; a failed request consumes nothing.
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import type { OpenAPIHono } from '@hono/zod-openapi';
-import { tokenize } from '../../core/tokenizer';
-import type { AppEnv } from '../env';
-import { charge } from '../metering';
-import { requireLanguage } from '../problem';
-import { getLanguageData } from '../text-language';
-import { waitUntilOf } from '../shared-load';
-import { jsonBody, problem, security, TokenizationRequestSchema, WorkspaceParams } from '../schemas';
+import { charge } from '../quotas/charge';
+import { engineOf } from '../sources';
+import { jsonBody, security, TokenizationRequestSchema, WorkspaceParams, errorResponses } from '../http/openapi';
+import { newRouter } from '../http/router';
 
 const TokenSchema = z
   .object({
@@ -29,7 +25,7 @@ const TokenizationResponse = z.object({ tokenCount: z.number().int(), tokens: z.
 
 const route = createRoute({
   method: 'post',
-  path: '/api/v1/workspaces/{workspaceId}/tokenizations',
+  path: '/tokenizations',
   summary: 'Split a text into tokens with lemma, stop-word flag and synonyms (en, de, fr, ja)',
   description:
     'Punctuation is not a token; numbers, hyphenated words, URLs and e-mail addresses are one token each; French elisions (L\'homme -> L\', homme) and English contractions (don\'t -> do, n\'t) are split. Japanese is segmented into words. Meters `tokens` = tokenCount.',
@@ -40,21 +36,21 @@ const route = createRoute({
   },
   responses: {
     200: { description: 'Tokens in original order', content: { 'application/json': { schema: TokenizationResponse } } },
-    401: problem('Missing or invalid token'),
-    403: problem('Wrong workspace, or ERROR_NO_REMAINING_QUOTA'),
-    413: problem('PAYLOAD_TOO_LARGE: body over 2 MB'),
-    422: problem('VALIDATION_FAILED (bad body, text over 100,000 characters) or UNSUPPORTED_LANGUAGE (the detail lists the supported languages)'),
-    429: problem('DAILY_LIMIT_REACHED'),
-    503: problem('LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage'),
+    ...errorResponses({
+      401: 'Missing or invalid token',
+      403: 'Wrong workspace, or ERROR_NO_REMAINING_QUOTA',
+      413: 'PAYLOAD_TOO_LARGE: body over 2 MB',
+      422: 'VALIDATION_FAILED (bad body, text over 100,000 characters) or UNSUPPORTED_LANGUAGE (the detail lists the supported languages)',
+      429: 'DAILY_LIMIT_REACHED',
+      503: 'LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage',
+    }),
   },
 });
 
-export function registerTokenizations(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(route, async (c) => {
-    const body = c.req.valid('json');
-    const data = await getLanguageData(c.env, requireLanguage(body.language), waitUntilOf(c));
-    const result = tokenize(body.text, data);
-    await charge(c, { usageTypeKey: 'tokens', amount: result.tokenCount });
-    return c.json(result, 200);
-  });
-}
+export const tokenizationRoutes = newRouter();
+
+tokenizationRoutes.openapi(route, async (c) => {
+  const result = await engineOf(c).tokenize(c.req.valid('json'));
+  await charge(c, { usageTypeKey: 'tokens', amount: result.tokenCount });
+  return c.json(result, 200);
+});

@@ -5,16 +5,15 @@
  * space (the English model to an aligned one: the reverse direction). Meters `tokens` = words
  * translated (found in the source model), charged to the token's workspace like word-scores.
  */
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { ENGLISH_COMPANION_ID, sharesEnglishSpace } from '../../core/projection';
+import { createRoute, z } from '@hono/zod-openapi';
+import { ENGLISH_COMPANION_ID } from '../../core/projection';
 import { ID_MAX_CHARS, WORD_MAX_CHARS } from '../../core/requests';
-import { translateWords, TRANSLATION_LIMIT_DEFAULT, TRANSLATION_LIMIT_MAX, TRANSLATION_WORDS_MAX } from '../../core/translation';
-import type { AppEnv } from '../env';
-import { charge } from '../metering';
-import { getModel } from '../models';
-import { ApiError } from '../problem';
-import { errorResponses, jsonBody, ModelParams, security } from '../schemas';
-import { waitUntilOf } from '../shared-load';
+import { TRANSLATION_LIMIT_DEFAULT, TRANSLATION_LIMIT_MAX, TRANSLATION_WORDS_MAX } from '../../core/translation';
+import { charge } from '../quotas/charge';
+import { ApiError } from '../../core/problem';
+import { errorResponses, jsonBody, ModelParams, security } from '../http/openapi';
+import { engineOf } from '../sources';
+import { newRouter } from '../http/router';
 
 export const WordTranslationsRequestSchema = z
   .object({
@@ -46,7 +45,7 @@ export const WordTranslationsResponseSchema = z
 
 const route = createRoute({
   method: 'post',
-  path: '/api/v1/embedding-models/{embeddingModelId}/word-translations',
+  path: '/{embeddingModelId}/word-translations',
   tags: ['Vocabulary'],
   summary: 'Extension: nearest words in another language through the shared (aligned) vector space',
   description:
@@ -59,27 +58,15 @@ const route = createRoute({
   },
 });
 
-export function registerTranslations(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(route, async (c) => {
-    const { embeddingModelId } = c.req.valid('param');
-    const body = c.req.valid('json');
-    const workspaceId = c.get('auth')?.workspaceId;
-    if (!workspaceId) throw new ApiError('WORKSPACE_FORBIDDEN', 'word-translations is metered: the token needs a workspace claim');
-    const ctx = waitUntilOf(c);
-    const source = await getModel(c.env, embeddingModelId, ctx);
-    const targetId = body.targetModelId ?? ENGLISH_COMPANION_ID;
-    const invalid = (path: string, message: string): ApiError => new ApiError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
-    if (!sharesEnglishSpace(source.manifest)) throw invalid('embeddingModelId', `Model '${embeddingModelId}' is not aligned to English: it has no translations`);
-    if (targetId === embeddingModelId) {
-      throw invalid('targetModelId', body.targetModelId ? 'targetModelId must differ from the source model' : `On '${embeddingModelId}' targetModelId is required (an aligned model)`);
-    }
-    const target = await getModel(c.env, targetId, ctx);
-    if (!sharesEnglishSpace(target.manifest) || target.index.dims !== source.index.dims) {
-      throw invalid('targetModelId', `Model '${targetId}' does not share the vector space of '${embeddingModelId}'`);
-    }
-    const data = translateWords(source.index, target.index, body.words, body.limit ?? TRANSLATION_LIMIT_DEFAULT);
-    const translated = data.filter((d) => d.isAvailable).length;
-    if (translated > 0) await charge(c, { usageTypeKey: 'tokens', amount: translated, workspaceId });
-    return c.json({ sourceModelId: embeddingModelId, targetModelId: targetId, data }, 200);
-  });
-}
+export const translationRoutes = newRouter();
+
+translationRoutes.openapi(route, async (c) => {
+  const { embeddingModelId } = c.req.valid('param');
+  const body = c.req.valid('json');
+  const workspaceId = c.get('auth')?.workspaceId;
+  if (!workspaceId) throw new ApiError('WORKSPACE_FORBIDDEN', 'word-translations is metered: the token needs a workspace claim');
+  const result = await engineOf(c).wordTranslations(embeddingModelId, body);
+  const translated = result.data.filter((d) => d.isAvailable).length;
+  if (translated > 0) await charge(c, { usageTypeKey: 'tokens', amount: translated, workspaceId });
+  return c.json(result, 200);
+});

@@ -8,44 +8,30 @@
  * changed (another etag, e.g. a fixed upload); otherwise it fails fast without touching the
  * artifact. A model id without a manifest (models/{id}.json) is unknown: 404, no entry kept.
  */
-import kernelsWasm from '../build/generated/kernels.wasm';
-import { Kernels } from '../core/kernels';
-import { EmbeddingModel } from '../core/model';
-import { MapperBundleError, parseMapperBundle, type MapperBundle } from '../core/mapper-bundle';
-import { BoundedCache, type FactorStats } from '../core/scoring';
-import { R2_KEYS, type ModelManifest } from '../core/types';
-import { ApiError } from './problem';
-import type { Env } from './env';
-import { keepAlive, loadsInFlight, sharedLoad, type WaitUntil } from './shared-load';
-import { dropLanguageData, languageBytes, languageLoaded } from './text-language';
-import { clip } from './log';
+import kernelsWasm from '../../build/generated/kernels.wasm';
+import { Kernels } from '../../core/kernels';
+import { EmbeddingModel } from '../../core/model';
+import { currentKernels, LoadedModel as EngineModel, sharedKernels } from '../../core/engine';
+import { R2_KEYS, type ModelManifest } from '../../core/types';
+import { keepAlive, loadsInFlight, type WaitUntil } from '../../core/shared-load';
+import { ApiError } from '../../core/problem';
+import type { Env } from '../env';
+import { dropLanguageData, languageBytes, languageLoaded } from './language-data';
+import { clip } from '../log';
 
 export type LoadingStatus = 'not loaded' | 'loading' | 'loaded' | 'error';
 
 /** After a failed load, requests fail fast for this long unless the artifact changes. */
 export const MODEL_RETRY_MS = 30_000;
 
-/** A model in isolate memory with its per-model caches. */
-export class LoadedModel {
+/** A model in isolate memory with its per-model caches (core/engine.ts) and its LRU state. */
+export class LoadedModel extends EngineModel {
   /** Last getModel of this model (LRU eviction). */
   lastUsed = Date.now();
   /** Requests in flight that hold this model (never evicted while > 0). */
   pins = 0;
   /** Evicted: its matrix memory may hold another model now; getModel loads it again. */
   released = false;
-  /** Normalization statistics (mappers, modelRank: per model; dimensions: per seed set). */
-  readonly stats = new BoundedCache<FactorStats>(256);
-  /** Parsed mapper bundles by bundle key (a rejected promise is dropped so a later call retries). */
-  readonly bundles = new Map<string, Promise<MapperBundle | null>>();
-
-  constructor(
-    readonly id: string,
-    readonly index: EmbeddingModel,
-  ) {}
-
-  get manifest(): ModelManifest {
-    return this.index.manifest;
-  }
 
   /** Bytes held outside WASM memory (vocabulary, offsets, sorted index, the lookup table once built). */
   get retainedBytes(): number {
@@ -62,10 +48,9 @@ interface Entry {
   failedEtag?: string | null;
 }
 
-let kernels: Kernels | null = null;
 /** The isolate's WASM kernels instance (one linear memory holds every loaded model). */
 export function getKernels(): Kernels {
-  return (kernels ??= Kernels.fromModule(kernelsWasm));
+  return sharedKernels(() => Kernels.fromModule(kernelsWasm));
 }
 
 const entries = new Map<string, Entry>();
@@ -182,7 +167,7 @@ async function getModelOnce(env: Env, id: string, ctx?: WaitUntil): Promise<Load
 export function registryMemory(): { models: Array<{ id: string; retainedBytes: number }>; wasmMemoryBytes: number; evictions: number; budgetBytes: number } {
   const models: Array<{ id: string; retainedBytes: number }> = [];
   for (const [id, e] of entries) if (e.model) models.push({ id, retainedBytes: e.model.retainedBytes });
-  return { models, wasmMemoryBytes: kernels?.memoryBytes ?? 0, evictions, budgetBytes: memoryBudget };
+  return { models, wasmMemoryBytes: currentKernels()?.memoryBytes ?? 0, evictions, budgetBytes: memoryBudget };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,36 +253,6 @@ function evict(model: LoadedModel): void {
   for (const e of entries.values()) if (e.model && !e.model.released && e.model.manifest.language === language) spoken = true;
   if (!spoken) dropLanguageData(language);
   console.log(`[models] evicted ${model.id} (least recently used) to stay within ${memoryBudget} bytes`);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Mapper bundles of a loaded model
-// ---------------------------------------------------------------------------------------------
-
-/** The parsed bundle (cached in the model), null when R2 has none; 422 when trained for another model, 503 when it cannot be parsed. */
-export async function getBundle(env: Env, model: LoadedModel, bundleKey: string, ctx?: WaitUntil): Promise<MapperBundle | null> {
-  // Only parsed bundles stay cached: a missing or broken one is looked up again next time.
-  const p = sharedLoad(
-    model.bundles,
-    bundleKey,
-    ctx,
-    async () => {
-      const obj = await env.ARTIFACTS.get(R2_KEYS.mapper(model.id, bundleKey));
-      if (!obj) return null;
-      const buf = await obj.arrayBuffer();
-      return parseMapperBundle(buf, { id: model.id, vocabularySize: model.index.size, checksum: model.manifest.checksum });
-    },
-    (bundle) => bundle !== null,
-  );
-  try {
-    return await p;
-  } catch (err) {
-    // A bundle trained for another model (e.g. copied under this model's prefix) cannot be applied: a client error.
-    if (err instanceof MapperBundleError && err.code === 'WRONG_MODEL') {
-      throw new ApiError('MAPPER_MODEL_MISMATCH', `Mapper bundle '${bundleKey}' cannot be applied to model '${model.id}': ${err.message}`);
-    }
-    throw new ApiError('MAPPER_UNAVAILABLE', `Mapper bundle '${bundleKey}' of model '${model.id}' could not be loaded: ${(err as Error).message}`);
-  }
 }
 
 /** Number of model ids this isolate holds state for (tests: unknown ids leave none). */

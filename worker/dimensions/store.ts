@@ -3,9 +3,9 @@
  * merged into request dimensions of type `dimension`. Rows are insert-only, so found rows are
  * cached per isolate; unknown ids are looked up again on every request.
  */
-import type { DimensionRequest, StoredDimensionSeeds } from '../core/scoring';
-import type { Env } from './env';
-import { FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID } from './schemas';
+import type { StoredDimensionSeeds } from '../../core/scoring';
+import type { Env } from '../env';
+import { FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID } from '../http/openapi';
 
 export interface StoredDimension {
   id: number;
@@ -41,9 +41,8 @@ function fromRow(r: Row): StoredDimension {
   return { id: r.id, name: r.name, language: r.language, description: r.description, words, createdAt: r.created_at };
 }
 
-/** Stored seeds for the request's dimensions of type `dimension` (missing ids are simply absent). */
-export async function storedSeedsFor(env: Env, dimensions: readonly DimensionRequest[] | undefined): Promise<StoredDimensionSeeds> {
-  const ids = [...new Set((dimensions ?? []).filter((d) => d.type === 'dimension').map((d) => d.id))];
+/** Stored seeds of these dimension ids (missing ids are simply absent). */
+export async function storedSeeds(env: Env, ids: readonly number[]): Promise<StoredDimensionSeeds> {
   const out = new Map<number, { words: string[] }>();
   const missing: number[] = [];
   for (const id of ids) {

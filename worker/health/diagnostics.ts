@@ -4,16 +4,16 @@
  * vocabulary/index buffers kept outside WASM, and the tokenizer language data. Used by
  * `npm run bench:api` to report the isolate memory of the default model plus English data.
  */
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../env';
-import { modelCacheEntries, modelLoadsInFlight, registryMemory, settledRegistrySize } from '../models';
+import { createRoute, z } from '@hono/zod-openapi';
+import { modelCacheEntries, modelLoadsInFlight, registryMemory, settledRegistrySize } from '../sources/models';
 import { workspaceCacheSize } from '../quotas/repository';
-import { languageCacheSize, languageLoadsInFlight, languageMemory } from '../text-language';
-import { errorResponses, security } from '../schemas';
+import { languageCacheSize, languageLoadsInFlight, languageMemory } from '../sources/language-data';
+import { errorResponses, security } from '../http/openapi';
+import { newRouter } from '../http/router';
 
 const route = createRoute({
   method: 'get',
-  path: '/api/admin/v1/diagnostics/memory',
+  path: '/memory',
   tags: ['Admin'],
   summary: "Memory held by this isolate's loaded models and language data",
   security,
@@ -42,13 +42,13 @@ const route = createRoute({
   },
 });
 
-export function registerDiagnostics(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(route, async (c) => {
-    const mem = registryMemory();
-    const languages = await languageMemory();
-    const totalBytes = mem.wasmMemoryBytes + mem.models.reduce((s, m) => s + m.retainedBytes, 0) + languages.reduce((s, l) => s + l.bytes, 0);
-    const stateEntries = { models: settledRegistrySize(), modelCaches: modelCacheEntries(), languages: languageCacheSize(), workspaces: workspaceCacheSize() };
-    const loadsInFlight = modelLoadsInFlight() + languageLoadsInFlight();
-    return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes, evictions: mem.evictions, budgetBytes: mem.budgetBytes, stateEntries, loadsInFlight }, 200);
-  });
-}
+export const diagnosticsRoutes = newRouter();
+
+diagnosticsRoutes.openapi(route, async (c) => {
+  const mem = registryMemory();
+  const languages = await languageMemory();
+  const totalBytes = mem.wasmMemoryBytes + mem.models.reduce((s, m) => s + m.retainedBytes, 0) + languages.reduce((s, l) => s + l.bytes, 0);
+  const stateEntries = { models: settledRegistrySize(), modelCaches: modelCacheEntries(), languages: languageCacheSize(), workspaces: workspaceCacheSize() };
+  const loadsInFlight = modelLoadsInFlight() + languageLoadsInFlight();
+  return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes, evictions: mem.evictions, budgetBytes: mem.budgetBytes, stateEntries, loadsInFlight }, 200);
+});

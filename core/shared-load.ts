@@ -1,13 +1,13 @@
 /**
- * Loads that the requests of one isolate share (a model, language data, a mapper bundle, the
- * catalog) run inside the request that started them. workerd cancels a request's pending I/O
+ * Loads that the callers of one engine share (a model, language data, a mapper bundle, the
+ * catalog): one in-flight promise per key, dropped when it fails so the next call retries.
+ *
+ * On the Worker such a load runs inside the request that started it. workerd cancels a request's pending I/O
  * when that request ends, so if it answered early (a sibling lookup failed, the client went
  * away) the shared promise would never settle and every later request waiting on it would hang.
  * Registering the load with the starting request's waitUntil keeps its I/O running until the
  * load settles.
  */
-import type { Context } from 'hono';
-
 export interface WaitUntil {
   waitUntil(promise: Promise<unknown>): void;
 }
@@ -64,13 +64,4 @@ export function sharedLoad<K, V>(
     );
   }
   return p;
-}
-
-/** The request's ExecutionContext, or undefined when it has none (Hono throws on access then). */
-export function waitUntilOf(c: Context): WaitUntil | undefined {
-  try {
-    return c.executionCtx;
-  } catch {
-    return undefined;
-  }
 }

@@ -5,10 +5,10 @@
  * here with `.openapi()`. Limits come from core/limits.ts (decisions.md "Limits").
  */
 import { z } from '@hono/zod-openapi';
-import { LIMITS } from '../core/limits';
-import { ID_MAX_CHARS, identifier, requestSchemas, WORD_MAX_CHARS, type Documenter } from '../core/requests';
-import { WorkspaceIdParam } from './ids';
-import { ILL_FORMED_MESSAGE, isWellFormed } from './well-formed';
+import { LIMITS } from '../../core/limits';
+import { ID_MAX_CHARS, identifier, requestSchemas, WORD_MAX_CHARS, type Documenter } from '../../core/requests';
+import { WorkspaceIdParam } from '../ids';
+import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 
 const openapi: Documenter = (schema, doc) => (typeof doc === 'string' ? schema.openapi(doc) : schema.openapi(doc as Parameters<typeof schema.openapi>[0]));
 
@@ -40,8 +40,8 @@ export const security = [{ bearerAuth: [] }];
 /** A required JSON request body. */
 export const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
 
-/** An OpenAPI response entry for a problem+json answer. */
-export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
+/** An OpenAPI response entry for a problem+json answer (errorResponses). */
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
 
 const scoreMap = z.record(z.string(), z.number());
 export const GoalScoreFactorSchema = z
@@ -226,8 +226,13 @@ export const WorkspaceParams = z.object({ workspaceId: WorkspaceIdParam });
 export const ModelParams = z.object({ embeddingModelId: identifier().openapi({ param: { name: 'embeddingModelId', in: 'path' }, example: 'en-glove-6b-100d' }) });
 export const ModelIdParams = z.object({ id: identifier().openapi({ param: { name: 'id', in: 'path' }, example: 'en-glove-6b-100d' }) });
 
-/** Standard error responses for the OpenAPI document. */
-export function errorResponses(...statuses: number[]): Record<number, { description: string; content: { 'application/problem+json': { schema: typeof ProblemSchema } } }> {
+type ProblemResponse = { description: string; content: { 'application/problem+json': { schema: typeof ProblemSchema } } };
+
+/**
+ * The error responses of a route for the OpenAPI document: a status gets its standard
+ * description, an object gives statuses their own ({ 403: 'Wrong workspace, or ...' }).
+ */
+export function errorResponses(...entries: Array<number | Record<number, string>>): Record<number, ProblemResponse> {
   const descriptions: Record<number, string> = {
     401: 'No or invalid bearer token (UNAUTHORIZED)',
     403: 'Workspace forbidden, or quota exhausted',
@@ -237,7 +242,10 @@ export function errorResponses(...statuses: number[]): Record<number, { descript
     429: 'Daily limit reached (DAILY_LIMIT_REACHED)',
     503: 'Model, mapper or language data could not be loaded',
   };
-  const out: Record<number, { description: string; content: { 'application/problem+json': { schema: typeof ProblemSchema } } }> = {};
-  for (const s of statuses) out[s] = { description: descriptions[s] ?? 'Error', content: { 'application/problem+json': { schema: ProblemSchema } } };
+  const out: Record<number, ProblemResponse> = {};
+  for (const e of entries) {
+    if (typeof e === 'number') out[e] = problem(descriptions[e] ?? 'Error');
+    else for (const [status, description] of Object.entries(e)) out[Number(status)] = problem(description);
+  }
   return out;
 }

@@ -28,9 +28,9 @@
  * catalog is looked up in R2 (one get, as before the cache), and when the manifest is there
  * the catalog is reloaded from R2 (refreshCatalog).
  */
-import { CATALOG_GENERATION_KEY, type MapperBundleInfo, type ModelManifest } from '../core/types';
-import type { Env } from './env';
-import { keepAlive, type WaitUntil } from './shared-load';
+import { CATALOG_GENERATION_KEY, type MapperBundleInfo, type ModelManifest } from '../../core/types';
+import type { Env } from '../env';
+import { keepAlive, type WaitUntil } from '../../core/shared-load';
 
 /** How long an isolate serves its in-memory catalog without asking KV. */
 export const CATALOG_MEMORY_TTL_MS = 5_000;

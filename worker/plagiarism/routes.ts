@@ -3,19 +3,19 @@
  * the admin API of the local provider's reference corpus (/api/admin/v1/plagiarism/pages...).
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { splitWords } from '../../core/plagiarism';
 import type { AppEnv } from '../env';
 import { LIMITS } from '../../core/limits';
-import { charge, requireAllowance } from '../metering';
-import { ApiError, type FieldProblem } from '../problem';
-import { jsonBody, ListQuerySchema, pageObject, PageSchema as PageObjectSchema, problem, security, WorkspaceParams } from '../schemas';
-import { PlagiarismCorpus, type PageInput } from '../plagiarism/corpus';
-import { extractHtml } from '../plagiarism/html';
-import { createPlagiarismProvider } from '../plagiarism/provider';
-import { waitUntilOf } from '../shared-load';
+import { charge, requireAllowance } from '../quotas/charge';
+import { ApiError, type FieldProblem } from '../../core/problem';
+import { jsonBody, ListQuerySchema, pageObject, PageSchema as PageObjectSchema, security, WorkspaceParams, errorResponses } from '../http/openapi';
+import { PlagiarismCorpus, type PageInput } from './corpus';
+import { extractHtml } from './html';
+import { createPlagiarismProvider } from './provider';
+import { waitUntilOf } from '../sources';
 import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
+import { newRouter } from '../http/router';
 
 /** Minimum words of a checked text (interface: Limits). */
 export const MIN_CHECK_WORDS = 15;
@@ -45,7 +45,7 @@ const CheckResponse = z.object({ wordCount: z.number().int(), matches: z.array(M
 
 const checkRoute = createRoute({
   method: 'post',
-  path: '/api/v1/workspaces/{workspaceId}/plagiarism-checks',
+  path: '/plagiarism-checks',
   summary: 'Find verbatim matches (runs of 8+ words) of a text in the reference corpus or the upstream service',
   tags: ['Plagiarism'],
   security,
@@ -55,12 +55,14 @@ const checkRoute = createRoute({
   },
   responses: {
     200: { description: 'Matches, one per source, by wordsMatched descending', content: { 'application/json': { schema: CheckResponse } } },
-    401: problem('Missing or invalid token'),
-    403: problem('Wrong workspace, or ERROR_NO_REMAINING_PLAGIARISM_CHECKS'),
-    422: problem('VALIDATION_FAILED or PLAGIARISM_TEXT_TOO_SHORT'),
-    429: problem('DAILY_LIMIT_REACHED'),
-    502: problem('UPSTREAM_FAILED: the upstream service failed'),
-    504: problem('UPSTREAM_FAILED: the upstream service timed out'),
+    ...errorResponses({
+      401: 'Missing or invalid token',
+      403: 'Wrong workspace, or ERROR_NO_REMAINING_PLAGIARISM_CHECKS',
+      422: 'VALIDATION_FAILED or PLAGIARISM_TEXT_TOO_SHORT',
+      429: 'DAILY_LIMIT_REACHED',
+      502: 'UPSTREAM_FAILED: the upstream service failed',
+      504: 'UPSTREAM_FAILED: the upstream service timed out',
+    }),
   },
 });
 
@@ -121,7 +123,7 @@ const PageRefParam = z.object({
 
 const ingestRoute = createRoute({
   method: 'post',
-  path: '/api/admin/v1/plagiarism/pages',
+  path: '/pages',
   summary: 'Add or replace one reference page (text or HTML)',
   tags: ['Plagiarism corpus (admin)'],
   security,
@@ -129,15 +131,17 @@ const ingestRoute = createRoute({
   responses: {
     201: { description: 'Created', content: { 'application/json': { schema: IngestedPageSchema } } },
     200: { description: 'Replaced the page with this URL (same id)', content: { 'application/json': { schema: IngestedPageSchema } } },
-    401: problem('Missing or invalid token'),
-    403: problem('ADMIN_SCOPE_REQUIRED'),
-    422: problem('VALIDATION_FAILED'),
+    ...errorResponses({
+      401: 'Missing or invalid token',
+      403: 'ADMIN_SCOPE_REQUIRED',
+      422: 'VALIDATION_FAILED',
+    }),
   },
 });
 
 const batchRoute = createRoute({
   method: 'post',
-  path: '/api/admin/v1/plagiarism/pages:batch',
+  path: '/pages:batch',
   summary: `Add or replace up to ${MAX_BATCH_PAGES} pages, one JSON object per line ({url, title?, text | html}); all or nothing`,
   tags: ['Plagiarism corpus (admin)'],
   security,
@@ -158,10 +162,12 @@ const batchRoute = createRoute({
         },
       },
     },
-    401: problem('Missing or invalid token'),
-    403: problem('ADMIN_SCOPE_REQUIRED'),
-    413: problem('PAYLOAD_TOO_LARGE'),
-    422: problem('VALIDATION_FAILED: a line is invalid (errors[].path = line.N...) or more than 1,000 pages; nothing stored'),
+    ...errorResponses({
+      401: 'Missing or invalid token',
+      403: 'ADMIN_SCOPE_REQUIRED',
+      413: 'PAYLOAD_TOO_LARGE',
+      422: 'VALIDATION_FAILED: a line is invalid (errors[].path = line.N...) or more than 1,000 pages; nothing stored',
+    }),
   },
 });
 
@@ -174,7 +180,7 @@ const PageList = z
 
 const listRoute = createRoute({
   method: 'get',
-  path: '/api/admin/v1/plagiarism/pages',
+  path: '/pages',
   summary: 'List reference pages by id',
   tags: ['Plagiarism corpus (admin)'],
   security,
@@ -185,39 +191,45 @@ const listRoute = createRoute({
   },
   responses: {
     200: { description: 'One page of the corpus', content: { 'application/json': { schema: PageList } } },
-    401: problem('Missing or invalid token'),
-    403: problem('ADMIN_SCOPE_REQUIRED'),
-    422: problem('VALIDATION_FAILED'),
+    ...errorResponses({
+      401: 'Missing or invalid token',
+      403: 'ADMIN_SCOPE_REQUIRED',
+      422: 'VALIDATION_FAILED',
+    }),
   },
 });
 
 const getRoute = createRoute({
   method: 'get',
-  path: '/api/admin/v1/plagiarism/pages/{ref}',
+  path: '/pages/{ref}',
   summary: 'One reference page with its stored (extracted) text',
   tags: ['Plagiarism corpus (admin)'],
   security,
   request: { params: PageRefParam },
   responses: {
     200: { description: 'The page', content: { 'application/json': { schema: PageWithTextSchema } } },
-    401: problem('Missing or invalid token'),
-    403: problem('ADMIN_SCOPE_REQUIRED'),
-    404: problem('NOT_FOUND'),
+    ...errorResponses({
+      401: 'Missing or invalid token',
+      403: 'ADMIN_SCOPE_REQUIRED',
+      404: 'NOT_FOUND',
+    }),
   },
 });
 
 const deleteRoute = createRoute({
   method: 'delete',
-  path: '/api/admin/v1/plagiarism/pages/{ref}',
+  path: '/pages/{ref}',
   summary: 'Delete a reference page (fingerprints, row and text)',
   tags: ['Plagiarism corpus (admin)'],
   security,
   request: { params: PageRefParam },
   responses: {
     204: { description: 'Deleted' },
-    401: problem('Missing or invalid token'),
-    403: problem('ADMIN_SCOPE_REQUIRED'),
-    404: problem('NOT_FOUND'),
+    ...errorResponses({
+      401: 'Missing or invalid token',
+      403: 'ADMIN_SCOPE_REQUIRED',
+      404: 'NOT_FOUND',
+    }),
   },
 });
 
@@ -273,61 +285,65 @@ async function parseBatch(body: string): Promise<PageInput[]> {
   return pages;
 }
 
-export function registerPlagiarismRoutes(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(checkRoute, async (c) => {
-    const { text } = c.req.valid('json');
-    const words = splitWords(text);
-    if (words.length < MIN_CHECK_WORDS) {
-      throw new ApiError(
-        'PLAGIARISM_TEXT_TOO_SHORT',
-        `The text has ${words.length} words after punctuation stripping; a check needs at least ${MIN_CHECK_WORDS}`,
-      );
-    }
-    // Allowance first: an exhausted or unknown workspace never causes an upstream call.
-    await requireAllowance(c, 'plagiarismChecks');
-    const provider = createPlagiarismProvider(c.env);
-    const matches = await provider.check({ text, words });
-    // Only a successful check is charged (throws 403/429 when the allowance is exhausted).
-    await charge(c, { usageTypeKey: 'plagiarismChecks', amount: 1 });
-    return c.json({ wordCount: words.length, matches }, 200);
-  });
+/** POST plagiarism-checks of a workspace (mounted under /api/v1/workspaces/{workspaceId}). */
+export const plagiarismCheckRoutes = newRouter();
 
-  app.openapi(ingestRoute, async (c) => {
-    const page = await toPageInput(c.req.valid('json'));
-    const [stored] = await corpusOf(c).ingest([page]);
-    // ingest() reads back every page it committed (it logs, never throws, if one were missing).
-    if (!stored) throw new ApiError('INTERNAL_ERROR', 'The page was stored but could not be read back; the request id identifies it in the logs');
-    return c.json(stored, stored.replaced ? 200 : 201);
-  });
+plagiarismCheckRoutes.openapi(checkRoute, async (c) => {
+  const { text } = c.req.valid('json');
+  const words = splitWords(text);
+  if (words.length < MIN_CHECK_WORDS) {
+    throw new ApiError(
+      'PLAGIARISM_TEXT_TOO_SHORT',
+      `The text has ${words.length} words after punctuation stripping; a check needs at least ${MIN_CHECK_WORDS}`,
+    );
+  }
+  // Allowance first: an exhausted or unknown workspace never causes an upstream call.
+  await requireAllowance(c, 'plagiarismChecks');
+  const provider = createPlagiarismProvider(c.env);
+  const matches = await provider.check({ text, words });
+  // Only a successful check is charged (throws 403/429 when the allowance is exhausted).
+  await charge(c, { usageTypeKey: 'plagiarismChecks', amount: 1 });
+  return c.json({ wordCount: words.length, matches }, 200);
+});
 
-  app.openapi(batchRoute, async (c) => {
-    // Decoded as UTF-8 explicitly: the body's media type (JSON lines) is not text/*.
-    const pages = await parseBatch(new TextDecoder().decode(await c.req.arrayBuffer()));
-    const stored = await corpusOf(c).ingest(pages);
-    const replaced = stored.filter((p) => p.replaced).length;
-    return c.json({ count: stored.length, created: stored.length - replaced, replaced, pages: stored }, 200);
-  });
+/** The reference corpus (mounted under /api/admin/v1/plagiarism). */
+export const plagiarismPageRoutes = newRouter();
 
-  app.openapi(listRoute, async (c) => {
-    const { page, size, url } = c.req.valid('query');
-    const { data, total } = await corpusOf(c).list(page, size, url);
-    return c.json({ data, page: pageObject(page, size, total) }, 200);
-  });
+plagiarismPageRoutes.openapi(ingestRoute, async (c) => {
+  const page = await toPageInput(c.req.valid('json'));
+  const [stored] = await corpusOf(c).ingest([page]);
+  // ingest() reads back every page it committed (it logs, never throws, if one were missing).
+  if (!stored) throw new ApiError('INTERNAL_ERROR', 'The page was stored but could not be read back; the request id identifies it in the logs');
+  return c.json(stored, stored.replaced ? 200 : 201);
+});
 
-  app.openapi(getRoute, async (c) => {
-    const { ref } = c.req.valid('param');
-    const corpus = corpusOf(c);
-    const page = await corpus.find(parseRef(ref));
-    if (!page) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
-    const source = await corpus.text({ id: page.id, url: page.url, title: page.title, r2Key: page.r2Key, shared: 0 });
-    if (!source) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
-    const { r2Key: _key, ...record } = page;
-    return c.json({ ...record, text: source.text }, 200);
-  });
+plagiarismPageRoutes.openapi(batchRoute, async (c) => {
+  // Decoded as UTF-8 explicitly: the body's media type (JSON lines) is not text/*.
+  const pages = await parseBatch(new TextDecoder().decode(await c.req.arrayBuffer()));
+  const stored = await corpusOf(c).ingest(pages);
+  const replaced = stored.filter((p) => p.replaced).length;
+  return c.json({ count: stored.length, created: stored.length - replaced, replaced, pages: stored }, 200);
+});
 
-  app.openapi(deleteRoute, async (c) => {
-    const { ref } = c.req.valid('param');
-    if (!(await corpusOf(c).delete(parseRef(ref)))) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
-    return c.body(null, 204);
-  });
-}
+plagiarismPageRoutes.openapi(listRoute, async (c) => {
+  const { page, size, url } = c.req.valid('query');
+  const { data, total } = await corpusOf(c).list(page, size, url);
+  return c.json({ data, page: pageObject(page, size, total) }, 200);
+});
+
+plagiarismPageRoutes.openapi(getRoute, async (c) => {
+  const { ref } = c.req.valid('param');
+  const corpus = corpusOf(c);
+  const page = await corpus.find(parseRef(ref));
+  if (!page) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
+  const source = await corpus.text({ id: page.id, url: page.url, title: page.title, r2Key: page.r2Key, shared: 0 });
+  if (!source) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
+  const { r2Key: _key, ...record } = page;
+  return c.json({ ...record, text: source.text }, 200);
+});
+
+plagiarismPageRoutes.openapi(deleteRoute, async (c) => {
+  const { ref } = c.req.valid('param');
+  if (!(await corpusOf(c).delete(parseRef(ref)))) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
+  return c.body(null, 204);
+});
