@@ -51,12 +51,17 @@ describe('char-code word scanner (core/tokenizer/scan.ts)', () => {
         for (const c of SIMPLE) chunks.push(a + b + c);
       }
     }
-    const text = chunks.join(' ');
-    for (const locale of ['en', 'de', 'fr']) {
-      const ours = scanWordsUnchecked(text, 0, text.length, () => {
-        throw new Error('no chunk of these characters may need Intl.Segmenter');
-      });
-      expect(words(text, ours)).toEqual(words(text, reference(text, locale)));
+    // In groups of 200 chunks: V8's segment iterator is quadratic in the length of one string
+    // (the reference over all 80,000 chunks at once ran for minutes); spaces separate the groups
+    // as they separate the chunks, so the words are the same.
+    for (let g = 0; g < chunks.length; g += 200) {
+      const text = chunks.slice(g, g + 200).join(' ');
+      for (const locale of ['en', 'de', 'fr']) {
+        const ours = scanWordsUnchecked(text, 0, text.length, () => {
+          throw new Error('no chunk of these characters may need Intl.Segmenter');
+        });
+        expect(words(text, ours).join('|'), text).toBe(words(text, reference(text, locale)).join('|'));
+      }
     }
   });
 
