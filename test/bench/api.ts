@@ -8,13 +8,13 @@
  *   - find-and-score word-scores (limit 100),
  *   - whitelist word-scores (500 words, 3 dimensions),
  *   - text-scores (10 texts x 200 words, 3 dimensions, goalConfig with zscore),
- *   - two floor references: word-availabilities (auth + validation + model, no D1) and a metered
- *     word-scores request for one whitelisted word (the same plus one D1 quota charge, almost no
- *     compute). Their difference is what the synchronous charge costs; metered floor + kernel is
- *     the lowest find-and-score p50 this runtime allows while every metered request waits for its
- *     atomic D1 charge (decisions.md "Quotas and usage").
+ *   - two floor references: word-availabilities (auth + validation + model, no charge) and a metered
+ *     word-scores request for one whitelisted word (the same plus one charge in the workspace's
+ *     meter Durable Object, almost no compute). Their difference is what the synchronous charge
+ *     costs; metered floor + kernel is the lowest find-and-score p50 this runtime allows while
+ *     every metered request waits for its atomic charge (docs/quotas.md).
  * For each: p50 / p99 latency and req/s, the server's own time (Server-Timing `total`, median),
- * with its phases (Server-Timing `compute` = core/scoring, `meter` = the D1 quota charge), and,
+ * with its phases (Server-Timing `compute` = core/scoring, `meter` = the charge in the workspace's meter), and,
  * measured in this same process and run, the kernel time of the request's work (the same
  * WASM kernels and model bytes in Node) and the whole core computation (core/scoring).
  * Target: find-and-score p50 <= kernel time + 3 ms.
@@ -284,8 +284,8 @@ async function main(): Promise<void> {
       ['find-and-score (limit 100)', find, kernelFind, coreFind],
       ['whitelist word-scores (500 words, 3 dims)', whitelist, kernelWhitelist, coreWhitelist],
       ['text-scores (10 x 200 words, 3 dims, goal)', texts, kernelText, coreText],
-      ['floor: word-availabilities (no D1)', unmetered, NaN, NaN],
-      ['floor: word-scores 1 word (one D1 charge)', metered, NaN, NaN],
+      ['floor: word-availabilities (no charge)', unmetered, NaN, NaN],
+      ['floor: word-scores 1 word (one meter charge)', metered, NaN, NaN],
     ] as const;
     console.log('\nendpoint                                      p50 ms  p99 ms   req/s  server ms  srv compute  srv meter  kernel ms  core ms  non2xx');
     for (const [name, fgs, kernel, core] of rows) {
@@ -336,8 +336,8 @@ async function main(): Promise<void> {
     const chargeMs = metered.p50 - unmetered.p50;
     const lowest = metered.p50 + kernelFind;
     console.log(
-      `metering floor: a metered request with almost no compute has p50 ${metered.p50.toFixed(1)} ms, the same route shape without D1 ${unmetered.p50.toFixed(1)} ms, ` +
-        `so the atomic D1 charge costs ${chargeMs.toFixed(1)} ms; metered floor + kernel = ${lowest.toFixed(2)} ms is about the lowest find-and-score p50 possible here ` +
+      `metering floor: a metered request with almost no compute has p50 ${metered.p50.toFixed(1)} ms, the same route shape without a charge ${unmetered.p50.toFixed(1)} ms, ` +
+        `so the atomic meter charge costs ${chargeMs.toFixed(1)} ms; metered floor + kernel = ${lowest.toFixed(2)} ms is about the lowest find-and-score p50 possible here ` +
         `(measured ${find.p50.toFixed(1)} ms; p50s of different requests add only roughly) against a target of ${target.toFixed(2)} ms`,
     );
     out.chargeMs = chargeMs;

@@ -6,7 +6,6 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { modelCacheEntries, modelLoadsInFlight, registryMemory, settledRegistrySize } from '../sources/models';
-import { workspaceCacheSize } from '../quotas/repository';
 import { languageCacheSize, languageLoadsInFlight, languageMemory } from '../sources/language-data';
 import { errorResponses, security } from '../http/openapi';
 import { newRouter } from '../http/router';
@@ -31,7 +30,7 @@ const route = createRoute({
             budgetBytes: z.number().int(),
             // Per-isolate state keyed by request data: must stay bounded under any traffic (issue 12).
             stateEntries: z
-              .object({ models: z.number().int(), modelCaches: z.number().int(), languages: z.number().int(), workspaces: z.number().int() })
+              .object({ models: z.number().int(), modelCaches: z.number().int(), languages: z.number().int() })
               .openapi({ description: 'Settled entries (loaded or failed); loads still running are counted in loadsInFlight' }),
             loadsInFlight: z.number().int().openapi({ description: 'Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown)' }),
           }),
@@ -48,7 +47,7 @@ diagnosticsRoutes.openapi(route, async (c) => {
   const mem = registryMemory();
   const languages = await languageMemory();
   const totalBytes = mem.wasmMemoryBytes + mem.models.reduce((s, m) => s + m.retainedBytes, 0) + languages.reduce((s, l) => s + l.bytes, 0);
-  const stateEntries = { models: settledRegistrySize(), modelCaches: modelCacheEntries(), languages: languageCacheSize(), workspaces: workspaceCacheSize() };
+  const stateEntries = { models: settledRegistrySize(), modelCaches: modelCacheEntries(), languages: languageCacheSize() };
   const loadsInFlight = modelLoadsInFlight() + languageLoadsInFlight();
   return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes, evictions: mem.evictions, budgetBytes: mem.budgetBytes, stateEntries, loadsInFlight }, 200);
 });

@@ -274,15 +274,6 @@ export type ConsumeOutcome =
 /** How long an Idempotency-Key stays bound to its request (decisions.md "Idempotency"). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
-/**
- * Diagnostics (worker/routes/diagnostics.ts): the per-isolate workspace cache of the D1 charge.
- * The charge moved into the workspace's meter (meter-do.ts, issue 20) and D1 never deducts, so
- * the Worker keeps no such cache any more: always 0.
- */
-export function workspaceCacheSize(): number {
-  return 0;
-}
-
 // ---------------------------------------------------------------------------------------
 // Admin changes. Each one first writes the rolled-over state with the settings in force
 // until now (so a new limit or anchor day never acts retroactively on a passed boundary),
