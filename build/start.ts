@@ -42,7 +42,7 @@ export function seedR2(artifacts: R2Artifact[], persistTo?: string): void {
     seeded[a.key] = fp;
     save();
   }
-  // The Worker caches the catalog in KV (worker/catalog.ts): a new sidecar needs a new generation.
+  // The Worker caches the catalog in KV (worker/catalog/store.ts): a new sidecar needs a new generation.
   if (catalogSeeded.length > 0) {
     bumpCatalogGeneration(where);
     for (const [key, fp] of catalogSeeded) seeded[key] = fp;

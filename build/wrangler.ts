@@ -41,7 +41,7 @@ export function isCatalogKey(key: string): boolean {
 
 /**
  * Writes a new catalog generation into KV (binding CACHE) after catalog sidecars changed in R2,
- * so the Worker lists R2 again instead of serving its cached catalog (worker/catalog.ts; a
+ * so the Worker lists R2 again instead of serving its cached catalog (worker/catalog/store.ts; a
  * running worker sees it within CATALOG_MEMORY_TTL_MS). `where` as for r2Put.
  */
 export function bumpCatalogGeneration(where: string[]): void {

@@ -97,7 +97,7 @@ export class EmbeddingModel implements VectorIndex {
 
   /**
    * Frees the model's matrix in its kernels' WASM memory for reuse by another model (eviction,
-   * worker/models.ts). Every vector operation of this model throws afterwards.
+   * worker/sources/models.ts). Every vector operation of this model throws afterwards.
    */
   release(): void {
     this.kernels.freeMatrix(this.matrix);

@@ -1,6 +1,6 @@
 /**
  * RFC 9457 problem details, with the code/translationKey pairs of decisions.md: the errors of the
- * Worker (rendered by worker/problem.ts problemResponse) and of the browser's offline scorer
+ * Worker (rendered by worker/http/problem-response.ts) and of the browser's offline scorer
  * (browser/src/worker.ts), which answer the same request with the same body.
  */
 import { ScoringError } from './scoring/common';
@@ -37,6 +37,9 @@ export const PROBLEMS = {
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, translationKey: 'idempotencyKeyInProgress', title: 'A request with this Idempotency-Key is still running' },
   STORAGE_UNAVAILABLE: { status: 503, translationKey: 'storageUnavailable', title: 'Storage temporarily unavailable' },
   INTERNAL_ERROR: { status: 500, translationKey: 'internalError', title: 'Internal error' },
+  // The browser's offline scorer only (browser/src/cache.ts): an artifact neither cached nor downloadable, or one that fails its checksum.
+  OFFLINE_NOT_CACHED: { status: 503, translationKey: 'offlineNotCached', title: 'Offline not cached' },
+  ARTIFACT_CHECKSUM_MISMATCH: { status: 502, translationKey: 'artifactChecksumMismatch', title: 'Artifact checksum mismatch' },
 } as const;
 
 export type ProblemCode = keyof typeof PROBLEMS;

@@ -1,11 +1,11 @@
 /**
- * zod schemas of the requests that both the Worker (worker/schemas.ts, the routes) and the
+ * zod schemas of the requests that both the Worker (worker/http/openapi.ts, the routes) and the
  * browser's offline scorer (browser/src/worker.ts) validate: scoring, vocabulary and
  * tokenization. One definition, so both refuse a request with the same 422 VALIDATION_FAILED body.
  * Limits come from core/limits.ts (decisions.md "Limits").
  *
  * Plain zod: the OpenAPI metadata (component names, descriptions, examples) is attached through
- * `doc`. worker/schemas.ts passes @hono/zod-openapi's `.openapi()`, which generates the OpenAPI
+ * `doc`. worker/http/openapi.ts passes @hono/zod-openapi's `.openapi()`, which generates the OpenAPI
  * document; the offline scorer only validates, passes nothing, and so does not bundle
  * @hono/zod-openapi (nor hono).
  */

@@ -89,7 +89,7 @@ export const R2_KEYS = {
 } as const;
 
 /**
- * KV (binding CACHE) key of the catalog generation token (worker/catalog.ts): whoever changes a
+ * KV (binding CACHE) key of the catalog generation token (worker/catalog/store.ts): whoever changes a
  * catalog sidecar in R2 (models/*.json, mappers/{modelId}/*.json) writes a new random value.
  */
 export const CATALOG_GENERATION_KEY = 'catalog:generation';

@@ -1,51 +1,47 @@
 /**
  * The Hono application: cross-cutting middleware (request id, CORS, body limit, auth),
- * problem+json errors, and the route modules. Data flows request -> zod validation ->
- * engine (core/) -> response.
+ * problem+json errors, and one sub-app per feature folder (scoring/, catalog/, dimensions/,
+ * plagiarism/, quotas/, health/, pages/). Data flows request -> zod validation (the route) ->
+ * engine (core/engine.ts, with worker/sources/) -> response.
  */
-import { OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import type { Hook } from '@hono/zod-openapi';
-import { ApiError, asApiError, problemResponse, validationFailed } from './problem';
+import { timing } from 'hono/timing';
+import { ApiError, asApiError } from '../core/problem';
+import { LIMITS } from '../core/limits';
 import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
 import { clip } from './log';
 import { idempotency } from './idempotency';
 import { declaredLengthLimit, requestIds, utf8Body } from './request-guards';
 import { StorageError, storageGuard } from './storage-guard';
-import { LIMITS } from '../core/limits';
-import { registerHealth } from './routes/health';
-import { registerTokenizations } from './routes/tokenizations';
-import { registerScoring } from './routes/scoring';
-import { releaseRequestModels } from './models';
-import { waitUntilOf } from './shared-load';
-import { registerTranslations } from './routes/translations';
-import { registerCatalog } from './routes/catalog';
-import { registerDimensionAdmin } from './routes/dimensions';
-import { registerDocs } from './routes/docs';
-import { registerDiagnostics } from './routes/diagnostics';
-import { registerPlagiarismRoutes } from './routes/plagiarism';
-import { registerQuotaRoutes } from './quotas/routes';
-import { registerAdminWorkspaceRoutes } from './quotas/admin-routes';
-import { registerArtifacts } from './routes/artifacts';
-import { registerPlayground } from './routes/playground';
-
-/** Validation failures of any zod-openapi route become 422 VALIDATION_FAILED. */
-export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
-  if (!result.success) throw validationFailed(result.error.issues);
-};
-
-export function newRouter(): OpenAPIHono<AppEnv> {
-  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-}
+import { problemResponse } from './http/problem-response';
+import { newRouter } from './http/router';
+import { releaseRequestModels } from './sources/models';
+import { waitUntilOf } from './sources';
+import { healthRoutes } from './health/routes';
+import { diagnosticsRoutes } from './health/diagnostics';
+import { scoringRoutes } from './scoring/routes';
+import { tokenizationRoutes } from './scoring/tokenizations';
+import { translationRoutes } from './scoring/translations';
+import { catalogRoutes } from './catalog/routes';
+import { artifactRoutes } from './catalog/artifacts';
+import { dimensionRoutes } from './dimensions/routes';
+import { plagiarismCheckRoutes, plagiarismPageRoutes } from './plagiarism/routes';
+import { quotaRoutes } from './quotas/routes';
+import { adminWorkspaceRoutes } from './quotas/admin';
+import { docsRoutes } from './pages/docs';
+import { playgroundRoutes } from './pages/playground';
 
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = newRouter();
 
   // Our own id for every request; a client's X-Request-Id is only echoed (X-Client-Request-Id).
   app.use('*', requestIds);
+  // Server-Timing: total, and the phases routes mark (load, compute, meter: worker/http/timing.ts).
+  app.use('/api/*', timing({ totalDescription: '' }));
   // Every D1/R2/KV call is bounded and its failure is a StorageError (503), never a crash.
   app.use('*', storageGuard);
   app.use(
@@ -73,7 +69,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   // Bodies must be UTF-8 (JSON and JSON lines): invalid bytes are 422, never replaced by U+FFFD.
   app.use('/api/*', utf8Body);
 
-  // Models a request used stay pinned (not evicted) until it has answered (worker/models.ts).
+  // Models a request used stay pinned (not evicted) until it has answered (worker/sources/models.ts).
   app.use('*', async (c, next) => {
     try {
       await next();
@@ -90,19 +86,22 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.use('/api/usage-service/v1/workspaces/:workspaceId/*', requireWorkspace);
   app.use('/api/admin/*', requireAdmin);
 
-  registerHealth(app);
-  registerTokenizations(app);
-  registerScoring(app);
-  registerCatalog(app);
-  registerTranslations(app);
-  registerDimensionAdmin(app);
-  registerDocs(app);
-  registerDiagnostics(app);
-  registerPlagiarismRoutes(app);
-  registerQuotaRoutes(app);
-  registerAdminWorkspaceRoutes(app);
-  registerArtifacts(app);
-  registerPlayground(app);
+  // Each feature is a sub-app with paths relative to its base (the order is the OpenAPI document's).
+  const workspace = '/api/v1/workspaces/:workspaceId';
+  app.route('/api', healthRoutes);
+  app.route(workspace, tokenizationRoutes);
+  app.route(workspace, scoringRoutes);
+  app.route('/api/v1', catalogRoutes);
+  app.route('/api/v1/embedding-models', translationRoutes);
+  app.route('/api/admin/v1/dimensions', dimensionRoutes);
+  app.route('/api/docs', docsRoutes);
+  app.route('/api/admin/v1/diagnostics', diagnosticsRoutes);
+  app.route(workspace, plagiarismCheckRoutes);
+  app.route('/api/admin/v1/plagiarism', plagiarismPageRoutes);
+  app.route('/api/usage-service/v1', quotaRoutes);
+  app.route('/api/admin/v1/workspaces', adminWorkspaceRoutes);
+  app.route('/api/v1/artifacts', artifactRoutes);
+  app.route('/', playgroundRoutes);
 
   app.doc31('/api/openapi.json', {
     openapi: '3.1.0',

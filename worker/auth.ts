@@ -6,7 +6,7 @@
  */
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { MiddlewareHandler } from 'hono';
-import { ApiError } from './problem';
+import { ApiError } from '../core/problem';
 import type { AppEnv, AuthContext, Env } from './env';
 
 const HS_ALGORITHMS = ['HS256'];

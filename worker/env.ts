@@ -1,8 +1,12 @@
 /** Bindings and variables of the Worker (wrangler.toml, .dev.vars, secrets). */
+import type { TimingVariables } from 'hono/timing';
+
 export interface Env {
   DB: D1Database;
   ARTIFACTS: R2Bucket;
   CACHE: KVNamespace;
+  /** One WorkspaceMeter Durable Object per workspace (worker/quotas/meter-do.ts). */
+  METER: DurableObjectNamespace<import('./quotas/meter-do').WorkspaceMeter>;
   DEFAULT_MODEL_ID: string;
   /** HS256 secret for local development (.dev.vars). */
   JWT_SECRET?: string;
@@ -19,6 +23,8 @@ export interface Env {
   PLAGIARISM_HTTP_RETRIES?: string;
   /** Bound of every D1/R2/KV call in ms (worker/storage-guard.ts; default 15,000). */
   STORAGE_TIMEOUT_MS?: string;
+  /** Bound of every call to a workspace's meter in ms (worker/quotas/meter-client.ts; default 5,000). */
+  METER_TIMEOUT_MS?: string;
 }
 
 /** What the auth middleware learned from a verified token. */
@@ -33,4 +39,4 @@ export interface AppVariables {
   requestId: string;
 }
 
-export type AppEnv = { Bindings: Env; Variables: AppVariables };
+export type AppEnv = { Bindings: Env; Variables: AppVariables & TimingVariables };

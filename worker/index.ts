@@ -3,11 +3,15 @@ import type { Env } from './env';
 import { purgeExpiredIdempotencyKeys } from './idempotency';
 import { guardStorage } from './storage-guard';
 
+// The Durable Object class of the METER binding (wrangler.toml) is exported by the main module.
+export { WorkspaceMeter } from './quotas/meter-do';
+
 const app = createApp();
 
 /**
  * The Worker: the Hono app for HTTP, and the Cron Trigger of wrangler.toml ([triggers] crons),
- * which removes expired Idempotency-Key records (decisions.md "Idempotency": 24 hours).
+ * which removes expired Idempotency-Key records of the D1-metering era (decisions.md "Idempotency":
+ * 24 hours); the workspace meters purge their own records with their alarms.
  */
 export default {
   fetch: app.fetch,

@@ -8,7 +8,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env';
-import { ApiError } from './problem';
+import { ApiError } from '../core/problem';
 
 /** Printable ASCII, at most 200 characters: what is echoed of a client's X-Request-Id. */
 const CLIENT_REQUEST_ID = /^[\x21-\x7e](?:[\x20-\x7e]{0,198}[\x21-\x7e])?$/;

@@ -1,4 +1,4 @@
-// Swagger UI assets bundled as text modules (wrangler.toml Text rule; worker/routes/docs.ts).
+// Swagger UI assets bundled as text modules (wrangler.toml Text rule; worker/pages/docs.ts).
 declare module 'swagger-ui-dist/swagger-ui-bundle.js' {
   const text: string;
   export default text;

@@ -9,6 +9,8 @@
  *       ['mapper', id, version, key], ['lang', language], ['dimensions'] -> StoredArtifact.
  */
 import { createStore, del, delMany, get, keys, set, type UseStore } from 'idb-keyval';
+import { sha256Hex } from '../../core/digest';
+import { ApiError, asApiError, problemBody, type ProblemCode } from '../../core/problem';
 import type { OfflineProblem, Progress } from './protocol';
 
 export const DB_NAME = 'embedding-edge-offline';
@@ -30,29 +32,25 @@ export class ProblemError extends Error {
   }
 }
 
-export function problem(status: number, code: string, detail: string, errors?: OfflineProblem['errors']): ProblemError {
-  const translationKey = code.toLowerCase().replace(/_([a-z0-9])/g, (_, ch: string) => ch.toUpperCase());
-  const title = code
-    .toLowerCase()
-    .split('_')
-    .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
-    .join(' ');
-  return new ProblemError({ status, code, translationKey, title, detail, ...(errors ? { errors } : {}) });
+/** The problem object of an ApiError (core/problem.ts: the API's code, translationKey and title). */
+export function offlineProblem(err: ApiError): OfflineProblem {
+  const b = problemBody(err);
+  return { status: b.status, code: b.code, translationKey: b.translationKey, title: b.title, detail: b.detail, ...(b.errors ? { errors: b.errors } : {}) };
+}
+
+/** Any error as the problem object that crosses the Comlink boundary (index.ts rethrows it). */
+export function toProblem(err: unknown): OfflineProblem {
+  if (err instanceof ProblemError) return err.problem;
+  return offlineProblem(asApiError(err) ?? new ApiError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err)));
+}
+
+/** A refusal of the offline scorer itself (OFFLINE_NOT_CACHED, ARTIFACT_CHECKSUM_MISMATCH). */
+export function problem(code: ProblemCode, detail: string): ProblemError {
+  return new ProblemError(offlineProblem(new ApiError(code, detail)));
 }
 
 /** The service could not be reached (offline, DNS, CORS): callers fall back to the cache. */
 export class NetworkUnavailable extends Error {}
-
-export function hex(buf: ArrayBuffer): string {
-  const b = new Uint8Array(buf);
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += b[i].toString(16).padStart(2, '0');
-  return s;
-}
-
-export async function sha256Hex(bytes: BufferSource): Promise<string> {
-  return hex(await crypto.subtle.digest('SHA-256', bytes));
-}
 
 export type ProgressFn = (p: Progress) => void;
 
@@ -115,7 +113,7 @@ export async function fetchArtifact(
   report('verify', bytes.byteLength, total);
   const actual = await sha256Hex(bytes);
   if (!expected || actual !== expected) {
-    throw problem(502, 'ARTIFACT_CHECKSUM_MISMATCH', `GET ${path}: the body's SHA-256 ${actual} does not match X-Content-SHA256 '${expected}'`);
+    throw problem('ARTIFACT_CHECKSUM_MISMATCH', `GET ${path}: the body's SHA-256 ${actual} does not match X-Content-SHA256 '${expected}'`);
   }
   return { status: 200, etag: picked.etag ?? '', sha256: actual, headers: picked, bytes };
 }
@@ -181,7 +179,7 @@ export async function cachedArtifact(
       report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
       return { artifact: cached, fromCache: true, online: false };
     }
-    if (err instanceof NetworkUnavailable) throw problem(503, 'OFFLINE_NOT_CACHED', `${progress.artifact} '${progress.name}' is not cached and the service cannot be reached (${err.message})`);
+    if (err instanceof NetworkUnavailable) throw problem('OFFLINE_NOT_CACHED', `${progress.artifact} '${progress.name}' is not cached and the service cannot be reached (${err.message})`);
     throw err;
   }
   if (fetched.status === 304 && cached) {

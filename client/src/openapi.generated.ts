@@ -1175,7 +1175,6 @@ export interface paths {
                 models: number;
                 modelCaches: number;
                 languages: number;
-                workspaces: number;
               };
               /** @description Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown) */
               loadsInFlight: number;
@@ -2356,6 +2355,88 @@ export interface paths {
       requestBody?: never;
       responses: {
         /** @description The model artifact. Headers: ETag, X-Content-SHA256 (hex SHA-256 of the body), Content-Length. */
+        200: {
+          headers: {
+            /** @description Entity tag; send it back in If-None-Match */
+            ETag: string;
+            /** @description Hex SHA-256 of the body; verify before caching */
+            'X-Content-SHA256': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/octet-stream': string;
+          };
+        };
+        /** @description Not modified (If-None-Match matched the ETag) */
+        304: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/artifacts/models/{id}/head': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Download the head of an embedding-model artifact: its most frequent rows (the offline scorer's progressive cold start)
+     * @description A standalone artifact of the model's most frequent 50,000 rows (build/model-heads.ts): the same words, int8 rows and scales as the full artifact, whose manifest it carries as `partialOf`. X-Model-Version and X-Model-Checksum are the full model's. 404 when the model has no head (download the full artifact).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description An ETag from an earlier download */
+          'if-none-match'?: string;
+        };
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The head artifact. Headers: ETag, X-Content-SHA256 (hex SHA-256 of the body), Content-Length. */
         200: {
           headers: {
             /** @description Entity tag; send it back in If-None-Match */

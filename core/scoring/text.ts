@@ -55,11 +55,40 @@ export interface TextScoringResult {
 
 /** Row of a token: lemma first, then the surface form, lower-cased; -1 when neither is known. */
 export function tokenRow(index: VectorIndex, t: TokenLike): number {
+  return tokenRowCached(index, t, null);
+}
+
+/**
+ * Rows of lower-cased forms per vector index (rowOf answers), so a form seen before costs one
+ * Map lookup instead of its UTF-8 encoding and hash probe. At most ROW_CACHE_SIZE forms of at
+ * most ROW_CACHE_MAX_LENGTH characters per index; then the cache starts over.
+ */
+const ROW_CACHE_SIZE = 50_000;
+const ROW_CACHE_MAX_LENGTH = 64;
+const rowCaches = new WeakMap<VectorIndex, Map<string, number>>();
+
+function rowCacheOf(index: VectorIndex): Map<string, number> {
+  let c = rowCaches.get(index);
+  if (!c) rowCaches.set(index, (c = new Map()));
+  return c;
+}
+
+function cachedRow(index: VectorIndex, cache: Map<string, number> | null, word: string): number {
+  if (!cache || word.length > ROW_CACHE_MAX_LENGTH) return index.rowOf(word);
+  let r = cache.get(word);
+  if (r === undefined) {
+    if (cache.size >= ROW_CACHE_SIZE) cache.clear();
+    cache.set(word, (r = index.rowOf(word)));
+  }
+  return r;
+}
+
+function tokenRowCached(index: VectorIndex, t: TokenLike, cache: Map<string, number> | null): number {
   const lemma = t.token.toLowerCase();
-  let r = index.rowOf(lemma);
+  let r = cachedRow(index, cache, lemma);
   if (r < 0) {
     const surface = t.string.toLowerCase();
-    if (surface !== lemma) r = index.rowOf(surface);
+    if (surface !== lemma) r = cachedRow(index, cache, surface);
   }
   return r;
 }
@@ -142,6 +171,7 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   const rules = (req.composition ?? 'rules') === 'rules';
   const compiled = rules ? compileComposition(input.composition) : null;
   let tokenCount = 0;
+  const rowCache = rowCacheOf(index);
   const perText: TextRows[] = req.texts.map((text) => {
     const tokens = input.tokenize(text);
     tokenCount += tokens.length;
@@ -150,7 +180,7 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
     const rows = new Int32Array(tokens.length);
     for (let j = 0; j < tokens.length; j++) {
       const t = tokens[j];
-      const r = (rows[j] = tokenRow(index, t));
+      const r = (rows[j] = tokenRowCached(index, t, rowCache));
       if (r < 0) continue;
       all.push(r);
       if (!t.isStop && !compiled && !req.explain) content.push(r);

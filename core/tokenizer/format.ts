@@ -170,6 +170,23 @@ export class StringTable {
     return this.indexOfBytes(utf8.encode(key));
   }
 
+  /** Whether some key starts with `prefix` (one binary search for the first key >= prefix). */
+  hasPrefix(prefix: string): boolean {
+    const key = utf8.encode(prefix);
+    const b = this.bytes;
+    const o = this.offsets;
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareBytes(b.subarray(o[mid], o[mid + 1]), key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= this.size || o[lo + 1] - o[lo] < key.length) return false;
+    for (let k = 0; k < key.length; k++) if (b[o[lo] + k] !== key[k]) return false;
+    return true;
+  }
+
   byteLength(): number {
     return this.offsets.byteLength + this.bytes.byteLength;
   }

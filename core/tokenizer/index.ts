@@ -51,7 +51,6 @@ const DE_ARTICLES = new Set(['der', 'die', 'das', 'den', 'dem', 'des', 'ein', 'e
 const FR_DETERMINERS = new Set(['le', 'la', "l'", 'les', 'un', 'une', 'des', 'du', 'au', 'aux', 'ce', 'cet', 'cette', 'ces', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs', 'chaque', 'quelques', "d'", 'de']);
 const FR_ADJ_CONTEXT = new Set(['très', 'si', 'trop', 'plus', 'moins', 'assez', 'aussi', 'bien']);
 const DE_COORDINATORS = new Set(['und', 'oder', 'aber', 'denn', 'sondern', 'dass', 'weil', 'wenn', 'als', 'ob']);
-const SENTENCE_END = /[.!?\u2026]/;
 const CLAUSE_END = /[.!?;:,()"«»„“”\u2026\u3002]/;
 
 const NOUN_RULES: Array<[string, string]> = [['ses', 's'], ['xes', 'x'], ['zes', 'z'], ['ches', 'ch'], ['shes', 'sh'], ['men', 'man'], ['ies', 'y'], ['s', '']];
@@ -77,23 +76,27 @@ function morphy(data: LanguageData, w: string, rules: Array<[string, string]>, f
   return null;
 }
 
-/** w: the lower-cased form with apostrophes normalized (apos), i: its key index (data.find(w)). */
-function lemmaEn(data: LanguageData, w: string, i: number, prev: string | undefined, next: string | undefined, prevLemma: string | undefined): string {
+/**
+ * w: the lower-cased form with apostrophes normalized (apos), i: its key index (data.find(w)).
+ * Context (ctx, CTX_EN_*): the previous token a determiner (and its lemma not "be"), a subject,
+ * one of EN_S_IS; the next token "n't".
+ */
+function lemmaEn(data: LanguageData, w: string, i: number, ctx: number): string {
   const contraction = EN_CONTRACTIONS.get(w);
   if (contraction !== undefined) return contraction;
-  if (w === "'s") return prev && EN_S_IS.has(prev) ? 'be' : "'s";
-  if (next === "n't") {
+  if (w === "'s") return ctx & CTX_EN_S_IS ? 'be' : "'s";
+  if (ctx & CTX_EN_NT) {
     if (w === 'ca') return 'can';
     if (w === 'wo') return 'will';
     if (w === 'sha') return 'shall';
   }
   const f = data.flagsOf(i);
-  const nounContext = prev !== undefined && EN_DETERMINERS.has(prev) && prevLemma !== 'be';
-  const verbContext = prev !== undefined && EN_SUBJECTS.has(prev);
+  const nounContext = (ctx & CTX_EN_NOUN) !== 0;
+  const verbContext = (ctx & CTX_EN_VERB) !== 0;
   // A plural that is also listed as a lemma (bridges, costs): the shorter lemma wins, as NLTK does.
-  const plural = () => (w.endsWith('s') && !w.endsWith('ss') && (f & FLAG.NOUN) && !(f & FLAG.STOP) ? morphy(data, w, NOUN_RULES, FLAG.NOUN) : null);
+  const plural = w.endsWith('s') && !w.endsWith('ss') && (f & FLAG.NOUN) !== 0 && !(f & FLAG.STOP);
   if (nounContext) {
-    const n = data.nounLemmaOf(i) ?? plural();
+    const n = data.nounLemmaOf(i) ?? (plural ? morphy(data, w, NOUN_RULES, FLAG.NOUN) : null);
     if (n) return n;
     if (f & (FLAG.NOUN | FLAG.ADJ)) return w;
     const r = morphy(data, w, NOUN_RULES, FLAG.NOUN);
@@ -105,7 +108,7 @@ function lemmaEn(data: LanguageData, w: string, i: number, prev: string | undefi
     const r = morphy(data, w, VERB_RULES, FLAG.VERB);
     if (r) return r;
   }
-  const n = data.nounLemmaOf(i) ?? plural();
+  const n = data.nounLemmaOf(i) ?? (plural ? morphy(data, w, NOUN_RULES, FLAG.NOUN) : null);
   if (n) return n;
   if (f & (FLAG.NOUN | FLAG.VERB | FLAG.ADJ | FLAG.ADV)) return w;
   return morphy(data, w, NOUN_RULES, FLAG.NOUN) ?? morphy(data, w, VERB_RULES, FLAG.VERB) ?? morphy(data, w, ADJ_RULES, FLAG.ADJ) ?? w;
@@ -206,49 +209,205 @@ export interface TokenizeOptions {
   synonyms?: boolean;
 }
 
+/**
+ * What the tokenizer knows of one surface form apart from its context, cached per language
+ * (WORD_CACHE): its lower-cased form and dictionary entry, its roles as the left or right
+ * context of another token (ROLE_*), and its token and stop-word flag per context (CTX_*),
+ * computed on first use. Scoring sees the same few thousand forms again and again, so most
+ * tokens cost one Map lookup instead of dictionary searches and lemma rules.
+ */
+interface WordInfo {
+  /** The surface form with typographic apostrophes normalized. */
+  aposString: string;
+  lower: string;
+  index: number;
+  flags: number;
+  roles: number;
+  /** de: starts with an upper-case letter. */
+  upper: boolean;
+  /** de: the dictionary has separated-verb keys "lower|particle" (germanSeparable can find one). */
+  separable: boolean;
+  /** Token per context, and isStop per context in bit ctx of `stops`. */
+  tokens: Array<string | undefined>;
+  stops: number;
+}
+
+// Roles of a form as the neighbour of another token (bits of WordInfo.roles).
+const ROLE_EN_DETERMINER = 1;
+const ROLE_EN_SUBJECT = 2;
+const ROLE_EN_S_IS = 4;
+const ROLE_EN_NT = 8;
+const ROLE_DE_ARTICLE = 16;
+const ROLE_FR_NOUN_CONTEXT = 32;
+const ROLE_FR_IL = 64;
+
+// Contexts (index into WordInfo.tokens). en: see lemmaEn; de: after an article, sentence-initial; fr: after a determiner, "s'" before il/ils.
+const CTX_EN_NOUN = 1;
+const CTX_EN_VERB = 2;
+const CTX_EN_NT = 4;
+const CTX_EN_S_IS = 8;
+const CTX_DE_NOUN = 1;
+const CTX_DE_INITIAL = 2;
+const CTX_FR_NOUN = 1;
+const CTX_FR_S_IL = 2;
+
+/** Per language at most this many forms are cached (then the cache starts over), each at most WORD_CACHE_MAX_LENGTH long. */
+const WORD_CACHE_SIZE = 50_000;
+const WORD_CACHE_MAX_LENGTH = 64;
+const wordCaches = new WeakMap<LanguageData, Map<string, WordInfo>>();
+
+function rolesOf(language: Language, lower: string): number {
+  let r = 0;
+  if (language === 'en') {
+    if (EN_DETERMINERS.has(lower)) r |= ROLE_EN_DETERMINER;
+    if (EN_SUBJECTS.has(lower)) r |= ROLE_EN_SUBJECT;
+    if (EN_S_IS.has(lower)) r |= ROLE_EN_S_IS;
+    if (lower === "n't") r |= ROLE_EN_NT;
+  } else if (language === 'de') {
+    if (DE_ARTICLES.has(lower)) r |= ROLE_DE_ARTICLE;
+  } else if (language === 'fr') {
+    if (FR_DETERMINERS.has(lower) || FR_ADJ_CONTEXT.has(lower)) r |= ROLE_FR_NOUN_CONTEXT;
+    if (lower === 'il' || lower === 'ils') r |= ROLE_FR_IL;
+  }
+  return r;
+}
+
+function newWordInfo(data: LanguageData, string: string): WordInfo {
+  const aposString = apos(string);
+  const lower = apos(string.toLowerCase());
+  const index = data.find(lower);
+  const language = data.language;
+  return {
+    aposString,
+    lower,
+    index,
+    flags: data.flagsOf(index),
+    roles: rolesOf(language, lower),
+    upper: language === 'de' && /^\p{Lu}/u.test(string),
+    separable: language === 'de' && data.keys.hasPrefix(`${lower}|`),
+    tokens: [],
+    stops: 0,
+  };
+}
+
+function wordInfo(data: LanguageData, cache: Map<string, WordInfo> | null, string: string): WordInfo {
+  if (!cache || string.length > WORD_CACHE_MAX_LENGTH) return newWordInfo(data, string);
+  let w = cache.get(string);
+  if (w === undefined) {
+    if (cache.size >= WORD_CACHE_SIZE) cache.clear();
+    cache.set(string, (w = newWordInfo(data, string)));
+  }
+  return w;
+}
+
+/** The token of a form in a context (not a German separated verb), computed once per form and context. */
+function contextToken(data: LanguageData, w: WordInfo, ctx: number): string {
+  const cached = w.tokens[ctx];
+  if (cached !== undefined) return cached;
+  const { lower } = w;
+  let token: string;
+  let isStop = (w.flags & FLAG.STOP) !== 0;
+  switch (data.language) {
+    case 'en':
+      token = lemmaEn(data, lower, w.index, ctx);
+      // English contraction pieces ("ca", "n't", "'m") are stop words when their lemma is.
+      if (!isStop && lower !== token && /['\u2019]|^(?:ca|wo|sha)$/.test(lower)) isStop = data.has(token, FLAG.STOP);
+      break;
+    case 'de': {
+      // Sentence-initial capitals are positional: try the lower-case form first there.
+      const initial = (ctx & CTX_DE_INITIAL) !== 0;
+      const lemma = lemmaLexicon(data, initial ? [lower, w.aposString] : [w.aposString, lower], (ctx & CTX_DE_NOUN) !== 0);
+      token = lemma ?? germanComparative(data, lower) ?? (w.upper && !initial ? w.aposString : lower);
+      break;
+    }
+    case 'fr':
+      // s' before il/ils is the conjunction si ("s'il"), otherwise the pronoun se.
+      token = ctx & CTX_FR_S_IL && lower === "s'" ? 'si' : (lemmaLexicon(data, [lower], (ctx & CTX_FR_NOUN) !== 0) ?? lower);
+      break;
+    default:
+      // ja: the surface form (tokenizeWith sets it without asking here).
+      token = w.aposString;
+  }
+  w.tokens[ctx] = token;
+  if (isStop) w.stops |= 1 << ctx;
+  return token;
+}
+
+/** Whether the character range text[from, to) holds a sentence end (. ! ? …). */
+function hasSentenceEnd(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2e || c === 0x21 || c === 0x3f || c === 0x2026) return true;
+  }
+  return false;
+}
+
 /** Splits text into tokens with lemma, stop-word flag and synonyms. */
 export function tokenize(text: string, data: LanguageData, options: TokenizeOptions = {}): Tokenization {
-  const withSynonyms = options.synonyms !== false;
+  let cache = wordCaches.get(data);
+  if (!cache) wordCaches.set(data, (cache = new Map()));
+  return tokenizeWith(text, data, options.synonyms !== false, cache);
+}
+
+/** tokenize with the given word cache; null computes every form afresh (the reference of the cache's test). */
+export function tokenizeWith(text: string, data: LanguageData, withSynonyms: boolean, cache: Map<string, WordInfo> | null): Tokenization {
   const spans = segment(text, data);
   const language: Language = data.language;
-  const lowers = spans.map((s) => apos(text.slice(s.start, s.end).toLowerCase()));
-  const lemmas: string[] = [];
-  const tokens: Token[] = spans.map((sp, k) => {
+  const n = spans.length;
+  const strings: string[] = new Array(n);
+  const infos: WordInfo[] = new Array(n);
+  for (let k = 0; k < n; k++) {
+    const sp = spans[k]!;
     const string = text.slice(sp.start, sp.end);
-    const lower = lowers[k];
-    const lowerIndex = data.find(lower);
-    const prev = k > 0 ? lowers[k - 1] : undefined;
-    let token: string;
-    let synKeys: string[];
+    strings[k] = string;
+    infos[k] = wordInfo(data, cache, string);
+  }
+  const tokens: Token[] = new Array(n);
+  let prevToken: string | undefined;
+  for (let k = 0; k < n; k++) {
+    const sp = spans[k]!;
+    const string = strings[k]!;
+    const w = infos[k]!;
+    const prevRoles = k > 0 ? infos[k - 1]!.roles : 0;
+    const nextRoles = k + 1 < n ? infos[k + 1]!.roles : 0;
+    let ctx = 0;
+    let token: string | null = null;
     let capitalizedInside = false;
     if (language === 'ja') {
       token = string;
-      synKeys = [string];
     } else if (language === 'en') {
-      token = lemmaEn(data, lower, lowerIndex, prev, lowers[k + 1], lemmas[k - 1]);
-      synKeys = [token, lower];
+      if (prevRoles & ROLE_EN_DETERMINER && prevToken !== 'be') ctx |= CTX_EN_NOUN;
+      if (prevRoles & ROLE_EN_SUBJECT) ctx |= CTX_EN_VERB;
+      if (nextRoles & ROLE_EN_NT) ctx |= CTX_EN_NT;
+      if (prevRoles & ROLE_EN_S_IS) ctx |= CTX_EN_S_IS;
     } else if (language === 'de') {
-      const sep = germanSeparable(data, text, spans, k, lower);
-      const nounContext = prev !== undefined && DE_ARTICLES.has(prev);
-      // Sentence-initial capitals are positional: try the lower-case form first there.
-      const initial = k === 0 || SENTENCE_END.test(text.slice(spans[k - 1].end, sp.start));
-      const lemma = sep ?? lemmaLexicon(data, initial ? [lower, apos(string)] : [apos(string), lower], nounContext);
-      capitalizedInside = /^\p{Lu}/u.test(string) && !initial;
-      token = lemma ?? germanComparative(data, lower) ?? (capitalizedInside ? apos(string) : lower);
-      synKeys = [token, lower];
+      if (prevRoles & ROLE_DE_ARTICLE) ctx |= CTX_DE_NOUN;
+      const initial = k === 0 || hasSentenceEnd(text, spans[k - 1]!.end, sp.start);
+      if (initial) ctx |= CTX_DE_INITIAL;
+      capitalizedInside = w.upper && !initial;
+      if (w.separable) token = germanSeparable(data, text, spans, k, w.lower);
     } else {
-      const nounContext = prev !== undefined && (FR_DETERMINERS.has(prev) || FR_ADJ_CONTEXT.has(prev));
-      // s' before il/ils is the conjunction si ("s'il"), otherwise the pronoun se.
-      token = lower === "s'" && (lowers[k + 1] === 'il' || lowers[k + 1] === 'ils') ? 'si' : (lemmaLexicon(data, [lower], nounContext) ?? lower);
-      synKeys = [token, lower];
+      if (prevRoles & ROLE_FR_NOUN_CONTEXT) ctx |= CTX_FR_NOUN;
+      if (nextRoles & ROLE_FR_IL) ctx |= CTX_FR_S_IL;
     }
-    lemmas.push(token);
-    // English contraction pieces ("ca", "n't", "'m") are stop words when their lemma is.
-    const isStop = (data.flagsOf(lowerIndex) & FLAG.STOP) !== 0 || (language === 'en' && lower !== token && /['\u2019]|^(?:ca|wo|sha)$/.test(lower) && data.has(token, FLAG.STOP));
-    // Content words only: no synonyms for stop words, pronouns, auxiliaries, numbers.
-    const closed = isStop || ((data.flagsOf(lowerIndex) | data.flagsOf(data.find(token))) & CLOSED) !== 0 || /\p{N}/u.test(string);
-    const synonyms = withSynonyms && !closed ? synonymsFor(data, synKeys, token, partOfSpeechGuess(data, language, lower, token, prev, capitalizedInside)) : [];
-    return { string, token, indexStart: sp.start, indexEnd: sp.end, isStop, synonyms };
-  });
-  return { tokenCount: tokens.length, tokens };
+    let isStop: boolean;
+    if (token === null) {
+      token = contextToken(data, w, ctx);
+      isStop = (w.stops & (1 << ctx)) !== 0;
+    } else isStop = (w.flags & FLAG.STOP) !== 0;
+    prevToken = token;
+    let synonyms: string[] = NO_SYNONYMS;
+    if (withSynonyms) {
+      const lower = w.lower;
+      const prev = k > 0 ? infos[k - 1]!.lower : undefined;
+      // Content words only: no synonyms for stop words, pronouns, auxiliaries, numbers.
+      const closed = isStop || ((w.flags | data.flagsOf(data.find(token))) & CLOSED) !== 0 || /\p{N}/u.test(string);
+      const synKeys = language === 'ja' ? [string] : [token, lower];
+      synonyms = closed ? [] : synonymsFor(data, synKeys, token, partOfSpeechGuess(data, language, lower, token, prev, capitalizedInside));
+    }
+    tokens[k] = { string, token, indexStart: sp.start, indexEnd: sp.end, isStop, synonyms: synonyms === NO_SYNONYMS ? [] : synonyms };
+  }
+  return { tokenCount: n, tokens };
 }
+
+const NO_SYNONYMS: string[] = [];

@@ -8,6 +8,7 @@
 import type { LanguageData, SegmenterModel } from './data';
 import { FLAG } from './data';
 import type { Language } from './languages';
+import { scanWords } from './scan';
 
 export interface Span {
   start: number;
@@ -56,64 +57,6 @@ function urlSpans(text: string): Span[] {
   return out;
 }
 
-// ASCII word-break classes of UAX #29 as ICU's rules for en/de/fr give them (':' is MidLetter there).
-const OTHER = 0;
-const LETTER = 1;
-const DIGIT = 2;
-const UNDERSCORE = 3; // ExtendNumLet
-const MID_LETTER = 4;
-const MID_NUM_LET = 5; // '.' and the apostrophe (Single_Quote behaves alike in WB6/7, WB11/12)
-const MID_NUM = 6;
-const ASCII_CLASS = new Uint8Array(128);
-for (let c = 0; c < 128; c++) {
-  const ch = String.fromCharCode(c);
-  ASCII_CLASS[c] = /[A-Za-z]/.test(ch) ? LETTER : /[0-9]/.test(ch) ? DIGIT : ch === '_' ? UNDERSCORE : ch === ':' ? MID_LETTER : ch === '.' || ch === "'" ? MID_NUM_LET : ch === ',' || ch === ';' ? MID_NUM : OTHER;
-}
-
-function isAscii(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
-}
-
-/**
- * The word spans Intl.Segmenter gives for ASCII text[from, to) (word-like segments with a letter or
- * digit), by the UAX #29 rules that apply to ASCII: letters, digits and '_' join (WB5, WB8-WB10,
- * WB13a/b); ':', '.', "'" join two letters (WB6/7); '.', "'", ',', ';' join two digits (WB11/12).
- * One pass without the per-segment cost of the ICU iterator, so text of many one-letter words
- * ("a@" x 50,000) costs about what prose of the same length does. Checked against
- * Intl.Segmenter by a property test (test/node/tokenizer-linear.test.ts).
- */
-export function asciiWords(text: string, from: number, to: number, out: Span[] = []): Span[] {
-  let i = from;
-  while (i < to) {
-    let c = ASCII_CLASS[text.charCodeAt(i)];
-    if (c !== LETTER && c !== DIGIT && c !== UNDERSCORE) {
-      i++;
-      continue;
-    }
-    const start = i;
-    let wordChar = c !== UNDERSCORE;
-    for (i++; i < to; ) {
-      const d = ASCII_CLASS[text.charCodeAt(i)];
-      if (d === LETTER || d === DIGIT || d === UNDERSCORE) {
-        wordChar ||= d !== UNDERSCORE;
-        c = d;
-        i++;
-        continue;
-      }
-      const e = i + 1 < to ? ASCII_CLASS[text.charCodeAt(i + 1)] : OTHER;
-      if ((c === LETTER && e === LETTER && (d === MID_LETTER || d === MID_NUM_LET)) || (c === DIGIT && e === DIGIT && (d === MID_NUM || d === MID_NUM_LET))) {
-        c = e;
-        i += 2;
-        continue;
-      }
-      break;
-    }
-    if (wordChar) out.push({ start, end: i });
-  }
-  return out;
-}
-
 const CHUNK = 1024;
 /** Right context kept after a cut inside a run without white space (word-break rules look at most a few characters ahead). */
 const MARGIN = 64;
@@ -127,8 +70,7 @@ const SPACE = /\s/;
  * characters before the window's end, so the boundary has the same right context the whole
  * text would give it. A single segment longer than the window is cut at the window's end.
  */
-function icuWords(text: string, from: number, to: number, locale: string): Span[] {
-  if (isAscii(text, from, to)) return asciiWords(text, from, to);
+export function icuWords(text: string, from: number, to: number, locale: string): Span[] {
   const out: Span[] = [];
   const segmenter = wordSegmenter(locale);
   let start = from;
@@ -150,13 +92,6 @@ function icuWords(text: string, from: number, to: number, locale: string): Span[
         end = cut;
         atSpace = true;
       }
-    }
-    if (atSpace && isAscii(text, start, end)) {
-      // A window ending at white space (a word boundary) that is plain ASCII: no ICU needed.
-      for (const w of asciiWords(text, start, end)) emit(w.start, w.end);
-      forced = false;
-      start = end;
-      continue;
     }
     const segments = segmenter.segment(text.slice(start, end));
     if (!atSpace) {
@@ -284,8 +219,11 @@ export function segmentAlphabetic(text: string, from: number, to: number, langua
   const urls = urlSpans(text.slice(from, to)).map((u) => ({ start: u.start + from, end: u.end + from }));
   const out: Span[] = [];
   let pos = from;
+  const locale = ICU_LOCALE[language];
+  const icu = (a: number, b: number) => icuWords(text, a, b, locale);
   const flush = (end: number) => {
-    let words = icuWords(text, pos, end, ICU_LOCALE[language]);
+    // Latin-script chunks by the char-code scanner (scan.ts), the rest by Intl.Segmenter.
+    let words = scanWords(text, pos, end, locale, icu);
     if (language === 'fr') words = splitElisions(text, words);
     if (language === 'en') words = splitContractions(text, words, data);
     for (const w of joinHyphens(text, words, language, data)) out.push(w);

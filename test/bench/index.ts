@@ -12,6 +12,7 @@ const modules: Array<{ name: string; load: () => Promise<{ run(): Promise<BenchF
   { name: 'tokenizer', load: () => import('./tokenizer') },
   { name: 'hostile-text', load: () => import('./hostile-text') },
   { name: 'text-scoring', load: () => import('./text-scoring') },
+  { name: 'text-throughput', load: () => import('./text-throughput') },
 ];
 
 async function main(): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * browser/src/progressive.ts PartialIndex: a model's head (build/model-heads.ts) scored as the
+ * core/partial-index.ts PartialIndex: a model's head (build/model-heads.ts) scored as the
  * full model. Results that read only head rows equal the full model's exactly; a word past the
  * head or a scan of the whole vocabulary counts as an incomplete access.
  */
@@ -9,7 +9,7 @@ import { EmbeddingModel } from '../../core/model';
 import { scoreWords, similarityMatrix } from '../../core/scoring';
 import { buildHead } from '../../build/model-heads';
 import { loadKernels } from '../../build/load-model';
-import { incompleteAccesses, PartialIndex } from '../../browser/src/progressive';
+import { incompleteAccesses, PartialIndex } from '../../core/partial-index';
 import { modelFromVectors } from './model-fixture';
 
 const N = 3000;

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { artifactReadCount } from '../../worker/models';
+import { artifactReadCount } from '../../worker/sources/models';
 import { call, expectProblem, makeModel, uploadMapper, uploadModel, type Called, type SyntheticModel } from './api-helpers';
 import { installGatedArtifacts } from './storage-gate';
 

@@ -9,7 +9,7 @@ import { writeMapperBundle } from '../../core/mapper-bundle';
 import { quantizeQuery } from '../../core/kernels';
 import { parseLanguageData, tokenize, type LanguageData } from '../../core/tokenizer';
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
-import { invalidateCatalog } from '../../worker/catalog';
+import { invalidateCatalog } from '../../worker/catalog/store';
 import worker from '../../worker/index';
 
 export const WS = 'ws_demo';
@@ -136,7 +136,7 @@ export function makeModel(id: string, opts: { words?: string[]; dims?: number; s
   return { id, words, dims, bytes, manifest, vectors };
 }
 
-/** Puts the model and its manifest into R2; like every writer of catalog sidecars, invalidates the cached catalog (worker/catalog.ts). */
+/** Puts the model and its manifest into R2; like every writer of catalog sidecars, invalidates the cached catalog (worker/catalog/store.ts). */
 export async function uploadModel(m: SyntheticModel): Promise<void> {
   await env.ARTIFACTS.put(`models/${m.id}.emb`, m.bytes);
   await env.ARTIFACTS.put(`models/${m.id}.json`, JSON.stringify(m.manifest));

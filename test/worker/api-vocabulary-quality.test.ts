@@ -6,7 +6,7 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { R2_KEYS } from '../../core/types';
-import { invalidateCatalog } from '../../worker/catalog';
+import { invalidateCatalog } from '../../worker/catalog/store';
 import { call, expectProblem, uploadEnglish } from './api-helpers';
 
 const ID = 'en-glove-6b-100d';

@@ -1,5 +1,5 @@
 /**
- * The catalog cache (worker/catalog.ts) against real KV and R2: a warm catalog request lists
+ * The catalog cache (worker/catalog/store.ts) against real KV and R2: a warm catalog request lists
  * nothing in R2 (isolate memory, then KV), a change made directly in R2 stays invisible until
  * the generation changes (invalidateCatalog, or a build script's bump seen after the memory
  * TTL), a load that races with an invalidation never caches the old listing, and
@@ -9,7 +9,7 @@
 import { env } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CATALOG_GENERATION_KEY } from '../../core/types';
-import { CATALOG_KV_TTL_S, CATALOG_MEMORY_TTL_MS, catalogR2Loads, getCatalog, invalidateCatalog } from '../../worker/catalog';
+import { CATALOG_KV_TTL_S, CATALOG_MEMORY_TTL_MS, catalogR2Loads, getCatalog, invalidateCatalog } from '../../worker/catalog/store';
 import type { Env } from '../../worker/env';
 import { call, expectProblem, makeModel, mapperInfo, uploadMapper, uploadModel, type SyntheticModel } from './api-helpers';
 

@@ -8,6 +8,7 @@
 import { env } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Env } from '../../worker/env';
+import { flushMeter, meterQuotas } from '../../worker/quotas/meter-client';
 import { fetchWorker, makeModel, uploadEnglish, uploadModel } from './api-helpers';
 import { adminToken, createWorkspace, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
 
@@ -70,10 +71,34 @@ function expectProblem(r: { status: number; body: any; headers: Headers }, statu
   if (code) expect(r.body.code).toBe(code);
 }
 
+/** The meter's counters (the authority) and the D1 ledger after a flush of the meter's outbox. */
 async function usage(ws: string): Promise<{ used: Record<string, number>; ledger: number }> {
-  const { results } = await realEnv.DB.prepare('SELECT usage_type_key, used_amount FROM quotas WHERE workspace_id = ?1').bind(ws).all<{ usage_type_key: string; used_amount: number }>();
+  const { quotas } = await meterQuotas(realEnv, ws, Date.now());
+  await flushMeter(realEnv, ws);
   const ledger = await realEnv.DB.prepare('SELECT COUNT(*) AS n FROM usage_ledger WHERE workspace_id = ?1').bind(ws).first<{ n: number }>();
-  return { used: Object.fromEntries(results.map((r) => [r.usage_type_key, r.used_amount])), ledger: ledger?.n ?? 0 };
+  return { used: Object.fromEntries(quotas.map((q) => [q.usageTypeKey, q.usedAmount])), ledger: ledger?.n ?? 0 };
+}
+
+/** The METER namespace with every stub's calls failing (a thrown error, `retryable` as given) or never answering. */
+function faultyMeter(real: Env['METER'], fault: Fault, retryable = false): Env['METER'] {
+  return new Proxy(real, {
+    get(target, prop) {
+      if (prop === 'get') {
+        return () =>
+          new Proxy(
+            {},
+            {
+              get: () => () => {
+                if (fault === 'hang') return new Promise(() => {});
+                return Promise.reject(Object.assign(new Error('Durable Object reset because its code was updated (injected)'), { retryable }));
+              },
+            },
+          );
+      }
+      const v = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
 }
 
 const FAST: Partial<Env> = { STORAGE_TIMEOUT_MS: '200' };
@@ -138,14 +163,18 @@ describe('storage faults', () => {
   }
 
   for (const fault of ['throw', 'hang'] as const) {
-    it(`D1 ${fault === 'throw' ? 'errors' : 'timing out'} on a metered request (with and without Idempotency-Key): 503, nothing written; recovery: 200`, async () => {
+    it(`the workspace meter ${fault === 'throw' ? 'throwing' : 'timing out'} on a metered request (with and without Idempotency-Key): 503 with Retry-After, nothing charged; recovery: 200`, async () => {
       quiet();
       const before = await usage(ws);
-      const broken = withEnv({ DB: faultyDb(realEnv.DB, fault) });
+      const broken = withEnv({ METER: faultyMeter(realEnv.METER, fault), METER_TIMEOUT_MS: '200' });
       const body = { language: 'en', text: 'cat dog bird' };
-      expectProblem(await send(broken, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, body, auth), [503], 'STORAGE_UNAVAILABLE');
-      const key = { ...auth, 'idempotency-key': `fault-${fault}` };
+      const plain = await send(broken, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, body, auth);
+      expectProblem(plain, [503], 'STORAGE_UNAVAILABLE');
+      expect(Number(plain.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      const key = { ...auth, 'idempotency-key': `fault-meter-${fault}` };
       expectProblem(await send(broken, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, body, key), [503], 'STORAGE_UNAVAILABLE');
+      // The listing has no other source than the meter either (no stale D1 answer).
+      expectProblem(await send(broken, 'GET', `/api/usage-service/v1/workspaces/${ws}/quotas`, undefined, auth), [503], 'STORAGE_UNAVAILABLE');
       expect(await usage(ws)).toEqual(before);
       expect((await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, body, auth)).status).toBe(200);
       const retried = await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, body, key);
@@ -156,12 +185,15 @@ describe('storage faults', () => {
     });
   }
 
-  it('D1 batch failing while reads work (the charge itself fails): 503, no ledger row, counters unchanged', async () => {
+  it('D1 failing for the Worker does not stop metering: the meter charges once, and its flush writes the ledger row', async () => {
     quiet();
     const before = await usage(ws);
-    const broken = withEnv({ DB: faultyDb(realEnv.DB, 'throw', 'batch') });
-    expectProblem(await send(broken, 'POST', `/api/v1/workspaces/${ws}/text-scores`, { texts: ['cat'], embeddingModelId: 'fault-r2-throw' }, auth), [503], 'STORAGE_UNAVAILABLE');
-    expect(await usage(ws)).toEqual(before);
+    const broken = withEnv({ DB: faultyDb(realEnv.DB, 'throw') });
+    const r = await send(broken, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, { language: 'en', text: 'cat dog bird' }, auth);
+    expect(r.status).toBe(200);
+    const after = await usage(ws);
+    expect(after.used.tokens).toBe(before.used.tokens + 3);
+    expect(after.ledger).toBe(before.ledger + 1);
   });
 
   it('KV errors: the catalog falls back to R2 (200); the artifact download too', async () => {

@@ -2,13 +2,14 @@
  * Issue 12, defect 2: an Idempotency-Key is bound to workspace, method, path and body SHA-256;
  * a retry of the same request replays the stored status and body; another request with the key
  * is 422 IDEMPOTENCY_KEY_REUSED; a retry while the first runs is 409 IDEMPOTENCY_KEY_IN_PROGRESS;
- * keys expire after 24 hours and the Cron Trigger's `scheduled` handler removes them.
+ * keys expire after 24 hours and the workspace meter's alarm removes them (issue 20: the records
+ * live in the meter, worker/quotas/meter-do.ts); the Cron Trigger still purges D1-era records.
  */
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, createScheduledController, env, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import worker from '../../worker/index';
 import { createApp } from '../../worker/app';
-import { charge } from '../../worker/metering';
+import { charge } from '../../worker/quotas/charge';
 import { uploadEnglish } from './api-helpers';
 import { addBonus, createWorkspace, problemOf, quotaOf, readLedger, resetClock, standOn, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
 
@@ -28,9 +29,11 @@ async function send(app: { fetch: (r: Request, e: never, x: ExecutionContext) =>
 
 const tokenize = (ws: string, text: string, key?: string) => send(worker, ws, 'tokenizations', { language: 'en', text }, key);
 
+const meterOf = (ws: string) => env.METER.get(env.METER.idFromName(ws));
+
+/** Idempotency-Key records in the workspace's meter. */
 async function keyRows(ws: string): Promise<number> {
-  const r = await env.DB.prepare('SELECT COUNT(*) AS n FROM idempotency_keys WHERE workspace_id = ?1').bind(ws).first<{ n: number }>();
-  return r?.n ?? 0;
+  return runInDurableObject(meterOf(ws), (_, state) => Number(state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM request_keys').one().n));
 }
 
 describe('Idempotency-Key bound to the request (defect 2)', () => {
@@ -128,32 +131,45 @@ describe('Idempotency-Key bound to the request (defect 2)', () => {
     expect(await readLedger(ws)).toHaveLength(1);
   });
 
-  it('keys expire after 24 hours: the Cron Trigger handler removes them and the key is free again', async () => {
+  it("keys expire after 24 hours: the meter's alarm removes them and the key is free again", async () => {
     const ws = uniqueWorkspaceId('ide');
     const t0 = standOn('2031-03-01T10:00:00.000Z');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 100, limitAmountDaily: 100 }]);
     expect((await tokenize(ws, 'cat dog', 'k5')).status).toBe(200);
     expect(await keyRows(ws)).toBe(1);
 
-    // 23 h later: still bound, the cron keeps it.
+    // 23 h later: still bound, the alarm keeps it.
     standOn(t0 + 23 * 3600_000);
-    const ctl = createScheduledController({ scheduledTime: new Date(t0 + 23 * 3600_000), cron: '17 * * * *' });
-    let exec = createExecutionContext();
-    await worker.scheduled(ctl, env as never, exec);
-    await waitOnExecutionContext(exec);
+    expect(await runDurableObjectAlarm(meterOf(ws))).toBe(true);
     expect(await keyRows(ws)).toBe(1);
     expect((await tokenize(ws, 'bad sad', 'k5')).status).toBe(422);
 
-    // 24 h later: the scheduled handler removes the record.
+    // 24 h later: the alarm (it stays scheduled while records remain) removes the record.
     standOn(t0 + 24 * 3600_000 + 1);
-    exec = createExecutionContext();
-    await worker.scheduled(createScheduledController({ scheduledTime: new Date(t0 + 24 * 3600_000 + 1), cron: '17 * * * *' }), env as never, exec);
-    await waitOnExecutionContext(exec);
+    expect(await runDurableObjectAlarm(meterOf(ws))).toBe(true);
     expect(await keyRows(ws)).toBe(0);
     const reused = await tokenize(ws, 'bad sad', 'k5');
     expect(reused.status).toBe(200);
     expect(reused.headers.get('idempotent-replayed')).toBeNull();
     expect((await quotaOf(ws, 'tokens')).usedAmount).toBe(4);
     expect((await readLedger(ws)).map((e) => e.idempotencyKey)).toEqual(['k5', 'k5']);
+  });
+
+  it('the Cron Trigger handler still removes expired records of the D1-metering era', async () => {
+    const ws = uniqueWorkspaceId('idl');
+    const t0 = standOn('2031-04-01T10:00:00.000Z');
+    const insert = (key: string, expiresAt: number) =>
+      env.DB.prepare(
+        "INSERT INTO idempotency_keys (workspace_id, idempotency_key, method, path, body_sha256, state, created_at, expires_at) VALUES (?1, ?2, 'POST', '/p', 'h', 'done', ?3, ?4)",
+      )
+        .bind(ws, key, new Date(t0).toISOString(), expiresAt)
+        .run();
+    await insert('old', t0 - 1);
+    await insert('young', t0 + 3600_000);
+    const exec = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: new Date(t0), cron: '17 * * * *' }), env as never, exec);
+    await waitOnExecutionContext(exec);
+    const { results } = await env.DB.prepare('SELECT idempotency_key FROM idempotency_keys WHERE workspace_id = ?1').bind(ws).all<{ idempotency_key: string }>();
+    expect(results.map((r) => r.idempotency_key)).toEqual(['young']);
   });
 });

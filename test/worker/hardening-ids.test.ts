@@ -6,7 +6,7 @@
  */
 import { env } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadingStatus, registrySize } from '../../worker/models';
+import { loadingStatus, registrySize } from '../../worker/sources/models';
 import type { Env } from '../../worker/env';
 import { adminToken, fetchWorker, makeModel, mintToken, uploadEnglish, uploadMapper, uploadModel } from './api-helpers';
 

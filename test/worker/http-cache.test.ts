@@ -1,6 +1,6 @@
 /**
  * If-None-Match (worker/http-cache.ts etagMatches, RFC 9110 weak comparison) and the playground
- * route's 304 answers (worker/routes/playground.ts), which use it like the artifact downloads.
+ * route's 304 answers (worker/pages/playground.ts), which use it like the artifact downloads.
  */
 import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';

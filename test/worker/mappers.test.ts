@@ -7,7 +7,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseMapperBundle, type MapperBundle } from '../../core/mapper-bundle';
 import type { MapperBundleInfo } from '../../core/types';
-import { invalidateCatalog } from '../../worker/catalog';
+import { invalidateCatalog } from '../../worker/catalog/store';
 import { call, expectProblem, makeModel, uploadEnglish, uploadModel, WS } from './api-helpers';
 
 const MODEL = 'en-glove-6b-100d';
@@ -27,7 +27,7 @@ const bins = new Map<string, ArrayBuffer>();
 const infos = new Map<string, MapperBundleInfo>();
 
 // Every direct change of a catalog sidecar (mappers/*/*.json, models/*.json) ends with
-// invalidateCatalog, as the build scripts bump the catalog generation (worker/catalog.ts).
+// invalidateCatalog, as the build scripts bump the catalog generation (worker/catalog/store.ts).
 async function putBundle(modelId: string, key: string): Promise<void> {
   await env.ARTIFACTS.put(`mappers/${modelId}/${key}.bin`, bins.get(key)!);
   await env.ARTIFACTS.put(`mappers/${modelId}/${key}.json`, JSON.stringify(infos.get(key)));

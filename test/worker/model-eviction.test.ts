@@ -1,11 +1,11 @@
 /**
- * Least-recently-used eviction of models (worker/models.ts, docs/multilingual.md "Memory"): with a
+ * Least-recently-used eviction of models (worker/sources/models.ts, docs/multilingual.md "Memory"): with a
  * memory budget that holds two synthetic models, loading a third evicts the least recently used
  * one, reuses its WASM memory (no growth) and a later request loads the evicted model again with
  * identical answers.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { LANGUAGE_RESERVE_BYTES, MEMORY_BUDGET_BYTES, setMemoryBudget } from '../../worker/models';
+import { LANGUAGE_RESERVE_BYTES, MEMORY_BUDGET_BYTES, setMemoryBudget } from '../../worker/sources/models';
 import { adminToken, call, makeModel, uploadModel } from './api-helpers';
 
 const models = ['evict-a', 'evict-b', 'evict-c'].map((id, i) => makeModel(id, { extra: 20_000, dims: 64, seed: 11 + i }));

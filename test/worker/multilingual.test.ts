@@ -9,7 +9,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ModelManifest } from '../../core/types';
 import { foldKey } from '../../core/vocab-quality';
-import { invalidateCatalog } from '../../worker/catalog';
+import { invalidateCatalog } from '../../worker/catalog/store';
 import { call, expectProblem, WS } from './api-helpers';
 import { createWorkspace, quotaOf, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { splitWords } from '../../core/plagiarism';
 import { createApp } from '../../worker/app';
 import type { Env } from '../../worker/env';
-import { ApiError } from '../../worker/problem';
+import { ApiError } from '../../core/problem';
 import { HttpPlagiarismProvider, type FetchFn, type HttpProviderConfig } from '../../worker/plagiarism/http';
 import { LocalPlagiarismProvider } from '../../worker/plagiarism/local';
 import { createPlagiarismProvider, plagiarismConfigFromEnv } from '../../worker/plagiarism/provider';

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { countWords } from '../../core/plagiarism';
 import { LIMITS } from '../../core/limits';
 import { createApp } from '../../worker/app';
-import { sha256Hex } from '../../worker/digest';
+import { sha256Hex } from '../../core/digest';
 import type { Env } from '../../worker/env';
 import { MAX_PARAM_BYTES, PlagiarismCorpus, R2_PREFIX, utf8Bytes, type PageInput } from '../../worker/plagiarism/corpus';
 import { GatedBucket } from './storage-gate';

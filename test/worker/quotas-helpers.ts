@@ -1,9 +1,10 @@
 /** Shared helpers of the quota tests (not a test file). */
-import { SELF } from 'cloudflare:test';
+import { SELF, env } from 'cloudflare:test';
 import { expect } from 'vitest';
 import { setClock } from '../../worker/clock';
+import { flushMeter } from '../../worker/quotas/meter-client';
 import type { AuditEntry, LedgerEntry, Quota } from '../../worker/quotas/repository';
-import type { pageObject } from '../../worker/schemas';
+import type { pageObject } from '../../worker/http/openapi';
 import { mintToken } from './api-helpers';
 
 export { mintToken };
@@ -104,7 +105,16 @@ async function allPages<T>(path: string): Promise<T[]> {
   }
 }
 
-export const readLedger = (workspaceId: string): Promise<LedgerJson[]> => allPages(`/api/admin/v1/workspaces/${workspaceId}/usage-ledger`);
+/** Writes the workspace meter's outbox to the D1 ledger now (the alarm would within about a second). */
+export async function flushLedger(workspaceId: string): Promise<number> {
+  return flushMeter(env, workspaceId);
+}
+
+/** The D1 usage ledger after a flush of the workspace's meter. */
+export async function readLedger(workspaceId: string): Promise<LedgerJson[]> {
+  await flushLedger(workspaceId);
+  return allPages(`/api/admin/v1/workspaces/${workspaceId}/usage-ledger`);
+}
 export const readAudit = (workspaceId: string): Promise<AuditJson[]> => allPages(`/api/admin/v1/workspaces/${workspaceId}/audit-log`);
 
 export async function problemOf(res: Response): Promise<{ code: string; status: number; detail: string }> {

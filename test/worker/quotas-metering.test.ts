@@ -1,5 +1,5 @@
 /**
- * Metering through the real `charge` (worker/metering.ts) inside the real app (auth, request
+ * Metering through the real `charge` (worker/quotas/charge.ts) inside the real app (auth, request
  * id, problem rendering), against real D1. The harness adds one route that charges what its
  * body says, so every outcome of the charge can be driven precisely; routes of the product
  * that charge are tested in quotas-routes.test.ts.
@@ -7,9 +7,9 @@
 import { env } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app';
-import { charge, type UsageTypeKey } from '../../worker/metering';
-import { ApiError } from '../../worker/problem';
-import { consume } from '../../worker/quotas/repository';
+import { charge, type UsageTypeKey } from '../../worker/quotas/charge';
+import { ApiError } from '../../core/problem';
+import { consume } from '../../worker/quotas/meter-client';
 import {
   adminToken,
   call,
@@ -110,7 +110,7 @@ describe('concurrency: N parallel charges against a remaining allowance L succee
     const atMs = Date.now();
     const outcomes = await Promise.allSettled(
       Array.from({ length: 200 }, (_, i) =>
-        consume(env.DB, { workspaceId: ws, usageTypeKey: 'plagiarismChecks', amount: 1, requestId: `r${i}`, idempotencyKey: null, atMs }, 60),
+        consume(env, { workspaceId: ws, usageTypeKey: 'plagiarismChecks', amount: 1, requestId: `r${i}`, idempotencyKey: null, atMs }, 60),
       ),
     );
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(50);

@@ -3,16 +3,44 @@
  *  (1) every charge has the outcome a plain reference model predicts,
  *  (2) the listing equals the model at every check, and
  *  (3) at the end, the listing's availableAmount (and every counter) equals what the model
- *      computes from the ledger and the audit log alone, replayed in time order.
+ *      computes from the ledger and the audit log alone, replayed in time order, and
+ *  (4) the outbox (issue 20): at every check, the D1 ledger plus the meter's outbox hold exactly
+ *      the model's charges; after a flush the D1 ledger alone holds them, in order, and the quota
+ *      rows' counter snapshot in D1 equals the meter's counters. Restarts of the meter (its
+ *      in-memory state is dropped, storage kept) change nothing.
  */
-import { env } from 'cloudflare:test';
+import { env, runInDurableObject } from 'cloudflare:test';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { consume } from '../../worker/quotas/repository';
-import { ApiError } from '../../worker/problem';
+import { consume } from '../../worker/quotas/meter-client';
+import { ApiError } from '../../core/problem';
 import { setClock } from '../../worker/clock';
 import { QuotaModel, nextAnchorDate, type ChargeOutcome, type TypeKey } from './quotas-model';
-import { addBonus, createWorkspace, listQuotas, readAudit, readLedger, resetClock, setAnchorDay, setLimits, uniqueWorkspaceId } from './quotas-helpers';
+import { addBonus, createWorkspace, flushLedger, listQuotas, readAudit, readLedger, resetClock, setAnchorDay, setLimits, uniqueWorkspaceId } from './quotas-helpers';
+
+const meterOf = (ws: string) => env.METER.get(env.METER.idFromName(ws));
+
+/** Drops the meter's in-memory state (as a code update or crash would); its storage stays. */
+async function restartMeter(ws: string): Promise<void> {
+  await runInDurableObject(meterOf(ws), (_, state) => {
+    try {
+      state.abort('test restart');
+    } catch {
+      // abort() throws into the aborted object's own call: expected
+    }
+  }).catch(() => undefined);
+}
+
+async function outboxOf(ws: string): Promise<Array<{ usage_type_key: string; amount: number }>> {
+  return runInDurableObject(meterOf(ws), (_, state) =>
+    state.storage.sql.exec<{ usage_type_key: string; amount: number }>('SELECT usage_type_key, amount FROM outbox ORDER BY seq').toArray(),
+  );
+}
+
+async function d1LedgerOf(ws: string): Promise<Array<{ usage_type_key: string; amount: number }>> {
+  const { results } = await env.DB.prepare('SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 ORDER BY meter_seq').bind(ws).all<{ usage_type_key: string; amount: number }>();
+  return results.map((r) => ({ usage_type_key: r.usage_type_key, amount: r.amount }));
+}
 
 afterEach(resetClock);
 
@@ -27,7 +55,9 @@ type Op =
   | { op: 'advance'; kind: 'ms'; ms: number }
   | { op: 'advance'; kind: 'midnight' | 'anchorDate'; offset: -1 | 0 }
   | { op: 'advance'; kind: 'days'; days: number }
-  | { op: 'check' };
+  | { op: 'check' }
+  | { op: 'flush' }
+  | { op: 'restart' };
 
 const typeArb = fc.constantFrom<TypeKey>(...TYPES);
 const anchorArb = fc.oneof(fc.integer({ min: 1, max: 31 }), fc.constantFrom(1, 28, 29, 30, 31));
@@ -40,6 +70,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constant('advance' as const), kind: fc.constantFrom('midnight' as const, 'anchorDate' as const), offset: fc.constantFrom<-1 | 0>(-1, 0) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('advance' as const), kind: fc.constant('days' as const), days: fc.integer({ min: 1, max: 70 }) }) },
   { weight: 1, arbitrary: fc.constant({ op: 'check' as const }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'flush' as const }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'restart' as const }) },
 );
 
 const startArb = fc.oneof(
@@ -99,6 +131,8 @@ describe('quota property', () => {
             initial.map((l) => ({ usageTypeKey: l.type, limitAmount: l.limit, limitAmountDaily: l.daily })),
           );
           const model = new QuotaModel(t, anchor, initial);
+          // The reference of the outbox: every charge the model accepted, in order.
+          const charged: Array<{ usage_type_key: string; amount: number }> = [];
           t += 1;
 
           for (const [i, op] of ops.entries()) {
@@ -108,13 +142,23 @@ describe('quota property', () => {
                 const expected = model.charge(t, op.type, op.amount, op.key);
                 let got: ChargeOutcome;
                 try {
-                  got = (await consume(env.DB, { workspaceId: ws, usageTypeKey: op.type, amount: op.amount, requestId: `p${i}`, idempotencyKey: op.key, atMs: t }, 1)).status;
+                  got = (await consume(env, { workspaceId: ws, usageTypeKey: op.type, amount: op.amount, requestId: `p${i}`, idempotencyKey: op.key, atMs: t }, 1)).status;
                 } catch (err) {
                   got = outcomeOf(err);
                 }
                 expect(got, ctx).toBe(expected);
+                if (expected === 'charged') charged.push({ usage_type_key: op.type, amount: op.amount });
                 break;
               }
+              case 'flush': {
+                await flushLedger(ws);
+                expect(await d1LedgerOf(ws), ctx).toEqual(charged);
+                expect(await outboxOf(ws), ctx).toEqual([]);
+                break;
+              }
+              case 'restart':
+                await restartMeter(ws);
+                break;
               case 'limits':
                 expect((await setLimits(ws, op.type, op.limit, op.daily)).status, ctx).toBe(200);
                 model.setLimits(t, op.type, op.limit, op.daily);
@@ -136,13 +180,28 @@ describe('quota property', () => {
                 }
                 continue; // the clock stands on the boundary for the next op
               }
-              case 'check':
+              case 'check': {
                 await expectListingMatches(ws, model, t, ctx);
+                // Not yet flushed events are in the outbox; none is in both, none is missing.
+                expect([...(await d1LedgerOf(ws)), ...(await outboxOf(ws))], ctx).toEqual(charged);
                 break;
+              }
             }
             t += 1; // strictly increasing timestamps order the ledger and the audit log
           }
           await expectListingMatches(ws, model, t, 'end');
+          await flushLedger(ws);
+          expect(await d1LedgerOf(ws), 'end ledger').toEqual(charged);
+          // The counter snapshot the flush wrote into D1 equals the meter's rows.
+          const meterRows = await runInDurableObject(meterOf(ws), (_, state) =>
+            state.storage.sql.exec('SELECT usage_type_key, used_amount, used_amount_daily, bonus_amount, spillover_amount, cycle_start, daily_date FROM quotas ORDER BY usage_type_key').toArray(),
+          );
+          const { results: d1Rows } = await env.DB.prepare(
+            'SELECT usage_type_key, used_amount, used_amount_daily, bonus_amount, spillover_amount, cycle_start, daily_date FROM quotas WHERE workspace_id = ?1 ORDER BY usage_type_key',
+          )
+            .bind(ws)
+            .all();
+          expect(d1Rows, 'D1 snapshot').toEqual(meterRows);
 
           // Replay the ledger and the audit log alone, in time order, into a fresh model.
           const ledger = await readLedger(ws);

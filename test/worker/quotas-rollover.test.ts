@@ -4,8 +4,8 @@
  */
 import { env } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
-import { consume } from '../../worker/quotas/repository';
-import type { UsageTypeKey } from '../../worker/metering';
+import { consume } from '../../worker/quotas/meter-client';
+import type { UsageTypeKey } from '../../worker/quotas/charge';
 import {
   addBonus,
   createWorkspace,
@@ -23,7 +23,7 @@ afterEach(resetClock);
 /** Charges through the atomic repository function at the injected clock's instant. */
 async function use(workspaceId: string, amount: number, usageTypeKey: UsageTypeKey = 'tokens', atIso?: string): Promise<void> {
   const atMs = atIso ? standOn(atIso) : Date.now();
-  await consume(env.DB, { workspaceId, usageTypeKey, amount, requestId: crypto.randomUUID(), idempotencyKey: null, atMs }, 1);
+  await consume(env, { workspaceId, usageTypeKey, amount, requestId: crypto.randomUUID(), idempotencyKey: null, atMs }, 1);
 }
 
 /** What the rule of decisions.md says the spillover of one cycle change is. */

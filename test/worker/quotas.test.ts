@@ -1,8 +1,8 @@
 /** GET /api/usage-service/v1/workspaces/{workspaceId}/quotas and GET /api/usage-service/v1/usage-types. */
 import { env } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
-import { consume } from '../../worker/quotas/repository';
-import type { UsageTypeKey } from '../../worker/metering';
+import { consume } from '../../worker/quotas/meter-client';
+import type { UsageTypeKey } from '../../worker/quotas/charge';
 import {
   addBonus,
   adminToken,
@@ -36,7 +36,7 @@ async function usageTypes(query = ''): Promise<{ data: UsageTypeJson[]; page: Pa
 }
 
 async function use(workspaceId: string, usageTypeKey: UsageTypeKey, amount: number, atMs: number): Promise<void> {
-  await consume(env.DB, { workspaceId, usageTypeKey, amount, requestId: crypto.randomUUID(), idempotencyKey: null, atMs }, 1);
+  await consume(env, { workspaceId, usageTypeKey, amount, requestId: crypto.randomUUID(), idempotencyKey: null, atMs }, 1);
 }
 
 describe('usage types', () => {

@@ -6,13 +6,13 @@
  * Each case forces the interleaving with gated R2 (storage-gate.ts): the shared load is held at
  * its R2 read while the request that started it ends early (a sibling lookup fails), and only
  * then is the read let go. The next request must be answered with the right result. Without
- * the keepAlive of worker/shared-load.ts the held load never resumes (workerd drops the ended
+ * the keepAlive of core/shared-load.ts the held load never resumes (workerd drops the ended
  * request's continuations) and the next request never gets an answer: the test then fails at
  * the harness's test timeout, the only time limit involved.
  */
 import { env } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
-import { invalidateCatalog } from '../../worker/catalog';
+import { invalidateCatalog } from '../../worker/catalog/store';
 import { call, expectProblem, makeModel, uploadEnglish, uploadMapper, uploadModel, WS } from './api-helpers';
 import { installGatedArtifacts } from './storage-gate';
 

@@ -1,6 +1,7 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../core/limits';
+import { meterQuotas } from '../../worker/quotas/meter-client';
 import { call, expectProblem, mintToken } from './api-helpers';
 
 // The migration seeds a tokens quota for ws_demo.
@@ -13,9 +14,10 @@ async function upload(language: string): Promise<void> {
   await env.ARTIFACTS.put(`lang/${language}.bin`, await res.arrayBuffer());
 }
 
+/** Tokens used by ws_demo, from its meter (the authority for the counters; D1 holds a snapshot). */
 async function usedTokens(): Promise<number> {
-  const row = await env.DB.prepare("SELECT used_amount FROM quotas WHERE workspace_id = ? AND usage_type_key = 'tokens'").bind(WS).first<{ used_amount: number }>();
-  return row?.used_amount ?? 0;
+  const { quotas } = await meterQuotas(env, WS, Date.now(), 'tokens');
+  return quotas[0]?.usedAmount ?? 0;
 }
 
 describe('POST /tokenizations', () => {

@@ -20,8 +20,8 @@
  * a single statement whatever the input length, well under D1's 100 bound parameters.
  */
 import { fingerprints, splitWords } from '../../core/plagiarism';
-import { sha256Hex } from '../digest';
-import { keepAlive, type WaitUntil } from '../shared-load';
+import { sha256Hex } from '../../core/digest';
+import { keepAlive, type WaitUntil } from '../../core/shared-load';
 
 export interface PageInput {
   url: string;
@@ -164,7 +164,7 @@ async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<v
 
 export class PlagiarismCorpus {
   /**
-   * `ctx`: the request's ExecutionContext (worker/shared-load.ts waitUntilOf). R2 deletions that
+   * `ctx`: the request's ExecutionContext (worker/sources/index.ts waitUntilOf). R2 deletions that
    * follow a D1 commit (or clean up after a failure) are registered with its waitUntil, so they
    * still run when the client goes away meanwhile.
    */

@@ -22,7 +22,7 @@
  */
 import { z } from 'zod';
 import { compareMatches, MIN_RUN_WORDS, percentage } from '../../core/plagiarism';
-import { ApiError } from '../problem';
+import { ApiError } from '../../core/problem';
 import type { CheckInput, PlagiarismMatch, PlagiarismProvider } from './provider';
 
 export type FetchFn = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;

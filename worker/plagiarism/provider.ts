@@ -4,7 +4,7 @@
  */
 import type { Word } from '../../core/plagiarism';
 import type { Env } from '../env';
-import { ApiError } from '../problem';
+import { ApiError } from '../../core/problem';
 import { HttpPlagiarismProvider, type FetchFn, type HttpProviderConfig } from './http';
 import { LocalPlagiarismProvider } from './local';
 

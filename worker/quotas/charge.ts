@@ -1,14 +1,17 @@
 /**
- * The real `charge` behind worker/metering.ts: deducts a metered request's usage from the
- * workspace in the path, atomically, honoring the Idempotency-Key header.
+ * Metering of every metered route (decisions.md "Quotas and usage"): a route computes its answer
+ * first (side-effect free), then charges; the charge deducts the usage from the workspace in the
+ * path in the workspace's meter (meter-do.ts, one Durable Object per workspace) or throws the
+ * quota problem (403/429), so a failed request consumes nothing. It honors the Idempotency-Key
+ * header (a retry is not charged twice).
  */
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
-import type { ChargeRequest } from '../metering';
 import { nowMs } from '../clock';
-import { ApiError } from '../problem';
+import { ApiError } from '../../core/problem';
 import { secondsUntilNextUtcMidnight } from './cycle';
-import { consume, type ConsumeOutcome } from './repository';
+import { consume } from './meter-client';
+import type { ConsumeOutcome } from './repository';
 
 /** Printable ASCII without spaces at the ends, 1..255 characters. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
@@ -24,13 +27,27 @@ export function idempotencyKeyOf(c: Context<AppEnv>): string | null {
   return raw;
 }
 
-export async function chargeRequest(c: Context<AppEnv>, req: ChargeRequest): Promise<ConsumeOutcome> {
+export type UsageTypeKey = 'tokens' | 'images' | 'plagiarismChecks';
+
+export interface ChargeRequest {
+  usageTypeKey: UsageTypeKey;
+  amount: number;
+  /** Routes outside /workspaces/{workspaceId}/ name the workspace (the token's) themselves. */
+  workspaceId?: string;
+}
+
+/**
+ * Charges the request's workspace (path param workspaceId, or req.workspaceId) for usage,
+ * atomically. Throws ApiError ERROR_NO_REMAINING_QUOTA / ERROR_NO_REMAINING_PLAGIARISM_CHECKS
+ * (403) or DAILY_LIMIT_REACHED (429).
+ */
+export async function charge(c: Context<AppEnv>, req: ChargeRequest): Promise<ConsumeOutcome> {
   const workspaceId = req.workspaceId ?? c.req.param('workspaceId');
   if (!workspaceId) throw new ApiError('INTERNAL_ERROR', 'charge() was called on a route without a workspaceId path parameter');
   const idempotencyKey = idempotencyKeyOf(c);
   const atMs = nowMs();
   const outcome = await consume(
-    c.env.DB,
+    c.env,
     {
       workspaceId,
       usageTypeKey: req.usageTypeKey,
@@ -43,4 +60,13 @@ export async function chargeRequest(c: Context<AppEnv>, req: ChargeRequest): Pro
   );
   if (outcome.status === 'replayed') c.header('Idempotent-Replayed', 'true');
   return outcome;
+}
+
+/**
+ * Checks, without deducting, that the request's workspace exists and has room for `usageTypeKey`
+ * (404 / 403 / 429 as a charge would answer). For routes that must not start paid work, such as
+ * an upstream plagiarism call, for a workspace that could not pay for it.
+ */
+export async function requireAllowance(c: Context<AppEnv>, usageTypeKey: UsageTypeKey): Promise<void> {
+  await charge(c, { usageTypeKey, amount: 0 });
 }

@@ -5,12 +5,14 @@
  * `cycle_start` and `daily_date`, and every statement that reads or writes a quota folds the
  * rollovers up to "now" into its own SQL (the EFFECTIVE_* expressions below), with the three
  * dates of `cycleParams()` bound as ?1 (current cycle start), ?2 (previous cycle start) and
- * ?3 (today). That keeps the charge one atomic batch: D1 runs a batch as a transaction and
- * the statements of one database one at a time, so check and deduction cannot interleave
- * with another request's.
+ * ?3 (today).
+ *
+ * Charges are not made here: the workspace's meter (meter-do.ts) is the authority for the
+ * counters and writes the ledger and a counter snapshot into these tables (issue 20). D1 never
+ * deducts on its own.
  */
-import { ApiError } from '../problem';
-import type { UsageTypeKey } from '../metering';
+import { ApiError } from '../../core/problem';
+import type { UsageTypeKey } from './charge';
 import { cycleParams, cycleStartFor, isoDate, type CycleParams } from './cycle';
 
 // ---------------------------------------------------------------------------------------
@@ -271,155 +273,6 @@ export type ConsumeOutcome =
 
 /** How long an Idempotency-Key stays bound to its request (decisions.md "Idempotency"). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-
-function unknownWorkspace(id: string): ApiError {
-  return new ApiError('NOT_FOUND', `Workspace '${id}' does not exist`);
-}
-
-/**
- * A request that consumes nothing (its texts yield no token) is still served only to an existing
- * workspace with room left: 404 for an unknown workspace, 403 when the monthly allowance is used
- * up (or the workspace has none of this type), 429 when the daily limit is reached. Reads only.
- */
-async function checkAllowance(db: D1Database, req: ConsumeRequest, dailyRetryAfterSeconds: number): Promise<void> {
-  const ws = workspaceCache.get(req.workspaceId) ?? (await getWorkspace(db, req.workspaceId));
-  if (!ws) throw unknownWorkspace(req.workspaceId);
-  rememberWorkspace(ws);
-  const p = cycleParams(req.atMs, ws.anchorDay);
-  const row = await quotasStatement(db, ws.id, p, req.usageTypeKey).first<QuotaRow>();
-  if (!row) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
-  const quota = toQuota(row, p.today);
-  if (quota.availableAmount <= 0) throw exhausted(req.usageTypeKey, `The monthly ${req.usageTypeKey} allowance is exhausted`);
-  if (quota.usedAmountDaily >= quota.limitAmountDaily) {
-    throw new ApiError('DAILY_LIMIT_REACHED', `The daily ${req.usageTypeKey} limit of ${quota.limitAmountDaily} is reached; it resets at midnight UTC`, {
-      headers: { 'retry-after': String(dailyRetryAfterSeconds) },
-    });
-  }
-}
-
-function exhausted(usageTypeKey: string, detail: string): ApiError {
-  return usageTypeKey === 'plagiarismChecks'
-    ? new ApiError('ERROR_NO_REMAINING_PLAGIARISM_CHECKS', detail)
-    : new ApiError('ERROR_NO_REMAINING_QUOTA', detail);
-}
-
-const CONSUME_UPDATE =
-  `UPDATE quotas SET ${rolledOverSet(' + ?4')}, ` +
-  `charge_token = ?7, updated_at = ?8 ` +
-  `WHERE workspace_id = ?5 AND usage_type_key = ?6 ` +
-  `AND ${effUsed('')} + ?4 <= limit_amount + ${effBonus('')} + ${effSpill('')} ` +
-  `AND ${effDaily('')} + ?4 <= limit_amount_daily ` +
-  `AND ${anchorGuard('?5', '?9')} ` +
-  // Keys count for IDEMPOTENCY_TTL_MS (24 h) only: afterwards the key record is gone and the key may be used again.
-  `AND NOT EXISTS (SELECT 1 FROM usage_ledger l WHERE l.workspace_id = ?5 AND l.idempotency_key = ?10 AND l.created_at >= ?11)`;
-
-const CONSUME_LEDGER =
-  `INSERT INTO usage_ledger (workspace_id, usage_type_key, amount, request_id, idempotency_key, cycle_start, created_at) ` +
-  `SELECT workspace_id, usage_type_key, ?3, ?4, ?5, cycle_start, ?6 FROM quotas ` +
-  `WHERE workspace_id = ?1 AND usage_type_key = ?2 AND charge_token = ?7`;
-
-/** Workspaces seen by charges in this isolate (only the anchor day matters to the UPDATE's guard). */
-const workspaceCache = new Map<string, Workspace>();
-const WORKSPACE_CACHE_MAX = 10_000;
-
-/** Entries of the per-isolate workspace cache (diagnostics: bounded by WORKSPACE_CACHE_MAX). */
-export function workspaceCacheSize(): number {
-  return workspaceCache.size;
-}
-
-function rememberWorkspace(ws: Workspace): void {
-  if (workspaceCache.size >= WORKSPACE_CACHE_MAX && !workspaceCache.has(ws.id)) workspaceCache.clear();
-  workspaceCache.set(ws.id, ws);
-}
-
-/**
- * Checks and deducts `amount` in one atomic batch: a conditional UPDATE (rollover folded in,
- * monthly and daily allowance checked, idempotency key unused) and the ledger insert, which
- * only happens if that UPDATE wrote this call's token. N concurrent calls against a remaining
- * allowance L therefore succeed exactly min(N, L) times.
- *
- * When the UPDATE changes nothing, a diagnosis (one batch of reads) says why: earlier charge
- * with the same key (replay, or 409 when the usage type/amount differ), monthly allowance (403),
- * daily limit (429 + Retry-After). If the diagnosis finds room (the state moved in between, e.g. an admin
- * raised a limit or changed the anchor day), the charge is retried.
- */
-export async function consume(db: D1Database, req: ConsumeRequest, dailyRetryAfterSeconds: number): Promise<ConsumeOutcome> {
-  if (!Number.isSafeInteger(req.amount) || req.amount < 0) throw new ApiError('INTERNAL_ERROR', `Invalid charge amount ${req.amount}`);
-  if (req.amount === 0) {
-    await checkAllowance(db, req, dailyRetryAfterSeconds);
-    return { status: 'free' };
-  }
-  const at = isoTimestamp(req.atMs);
-  const keysSince = isoTimestamp(req.atMs - IDEMPOTENCY_TTL_MS);
-
-  // The workspace as the last diagnosis read it: a retry starts from it instead of reading it again.
-  let diagnosed: Workspace | undefined;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    // The first attempt trusts the per-isolate anchor-day cache (saves a D1 round trip on the hot
-    // path); the UPDATE re-checks the anchor day, so a stale entry only costs a retry below.
-    const cached = attempt === 0 ? workspaceCache.get(req.workspaceId) : diagnosed;
-    const ws = cached ?? (await getWorkspace(db, req.workspaceId));
-    if (!ws) throw unknownWorkspace(req.workspaceId);
-    rememberWorkspace(ws);
-    const p = cycleParams(req.atMs, ws.anchorDay);
-    const token = crypto.randomUUID();
-    const [update] = await db.batch([
-      db
-        .prepare(CONSUME_UPDATE)
-        .bind(...cycleBinds(p), req.amount, req.workspaceId, req.usageTypeKey, token, at, ws.anchorDay, req.idempotencyKey, keysSince),
-      db.prepare(CONSUME_LEDGER).bind(req.workspaceId, req.usageTypeKey, req.amount, req.requestId, req.idempotencyKey, at, token),
-    ]);
-    if (update.meta.changes === 1) return { status: 'charged' };
-
-    // Refused: find out why, in one round trip (these reads only choose the error; they decide nothing).
-    const reads = [quotasStatement(db, req.workspaceId, p, req.usageTypeKey), db.prepare(WORKSPACE_SELECT).bind(req.workspaceId)];
-    if (req.idempotencyKey !== null) {
-      reads.push(
-        db
-          .prepare('SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key = ?2 AND created_at >= ?3')
-          .bind(req.workspaceId, req.idempotencyKey, keysSince),
-      );
-    }
-    const [quotaRows, workspaceRows, priorRows] = await db.batch(reads);
-    const prior = priorRows?.results[0] as { usage_type_key: string; amount: number } | undefined;
-    if (prior) {
-      if (prior.usage_type_key === req.usageTypeKey && prior.amount === req.amount) return { status: 'replayed' };
-      throw new ApiError(
-        'CONFLICT',
-        `Idempotency-Key '${req.idempotencyKey}' was already used for a charge of ${prior.amount} ${prior.usage_type_key}; ` +
-          `this request would charge ${req.amount} ${req.usageTypeKey}. Use a new key for a different request.`,
-      );
-    }
-    const quotaRow = quotaRows.results[0] as QuotaRow | undefined;
-    if (!quotaRow) throw exhausted(req.usageTypeKey, `Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
-    const quota = toQuota(quotaRow, p.today);
-    const currentRow = workspaceRows.results[0] as WorkspaceRow | undefined;
-    const current = currentRow ? toWorkspace(currentRow) : null;
-    diagnosed = current ?? undefined;
-    if (current) rememberWorkspace(current);
-    else workspaceCache.delete(req.workspaceId);
-    if (current && current.anchorDay !== ws.anchorDay) continue;
-    // Monthly before daily: when both apply, waiting for midnight would not help.
-    if (quota.availableAmount < req.amount) {
-      throw exhausted(
-        req.usageTypeKey,
-        `The monthly ${req.usageTypeKey} allowance is exhausted: ${quota.availableAmount} available, ${req.amount} requested`,
-      );
-    }
-    if (quota.usedAmountDaily + req.amount > quota.limitAmountDaily) {
-      throw new ApiError(
-        'DAILY_LIMIT_REACHED',
-        `The daily ${req.usageTypeKey} limit of ${quota.limitAmountDaily} is reached: ${quota.usedAmountDaily} used today, ` +
-          `${req.amount} requested; it resets at midnight UTC`,
-        { headers: { 'retry-after': String(dailyRetryAfterSeconds) } },
-      );
-    }
-  }
-  throw new ApiError('INTERNAL_ERROR', 'The quota changed repeatedly during the charge; retry the request', {
-    status: 503,
-    headers: { 'retry-after': '1' },
-  });
-}
 
 // ---------------------------------------------------------------------------------------
 // Admin changes. Each one first writes the rolled-over state with the settings in force

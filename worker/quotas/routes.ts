@@ -4,22 +4,19 @@
  *   GET /api/usage-service/v1/usage-types
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../env';
 import { nowMs } from '../clock';
-import { listQuotas, listUsageTypes, requireWorkspaceRow, type Quota, type UsageType } from './repository';
+import { listUsageTypes, type Quota, type UsageType } from './repository';
+import { meterQuotas } from './meter-client';
 import {
-  PageSchema,
   QuotaSchema,
   UsageTypeSchema,
   WorkspaceIdParam,
   orderQuery,
-  pageObject,
   pageQuery,
-  problem,
-  security,
   sizeQuery,
 } from './schemas';
+import { PageSchema, errorResponses, pageObject, security } from '../http/openapi';
+import { newRouter } from '../http/router';
 
 export const QUOTA_SORT_FIELDS = [
   'usageTypeKey',
@@ -52,7 +49,7 @@ export function sortAndPage<T, K extends keyof T>(
 
 const quotasRoute = createRoute({
   method: 'get',
-  path: '/api/usage-service/v1/workspaces/{workspaceId}/quotas',
+  path: '/workspaces/{workspaceId}/quotas',
   tags: ['Usage service'],
   summary: "List the workspace's quotas",
   description:
@@ -77,16 +74,18 @@ const quotasRoute = createRoute({
       description: 'One page of quotas',
       content: { 'application/json': { schema: z.object({ data: z.array(QuotaSchema), page: PageSchema }) } },
     },
-    401: problem('Missing or invalid token'),
-    403: problem('The token is for another workspace'),
-    404: problem('The workspace does not exist'),
-    422: problem('Invalid query parameters'),
+    ...errorResponses({
+      401: 'Missing or invalid token',
+      403: 'The token is for another workspace',
+      404: 'The workspace does not exist',
+      422: 'Invalid query parameters',
+    }),
   },
 });
 
 const usageTypesRoute = createRoute({
   method: 'get',
-  path: '/api/usage-service/v1/usage-types',
+  path: '/usage-types',
   tags: ['Usage service'],
   summary: 'List the metered usage types',
   security,
@@ -106,25 +105,27 @@ const usageTypesRoute = createRoute({
       description: 'One page of usage types',
       content: { 'application/json': { schema: z.object({ data: z.array(UsageTypeSchema), page: PageSchema }) } },
     },
-    401: problem('Missing or invalid token'),
-    422: problem('Invalid query parameters'),
+    ...errorResponses({
+      401: 'Missing or invalid token',
+      422: 'Invalid query parameters',
+    }),
   },
 });
 
-export function registerQuotaRoutes(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(quotasRoute, async (c) => {
-    const { workspaceId } = c.req.valid('param');
-    const q = c.req.valid('query');
-    const ws = await requireWorkspaceRow(c.env.DB, workspaceId);
-    const all = await listQuotas(c.env.DB, ws, nowMs(), q.usageTypeKey);
-    const data = sortAndPage<Quota, keyof Quota>(all, q.sort, q.order ?? 'asc', 'usageTypeKey', q.page, q.size);
-    return c.json({ data, page: pageObject(q.page, q.size, all.length) }, 200);
-  });
+export const quotaRoutes = newRouter();
 
-  app.openapi(usageTypesRoute, async (c) => {
-    const q = c.req.valid('query');
-    const all = await listUsageTypes(c.env.DB);
-    const data = sortAndPage<UsageType, keyof UsageType>(all, q.sort, q.order ?? 'asc', 'key', q.page, q.size);
-    return c.json({ data, page: pageObject(q.page, q.size, all.length) }, 200);
-  });
-}
+quotaRoutes.openapi(quotasRoute, async (c) => {
+  const { workspaceId } = c.req.valid('param');
+  const q = c.req.valid('query');
+  // Live and exact: the workspace's meter holds the counters (D1 receives them within seconds).
+  const all = (await meterQuotas(c.env, workspaceId, nowMs(), q.usageTypeKey)).quotas;
+  const data = sortAndPage<Quota, keyof Quota>(all, q.sort, q.order ?? 'asc', 'usageTypeKey', q.page, q.size);
+  return c.json({ data, page: pageObject(q.page, q.size, all.length) }, 200);
+});
+
+quotaRoutes.openapi(usageTypesRoute, async (c) => {
+  const q = c.req.valid('query');
+  const all = await listUsageTypes(c.env.DB);
+  const data = sortAndPage<UsageType, keyof UsageType>(all, q.sort, q.order ?? 'asc', 'key', q.page, q.size);
+  return c.json({ data, page: pageObject(q.page, q.size, all.length) }, 200);
+});

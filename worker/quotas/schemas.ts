@@ -64,8 +64,6 @@ export const UsageTypeSchema = z
   })
   .openapi('UsageType');
 
-export { jsonBody, PageSchema, pageObject, ProblemSchema, problem, security } from '../schemas';
-
 const amount = z.number().int().min(0).max(MAX_AMOUNT);
 // Stored in D1: well-formed Unicode only (worker/well-formed.ts).
 const workspaceName = z.string().min(1).max(200).refine(isWellFormed, ILL_FORMED_MESSAGE);

@@ -1,0 +1,446 @@
+/**
+ * The offline scorer's engine source (core/engine.ts): models, language data, mapper bundles and
+ * stored dimension seeds come from the service's artifact endpoints once, verified by SHA-256,
+ * and are cached in IndexedDB (cache.ts; a model as its parsed typed arrays, model-store.ts);
+ * later loads revalidate them (If-None-Match) or, offline, use the cached copies. The kernels are
+ * the Worker's kernels.wasm bytes, inlined at build time and compiled as the worker starts.
+ *
+ * With `progressive: true` a model that is not cached scores from its head first (the most
+ * frequent 50,000 rows, core/partial-index.ts) while the rest downloads (loadHead); answers the
+ * rest could change get the complete model's answer later (final-answer.ts). Each load phase is
+ * timed (phases.ts, status()).
+ */
+import kernelsBytes from '../../build/generated/kernels.wasm?bytes';
+import { parseArtifact } from '../../core/artifact';
+import { LoadedModel, sharedKernels, type EngineSource } from '../../core/engine';
+import { Kernels } from '../../core/kernels';
+import { EmbeddingModel } from '../../core/model';
+import { PartialIndex, type HeadManifest } from '../../core/partial-index';
+import { ApiError } from '../../core/problem';
+import { sharedLoad } from '../../core/shared-load';
+import type { StoredDimensionSeeds } from '../../core/scoring';
+import { parseLanguageData, type LanguageData } from '../../core/tokenizer';
+import { cachedArtifact, delMany, fetchArtifact, get, idb, keys, NetworkUnavailable, problem, ProblemError, set, toProblem, type ProgressFn } from './cache';
+import { MODEL_DATA_KINDS, readStoredModel, storeModel, toStored } from './model-store';
+import { phase, phasesSince } from './phases';
+import type { CachedModelInfo, LoadedModelInfo, LoadModelOptions, ModelStatus, OfflineProblem, PhaseTiming, Progress, ScorerConfig } from './protocol';
+
+/** A model in this worker: what loadModel reports, the engine's model, and its mapper bundles' bytes. */
+export interface Loaded {
+  info: LoadedModelInfo;
+  model: LoadedModel;
+  bundleBytes: Map<string, ArrayBuffer>;
+  /** A head (progressive cold start): resolves with the complete model once it is in. */
+  complete?: Promise<Loaded>;
+  /** Requests running on this head; its matrix is freed when none is left after completion. */
+  inflight?: number;
+  release?: () => void;
+}
+
+let config: ScorerConfig = { baseUrl: self.location.origin };
+const models = new Map<string, Loaded>();
+const loading = new Map<string, Promise<Loaded>>();
+const languages = new Map<string, Promise<LanguageData>>();
+/** Background downloads of the rest of a model (after its head) that failed. */
+const failures = new Map<string, OfflineProblem>();
+let storedSeeds: Map<number, { words: string[]; name?: string }> | null = null;
+
+// Compiled off the main path from the worker's first moment (kernels.wasm is inlined).
+const kernelsModule = phase('wasm-compile', () => WebAssembly.compile(kernelsBytes));
+kernelsModule.catch(() => {});
+
+async function getKernels(): Promise<Kernels> {
+  const module = await kernelsModule;
+  return sharedKernels(() => Kernels.fromModule(module));
+}
+
+/** The bytes of the kernels this worker runs (their SHA-256 is compared with the Worker's build). */
+export { kernelsBytes };
+
+export function configure(next: ScorerConfig): void {
+  config = { ...config, ...next, baseUrl: next.baseUrl || config.baseUrl };
+}
+
+interface CatalogEntry {
+  version: string;
+  language: string;
+  _embedded: { mappers: Array<{ key: string; variables: string[]; label: string }> };
+}
+
+async function fetchCatalogEntry(id: string): Promise<CatalogEntry | null> {
+  let res: Response;
+  try {
+    res = await fetch(new URL(`/api/v1/embedding-models/${encodeURIComponent(id)}`, config.baseUrl).toString(), {
+      headers: config.token ? { authorization: `Bearer ${config.token}` } : {},
+      cache: 'no-store',
+    });
+  } catch {
+    return null;
+  }
+  if (res.status === 404) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+  if (!res.ok) {
+    const body = (await res.json().catch(() => ({}))) as Partial<OfflineProblem>;
+    throw new ProblemError({
+      status: res.status,
+      code: body.code ?? 'HTTP_ERROR',
+      translationKey: body.translationKey ?? 'httpError',
+      title: body.title ?? res.statusText,
+      detail: body.detail ?? `GET /api/v1/embedding-models/${id} answered ${res.status}`,
+    });
+  }
+  return (await res.json()) as CatalogEntry;
+}
+
+function loadLanguage(language: string, onProgress?: ProgressFn, revalidate = true): Promise<LanguageData> {
+  return sharedLoad(languages, language, undefined, async () => {
+    const { artifact } = await cachedArtifact(['lang', language], config.baseUrl, config.token, `/api/v1/artifacts/languages/${language}`, { artifact: 'language', name: language, onProgress }, revalidate);
+    return parseLanguageData(artifact.bytes);
+  });
+}
+
+async function loadStoredSeeds(onProgress?: ProgressFn, revalidate = true): Promise<void> {
+  try {
+    const { artifact } = await cachedArtifact(['dimensions'], config.baseUrl, config.token, '/api/v1/artifacts/dimensions', { artifact: 'dimensions', name: 'dimensions', onProgress }, revalidate);
+    const parsed = JSON.parse(new TextDecoder().decode(artifact.bytes)) as { data: Array<{ id: number; name: string; words: string[] }> };
+    storedSeeds = new Map(parsed.data.map((d) => [d.id, { words: d.words, name: d.name }]));
+  } catch (err) {
+    // Without the stored seeds only dimensions of type `dimension` are affected (422 as unknown).
+    if (!storedSeeds) storedSeeds = new Map();
+    if (!(err instanceof ProblemError)) throw err;
+  }
+}
+
+/** `full`: the background load after a head (never a head again). */
+type LoadOptions = LoadModelOptions & { full?: boolean };
+
+async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): Promise<Loaded> {
+  const revalidate = options.revalidate !== false;
+  const pointer = await phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb()));
+  const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
+    onProgress?.({ artifact: 'model', name: id, phase, loadedBytes: loaded, totalBytes: total, fromCache });
+  // Progressive cold start: nothing cached, so score from the head while the rest downloads.
+  if (!pointer && config.progressive && !options.full) {
+    const head = await loadHead(id, onProgress);
+    if (head) return head;
+  }
+  // The cached model (parsed typed arrays, verified when downloaded: model-store.ts) is read from
+  // IndexedDB while the service is asked whether it is current.
+  const cachedP = pointer ? phase('idb-model', () => readStoredModel(id, pointer.version, pointer.sha256, config.rawModelCache)) : Promise.resolve(undefined);
+  cachedP.catch(() => {});
+  const modelPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}`;
+
+  let online = false;
+  let catalog: CatalogEntry | null = null;
+  let fetched: Awaited<ReturnType<typeof fetchArtifact>> | null = null;
+  if (revalidate || !pointer) {
+    // Without a usable answer (offline, or e.g. an expired token) a cached copy is used; an
+    // unknown model (404) is an error either way.
+    const fallback = (err: unknown): null => {
+      const notFound = err instanceof ApiError || (err instanceof ProblemError && err.problem.status === 404);
+      if (err instanceof NetworkUnavailable || (pointer && !notFound)) return null;
+      throw err;
+    };
+    const catalogP = phase('catalog', () => fetchCatalogEntry(id));
+    const fetchP = phase(pointer ? 'revalidate-model' : 'download-model', () =>
+      fetchArtifact(config.baseUrl, config.token, modelPath, pointer?.etag, (phase, l, t) => report(phase, l, t, false)),
+    ).catch(fallback);
+    catalog = await catalogP.catch(async (err: unknown) => {
+      await fetchP.catch(() => null);
+      return fallback(err);
+    });
+    fetched = await fetchP;
+    online = catalog !== null && fetched !== null;
+  }
+  let cached = await cachedP.catch(() => undefined);
+  if (online && fetched!.status === 304 && !cached) {
+    // The pointer survived but its data did not: download again.
+    fetched = await fetchArtifact(config.baseUrl, config.token, modelPath, undefined, (phase, l, t) => report(phase, l, t, false));
+  }
+  if (!online && !(pointer && cached)) {
+    throw problem('OFFLINE_NOT_CACHED', `Embedding model '${id}' is not cached and the service cannot be reached`);
+  }
+
+  const catalogBundles = catalog ? catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })) : null;
+  let fromCache = false;
+  let info: CachedModelInfo;
+  let fresh = false;
+  if (online && fetched!.status === 200) {
+    // Verified once here (SHA-256 in fetchArtifact, section checksums in parseArtifact), then cached parsed.
+    const parsed = phase('parse-verify', () => parseArtifact(fetched!.bytes!));
+    cached = toStored(parsed, fetched!.sha256);
+    fresh = true;
+    info = {
+      id,
+      version: fetched!.headers['x-model-version'] ?? catalog!.version,
+      checksum: fetched!.headers['x-model-checksum'] ?? '',
+      sha256: fetched!.sha256,
+      etag: fetched!.etag,
+      language: catalog!.language,
+      bytes: parsed.byteLength,
+      cachedAt: new Date().toISOString(),
+      mapperBundles: catalogBundles!,
+    };
+  } else {
+    fromCache = true;
+    info = { ...pointer!, mapperBundles: catalogBundles ?? pointer!.mapperBundles };
+    report('cache', cached!.byteLength, cached!.byteLength, true);
+  }
+  const stored = cached!;
+
+  // Small artifacts (language data, mapper bundles, stored seeds) load while the model is built.
+  const revalidateSmall = online && revalidate;
+  const language = info.language || pointer?.language || '';
+  const smallP = Promise.all([
+    phase('mapper-bundles', () => fetchBundles(info, onProgress, revalidateSmall)),
+    language ? phase('language-data', () => loadLanguage(language, onProgress, revalidateSmall)).catch(() => null) : Promise.resolve(null),
+    phase('stored-seeds', () => loadStoredSeeds(onProgress, revalidateSmall)),
+  ]);
+  smallP.catch(() => {});
+
+  // The same artifact already in memory (a complete model): reuse it.
+  const current = models.get(id);
+  const same = !!current && !current.complete && !!info.checksum && current.info.checksum === info.checksum && current.info.version === info.version;
+  const k = await getKernels();
+  const index = same ? (current!.model.index as EmbeddingModel) : phase('build-model', () => EmbeddingModel.fromParsed(stored, k));
+  if (!info.checksum) info.checksum = index.manifest.checksum;
+  info.language = index.manifest.language;
+  info.bytes = stored.byteLength;
+
+  if (fresh) {
+    report('store', stored.byteLength, stored.byteLength, false);
+    if (pointer && pointer.version !== info.version) await dropVersion(pointer);
+    await phase('idb-store', () => storeModel(id, info.version, stored, config.rawModelCache));
+  }
+  const [bundleBytes] = await smallP;
+  if (info.language !== language) await loadLanguage(info.language, onProgress, revalidateSmall).catch(() => null);
+  // A cached load rewrites the pointer only when it changed (an IndexedDB write before the first score).
+  if (fresh || !pointer || JSON.stringify(info) !== JSON.stringify(pointer)) await phase('idb-pointer-store', () => set(['model', id], info, idb()));
+  report('ready', stored.byteLength, stored.byteLength, fromCache);
+  const loaded: Loaded = {
+    info: {
+      id,
+      version: info.version,
+      checksum: info.checksum,
+      language: info.language,
+      vocabularySize: index.size,
+      dimensions: index.dims,
+      mapperBundles: info.mapperBundles,
+      fromCache,
+      online,
+      bytes: stored.byteLength,
+    },
+    // The engine parses the bundles when a request names them (core/engine.ts).
+    model: new LoadedModel(id, index, same ? current!.model.stats : undefined),
+    bundleBytes: new Map(bundleBytes),
+  };
+  models.set(id, loaded);
+  return loaded;
+}
+
+/**
+ * Progressive cold start: the head artifact, verified like every download, as a PartialIndex
+ * (core/partial-index.ts) with the full model's identity; the full artifact follows in the
+ * background (a plain load, which replaces this entry in `models`). Null when the model has no
+ * head or the service cannot be reached (the caller then loads the usual way).
+ */
+async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | null> {
+  const headPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}/head`;
+  const report = (phase: Progress['phase'], loaded: number, total: number): void =>
+    onProgress?.({ artifact: 'model', name: `${id}#head`, phase, loadedBytes: loaded, totalBytes: total, fromCache: false });
+  const catalogP = phase('catalog', () => fetchCatalogEntry(id));
+  const headP = phase('download-head', () => fetchArtifact(config.baseUrl, config.token, headPath, undefined, report)).catch((err: unknown) => {
+    if (err instanceof NetworkUnavailable || (err instanceof ProblemError && err.problem.status === 404)) return null;
+    throw err;
+  });
+  const catalog = await catalogP.catch(async (err: unknown) => {
+    await headP.catch(() => null);
+    throw err;
+  });
+  if (!catalog) {
+    await headP.catch(() => null);
+    return null;
+  }
+  const info: CachedModelInfo = {
+    id,
+    version: catalog.version,
+    checksum: '',
+    sha256: '',
+    etag: '',
+    language: catalog.language,
+    bytes: 0,
+    cachedAt: new Date().toISOString(),
+    mapperBundles: catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })),
+  };
+  // Language data, mapper bundles and stored seeds download (and are cached) beside the head.
+  const smallP = Promise.all([
+    phase('mapper-bundles', () => fetchBundles(info, onProgress, true)),
+    phase('language-data', () => loadLanguage(catalog.language, onProgress, true)).catch(() => null),
+    phase('stored-seeds', () => loadStoredSeeds(onProgress, true)),
+  ]);
+  smallP.catch(() => {});
+  const head = await headP;
+  if (!head || head.status !== 200) {
+    await smallP.catch(() => null);
+    return null;
+  }
+  const parsed = phase('parse-verify-head', () => parseArtifact(head.bytes!));
+  const full = (parsed.manifest as HeadManifest).partialOf;
+  // A head of another version than the catalog's (replaced meanwhile): load the usual way.
+  if (!full || full.id !== id || full.version !== catalog.version) {
+    await smallP.catch(() => null);
+    return null;
+  }
+  const k = await getKernels();
+  const headModel = phase('build-head', () => EmbeddingModel.fromParsed(parsed, k));
+  const index = new PartialIndex(headModel, full);
+  const [bundleBytes] = await smallP;
+  report('partial', head.bytes!.byteLength, head.bytes!.byteLength);
+  const loaded: Loaded = {
+    info: {
+      id,
+      version: full.version ?? catalog.version,
+      checksum: full.checksum,
+      language: full.language,
+      vocabularySize: full.vocabularySize,
+      dimensions: index.dims,
+      mapperBundles: info.mapperBundles,
+      fromCache: false,
+      online: true,
+      bytes: head.bytes!.byteLength,
+      partial: true,
+    },
+    model: new LoadedModel(id, index),
+    bundleBytes: new Map(bundleBytes),
+    inflight: 0,
+  };
+  let completed = false;
+  loaded.release = () => {
+    if (completed && loaded.inflight === 0 && loaded.release) {
+      loaded.release = undefined;
+      headModel.release();
+    }
+  };
+  loaded.complete = phase('complete-in-background', () => load(id, { full: true }, onProgress)).then(
+    (m) => {
+      completed = true;
+      loaded.release?.();
+      return m;
+    },
+    (err: unknown) => {
+      failures.set(id, toProblem(err));
+      throw err;
+    },
+  );
+  loaded.complete.catch(() => {});
+  models.set(id, loaded);
+  return loaded;
+}
+
+/** The bytes of the model's mapper bundles (a bundle neither cached nor downloadable is left out). */
+async function fetchBundles(info: CachedModelInfo, onProgress: ProgressFn | undefined, revalidate: boolean): Promise<Array<[string, ArrayBuffer]>> {
+  const out = await Promise.all(
+    info.mapperBundles.map(async (b): Promise<[string, ArrayBuffer] | null> => {
+      try {
+        const { artifact } = await cachedArtifact(
+          ['mapper', info.id, info.version, b.key],
+          config.baseUrl,
+          config.token,
+          `/api/v1/artifacts/mappers/${encodeURIComponent(info.id)}/${encodeURIComponent(b.key)}`,
+          { artifact: 'mapper', name: b.key, onProgress },
+          revalidate,
+        );
+        return [b.key, artifact.bytes];
+      } catch (err) {
+        if (!(err instanceof ProblemError)) throw err;
+        return null;
+      }
+    }),
+  );
+  return out.filter((x): x is [string, ArrayBuffer] => x !== null);
+}
+
+async function dropVersion(p: CachedModelInfo): Promise<void> {
+  const all = await keys(idb());
+  const stale = all.filter((k) => Array.isArray(k) && MODEL_DATA_KINDS.has(k[0]) && k[1] === p.id && k[2] === p.version);
+  await delMany(stale, idb());
+}
+
+async function modelFor(id: string, onProgress?: ProgressFn): Promise<Loaded> {
+  const m = models.get(id);
+  if (m) return m;
+  return loadModelInternal(id, {}, onProgress);
+}
+
+/** One load of a model at a time; once it has settled the next call loads (revalidates) again. */
+function loadModelInternal(id: string, options: LoadOptions, onProgress?: ProgressFn): Promise<Loaded> {
+  // A head scoring while the rest downloads: that download is the load in progress.
+  const partial = models.get(id);
+  if (partial?.complete) return Promise.resolve(partial);
+  return sharedLoad(loading, id, undefined, () => load(id, options, onProgress), () => false);
+}
+
+/** Marks a model as used by a running request (final-answer.ts); identity by default. */
+export type Use = (m: Loaded) => Loaded;
+
+/**
+ * The engine source of one call: its downloads report to `onProgress`, each model it hands out
+ * passes `use`. Mapper bundles are the ones loaded with the model (no catalog offline: an unknown
+ * key is 422 MAPPER_NOT_FOUND); their SHA-256 was verified when downloaded (no CRC pass per
+ * load, except for the bench's rawModelCache baseline, which makes it as earlier releases did).
+ */
+export function offlineSource(onProgress?: ProgressFn, use: Use = (m) => m): EngineSource {
+  return {
+    model: async (id) => use(await modelFor(id, onProgress)).model,
+    languageData: (language) => loadLanguage(language, onProgress),
+    mapperBundleBytes: async (model, bundleKey) => models.get(model.id)?.bundleBytes.get(bundleKey) ?? null,
+    async storedSeeds(ids): Promise<StoredDimensionSeeds> {
+      // Without the stored seeds only dimensions of type `dimension` are affected (422 as unknown).
+      const out = new Map<number, { words: string[]; name?: string }>();
+      for (const id of ids) {
+        const seeds = storedSeeds?.get(id);
+        if (seeds) out.set(id, seeds);
+      }
+      return out;
+    },
+    bundlesVerified: config.rawModelCache !== true,
+  };
+}
+
+/** loadModel: an explicit load always revalidates (or falls back to the cache when offline). */
+export async function loadModel(id: string, options: LoadModelOptions, onProgress?: ProgressFn): Promise<LoadedModelInfo> {
+  return (await loadModelInternal(id, options, onProgress)).info;
+}
+
+export async function listCachedModels(): Promise<CachedModelInfo[]> {
+  const all = await keys(idb());
+  const ptrs = all.filter((k) => Array.isArray(k) && k[0] === 'model');
+  const infos = await Promise.all(ptrs.map((k) => get<CachedModelInfo>(k, idb())));
+  return infos.filter((x): x is CachedModelInfo => !!x).sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+/** Removes a model (all versions, with its mapper bundles) from IndexedDB and from this worker. */
+export async function evictModel(id: string): Promise<boolean> {
+  const all = await keys(idb());
+  const mine = all.filter((k) => Array.isArray(k) && (k[0] === 'model' || MODEL_DATA_KINDS.has(k[0])) && k[1] === id);
+  await delMany(mine, idb());
+  models.delete(id);
+  return mine.length > 0;
+}
+
+/** The models in memory (partial or complete) and the timed load phases (ms since the worker started). */
+export function status(): { models: ModelStatus[]; phases: PhaseTiming[]; timeOrigin: number } {
+  const out: ModelStatus[] = [];
+  for (const m of models.values()) {
+    const failed = failures.get(m.info.id);
+    const index = m.model.index;
+    out.push({
+      id: m.info.id,
+      state: m.complete ? 'partial' : 'complete',
+      rows: index instanceof PartialIndex ? index.rows : index.size,
+      vocabularySize: index.size,
+      fromCache: m.info.fromCache,
+      ...(failed && m.complete ? { error: failed } : {}),
+    });
+  }
+  return { models: out, phases: phasesSince(0), timeOrigin: performance.timeOrigin };
+}

@@ -1,0 +1,314 @@
+/**
+ * The one engine behind the Worker's routes, the browser's offline scorer and the CLI's local
+ * mode. Every method is validate -> load -> score:
+ *   validate: the zod request schemas of core/requests.ts (422 VALIDATION_FAILED); the Worker's
+ *             routes have validated with the same schemas already (`validated: true`);
+ *   load:     model, language data, mapper bundles and stored seeds, in parallel, through an
+ *             EngineSource (Worker: R2/D1, worker/sources/; browser: IndexedDB/HTTP,
+ *             browser/src/source.ts; CLI: files, cli/local.ts);
+ *   score:    core/scoring on the WASM kernels (core/kernels.ts).
+ * Refusals are ApiError / ScoringError (core/problem.ts), the same for all three.
+ */
+import type { Kernels } from './kernels';
+import { MapperBundleError, parseMapperBundle, splitMapperVariableId, type MapperBundle } from './mapper-bundle';
+import { ApiError, requireLanguage, validationFailed, type ZodIssues } from './problem';
+import { ALIGNED_FEATURE, ENGLISH_COMPANION_ID, sharesEnglishSpace } from './projection';
+import { requestSchemas } from './requests';
+import {
+  autocomplete,
+  BoundedCache,
+  languageLexicon,
+  scoreTexts,
+  scoreWords,
+  similarityMatrix,
+  wordAvailabilities,
+  type DimensionRequest,
+  type FactorStats,
+  type ResolvedMapper,
+  type StoredDimensionSeeds,
+  type TokenLike,
+} from './scoring';
+import { sharedLoad, type WaitUntil } from './shared-load';
+import { tokenize, type LanguageData, type Language } from './tokenizer';
+import { translateWords, TRANSLATION_LIMIT_DEFAULT, type WordTranslation } from './translation';
+import type { ModelManifest, VectorIndex } from './types';
+
+/**
+ * A model in memory with its per-model caches (a source may extend it, e.g. with LRU state). The
+ * index is an EmbeddingModel, or the browser's PartialIndex while only a model's head is in
+ * (core/partial-index.ts).
+ */
+export class LoadedModel<I extends VectorIndex = VectorIndex> {
+  /** Parsed mapper bundles by bundle key (a rejected or missing one is dropped so a later call retries). */
+  readonly bundles = new Map<string, Promise<MapperBundle | null>>();
+
+  constructor(
+    readonly id: string,
+    readonly index: I,
+    /** Normalization statistics (mappers, modelRank: per model; dimensions: per seed set). */
+    readonly stats: BoundedCache<FactorStats> = new BoundedCache<FactorStats>(256),
+  ) {}
+
+  get manifest(): ModelManifest {
+    return this.index.manifest;
+  }
+}
+
+/** Where an engine's models, language data, mapper bundles and stored seeds come from. */
+export interface EngineSource {
+  /** The loaded model; throws ApiError EMBEDDING_MODEL_NOT_FOUND (404) or EMBEDDING_MODEL_UNAVAILABLE (503). */
+  model(id: string): Promise<LoadedModel>;
+  /** The parsed language data; any failure but an ApiError is answered 503 LANGUAGE_DATA_UNAVAILABLE. */
+  languageData(language: Language): Promise<LanguageData>;
+  /** The bytes of the model's mapper bundle `bundleKey`, null when there is none. */
+  mapperBundleBytes(model: LoadedModel, bundleKey: string): Promise<ArrayBuffer | null>;
+  /** The stored seeds of these dimension ids (type `dimension`); ids without seeds are absent. */
+  storedSeeds(ids: readonly number[]): Promise<StoredDimensionSeeds>;
+  /** Ids of the models that have this mapper variable (422 MAPPER_MODEL_MISMATCH instead of MAPPER_NOT_FOUND); none when absent. */
+  mapperOwners?(bundleKey: string, variable: string): Promise<string[]>;
+  /** Keeps shared loads running after the caller has answered (the Worker request's waitUntil). */
+  readonly waitUntil?: WaitUntil;
+  /**
+   * The bundle bytes were verified by a digest already (the browser checks each download's
+   * SHA-256 before caching it): their CRC-32 pass is skipped, their structure is still checked.
+   */
+  readonly bundlesVerified?: boolean;
+}
+
+export interface EngineOptions {
+  /** The bodies were validated with the core/requests.ts schemas already (the Worker's routes). */
+  validated?: boolean;
+  /** Called when a phase ends (Server-Timing): `load` after loading, `compute` after scoring. */
+  mark?: (phase: 'load' | 'compute') => void;
+}
+
+let kernels: Kernels | null = null;
+/** The one kernels instance of this isolate, worker or process (one linear memory holds every loaded model). */
+export function sharedKernels(create: () => Kernels): Kernels {
+  return (kernels ??= create());
+}
+/** The shared kernels instance when one exists (diagnostics). */
+export function currentKernels(): Kernels | null {
+  return kernels;
+}
+
+/** A tokenize function bound to a language's data, as text scoring uses it (no synonyms). */
+export function tokenizerFor(data: LanguageData): (text: string) => TokenLike[] {
+  return (text: string) => tokenize(text, data, { synonyms: false }).tokens;
+}
+
+/** The 503 of language data that could not be loaded. */
+export function languageDataUnavailable(language: string, cause: unknown): ApiError {
+  return new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${language}' could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}`);
+}
+
+type ZodLike<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ZodIssues } } };
+
+const schemas = requestSchemas();
+
+/** The request schemas' output types (what validation hands on). */
+type Req<K extends keyof typeof schemas> = ReturnType<(typeof schemas)[K]['parse']>;
+
+function invalid(path: string, message: string): ApiError {
+  return new ApiError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
+}
+
+export type Engine = ReturnType<typeof createEngine>;
+
+export function createEngine(source: EngineSource, options: EngineOptions = {}) {
+  const validate = <T>(schema: ZodLike<T>, body: unknown): T => {
+    if (options.validated) return body as T;
+    const r = schema.safeParse(body);
+    if (!r.success) throw validationFailed(r.error.issues);
+    return r.data;
+  };
+  const mark = (phase: 'load' | 'compute'): void => options.mark?.(phase);
+
+  async function languageData(language: Language): Promise<LanguageData> {
+    try {
+      return await source.languageData(language);
+    } catch (err) {
+      throw err instanceof ApiError ? err : languageDataUnavailable(language, err);
+    }
+  }
+
+  /** The parsed bundle (cached in the model), null when there is none; 422 when trained for another model, 503 when it cannot be parsed. */
+  async function bundle(model: LoadedModel, bundleKey: string): Promise<MapperBundle | null> {
+    // Only parsed bundles stay cached: a missing or broken one is looked up again next time.
+    const p = sharedLoad(
+      model.bundles,
+      bundleKey,
+      source.waitUntil,
+      async () => {
+        const buf = await source.mapperBundleBytes(model, bundleKey);
+        return buf ? parseMapperBundle(buf, { id: model.id, vocabularySize: model.index.size, checksum: model.manifest.checksum }, !source.bundlesVerified) : null;
+      },
+      (b) => b !== null,
+    );
+    try {
+      return await p;
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      // A bundle trained for another model (e.g. copied under this model's prefix) cannot be applied: a client error.
+      if (err instanceof MapperBundleError && err.code === 'WRONG_MODEL') {
+        throw new ApiError('MAPPER_MODEL_MISMATCH', `Mapper bundle '${bundleKey}' cannot be applied to model '${model.id}': ${err.message}`);
+      }
+      throw new ApiError('MAPPER_UNAVAILABLE', `Mapper bundle '${bundleKey}' of model '${model.id}' could not be loaded: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Mapper variable id = bundle key + '_' + variable; variables never contain '_' (core/mapper-bundle.ts),
+   * so the bundle key is everything before the last '_'. Repeated ids are scored once.
+   * Unknown: 422 MAPPER_NOT_FOUND; known only for other models (source.mapperOwners): 422 MAPPER_MODEL_MISMATCH.
+   */
+  async function resolveMappers(model: LoadedModel, keys: readonly string[] | undefined, field = 'mapperKeys'): Promise<ResolvedMapper[]> {
+    const out: ResolvedMapper[] = [];
+    const seen = new Set<string>();
+    for (const [i, id] of (keys ?? []).entries()) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const split = splitMapperVariableId(id);
+      const b = split ? await bundle(model, split.bundleKey) : null;
+      if (split && b && b.has(split.variable)) {
+        out.push({ id, variable: split.variable, values: b });
+        continue;
+      }
+      const elsewhere = split && source.mapperOwners ? (await source.mapperOwners(split.bundleKey, split.variable)).filter((m) => m !== model.id) : [];
+      if (elsewhere.length > 0) {
+        throw new ApiError('MAPPER_MODEL_MISMATCH', `Mapper '${id}' exists for ${elsewhere.map((m) => `'${m}'`).join(', ')}, not for embedding model '${model.id}'`, {
+          errors: [{ path: `${field}.${i}`, message: 'mapper belongs to another embedding model' }],
+        });
+      }
+      throw new ApiError('MAPPER_NOT_FOUND', `No mapper '${id}' for embedding model '${model.id}'`, {
+        errors: [{ path: `${field}.${i}`, message: 'unknown mapper key' }],
+      });
+    }
+    return out;
+  }
+
+  /** Stored seeds of the request's dimensions of type `dimension` (none asked: no lookup). */
+  async function storedSeeds(dimensions: readonly DimensionRequest[] | undefined): Promise<StoredDimensionSeeds> {
+    const ids = [...new Set((dimensions ?? []).filter((d) => d.type === 'dimension').map((d) => d.id))];
+    return ids.length > 0 ? source.storedSeeds(ids) : new Map();
+  }
+
+  /**
+   * The English companion of an aligned model (core/projection.ts) when the request has
+   * dimensions: seeds the model's language lacks are looked up there, since both share one
+   * vector space. One that cannot be loaded is logged and left out (seeds then come from the
+   * model alone), so an aligned model keeps scoring without it.
+   */
+  async function companionFor(model: LoadedModel, dimensions: readonly DimensionRequest[] | undefined): Promise<LoadedModel | null> {
+    if (!dimensions?.length || model.id === ENGLISH_COMPANION_ID || !model.manifest.features?.includes(ALIGNED_FEATURE)) return null;
+    try {
+      return await source.model(ENGLISH_COMPANION_ID);
+    } catch (err) {
+      console.error(`[companion] ${ENGLISH_COMPANION_ID} for ${model.id}: ${(err as Error).message}`);
+      return null;
+    }
+  }
+
+  return {
+    source,
+    model: (id: string) => source.model(id),
+    languageData,
+    resolveMappers,
+
+    /** POST text-scores, with the token count the API meters. */
+    async textScores(body: unknown) {
+      const req = validate<Req<'TextScoresRequestSchema'>>(schemas.TextScoresRequestSchema, body);
+      const model = await source.model(req.embeddingModelId);
+      const [lang, mappers, storedDimensions, companion] = await Promise.all([
+        languageData(model.manifest.language as Language),
+        resolveMappers(model, req.mapperKeys),
+        storedSeeds(req.dimensions),
+        companionFor(model, req.dimensions),
+      ]);
+      mark('load');
+      const result = scoreTexts(req, {
+        index: model.index,
+        tokenize: tokenizerFor(lang),
+        mappers,
+        storedDimensions,
+        stats: model.stats,
+        lexicon: languageLexicon(lang),
+        companion: companion?.index,
+        composition: lang.meta.composition,
+      });
+      mark('compute');
+      return result;
+    },
+
+    /** POST word-scores (whitelist or find-and-score). */
+    async wordScores(body: unknown) {
+      const req = validate<Req<'WordScoresRequestSchema'>>(schemas.WordScoresRequestSchema, body);
+      const model = await source.model(req.embeddingModelId);
+      // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
+      const [mappers, storedDimensions, lexicon, companion] = await Promise.all([
+        resolveMappers(model, req.mapperKeys),
+        storedSeeds(req.dimensions),
+        req.dimensions?.some((d) => d.expand) ? languageData(model.manifest.language as Language).then(languageLexicon) : undefined,
+        companionFor(model, req.dimensions),
+      ]);
+      mark('load');
+      const response = scoreWords(req, { index: model.index, mappers, storedDimensions, lexicon, companion: companion?.index });
+      mark('compute');
+      return response;
+    },
+
+    /** POST autocomplete-suggestions. */
+    async autocomplete(body: unknown) {
+      const req = validate<Req<'AutocompleteRequestSchema'>>(schemas.AutocompleteRequestSchema, body);
+      const model = await source.model(req.embeddingModelId);
+      return autocomplete(model.index, req);
+    },
+
+    /** POST word-availabilities of a model. */
+    async wordAvailabilities(embeddingModelId: string, body: unknown) {
+      const req = validate<Req<'WordAvailabilitiesRequestSchema'>>(schemas.WordAvailabilitiesRequestSchema, body);
+      const model = await source.model(embeddingModelId);
+      return wordAvailabilities(model.index, req);
+    },
+
+    /** POST word-similarity-matrices of a model. */
+    async similarityMatrix(embeddingModelId: string, body: unknown) {
+      const req = validate<Req<'SimilarityMatrixRequestSchema'>>(schemas.SimilarityMatrixRequestSchema, body);
+      const model = await source.model(embeddingModelId);
+      mark('load');
+      const result = similarityMatrix(model.index, req);
+      mark('compute');
+      return result;
+    },
+
+    /** POST tokenizations. */
+    async tokenize(body: unknown) {
+      const req = validate<Req<'TokenizationRequestSchema'>>(schemas.TokenizationRequestSchema, body);
+      const data = await languageData(requireLanguage(req.language));
+      return tokenize(req.text, data);
+    },
+
+    /**
+     * POST word-translations (docs/multilingual.md): the nearest words of each word in a model
+     * sharing its vector space (default: the English companion). The body is the Worker's
+     * validated WordTranslationsRequest.
+     */
+    async wordTranslations(
+      embeddingModelId: string,
+      req: { words: string[]; limit?: number; targetModelId?: string },
+    ): Promise<{ sourceModelId: string; targetModelId: string; data: WordTranslation[] }> {
+      const model = await source.model(embeddingModelId);
+      const targetId = req.targetModelId ?? ENGLISH_COMPANION_ID;
+      if (!sharesEnglishSpace(model.manifest)) throw invalid('embeddingModelId', `Model '${embeddingModelId}' is not aligned to English: it has no translations`);
+      if (targetId === embeddingModelId) {
+        throw invalid('targetModelId', req.targetModelId ? 'targetModelId must differ from the source model' : `On '${embeddingModelId}' targetModelId is required (an aligned model)`);
+      }
+      const target = await source.model(targetId);
+      if (!sharesEnglishSpace(target.manifest) || target.index.dims !== model.index.dims) {
+        throw invalid('targetModelId', `Model '${targetId}' does not share the vector space of '${embeddingModelId}'`);
+      }
+      const data = translateWords(model.index, target.index, req.words, req.limit ?? TRANSLATION_LIMIT_DEFAULT);
+      return { sourceModelId: embeddingModelId, targetModelId: targetId, data };
+    },
+  };
+}

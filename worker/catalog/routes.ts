@@ -1,0 +1,212 @@
+/**
+ * Global (not workspace-scoped) routes: the embedding-model and mapper catalogs, and the
+ * model-scoped vocabulary endpoints (word availabilities, similarity matrices).
+ * The catalogs come from the manifest / mapper-info JSON sidecars in R2 (models/*.json,
+ * mappers/{modelId}/*.json), cached in isolate memory and KV (worker/catalog/store.ts: staleness and
+ * invalidation); loadingStatus comes from this isolate's registry.
+ */
+import { createRoute } from '@hono/zod-openapi';
+import type { ModelManifest } from '../../core/types';
+import { catalogManifest, catalogMappersOf, getCatalog, refreshCatalog, type CatalogMapper } from './store';
+import { ApiError } from '../../core/problem';
+import { getManifest, loadingStatus } from '../sources/models';
+import { engineOf, waitUntilOf } from '../sources';
+import {
+  CatalogQuerySchema,
+  EmbeddingModelPageSchema,
+  EmbeddingModelSchema,
+  errorResponses,
+  jsonBody,
+  MapperPageSchema,
+  ModelIdParams,
+  ModelParams,
+  pageObject,
+  SimilarityMatrixRequestSchema,
+  SimilarityMatrixResponseSchema,
+  WordAvailabilitiesRequestSchema,
+  WordAvailabilitiesResponseSchema,
+  security,
+} from '../http/openapi';
+import { newRouter } from '../http/router';
+
+/** 1-based pagination; a page beyond the last is empty; size is echoed as requested. */
+function paginate<T>(items: T[], page: number, size: number): { page: ReturnType<typeof pageObject>; data: T[] } {
+  const start = (page - 1) * size;
+  return { page: pageObject(page, size, items.length), data: items.slice(start, start + size) };
+}
+
+const matches = (value: string | null | undefined, filter: string | undefined): boolean =>
+  filter === undefined || filter === '' || (value ?? '').toLowerCase() === filter.toLowerCase();
+
+/** One Intl.DisplayNames per type for the isolate (built at first use, not per label). */
+const displayNames: Partial<Record<'language' | 'region', Intl.DisplayNames>> = {};
+
+function displayName(type: 'language' | 'region', code: string): string {
+  try {
+    const names = (displayNames[type] ??= new Intl.DisplayNames(['en'], { type }));
+    return names.of(type === 'region' ? code.toUpperCase() : code.toLowerCase()) ?? code;
+  } catch {
+    return code;
+  }
+}
+
+function modelBody(m: ModelManifest, mappers: CatalogMapper[]) {
+  return {
+    id: m.id,
+    language: m.language,
+    country: m.country,
+    version: m.version,
+    sources: m.sources ?? [],
+    features: m.features ?? [],
+    tag: m.tag ?? '',
+    trainingYear: m.trainingYear,
+    trainingMonth: m.trainingMonth,
+    label: m.labels?.label ?? m.id,
+    languageLabel: m.labels?.languageLabel ?? displayName('language', m.language),
+    countryLabel: m.labels?.countryLabel ?? displayName('region', m.country),
+    monthLabel: m.labels?.monthLabel ?? '',
+    tokenCount: m.tokenCount,
+    hasTranslation: m.hasTranslation,
+    loadingStatus: loadingStatus(m.id),
+    vocabularySize: m.vocabularySize,
+    dimensions: m.dimensions,
+    license: m.license ?? '',
+    _embedded: { mappers: mappers.map((b) => ({ key: b.key, variables: b.variables, translationKey: b.translationKey, label: b.label })) },
+  };
+}
+
+const listModelsRoute = createRoute({
+  method: 'get',
+  path: '/embedding-models',
+  tags: ['Catalog'],
+  summary: 'The embedding-model catalog',
+  security,
+  request: { query: CatalogQuerySchema },
+  responses: {
+    200: { description: 'A page of embedding models, sorted by id', content: { 'application/json': { schema: EmbeddingModelPageSchema } } },
+    ...errorResponses(401, 422),
+  },
+});
+
+const getModelRoute = createRoute({
+  method: 'get',
+  path: '/embedding-models/{id}',
+  tags: ['Catalog'],
+  summary: 'One embedding model',
+  security,
+  request: { params: ModelIdParams },
+  responses: {
+    200: { description: 'The embedding model', content: { 'application/json': { schema: EmbeddingModelSchema } } },
+    ...errorResponses(401, 404),
+  },
+});
+
+const listMappersRoute = createRoute({
+  method: 'get',
+  path: '/mappers',
+  tags: ['Catalog'],
+  summary: 'The mapper catalog: one entry per mapper variable; multilingual mappers always included',
+  security,
+  request: { query: CatalogQuerySchema },
+  responses: {
+    200: { description: 'A page of mapper variables, sorted by key', content: { 'application/json': { schema: MapperPageSchema } } },
+    ...errorResponses(401, 422),
+  },
+});
+
+const availabilitiesRoute = createRoute({
+  method: 'post',
+  path: '/embedding-models/{embeddingModelId}/word-availabilities',
+  tags: ['Vocabulary'],
+  summary: 'Which words are in the model vocabulary (and in the allow-list when one is given)',
+  security,
+  request: { params: ModelParams, body: jsonBody(WordAvailabilitiesRequestSchema) },
+  responses: {
+    200: { description: 'One availability per requested word', content: { 'application/json': { schema: WordAvailabilitiesResponseSchema } } },
+    ...errorResponses(401, 404, 413, 422, 503),
+  },
+});
+
+const matrixRoute = createRoute({
+  method: 'post',
+  path: '/embedding-models/{embeddingModelId}/word-similarity-matrices',
+  tags: ['Vocabulary'],
+  summary: 'Pairwise cosine similarity of the in-vocabulary words, rounded to two decimals',
+  security,
+  request: { params: ModelParams, body: jsonBody(SimilarityMatrixRequestSchema) },
+  responses: {
+    200: { description: 'Square matrix aligned with words', content: { 'application/json': { schema: SimilarityMatrixResponseSchema } } },
+    ...errorResponses(401, 404, 413, 422, 503),
+  },
+});
+
+export const catalogRoutes = newRouter();
+
+catalogRoutes.openapi(listModelsRoute, async (c) => {
+  const q = c.req.valid('query');
+  const catalog = await getCatalog(c.env, waitUntilOf(c));
+  const manifests = catalog.manifests.filter((m) => matches(m.country, q.country) && matches(m.language, q.language));
+  const pageOf = paginate(manifests, q.page, q.size);
+  const data = pageOf.data.map((m) => modelBody(m, catalogMappersOf(catalog, m.id)));
+  return c.json({ page: pageOf.page, data }, 200);
+});
+
+catalogRoutes.openapi(getModelRoute, async (c) => {
+  const { id } = c.req.valid('param');
+  let catalog = await getCatalog(c.env, waitUntilOf(c));
+  let manifest = catalogManifest(catalog, id);
+  if (!manifest) {
+    // No stale 404: a model uploaded since the catalog was cached (its manifest is in R2) reloads the catalog.
+    if ((await getManifest(c.env, id))?.id !== id) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+    catalog = await refreshCatalog(c.env, waitUntilOf(c));
+    manifest = catalogManifest(catalog, id);
+    if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+  }
+  return c.json(modelBody(manifest, catalogMappersOf(catalog, id)), 200);
+});
+
+catalogRoutes.openapi(listMappersRoute, async (c) => {
+  const q = c.req.valid('query');
+  const { mappers: bundles, manifests } = await getCatalog(c.env, waitUntilOf(c));
+  // Labels from the model manifests of the same locale, else Intl, else the code.
+  const languageLabels = new Map(manifests.map((m) => [m.language, m.labels?.languageLabel]));
+  const countryLabels = new Map(manifests.map((m) => [m.country, m.labels?.countryLabel]));
+  // One entry per bundle key and locale: bundles of the same key for models of different
+  // locales are different scales (a filter by either locale must find its own).
+  const byKey = new Map<string, CatalogMapper>();
+  for (const b of bundles) {
+    const locale = b.multilingual ? '*' : `${b.language ?? ''}|${b.country ?? ''}`;
+    if (!byKey.has(`${b.key}|${locale}`)) byKey.set(`${b.key}|${locale}`, b);
+  }
+  // The catalog normalized language/country (null when absent) and multilingual (a boolean).
+  const entries = [...byKey.values()].flatMap((info) => {
+    const multilingual = info.multilingual;
+    const language = multilingual ? null : info.language;
+    const country = multilingual ? null : info.country;
+    return info.variables.map((variable) => ({
+      key: `${info.key}_${variable}`,
+      variables: info.variables,
+      translationKey: `${info.translationKey}.${variable}`,
+      label: `${info.label}: ${variable}`,
+      country,
+      language,
+      countryLabel: country ? countryLabels.get(country) ?? displayName('region', country) : null,
+      languageLabel: language ? languageLabels.get(language) ?? displayName('language', language) : null,
+      multilingual,
+    }));
+  });
+  entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const filtered = entries.filter((e) => e.multilingual || (matches(e.country, q.country) && matches(e.language, q.language)));
+  return c.json(paginate(filtered, q.page, q.size), 200);
+});
+
+catalogRoutes.openapi(availabilitiesRoute, async (c) => {
+  const { embeddingModelId } = c.req.valid('param');
+  return c.json(await engineOf(c).wordAvailabilities(embeddingModelId, c.req.valid('json')), 200);
+});
+
+catalogRoutes.openapi(matrixRoute, async (c) => {
+  const { embeddingModelId } = c.req.valid('param');
+  const result = await engineOf(c).similarityMatrix(embeddingModelId, c.req.valid('json'));
+  return c.json(result, 200);
+});

@@ -1,0 +1,53 @@
+/**
+ * GET /api/admin/v1/diagnostics/memory (admin scope): what this isolate holds for the models and
+ * language data loaded so far: WASM linear memory (all model matrices + kernel scratch), the
+ * vocabulary/index buffers kept outside WASM, and the tokenizer language data. Used by
+ * `npm run bench:api` to report the isolate memory of the default model plus English data.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { modelCacheEntries, modelLoadsInFlight, registryMemory, settledRegistrySize } from '../sources/models';
+import { languageCacheSize, languageLoadsInFlight, languageMemory } from '../sources/language-data';
+import { errorResponses, security } from '../http/openapi';
+import { newRouter } from '../http/router';
+
+const route = createRoute({
+  method: 'get',
+  path: '/memory',
+  tags: ['Admin'],
+  summary: "Memory held by this isolate's loaded models and language data",
+  security,
+  responses: {
+    200: {
+      description: 'Bytes per component',
+      content: {
+        'application/json': {
+          schema: z.object({
+            wasmMemoryBytes: z.number().int(),
+            models: z.array(z.object({ id: z.string(), retainedBytes: z.number().int() })),
+            languages: z.array(z.object({ language: z.string(), bytes: z.number().int() })),
+            totalBytes: z.number().int(),
+            evictions: z.number().int().openapi({ description: 'Models evicted (least recently used) in this isolate to stay within budgetBytes' }),
+            budgetBytes: z.number().int(),
+            // Per-isolate state keyed by request data: must stay bounded under any traffic (issue 12).
+            stateEntries: z
+              .object({ models: z.number().int(), modelCaches: z.number().int(), languages: z.number().int() })
+              .openapi({ description: 'Settled entries (loaded or failed); loads still running are counted in loadsInFlight' }),
+            loadsInFlight: z.number().int().openapi({ description: 'Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown)' }),
+          }),
+        },
+      },
+    },
+    ...errorResponses(401, 403),
+  },
+});
+
+export const diagnosticsRoutes = newRouter();
+
+diagnosticsRoutes.openapi(route, async (c) => {
+  const mem = registryMemory();
+  const languages = await languageMemory();
+  const totalBytes = mem.wasmMemoryBytes + mem.models.reduce((s, m) => s + m.retainedBytes, 0) + languages.reduce((s, l) => s + l.bytes, 0);
+  const stateEntries = { models: settledRegistrySize(), modelCaches: modelCacheEntries(), languages: languageCacheSize() };
+  const loadsInFlight = modelLoadsInFlight() + languageLoadsInFlight();
+  return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes, evictions: mem.evictions, budgetBytes: mem.budgetBytes, stateEntries, loadsInFlight }, 200);
+});

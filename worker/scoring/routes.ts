@@ -1,0 +1,88 @@
+/**
+ * Workspace-scoped scoring routes: text-scores, word-scores, autocomplete-suggestions.
+ * Validate (zod) -> load model, language data, mappers, stored dimensions -> core/scoring ->
+ * meter -> respond. Auth and the workspace check run in app.ts middleware.
+ */
+import { createRoute } from '@hono/zod-openapi';
+import { charge } from '../quotas/charge';
+import { engineOf } from '../sources';
+import { metered } from '../http/timing';
+import {
+  AutocompleteRequestSchema,
+  AutocompleteResponseSchema,
+  errorResponses,
+  jsonBody,
+  TextScoresRequestSchema,
+  TextScoresResponseSchema,
+  WordScoresRequestSchema,
+  WordScoresResponseSchema,
+  WorkspaceParams,
+  security,
+} from '../http/openapi';
+import { newRouter } from '../http/router';
+
+
+const textScoresRoute = createRoute({
+  method: 'post',
+  path: '/text-scores',
+  tags: ['Scoring'],
+  summary: 'Score texts along dimensions and mappers, with an optional goal score',
+  description:
+    "A text's dimension or mapper score is the mean over its in-vocabulary non-stop tokens (lemma first, then surface form, lower-cased); modelRankScore is the mean frequency score f(rank) = 1 - ln(rank)/ln(V) over its in-vocabulary tokens. Meters `tokens` = tokens counted by the tokenizer.",
+  security,
+  request: { params: WorkspaceParams, body: jsonBody(TextScoresRequestSchema) },
+  responses: {
+    200: { description: 'One scored text per submitted text, in order', content: { 'application/json': { schema: TextScoresResponseSchema } } },
+    ...errorResponses(401, 403, 404, 413, 422, 429, 503),
+  },
+});
+
+const wordScoresRoute = createRoute({
+  method: 'post',
+  path: '/word-scores',
+  tags: ['Scoring'],
+  summary: 'Score whitelisted words, or find and score the words closest to the seed centroid',
+  description:
+    'Find-and-score applies the default vocabulary quality filter (docs/vocabulary.md): the 50,000 most frequent words (`wordrankLimit`), no stop words, pronouns, auxiliaries, numbers or non-dictionary words, candidates sharing a part of speech with the seeds; `wordrankLimit: -1` widens it to everything but stop words, pronouns and entries without a letter; `excludeAntonyms: true` also skips WordNet antonyms of the seeds. Seeds and whitelist words may be phrases. Meters `tokens` = words scored.',
+  security,
+  request: { params: WorkspaceParams, body: jsonBody(WordScoresRequestSchema) },
+  responses: {
+    200: { description: 'Scored words and averages', content: { 'application/json': { schema: WordScoresResponseSchema } } },
+    ...errorResponses(401, 403, 404, 413, 422, 429, 503),
+  },
+});
+
+const autocompleteRoute = createRoute({
+  method: 'post',
+  path: '/autocomplete-suggestions',
+  tags: ['Vocabulary'],
+  summary: 'Up to ten completions of a prefix from the model vocabulary: dictionary words first, most frequent first',
+  description:
+    'Matching folds case and diacritics; junk (no letter, rare non-words), stop words, pronouns and auxiliaries are not suggested; proper nouns come capitalized, acronyms in capitals, and a leading capital typed by the user is kept (docs/vocabulary.md).',
+  security,
+  request: { params: WorkspaceParams, body: jsonBody(AutocompleteRequestSchema) },
+  responses: {
+    200: { description: 'Suggestions, best first', content: { 'application/json': { schema: AutocompleteResponseSchema } } },
+    ...errorResponses(401, 403, 404, 413, 422, 503),
+  },
+});
+
+export const scoringRoutes = newRouter();
+
+scoringRoutes.openapi(textScoresRoute, async (c) => {
+  // A core refusal (ScoringError) is rendered by app.ts onError.
+  const { response, tokenCount } = await engineOf(c).textScores(c.req.valid('json'));
+  // Also with 0 tokens: the workspace and its allowance are checked (nothing is deducted then).
+  await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount: tokenCount }));
+  return c.json(response, 200);
+});
+
+scoringRoutes.openapi(wordScoresRoute, async (c) => {
+  const response = await engineOf(c).wordScores(c.req.valid('json'));
+  await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount: response.data.length }));
+  return c.json(response, 200);
+});
+
+scoringRoutes.openapi(autocompleteRoute, async (c) => {
+  return c.json(await engineOf(c).autocomplete(c.req.valid('json')), 200);
+});

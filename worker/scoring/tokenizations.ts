@@ -1,0 +1,56 @@
+/**
+ * POST /api/v1/workspaces/{workspaceId}/tokenizations (interface: Tokenization).
+ * The tokenizer is core/tokenizer (the same code as the browser bundle); its language data is
+ * lang/{language}.bin in R2, loaded lazily once per isolate (worker/sources/language-data.ts).
+ * Meters `tokens` = tokenCount after the answer is computed; a failed request consumes nothing.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { charge } from '../quotas/charge';
+import { engineOf } from '../sources';
+import { jsonBody, security, TokenizationRequestSchema, WorkspaceParams, errorResponses } from '../http/openapi';
+import { newRouter } from '../http/router';
+
+const TokenSchema = z
+  .object({
+    string: z.string().openapi({ description: 'Exactly text.slice(indexStart, indexEnd).' }),
+    token: z.string().openapi({ description: 'Lemma in lower case (German nouns keep their capital); for ja the string itself.' }),
+    indexStart: z.number().int().openapi({ description: 'Zero-based offset in UTF-16 code units (JavaScript string index).' }),
+    indexEnd: z.number().int().openapi({ description: 'Exclusive end offset in UTF-16 code units.' }),
+    isStop: z.boolean(),
+    synonyms: z.array(z.string()).openapi({ description: 'At most 10, deduplicated, without the token itself; [] when none.' }),
+  })
+  .openapi('Token');
+
+const TokenizationResponse = z.object({ tokenCount: z.number().int(), tokens: z.array(TokenSchema) }).openapi('Tokenization');
+
+const route = createRoute({
+  method: 'post',
+  path: '/tokenizations',
+  summary: 'Split a text into tokens with lemma, stop-word flag and synonyms (en, de, fr, ja)',
+  description:
+    'Punctuation is not a token; numbers, hyphenated words, URLs and e-mail addresses are one token each; French elisions (L\'homme -> L\', homme) and English contractions (don\'t -> do, n\'t) are split. Japanese is segmented into words. Meters `tokens` = tokenCount.',
+  security,
+  request: {
+    params: WorkspaceParams,
+    body: jsonBody(TokenizationRequestSchema),
+  },
+  responses: {
+    200: { description: 'Tokens in original order', content: { 'application/json': { schema: TokenizationResponse } } },
+    ...errorResponses({
+      401: 'Missing or invalid token',
+      403: 'Wrong workspace, or ERROR_NO_REMAINING_QUOTA',
+      413: 'PAYLOAD_TOO_LARGE: body over 2 MB',
+      422: 'VALIDATION_FAILED (bad body, text over 100,000 characters) or UNSUPPORTED_LANGUAGE (the detail lists the supported languages)',
+      429: 'DAILY_LIMIT_REACHED',
+      503: 'LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage',
+    }),
+  },
+});
+
+export const tokenizationRoutes = newRouter();
+
+tokenizationRoutes.openapi(route, async (c) => {
+  const result = await engineOf(c).tokenize(c.req.valid('json'));
+  await charge(c, { usageTypeKey: 'tokens', amount: result.tokenCount });
+  return c.json(result, 200);
+});

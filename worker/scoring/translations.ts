@@ -1,0 +1,72 @@
+/**
+ * Extension: POST /api/v1/embedding-models/{embeddingModelId}/word-translations
+ * (docs/multilingual.md). The nearest words of each word in a model sharing its vector space:
+ * by default an aligned model's English companion; with `targetModelId` any model of that
+ * space (the English model to an aligned one: the reverse direction). Meters `tokens` = words
+ * translated (found in the source model), charged to the token's workspace like word-scores.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import { ENGLISH_COMPANION_ID } from '../../core/projection';
+import { ID_MAX_CHARS, WORD_MAX_CHARS } from '../../core/requests';
+import { TRANSLATION_LIMIT_DEFAULT, TRANSLATION_LIMIT_MAX, TRANSLATION_WORDS_MAX } from '../../core/translation';
+import { charge } from '../quotas/charge';
+import { ApiError } from '../../core/problem';
+import { errorResponses, jsonBody, ModelParams, security } from '../http/openapi';
+import { engineOf } from '../sources';
+import { newRouter } from '../http/router';
+
+export const WordTranslationsRequestSchema = z
+  .object({
+    words: z.array(z.string().max(WORD_MAX_CHARS)).min(1).max(TRANSLATION_WORDS_MAX).openapi({ description: `1 to ${TRANSLATION_WORDS_MAX} words of the source model's language.`, example: ['Haus', 'Hund'] }),
+    limit: z.number().int().min(1).max(TRANSLATION_LIMIT_MAX).optional().openapi({ description: `Translations per word, 1..${TRANSLATION_LIMIT_MAX} (default ${TRANSLATION_LIMIT_DEFAULT}).`, example: 5 }),
+    targetModelId: z
+      .string()
+      .min(1)
+      .max(ID_MAX_CHARS)
+      .optional()
+      .openapi({ description: `A model in the same vector space (features aligned-en, or ${ENGLISH_COMPANION_ID} itself). Default: ${ENGLISH_COMPANION_ID}; required on ${ENGLISH_COMPANION_ID} itself.`, example: 'de-aligned-glove-6b-100d' }),
+  })
+  .strict()
+  .openapi('WordTranslationsRequest');
+
+export const WordTranslationsResponseSchema = z
+  .object({
+    sourceModelId: z.string(),
+    targetModelId: z.string(),
+    data: z.array(
+      z.object({
+        word: z.string(),
+        isAvailable: z.boolean(),
+        translations: z.array(z.object({ word: z.string(), similarity: z.number() })),
+      }),
+    ),
+  })
+  .openapi('WordTranslationsResponse');
+
+const route = createRoute({
+  method: 'post',
+  path: '/{embeddingModelId}/word-translations',
+  tags: ['Vocabulary'],
+  summary: 'Extension: nearest words in another language through the shared (aligned) vector space',
+  description:
+    'For each word, the `limit` nearest words (cosine) of the target model: by default the English companion of an aligned model (features `aligned-en`); on the English model, `targetModelId` names the aligned model to translate into. Words the source model does not know come back with isAvailable false. Meters `tokens` = words translated, charged to the workspace of the token.',
+  security,
+  request: { params: ModelParams, body: jsonBody(WordTranslationsRequestSchema) },
+  responses: {
+    200: { description: 'One entry per requested word, in order', content: { 'application/json': { schema: WordTranslationsResponseSchema } } },
+    ...errorResponses(401, 403, 404, 413, 422, 429, 503),
+  },
+});
+
+export const translationRoutes = newRouter();
+
+translationRoutes.openapi(route, async (c) => {
+  const { embeddingModelId } = c.req.valid('param');
+  const body = c.req.valid('json');
+  const workspaceId = c.get('auth')?.workspaceId;
+  if (!workspaceId) throw new ApiError('WORKSPACE_FORBIDDEN', 'word-translations is metered: the token needs a workspace claim');
+  const result = await engineOf(c).wordTranslations(embeddingModelId, body);
+  const translated = result.data.filter((d) => d.isAvailable).length;
+  if (translated > 0) await charge(c, { usageTypeKey: 'tokens', amount: translated, workspaceId });
+  return c.json(result, 200);
+});

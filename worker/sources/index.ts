@@ -1,0 +1,47 @@
+/**
+ * The Worker's engine source (core/engine.ts): models and mapper bundles from R2 (the isolate's
+ * model registry, ./models.ts), language data from R2 (./language-data.ts), stored dimension
+ * seeds from D1 (worker/dimensions/store.ts), mapper owners from the cached catalog (worker/catalog/store.ts).
+ * One source per request: shared loads run under the request's waitUntil (core/shared-load.ts).
+ */
+import type { Context } from 'hono';
+import { createEngine, type EngineSource } from '../../core/engine';
+import type { WaitUntil } from '../../core/shared-load';
+import { R2_KEYS } from '../../core/types';
+import { getCatalog } from '../catalog/store';
+import { storedSeeds } from '../dimensions/store';
+import type { AppEnv, Env } from '../env';
+import { phases } from '../http/timing';
+import { getLanguageData } from './language-data';
+import { getModel } from './models';
+
+export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource {
+  return {
+    waitUntil: ctx,
+    model: (id) => getModel(env, id, ctx),
+    languageData: (language) => getLanguageData(env, language, ctx),
+    async mapperBundleBytes(model, bundleKey) {
+      const obj = await env.ARTIFACTS.get(R2_KEYS.mapper(model.id, bundleKey));
+      return obj ? obj.arrayBuffer() : null;
+    },
+    storedSeeds: (ids) => storedSeeds(env, ids),
+    async mapperOwners(bundleKey, variable) {
+      const catalog = await getCatalog(env, ctx);
+      return catalog.mappers.filter((b) => b.key === bundleKey && b.variables.includes(variable)).map((b) => b.modelId);
+    },
+  };
+}
+
+/** The engine of a request: bodies validated by the route's zod-openapi hook, phases timed (Server-Timing). */
+export function engineOf(c: Context<AppEnv>) {
+  return createEngine(workerSource(c.env, waitUntilOf(c)), { validated: true, mark: phases(c) });
+}
+
+/** The request's ExecutionContext, or undefined when it has none (Hono throws on access then). */
+export function waitUntilOf(c: Context): WaitUntil | undefined {
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined;
+  }
+}
