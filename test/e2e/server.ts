@@ -4,7 +4,10 @@
  * port 8798 (8787 belongs to `npm start`). Also mints development tokens with the .dev.vars secret
  * and launches the Debian Chromium (never a downloaded browser).
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { ROOT } from '../../build/wrangler';
 import { devSecret, mint, startLocalWorker, stopWranglerDev } from '../bench/dev-server';
 
@@ -16,9 +19,10 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-export async function startServer(persistTo = path.join(ROOT, '.wrangler', 'e2e-state')): Promise<Server> {
-  const child = await startLocalWorker(PORT, persistTo, ['--log-level', 'warn']);
-  return { url: `http://127.0.0.1:${PORT}`, stop: () => stopWranglerDev(child) };
+/** `port`, `persistTo`: a test file of its own runs beside the others (vitest runs files in parallel). */
+export async function startServer(persistTo = path.join(ROOT, '.wrangler', 'e2e-state'), port = PORT): Promise<Server> {
+  const child = await startLocalWorker(port, persistTo, ['--log-level', 'warn']);
+  return { url: `http://127.0.0.1:${port}`, stop: () => stopWranglerDev(child) };
 }
 
 /** A development token (HS256 with the .dev.vars secret), as `npm run token` mints. */
@@ -37,3 +41,35 @@ export const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  /** Uncaught errors of the page. */
+  pageErrors: string[];
+  close(): Promise<void>;
+}
+
+/** The Debian Chromium with a fresh profile (its own IndexedDB), one page opened at `url`. */
+export async function openBrowser(url: string): Promise<Browser> {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'e2e-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 1400 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.goto(url);
+  return {
+    context,
+    page,
+    pageErrors,
+    close: async () => {
+      await context.close().catch(() => {});
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * End to end in real Chromium against wrangler dev (port 8794, its own state directory): how the
+ * offline scorer loads a model (docs/offline-browser.md, Load path):
+ *  1. progressive cold start: scores from the model's head (status partial) while the full
+ *     artifact is held back, then delivers the complete model's answer (onFinal) equal to the
+ *     API's; language data and mapper bundles arrive gzipped and are decoded and verified;
+ *  2. the parsed IndexedDB cache: a cached model loads as stored typed arrays, no re-hash.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { BrowserContext, Page, Response } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../client/src/index';
+import { decodeWord, parseArtifact } from '../../core/artifact';
+import { ROOT } from '../../build/wrangler';
+import { devToken, openBrowser, startServer, type Browser, type Server } from './server';
+
+const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
+const PORT = 8794;
+
+let server: Server | null = null;
+let browser: Browser | undefined;
+let context: BrowserContext;
+let page: Page;
+let token: string;
+
+beforeAll(async () => {
+  server = await startServer(path.join(ROOT, '.wrangler', 'e2e-load-state'), PORT);
+  token = await devToken();
+  browser = await openBrowser(`${server.url}/`);
+  ({ context, page } = browser);
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** The word at a row of the built default model (the head holds rows 0..49,999). */
+function wordAtRow(row: number): string {
+  const parsed = parseArtifact(new Uint8Array(fs.readFileSync(path.join(ROOT, 'build', 'generated', 'models', `${MODEL}.emb`))));
+  return decodeWord(parsed.vocab, parsed.wordOffsets, row);
+}
+
+describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () => {
+  const modelPath = `/api/v1/artifacts/models/${MODEL}`;
+  const fullArtifact = (url: URL) => url.pathname === modelPath;
+
+  it('scores from the head (status partial), then answers again from the complete model with the API JSON', async () => {
+    // The full artifact is held back until the test lets it through: the head is all there is.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let heldBack = 0;
+    await context.route(fullArtifact, async (r) => {
+      heldBack++;
+      await released;
+      await r.continue();
+    });
+    // The small artifacts' answers as Chromium received them (the scorer runs in a Web Worker of the page).
+    const small: Response[] = [];
+    const onResponse = (res: Response) => {
+      if (/\/api\/v1\/artifacts\/(languages|mappers)\//.test(res.url()) && res.status() === 200) small.push(res);
+    };
+    context.on('response', onResponse);
+    const rare = wordAtRow(120_000);
+    const inHead = { texts: ['The river winds through the quiet forest below the mountain.'], embeddingModelId: MODEL, dimensions: [{ id: 1, type: 'manual', words: ['forest', 'river'] }], mapperKeys: ['sentiment_valence'] };
+    const pastHead = { texts: [`A ${rare} near the river.`], embeddingModelId: MODEL, dimensions: [{ id: 1, type: 'manual', words: ['forest', rare] }], goalConfig: { dimensions: [{ id: 1, weight: 1 }] } };
+    const partial = await page.evaluate(
+      async ({ tok, m, a, b }) => {
+        const pg = (window as any).playground;
+        const s = pg.createOfflineScorer({ baseUrl: location.origin, token: tok, progressive: true });
+        (window as any).__progressive = s;
+        await s.evictModel(m);
+        (window as any).__finals = [];
+        const first = await s.textScores(a, { onFinal: (f: unknown) => (window as any).__finals.push({ which: 'inHead', f }) });
+        const second = await s.textScores(b, { onFinal: (f: unknown) => (window as any).__finals.push({ which: 'pastHead', f }) });
+        return { first: JSON.stringify(first), second: JSON.stringify(second), status: await s.status() };
+      },
+      { tok: token, m: MODEL, a: inHead, b: pastHead },
+    );
+    const model = partial.status.models.find((x: { id: string }) => x.id === MODEL);
+    expect(model).toMatchObject({ state: 'partial', rows: 50_000 });
+    expect(model.vocabularySize).toBeGreaterThan(50_000);
+    const api = createClient({ baseUrl: server!.url, token });
+    const viaApi = async (body: unknown) => JSON.stringify(await api.textScores(body as never, { workspaceId: 'ws_demo' }));
+    // Only head rows were read: the partial answer is already the API's.
+    expect(partial.first).toBe(await viaApi(inHead));
+    // The rare word is not in the head: a different, partial answer...
+    const apiPast = await viaApi(pastHead);
+    expect(partial.second).not.toBe(apiPast);
+
+    release();
+    await page.waitForFunction(() => (window as any).__finals.some((f: { which: string }) => f.which === 'pastHead'), null, { timeout: 300_000 });
+    const after = await page.evaluate(async () => ({ finals: (window as any).__finals, status: await (window as any).__progressive.status() }));
+    // ...followed by the complete model's, equal to the API's (an in-head answer is final already).
+    const past = after.finals.find((f: { which: string }) => f.which === 'pastHead');
+    expect(past.f.changed).toBe(true);
+    expect(JSON.stringify(past.f.response)).toBe(apiPast);
+    for (const f of after.finals.filter((x: { which: string }) => x.which === 'inHead')) expect(f.f.changed).toBe(false);
+    expect(heldBack).toBe(1);
+    // wrangler dev (workerd) sent the language data and the bundles gzipped; Chromium decoded them
+    // (the scorer verified the decoded bodies' SHA-256 and answered with the API's JSON above).
+    context.off('response', onResponse);
+    const lang = small.find((res) => res.url().endsWith('/artifacts/languages/en'));
+    expect(lang, 'language data downloaded by the scorer').toBeDefined();
+    expect(small.some((res) => res.url().includes('/artifacts/mappers/'))).toBe(true);
+    for (const res of small) {
+      const headers = await res.allHeaders();
+      expect(headers['content-encoding'], res.url()).toBe('gzip');
+      const sizes = await res.request().sizes();
+      const decoded = (await res.body()).byteLength;
+      expect(sizes.responseBodySize, res.url()).toBeLessThan(decoded);
+    }
+    expect((await lang!.body()).byteLength).toBe(fs.statSync(path.join(ROOT, 'build', 'generated', 'lang', 'en.bin')).size);
+    expect(after.status.models.find((x: { id: string }) => x.id === MODEL)).toMatchObject({ state: 'complete', rows: model.vocabularySize });
+    await context.unroute(fullArtifact);
+  }, 600_000);
+
+  it('a cached model loads as stored typed arrays without re-hashing: no parse/verify phase, the verified digest kept', async () => {
+    // After the test above, the complete model is in IndexedDB. A new worker; the service answers 304.
+    const r = await page.evaluate(
+      async ({ tok, m }) => {
+        const pg = (window as any).playground;
+        (window as any).__progressive?.terminate();
+        const s = pg.createOfflineScorer({ baseUrl: location.origin, token: tok });
+        const info = await s.loadModel(m);
+        const st = await s.status();
+        const cached = await s.listCachedModels();
+        s.terminate();
+        const stored = await new Promise<{ kind: string; rows: string; keys: string[] }>((resolve, reject) => {
+          const open = indexedDB.open('embedding-edge-offline');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const store = open.result.transaction('artifacts').objectStore('artifacts');
+            const keysReq = store.getAllKeys();
+            keysReq.onsuccess = () => {
+              const keys = keysReq.result.map((k) => JSON.stringify(k));
+              const partsKey = keysReq.result.find((k) => Array.isArray(k) && k[0] === 'model-parts' && k[1] === m);
+              if (!partsKey) {
+                resolve({ kind: 'none', rows: '', keys });
+                return;
+              }
+              const get = store.get(partsKey);
+              get.onsuccess = () => {
+                resolve({ kind: typeof get.result, rows: Object.prototype.toString.call(get.result.rows), keys });
+                open.result.close();
+              };
+            };
+          };
+        });
+        return { info, phases: st.phases.map((p: { name: string }) => p.name), cached, stored };
+      },
+      { tok: token, m: MODEL },
+    );
+    expect(r.info).toMatchObject({ id: MODEL, fromCache: true, online: true });
+    expect(r.phases).toEqual(expect.arrayContaining(['idb-model', 'build-model', 'revalidate-model']));
+    expect(r.phases.filter((p: string) => p.startsWith('parse-verify') || p.startsWith('download'))).toEqual([]);
+    expect(r.stored.rows).toBe('[object Int8Array]');
+    expect(r.stored.keys.filter((k: string) => k.startsWith('["model-bytes"'))).toEqual([]);
+    // The digest verified at download is the service's.
+    const res = await fetch(`${server!.url}${modelPath}`, { headers: { authorization: `Bearer ${token}` } });
+    await res.body?.cancel();
+    expect(r.cached.find((c: { id: string }) => c.id === MODEL)?.sha256).toBe(res.headers.get('x-content-sha256'));
+  }, 300_000);
+});
+
