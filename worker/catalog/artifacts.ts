@@ -6,7 +6,8 @@
  * Each answer carries
  *   ETag              the R2 object's etag (dimensions: the content checksum), If-None-Match -> 304
  *   X-Content-SHA256  hex SHA-256 of the body, which the browser verifies before caching
- *   Content-Length    R2 bodies are streamed, never buffered in the Worker
+ *   Content-Length    R2 bodies are streamed, never buffered in the Worker; language data and
+ *                     mapper bundles go out gzipped instead when accepted (serveObject)
  * The SHA-256 of an R2 object is computed once per etag with a streaming digest and kept in KV
  * (CACHE) and in isolate memory; R2's own sha256 checksum is used when the upload stored one.
  */
