@@ -15,7 +15,7 @@ import {
   uploadMapper,
   uploadModel,
   type SyntheticModel,
-} from './api-helpers';
+} from './support/api';
 
 const WS = 'ws_demo';
 let m: SyntheticModel;

@@ -6,8 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { R2_KEYS } from '../../core/types';
-import { adminToken, call } from './api-helpers';
-import { installGatedArtifacts } from './storage-gate';
+import { adminToken, call } from './support/api';
+import { installGatedArtifacts } from './support/storage-gate';
 
 interface Diagnostics {
   stateEntries: Record<string, number>;

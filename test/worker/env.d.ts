@@ -7,7 +7,7 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       // Serves files of build/generated/ (see vitest.config.ts).
       FIXTURES: Fetcher;
-      // Gates of test/upstreams/gate.ts (see vitest.config.ts).
+      // Gates of test/support/upstreams/gate.ts (see vitest.config.ts).
       GATE: Fetcher;
     }
   }

@@ -9,7 +9,7 @@ import { createApp } from '../../worker/app';
 import { sha256Hex } from '../../core/digest';
 import type { Env } from '../../worker/env';
 import { MAX_PARAM_BYTES, PlagiarismCorpus, R2_PREFIX, utf8Bytes, type PageInput } from '../../worker/plagiarism/corpus';
-import { GatedBucket } from './storage-gate';
+import { GatedBucket } from './support/storage-gate';
 import {
   adminToken,
   api,
@@ -23,7 +23,7 @@ import {
   uid,
   usedChecks,
   type CheckJson,
-} from './plagiarism-helpers';
+} from './support/plagiarism';
 
 const url = () => `https://ref.example/${uid('p')}`;
 

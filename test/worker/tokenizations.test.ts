@@ -2,7 +2,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../core/limits';
 import { meterQuotas } from '../../worker/quotas/meter-client';
-import { call, expectProblem, mintToken } from './api-helpers';
+import { call, expectProblem, mintToken } from './support/api';
 
 // The migration seeds a tokens quota for ws_demo.
 const WS = 'ws_demo';

@@ -205,7 +205,7 @@ export async function refreshCatalog(env: Env, ctx?: WaitUntil): Promise<Catalog
 /**
  * Call after changing catalog sidecars in R2 (models/*.json, mappers/{modelId}/*.json): drops
  * this isolate's copy and writes a new KV generation, so every isolate lists R2 again (others
- * within CATALOG_MEMORY_TTL_MS). Tests that write R2 directly call it (test/worker/api-helpers.ts).
+ * within CATALOG_MEMORY_TTL_MS). Tests that write R2 directly call it (test/worker/support/api.ts).
  */
 export async function invalidateCatalog(env: Env): Promise<void> {
   await env.CACHE.put(CATALOG_GENERATION_KEY, crypto.randomUUID());

@@ -21,15 +21,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensureBuilt } from '../../build/ensure';
-import { languageFile, SYNONYM_MIN_COSINE } from '../../build/lang-data';
-import { loadDefaultFloatVectors, loadDefaultModel } from '../../build/load-model';
-import { ROOT } from '../../build/wrangler';
-import type { EmbeddingModel } from '../../core/model';
-import { autocomplete, scoreWords, seedCentroid, seedSet } from '../../core/scoring';
-import { parseLanguageData, tokenize } from '../../core/tokenizer';
-import { FLAG } from '../../core/tokenizer/data';
-import { VOCAB_FLAG } from '../../core/vocab-quality';
+import { ensureBuilt } from '../build/ensure';
+import { languageFile, SYNONYM_MIN_COSINE } from '../build/lang-data';
+import { loadDefaultFloatVectors, loadDefaultModel } from '../build/load-model';
+import { ROOT } from '../build/wrangler';
+import type { EmbeddingModel } from '../core/model';
+import { autocomplete, scoreWords, seedCentroid, seedSet } from '../core/scoring';
+import { parseLanguageData, tokenize } from '../core/tokenizer';
+import { FLAG } from '../core/tokenizer/data';
+import { VOCAB_FLAG } from '../core/vocab-quality';
 
 /** 100 seed sets: 40 common, 30 rare, 30 multi-word (phrases or several seeds). */
 export const SEED_SETS: string[][] = [

@@ -13,13 +13,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ALIGNED, alignedModelFile, builtAlignedLanguages, ensureAlignedModels, SKIP_LINE, type AlignedLanguage } from '../../build/aligned-models';
-import { ensureDefaultModel } from '../../build/default-model';
-import { ensureKernels } from '../../build/build-wasm';
-import { loadDefaultModel, loadModelFile } from '../../build/load-model';
-import type { EmbeddingModel } from '../../core/model';
+import { ALIGNED, alignedModelFile, builtAlignedLanguages, ensureAlignedModels, SKIP_LINE, type AlignedLanguage } from '../build/aligned-models';
+import { ensureDefaultModel } from '../build/default-model';
+import { ensureKernels } from '../build/build-wasm';
+import { loadDefaultModel, loadModelFile } from '../build/load-model';
+import type { EmbeddingModel } from '../core/model';
 
-const DATA = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../../shared/data/wordsim-de');
+const DATA = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../shared/data/wordsim-de');
 const DATA_DIR = fs.existsSync(DATA) ? DATA : '/work/shared/data/wordsim-de';
 
 function readPairs(file: string): Array<[string, string, number]> {

@@ -7,8 +7,8 @@
  * non-GET request was in flight) counted apart.
  *
  *   flock /tmp/wrangler-dev.lock npm start &        (a stable tree: no edits while it runs)
- *   npx tsx test/bench/burst.ts --rounds 6 --concurrency 200 --connections 32
- *   npx tsx test/bench/burst.ts --edit worker/index.ts   (appends a comment to the file in each
+ *   npx tsx bench/burst.ts --rounds 6 --concurrency 200 --connections 32
+ *   npx tsx bench/burst.ts --edit worker/index.ts   (appends a comment to the file in each
  *       round and restores it: wrangler dev reloads the Worker, which shows the mechanism)
  *
  * The last line printed is one JSON object with the figures.
@@ -16,9 +16,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { prng } from '../../core/prng';
-import { ROOT } from '../../build/wrangler';
-import { devSecret, mint } from './dev-server';
+import { prng } from '../core/prng';
+import { ROOT } from '../build/wrangler';
+import { devSecret, mint } from '../test/e2e/support/dev-server';
 import { burstRequest, mergeTallies, newTally, requestMix, send, type Tally } from './traffic';
 
 const { values: args } = parseArgs({

@@ -4,19 +4,19 @@
  * white space) beside the baselines of the same run, ordinary English prose of the same length
  * and "a " x 50,000 (as many tokens as "a@" x 50,000),
  * and the growth from half to full length (about 2 for linear work, about 4 for quadratic).
- * Run alone: `npx tsx test/bench/hostile-text.ts`; part of `npm run bench`.
+ * Run alone: `npx tsx bench/hostile-text.ts`; part of `npm run bench`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureLanguageData, languageFile } from '../../build/lang-data';
-import { parseLanguageData, tokenize, type LanguageData } from '../../core/tokenizer';
+import { ensureLanguageData, languageFile } from '../build/lang-data';
+import { parseLanguageData, tokenize, type LanguageData } from '../core/tokenizer';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CHARS = 100_000;
 
 function prose(): string {
-  const gold = JSON.parse(fs.readFileSync(path.join(here, '..', 'gold', 'tokens-en.json'), 'utf8')) as { sentences: Array<{ text: string }> };
+  const gold = JSON.parse(fs.readFileSync(path.join(here, '..', 'test', 'gold', 'tokens-en.json'), 'utf8')) as { sentences: Array<{ text: string }> };
   const base = gold.sentences.map((s) => s.text).join(' ');
   let text = '';
   while (text.length < CHARS) text += `${base} `;

@@ -1,8 +1,8 @@
 /** Helpers of the plagiarism workerd tests (not a test file). */
 import { env as testEnv, SELF } from 'cloudflare:test';
-import type { Env } from '../../worker/env';
-import type { PlagiarismMatch } from '../../worker/plagiarism/provider';
-import { mintToken } from './api-helpers';
+import type { Env } from '../../../worker/env';
+import type { PlagiarismMatch } from '../../../worker/plagiarism/provider';
+import { mintToken } from './api';
 
 /** The test bindings, typed as the Worker's Env. */
 export const env = testEnv as unknown as Env;

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:browser`: time to first score of the offline scorer in Chromium (the Debian
- * package, driven by playwright-core), against wrangler dev on 127.0.0.1:8798 (test/e2e/server.ts).
+ * package, driven by playwright-core), against wrangler dev on 127.0.0.1:8798 (test/e2e/support/server.ts).
  *
  * Each round, in the playground page:
  *   cold     IndexedDB deleted, a new Web Worker: download model + language data + mapper
@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, devToken, startServer } from '../e2e/server';
+import { CHROMIUM, CHROMIUM_ARGS, devToken, startServer } from '../test/e2e/support/server';
 
 const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
 const ROUNDS = Number(process.env.BENCH_BROWSER_ROUNDS ?? 3);

@@ -11,24 +11,24 @@
  * and now and then a real sentence of test/gold/tokens-{language}.json (contractions, elisions,
  * hyphens). Japanese sentences are written without spaces and end in 。.
  *
- * Part of `npm run bench`; alone: `npx tsx test/bench/text-throughput.ts [en de fr ja]`.
+ * Part of `npm run bench`; alone: `npx tsx bench/text-throughput.ts [en de fr ja]`.
  * Fields: text_scoring_{en,de,fr,ja}_tokens_per_s, text_scoring_{l}_intl_segmenter_tokens_per_s,
  * text_scoring_{l}_intl_segmenter_ratio, and text_scoring_intl_segmenter_ratio (English).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ALIGNED, alignedModelFile, builtAlignedLanguages } from '../../build/aligned-models';
-import { DEFAULT_MODEL_ID } from '../../build/default-model';
-import { languageFile } from '../../build/lang-data';
-import { loadDefaultModel, loadModelFile, readArrayBuffer } from '../../build/load-model';
-import { GENERATED } from '../../build/wrangler';
-import { parseMapperBundle } from '../../core/mapper-bundle';
-import type { EmbeddingModel } from '../../core/model';
-import { prng } from '../../core/prng';
-import { BoundedCache, languageLexicon, scoreTexts, type FactorStats, type TextScoresRequest, type TextScoringInput } from '../../core/scoring';
-import { parseLanguageData, tokenize, type Language, type LanguageData } from '../../core/tokenizer';
-import { FLAG } from '../../core/tokenizer/data';
+import { ALIGNED, alignedModelFile, builtAlignedLanguages } from '../build/aligned-models';
+import { DEFAULT_MODEL_ID } from '../build/default-model';
+import { languageFile } from '../build/lang-data';
+import { loadDefaultModel, loadModelFile, readArrayBuffer } from '../build/load-model';
+import { GENERATED } from '../build/wrangler';
+import { parseMapperBundle } from '../core/mapper-bundle';
+import type { EmbeddingModel } from '../core/model';
+import { prng } from '../core/prng';
+import { BoundedCache, languageLexicon, scoreTexts, type FactorStats, type TextScoresRequest, type TextScoringInput } from '../core/scoring';
+import { parseLanguageData, tokenize, type Language, type LanguageData } from '../core/tokenizer';
+import { FLAG } from '../core/tokenizer/data';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const TEXTS = 10_000;
@@ -93,7 +93,7 @@ export function realisticTexts(language: Language, model: EmbeddingModel, data: 
     const j = Math.floor(rand() * (i + 1));
     [stops[i], stops[j]] = [stops[j]!, stops[i]!];
   }
-  const gold = (JSON.parse(fs.readFileSync(path.join(here, '..', 'gold', `tokens-${language}.json`), 'utf8')) as { sentences: Array<{ text: string }> }).sentences.map((s) => s.text);
+  const gold = (JSON.parse(fs.readFileSync(path.join(here, '..', 'test', 'gold', `tokens-${language}.json`), 'utf8')) as { sentences: Array<{ text: string }> }).sentences.map((s) => s.text);
   const ja = language === 'ja';
   const out: string[] = [];
   for (let i = 0; i < n; i++) {

@@ -2,19 +2,19 @@
  * Core text-scoring throughput: POST text-scores' whole computation (core/scoring scoreTexts:
  * tokenizer, lookups, 2 dimensions, 1 mapper) in this process over the default model, in
  * requests of 100 texts, as tokens per second. This is the baseline of the CLI's local `score`
- * (test/bench/cli.ts). Part of `npm run bench`; alone: `npx tsx test/bench/text-scoring.ts`.
+ * (bench/cli.ts). Part of `npm run bench`; alone: `npx tsx bench/text-scoring.ts`.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_MODEL_ID } from '../../build/default-model';
-import { languageFile } from '../../build/lang-data';
-import { loadDefaultModel, readArrayBuffer } from '../../build/load-model';
-import { GENERATED } from '../../build/wrangler';
-import { parseMapperBundle } from '../../core/mapper-bundle';
-import { prng } from '../../core/prng';
-import { BoundedCache, scoreTexts, type FactorStats, type TextScoresRequest } from '../../core/scoring';
-import { parseLanguageData, tokenize } from '../../core/tokenizer';
-import type { EmbeddingModel } from '../../core/model';
+import { DEFAULT_MODEL_ID } from '../build/default-model';
+import { languageFile } from '../build/lang-data';
+import { loadDefaultModel, readArrayBuffer } from '../build/load-model';
+import { GENERATED } from '../build/wrangler';
+import { parseMapperBundle } from '../core/mapper-bundle';
+import { prng } from '../core/prng';
+import { BoundedCache, scoreTexts, type FactorStats, type TextScoresRequest } from '../core/scoring';
+import { parseLanguageData, tokenize } from '../core/tokenizer';
+import type { EmbeddingModel } from '../core/model';
 
 /** The request of both benches (texts added per batch). */
 export const BENCH_REQUEST: Omit<TextScoresRequest, 'texts'> = {

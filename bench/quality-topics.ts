@@ -15,9 +15,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { languageFile } from '../../build/lang-data';
-import { loadDefaultModel } from '../../build/load-model';
-import { prng } from '../../core/prng';
+import { languageFile } from '../build/lang-data';
+import { loadDefaultModel } from '../build/load-model';
+import { prng } from '../core/prng';
 import {
   BoundedCache,
   DEFAULT_REPRESENTATION,
@@ -30,12 +30,12 @@ import {
   type Normalization,
   type Representation,
   type TextScoringInput,
-} from '../../core/scoring';
-import { parseLanguageData, tokenize } from '../../core/tokenizer';
+} from '../core/scoring';
+import { parseLanguageData, tokenize } from '../core/tokenizer';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** ../shared/data next to the repository (a git worktree under /work/wt/ falls back to /work/shared). */
-export const TOPICS_FILE = path.resolve(here, '..', '..', '..', 'shared', 'data', 'topics-dev', 'dbpedia14-dev.jsonl');
+export const TOPICS_FILE = path.resolve(here, '..', '..', 'shared', 'data', 'topics-dev', 'dbpedia14-dev.jsonl');
 const TOPICS_FILE_FALLBACK = '/work/shared/data/topics-dev/dbpedia14-dev.jsonl';
 
 /** Label-name words: the content words of each DBpedia class name, in plain English. */

@@ -1,8 +1,8 @@
 /** Test models of the node project: vectors -> quantized artifact (a fixed test manifest) -> loaded model. */
-import { writeArtifact } from '../../core/artifact';
-import { EmbeddingModel, type ModelLoadOptions } from '../../core/model';
-import { quantizeRows } from '../../core/quantize';
-import { loadKernels } from '../../build/load-model';
+import { writeArtifact } from '../../../core/artifact';
+import { EmbeddingModel, type ModelLoadOptions } from '../../../core/model';
+import { quantizeRows } from '../../../core/quantize';
+import { loadKernels } from '../../../build/load-model';
 
 /** Writes `words` with their row-major `vectors` as an artifact and loads it; also returns the artifact bytes. */
 export function modelFromVectors(words: string[], vectors: Float32Array, dims: number, options?: ModelLoadOptions): { model: EmbeddingModel; buffer: ArrayBuffer } {

@@ -18,7 +18,7 @@
  * measured in this same process and run, the kernel time of the request's work (the same
  * WASM kernels and model bytes in Node) and the whole core computation (core/scoring).
  * Target: find-and-score p50 <= kernel time + 3 ms.
- * Metering section (test/bench/api-metering.ts): metered vs unmetered 1-word requests at 1 and 16
+ * Metering section (bench/api-metering.ts): metered vs unmetered 1-word requests at 1 and 16
  * connections over 8 workspaces (JSON: metered_overhead_p50_ms, metered_throughput_ratio_16);
  * BENCH_API_ONLY=metering runs only that section.
  *
@@ -32,15 +32,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { DEFAULT_MODEL_ID } from '../../build/default-model';
-import { languageFile } from '../../build/lang-data';
-import { loadDefaultModel, readArrayBuffer } from '../../build/load-model';
-import { parseLanguageData, tokenize } from '../../core/tokenizer';
-import { BoundedCache, languageLexicon, scoreTexts, scoreWords, type FactorStats, type TextScoresRequest, type WordScoresRequest } from '../../core/scoring';
-import { parseMapperBundle } from '../../core/mapper-bundle';
-import { GENERATED } from '../../build/wrangler';
-import { createClient } from '../../client/src/index';
-import { devSecret, mint, startLocalWorker, stopWranglerDev } from './dev-server';
+import { DEFAULT_MODEL_ID } from '../build/default-model';
+import { languageFile } from '../build/lang-data';
+import { loadDefaultModel, readArrayBuffer } from '../build/load-model';
+import { parseLanguageData, tokenize } from '../core/tokenizer';
+import { BoundedCache, languageLexicon, scoreTexts, scoreWords, type FactorStats, type TextScoresRequest, type WordScoresRequest } from '../core/scoring';
+import { parseMapperBundle } from '../core/mapper-bundle';
+import { GENERATED } from '../build/wrangler';
+import { createClient } from '../client/src/index';
+import { devSecret, mint, startLocalWorker, stopWranglerDev } from '../test/e2e/support/dev-server';
 import { benchMetering } from './api-metering';
 
 /** openapi-fetch's request(method, path) for a path built at run time (the bench's endpoint table). */

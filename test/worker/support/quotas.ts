@@ -1,11 +1,11 @@
 /** Shared helpers of the quota tests (not a test file). */
-import { SELF, env } from 'cloudflare:test';
+import { SELF, env, runInDurableObject } from 'cloudflare:test';
 import { expect } from 'vitest';
-import { setClock } from '../../worker/clock';
-import { flushMeter } from '../../worker/quotas/meter-client';
-import type { AuditEntry, LedgerEntry, Quota } from '../../worker/quotas/repository';
-import type { pageObject } from '../../worker/http/openapi';
-import { mintToken } from './api-helpers';
+import { setClock } from '../../../worker/clock';
+import { flushMeter } from '../../../worker/quotas/meter-client';
+import type { AuditEntry, LedgerEntry, Quota } from '../../../worker/quotas/repository';
+import type { pageObject } from '../../../worker/http/openapi';
+import { mintToken } from './api';
 
 export { mintToken };
 
@@ -120,4 +120,25 @@ export const readAudit = (workspaceId: string): Promise<AuditJson[]> => allPages
 export async function problemOf(res: Response): Promise<{ code: string; status: number; detail: string }> {
   expect(res.headers.get('content-type')).toContain('application/problem+json');
   return res.json();
+}
+
+/** The workspace's meter (the WorkspaceMeter Durable Object). */
+export const meterOf = (workspaceId: string) => env.METER.get(env.METER.idFromName(workspaceId));
+
+/** Drops the meter's in-memory state (as a code update or a crash would); its storage stays. */
+export async function restartMeter(workspaceId: string): Promise<void> {
+  await runInDurableObject(meterOf(workspaceId), (_, state) => {
+    try {
+      state.abort('test restart');
+    } catch {
+      // abort() throws into the aborted object's own call: expected
+    }
+  }).catch(() => undefined);
+}
+
+/** The meter's outbox (charges not yet flushed to the D1 ledger), in charge order. */
+export async function outboxOf(workspaceId: string): Promise<Array<{ usage_type_key: string; amount: number }>> {
+  return runInDurableObject(meterOf(workspaceId), (_, state) =>
+    state.storage.sql.exec<{ usage_type_key: string; amount: number }>('SELECT usage_type_key, amount FROM outbox ORDER BY seq').toArray(),
+  );
 }

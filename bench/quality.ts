@@ -18,26 +18,26 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { ensureKernels } from '../../build/build-wasm';
-import { ensureDefaultModel, DEFAULT_MODEL_FILE } from '../../build/default-model';
-import { ensureDefaultMappers, MAPPERS_DIR } from '../../build/mapper/defaults';
-import { ensureLanguageData, languageFile } from '../../build/lang-data';
-import { loadKernels, loadModelFile } from '../../build/load-model';
-import { ROOT } from '../../build/wrangler';
+import { ensureKernels } from '../build/build-wasm';
+import { ensureDefaultModel, DEFAULT_MODEL_FILE } from '../build/default-model';
+import { ensureDefaultMappers, MAPPERS_DIR } from '../build/mapper/defaults';
+import { ensureLanguageData, languageFile } from '../build/lang-data';
+import { loadKernels, loadModelFile } from '../build/load-model';
+import { ROOT } from '../build/wrangler';
 import { runTopicBench } from './quality-topics';
-import { writeArtifact } from '../../core/artifact';
-import { EmbeddingModel } from '../../core/model';
-import { quantizeRows } from '../../core/quantize';
-import { parseMapperBundle, type MapperBundle } from '../../core/mapper-bundle';
+import { writeArtifact } from '../core/artifact';
+import { EmbeddingModel } from '../core/model';
+import { quantizeRows } from '../core/quantize';
+import { parseMapperBundle, type MapperBundle } from '../core/mapper-bundle';
 import {
   BoundedCache,
   scoreTexts,
   type FactorStats,
   type ResolvedMapper,
   type TextScoresRequest,
-} from '../../core/scoring';
-import { parseLanguageData, tokenize, type LanguageData } from '../../core/tokenizer';
-import type { MapperValues, VectorIndex } from '../../core/types';
+} from '../core/scoring';
+import { parseLanguageData, tokenize, type LanguageData } from '../core/tokenizer';
+import type { MapperValues, VectorIndex } from '../core/types';
 
 const require = createRequire(import.meta.url);
 const DATA = path.resolve(ROOT, '../../shared/data/sentiment-dev');
@@ -614,7 +614,7 @@ export async function run(): Promise<Record<string, number | string>> {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
-  // Sentiment first, then the DBpedia topic classification (test/bench/quality-topics.ts); one JSON line for both.
+  // Sentiment first, then the DBpedia topic classification (bench/quality-topics.ts); one JSON line for both.
   run()
     .then(async (f) => {
       console.log('\n[bench] topics: DBpedia-14 dev, arg-max dimension');

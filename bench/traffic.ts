@@ -3,7 +3,7 @@
  * (burst.ts): the fixed-seed mix of ordinary and hostile requests, and a tally that checks every
  * answer (5xx, error bodies that are not problem+json).
  */
-import { DEFAULT_MODEL_ID } from '../../build/default-model';
+import { DEFAULT_MODEL_ID } from '../build/default-model';
 
 const MODEL = DEFAULT_MODEL_ID;
 

@@ -16,11 +16,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ensureDevVars } from '../../build/dev-vars';
-import { ensureBuilt } from '../../build/ensure';
-import { ROOT, wranglerSync } from '../../build/wrangler';
-import { prng } from '../../core/prng';
-import { devSecret, mint, startWranglerDev, stopWranglerDev } from './dev-server';
+import { ensureDevVars } from '../build/dev-vars';
+import { ensureBuilt } from '../build/ensure';
+import { ROOT, wranglerSync } from '../build/wrangler';
+import { prng } from '../core/prng';
+import { devSecret, mint, startWranglerDev, stopWranglerDev } from '../test/e2e/support/dev-server';
 import type { BenchFigures } from './index';
 
 const PORT = 8795;

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:cli`: throughput of `embedding-edge score` run locally on 100,000 texts (a
  * JSONL file, 2 dimensions + 1 mapper, its own process: reading, parsing, scoring, writing),
- * beside the core text-scoring figure of `npm run bench` (test/bench/text-scoring.ts) measured
+ * beside the core text-scoring figure of `npm run bench` (bench/text-scoring.ts) measured
  * in this run on the same texts. Target: the CLI within 20% of the core figure.
  * BENCH_CLI_TEXTS overrides the number of texts. The last line is one JSON object.
  */
@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { ensureBuilt } from '../../build/ensure';
-import { loadDefaultModel } from '../../build/load-model';
-import { ROOT } from '../../build/wrangler';
+import { ensureBuilt } from '../build/ensure';
+import { loadDefaultModel } from '../build/load-model';
+import { ROOT } from '../build/wrangler';
 import { benchTexts, coreTextScoring } from './text-scoring';
 
 const N = Number(process.env.BENCH_CLI_TEXTS ?? 100_000);

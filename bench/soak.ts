@@ -26,9 +26,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { prng } from '../../core/prng';
+import { prng } from '../core/prng';
 import { burstRequest, mergeTallies, newTally, requestMix, send } from './traffic';
-import { devSecret, mint, startLocalWorker, stopWranglerDev, wranglerReloads } from './dev-server';
+import { devSecret, mint, startLocalWorker, stopWranglerDev, wranglerReloads } from '../test/e2e/support/dev-server';
 
 const PORT = 8795;
 const BASE = `http://127.0.0.1:${PORT}`;

@@ -1,4 +1,4 @@
-// Minimal types of the autocannon API used by test/bench/api.ts (the package ships none).
+// Minimal types of the autocannon API used by bench/api.ts (the package ships none).
 declare module 'autocannon' {
   interface Options {
     url: string;

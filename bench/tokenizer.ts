@@ -2,15 +2,15 @@
  * Tokenizer bench: tokens per second per language (our tokenize() with lemmas, stop words and
  * synonyms) against plain Intl.Segmenter word segmentation of the same text, and the memory a
  * language takes once loaded (file bytes held as one ArrayBuffer + JS heap of the parsed view).
- * Run alone: `npx tsx test/bench/tokenizer.ts`; part of `npm run bench`.
+ * Run alone: `npx tsx bench/tokenizer.ts`; part of `npm run bench`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { fileURLToPath } from 'node:url';
-import { ensureLanguageData, languageFile } from '../../build/lang-data';
-import { parseLanguageData, SUPPORTED_LANGUAGES, tokenize, type LanguageData } from '../../core/tokenizer';
+import { ensureLanguageData, languageFile } from '../build/lang-data';
+import { parseLanguageData, SUPPORTED_LANGUAGES, tokenize, type LanguageData } from '../core/tokenizer';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** About the size of a long article: a realistic request (limit: 100,000 characters). */
@@ -20,7 +20,7 @@ v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
 function corpus(language: string): string {
-  const gold = JSON.parse(fs.readFileSync(path.join(here, '..', 'gold', `tokens-${language}.json`), 'utf8')) as { sentences: Array<{ text: string }> };
+  const gold = JSON.parse(fs.readFileSync(path.join(here, '..', 'test', 'gold', `tokens-${language}.json`), 'utf8')) as { sentences: Array<{ text: string }> };
   const base = gold.sentences.map((s) => s.text).join(language === 'ja' ? '' : ' ');
   let text = '';
   while (text.length < TARGET_CHARS) text += base + (language === 'ja' ? '' : ' ');

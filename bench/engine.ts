@@ -3,7 +3,7 @@
  * 100), all in one run so that ratios compare like with like:
  *   - WASM int8 scan + fused top-10/100/1000 (core/kernels.ts over kernels.wasm)
  *   - the same scan in plain JavaScript over a Float32Array of the unit vectors (+ JS top-k)
- *   - the same int8 scan in C (test/bench/scan.c, gcc -O3 -march=native) when gcc is present
+ *   - the same int8 scan in C (bench/scan.c, gcc -O3 -march=native) when gcc is present
  *   - recall@10/@100 of the int8 top-k against exact float64 cosine over the original float
  *     vectors (streamed from the wink JSON by the importer's reader, build/vector-readers.ts,
  *     as the float32 values the model was quantized from), for 50 seed centroids (3 seed words
@@ -20,15 +20,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Kernels, quantizeQuery, type MatrixSlot } from '../../core/kernels';
-import { parseArtifact } from '../../core/artifact';
-import { EmbeddingModel } from '../../core/model';
-import { prng } from '../../core/prng';
-import { KERNELS_WASM } from '../../build/build-wasm';
-import { DEFAULT_MODEL_FILE } from '../../build/default-model';
-import { loadDefaultFloatVectors } from '../../build/load-model';
-import type { WinkVectors } from '../../build/vector-readers';
-import { ROOT } from '../../build/wrangler';
+import { Kernels, quantizeQuery, type MatrixSlot } from '../core/kernels';
+import { parseArtifact } from '../core/artifact';
+import { EmbeddingModel } from '../core/model';
+import { prng } from '../core/prng';
+import { KERNELS_WASM } from '../build/build-wasm';
+import { DEFAULT_MODEL_FILE } from '../build/default-model';
+import { loadDefaultFloatVectors } from '../build/load-model';
+import type { WinkVectors } from '../build/vector-readers';
+import { ROOT } from '../build/wrangler';
 import type { BenchFigures } from './index';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -117,7 +117,7 @@ interface Native {
   close(): void;
 }
 
-/** Compiles test/bench/scan.c and writes its input (same int8 matrix, same i16 query); null without gcc. */
+/** Compiles bench/scan.c and writes its input (same int8 matrix, same i16 query); null without gcc. */
 function prepareNative(rows: Int8Array, scales: Float32Array, n: number, dims: number, query: Float32Array, k: number, variant: 'plain' | 'avx2'): Native | null {
   const version = spawnSync('gcc', ['--version'], { encoding: 'utf8' });
   if (version.error || version.status !== 0) return null;

@@ -3,7 +3,7 @@
  * prints, as its last line, one JSON object merging every module's figures.
  * To add a module: one line in `modules` below; it exports `run(): Promise<BenchFigures>`.
  */
-import { ensureBuilt } from '../../build/ensure';
+import { ensureBuilt } from '../build/ensure';
 
 export type BenchFigures = Record<string, number | string>;
 

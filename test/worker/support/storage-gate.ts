@@ -3,7 +3,7 @@
  * test opens. Tests use it to force an interleaving (a request ends while a load is held, a
  * read overlaps a write) instead of hoping that timing produces it.
  *
- * The gates live in Node (binding GATE, test/upstreams/gate.ts): a held operation waits on I/O
+ * The gates live in Node (binding GATE, test/support/upstreams/gate.ts): a held operation waits on I/O
  * of its own request, never on a promise of the test's request context, which workerd need not
  * deliver to another request. For SELF requests install() swaps the ARTIFACTS binding of the
  * shared env object: the Worker's handler receives that same object (vitest-pool-workers).
