@@ -1,4 +1,5 @@
 /** Helpers of the plagiarism workerd tests (not a test file). */
+import { expect } from 'vitest';
 import { env as testEnv, SELF } from 'cloudflare:test';
 import type { Env } from '../../../worker/env';
 import type { PlagiarismMatch } from '../../../worker/plagiarism/provider';
@@ -78,5 +79,15 @@ export async function ingest(page: { url: string; title?: string; text?: string;
 export async function ingestOk(page: { url: string; title?: string; text?: string; html?: string }): Promise<{ id: number; replaced: boolean }> {
   const res = await ingest(page);
   if (res.status !== 201 && res.status !== 200) throw new Error(`ingest ${page.url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** A fresh reference page URL. */
+export const url = (): string => `https://ref.example/${uid('p')}`;
+
+/** A plagiarism check that must succeed; its answer. */
+export async function checkOk(ws: string, text: string): Promise<CheckJson> {
+  const res = await check(ws, text);
+  expect(res.status, await res.clone().text()).toBe(200);
   return res.json();
 }
