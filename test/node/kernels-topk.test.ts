@@ -10,7 +10,8 @@ import fc from 'fast-check';
 import { Kernels } from '../../core/kernels';
 import { quantizeRows } from '../../core/quantize';
 import { kernelSelfTest, prng } from '../../core/kernels-selftest';
-import { checkTopK, loadKernelsWasm, randomQuery, randomUnitMatrix, WASM } from './support/kernel-reference';
+import { checkTopK, loadKernelsWasm, randomQuery, randomUnitMatrix, WASM, type Mat } from './support/kernel-reference';
+import type { TopKOptions } from '../../core/types';
 
 let module: WebAssembly.Module;
 let bytes: Uint8Array<ArrayBuffer>;
