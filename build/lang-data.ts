@@ -26,7 +26,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { R2_KEYS } from '../core/types';
+import { R2_KEYS } from '../core/storage-keys';
 import { buildStringTable, encodeContainer, type LanguageMeta, type SectionData } from '../core/tokenizer/format';
 import { FLAG, NONE, POS_FLAGS, SYN_POS_SHIFT } from '../core/tokenizer/data';
 import { quantizeRows } from '../core/quantize';
