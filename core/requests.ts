@@ -35,8 +35,8 @@ export const MAPPER_KEYS_MAX = 100;
 const NORMALIZATION_DOC =
   "none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1].";
 
-/** OpenAPI metadata of a schema: its component name, or a description and example. */
-export type SchemaDoc = string | { description?: string; example?: string | number };
+/** OpenAPI metadata of a schema: its component name, or a description and example (and a component name as `ref`). */
+export type SchemaDoc = string | { ref?: string; description?: string; example?: string | number };
 
 /** Attaches SchemaDoc to a schema and returns the schema to use in its place. */
 export type Documenter = <T extends z.ZodType>(schema: T, doc: SchemaDoc) => T;
@@ -191,3 +191,18 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
     TokenizationRequestSchema,
   };
 }
+
+type Requests = ReturnType<typeof requestSchemas>;
+
+// The request types the engine and the scorers accept (validated bodies), derived from the schemas.
+export type TextScoresRequest = z.infer<Requests['TextScoresRequestSchema']>;
+export type WordScoresRequest = z.infer<Requests['WordScoresRequestSchema']>;
+export type AutocompleteRequest = z.infer<Requests['AutocompleteRequestSchema']>;
+export type WordAvailabilitiesRequest = z.infer<Requests['WordAvailabilitiesRequestSchema']>;
+export type SimilarityMatrixRequest = z.infer<Requests['SimilarityMatrixRequestSchema']>;
+export type TokenizationRequest = z.infer<Requests['TokenizationRequestSchema']>;
+/** A dimension of a request (`dimensions[]`). */
+export type DimensionRequest = NonNullable<TextScoresRequest['dimensions']>[number];
+export type DimensionType = DimensionRequest['type'];
+export type GoalConfig = NonNullable<TextScoresRequest['goalConfig']>;
+export type Normalization = NonNullable<GoalConfig['normalization']>;

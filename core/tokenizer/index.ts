@@ -22,23 +22,12 @@
 import { FLAG, POS_FLAGS, type LanguageData } from './data';
 import { segmentAlphabetic, segmentJapanese, type Span } from './segment';
 import type { Language } from './languages';
+import type { Token, Tokenization } from '../responses';
 
 export { SUPPORTED_LANGUAGES, normalizeLanguage, type Language } from './languages';
 export { parseLanguageData, LanguageData } from './data';
 
-export interface Token {
-  string: string;
-  token: string;
-  indexStart: number;
-  indexEnd: number;
-  isStop: boolean;
-  synonyms: string[];
-}
-
-export interface Tokenization {
-  tokenCount: number;
-  tokens: Token[];
-}
+export type { Token, Tokenization } from '../responses';
 
 const MAX_SYNONYMS = 10;
 

@@ -11,7 +11,7 @@ import { ID_MAX_CHARS, WORD_MAX_CHARS } from '../../core/requests';
 import { TRANSLATION_LIMIT_DEFAULT, TRANSLATION_LIMIT_MAX, TRANSLATION_WORDS_MAX } from '../../core/translation';
 import { charge } from '../quotas/charge';
 import { ApiError } from '../../core/problem';
-import { errorResponses, jsonBody, ModelParams, security } from '../http/openapi';
+import { errorResponses, jsonBody, ModelParams, responses, security } from '../http/openapi';
 import { engineOf } from '../sources';
 import { newRouter } from '../http/router';
 
@@ -29,20 +29,6 @@ export const WordTranslationsRequestSchema = z
   .strict()
   .openapi('WordTranslationsRequest');
 
-export const WordTranslationsResponseSchema = z
-  .object({
-    sourceModelId: z.string(),
-    targetModelId: z.string(),
-    data: z.array(
-      z.object({
-        word: z.string(),
-        isAvailable: z.boolean(),
-        translations: z.array(z.object({ word: z.string(), similarity: z.number() })),
-      }),
-    ),
-  })
-  .openapi('WordTranslationsResponse');
-
 const route = createRoute({
   method: 'post',
   path: '/{embeddingModelId}/word-translations',
@@ -53,7 +39,7 @@ const route = createRoute({
   security,
   request: { params: ModelParams, body: jsonBody(WordTranslationsRequestSchema) },
   responses: {
-    200: { description: 'One entry per requested word, in order', content: { 'application/json': { schema: WordTranslationsResponseSchema } } },
+    200: { description: 'One entry per requested word, in order', content: { 'application/json': { schema: responses.WordTranslationsResponseSchema } } },
     ...errorResponses(401, 403, 404, 413, 422, 429, 503),
   },
 });
