@@ -8,10 +8,7 @@ import type { VectorIndex } from './types';
 
 export type { WordTranslation };
 
-/** At most this many words per request (each is one scan of the target model). */
-export const TRANSLATION_WORDS_MAX = 100;
-/** At most this many translations per word; default TRANSLATION_LIMIT_DEFAULT. */
-export const TRANSLATION_LIMIT_MAX = 50;
+/** Translations per word when the request sets no `limit` (at most LIMITS.translationsPerWord, core/limits.ts). */
 export const TRANSLATION_LIMIT_DEFAULT = 5;
 
 const LETTER = /\p{L}/u;

@@ -7,7 +7,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { LIMITS } from '../../core/limits';
-import { ID_MAX_CHARS, identifier, requestSchemas, WORD_MAX_CHARS, type Documenter } from '../../core/requests';
+import { identifier, requestSchemas, type Documenter } from '../../core/requests';
 import { responseSchemas } from '../../core/responses';
 import { WorkspaceIdParam } from '../ids';
 import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
@@ -58,7 +58,7 @@ export const CatalogQuerySchema = z.object({
   country: z.string().max(10).optional().openapi({ description: 'ISO 3166-1 alpha-2 filter.' }),
   language: z.string().max(10).optional().openapi({ description: 'ISO 639-1 filter.' }),
   page: z.coerce.number().int().min(1).default(1).openapi({ description: '1-based page number.' }),
-  size: z.coerce.number().int().min(1).max(LIMITS.catalogPageSize).default(20).openapi({ description: 'Entries per page, at most 100.' }),
+  size: z.coerce.number().int().min(1).max(LIMITS.catalogPageSize).default(20).openapi({ description: `Entries per page, at most ${LIMITS.catalogPageSize}.` }),
 });
 
 export const MapperBundleSchema = z
@@ -133,10 +133,10 @@ export const CreateDimensionSchema = z
       .optional()
       .openapi({ description: `Omit to take the lowest free id >= ${FIRST_CREATED_DIMENSION_ID}; ids below it are reserved for the seeded set.` }),
     // Stored in D1: well-formed Unicode only (worker/well-formed.ts).
-    name: z.string().min(1).max(ID_MAX_CHARS).refine(isWellFormed, ILL_FORMED_MESSAGE),
+    name: z.string().min(1).max(LIMITS.nameCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE),
     language: z.string().regex(/^[a-z]{2}$/).default('en'),
-    description: z.string().max(2000).refine(isWellFormed, ILL_FORMED_MESSAGE).optional(),
-    words: z.array(z.string().trim().min(1).max(WORD_MAX_CHARS).refine(isWellFormed, ILL_FORMED_MESSAGE)).min(1).max(LIMITS.seedOrWhitelistWords),
+    description: z.string().max(LIMITS.dimensionDescriptionCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE).optional(),
+    words: z.array(z.string().trim().min(1).max(LIMITS.wordCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE)).min(1).max(LIMITS.seedOrWhitelistWords),
   })
   .openapi('CreateDimension');
 

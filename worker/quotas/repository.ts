@@ -271,9 +271,6 @@ export type ConsumeOutcome =
   /** Amount 0 (e.g. texts without a token): nothing deducted, no ledger row; the workspace and its allowance were checked. */
   | { status: 'free' };
 
-/** How long an Idempotency-Key stays bound to its request (decisions.md "Idempotency"). */
-export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-
 // ---------------------------------------------------------------------------------------
 // Admin changes. Each one first writes the rolled-over state with the settings in force
 // until now (so a new limit or anchor day never acts retroactively on a passed boundary),
