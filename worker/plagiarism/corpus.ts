@@ -23,6 +23,8 @@ import { fingerprints, splitWords } from '../../core/plagiarism';
 import { sha256Hex } from '../../core/digest';
 import { keepAlive, type WaitUntil } from '../../core/shared-load';
 import { R2_KEYS } from '../../core/storage-keys';
+import type { z } from '@hono/zod-openapi';
+import type { PageSchema } from './routes';
 
 export interface PageInput {
   url: string;
@@ -30,17 +32,8 @@ export interface PageInput {
   text: string;
 }
 
-export interface PageRecord {
-  id: number;
-  url: string;
-  title: string;
-  wordCount: number;
-  fingerprintCount: number;
-  characterCount: number;
-  contentSha256: string;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A stored reference page (the PlagiarismPage of the admin API). */
+export type PageRecord = z.infer<typeof PageSchema>;
 
 export interface IngestedPage extends PageRecord {
   /** True when the URL was already in the corpus and this ingestion replaced it. */

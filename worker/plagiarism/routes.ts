@@ -91,7 +91,7 @@ const PageInputSchema = z
   .refine((p) => (p.text === undefined) !== (p.html === undefined), { message: 'Give exactly one of text and html', path: ['text'] })
   .openapi('PlagiarismPageInput');
 
-const PageSchema = z
+export const PageSchema = z
   .object({
     id: z.number().int(),
     url: z.string(),
