@@ -5,7 +5,7 @@
  */
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { R2_KEYS } from '../../core/types';
+import { R2_KEYS } from '../../core/storage-keys';
 import { invalidateCatalog } from '../../worker/catalog/store';
 import { call, expectProblem, uploadEnglish } from './support/api';
 

@@ -5,7 +5,7 @@
  * and loads in flight are now reported apart.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { R2_KEYS } from '../../core/types';
+import { R2_KEYS } from '../../core/storage-keys';
 import { adminToken, call } from './support/api';
 import { installGatedArtifacts } from './support/storage-gate';
 

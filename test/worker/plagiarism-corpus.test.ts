@@ -6,7 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app';
 import type { Env } from '../../worker/env';
-import { R2_PREFIX } from '../../worker/plagiarism/corpus';
+import { R2_PREFIXES } from '../../core/storage-keys';
+
+const R2_PREFIX = R2_PREFIXES.plagiarismPages;
 import { GatedBucket } from './support/storage-gate';
 import {
   adminToken,

@@ -8,7 +8,10 @@ import { LIMITS } from '../../core/limits';
 import { createApp } from '../../worker/app';
 import { sha256Hex } from '../../core/digest';
 import type { Env } from '../../worker/env';
-import { MAX_PARAM_BYTES, PlagiarismCorpus, R2_PREFIX, utf8Bytes, type PageInput } from '../../worker/plagiarism/corpus';
+import { MAX_PARAM_BYTES, PlagiarismCorpus, utf8Bytes, type PageInput } from '../../worker/plagiarism/corpus';
+import { R2_PREFIXES } from '../../core/storage-keys';
+
+const R2_PREFIX = R2_PREFIXES.plagiarismPages;
 import {
   adminToken,
   api,
