@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { decodeWord, parseArtifact, writeArtifact, type ArtifactInput } from '../core/artifact';
-import { R2_KEYS } from '../core/types';
+import { R2_KEYS } from '../core/storage-keys';
 import type { R2Artifact } from './ensure';
 import { stampMatches, writeAtomic, writeStamp } from './stamp';
 import { GENERATED } from './wrangler';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../client/src/index';
 import { decodeWord, parseArtifact } from '../../core/artifact';
 import { ROOT } from '../../build/wrangler';
-import { devToken, openBrowser, startServer, type Browser, type Server } from './server';
+import { devToken, openBrowser, startServer, type Browser, type Server } from './support/server';
 
 const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
 const PORT = 8794;

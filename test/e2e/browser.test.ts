@@ -14,8 +14,8 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiProblem, createClient } from '../../client/src/index';
 import { ROOT } from '../../build/wrangler';
-import { devSecret, mint } from '../bench/dev-server';
-import { devToken, openBrowser, startServer, type Browser, type Server } from './server';
+import { devSecret, mint } from './support/dev-server';
+import { devToken, openBrowser, startServer, type Browser, type Server } from './support/server';
 import { needs } from '../support/optional-data';
 
 const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';

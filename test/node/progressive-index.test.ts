@@ -10,7 +10,7 @@ import { scoreWords, similarityMatrix } from '../../core/scoring';
 import { buildHead } from '../../build/model-heads';
 import { loadKernels } from '../../build/load-model';
 import { incompleteAccesses, PartialIndex } from '../../core/partial-index';
-import { modelFromVectors } from './model-fixture';
+import { modelFromVectors } from './support/model-fixture';
 
 const N = 3000;
 const HEAD = 1000;
