@@ -1,5 +1,6 @@
 /**
- * The bench's unmetered twin (worker/quotas/bench-twin.ts) exists only in a build made with
+ * What the meter costs (docs/quotas.md "What the meter costs"): the flush delay setting, and the
+ * bench's unmetered twin (worker/quotas/bench-twin.ts) exists only in a build made with
  * `--define __BENCH_UNMETERED_TWIN__:true`. In any other build, such as this test build and a
  * deployment, the header that asks for it changes nothing: the real `charge` charges as always.
  */
@@ -7,6 +8,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app';
 import { charge } from '../../worker/quotas/charge';
+import { METER_FLUSH_DELAY_MS, meterFlushDelayMs } from '../../worker/quotas/meter-do';
 import { createWorkspace, problemOf, quotaOf, readLedger, resetClock, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
 
 const harness = createApp();
@@ -38,5 +40,13 @@ describe('bench twin: off outside the bench build', () => {
     expect((await problemOf(refused)).code).toBe('ERROR_NO_REMAINING_QUOTA');
     expect((await quotaOf(ws, 'tokens')).usedAmount).toBe(2);
     expect(await readLedger(ws)).toHaveLength(2);
+  });
+});
+
+describe('flush delay', () => {
+  it('METER_FLUSH_DELAY_MS overrides the default; a missing, non-numeric or non-positive value keeps it', () => {
+    expect(meterFlushDelayMs({ METER_FLUSH_DELAY_MS: '750' })).toBe(750);
+    for (const v of [undefined, '', 'soon', '0', '-5']) expect(meterFlushDelayMs({ METER_FLUSH_DELAY_MS: v })).toBe(METER_FLUSH_DELAY_MS);
+    expect(METER_FLUSH_DELAY_MS).toBe(2_000);
   });
 });
