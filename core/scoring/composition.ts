@@ -97,6 +97,8 @@ export interface CompiledComposition {
   emoticonMax: number;
   /** Every single-word key with its classes (C_* bits): one lookup per key instead of one per list. */
   classes: Map<string, number>;
+  /** Per lemma: classes and case flags of the surface form last seen with it (see formInfo). */
+  forms: Map<string, FormInfo>;
   /** First tokens of the two-token phrases (only these build a pair key). */
   pairHeads: Set<string>;
   /** Characters that mark a chunk as a possible emoticon (not letters, digits or . , ! ? ' "). */
@@ -104,6 +106,19 @@ export interface CompiledComposition {
 }
 
 const cache = new WeakMap<CompositionData, CompiledComposition>();
+
+/** What composeText needs of a token that depends only on its surface form and lemma. */
+interface FormInfo {
+  surface: string;
+  /** C_* bits of both keys. */
+  cls: number;
+  /** F_CASED: has an upper- or lower-case letter; F_ALL_CAPS: two or more letters, all upper case. */
+  flags: number;
+}
+const F_CASED = 1;
+const F_ALL_CAPS = 2;
+/** Distinct forms kept per language before the map starts afresh (bounds memory on hostile input). */
+const FORMS_MAX = 50_000;
 const C_NEG = 1;
 const C_OPENER_NEEDED = 2;
 const C_CONTRAST = 4;
@@ -166,6 +181,7 @@ export function compileComposition(data: CompositionData | null | undefined): Co
     emoticonMax: Math.max(0, ...[...emoticons.keys()].map((k) => k.length)),
     pairHeads,
     emoticonMarks: esc ? new RegExp(`[${esc}]`, 'gu') : null,
+    forms: new Map(),
   };
   cache.set(d, c);
   return c;
@@ -198,6 +214,25 @@ function keysOf(t: TokenLike): [string, string] {
 const hasKey = (set: ReadonlySet<string>, k: [string, string]): boolean => set.has(k[0]) || set.has(k[1]);
 
 /**
+ * A token's classes and case flags, computed once per form (texts repeat their words: two
+ * lower-casings, two map lookups and the case tests per token were most of composeText's time).
+ * Keyed by the lemma, which the tokenizer hands out from its own cache (the same string object
+ * every time, so its hash is computed once), and checked against the surface form.
+ */
+function formInfo(rules: CompiledComposition, t: TokenLike): FormInfo {
+  const hit = rules.forms.get(t.token);
+  if (hit !== undefined && hit.surface === t.string) return hit;
+  const k = keysOf(t);
+  const classes = rules.classes;
+  const cls = (classes.get(k[0]) ?? 0) | (k[1] !== k[0] ? (classes.get(k[1]) ?? 0) : 0);
+  const cased = CASED.test(t.string) || LOWER.test(t.string);
+  const info: FormInfo = { surface: t.string, cls, flags: (cased ? F_CASED : 0) | (isAllCaps(t.string) ? F_ALL_CAPS : 0) };
+  if (rules.forms.size >= FORMS_MAX) rules.forms.clear();
+  rules.forms.set(t.token, info);
+  return info;
+}
+
+/**
  * Composes a text: the scored items in text order with their rules. `tokens` must be the
  * tokenizer's tokens of `text` (ascending offsets).
  */
@@ -207,7 +242,9 @@ export function composeText(
   rules: CompiledComposition,
 ): ComposedItem[] {
   const n = tokens.length;
-  const keys = tokens.map(keysOf);
+  // Lookup keys only where a phrase or booster needs them (rare); classes and case from formInfo.
+  const keyCache: Array<[string, string] | undefined> = new Array(n);
+  const keyOf = (i: number): [string, string] => (keyCache[i] ??= keysOf(tokens[i]));
   const sc = scratch(n);
   const {
     cls,
@@ -223,10 +260,11 @@ export function composeText(
     scale,
     weight,
   } = sc;
-  const classes = rules.classes;
+  const flags = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
-    const k = keys[i];
-    cls[i] = (classes.get(k[0]) ?? 0) | (k[1] !== k[0] ? (classes.get(k[1]) ?? 0) : 0);
+    const f = formInfo(rules, tokens[i]);
+    cls[i] = f.cls;
+    flags[i] = f.flags;
   }
   /** 0 candidate, 1 function word (negator, booster, contrast), 2 not scored (stop word, covered by an emoticon). */
   const symbols: ComposedItem[] = [];
@@ -264,6 +302,31 @@ export function composeText(
     }
   }
 
+  // Plain text, the common case: no word of the lists, no emoticon or emoji, no "!" and no all-caps
+  // emphasis. Every rule below would leave each item at scale 1, weight 1 and no negation.
+  if (symbols.length === 0 && text.indexOf('!') < 0 && text.indexOf('\uff01') < 0) {
+    let plain = true;
+    let cased = 0;
+    let upper = 0;
+    for (let i = 0; i < n; i++) {
+      if (cls[i] !== 0) {
+        plain = false;
+        break;
+      }
+      if (flags[i] & F_CASED) cased++;
+      if (flags[i] & F_ALL_CAPS) upper++;
+    }
+    if (plain && !(upper > 0 && upper < cased)) {
+      const items: ComposedItem[] = [];
+      for (let i = 0; i < n; i++) {
+        const t = tokens[i];
+        if (t.isStop) continue;
+        items.push({ tokenIndex: i, string: t.string, token: t.token, indexStart: t.indexStart, indexEnd: t.indexEnd, negations: 0, scale: 1, weight: 1, rules: NO_RULES });
+      }
+      return items;
+    }
+  }
+
   // Gaps: clause and sentence breaks before each token; '!' count of the gap after the last token.
   const bangs: number[] = [];
   let sentence = 0;
@@ -289,7 +352,7 @@ export function composeText(
   // Function words and two-token phrases ("not only", "kind of").
   const pair = (i: number): [string, string] | null =>
     i + 1 < n && !clauseBefore[i + 1] && (cls[i] & C_PAIR_HEAD) !== 0
-      ? [keys[i][0] + rules.joiner + keys[i + 1][0], keys[i][1] + rules.joiner + keys[i + 1][1]]
+      ? [keyOf(i)[0] + rules.joiner + keyOf(i + 1)[0], keyOf(i)[1] + rules.joiner + keyOf(i + 1)[1]]
       : null;
   let notOnlyInSentence = -1;
   for (let i = 0; i < n; i++) {
@@ -297,7 +360,6 @@ export function composeText(
       kind[i] = 2;
       continue;
     }
-    const k = keys[i];
     const p = pair(i);
     if (p && hasKey(rules.notNegating, p)) {
       kind[i] = kind[i + 1] = 1;
@@ -324,6 +386,7 @@ export function composeText(
       if (i + 1 < n) clauseBefore[i + 1] = 1;
     } else if (c & C_BOOSTER) {
       kind[i] = 1;
+      const k = keyOf(i);
       boosterOf[i] = rules.boosters.get(k[0]) ?? rules.boosters.get(k[1])!;
     } else if (tokens[i].isStop && !(c & C_POLAR)) {
       kind[i] = 2;
@@ -433,16 +496,16 @@ export function composeText(
   let caps = 0;
   let words = 0;
   for (let i = 0; i < n; i++) {
-    if (!CASED.test(tokens[i].string) && !LOWER.test(tokens[i].string)) continue;
+    if (!(flags[i] & F_CASED)) continue;
     words++;
-    if (isAllCaps(tokens[i].string)) caps++;
+    if (flags[i] & F_ALL_CAPS) caps++;
   }
   const capsDiff = caps > 0 && caps < words;
   const items: ComposedItem[] = [];
   for (let i = 0; i < n; i++) {
     if (kind[i] !== 0) continue;
     let s = scale[i];
-    if (capsDiff && isAllCaps(tokens[i].string)) {
+    if (capsDiff && flags[i] & F_ALL_CAPS) {
       s *= FACTORS.caps;
       addRule(rulesOf(i), 'caps');
     }

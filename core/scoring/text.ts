@@ -228,6 +228,7 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   const dimOutStats = dims.map((d) => (outMode === 'none' ? null : dimensionStats(index, d, input.stats)));
   const mapperOutStats = mappers.map((m) => (outMode === 'none' ? null : mapperStats(index, m, input.stats)));
   const V = index.size;
+  const mapperScales = mappers.map(mapperScale);
 
   const data: ScoredText[] = perText.map((t, i) => {
     let fSum = 0;
@@ -247,9 +248,9 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
     });
     mappers.forEach((m, k) => {
       if (items) {
-        const scale = mapperScale(m);
-        const lexicon = m.values.isLexiconRow ? (q: number) => (m.values.isLexiconRow!(t.content[q]) ? ['lexicon'] : ['shrunk']) : () => [];
-        const c = composedScore(mapperValues[k], offsets[i], items, scale, rules && scale.bipolar, explanation && lexicon);
+        const scale = mapperScales[k];
+        const lexicon = explanation && (m.values.isLexiconRow ? (q: number) => (m.values.isLexiconRow!(t.content[q]) ? ['lexicon'] : ['shrunk']) : () => []);
+        const c = composedScore(mapperValues[k], offsets[i], items, scale, rules && scale.bipolar, lexicon);
         if (!c) return;
         mapperScores[m.id] = c.score;
         if (c.tokens) explanation!.mappers[m.id].tokens = c.tokens;

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureLanguageData, languageFile } from '../../build/lang-data';
 import { parseLanguageData, tokenize, type LanguageData } from '../../core/tokenizer';
+import { runIfMain } from './main';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CHARS = 100_000;
@@ -60,11 +61,4 @@ export async function run(): Promise<Record<string, number>> {
   return figures;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  run()
-    .then((f) => console.log(JSON.stringify(f)))
-    .catch((err) => {
-      console.error(err);
-      process.exit(1);
-    });
-}
+runIfMain(import.meta.url, run);

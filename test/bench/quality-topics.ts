@@ -32,6 +32,7 @@ import {
   type TextScoringInput,
 } from '../../core/scoring';
 import { parseLanguageData, tokenize } from '../../core/tokenizer';
+import { runIfMain } from './main';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** ../shared/data next to the repository (a git worktree under /work/wt/ falls back to /work/shared). */
@@ -299,11 +300,4 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
   return { figures, rows };
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  runTopicBench()
-    .then(({ figures }) => console.log(JSON.stringify(figures)))
-    .catch((err) => {
-      console.error(err);
-      process.exit(1);
-    });
-}
+runIfMain(import.meta.url, async () => (await runTopicBench()).figures);

@@ -5,7 +5,6 @@
  * (test/bench/cli.ts). Part of `npm run bench`; alone: `npx tsx test/bench/text-scoring.ts`.
  */
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DEFAULT_MODEL_ID } from '../../build/default-model';
 import { languageFile } from '../../build/lang-data';
 import { loadDefaultModel, readArrayBuffer } from '../../build/load-model';
@@ -15,6 +14,7 @@ import { prng } from '../../core/prng';
 import { BoundedCache, scoreTexts, type FactorStats, type TextScoresRequest } from '../../core/scoring';
 import { parseLanguageData, tokenize } from '../../core/tokenizer';
 import type { EmbeddingModel } from '../../core/model';
+import { runIfMain } from './main';
 
 /** The request of both benches (texts added per batch). */
 export const BENCH_REQUEST: Omit<TextScoresRequest, 'texts'> = {
@@ -95,11 +95,4 @@ export async function run(): Promise<Record<string, number | string>> {
   return { text_scoring_core_tokens_per_s: r.tokensPerS, text_scoring_core_texts_per_s: r.textsPerS };
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  run()
-    .then((f) => console.log(JSON.stringify(f)))
-    .catch((err) => {
-      console.error(err);
-      process.exit(1);
-    });
-}
+runIfMain(import.meta.url, run);

@@ -29,6 +29,7 @@ import { prng } from '../../core/prng';
 import { BoundedCache, languageLexicon, scoreTexts, type FactorStats, type TextScoresRequest, type TextScoringInput } from '../../core/scoring';
 import { parseLanguageData, tokenize, type Language, type LanguageData } from '../../core/tokenizer';
 import { FLAG } from '../../core/tokenizer/data';
+import { runIfMain } from './main';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const TEXTS = 10_000;
@@ -224,12 +225,7 @@ export async function run(languages: readonly Language[] = ['en', 'de', 'fr', 'j
   return figures;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+runIfMain(import.meta.url, () => {
   const langs = process.argv.slice(2) as Language[];
-  run(langs.length ? langs : undefined)
-    .then((f) => console.log(JSON.stringify(f)))
-    .catch((err) => {
-      console.error(err);
-      process.exit(1);
-    });
-}
+  return run(langs.length ? langs : undefined);
+});

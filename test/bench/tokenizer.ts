@@ -11,6 +11,7 @@ import vm from 'node:vm';
 import { fileURLToPath } from 'node:url';
 import { ensureLanguageData, languageFile } from '../../build/lang-data';
 import { parseLanguageData, SUPPORTED_LANGUAGES, tokenize, type LanguageData } from '../../core/tokenizer';
+import { runIfMain } from './main';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** About the size of a long article: a realistic request (limit: 100,000 characters). */
@@ -75,11 +76,4 @@ export async function run(): Promise<Record<string, number | string>> {
   return figures;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  run()
-    .then((f) => console.log(JSON.stringify(f)))
-    .catch((err) => {
-      console.error(err);
-      process.exit(1);
-    });
-}
+runIfMain(import.meta.url, run);
