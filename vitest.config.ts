@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import path from 'node:path';
 import fs from 'node:fs';
-import { jwksUpstream } from './test/upstreams/jwks';
-import { gateService } from './test/upstreams/gate';
+import { jwksUpstream } from './test/support/upstreams/jwks';
+import { gateService } from './test/support/upstreams/gate';
 import { ensureDevVars } from './build/dev-vars';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
@@ -23,7 +23,7 @@ export default defineConfig(async () => {
             environment: 'node',
             testTimeout: 120_000,
             hookTimeout: 300_000,
-            globalSetup: ['test/node/global-setup.ts'],
+            globalSetup: ['test/node/support/global-setup.ts'],
           },
         },
         {
@@ -37,7 +37,7 @@ export default defineConfig(async () => {
                 outboundService: jwksUpstream,
                 // Tests fetch generated files (build/generated/...) through this binding to put them into R2.
                 serviceBindings: {
-                  // Gates that hold a storage operation until the test opens them (test/worker/storage-gate.ts).
+                  // Gates that hold a storage operation until the test opens them (test/worker/support/storage-gate.ts).
                   GATE: gateService,
                   FIXTURES: async (request: Request) => {
                     const rel = decodeURIComponent(new URL(request.url).pathname).replace(/^\/+/, '');
@@ -52,10 +52,10 @@ export default defineConfig(async () => {
           test: {
             name: 'worker',
             include: ['test/worker/**/*.test.ts'],
-            setupFiles: ['test/worker/apply-migrations.ts'],
+            setupFiles: ['test/worker/support/apply-migrations.ts'],
             testTimeout: 120_000,
             hookTimeout: 300_000,
-            globalSetup: ['test/node/global-setup.ts'],
+            globalSetup: ['test/node/support/global-setup.ts'],
           },
         },
         {

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import cliProgress from 'cli-progress';
 import { ARTIFACT_FORMAT_VERSION, decodeWord, parseArtifact } from '../core/artifact';
 import { ArraySpace, COMPOUND_FEATURE, orderProjected, projectWord, type ProjectedWord, type SourceSpace } from '../core/projection';
-import { R2_KEYS } from '../core/types';
+import { R2_KEYS } from '../core/storage-keys';
 import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, ensureDefaultModel } from './default-model';
 import { mergeDictionaries, parseDictd, parseDing, parseEdict, reverseDictionary, type Dictionary } from './dictionaries';
 import type { EnsureOptions, R2Artifact } from './ensure';

@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { R2_KEYS } from '../core/storage-keys';
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { withLock, writeStamp } from './stamp';
 import { GENERATED, ROOT } from './wrangler';
@@ -119,7 +120,7 @@ function isFresh(hash: string): boolean {
 /** The playground files as R2 objects (web/...). */
 function webArtifacts(): R2Artifact[] {
   return walk(WEB_DIR).map((file) => ({
-    key: 'web/' + path.relative(WEB_DIR, file).split(path.sep).join('/'),
+    key: R2_KEYS.web(path.relative(WEB_DIR, file).split(path.sep).join('/')),
     file,
     contentType: TYPES[path.extname(file)] ?? 'application/octet-stream',
   }));

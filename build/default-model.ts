@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { ARTIFACT_FORMAT_VERSION } from '../core/artifact';
-import { R2_KEYS } from '../core/types';
+import { R2_KEYS } from '../core/storage-keys';
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { importModel, IMPORTER_VERSION } from './import-model';
 import { languageDataInputsHash } from './lang-data';

@@ -26,7 +26,8 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { R2_KEYS } from '../core/types';
+import { LIMITS } from '../core/limits';
+import { R2_KEYS } from '../core/storage-keys';
 import { buildStringTable, encodeContainer, type LanguageMeta, type SectionData } from '../core/tokenizer/format';
 import { FLAG, NONE, POS_FLAGS, SYN_POS_SHIFT } from '../core/tokenizer/data';
 import { quantizeRows } from '../core/quantize';
@@ -50,7 +51,7 @@ const DEBIAN = {
   mythes: { pkg: 'mythes-fr', version: '1:7.5.0-1', file: 'usr/share/mythes/thes_fr.dat' },
 } as const;
 
-const MAX_SYNONYMS = 10;
+const MAX_SYNONYMS = LIMITS.synonymsPerToken;
 /** Candidates collected per word before the similarity filter keeps the first MAX_SYNONYMS. */
 const MAX_SYNONYM_CANDIDATES = 40;
 /**
@@ -104,7 +105,7 @@ class Lexicon {
   flag(key: string, f: number): void {
     this.entry(key).flags |= f;
   }
-  addSynonyms(key: string, syns: Iterable<Syn>, max = MAX_SYNONYMS): void {
+  addSynonyms(key: string, syns: Iterable<Syn>, max: number = MAX_SYNONYMS): void {
     const e = this.entry(key);
     const list = e.synonyms ?? [];
     for (const s of syns) {

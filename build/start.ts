@@ -9,7 +9,8 @@ import { pathToFileURL } from 'node:url';
 import { ensureDevVars } from './dev-vars';
 import { ensureBuilt, type R2Artifact } from './ensure';
 import { writeStamp } from './stamp';
-import { bumpCatalogGeneration, isCatalogKey, r2Put, ROOT, wranglerSpawn, wranglerSync } from './wrangler';
+import { isCatalogKey } from '../core/storage-keys';
+import { bumpCatalogGeneration, r2Put, ROOT, wranglerSpawn, wranglerSync } from './wrangler';
 
 const DEFAULT_STAMP = path.join(ROOT, '.wrangler', 'seeded-artifacts.json');
 

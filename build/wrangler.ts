@@ -3,7 +3,7 @@ import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:chi
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CATALOG_GENERATION_KEY } from '../core/types';
+import { CATALOG_GENERATION_KEY } from '../core/storage-keys';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Generated artifacts (git-ignored). EMBEDDING_EDGE_GENERATED moves them (the portable-build test builds into a temp dir). */
@@ -32,11 +32,6 @@ export const R2_BUCKET = 'embedding-edge-artifacts';
 /** Puts a file into the ARTIFACTS bucket; `where` is ['--local', ...] or ['--remote']. */
 export function r2Put(key: string, file: string, contentType: string | undefined, where: string[]): void {
   wranglerSync(['r2', 'object', 'put', `${R2_BUCKET}/${key}`, '--file', file, ...(contentType ? ['--content-type', contentType] : []), ...where]);
-}
-
-/** True for the R2 objects the Worker's cached catalog is made of (models/*.json, mappers/{modelId}/*.json). */
-export function isCatalogKey(key: string): boolean {
-  return /^models\/[^/]+\.json$/.test(key) || /^mappers\/[^/]+\/[^/]+\.json$/.test(key);
 }
 
 /**

@@ -31,7 +31,8 @@ import {
 } from './scoring';
 import { sharedLoad, type WaitUntil } from './shared-load';
 import { tokenize, type LanguageData, type Language } from './tokenizer';
-import { translateWords, TRANSLATION_LIMIT_DEFAULT, type WordTranslation } from './translation';
+import type { WordTranslationsResponse } from './responses';
+import { translateWords, TRANSLATION_LIMIT_DEFAULT } from './translation';
 import type { ModelManifest } from './types';
 
 /** A model in memory with its per-model caches (a source may extend it, e.g. with LRU state). */
@@ -288,7 +289,7 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
     async wordTranslations(
       embeddingModelId: string,
       req: { words: string[]; limit?: number; targetModelId?: string },
-    ): Promise<{ sourceModelId: string; targetModelId: string; data: WordTranslation[] }> {
+    ): Promise<WordTranslationsResponse> {
       const model = await source.model(embeddingModelId);
       const targetId = req.targetModelId ?? ENGLISH_COMPANION_ID;
       if (!sharesEnglishSpace(model.manifest)) throw invalid('embeddingModelId', `Model '${embeddingModelId}' is not aligned to English: it has no translations`);

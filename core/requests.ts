@@ -12,38 +12,30 @@
 import { z } from 'zod';
 import { LIMITS } from './limits';
 import { CANDIDATE_RANK_CUTOFF } from './scoring/candidates';
-import { EXPAND_MAX } from './scoring/expansion';
 import { DEFAULT_REPRESENTATION, REPRESENTATIONS } from './scoring/representation';
 import { FIND_LIMIT_DEFAULT } from './scoring/words';
 import { DEFAULT_WORDRANK_LIMIT } from './vocab-quality';
 import { SUPPORTED_LANGUAGES } from './tokenizer/languages';
 
-export const WORD_MAX_CHARS = 1000;
-/** Most characters of a display name (dimension names). */
-export const ID_MAX_CHARS = 200;
-/** Most characters of an identifier (model ids, mapper keys; decisions.md "Identifiers, bodies and cost"). */
-export const IDENTIFIER_MAX_CHARS = 128;
 /** An identifier: letters, digits, `.`, `_`, `-`, starting with a letter or digit, at most 128 characters. */
-export const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-export const IDENTIFIER_MESSAGE = 'Letters, digits, . _ - (1 to 128 characters, starting with a letter or digit)';
+export const IDENTIFIER = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,${LIMITS.identifierCharacters - 1}}$`);
+export const IDENTIFIER_MESSAGE = `Letters, digits, . _ - (1 to ${LIMITS.identifierCharacters} characters, starting with a letter or digit)`;
 
 /** An identifier schema: checked before anything is looked up in storage. */
 export const identifier = () => z.string().regex(IDENTIFIER, IDENTIFIER_MESSAGE);
-export const DIMENSIONS_MAX = 100;
-export const MAPPER_KEYS_MAX = 100;
 
 const NORMALIZATION_DOC =
   "none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1].";
 
-/** OpenAPI metadata of a schema: its component name, or a description and example. */
-export type SchemaDoc = string | { description?: string; example?: string | number };
+/** OpenAPI metadata of a schema: its component name, or a description and example (and a component name as `ref`). */
+export type SchemaDoc = string | { ref?: string; description?: string; example?: string | number };
 
 /** Attaches SchemaDoc to a schema and returns the schema to use in its place. */
 export type Documenter = <T extends z.ZodType>(schema: T, doc: SchemaDoc) => T;
 
 /** The request schemas, documented with `doc` (by default not at all). */
 export function requestSchemas(doc: Documenter = (schema) => schema) {
-  const word = z.string().max(WORD_MAX_CHARS);
+  const word = z.string().max(LIMITS.wordCharacters);
   const wordList = (description: string) => doc(z.array(word).max(LIMITS.seedOrWhitelistWords), { description });
   const modelId = doc(identifier(), { example: 'en-glove-6b-100d' });
 
@@ -56,9 +48,9 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
       }),
       words: wordList('Seed words; a phrase ("ice cream") counts as one seed: the mean of its words\' unit vectors, re-normalized (unknown when any word is).').optional(),
       oppositeWords: wordList('Negative pole of an `axis` dimension (only allowed for type axis); phrases allowed as in `words`.').optional(),
-      name: doc(z.string().max(ID_MAX_CHARS).optional(), { description: 'Display name (used as goalScoreFactors[].field).' }),
-      expand: doc(z.number().int().min(0).max(EXPAND_MAX).optional(), {
-        description: `Extension (manual and dimension types; 422 for axis): add the N (0 to ${EXPAND_MAX}) vocabulary words nearest to the seed centroid to the seeds, as Empath builds categories: among the ${CANDIDATE_RANK_CUTOFF.toLocaleString('en-US')} most frequent words, containing a letter, dictionary words of the model's language, not stop words, not seeds. The query becomes unit(centroid(seeds) + centroid(added words)): the seeds keep half the weight. text-scores with explain: true lists them in explanation.dimensions[id].expandedWords.`,
+      name: doc(z.string().max(LIMITS.nameCharacters).optional(), { description: 'Display name (used as goalScoreFactors[].field).' }),
+      expand: doc(z.number().int().min(0).max(LIMITS.expandMax).optional(), {
+        description: `Extension (manual and dimension types; 422 for axis): add the N (0 to ${LIMITS.expandMax}) vocabulary words nearest to the seed centroid to the seeds, as Empath builds categories: among the ${CANDIDATE_RANK_CUTOFF.toLocaleString('en-US')} most frequent words, containing a letter, dictionary words of the model's language, not stop words, not seeds. The query becomes unit(centroid(seeds) + centroid(added words)): the seeds keep half the weight. text-scores with explain: true lists them in explanation.dimensions[id].expandedWords.`,
         example: 10,
       }),
     }),
@@ -74,19 +66,19 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
       }),
       dimensions: z
         .array(z.object({ id: z.number().int(), weight }))
-        .max(DIMENSIONS_MAX)
+        .max(LIMITS.dimensionsPerRequest)
         .optional(),
       mappers: z
         .array(z.object({ id: identifier(), weight }))
-        .max(MAPPER_KEYS_MAX)
+        .max(LIMITS.mapperKeysPerRequest)
         .optional(),
       normalization: doc(z.enum(['none', 'zscore', 'percentile']).optional(), { description: NORMALIZATION_DOC }),
     }),
     'GoalConfig',
   );
 
-  const dimensions = z.array(DimensionSchema).max(DIMENSIONS_MAX).optional();
-  const mapperKeys = doc(z.array(identifier()).max(MAPPER_KEYS_MAX).optional(), {
+  const dimensions = z.array(DimensionSchema).max(LIMITS.dimensionsPerRequest).optional();
+  const mapperKeys = doc(z.array(identifier()).max(LIMITS.mapperKeysPerRequest).optional(), {
     description: "Mapper variable ids (bundle key + '_' + variable).",
   });
 
@@ -150,7 +142,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
 
   const AutocompleteRequestSchema = doc(
     z.object({
-      word: doc(z.string().min(1).max(WORD_MAX_CHARS).regex(/\S/, 'Expected at least one character other than white space'), {
+      word: doc(z.string().min(1).max(LIMITS.wordCharacters).regex(/\S/, 'Expected at least one character other than white space'), {
         description:
           'Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions and puts proper nouns first. Order: dictionary words before their inflected forms ("sus" -> suspect, suspension, sustainable before suspected), each most frequent first; the typed word itself, when it is a word, among the first three (docs/vocabulary.md).',
         example: 'comp',
@@ -191,3 +183,18 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
     TokenizationRequestSchema,
   };
 }
+
+type Requests = ReturnType<typeof requestSchemas>;
+
+// The request types the engine and the scorers accept (validated bodies), derived from the schemas.
+export type TextScoresRequest = z.infer<Requests['TextScoresRequestSchema']>;
+export type WordScoresRequest = z.infer<Requests['WordScoresRequestSchema']>;
+export type AutocompleteRequest = z.infer<Requests['AutocompleteRequestSchema']>;
+export type WordAvailabilitiesRequest = z.infer<Requests['WordAvailabilitiesRequestSchema']>;
+export type SimilarityMatrixRequest = z.infer<Requests['SimilarityMatrixRequestSchema']>;
+export type TokenizationRequest = z.infer<Requests['TokenizationRequestSchema']>;
+/** A dimension of a request (`dimensions[]`). */
+export type DimensionRequest = NonNullable<TextScoresRequest['dimensions']>[number];
+export type DimensionType = DimensionRequest['type'];
+export type GoalConfig = NonNullable<TextScoresRequest['goalConfig']>;
+export type Normalization = NonNullable<GoalConfig['normalization']>;

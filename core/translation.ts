@@ -3,19 +3,13 @@
  * docs/multilingual.md): a word's nearest words in another model that lives in the same
  * coordinates (an aligned model and its English companion, core/projection.ts).
  */
+import type { WordTranslation } from './responses';
 import type { VectorIndex } from './types';
 
-/** At most this many words per request (each is one scan of the target model). */
-export const TRANSLATION_WORDS_MAX = 100;
-/** At most this many translations per word; default TRANSLATION_LIMIT_DEFAULT. */
-export const TRANSLATION_LIMIT_MAX = 50;
-export const TRANSLATION_LIMIT_DEFAULT = 5;
+export type { WordTranslation };
 
-export interface WordTranslation {
-  word: string;
-  isAvailable: boolean;
-  translations: Array<{ word: string; similarity: number }>;
-}
+/** Translations per word when the request sets no `limit` (at most LIMITS.translationsPerWord, core/limits.ts). */
+export const TRANSLATION_LIMIT_DEFAULT = 5;
 
 const LETTER = /\p{L}/u;
 

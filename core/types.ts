@@ -70,28 +70,6 @@ export interface VectorIndex {
   similarityMatrix(rows: ArrayLike<number>): Float32Array;
 }
 
-/**
- * R2 layout (bucket binding ARTIFACTS):
- *   models/{modelId}.emb               model artifact (core/artifact.ts)
- *   models/{modelId}.json              its ModelManifest as JSON (catalog reads only these)
- *   mappers/{modelId}/{bundleKey}.bin  mapper bundle (values for every vocabulary row)
- *   mappers/{modelId}/{bundleKey}.json its MapperBundleInfo as JSON (catalog reads only these)
- *   lang/{language}.bin                tokenizer language data (core/tokenizer)
- */
-export const R2_KEYS = {
-  model: (id: string) => `models/${id}.emb`,
-  modelManifest: (id: string) => `models/${id}.json`,
-  mapper: (modelId: string, key: string) => `mappers/${modelId}/${key}.bin`,
-  mapperInfo: (modelId: string, key: string) => `mappers/${modelId}/${key}.json`,
-  languageData: (language: string) => `lang/${language}.bin`,
-} as const;
-
-/**
- * KV (binding CACHE) key of the catalog generation token (worker/catalog/store.ts): whoever changes a
- * catalog sidecar in R2 (models/*.json, mappers/{modelId}/*.json) writes a new random value.
- */
-export const CATALOG_GENERATION_KEY = 'catalog:generation';
-
 /** Catalog data of a mapper bundle (interface: Mapper bundle / Mapper catalog entry). */
 export interface MapperBundleInfo {
   key: string;

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readReadmeTable } from './readme-table';
+import { readReadmeTable } from './support/readme-table';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vitest-list-')), 'list.json');

@@ -5,7 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { R2_KEYS, type ModelManifest } from '../../core/types';
+import { R2_KEYS } from '../../core/storage-keys';
+import { type ModelManifest } from '../../core/types';
 import type { EnsureOptions, R2Artifact } from '../ensure';
 import { stampMatches, withLock, writeStamp } from '../stamp';
 import { GENERATED } from '../wrangler';

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { R2_KEYS } from '../../core/types';
+import { R2_KEYS } from '../../core/storage-keys';
 import { bumpCatalogGeneration, GENERATED, r2Put } from '../wrangler';
 import { DEFAULT_MODEL_ID, ensureDefaultModel } from '../default-model';
 import { ensureKernels, KERNELS_WASM } from '../build-wasm';

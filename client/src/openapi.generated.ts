@@ -1175,7 +1175,6 @@ export interface paths {
                 models: number;
                 modelCaches: number;
                 languages: number;
-                workspaces: number;
               };
               /** @description Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown) */
               loadsInFlight: number;

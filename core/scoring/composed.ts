@@ -9,10 +9,11 @@
  * With composition "mean" every item has w = 1, scale = 1 and no negation: the plain mean.
  */
 import { composedValue, type ComposedItem, type PositionedToken } from './composition';
+import { LIMITS } from '../limits';
 import type { ExplainedToken, ResolvedMapper } from './types';
 
 /** At most this many tokens per factor in `explanation`. */
-export const EXPLAIN_TOKENS = 10;
+const EXPLAIN_TOKENS = LIMITS.explainedTokens;
 
 /** Items of composition "mean": every non-stop token, unchanged (used when `explain` asks for them). */
 export function plainItems(tokens: readonly PositionedToken[]): ComposedItem[] {

@@ -16,8 +16,6 @@ import type { VectorIndex } from '../types';
 import { CANDIDATE_RANK_CUTOFF, candidateFilter, type WordLexicon } from './candidates';
 import { findCandidates } from './words';
 
-export const EXPAND_MAX = 50;
-
 /** Background sample of the expansion's hubness correction: the most frequent words (as the normalization statistics). */
 export const BACKGROUND_WORDS = 20_000;
 

@@ -11,4 +11,4 @@ export * from './candidates';
 export * from './expansion';
 export * from './representation';
 export { compileComposition, composeText, composedValue, VADER, FACTORS, NEGATION_SCOPE, type ComposedItem, type CompositionMode } from './composition';
-export { composedScore, plainItems, mapperScale, EXPLAIN_TOKENS } from './composed';
+export { composedScore, plainItems, mapperScale } from './composed';

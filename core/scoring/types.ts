@@ -1,130 +1,33 @@
 /**
- * Request and response shapes of the scoring endpoints (service-interface.md), as plain
- * TypeScript types. The Worker and the browser bundle validate requests with the zod schemas of
- * core/requests.ts; the scoring functions in this folder accept already-validated input.
+ * Types of the scoring functions. The request and response shapes (service-interface.md) are
+ * declared once, as the zod schemas of core/requests.ts and core/responses.ts; their types are
+ * `z.infer`red there and re-exported here for the scorers, which accept already-validated input.
  * Runtime-agnostic: no Worker- or DOM-only API.
  */
 import type { MapperValues } from '../types';
 
-export type DimensionType = 'manual' | 'dimension' | 'axis';
-
-export interface DimensionRequest {
-  id: number;
-  type: DimensionType;
-  words?: string[];
-  /** `axis` only: the negative pole. */
-  oppositeWords?: string[];
-  name?: string;
-  /** Extension (manual and dimension types): add this many nearest vocabulary words (0..50) to the seeds (core/scoring/expansion.ts). */
-  expand?: number;
-}
-
-export type Normalization = 'none' | 'zscore' | 'percentile';
-
-export interface GoalConfig {
-  modelRankScore?: number;
-  dimensions?: Array<{ id: number; weight: number }>;
-  mappers?: Array<{ id: string; weight: number }>;
-  normalization?: Normalization;
-}
+export type {
+  DimensionRequest,
+  DimensionType,
+  GoalConfig,
+  Normalization,
+  TextScoresRequest,
+  WordScoresRequest,
+} from '../requests';
+export type {
+  ExplainedToken,
+  Explanation,
+  Explanation as TextExplanation,
+  GoalScoreFactor,
+  ScoredText,
+  ScoredWord,
+  TextScoresResponse,
+  WordScoresAverages,
+  WordScoresResponse,
+} from '../responses';
 
 /** How a text's tokens become one score per dimension (core/scoring/representation.ts). */
 export type Representation = 'meanCosine' | 'meanVector' | 'sif';
-
-export interface TextScoresRequest {
-  texts: string[];
-  embeddingModelId: string;
-  goalConfig?: GoalConfig;
-  dimensions?: DimensionRequest[];
-  mapperKeys?: string[];
-  /** Extension: normalization of dimensionScores and mapperScores (default none; goalConfig.normalization stays separate). */
-  normalization?: Normalization;
-  /** Extension: text representation for dimensionScores (default in representation.ts). */
-  representation?: Representation;
-  /** Extension: "rules" (default) applies the composition rules (docs/text-scores.md); "mean" is the plain mean over non-stop tokens. */
-  composition?: 'rules' | 'mean';
-  /** Extension: add `explanation` to each scored text (per factor the tokens that contributed most). */
-  explain?: boolean;
-}
-
-export interface WordScoresRequest {
-  seedWords: string[];
-  whitelistWords?: string[];
-  embeddingModelId: string;
-  limit?: number;
-  wordrankLimit?: number;
-  /** Extension: skip the seeds' antonyms (WordNet links) in find-and-score mode. */
-  excludeAntonyms?: boolean;
-  seedScore?: number | null;
-  dimensions?: DimensionRequest[];
-  mapperKeys?: string[];
-}
-
-export interface GoalScoreFactor {
-  /** Display name: the dimension's name (else its id), the mapper id, or `modelRank`. */
-  field: string;
-  value: number;
-  type: 'dimension' | 'mapper' | 'intrinsic';
-  /** Extension: the machine id of the factor (dimension id as string, mapper id, `modelRank`). */
-  id: string;
-}
-
-/** A token (or emoticon/emoji) that contributed to a factor: its composed value, its weight in the mean and the rules applied. */
-export interface ExplainedToken {
-  string: string;
-  token: string;
-  indexStart: number;
-  indexEnd: number;
-  value: number;
-  weight: number;
-  rules: string[];
-}
-
-/** Per scored factor (request `explain: true`): at most 10 tokens by |weight * (value - neutral)|, and a dimension's expanded seed words. */
-export interface TextExplanation {
-  dimensions: Record<string, { tokens: ExplainedToken[]; expandedWords?: string[] }>;
-  mappers: Record<string, { tokens: ExplainedToken[] }>;
-}
-
-export type Explanation = TextExplanation;
-
-export interface ScoredText {
-  modelRankScore: number | null;
-  goalScoreFactors: GoalScoreFactor[];
-  dimensionScores: Record<string, number>;
-  mapperScores: Record<string, number>;
-  goalScore?: number;
-  /** Only when the request sets `explain`. */
-  explanation?: TextExplanation;
-}
-
-export interface TextScoresResponse {
-  data: ScoredText[];
-}
-
-export interface ScoredWord {
-  word: string;
-  seedScore: number | null;
-  modelRank: number;
-  seedScoreQuartile: number;
-  modelRankQuartile: number;
-  dimensionScores: Record<string, number>;
-  mapperScores: Record<string, number>;
-  goalScore: number | null;
-}
-
-export interface WordScoresAverages {
-  modelRankScore: number | null;
-  seedScore: number | null;
-  dimensionScores: Record<string, number>;
-  mapperScores: Record<string, number>;
-  goalScore: number | null;
-}
-
-export interface WordScoresResponse {
-  data: ScoredWord[];
-  averages: WordScoresAverages;
-}
 
 /** What the text scorer needs from a tokenizer (core/tokenizer tokens satisfy it). */
 export interface TokenLike {

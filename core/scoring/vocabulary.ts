@@ -1,17 +1,16 @@
 /**
  * Vocabulary endpoints: autocomplete suggestions, word availabilities, similarity matrices.
  */
+import { LIMITS } from '../limits';
+import type { AutocompleteRequest, SimilarityMatrixRequest, WordAvailabilitiesRequest } from '../requests';
+import type { AutocompleteResponse, SimilarityMatrixResponse, WordAvailabilitiesResponse } from '../responses';
 import type { VectorIndex } from '../types';
 import { capitalize, displayCase, foldKey, isDictionaryRow, isJunk, VOCAB_FLAG } from '../vocab-quality';
 import { hasLetter } from './common';
 
-export const MAX_SUGGESTIONS = 10;
+export type { AutocompleteRequest, SimilarityMatrixRequest, WordAvailabilitiesRequest };
 
-export interface AutocompleteRequest {
-  word: string;
-  embeddingModelId: string;
-  whitelistWords?: string[];
-}
+const MAX_SUGGESTIONS = LIMITS.autocompleteSuggestions;
 
 /** A non-empty whitelist as a set of trimmed, lower-cased words; null when there is none. */
 function allowList(whitelistWords: readonly string[] | undefined): Set<string> | null {
@@ -37,7 +36,7 @@ export const EXACT_WORD_POSITION = 2;
  * with the user's leading capital kept. With a non-empty whitelist: only words in it (compared
  * lower-cased), most frequent first, and only entries without a letter are skipped.
  */
-export function autocomplete(index: VectorIndex, req: AutocompleteRequest): { suggestions: string[] } {
+export function autocomplete(index: VectorIndex, req: AutocompleteRequest): AutocompleteResponse {
   const prefix = req.word.trim();
   const allow = allowList(req.whitelistWords);
   const userCapital = /^\p{Lu}/u.test(prefix);
@@ -83,16 +82,8 @@ export function autocomplete(index: VectorIndex, req: AutocompleteRequest): { su
   };
 }
 
-export interface WordAvailabilitiesRequest {
-  words: string[];
-  whitelistWords?: string[];
-}
-
 /** One element per requested word: in the vocabulary, and in the allow-list when one is given. */
-export function wordAvailabilities(
-  index: VectorIndex,
-  req: WordAvailabilitiesRequest,
-): { availabilities: Array<{ word: string; isAvailable: boolean }> } {
+export function wordAvailabilities(index: VectorIndex, req: WordAvailabilitiesRequest): WordAvailabilitiesResponse {
   const allow = allowList(req.whitelistWords);
   return {
     availabilities: req.words.map((word) => ({
@@ -100,10 +91,6 @@ export function wordAvailabilities(
       isAvailable: index.rowOf(word.trim()) >= 0 && (!allow || allow.has(word.trim().toLowerCase())),
     })),
   };
-}
-
-export interface SimilarityMatrixRequest {
-  words: string[];
 }
 
 const round2 = (x: number): number => {
@@ -115,7 +102,7 @@ const round2 = (x: number): number => {
  * Words outside the vocabulary are dropped, and a word repeated in the request is kept once;
  * matrix[i][j] = cos(words[i], words[j]) rounded to two decimals.
  */
-export function similarityMatrix(index: VectorIndex, req: SimilarityMatrixRequest): { words: string[]; matrix: number[][] } {
+export function similarityMatrix(index: VectorIndex, req: SimilarityMatrixRequest): SimilarityMatrixResponse {
   const words: string[] = [];
   const rows: number[] = [];
   const seen = new Set<string>();

@@ -22,25 +22,15 @@
 import { FLAG, POS_FLAGS, type LanguageData } from './data';
 import { segmentAlphabetic, segmentJapanese, type Span } from './segment';
 import type { Language } from './languages';
+import { LIMITS } from '../limits';
+import type { Token, Tokenization } from '../responses';
 
 export { SUPPORTED_LANGUAGES, normalizeLanguage, type Language } from './languages';
 export { parseLanguageData, LanguageData } from './data';
 
-export interface Token {
-  string: string;
-  token: string;
-  indexStart: number;
-  indexEnd: number;
-  isStop: boolean;
-  synonyms: string[];
-}
+export type { Token, Tokenization } from '../responses';
 
-export interface Tokenization {
-  tokenCount: number;
-  tokens: Token[];
-}
-
-const MAX_SYNONYMS = 10;
+const MAX_SYNONYMS = LIMITS.synonymsPerToken;
 
 const EN_DETERMINERS = new Set(['the', 'a', 'an', 'this', 'these', 'those', 'my', 'your', 'his', 'its', 'our', 'their', 'every', 'each', 'several', "'s"]);
 const EN_SUBJECTS = new Set(['i', 'you', 'he', 'she', 'it', 'we', 'they', 'who', 'to', 'can', 'could', 'will', 'would', 'shall', 'should', 'may', 'might', 'must', "n't", 'not', 'also', 'often', 'never', 'always']);

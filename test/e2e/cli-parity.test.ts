@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type EmbeddingEdgeClient } from '../../client/src/index';
 import { DEFAULT_MODEL_ID } from '../../build/default-model';
 import { ROOT } from '../../build/wrangler';
-import { devSecret, mint, startLocalWorker, stopWranglerDev } from '../bench/dev-server';
+import { devSecret, mint, startLocalWorker, stopWranglerDev } from './support/dev-server';
 
 const PORT = 8797;
 const BASE = `http://127.0.0.1:${PORT}`;

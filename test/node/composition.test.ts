@@ -19,7 +19,7 @@ import {
 } from '../../core/scoring';
 import { parseLanguageData, tokenize, type Language, type LanguageData } from '../../core/tokenizer';
 import type { MapperBundleInfo, MapperValues } from '../../core/types';
-import { modelFromVectors } from './model-fixture';
+import { modelFromVectors } from './support/model-fixture';
 
 const data: Partial<Record<Language, LanguageData>> = {};
 beforeAll(async () => {

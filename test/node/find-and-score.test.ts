@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { EmbeddingModel } from '../../core/model';
 import { prng } from '../../core/prng';
 import { hasLetter, scoreWords } from '../../core/scoring';
-import { modelFromVectors } from './model-fixture';
+import { modelFromVectors } from './support/model-fixture';
 
 const DIMS = 8;
 const CASINGS = [(w: string) => w, (w: string) => w[0].toUpperCase() + w.slice(1), (w: string) => w.toUpperCase()];

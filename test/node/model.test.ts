@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { ArtifactError } from '../../core/artifact';
 import { EmbeddingModel, type ModelLoadOptions } from '../../core/model';
 import { loadDefaultFloatVectors, loadDefaultModel, loadKernels } from '../../build/load-model';
-import { modelFromVectors } from './model-fixture';
+import { modelFromVectors } from './support/model-fixture';
 import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID } from '../../build/default-model';
 import type { WinkVectors } from '../../build/vector-readers';
 

@@ -1,7 +1,7 @@
 /**
  * A machine without apt-get (macOS, or a user who cannot use apt): the build still succeeds,
- * skipping only the Debian-sourced data (de/fr synonyms, the pattern lexicon) with one clear line
- * each. Runs the real build steps in a child process whose PATH holds nothing but `node`, writing
+ * skipping only the Debian-sourced data (de/fr synonyms, the pattern lexicon, the aligned de/fr/ja
+ * models) with one clear line each. Runs the real build steps in a child process whose PATH holds nothing but `node`, writing
  * into a temp dir (EMBEDDING_EDGE_GENERATED) so the real build/generated is untouched.
  */
 import { spawnSync } from 'node:child_process';
@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseLanguageData } from '../../core/tokenizer';
 import { ROOT } from '../../build/wrangler';
+import { SKIP_LINE } from '../../build/aligned-models';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'portable-build-'));
 const binDir = path.join(tmp, 'bin');
@@ -54,5 +55,15 @@ describe('build without apt-get on PATH', () => {
     );
     expect(r.status, r.out).toBe(0);
     expect(r.out).toMatch(/REFUSED needs the Debian package python3-pattern=.*apt-get\/dpkg-deb not found on PATH/);
+  });
+
+  it('skips the aligned de/fr/ja models with one line per process and seeds none of them', () => {
+    const r = runWithoutApt(
+      "import('./build/aligned-models.ts').then(async (m) => { const a = await m.ensureAlignedModels(); const b = await m.ensureAlignedModels(); console.log('SEEDED ' + JSON.stringify([...a, ...b].map((x) => x.key))); })",
+    );
+    expect(r.status, r.out).toBe(0);
+    expect(r.out.split('\n').filter((l) => l === SKIP_LINE)).toHaveLength(1);
+    expect(r.out).toContain('SEEDED []');
+    expect(fs.existsSync(path.join(generated, 'models'))).toBe(false);
   });
 });

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readReadmeTable, testFilesOnDisk } from '../readme-table';
+import { readReadmeTable, testFilesOnDisk } from '../support/readme-table';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 

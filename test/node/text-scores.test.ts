@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BoundedCache, scoreTexts, tokenRow, type FactorStats, type TokenLike } from '../../core/scoring';
-import { modelFromVectors } from './model-fixture';
+import { modelFromVectors } from './support/model-fixture';
 
 // Vocabulary in frequency order (row r has rank r + 1).
 const words = ['the', 'good', 'great', 'bad', 'cat'];

@@ -1,6 +1,6 @@
 /**
  * Issue 12, defect 3: text processing is linear. Timings belong to the bench
- * (test/bench/hostile-text.ts); here the structure is checked: Intl.Segmenter (quadratic on long
+ * (bench/hostile-text.ts); here the structure is checked: Intl.Segmenter (quadratic on long
  * strings in V8) only ever sees windows of about 1 KB whose lengths add up to about the text's
  * length, the hostile inputs of the issue are tokenized completely and exactly, and cutting
  * runs without white space into windows gives the same words as segmenting the whole run.

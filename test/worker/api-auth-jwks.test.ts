@@ -1,6 +1,6 @@
 /**
  * Production authentication (worker/auth.ts): RS256/ES256 tokens verified against a JWKS that a
- * fake identity provider serves (test/upstreams/jwks.ts, reached by the Worker's real outbound
+ * fake identity provider serves (test/support/upstreams/jwks.ts, reached by the Worker's real outbound
  * fetch), with JWT_ISSUER and JWT_AUDIENCE. The real app runs with the production variables;
  * nothing of ours is mocked. Each test uses its own JWKS URL, so jose's per-URL cache
  * (one per isolate) starts empty.

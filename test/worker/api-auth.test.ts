@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { SignJWT, UnsecuredJWT, generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call, expectProblem, makeModel, mintToken, token, uploadEnglish, uploadModel } from './api-helpers';
+import { call, expectProblem, makeModel, mintToken, token, uploadEnglish, uploadModel } from './support/api';
 
 const secret = () => new TextEncoder().encode(env.JWT_SECRET!);
 const now = () => Math.floor(Date.now() / 1000);

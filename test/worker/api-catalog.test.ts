@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { artifactReadCount } from '../../worker/sources/models';
-import { call, expectProblem, makeModel, uploadMapper, uploadModel, type Called, type SyntheticModel } from './api-helpers';
-import { installGatedArtifacts } from './storage-gate';
+import { call, expectProblem, makeModel, uploadMapper, uploadModel, type Called, type SyntheticModel } from './support/api';
+import { installGatedArtifacts } from './support/storage-gate';
 
 // Catalog entries of this file use the user-assigned country codes QQ / QR so counts are exact.
 const models: SyntheticModel[] = [];

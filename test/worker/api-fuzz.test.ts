@@ -10,7 +10,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import worker from '../../worker/index';
-import { makeModel, mintToken, uploadEnglish, uploadMapper, uploadModel, adminToken } from './api-helpers';
+import { makeModel, mintToken, uploadEnglish, uploadMapper, uploadModel, adminToken } from './support/api';
 
 const RUNS = 1000;
 const fuzzSeedVar = (import.meta as unknown as { env?: Record<string, string | undefined> }).env?.FUZZ_SEED;

@@ -16,7 +16,7 @@ import {
   uploadEnglish,
   uploadModel,
   type SyntheticModel,
-} from './api-helpers';
+} from './support/api';
 
 const WS_PATH = '/api/v1/workspaces/ws_demo';
 let m: SyntheticModel;

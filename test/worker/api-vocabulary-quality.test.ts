@@ -5,9 +5,9 @@
  */
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { R2_KEYS } from '../../core/types';
+import { R2_KEYS } from '../../core/storage-keys';
 import { invalidateCatalog } from '../../worker/catalog/store';
-import { call, expectProblem, uploadEnglish } from './api-helpers';
+import { call, expectProblem, uploadEnglish } from './support/api';
 
 const ID = 'en-glove-6b-100d';
 const WS_PATH = '/api/v1/workspaces/ws_demo';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminToken, call, expectProblem, makeModel, mintToken, rowOf, uploadModel, type SyntheticModel } from './api-helpers';
+import { adminToken, call, expectProblem, makeModel, mintToken, rowOf, uploadModel, type SyntheticModel } from './support/api';
 
 let m: SyntheticModel;
 let big: SyntheticModel;

@@ -8,10 +8,10 @@
  */
 import { env } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CATALOG_GENERATION_KEY } from '../../core/types';
+import { CATALOG_GENERATION_KEY } from '../../core/storage-keys';
 import { CATALOG_KV_TTL_S, CATALOG_MEMORY_TTL_MS, catalogR2Loads, getCatalog, invalidateCatalog } from '../../worker/catalog/store';
 import type { Env } from '../../worker/env';
-import { call, expectProblem, makeModel, mapperInfo, uploadMapper, uploadModel, type SyntheticModel } from './api-helpers';
+import { call, expectProblem, makeModel, mapperInfo, uploadMapper, uploadModel, type SyntheticModel } from './support/api';
 
 let m: SyntheticModel;
 

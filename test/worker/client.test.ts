@@ -18,8 +18,8 @@ import {
   uploadMapper,
   uploadModel,
   type SyntheticModel,
-} from './api-helpers';
-import { createWorkspace, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
+} from './support/api';
+import { createWorkspace, uniqueWorkspaceId, workspaceToken } from './support/quotas';
 
 const WS = 'ws_demo';
 let m: SyntheticModel;

@@ -5,9 +5,9 @@
  * and loads in flight are now reported apart.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { R2_KEYS } from '../../core/types';
-import { adminToken, call } from './api-helpers';
-import { installGatedArtifacts } from './storage-gate';
+import { R2_KEYS } from '../../core/storage-keys';
+import { adminToken, call } from './support/api';
+import { installGatedArtifacts } from './support/storage-gate';
 
 interface Diagnostics {
   stateEntries: Record<string, number>;

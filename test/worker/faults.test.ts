@@ -9,8 +9,8 @@ import { env } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Env } from '../../worker/env';
 import { flushMeter, meterQuotas } from '../../worker/quotas/meter-client';
-import { fetchWorker, makeModel, uploadEnglish, uploadModel } from './api-helpers';
-import { adminToken, createWorkspace, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
+import { fetchWorker, makeModel, uploadEnglish, uploadModel } from './support/api';
+import { adminToken, createWorkspace, uniqueWorkspaceId, workspaceToken } from './support/quotas';
 
 const realEnv = env as unknown as Env;
 

@@ -4,12 +4,12 @@
  * with a success or a problem+json, and the ledger equals the quota counters afterwards, also
  * when the allowance runs out in the middle of a burst. The plain-text 503 "Your worker
  * restarted mid-request" of the issue came from wrangler dev's proxy while it reloaded the Worker
- * after a source edit (docs/reliability.md); against `npm start` see test/bench/burst.ts.
+ * after a source edit (docs/reliability.md); against `npm start` see bench/burst.ts.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeModel, uploadEnglish, uploadModel } from './api-helpers';
-import { call, createWorkspace, quotaOf, readLedger, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
-import { freshWords, ingestOk } from './plagiarism-helpers';
+import { makeModel, uploadEnglish, uploadModel } from './support/api';
+import { call, createWorkspace, quotaOf, readLedger, uniqueWorkspaceId, workspaceToken } from './support/quotas';
+import { freshWords, ingestOk } from './support/plagiarism';
 
 const MODEL = 'burst-en';
 const PROTO = [...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)])];

@@ -4,7 +4,7 @@
  * capped like explicit ones (1,000 characters).
  */
 import { describe, expect, it } from 'vitest';
-import { adminToken, api, freshWords, ingest, uid } from './plagiarism-helpers';
+import { adminToken, api, freshWords, ingest, uid } from './support/plagiarism';
 
 const url = () => `https://hostile.example/${uid('p')}`;
 

@@ -10,8 +10,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import worker from '../../worker/index';
 import { createApp } from '../../worker/app';
 import { charge } from '../../worker/quotas/charge';
-import { uploadEnglish } from './api-helpers';
-import { addBonus, createWorkspace, problemOf, quotaOf, readLedger, resetClock, standOn, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
+import { uploadEnglish } from './support/api';
+import { addBonus, createWorkspace, problemOf, quotaOf, readLedger, resetClock, standOn, uniqueWorkspaceId, workspaceToken } from './support/quotas';
 
 beforeAll(async () => {
   await uploadEnglish();

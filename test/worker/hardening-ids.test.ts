@@ -8,7 +8,7 @@ import { env } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadingStatus, registrySize } from '../../worker/sources/models';
 import type { Env } from '../../worker/env';
-import { adminToken, fetchWorker, makeModel, mintToken, uploadEnglish, uploadMapper, uploadModel } from './api-helpers';
+import { adminToken, fetchWorker, makeModel, mintToken, uploadEnglish, uploadMapper, uploadModel } from './support/api';
 
 const MODEL = 'ids-en';
 let token = '';

@@ -10,8 +10,8 @@ import { SignJWT } from 'jose';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import worker from '../../worker/index';
 import type { Env } from '../../worker/env';
-import { uploadEnglish } from './api-helpers';
-import { adminToken, createWorkspace, quotaOf, readLedger, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
+import { uploadEnglish } from './support/api';
+import { adminToken, createWorkspace, quotaOf, readLedger, uniqueWorkspaceId, workspaceToken } from './support/quotas';
 
 beforeAll(async () => {
   await uploadEnglish();

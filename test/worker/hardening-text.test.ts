@@ -2,11 +2,11 @@
  * Issue 12, defect 3 in workerd: the hostile texts of the issue are answered (the work is done,
  * the isolate keeps answering), and a request whose texts yield no token still goes through the
  * workspace and quota checks. Linearity itself: test/node/tokenizer-linear.test.ts (structure)
- * and test/bench/hostile-text.ts (timings).
+ * and bench/hostile-text.ts (timings).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call as apiCall, makeModel, uploadEnglish, uploadModel } from './api-helpers';
-import { createWorkspace, quotaOf, readLedger, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
+import { call as apiCall, makeModel, uploadEnglish, uploadModel } from './support/api';
+import { createWorkspace, quotaOf, readLedger, uniqueWorkspaceId, workspaceToken } from './support/quotas';
 
 const MODEL = 'hostile-en';
 

@@ -6,7 +6,7 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SUPPORTED_LANGUAGES } from '../../core/tokenizer';
-import { BASE_WORDS, adminToken, call, f, makeModel, uploadModel, type SyntheticModel } from './api-helpers';
+import { BASE_WORDS, adminToken, call, f, makeModel, uploadModel, type SyntheticModel } from './support/api';
 
 /** Every own property name of Object.prototype and Function.prototype. */
 export const PROTO_WORDS = [...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)])];

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseMapperBundle, type MapperBundle } from '../../core/mapper-bundle';
 import type { MapperBundleInfo } from '../../core/types';
 import { invalidateCatalog } from '../../worker/catalog/store';
-import { call, expectProblem, makeModel, uploadEnglish, uploadModel, WS } from './api-helpers';
+import { call, expectProblem, makeModel, uploadEnglish, uploadModel, WS } from './support/api';
 
 const MODEL = 'en-glove-6b-100d';
 // The default bundles that were built here: pattern's lexicon is a Debian package (without

@@ -8,7 +8,8 @@ import kernelsWasm from '../../build/generated/kernels.wasm';
 import { Kernels } from '../../core/kernels';
 import { ArtifactError } from '../../core/artifact';
 import { EmbeddingModel } from '../../core/model';
-import { R2_KEYS, type ModelManifest } from '../../core/types';
+import { R2_KEYS } from '../../core/storage-keys';
+import { type ModelManifest } from '../../core/types';
 
 const ID = 'en-glove-6b-100d';
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { LANGUAGE_RESERVE_BYTES, MEMORY_BUDGET_BYTES, setMemoryBudget } from '../../worker/sources/models';
-import { adminToken, call, makeModel, uploadModel } from './api-helpers';
+import { adminToken, call, makeModel, uploadModel } from './support/api';
 
 const models = ['evict-a', 'evict-b', 'evict-c'].map((id, i) => makeModel(id, { extra: 20_000, dims: 64, seed: 11 + i }));
 

@@ -10,8 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ModelManifest } from '../../core/types';
 import { foldKey } from '../../core/vocab-quality';
 import { invalidateCatalog } from '../../worker/catalog/store';
-import { call, expectProblem, WS } from './api-helpers';
-import { createWorkspace, quotaOf, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
+import { call, expectProblem, WS } from './support/api';
+import { createWorkspace, quotaOf, uniqueWorkspaceId, workspaceToken } from './support/quotas';
 
 const EN = 'en-glove-6b-100d';
 const DE = 'de-aligned-glove-6b-100d';

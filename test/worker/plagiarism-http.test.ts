@@ -13,7 +13,7 @@ import { ApiError } from '../../core/problem';
 import { HttpPlagiarismProvider, type FetchFn, type HttpProviderConfig } from '../../worker/plagiarism/http';
 import { LocalPlagiarismProvider } from '../../worker/plagiarism/local';
 import { createPlagiarismProvider, plagiarismConfigFromEnv } from '../../worker/plagiarism/provider';
-import { createWorkspace, freshWords, token, usedChecks, type CheckJson } from './plagiarism-helpers';
+import { createWorkspace, freshWords, token, usedChecks, type CheckJson } from './support/plagiarism';
 
 type Mode = 'ok' | 'malformed' | 'not-json' | 'error500' | 'flaky' | 'slow' | 'unauthorized';
 

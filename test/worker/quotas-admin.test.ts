@@ -17,7 +17,7 @@ import {
   workspaceToken,
   type LedgerJson,
   type PageJson,
-} from './quotas-helpers';
+} from './support/quotas';
 
 afterEach(resetClock);
 

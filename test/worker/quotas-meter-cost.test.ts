@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app';
 import { charge } from '../../worker/quotas/charge';
 import { METER_FLUSH_DELAY_MS, meterFlushDelayMs } from '../../worker/quotas/meter-do';
-import { createWorkspace, problemOf, quotaOf, readLedger, resetClock, uniqueWorkspaceId, workspaceToken } from './quotas-helpers';
+import { createWorkspace, problemOf, quotaOf, readLedger, resetClock, uniqueWorkspaceId, workspaceToken } from './support/quotas';
 
 const harness = createApp();
 harness.post('/api/v1/workspaces/:workspaceId/harness-twin', async (c) => {

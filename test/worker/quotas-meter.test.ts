@@ -13,10 +13,9 @@ import type { Env } from '../../worker/env';
 import { ApiError } from '../../core/problem';
 import { consume, flushMeter, meterQuotas } from '../../worker/quotas/meter-client';
 import { setQuotaLimits } from '../../worker/quotas/repository';
-import { createWorkspace, flushLedger, quotaOf, resetClock, standOn, uniqueWorkspaceId } from './quotas-helpers';
+import { createWorkspace, flushLedger, meterOf, outboxOf, quotaOf, resetClock, restartMeter, standOn, uniqueWorkspaceId } from './support/quotas';
 
 const realEnv = env as unknown as Env;
-const meterOf = (ws: string) => realEnv.METER.get(realEnv.METER.idFromName(ws));
 
 afterEach(() => {
   resetClock();
@@ -63,20 +62,7 @@ async function ledger(ws: string, flush = true): Promise<Array<{ amount: number;
 
 const sum = (rows: Array<{ amount: number }>) => rows.reduce((a, r) => a + r.amount, 0);
 
-async function outboxSize(ws: string): Promise<number> {
-  return runInDurableObject(meterOf(ws), (_, state) => Number(state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM outbox').one().n));
-}
-
-/** Resets the object (as a code update or a crash would): in-memory state dropped, storage kept. */
-async function restartMeter(ws: string): Promise<void> {
-  await runInDurableObject(meterOf(ws), (_, state) => {
-    try {
-      state.abort('test restart');
-    } catch {
-      // abort() throws into the aborted call itself
-    }
-  }).catch(() => undefined);
-}
+const outboxSize = async (ws: string): Promise<number> => (await outboxOf(ws)).length;
 
 describe('exactness: N concurrent charges against a remaining L succeed exactly min(N, L) times', () => {
   it('8 workspaces at once, 120 charges of 1 each against L = 50, 80 and 200', async () => {

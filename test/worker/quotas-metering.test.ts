@@ -21,7 +21,7 @@ import {
   standOn,
   uniqueWorkspaceId,
   workspaceToken,
-} from './quotas-helpers';
+} from './support/quotas';
 
 const harness = createApp();
 harness.post('/api/v1/workspaces/:workspaceId/harness-metered', async (c) => {
@@ -220,7 +220,7 @@ describe('a failed request consumes nothing', () => {
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 100, limitAmountDaily: 100 }]);
     expect((await metered(ws, 'tokens', 5, { token: null })).status).toBe(401);
     expect((await metered(ws, 'tokens', 5, { token: await workspaceToken('someone_else') })).status).toBe(403);
-    const { mintToken } = await import('./quotas-helpers');
+    const { mintToken } = await import('./support/quotas');
     expect((await metered(ws, 'tokens', 5, { token: await mintToken({ workspaceId: ws }, -60) })).status).toBe(401);
     const q = await quotaOf(ws, 'tokens');
     expect([q.usedAmount, q.usedAmountDaily]).toEqual([0, 0]);

@@ -15,27 +15,22 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { consume } from '../../worker/quotas/meter-client';
 import { ApiError } from '../../core/problem';
 import { setClock } from '../../worker/clock';
-import { QuotaModel, nextAnchorDate, type ChargeOutcome, type TypeKey } from './quotas-model';
-import { addBonus, createWorkspace, flushLedger, listQuotas, readAudit, readLedger, resetClock, setAnchorDay, setLimits, uniqueWorkspaceId } from './quotas-helpers';
-
-const meterOf = (ws: string) => env.METER.get(env.METER.idFromName(ws));
-
-/** Drops the meter's in-memory state (as a code update or crash would); its storage stays. */
-async function restartMeter(ws: string): Promise<void> {
-  await runInDurableObject(meterOf(ws), (_, state) => {
-    try {
-      state.abort('test restart');
-    } catch {
-      // abort() throws into the aborted object's own call: expected
-    }
-  }).catch(() => undefined);
-}
-
-async function outboxOf(ws: string): Promise<Array<{ usage_type_key: string; amount: number }>> {
-  return runInDurableObject(meterOf(ws), (_, state) =>
-    state.storage.sql.exec<{ usage_type_key: string; amount: number }>('SELECT usage_type_key, amount FROM outbox ORDER BY seq').toArray(),
-  );
-}
+import { QuotaModel, nextAnchorDate, type ChargeOutcome, type TypeKey } from './support/quotas-model';
+import {
+  addBonus,
+  createWorkspace,
+  flushLedger,
+  listQuotas,
+  meterOf,
+  outboxOf,
+  readAudit,
+  readLedger,
+  resetClock,
+  restartMeter,
+  setAnchorDay,
+  setLimits,
+  uniqueWorkspaceId,
+} from './support/quotas';
 
 async function d1LedgerOf(ws: string): Promise<Array<{ usage_type_key: string; amount: number }>> {
   const { results } = await env.DB.prepare('SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 ORDER BY meter_seq').bind(ws).all<{ usage_type_key: string; amount: number }>();

@@ -16,7 +16,7 @@ import {
   setLimits,
   standOn,
   uniqueWorkspaceId,
-} from './quotas-helpers';
+} from './support/quotas';
 
 afterEach(resetClock);
 

@@ -16,7 +16,7 @@ import {
   standOn,
   uniqueWorkspaceId,
   workspaceToken,
-} from './quotas-helpers';
+} from './support/quotas';
 
 afterEach(() => {
   resetClock();

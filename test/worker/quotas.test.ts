@@ -16,7 +16,7 @@ import {
   workspaceToken,
   type PageJson,
   type QuotaJson,
-} from './quotas-helpers';
+} from './support/quotas';
 
 afterEach(resetClock);
 

@@ -13,8 +13,8 @@
 import { env } from 'cloudflare:test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { invalidateCatalog } from '../../worker/catalog/store';
-import { call, expectProblem, makeModel, uploadEnglish, uploadMapper, uploadModel, WS } from './api-helpers';
-import { installGatedArtifacts } from './storage-gate';
+import { call, expectProblem, makeModel, uploadEnglish, uploadMapper, uploadModel, WS } from './support/api';
+import { installGatedArtifacts } from './support/storage-gate';
 
 const WS_PATH = `/api/v1/workspaces/${WS}`;
 

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../core/limits';
 import { meterQuotas } from '../../worker/quotas/meter-client';
-import { call, expectProblem, mintToken } from './api-helpers';
+import { call, expectProblem, mintToken } from './support/api';
 
 // The migration seeds a tokens quota for ws_demo.
 const WS = 'ws_demo';
@@ -118,9 +118,16 @@ describe('POST /tokenizations', () => {
     expectProblem(await call('POST', path, { language: 'en', text: 'x' }, { token: other }), 403, 'WORKSPACE_FORBIDDEN');
   });
 
-  it('appears in the OpenAPI document', async () => {
+  it('is documented as it behaves: text and language required, the Tokenization answer, a problem+json answer for every refusal', async () => {
     const r = await call('GET', '/api/openapi.json', undefined, { token: null });
     expect(r.status).toBe(200);
-    expect(r.body.paths['/api/v1/workspaces/{workspaceId}/tokenizations'].post).toBeTruthy();
+    const schemaOf = (s: any): any => (s.$ref ? r.body.components.schemas[s.$ref.split('/').pop()] : s);
+    const op = r.body.paths['/api/v1/workspaces/{workspaceId}/tokenizations'].post;
+    expect([...schemaOf(op.requestBody.content['application/json'].schema).required].sort()).toEqual(['language', 'text']);
+    expect(Object.keys(schemaOf(op.responses['200'].content['application/json'].schema).properties).sort()).toEqual(['tokenCount', 'tokens']);
+    // The refusals the tests above observe, and the daily limit.
+    for (const status of ['401', '403', '413', '422', '429', '503']) {
+      expect(Object.keys(op.responses[status]?.content ?? {}), status).toEqual(['application/problem+json']);
+    }
   });
 });

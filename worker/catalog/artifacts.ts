@@ -13,7 +13,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { SUPPORTED_LANGUAGES } from '../../core/tokenizer/languages';
-import { R2_KEYS } from '../../core/types';
+import { KV_KEYS, R2_KEYS } from '../../core/storage-keys';
 import { IDENTIFIER, IDENTIFIER_MESSAGE } from '../../core/requests';
 import { sha256Hex, toHex } from '../../core/digest';
 import type { AppEnv, Env } from '../env';
@@ -117,7 +117,7 @@ async function sha256Of(env: Env, key: string, obj: R2Object, ctx: WaitUntil | u
   if (stored) return toHex(stored);
   return sharedLoad(digests, `${key}|${obj.etag}`, ctx, async () => {
     // KV is only a cache here: when it fails (or refuses a write), compute and answer anyway.
-    const kvKey = `artifact-sha256:${key}:${obj.etag}`;
+    const kvKey = KV_KEYS.artifactSha256(key, obj.etag);
     const cached = await env.CACHE.get(kvKey).catch((err: Error) => {
       console.error(`[artifacts] KV read of ${kvKey} failed: ${err.message}`);
       return null;

@@ -21,10 +21,8 @@ import {
   ModelIdParams,
   ModelParams,
   pageObject,
-  SimilarityMatrixRequestSchema,
-  SimilarityMatrixResponseSchema,
-  WordAvailabilitiesRequestSchema,
-  WordAvailabilitiesResponseSchema,
+  requests,
+  responses,
   security,
 } from '../http/openapi';
 import { newRouter } from '../http/router';
@@ -120,9 +118,9 @@ const availabilitiesRoute = createRoute({
   tags: ['Vocabulary'],
   summary: 'Which words are in the model vocabulary (and in the allow-list when one is given)',
   security,
-  request: { params: ModelParams, body: jsonBody(WordAvailabilitiesRequestSchema) },
+  request: { params: ModelParams, body: jsonBody(requests.WordAvailabilitiesRequestSchema) },
   responses: {
-    200: { description: 'One availability per requested word', content: { 'application/json': { schema: WordAvailabilitiesResponseSchema } } },
+    200: { description: 'One availability per requested word', content: { 'application/json': { schema: responses.WordAvailabilitiesResponseSchema } } },
     ...errorResponses(401, 404, 413, 422, 503),
   },
 });
@@ -133,9 +131,9 @@ const matrixRoute = createRoute({
   tags: ['Vocabulary'],
   summary: 'Pairwise cosine similarity of the in-vocabulary words, rounded to two decimals',
   security,
-  request: { params: ModelParams, body: jsonBody(SimilarityMatrixRequestSchema) },
+  request: { params: ModelParams, body: jsonBody(requests.SimilarityMatrixRequestSchema) },
   responses: {
-    200: { description: 'Square matrix aligned with words', content: { 'application/json': { schema: SimilarityMatrixResponseSchema } } },
+    200: { description: 'Square matrix aligned with words', content: { 'application/json': { schema: responses.SimilarityMatrixResponseSchema } } },
     ...errorResponses(401, 404, 413, 422, 503),
   },
 });

@@ -28,7 +28,8 @@
  * catalog is looked up in R2 (one get, as before the cache), and when the manifest is there
  * the catalog is reloaded from R2 (refreshCatalog).
  */
-import { CATALOG_GENERATION_KEY, type MapperBundleInfo, type ModelManifest } from '../../core/types';
+import { CATALOG_GENERATION_KEY, KV_KEYS, R2_PREFIXES } from '../../core/storage-keys';
+import { type MapperBundleInfo, type ModelManifest } from '../../core/types';
 import type { Env } from '../env';
 import { keepAlive, type WaitUntil } from '../../core/shared-load';
 
@@ -42,8 +43,6 @@ export const CATALOG_MEMORY_TTL_MS = 5_000;
 export const CATALOG_KV_TTL_S = 300;
 /** KV edge-cache time of the generation token (30 s is KV's minimum cacheTtl). */
 const GENERATION_CACHE_TTL_S = 30;
-/** Bump when the cached shape changes, so a deploy never reads entries of the old shape. */
-const ENTRY_PREFIX = 'catalog:v1:';
 
 /**
  * What the catalog routes need of a mapper bundle info (the KV entry keeps only these fields);
@@ -103,8 +102,8 @@ export function catalogR2Loads(): number {
 /** Lists R2 and reads every sidecar (the uncached catalog). */
 export async function readCatalogFromR2(env: Env): Promise<Catalog> {
   r2Loads++;
-  const [modelKeys, mapperKeys] = await Promise.all([listKeys(env, 'models/'), listKeys(env, 'mappers/')]);
-  const manifestKeys = modelKeys.filter((k) => k.endsWith('.json') && !k.slice('models/'.length).includes('/'));
+  const [modelKeys, mapperKeys] = await Promise.all([listKeys(env, R2_PREFIXES.models), listKeys(env, R2_PREFIXES.mappers)]);
+  const manifestKeys = modelKeys.filter((k) => k.endsWith('.json') && !k.slice(R2_PREFIXES.models.length).includes('/'));
   const infoKeys = mapperKeys.filter((k) => k.endsWith('.json') && k.split('/').length === 3);
   const [manifests, infos] = await Promise.all([
     Promise.all(manifestKeys.map((k) => readJson<ModelManifest>(env, k))),
@@ -149,7 +148,7 @@ async function kvGeneration(env: Env): Promise<string> {
 /** Loads from KV (or R2 on a miss); `fromR2` skips the KV read but still stores the result. */
 async function load(env: Env, fromR2: boolean): Promise<Catalog> {
   const generation = await kvGeneration(env);
-  const key = ENTRY_PREFIX + generation;
+  const key = KV_KEYS.catalog(generation);
   if (!fromR2 && generation) {
     try {
       const cached = await env.CACHE.get<unknown>(key, 'json');
@@ -205,7 +204,7 @@ export async function refreshCatalog(env: Env, ctx?: WaitUntil): Promise<Catalog
 /**
  * Call after changing catalog sidecars in R2 (models/*.json, mappers/{modelId}/*.json): drops
  * this isolate's copy and writes a new KV generation, so every isolate lists R2 again (others
- * within CATALOG_MEMORY_TTL_MS). Tests that write R2 directly call it (test/worker/api-helpers.ts).
+ * within CATALOG_MEMORY_TTL_MS). Tests that write R2 directly call it (test/worker/support/api.ts).
  */
 export async function invalidateCatalog(env: Env): Promise<void> {
   await env.CACHE.put(CATALOG_GENERATION_KEY, crypto.randomUUID());

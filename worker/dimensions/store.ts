@@ -5,16 +5,10 @@
  */
 import type { StoredDimensionSeeds } from '../../core/scoring';
 import type { Env } from '../env';
-import { FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID } from '../http/openapi';
+import type { z } from '@hono/zod-openapi';
+import { FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID, type StoredDimensionSchema } from '../http/openapi';
 
-export interface StoredDimension {
-  id: number;
-  name: string;
-  language: string;
-  description: string;
-  words: string[];
-  createdAt: string;
-}
+export type StoredDimension = z.infer<typeof StoredDimensionSchema>;
 
 interface Row {
   id: number;

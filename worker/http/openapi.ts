@@ -1,25 +1,27 @@
 /**
  * zod schemas of the scoring, vocabulary and catalog endpoints. The same schemas validate
  * requests (422 VALIDATION_FAILED) and generate the OpenAPI 3.1 document (/api/openapi.json).
- * The request schemas the offline scorer validates with too are core/requests.ts, documented
- * here with `.openapi()`. Limits come from core/limits.ts (decisions.md "Limits").
+ * The request and response schemas of the engine's endpoints are core/requests.ts and
+ * core/responses.ts (the offline scorer validates with the same), documented here with
+ * `.openapi()`. Limits come from core/limits.ts (decisions.md "Limits").
  */
 import { z } from '@hono/zod-openapi';
 import { LIMITS } from '../../core/limits';
-import { ID_MAX_CHARS, identifier, requestSchemas, WORD_MAX_CHARS, type Documenter } from '../../core/requests';
+import { identifier, requestSchemas, type Documenter } from '../../core/requests';
+import { responseSchemas } from '../../core/responses';
 import { WorkspaceIdParam } from '../ids';
 import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 
-const openapi: Documenter = (schema, doc) => (typeof doc === 'string' ? schema.openapi(doc) : schema.openapi(doc as Parameters<typeof schema.openapi>[0]));
+const openapi: Documenter = (schema, doc) => {
+  if (typeof doc === 'string') return schema.openapi(doc);
+  const { ref, ...metadata } = doc;
+  const meta = metadata as NonNullable<Parameters<typeof schema.openapi>[1]>;
+  return ref ? schema.openapi(ref, meta) : schema.openapi(meta);
+};
 
-export const {
-  TextScoresRequestSchema,
-  WordScoresRequestSchema,
-  AutocompleteRequestSchema,
-  WordAvailabilitiesRequestSchema,
-  SimilarityMatrixRequestSchema,
-  TokenizationRequestSchema,
-} = requestSchemas(openapi);
+/** The request and response schemas of core/requests.ts and core/responses.ts, documented for the OpenAPI document. */
+export const requests = requestSchemas(openapi);
+export const responses = responseSchemas(openapi);
 
 export const ProblemSchema = z
   .object({
@@ -43,84 +45,6 @@ export const jsonBody = <T>(schema: T) => ({ required: true, content: { 'applica
 /** An OpenAPI response entry for a problem+json answer (errorResponses). */
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
 
-const scoreMap = z.record(z.string(), z.number());
-export const GoalScoreFactorSchema = z
-  .object({
-    field: z.string(),
-    value: z.number(),
-    type: z.enum(['dimension', 'mapper', 'intrinsic']),
-    id: z.string().openapi({ description: 'Extension: dimension id as string, mapper id, or modelRank.' }),
-  })
-  .openapi('GoalScoreFactor');
-
-export const ExplainedTokenSchema = z
-  .object({
-    string: z.string(),
-    token: z.string(),
-    indexStart: z.number().int(),
-    indexEnd: z.number().int(),
-    value: z.number().openapi({ description: "The token's composed value on the factor's scale." }),
-    weight: z.number().openapi({ description: 'Its weight in the weighted mean (contrast: 0.5 before, 1.5 after).' }),
-    rules: z.array(z.string()).openapi({ description: 'negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk.' }),
-  })
-  .openapi('ExplainedToken');
-
-export const ExplanationSchema = z
-  .object({
-    dimensions: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema), expandedWords: z.array(z.string()).optional() })),
-    mappers: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema) })),
-  })
-  .openapi('Explanation', { description: 'Extension (explain: true): per dimension id and mapper id at most 10 tokens by |weight x (value - neutral)|; expandedWords: the words `expand` added to the seeds, best first.' });
-
-export const ScoredTextSchema = z
-  .object({
-    modelRankScore: z.number().nullable(),
-    goalScoreFactors: z.array(GoalScoreFactorSchema),
-    dimensionScores: scoreMap,
-    mapperScores: scoreMap,
-    goalScore: z.number().optional(),
-    explanation: ExplanationSchema.optional(),
-  })
-  .openapi('ScoredText');
-
-export const TextScoresResponseSchema = z.object({ data: z.array(ScoredTextSchema) }).openapi('TextScoresResponse');
-
-export const ScoredWordSchema = z
-  .object({
-    word: z.string(),
-    seedScore: z.number().nullable(),
-    modelRank: z.number().int(),
-    seedScoreQuartile: z.number().int(),
-    modelRankQuartile: z.number().int(),
-    dimensionScores: scoreMap,
-    mapperScores: scoreMap,
-    goalScore: z.number().nullable(),
-  })
-  .openapi('ScoredWord');
-
-export const WordScoresResponseSchema = z
-  .object({
-    data: z.array(ScoredWordSchema),
-    averages: z.object({
-      modelRankScore: z.number().nullable(),
-      seedScore: z.number().nullable(),
-      dimensionScores: scoreMap,
-      mapperScores: scoreMap,
-      goalScore: z.number().nullable(),
-    }),
-  })
-  .openapi('WordScoresResponse');
-
-export const AutocompleteResponseSchema = z.object({ suggestions: z.array(z.string()).max(LIMITS.autocompleteSuggestions) }).openapi('AutocompleteResponse');
-
-export const WordAvailabilitiesResponseSchema = z
-  .object({ availabilities: z.array(z.object({ word: z.string(), isAvailable: z.boolean() })) })
-  .openapi('WordAvailabilitiesResponse');
-
-export const SimilarityMatrixResponseSchema = z
-  .object({ words: z.array(z.string()), matrix: z.array(z.array(z.number())) })
-  .openapi('SimilarityMatrixResponse');
-
 export const PageSchema = z
   .object({ size: z.number().int(), totalElements: z.number().int(), totalPages: z.number().int(), currentPage: z.number().int() })
   .openapi('Page');
@@ -134,7 +58,7 @@ export const CatalogQuerySchema = z.object({
   country: z.string().max(10).optional().openapi({ description: 'ISO 3166-1 alpha-2 filter.' }),
   language: z.string().max(10).optional().openapi({ description: 'ISO 639-1 filter.' }),
   page: z.coerce.number().int().min(1).default(1).openapi({ description: '1-based page number.' }),
-  size: z.coerce.number().int().min(1).max(LIMITS.catalogPageSize).default(20).openapi({ description: 'Entries per page, at most 100.' }),
+  size: z.coerce.number().int().min(1).max(LIMITS.catalogPageSize).default(20).openapi({ description: `Entries per page, at most ${LIMITS.catalogPageSize}.` }),
 });
 
 export const MapperBundleSchema = z
@@ -209,10 +133,10 @@ export const CreateDimensionSchema = z
       .optional()
       .openapi({ description: `Omit to take the lowest free id >= ${FIRST_CREATED_DIMENSION_ID}; ids below it are reserved for the seeded set.` }),
     // Stored in D1: well-formed Unicode only (worker/well-formed.ts).
-    name: z.string().min(1).max(ID_MAX_CHARS).refine(isWellFormed, ILL_FORMED_MESSAGE),
+    name: z.string().min(1).max(LIMITS.nameCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE),
     language: z.string().regex(/^[a-z]{2}$/).default('en'),
-    description: z.string().max(2000).refine(isWellFormed, ILL_FORMED_MESSAGE).optional(),
-    words: z.array(z.string().trim().min(1).max(WORD_MAX_CHARS).refine(isWellFormed, ILL_FORMED_MESSAGE)).min(1).max(LIMITS.seedOrWhitelistWords),
+    description: z.string().max(LIMITS.dimensionDescriptionCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE).optional(),
+    words: z.array(z.string().trim().min(1).max(LIMITS.wordCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE)).min(1).max(LIMITS.seedOrWhitelistWords),
   })
   .openapi('CreateDimension');
 

@@ -7,11 +7,10 @@
  * Not under /api: no token needed to load the page itself (the page asks for one).
  */
 import type { Context } from 'hono';
+import { R2_KEYS } from '../../core/storage-keys';
 import type { AppEnv } from '../env';
 import { etagMatches } from '../http-cache';
 import { newRouter } from '../http/router';
-
-export const WEB_PREFIX = 'web/';
 
 // Null prototype: the extension comes from the URL ("x.constructor" must not find Object).
 const TYPES: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, {
@@ -33,7 +32,7 @@ function contentType(file: string): string {
 async function serve(c: Context<AppEnv>, file: string, cacheControl: string): Promise<Response> {
   // Bounded: an R2 key over 1,024 bytes is an error, and no built asset has a name this long.
   if (file.length > 256 || !/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(file) || file.includes('..')) return c.notFound();
-  const key = WEB_PREFIX + file;
+  const key = R2_KEYS.web(file);
   const head = await c.env.ARTIFACTS.head(key);
   if (!head) {
     if (file === 'index.html') {

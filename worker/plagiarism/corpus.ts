@@ -22,6 +22,9 @@
 import { fingerprints, splitWords } from '../../core/plagiarism';
 import { sha256Hex } from '../../core/digest';
 import { keepAlive, type WaitUntil } from '../../core/shared-load';
+import { R2_KEYS } from '../../core/storage-keys';
+import type { z } from '@hono/zod-openapi';
+import type { PageSchema } from './routes';
 
 export interface PageInput {
   url: string;
@@ -29,17 +32,8 @@ export interface PageInput {
   text: string;
 }
 
-export interface PageRecord {
-  id: number;
-  url: string;
-  title: string;
-  wordCount: number;
-  fingerprintCount: number;
-  characterCount: number;
-  contentSha256: string;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A stored reference page (the PlagiarismPage of the admin API). */
+export type PageRecord = z.infer<typeof PageSchema>;
 
 export interface IngestedPage extends PageRecord {
   /** True when the URL was already in the corpus and this ingestion replaced it. */
@@ -77,8 +71,6 @@ export const MAX_PARAM_BYTES = 400_000;
 /** Fingerprints per JSON item: at most 16 bytes each (15 digits and a comma), 320,000 bytes. */
 const HASHES_PER_ITEM = 20_000;
 const R2_CONCURRENCY = 16;
-
-export const R2_PREFIX = 'plagiarism/pages/';
 
 function toRecord(r: PageRow): PageRecord {
   return {
@@ -197,7 +189,7 @@ export class PlagiarismCorpus {
           words: words.length,
           hashes,
           sha: await sha256Hex(p.text),
-          key: `${R2_PREFIX}${urlHash}/${crypto.randomUUID()}.txt`,
+          key: R2_KEYS.plagiarismPage(urlHash, crypto.randomUUID()),
         };
       }),
     );
@@ -327,7 +319,7 @@ export class PlagiarismCorpus {
 
   /**
    * Deletes R2 objects without failing: errors are logged (the objects stay as orphans under
-   * R2_PREFIX). Kept alive with the request's waitUntil, and awaited, so the answer still
+   * R2_KEYS.plagiarismPage). Kept alive with the request's waitUntil, and awaited, so the answer still
    * follows the deletion.
    */
   private async discard(keys: string[], why: string): Promise<void> {

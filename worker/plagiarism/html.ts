@@ -7,9 +7,10 @@
  * the tokenizer (also in the raw-text title). The title is capped like an explicit one.
  */
 import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
+import { LIMITS } from '../../core/limits';
 
 /** Most characters of a page title (the ingestion schema's limit for an explicit title). */
-export const TITLE_MAX_CHARS = 1000;
+const TITLE_MAX_CHARS = LIMITS.plagiarismTitleCharacters;
 
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'canvas', 'textarea', 'select']);
 const BLOCKS = new Set(

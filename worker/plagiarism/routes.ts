@@ -17,17 +17,13 @@ import { waitUntilOf } from '../sources';
 import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 import { newRouter } from '../http/router';
 
-/** Minimum words of a checked text (interface: Limits). */
-export const MIN_CHECK_WORDS = 15;
-/** Pages per batch ingestion request (JSON lines). */
-export const MAX_BATCH_PAGES = 1000;
 
 // ---------------------------------------------------------------------------------------------
 // Check
 
 const CheckRequest = z
   .object({
-    text: z.string().max(LIMITS.charactersPerText).openapi({ description: 'At least 15 words after punctuation stripping.' }),
+    text: z.string().max(LIMITS.charactersPerText).openapi({ description: `At least ${LIMITS.plagiarismMinWords} words after punctuation stripping.` }),
   })
   .openapi('PlagiarismCheckRequest');
 
@@ -76,12 +72,12 @@ const PageInputSchema = z
     // Only web pages: javascript:, data:, file: ... URLs are refused (one issue: not an http(s) URL).
     url: z
       .url({ protocol: /^https?$/i, error: 'Expected an http or https URL' })
-      .max(2048)
+      .max(LIMITS.plagiarismUrlCharacters)
       .refine(isWellFormed, ILL_FORMED_MESSAGE)
       .openapi({ description: 'Identity of the page: ingesting a known URL again replaces the page. Well-formed Unicode.' }),
     title: z
       .string()
-      .max(1000)
+      .max(LIMITS.plagiarismTitleCharacters)
       .refine(isWellFormed, ILL_FORMED_MESSAGE)
       .optional()
       .openapi({ description: 'Defaults to the HTML <title> (html) or "" (text).' }),
@@ -95,7 +91,7 @@ const PageInputSchema = z
   .refine((p) => (p.text === undefined) !== (p.html === undefined), { message: 'Give exactly one of text and html', path: ['text'] })
   .openapi('PlagiarismPageInput');
 
-const PageSchema = z
+export const PageSchema = z
   .object({
     id: z.number().int(),
     url: z.string(),
@@ -116,7 +112,7 @@ const PageRefParam = z.object({
   ref: z
     .string()
     .min(1)
-    .max(2048)
+    .max(LIMITS.plagiarismUrlCharacters)
     .refine(isWellFormed, ILL_FORMED_MESSAGE)
     .openapi({ description: 'Numeric page id, or the page URL percent-encoded (encodeURIComponent), at most 2,048 characters.' }),
 });
@@ -142,7 +138,7 @@ const ingestRoute = createRoute({
 const batchRoute = createRoute({
   method: 'post',
   path: '/pages:batch',
-  summary: `Add or replace up to ${MAX_BATCH_PAGES} pages, one JSON object per line ({url, title?, text | html}); all or nothing`,
+  summary: `Add or replace up to ${LIMITS.plagiarismBatchPages} pages, one JSON object per line ({url, title?, text | html}); all or nothing`,
   tags: ['Plagiarism corpus (admin)'],
   security,
   request: {
@@ -259,9 +255,9 @@ async function parseBatch(body: string): Promise<PageInput[]> {
     const line = lines[i].trim();
     if (line === '') continue;
     count++;
-    if (count > MAX_BATCH_PAGES) {
-      throw new ApiError('VALIDATION_FAILED', `A batch holds at most ${MAX_BATCH_PAGES} pages`, {
-        errors: [{ path: `line.${i + 1}`, message: `more than ${MAX_BATCH_PAGES} pages` }],
+    if (count > LIMITS.plagiarismBatchPages) {
+      throw new ApiError('VALIDATION_FAILED', `A batch holds at most ${LIMITS.plagiarismBatchPages} pages`, {
+        errors: [{ path: `line.${i + 1}`, message: `more than ${LIMITS.plagiarismBatchPages} pages` }],
       });
     }
     let json: unknown;
@@ -291,10 +287,10 @@ export const plagiarismCheckRoutes = newRouter();
 plagiarismCheckRoutes.openapi(checkRoute, async (c) => {
   const { text } = c.req.valid('json');
   const words = splitWords(text);
-  if (words.length < MIN_CHECK_WORDS) {
+  if (words.length < LIMITS.plagiarismMinWords) {
     throw new ApiError(
       'PLAGIARISM_TEXT_TOO_SHORT',
-      `The text has ${words.length} words after punctuation stripping; a check needs at least ${MIN_CHECK_WORDS}`,
+      `The text has ${words.length} words after punctuation stripping; a check needs at least ${LIMITS.plagiarismMinWords}`,
     );
   }
   // Allowance first: an exhausted or unknown workspace never causes an upstream call.

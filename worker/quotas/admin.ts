@@ -42,6 +42,7 @@ import {
 } from './schemas';
 import { PageSchema, errorResponses, jsonBody, pageObject, security } from '../http/openapi';
 import { newRouter } from '../http/router';
+import { LIMITS } from '../../core/limits';
 
 const TAG = 'Admin';
 const json = <T extends z.ZodTypeAny>(schema: T) => ({ 'application/json': { schema } });
@@ -178,7 +179,7 @@ const ledgerRouteDef = createRoute({
   request: {
     params: wsParams,
     query: z.object({
-      usageTypeKey: z.string().max(64).optional().openapi({ param: { name: 'usageTypeKey', in: 'query' } }),
+      usageTypeKey: z.string().max(LIMITS.usageTypeKeyCharacters).optional().openapi({ param: { name: 'usageTypeKey', in: 'query' } }),
       page: pageQuery,
       size: sizeQuery,
       order: orderQuery,

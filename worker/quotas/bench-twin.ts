@@ -5,7 +5,7 @@
  * meter, so the difference is the meter alone.
  *
  * It exists only in a build made with `wrangler dev --define __BENCH_UNMETERED_TWIN__:true`
- * (test/bench/api.ts starts its local server so). A define is substituted by the bundler at build
+ * (bench/api.ts starts its local server so). A define is substituted by the bundler at build
  * time: no [vars] entry, secret or dashboard setting can switch it on, wrangler.toml has no
  * [define], and `wrangler deploy` of this repository never passes one; without it the constant
  * is undefined, this function is always false and the header below is ignored (a normal charge).

@@ -27,7 +27,8 @@ import { nowMs } from '../clock';
 import type { UsageTypeKey } from './charge';
 import { cycleParams, cycleStartFor, isoDate } from './cycle';
 import { available, quotaView, roll, type MeterRow } from './meter-rules';
-import { IDEMPOTENCY_TTL_MS, isoTimestamp, type Quota } from './repository';
+import { isoTimestamp, type Quota } from './repository';
+import { LIMITS } from '../../core/limits';
 
 /**
  * Default delay between a charge and the flush of the outbox (the ledger lags by about this plus
@@ -212,7 +213,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
       if (!row || row.expires_at <= atMs) {
         this.sql.exec(
           "INSERT OR REPLACE INTO request_keys (idempotency_key, method, path, body_sha256, state, lock_token, locked_until, created_at, expires_at) VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?, ?)",
-          key, method, path, bodySha256, lock, atMs + leaseMs, isoTimestamp(atMs), atMs + IDEMPOTENCY_TTL_MS,
+          key, method, path, bodySha256, lock, atMs + leaseMs, isoTimestamp(atMs), atMs + LIMITS.idempotencyKeyTtlMs,
         );
         return { kind: 'claimed' };
       }
@@ -366,7 +367,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
         .bind(workspaceId, atMs),
       db
         .prepare('SELECT idempotency_key, usage_type_key, amount, created_at FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key IS NOT NULL AND created_at >= ?2 ORDER BY id')
-        .bind(workspaceId, isoTimestamp(atMs - IDEMPOTENCY_TTL_MS)),
+        .bind(workspaceId, isoTimestamp(atMs - LIMITS.idempotencyKeyTtlMs)),
     ]);
     const wsRow = ws.results[0] as { anchor_day: number } | undefined;
     if (!wsRow) return null; // nothing stored: an unknown workspace stays cold
@@ -422,7 +423,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
         .exec<{ usage_type_key: string; amount: number; at_ms: number }>('SELECT usage_type_key, amount, at_ms FROM charge_keys WHERE idempotency_key = ?', req.idempotencyKey)
         .toArray()[0];
       // Keys count for 24 hours; afterwards the key may be used again.
-      if (prior && prior.at_ms >= req.atMs - IDEMPOTENCY_TTL_MS) {
+      if (prior && prior.at_ms >= req.atMs - LIMITS.idempotencyKeyTtlMs) {
         if (prior.usage_type_key === req.usageTypeKey && prior.amount === req.amount) return { status: 'replayed' };
         return {
           status: 'refused',
@@ -596,7 +597,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
     }
     const now = this.serviceNow();
     this.sql.exec('DELETE FROM request_keys WHERE expires_at <= ?', now);
-    this.sql.exec('DELETE FROM charge_keys WHERE at_ms < ?', now - IDEMPOTENCY_TTL_MS);
+    this.sql.exec('DELETE FROM charge_keys WHERE at_ms < ?', now - LIMITS.idempotencyKeyTtlMs);
     return written;
   }
 }

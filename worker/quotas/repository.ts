@@ -11,9 +11,11 @@
  * counters and writes the ledger and a counter snapshot into these tables (issue 20). D1 never
  * deducts on its own.
  */
+import type { z } from '@hono/zod-openapi';
 import { ApiError } from '../../core/problem';
 import type { UsageTypeKey } from './charge';
 import { cycleParams, cycleStartFor, isoDate, type CycleParams } from './cycle';
+import type { AuditEntrySchema, LedgerEntrySchema, QuotaSchema, UsageTypeSchema, WorkspaceSchema } from './schemas';
 
 // ---------------------------------------------------------------------------------------
 // Rollover folded into SQL. `p` is a column prefix ('' or 'q.').
@@ -69,60 +71,17 @@ export function isoTimestamp(ms: number): string {
 // ---------------------------------------------------------------------------------------
 // Types
 // ---------------------------------------------------------------------------------------
-export interface Workspace {
-  id: string;
-  name: string;
-  anchorDay: number;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A workspace as stored (the admin answer adds its cycle and quotas). */
+export type Workspace = Omit<z.infer<typeof WorkspaceSchema>, 'cycleStart' | 'nextCycleStart' | 'quotas'>;
 
-export interface UsageType {
-  id: string;
-  key: string;
-  displayName: string;
-  fairUsePolicyLimit: number | null;
-  permissionKeyDailyLimit: string;
-  permissionKeyMonthlyLimit: string;
-}
+export type UsageType = z.infer<typeof UsageTypeSchema>;
 
 /** The Quota resource of the interface, as of a given instant. */
-export interface Quota {
-  id: string;
-  workspaceId: string;
-  usageTypeKey: string;
-  limitAmount: number;
-  limitAmountDaily: number;
-  usedAmount: number;
-  usedAmountDaily: number;
-  availableAmount: number;
-  bonusAmount: number;
-  spilloverAmount: number;
-  fairUseLimitReached: boolean;
-  dailyRefreshed: string;
-}
+export type Quota = z.infer<typeof QuotaSchema>;
 
-export interface LedgerEntry {
-  id: number;
-  workspaceId: string;
-  usageTypeKey: string;
-  amount: number;
-  requestId: string;
-  idempotencyKey: string | null;
-  cycleStart: string;
-  createdAt: string;
-}
+export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
 
-export interface AuditEntry {
-  id: number;
-  workspaceId: string;
-  action: string;
-  usageTypeKey: string | null;
-  details: Record<string, unknown>;
-  actor: string | null;
-  requestId: string | null;
-  createdAt: string;
-}
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;
 
 /** Who made an admin change, for the audit log. */
 export interface AuditContext {
@@ -270,9 +229,6 @@ export type ConsumeOutcome =
   | { status: 'replayed' }
   /** Amount 0 (e.g. texts without a token): nothing deducted, no ledger row; the workspace and its allowance were checked. */
   | { status: 'free' };
-
-/** How long an Idempotency-Key stays bound to its request (decisions.md "Idempotency"). */
-export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 // ---------------------------------------------------------------------------------------
 // Admin changes. Each one first writes the rolled-over state with the settings in force

@@ -17,6 +17,7 @@ import {
 } from './schemas';
 import { PageSchema, errorResponses, pageObject, security } from '../http/openapi';
 import { newRouter } from '../http/router';
+import { LIMITS } from '../../core/limits';
 
 export const QUOTA_SORT_FIELDS = [
   'usageTypeKey',
@@ -59,7 +60,7 @@ const quotasRoute = createRoute({
   request: {
     params: z.object({ workspaceId: WorkspaceIdParam }),
     query: z.object({
-      usageTypeKey: z.string().max(64).optional().openapi({ param: { name: 'usageTypeKey', in: 'query' }, example: 'tokens' }),
+      usageTypeKey: z.string().max(LIMITS.usageTypeKeyCharacters).optional().openapi({ param: { name: 'usageTypeKey', in: 'query' }, example: 'tokens' }),
       page: pageQuery,
       size: sizeQuery,
       sort: z

@@ -3,8 +3,6 @@ import { z } from '@hono/zod-openapi';
 import { LIMITS } from '../../core/limits';
 import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 
-/** Largest amount an admin can set or add in one call (keeps every sum an exact JS integer). */
-export const MAX_AMOUNT = 1_000_000_000_000;
 
 // The workspace id (worker/ids.ts: no import of ../schemas, which imports it too).
 import { WORKSPACE_ID, WorkspaceIdParam } from '../ids';
@@ -13,7 +11,7 @@ export { WORKSPACE_ID, WorkspaceIdParam };
 export const UsageTypeKeyParam = z
   .string()
   .min(1)
-  .max(64)
+  .max(LIMITS.usageTypeKeyCharacters)
   .openapi({ param: { name: 'usageTypeKey', in: 'path' }, example: 'tokens' });
 
 export const pageQuery = z.coerce
@@ -64,14 +62,14 @@ export const UsageTypeSchema = z
   })
   .openapi('UsageType');
 
-const amount = z.number().int().min(0).max(MAX_AMOUNT);
+const amount = z.number().int().min(0).max(LIMITS.quotaAmountMax);
 // Stored in D1: well-formed Unicode only (worker/well-formed.ts).
-const workspaceName = z.string().min(1).max(200).refine(isWellFormed, ILL_FORMED_MESSAGE);
+const workspaceName = z.string().min(1).max(LIMITS.workspaceNameCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE);
 const anchorDay = z.number().int().min(1).max(31);
 
 export const QuotaLimitsSchema = z
   .object({
-    usageTypeKey: z.string().min(1).max(64),
+    usageTypeKey: z.string().min(1).max(LIMITS.usageTypeKeyCharacters),
     limitAmount: amount,
     limitAmountDaily: amount,
   })
@@ -82,7 +80,7 @@ export const CreateWorkspaceSchema = z
     id: z.string().regex(WORKSPACE_ID),
     name: workspaceName.optional(),
     anchorDay: anchorDay.default(1).describe('Day of the month on which billing cycles start (29-31: the last day in shorter months)'),
-    quotas: z.array(QuotaLimitsSchema).max(100).default([]).describe('Limits per usage type; usage types not listed get limits 0'),
+    quotas: z.array(QuotaLimitsSchema).max(LIMITS.quotasPerWorkspace).default([]).describe('Limits per usage type; usage types not listed get limits 0'),
   })
   .openapi('CreateWorkspace');
 
@@ -100,8 +98,8 @@ export const SetLimitsSchema = z
 
 export const AddBonusSchema = z
   .object({
-    amount: z.number().int().min(1).max(MAX_AMOUNT),
-    reason: z.string().max(500).optional(),
+    amount: z.number().int().min(1).max(LIMITS.quotaAmountMax),
+    reason: z.string().max(LIMITS.bonusReasonCharacters).optional(),
   })
   .openapi('AddBonus');
 

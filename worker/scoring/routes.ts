@@ -8,16 +8,12 @@ import { charge } from '../quotas/charge';
 import { engineOf } from '../sources';
 import { metered } from '../http/timing';
 import {
-  AutocompleteRequestSchema,
-  AutocompleteResponseSchema,
   errorResponses,
   jsonBody,
-  TextScoresRequestSchema,
-  TextScoresResponseSchema,
-  WordScoresRequestSchema,
-  WordScoresResponseSchema,
-  WorkspaceParams,
+  requests,
+  responses,
   security,
+  WorkspaceParams,
 } from '../http/openapi';
 import { newRouter } from '../http/router';
 
@@ -30,9 +26,9 @@ const textScoresRoute = createRoute({
   description:
     "A text's dimension or mapper score is the mean over its in-vocabulary non-stop tokens (lemma first, then surface form, lower-cased); modelRankScore is the mean frequency score f(rank) = 1 - ln(rank)/ln(V) over its in-vocabulary tokens. Meters `tokens` = tokens counted by the tokenizer.",
   security,
-  request: { params: WorkspaceParams, body: jsonBody(TextScoresRequestSchema) },
+  request: { params: WorkspaceParams, body: jsonBody(requests.TextScoresRequestSchema) },
   responses: {
-    200: { description: 'One scored text per submitted text, in order', content: { 'application/json': { schema: TextScoresResponseSchema } } },
+    200: { description: 'One scored text per submitted text, in order', content: { 'application/json': { schema: responses.TextScoresResponseSchema } } },
     ...errorResponses(401, 403, 404, 413, 422, 429, 503),
   },
 });
@@ -45,9 +41,9 @@ const wordScoresRoute = createRoute({
   description:
     'Find-and-score applies the default vocabulary quality filter (docs/vocabulary.md): the 50,000 most frequent words (`wordrankLimit`), no stop words, pronouns, auxiliaries, numbers or non-dictionary words, candidates sharing a part of speech with the seeds; `wordrankLimit: -1` widens it to everything but stop words, pronouns and entries without a letter; `excludeAntonyms: true` also skips WordNet antonyms of the seeds. Seeds and whitelist words may be phrases. Meters `tokens` = words scored.',
   security,
-  request: { params: WorkspaceParams, body: jsonBody(WordScoresRequestSchema) },
+  request: { params: WorkspaceParams, body: jsonBody(requests.WordScoresRequestSchema) },
   responses: {
-    200: { description: 'Scored words and averages', content: { 'application/json': { schema: WordScoresResponseSchema } } },
+    200: { description: 'Scored words and averages', content: { 'application/json': { schema: responses.WordScoresResponseSchema } } },
     ...errorResponses(401, 403, 404, 413, 422, 429, 503),
   },
 });
@@ -60,9 +56,9 @@ const autocompleteRoute = createRoute({
   description:
     'Matching folds case and diacritics; junk (no letter, rare non-words), stop words, pronouns and auxiliaries are not suggested; proper nouns come capitalized, acronyms in capitals, and a leading capital typed by the user is kept (docs/vocabulary.md).',
   security,
-  request: { params: WorkspaceParams, body: jsonBody(AutocompleteRequestSchema) },
+  request: { params: WorkspaceParams, body: jsonBody(requests.AutocompleteRequestSchema) },
   responses: {
-    200: { description: 'Suggestions, best first', content: { 'application/json': { schema: AutocompleteResponseSchema } } },
+    200: { description: 'Suggestions, best first', content: { 'application/json': { schema: responses.AutocompleteResponseSchema } } },
     ...errorResponses(401, 403, 404, 413, 422, 503),
   },
 });

@@ -4,24 +4,11 @@
  * lang/{language}.bin in R2, loaded lazily once per isolate (worker/sources/language-data.ts).
  * Meters `tokens` = tokenCount after the answer is computed; a failed request consumes nothing.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import { charge } from '../quotas/charge';
 import { engineOf } from '../sources';
-import { jsonBody, security, TokenizationRequestSchema, WorkspaceParams, errorResponses } from '../http/openapi';
+import { errorResponses, jsonBody, requests, responses, security, WorkspaceParams } from '../http/openapi';
 import { newRouter } from '../http/router';
-
-const TokenSchema = z
-  .object({
-    string: z.string().openapi({ description: 'Exactly text.slice(indexStart, indexEnd).' }),
-    token: z.string().openapi({ description: 'Lemma in lower case (German nouns keep their capital); for ja the string itself.' }),
-    indexStart: z.number().int().openapi({ description: 'Zero-based offset in UTF-16 code units (JavaScript string index).' }),
-    indexEnd: z.number().int().openapi({ description: 'Exclusive end offset in UTF-16 code units.' }),
-    isStop: z.boolean(),
-    synonyms: z.array(z.string()).openapi({ description: 'At most 10, deduplicated, without the token itself; [] when none.' }),
-  })
-  .openapi('Token');
-
-const TokenizationResponse = z.object({ tokenCount: z.number().int(), tokens: z.array(TokenSchema) }).openapi('Tokenization');
 
 const route = createRoute({
   method: 'post',
@@ -32,10 +19,10 @@ const route = createRoute({
   security,
   request: {
     params: WorkspaceParams,
-    body: jsonBody(TokenizationRequestSchema),
+    body: jsonBody(requests.TokenizationRequestSchema),
   },
   responses: {
-    200: { description: 'Tokens in original order', content: { 'application/json': { schema: TokenizationResponse } } },
+    200: { description: 'Tokens in original order', content: { 'application/json': { schema: responses.TokenizationResponseSchema } } },
     ...errorResponses({
       401: 'Missing or invalid token',
       403: 'Wrong workspace, or ERROR_NO_REMAINING_QUOTA',

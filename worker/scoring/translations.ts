@@ -7,41 +7,27 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { ENGLISH_COMPANION_ID } from '../../core/projection';
-import { ID_MAX_CHARS, WORD_MAX_CHARS } from '../../core/requests';
-import { TRANSLATION_LIMIT_DEFAULT, TRANSLATION_LIMIT_MAX, TRANSLATION_WORDS_MAX } from '../../core/translation';
+import { LIMITS } from '../../core/limits';
+import { TRANSLATION_LIMIT_DEFAULT } from '../../core/translation';
 import { charge } from '../quotas/charge';
 import { ApiError } from '../../core/problem';
-import { errorResponses, jsonBody, ModelParams, security } from '../http/openapi';
+import { errorResponses, jsonBody, ModelParams, responses, security } from '../http/openapi';
 import { engineOf } from '../sources';
 import { newRouter } from '../http/router';
 
 export const WordTranslationsRequestSchema = z
   .object({
-    words: z.array(z.string().max(WORD_MAX_CHARS)).min(1).max(TRANSLATION_WORDS_MAX).openapi({ description: `1 to ${TRANSLATION_WORDS_MAX} words of the source model's language.`, example: ['Haus', 'Hund'] }),
-    limit: z.number().int().min(1).max(TRANSLATION_LIMIT_MAX).optional().openapi({ description: `Translations per word, 1..${TRANSLATION_LIMIT_MAX} (default ${TRANSLATION_LIMIT_DEFAULT}).`, example: 5 }),
+    words: z.array(z.string().max(LIMITS.wordCharacters)).min(1).max(LIMITS.translationWords).openapi({ description: `1 to ${LIMITS.translationWords} words of the source model's language.`, example: ['Haus', 'Hund'] }),
+    limit: z.number().int().min(1).max(LIMITS.translationsPerWord).optional().openapi({ description: `Translations per word, 1..${LIMITS.translationsPerWord} (default ${TRANSLATION_LIMIT_DEFAULT}).`, example: 5 }),
     targetModelId: z
       .string()
       .min(1)
-      .max(ID_MAX_CHARS)
+      .max(LIMITS.nameCharacters)
       .optional()
       .openapi({ description: `A model in the same vector space (features aligned-en, or ${ENGLISH_COMPANION_ID} itself). Default: ${ENGLISH_COMPANION_ID}; required on ${ENGLISH_COMPANION_ID} itself.`, example: 'de-aligned-glove-6b-100d' }),
   })
   .strict()
   .openapi('WordTranslationsRequest');
-
-export const WordTranslationsResponseSchema = z
-  .object({
-    sourceModelId: z.string(),
-    targetModelId: z.string(),
-    data: z.array(
-      z.object({
-        word: z.string(),
-        isAvailable: z.boolean(),
-        translations: z.array(z.object({ word: z.string(), similarity: z.number() })),
-      }),
-    ),
-  })
-  .openapi('WordTranslationsResponse');
 
 const route = createRoute({
   method: 'post',
@@ -53,7 +39,7 @@ const route = createRoute({
   security,
   request: { params: ModelParams, body: jsonBody(WordTranslationsRequestSchema) },
   responses: {
-    200: { description: 'One entry per requested word, in order', content: { 'application/json': { schema: WordTranslationsResponseSchema } } },
+    200: { description: 'One entry per requested word, in order', content: { 'application/json': { schema: responses.WordTranslationsResponseSchema } } },
     ...errorResponses(401, 403, 404, 413, 422, 429, 503),
   },
 });

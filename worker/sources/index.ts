@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import { createEngine, type EngineSource } from '../../core/engine';
 import type { WaitUntil } from '../../core/shared-load';
-import { R2_KEYS } from '../../core/types';
+import { R2_KEYS } from '../../core/storage-keys';
 import { getCatalog } from '../catalog/store';
 import { storedSeeds } from '../dimensions/store';
 import type { AppEnv, Env } from '../env';

@@ -4,7 +4,7 @@
  * retries). Missing or unreadable data: 503 LANGUAGE_DATA_UNAVAILABLE (core/engine.ts).
  */
 import { parseLanguageData, type LanguageData } from '../../core/tokenizer';
-import { R2_KEYS } from '../../core/types';
+import { R2_KEYS } from '../../core/storage-keys';
 import { loadsInFlight, sharedLoad, type WaitUntil } from '../../core/shared-load';
 import type { Env } from '../env';
 
