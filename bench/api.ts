@@ -18,7 +18,9 @@
  * measured in this same process and run, the kernel time of the request's work (the same
  * WASM kernels and model bytes in Node) and the whole core computation (core/scoring).
  * Target: find-and-score p50 <= kernel time + 3 ms.
- * Metering section (bench/api-metering.ts): metered vs unmetered 1-word requests at 1 and 16
+ * Metering section (bench/api-metering.ts): metered 1-word word-scores requests vs the same
+ * requests without the meter call (the bench-only twin: the server is started with
+ * `--define __BENCH_UNMETERED_TWIN__:true`, worker/quotas/bench-twin.ts) at 1 and 16
  * connections over 8 workspaces (JSON: metered_overhead_p50_ms, metered_throughput_ratio_16);
  * BENCH_API_ONLY=metering runs only that section.
  *
@@ -65,7 +67,8 @@ async function startServer(): Promise<ChildProcess | null> {
     console.log(`[bench:api] reusing the server on ${BASE}`);
     return null;
   }
-  return startLocalWorker(PORT, path.join(os.tmpdir(), 'embedding-edge-bench-api'));
+  // The define builds in the metering section's unmetered twin (worker/quotas/bench-twin.ts).
+  return startLocalWorker(PORT, path.join(os.tmpdir(), 'embedding-edge-bench-api'), ['--define', '__BENCH_UNMETERED_TWIN__:true']);
 }
 
 function median(xs: number[]): number {

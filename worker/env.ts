@@ -25,6 +25,8 @@ export interface Env extends Omit<Cloudflare.Env, 'JWT_SECRET' | 'JWT_WORKSPACE_
   STORAGE_TIMEOUT_MS?: string;
   /** Bound of every call to a workspace's meter in ms (worker/quotas/meter-client.ts; default 5,000). */
   METER_TIMEOUT_MS?: string;
+  /** Delay between a charge and the meter's flush of its outbox to the D1 ledger in ms (worker/quotas/meter-do.ts). */
+  METER_FLUSH_DELAY_MS?: string;
 }
 
 /** What the auth middleware learned from a verified token. */

@@ -11,6 +11,7 @@ import { nowMs } from '../clock';
 import { ApiError } from '../../core/problem';
 import { secondsUntilNextUtcMidnight } from './cycle';
 import { consume } from './meter-client';
+import { isBenchTwin } from './bench-twin';
 import type { ConsumeOutcome } from './repository';
 
 /** Printable ASCII without spaces at the ends, 1..255 characters. */
@@ -46,6 +47,8 @@ export async function charge(c: Context<AppEnv>, req: ChargeRequest): Promise<Co
   if (!workspaceId) throw new ApiError('INTERNAL_ERROR', 'charge() was called on a route without a workspaceId path parameter');
   const idempotencyKey = idempotencyKeyOf(c);
   const atMs = nowMs();
+  // bench:api's unmetered twin (a bench build only; bench-twin.ts): everything but the meter call.
+  if (isBenchTwin(c)) return { status: 'free' };
   const outcome = await consume(
     c.env,
     {

@@ -30,8 +30,18 @@ import { available, quotaView, roll, type MeterRow } from './meter-rules';
 import { isoTimestamp, type Quota } from './repository';
 import { LIMITS } from '../../core/limits';
 
-/** Delay between a charge and the flush of the outbox (the ledger lags by about this plus the D1 write). */
-export const METER_FLUSH_DELAY_MS = 500;
+/**
+ * Default delay between a charge and the flush of the outbox (the ledger lags by about this plus
+ * the D1 write); the env var METER_FLUSH_DELAY_MS overrides it. Every flush costs durable writes
+ * (alarm set and fired, the D1 batch, the outbox delete) on top of the charges' own, so under
+ * sustained load a longer delay means fewer of them per charge (docs/quotas.md "What the meter costs").
+ */
+export const METER_FLUSH_DELAY_MS = 2_000;
+
+export function meterFlushDelayMs(env: Pick<Env, 'METER_FLUSH_DELAY_MS'>): number {
+  const raw = Number(env.METER_FLUSH_DELAY_MS);
+  return Number.isFinite(raw) && raw > 0 ? raw : METER_FLUSH_DELAY_MS;
+}
 /** After the outbox is empty: hourly, while Idempotency-Key records remain, purge the expired ones. */
 const PURGE_INTERVAL_MS = 3_600_000;
 /** Backoff of a failed flush (the outbox is kept; nothing is lost). */
@@ -138,10 +148,12 @@ export class WorkspaceMeter extends DurableObject<Env> {
   private flushFailures = 0;
   /** The latest service instant a call carried (the purge's "now" when the service clock is injected). */
   private lastAtMs = 0;
+  private readonly flushDelayMs: number;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
+    this.flushDelayMs = meterFlushDelayMs(env);
     void ctx.blockConcurrencyWhile(async () => {
       this.sql.exec(SCHEMA);
       this.meta = this.readMeta();
@@ -161,7 +173,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
     this.see(req.atMs);
     // this.meta as of now (not as of before the await): other calls may have moved it meanwhile.
     const result = this.ctx.storage.transactionSync(() => this.chargeSync(this.meta!, req));
-    if (result.status === 'charged' && result.seq !== undefined) this.scheduleFlush(METER_FLUSH_DELAY_MS);
+    if (result.status === 'charged' && result.seq !== undefined) this.scheduleFlush(this.flushDelayMs);
     return result;
   }
 
@@ -262,7 +274,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
       this.scheduleFlush(delay, true);
       return;
     }
-    if (this.count('outbox') > 0) this.scheduleFlush(METER_FLUSH_DELAY_MS);
+    if (this.count('outbox') > 0) this.scheduleFlush(this.flushDelayMs);
     else if (this.count('request_keys') + this.count('charge_keys') > 0) this.scheduleFlush(PURGE_INTERVAL_MS);
   }
 
