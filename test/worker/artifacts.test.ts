@@ -6,7 +6,7 @@
 import { env, SELF } from 'cloudflare:test';
 import { createApp } from '../../worker/app';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminToken, call, expectProblem, makeModel, token, uploadEnglish, uploadMapper, uploadModel, type SyntheticModel } from './api-helpers';
+import { adminToken, call, expectProblem, makeModel, token, uploadEnglish, uploadMapper, uploadModel, type SyntheticModel } from './support/api';
 
 const hex = (buf: ArrayBuffer): string => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
 const sha256 = async (bytes: ArrayBuffer | Uint8Array): Promise<string> => hex(await crypto.subtle.digest('SHA-256', bytes));

@@ -1,2 +1,0 @@
-// Kept until test/worker/artifacts.test.ts (changed on another branch) imports ./support/api.
-export * from './support/api';
