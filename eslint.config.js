@@ -8,7 +8,16 @@ import globals from 'globals';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'build/generated/', '.wrangler/', 'dist/', 'assembly/', '**/*.d.ts', 'client/dist/', 'client/src/generated/'],
+    ignores: [
+      'node_modules/',
+      'build/generated/',
+      '.wrangler/',
+      'dist/',
+      'assembly/',
+      '**/*.d.ts',
+      'client/dist/',
+      'client/src/generated/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -32,10 +41,14 @@ export default tseslint.config(
         'error',
         {
           selector: "BinaryExpression[operator='in'][right.type='Identifier'][right.name=/^[A-Z][A-Z0-9_]*$/]",
-          message: 'Lookup tables keyed by user text must be a Map or a null-prototype object; use .has()/Object.hasOwn.',
+          message:
+            'Lookup tables keyed by user text must be a Map or a null-prototype object; use .has()/Object.hasOwn.',
         },
       ],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
     },
   },
   {

@@ -44,7 +44,11 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
-const median = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.5);
+const median = (xs: number[]) =>
+  quantile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
 
 /** `connections` closed loops sending the targets round-robin for `seconds`. */
 async function drive(base: string, targets: Target[], connections: number, seconds: number): Promise<LoadFigures> {
@@ -71,7 +75,13 @@ async function drive(base: string, targets: Target[], connections: number, secon
   await Promise.all(Array.from({ length: connections }, loop));
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), reqPerSec: latencies.length / elapsed, requests: latencies.length, non2xx };
+  return {
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    reqPerSec: latencies.length / elapsed,
+    requests: latencies.length,
+    non2xx,
+  };
 }
 
 function combine(runs: LoadFigures[]): LoadFigures {
@@ -101,7 +111,11 @@ export async function benchMetering(o: MeteringBenchOptions): Promise<Record<str
     const res = await fetch(`${o.base}/api/admin/v1/workspaces`, {
       method: 'POST',
       headers: { authorization: `Bearer ${o.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ id, name: 'bench:api metering', quotas: [{ usageTypeKey: 'tokens', limitAmount: 1_000_000_000_000, limitAmountDaily: 1_000_000_000_000 }] }),
+      body: JSON.stringify({
+        id,
+        name: 'bench:api metering',
+        quotas: [{ usageTypeKey: 'tokens', limitAmount: 1_000_000_000_000, limitAmountDaily: 1_000_000_000_000 }],
+      }),
     });
     if (res.status !== 201) throw new Error(`creating ${id}: ${res.status} ${await res.text()}`);
   }
@@ -171,9 +185,16 @@ export async function benchMetering(o: MeteringBenchOptions): Promise<Record<str
  * unmetered twin was charged (a server built without the twin define, e.g. a reused one), and
  * the comparison would be metered against metered.
  */
-async function checkTwinUncharged(o: MeteringBenchOptions, workspaces: string[], tokens: string[], metered: Target[]): Promise<void> {
+async function checkTwinUncharged(
+  o: MeteringBenchOptions,
+  workspaces: string[],
+  tokens: string[],
+  metered: Target[],
+): Promise<void> {
   for (let i = 0; i < workspaces.length; i++) {
-    const res = await fetch(`${o.base}/api/usage-service/v1/workspaces/${workspaces[i]}/quotas?usageTypeKey=tokens`, { headers: { authorization: `Bearer ${tokens[i]}` } });
+    const res = await fetch(`${o.base}/api/usage-service/v1/workspaces/${workspaces[i]}/quotas?usageTypeKey=tokens`, {
+      headers: { authorization: `Bearer ${tokens[i]}` },
+    });
     if (res.status !== 200) throw new Error(`quotas of ${workspaces[i]}: ${res.status} ${await res.text()}`);
     const used = ((await res.json()) as { data: { usedAmount: number }[] }).data[0]?.usedAmount;
     if (used !== metered[i].ok) {

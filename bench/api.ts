@@ -38,7 +38,15 @@ import { DEFAULT_MODEL_ID } from '../build/default-model';
 import { languageFile } from '../build/lang-data';
 import { loadDefaultModel, readArrayBuffer } from '../build/load-model';
 import { parseLanguageData, tokenize } from '../core/tokenizer';
-import { BoundedCache, languageLexicon, scoreTexts, scoreWords, type FactorStats, type TextScoresRequest, type WordScoresRequest } from '../core/scoring';
+import {
+  BoundedCache,
+  languageLexicon,
+  scoreTexts,
+  scoreWords,
+  type FactorStats,
+  type TextScoresRequest,
+  type WordScoresRequest,
+} from '../core/scoring';
 import { parseMapperBundle } from '../core/mapper-bundle';
 import { GENERATED } from '../build/wrangler';
 import { createClient } from '../client/src/index';
@@ -46,7 +54,13 @@ import { devSecret, mint, startLocalWorker, stopWranglerDev } from '../test/e2e/
 import { benchMetering } from './api-metering';
 
 /** openapi-fetch's request(method, path) for a path built at run time (the bench's endpoint table). */
-type LooseRaw = { request(method: string, path: string, init: Record<string, unknown>): Promise<{ data?: unknown; error?: unknown; response: Response }> };
+type LooseRaw = {
+  request(
+    method: string,
+    path: string,
+    init: Record<string, unknown>,
+  ): Promise<{ data?: unknown; error?: unknown; response: Response }>;
+};
 
 const PORT = 8796;
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -68,7 +82,10 @@ async function startServer(): Promise<ChildProcess | null> {
     return null;
   }
   // The define builds in the metering section's unmetered twin (worker/quotas/bench-twin.ts).
-  return startLocalWorker(PORT, path.join(os.tmpdir(), 'embedding-edge-bench-api'), ['--define', '__BENCH_UNMETERED_TWIN__:true']);
+  return startLocalWorker(PORT, path.join(os.tmpdir(), 'embedding-edge-bench-api'), [
+    '--define',
+    '__BENCH_UNMETERED_TWIN__:true',
+  ]);
 }
 
 function median(xs: number[]): number {
@@ -107,7 +124,9 @@ async function load(name: string, method: 'GET' | 'POST', p: string, token: stri
   for (let i = 0; i < 20; i++) {
     let st: string | null = null;
     await client
-      .call((raw, init) => (raw as unknown as LooseRaw).request(method.toLowerCase(), p, { ...init, body }), method, { onResponse: (res) => (st = res.headers.get('server-timing')) })
+      .call((raw, init) => (raw as unknown as LooseRaw).request(method.toLowerCase(), p, { ...init, body }), method, {
+        onResponse: (res) => (st = res.headers.get('server-timing')),
+      })
       .catch((err: unknown) => {
         throw new Error(`${name}: ${(err as Error).message}`);
       });
@@ -154,7 +173,15 @@ async function textScores100x200(
     embeddingModelId: MODEL,
     dimensions: dims,
     mapperKeys: ['sentiment_valence', 'afinn_valence'],
-    goalConfig: { modelRankScore: 0.5, dimensions: [{ id: 1, weight: 3 }, { id: 21, weight: 2 }], mappers: [{ id: 'sentiment_valence', weight: 2 }], normalization: 'zscore' },
+    goalConfig: {
+      modelRankScore: 0.5,
+      dimensions: [
+        { id: 1, weight: 3 },
+        { id: 21, weight: 2 },
+      ],
+      mappers: [{ id: 'sentiment_valence', weight: 2 }],
+      normalization: 'zscore',
+    },
   };
   const coreMs = timeIt(() => core(req), 9);
   const f = await load('text-scores 100x200', 'POST', `${ws}/text-scores`, wsToken, req);
@@ -192,7 +219,11 @@ async function main(): Promise<void> {
         (raw, init) =>
           raw.POST('/api/admin/v1/workspaces', {
             ...init,
-            body: { id: workspace, name: 'bench:api', quotas: [{ usageTypeKey: 'tokens', limitAmount: 1_000_000_000_000, limitAmountDaily: 1_000_000_000_000 }] },
+            body: {
+              id: workspace,
+              name: 'bench:api',
+              quotas: [{ usageTypeKey: 'tokens', limitAmount: 1_000_000_000_000, limitAmountDaily: 1_000_000_000_000 }],
+            },
           }),
         'POST',
       )
@@ -225,7 +256,25 @@ async function main(): Promise<void> {
       { id: 20, type: 'manual' as const, words: ['science', 'research', 'laboratory'] },
       { id: 21, type: 'axis' as const, words: ['good', 'great'], oppositeWords: ['bad', 'awful'] },
     ];
-    const storedDimensions = new Map([[1, { words: ['good', 'great', 'excellent', 'wonderful', 'happy', 'positive', 'love', 'best', 'beautiful', 'success'] }]]);
+    const storedDimensions = new Map([
+      [
+        1,
+        {
+          words: [
+            'good',
+            'great',
+            'excellent',
+            'wonderful',
+            'happy',
+            'positive',
+            'love',
+            'best',
+            'beautiful',
+            'success',
+          ],
+        },
+      ],
+    ]);
     const vocabSample: string[] = [];
     for (let r = 100; vocabSample.length < 500; r += 37) {
       const w = model.word(r);
@@ -237,30 +286,66 @@ async function main(): Promise<void> {
       return words.join(' ');
     };
     const findReq: WordScoresRequest = { seedWords: seeds, embeddingModelId: MODEL, limit: 100 };
-    const whitelistReq: WordScoresRequest = { seedWords: seeds, whitelistWords: vocabSample, embeddingModelId: MODEL, dimensions: dims, seedScore: 1 };
+    const whitelistReq: WordScoresRequest = {
+      seedWords: seeds,
+      whitelistWords: vocabSample,
+      embeddingModelId: MODEL,
+      dimensions: dims,
+      seedScore: 1,
+    };
     const textReq: TextScoresRequest = {
       texts: Array.from({ length: 10 }, (_, i) => text(i)),
       embeddingModelId: MODEL,
       dimensions: dims,
-      goalConfig: { modelRankScore: 0.5, dimensions: [{ id: 1, weight: 3 }, { id: 20, weight: -1 }, { id: 21, weight: 2 }], normalization: 'zscore' },
+      goalConfig: {
+        modelRankScore: 0.5,
+        dimensions: [
+          { id: 1, weight: 3 },
+          { id: 20, weight: -1 },
+          { id: 21, weight: 2 },
+        ],
+        normalization: 'zscore',
+      },
     };
 
     // Kernel time = the WASM calls the request needs; core time = the whole core/scoring function.
     const centroid = model.centroid(seeds.map((w) => model.rowOf(w)))!;
     const kernelFind = timeIt(() => model.topK(centroid, 100 + seeds.length + 32));
     const wlRows = Int32Array.from(vocabSample.map((w) => model.rowOf(w)));
-    const queries = [centroid, ...dims.map((d) => model.centroid((d.words ?? storedDimensions.get(d.id)!.words).map((w) => model.rowOf(w)).filter((r) => r >= 0))!)];
+    const queries = [
+      centroid,
+      ...dims.map((d) =>
+        model.centroid(
+          (d.words ?? storedDimensions.get(d.id)!.words).map((w) => model.rowOf(w)).filter((r) => r >= 0),
+        )!,
+      ),
+    ];
     const kernelWhitelist = timeIt(() => {
       for (const q of queries) model.scores(q, wlRows);
     });
-    const tokenRows = Int32Array.from(textReq.texts.flatMap((t) => tokenize(t, lang).tokens.filter((x) => !x.isStop).map((x) => model.rowOf(x.token.toLowerCase()))).filter((r) => r >= 0));
+    const tokenRows = Int32Array.from(
+      textReq.texts
+        .flatMap((t) =>
+          tokenize(t, lang)
+            .tokens.filter((x) => !x.isStop)
+            .map((x) => model.rowOf(x.token.toLowerCase())),
+        )
+        .filter((r) => r >= 0),
+    );
     const kernelText = timeIt(() => {
       for (const q of queries.slice(1)) model.scores(q, tokenRows);
     });
     const coreFind = timeIt(() => scoreWords(findReq, { index: model, mappers: [], storedDimensions }));
     const coreWhitelist = timeIt(() => scoreWords(whitelistReq, { index: model, mappers: [], storedDimensions }));
     const coreText = timeIt(
-      () => scoreTexts(textReq, { index: model, tokenize: (t) => tokenize(t, lang).tokens, mappers: [], storedDimensions, stats }),
+      () =>
+        scoreTexts(textReq, {
+          index: model,
+          tokenize: (t) => tokenize(t, lang).tokens,
+          mappers: [],
+          storedDimensions,
+          stats,
+        }),
       5,
     );
 
@@ -268,19 +353,42 @@ async function main(): Promise<void> {
     const out: Record<string, unknown> = { seconds: SECONDS, connections: CONNECTIONS };
     const trivial = await load('trivial', 'GET', '/api/health', token);
     // The floors run right before find-and-score so that all three see the same machine load.
-    const unmetered = await load('unmetered', 'POST', `/api/v1/embedding-models/${MODEL}/word-availabilities`, token, { words: ['happy'] });
-    const metered = await load('metered floor', 'POST', `${ws}/word-scores`, wsToken, { seedWords: ['happy'], whitelistWords: ['joy'], embeddingModelId: MODEL });
+    const unmetered = await load('unmetered', 'POST', `/api/v1/embedding-models/${MODEL}/word-availabilities`, token, {
+      words: ['happy'],
+    });
+    const metered = await load('metered floor', 'POST', `${ws}/word-scores`, wsToken, {
+      seedWords: ['happy'],
+      whitelistWords: ['joy'],
+      embeddingModelId: MODEL,
+    });
     const find = await load('find-and-score', 'POST', `${ws}/word-scores`, wsToken, findReq);
     const whitelist = await load('whitelist', 'POST', `${ws}/word-scores`, wsToken, whitelistReq);
     const texts = await load('text-scores', 'POST', `${ws}/text-scores`, wsToken, textReq);
     const mappers = ['sentiment', 'afinn'].map((key) => ({
       id: `${key}_valence`,
       variable: 'valence',
-      values: parseMapperBundle(readArrayBuffer(path.join(GENERATED, 'mappers', MODEL, `${key}.bin`)), { id: MODEL, vocabularySize: model.size, checksum: model.manifest.checksum }),
+      values: parseMapperBundle(readArrayBuffer(path.join(GENERATED, 'mappers', MODEL, `${key}.bin`)), {
+        id: MODEL,
+        vocabularySize: model.size,
+        checksum: model.manifest.checksum,
+      }),
     }));
     const composition = lang.meta.composition;
-    const big = await textScores100x200(ws, wsToken, text, dims, (req) =>
-      scoreTexts(req, { index: model, tokenize: (t) => tokenize(t, lang, { synonyms: false }).tokens, mappers, storedDimensions, stats, composition, lexicon: languageLexicon(lang) }).tokenCount,
+    const big = await textScores100x200(
+      ws,
+      wsToken,
+      text,
+      dims,
+      (req) =>
+        scoreTexts(req, {
+          index: model,
+          tokenize: (t) => tokenize(t, lang, { synonyms: false }).tokens,
+          mappers,
+          storedDimensions,
+          stats,
+          composition,
+          lexicon: languageLexicon(lang),
+        }).tokenCount,
     );
     const rows = [
       ['trivial GET /api/health', trivial, NaN, NaN],
@@ -290,7 +398,9 @@ async function main(): Promise<void> {
       ['floor: word-availabilities (no charge)', unmetered, NaN, NaN],
       ['floor: word-scores 1 word (one meter charge)', metered, NaN, NaN],
     ] as const;
-    console.log('\nendpoint                                      p50 ms  p99 ms   req/s  server ms  srv compute  srv meter  kernel ms  core ms  non2xx');
+    console.log(
+      '\nendpoint                                      p50 ms  p99 ms   req/s  server ms  srv compute  srv meter  kernel ms  core ms  non2xx',
+    );
     for (const [name, fgs, kernel, core] of rows) {
       console.log(
         `${name.padEnd(44)} ${fgs.p50.toFixed(1).padStart(7)} ${fgs.p99.toFixed(1).padStart(7)} ${fgs.reqPerSec.toFixed(0).padStart(7)} ${fgs.serverTotalMs.toFixed(2).padStart(10)} ${fgs.serverComputeMs.toFixed(2).padStart(12)} ${fgs.serverMeterMs.toFixed(2).padStart(10)} ${kernel.toFixed(2).padStart(10)} ${core.toFixed(2).padStart(8)} ${String(fgs.non2xx).padStart(7)}`,
@@ -298,7 +408,10 @@ async function main(): Promise<void> {
       out[name] = { ...fgs, kernelMs: kernel, coreMs: core };
     }
     // Isolate memory after the runs: default model (WASM matrix + retained buffers) + English data.
-    const mem = (await createClient({ baseUrl: BASE, token: adminTok }).call((raw, init) => raw.GET('/api/admin/v1/diagnostics/memory', init), 'GET')) as {
+    const mem = (await createClient({ baseUrl: BASE, token: adminTok }).call(
+      (raw, init) => raw.GET('/api/admin/v1/diagnostics/memory', init),
+      'GET',
+    )) as {
       wasmMemoryBytes: number;
       models: Array<{ id: string; retainedBytes: number }>;
       languages: Array<{ language: string; bytes: number }>;
@@ -327,7 +440,9 @@ async function main(): Promise<void> {
       else console.log(`[bench:api] ${id}: ${r.status} (not built here: the aligned models need apt-get)`);
     }
     if (used.length > 0) {
-      const all = (await (await fetch(`${BASE}/api/admin/v1/diagnostics/memory`, { headers: { authorization: `Bearer ${adminTok}` } })).json()) as typeof mem;
+      const all = (await (
+        await fetch(`${BASE}/api/admin/v1/diagnostics/memory`, { headers: { authorization: `Bearer ${adminTok}` } })
+      ).json()) as typeof mem;
       console.log(
         `isolate memory with ${[MODEL, ...used].join(', ')} used: WASM ${MB(all.wasmMemoryBytes)} MiB + model buffers ${MB(all.models.reduce((a, m) => a + m.retainedBytes, 0))} MiB + language data ${MB(all.languages.reduce((a, l) => a + l.bytes, 0))} MiB = ${MB(all.totalBytes)} MiB (target < 100 MB)`,
       );
@@ -335,7 +450,9 @@ async function main(): Promise<void> {
       out.memoryAllModelsMiB = +(all.totalBytes / 1024 / 1024).toFixed(1);
     }
     const target = kernelFind + 3;
-    console.log(`\nfind-and-score p50 ${find.p50.toFixed(1)} ms vs kernel ${kernelFind.toFixed(2)} ms + 3 ms = ${target.toFixed(2)} ms: ${find.p50 <= target ? 'MET' : 'NOT MET'}`);
+    console.log(
+      `\nfind-and-score p50 ${find.p50.toFixed(1)} ms vs kernel ${kernelFind.toFixed(2)} ms + 3 ms = ${target.toFixed(2)} ms: ${find.p50 <= target ? 'MET' : 'NOT MET'}`,
+    );
     const chargeMs = metered.p50 - unmetered.p50;
     const lowest = metered.p50 + kernelFind;
     console.log(

@@ -37,7 +37,11 @@ const REQUEST = {
   embeddingModelId: MODEL,
   dimensions: [{ id: 1, type: 'manual', words: ['forest', 'river', 'mountain'] }],
   mapperKeys: ['sentiment_valence'],
-  goalConfig: { modelRankScore: -0.3, dimensions: [{ id: 1, weight: 2 }], mappers: [{ id: 'sentiment_valence', weight: 1 }] },
+  goalConfig: {
+    modelRankScore: -0.3,
+    dimensions: [{ id: 1, weight: 2 }],
+    mappers: [{ id: 'sentiment_valence', weight: 1 }],
+  },
 };
 
 const median = (xs: number[]): number => {
@@ -119,7 +123,11 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
         partial,
         goalScore: res.data[0].goalScore as number,
         finalGoalScore: (finalGoal ?? res.data[0].goalScore) as number,
-        phases: st.phases.map((p: { name: string; start: number; end: number }) => ({ name: p.name, start: Math.round(p.start + shift), end: Math.round(p.end + shift) })),
+        phases: st.phases.map((p: { name: string; start: number; end: number }) => ({
+          name: p.name,
+          start: Math.round(p.start + shift),
+          end: Math.round(p.end + shift),
+        })),
       };
     },
     { req: REQUEST, tok: token, o: opts, model: MODEL },

@@ -73,7 +73,9 @@ async function main(): Promise<void> {
     for (let r = 0; r < ROUNDS; r++) {
       await sleep(3000);
       const tally = newTally();
-      const burst = Promise.all(Array.from({ length: CONCURRENCY }, () => send(BASE, burstRequest(ws), token, admin, tally)));
+      const burst = Promise.all(
+        Array.from({ length: CONCURRENCY }, () => send(BASE, burstRequest(ws), token, admin, tally)),
+      );
       if (editFile) {
         await sleep(200);
         fs.writeFileSync(editFile, `${original}\n// burst ${r}\n`);

@@ -118,13 +118,23 @@ interface Native {
 }
 
 /** Compiles bench/scan.c and writes its input (same int8 matrix, same i16 query); null without gcc. */
-function prepareNative(rows: Int8Array, scales: Float32Array, n: number, dims: number, query: Float32Array, k: number, variant: 'plain' | 'avx2'): Native | null {
+function prepareNative(
+  rows: Int8Array,
+  scales: Float32Array,
+  n: number,
+  dims: number,
+  query: Float32Array,
+  k: number,
+  variant: 'plain' | 'avx2',
+): Native | null {
   const version = spawnSync('gcc', ['--version'], { encoding: 'utf8' });
   if (version.error || version.status !== 0) return null;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'scan-bench-'));
   const exe = path.join(dir, 'scan');
   const flags = variant === 'plain' ? ['-DSCAN_PLAIN'] : [];
-  const cc = spawnSync('gcc', ['-O3', '-march=native', ...flags, '-o', exe, path.join(HERE, 'scan.c')], { encoding: 'utf8' });
+  const cc = spawnSync('gcc', ['-O3', '-march=native', ...flags, '-o', exe, path.join(HERE, 'scan.c')], {
+    encoding: 'utf8',
+  });
   if (cc.status !== 0) throw new Error(`gcc failed: ${cc.stderr}`);
   const { values, scale } = quantizeQuery(query, dims);
   const write = (reps: number): string => {
@@ -144,7 +154,10 @@ function prepareNative(rows: Int8Array, scales: Float32Array, n: number, dims: n
     batch(reps) {
       const res = spawnSync(exe, [write(reps)], { encoding: 'utf8', maxBuffer: 1 << 24 });
       if (res.status !== 0) throw new Error(`scan failed: ${res.stderr}`);
-      const [scan, read, top] = res.stdout.trim().split('\n').map((l) => l.split(' ').slice(1).map(Number));
+      const [scan, read, top] = res.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ').slice(1).map(Number));
       return { scan, read, top };
     },
     close() {
@@ -175,7 +188,9 @@ export async function run(): Promise<BenchFigures> {
   figures.load_compile_ms = round(t1 - t0, 1);
   figures.load_model_ms = round(t2 - t1, 1);
   figures.load_first_query_ms = round(t3 - t2, 1);
-  log(`load: compile + instantiate ${(t1 - t0).toFixed(1)} ms, EmbeddingModel.fromArrayBuffer ${(t2 - t1).toFixed(1)} ms, first top-10 ${(t3 - t2).toFixed(1)} ms`);
+  log(
+    `load: compile + instantiate ${(t1 - t0).toFixed(1)} ms, EmbeddingModel.fromArrayBuffer ${(t2 - t1).toFixed(1)} ms, first top-10 ${(t3 - t2).toFixed(1)} ms`,
+  );
   const { rows, scales, size: modelSize } = parseArtifact(buffer);
   const artifactBytes = file.byteLength;
   const source = `artifact ${path.relative(ROOT, DEFAULT_MODEL_FILE)}`;
@@ -185,14 +200,18 @@ export async function run(): Promise<BenchFigures> {
   const { dims } = floats;
   const n = floats.words.length;
   if (modelSize !== n) throw new Error(`the model has ${modelSize} rows, the wink floats ${n}`);
-  for (let r = 0; r < n; r += 997) if (model.word(r) !== floats.words[r]) throw new Error(`row ${r}: model has ${model.word(r)}, wink ${floats.words[r]}`);
+  for (let r = 0; r < n; r += 997)
+    if (model.word(r) !== floats.words[r])
+      throw new Error(`row ${r}: model has ${model.word(r)}, wink ${floats.words[r]}`);
   figures.bench_source = source;
   figures.rows = n;
   figures.dims = dims;
   figures.artifact_bytes = artifactBytes;
   figures.wasm_bytes = wasmBytes.byteLength;
   figures.load_ms = round(loadMs, 1);
-  log(`${n} x ${dims} from ${source}; artifact ${artifactBytes} bytes; kernels.wasm ${wasmBytes.byteLength} bytes; load ${loadMs.toFixed(1)} ms`);
+  log(
+    `${n} x ${dims} from ${source}; artifact ${artifactBytes} bytes; kernels.wasm ${wasmBytes.byteLength} bytes; load ${loadMs.toFixed(1)} ms`,
+  );
 
   // --- Unit vectors (f32 for the JS baseline, f64 norms for the exact reference).
   const norms = new Float64Array(n);
@@ -211,7 +230,8 @@ export async function run(): Promise<BenchFigures> {
   for (let c = 0; c < 50; c++) {
     const s = [0, 1, 2].map(() => Math.floor(rand() * Math.min(20000, n)));
     const m = new Float64Array(dims);
-    for (const r of s) for (let d = 0; d < dims; d++) m[d] += unit32[r * dims + d] === 0 ? 0 : floats.vectors[r * dims + d] / norms[r];
+    for (const r of s)
+      for (let d = 0; d < dims; d++) m[d] += unit32[r * dims + d] === 0 ? 0 : floats.vectors[r * dims + d] / norms[r];
     const len = Math.hypot(...m);
     for (let d = 0; d < dims; d++) m[d] /= len;
     seeds.push(s);
@@ -271,7 +291,9 @@ export async function run(): Promise<BenchFigures> {
   figures.wasm_int8_top100_ms = round(wasm100);
   figures.wasm_int8_top1000_ms = round(wasm1000);
   figures.wasm_int8_gbps = round(scanBytes / wasm10 / 1e6, 2);
-  log(`WASM int8 scan: top-10 ${wasm10.toFixed(3)} ms (${figures.wasm_int8_gbps} GB/s), top-100 ${wasm100.toFixed(3)} ms, top-1000 ${wasm1000.toFixed(3)} ms`);
+  log(
+    `WASM int8 scan: top-10 ${wasm10.toFixed(3)} ms (${figures.wasm_int8_gbps} GB/s), top-100 ${wasm100.toFixed(3)} ms, top-1000 ${wasm1000.toFixed(3)} ms`,
+  );
   if (native) {
     const nativeMs = median(nativeTimes);
     const readMs = median(readTimes);
@@ -288,16 +310,24 @@ export async function run(): Promise<BenchFigures> {
     figures.native_read_min_ms = round(Math.min(...readTimes));
     figures.wasm_vs_native_min = round(Math.min(...wasmTimes) / Math.min(...nativeTimes));
     figures.native_same_top10 = JSON.stringify(nativeTop) === JSON.stringify(wasmTop) ? 1 : 0;
-    log(`C int8 scan (${native.compiler}, -O3 -march=native): top-10 ${nativeMs.toFixed(3)} ms (${figures.native_int8_gbps} GB/s); WASM / C = ${figures.wasm_vs_native}; same top-10: ${figures.native_same_top10 ? 'yes' : 'NO'}`);
-    log(`C plain read of the same bytes: ${readMs.toFixed(3)} ms (${figures.native_read_gbps} GB/s); the WASM scan runs at ${Math.round(100 * (figures.wasm_share_of_read_bw as number))}% of it`);
+    log(
+      `C int8 scan (${native.compiler}, -O3 -march=native): top-10 ${nativeMs.toFixed(3)} ms (${figures.native_int8_gbps} GB/s); WASM / C = ${figures.wasm_vs_native}; same top-10: ${figures.native_same_top10 ? 'yes' : 'NO'}`,
+    );
+    log(
+      `C plain read of the same bytes: ${readMs.toFixed(3)} ms (${figures.native_read_gbps} GB/s); the WASM scan runs at ${Math.round(100 * (figures.wasm_share_of_read_bw as number))}% of it`,
+    );
     if (avx2) {
       const avx2Ms = median(avx2Times);
       figures.native_avx2_ms = round(avx2Ms);
       figures.wasm_vs_native_avx2 = round(wasm10 / avx2Ms);
       figures.native_avx2_same_top10 = JSON.stringify(avx2Top) === JSON.stringify(wasmTop) ? 1 : 0;
-      log(`C int8 scan with AVX2 intrinsics: top-10 ${avx2Ms.toFixed(3)} ms (${round(scanBytes / avx2Ms / 1e6, 2)} GB/s); WASM / AVX2 C = ${figures.wasm_vs_native_avx2}; same top-10: ${figures.native_avx2_same_top10 ? 'yes' : 'NO'}`);
+      log(
+        `C int8 scan with AVX2 intrinsics: top-10 ${avx2Ms.toFixed(3)} ms (${round(scanBytes / avx2Ms / 1e6, 2)} GB/s); WASM / AVX2 C = ${figures.wasm_vs_native_avx2}; same top-10: ${figures.native_avx2_same_top10 ? 'yes' : 'NO'}`,
+      );
     }
-    log(`best of runs: WASM ${figures.wasm_int8_min_ms} ms, C ${figures.native_int8_min_ms} ms (WASM / C = ${figures.wasm_vs_native_min}), C read ${figures.native_read_min_ms} ms`);
+    log(
+      `best of runs: WASM ${figures.wasm_int8_min_ms} ms, C ${figures.native_int8_min_ms} ms (WASM / C = ${figures.wasm_vs_native_min}), C read ${figures.native_read_min_ms} ms`,
+    );
   } else {
     log('gcc not found: no native reference');
   }
@@ -322,7 +352,9 @@ export async function run(): Promise<BenchFigures> {
   figures.js_vs_wasm = round(jsMs / median(pairedWasm), 1);
   const jsTop = Array.from(jsTopK(unit32, n, dims, q0, 10));
   figures.js_top10_overlap = recall(jsTop, Array.from(kernels.topK(slot, q0, 10).rows));
-  log(`JS f32 scan: top-10 ${jsMs.toFixed(2)} ms (${figures.js_f32_gbps} GB/s); JS / WASM (interleaved runs) = ${figures.js_vs_wasm}; top-10 overlap with WASM ${figures.js_top10_overlap}`);
+  log(
+    `JS f32 scan: top-10 ${jsMs.toFixed(2)} ms (${figures.js_f32_gbps} GB/s); JS / WASM (interleaved runs) = ${figures.js_vs_wasm}; top-10 overlap with WASM ${figures.js_top10_overlap}`,
+  );
 
   // --- Recall against exact float64 cosine.
   let r10 = 0;
@@ -344,7 +376,9 @@ export async function run(): Promise<BenchFigures> {
   figures.recall_at_100 = round(r100 / centroids.length, 4);
   figures.recall_e2e_at_10 = round(e10 / centroids.length, 4);
   figures.recall_e2e_at_100 = round(e100 / centroids.length, 4);
-  log(`recall vs exact float64 cosine (50 seed centroids): @10 ${figures.recall_at_10}, @100 ${figures.recall_at_100}; with the int8 centroid: @10 ${figures.recall_e2e_at_10}, @100 ${figures.recall_e2e_at_100}`);
+  log(
+    `recall vs exact float64 cosine (50 seed centroids): @10 ${figures.recall_at_10}, @100 ${figures.recall_at_100}; with the int8 centroid: @10 ${figures.recall_e2e_at_10}, @100 ${figures.recall_e2e_at_100}`,
+  );
 
   return figures;
 }

@@ -17,7 +17,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const CHARS = 100_000;
 
 function prose(): string {
-  const gold = JSON.parse(fs.readFileSync(path.join(here, '..', 'test', 'gold', 'tokens-en.json'), 'utf8')) as { sentences: Array<{ text: string }> };
+  const gold = JSON.parse(fs.readFileSync(path.join(here, '..', 'test', 'gold', 'tokens-en.json'), 'utf8')) as {
+    sentences: Array<{ text: string }>;
+  };
   const base = gold.sentences.map((s) => s.text).join(' ');
   let text = '';
   while (text.length < CHARS) text += `${base} `;
@@ -56,7 +58,9 @@ export async function run(): Promise<Record<string, number>> {
     const half = ms(en, fill(unit, chars / 2));
     figures[`hostile_${name}_ms`] = +full.toFixed(1);
     figures[`hostile_${name}_growth_half_to_full`] = +(full / Math.max(half, 0.01)).toFixed(2);
-    console.log(`[bench hostile-text] ${name} (${chars} chars, en): ${full.toFixed(1)} ms, half length ${half.toFixed(1)} ms; prose ${figures.hostile_baseline_prose_100k_ms} ms`);
+    console.log(
+      `[bench hostile-text] ${name} (${chars} chars, en): ${full.toFixed(1)} ms, half length ${half.toFixed(1)} ms; prose ${figures.hostile_baseline_prose_100k_ms} ms`,
+    );
   }
   return figures;
 }

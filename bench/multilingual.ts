@@ -13,7 +13,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ALIGNED, alignedModelFile, builtAlignedLanguages, ensureAlignedModels, SKIP_LINE, type AlignedLanguage } from '../build/aligned-models';
+import {
+  ALIGNED,
+  alignedModelFile,
+  builtAlignedLanguages,
+  ensureAlignedModels,
+  SKIP_LINE,
+  type AlignedLanguage,
+} from '../build/aligned-models';
 import { ensureDefaultModel } from '../build/default-model';
 import { ensureKernels } from '../build/build-wasm';
 import { loadDefaultModel, loadModelFile } from '../build/load-model';
@@ -35,7 +42,7 @@ function readPairs(file: string): Array<[string, string, number]> {
 function ranks(xs: number[]): number[] {
   const idx = xs.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0]);
   const r = new Array<number>(xs.length);
-  for (let i = 0; i < idx.length; ) {
+  for (let i = 0; i < idx.length;) {
     let j = i;
     while (j + 1 < idx.length && idx[j + 1]![0] === idx[i]![0]) j++;
     for (let k = i; k <= j; k++) r[idx[k]![1]] = (i + j) / 2 + 1;
@@ -86,39 +93,169 @@ function wordSim(model: EmbeddingModel, file: string): { rho: number; coverage: 
 /** Everyday words with their English translation (not taken from the word-similarity pairs). */
 const SANITY: Record<AlignedLanguage, Array<[string, string]>> = {
   de: [
-    ['Haus', 'house'], ['Hund', 'dog'], ['Wasser', 'water'], ['Stadt', 'city'], ['Buch', 'book'], ['Baum', 'tree'], ['Auto', 'car'],
-    ['Brot', 'bread'], ['Fenster', 'window'], ['Tür', 'door'], ['Schule', 'school'], ['Kirche', 'church'], ['Zeitung', 'newspaper'],
-    ['Krankheit', 'disease'], ['Frühling', 'spring'], ['Winter', 'winter'], ['Schnee', 'snow'], ['Regen', 'rain'], ['Sonne', 'sun'],
-    ['Mond', 'moon'], ['Pferd', 'horse'], ['Vogel', 'bird'], ['Fisch', 'fish'], ['Apfel', 'apple'], ['Milch', 'milk'], ['Käse', 'cheese'],
-    ['Schlüssel', 'key'], ['Stuhl', 'chair'], ['Tisch', 'table'], ['Bett', 'bed'], ['Arzt', 'doctor'], ['Lehrer', 'teacher'],
-    ['Bruder', 'brother'], ['Schwester', 'sister'], ['Mutter', 'mother'], ['Vater', 'father'], ['Kind', 'child'], ['Freund', 'friend'],
-    ['schnell', 'fast'], ['langsam', 'slow'], ['groß', 'big'], ['klein', 'small'], ['glücklich', 'happy'], ['traurig', 'sad'],
-    ['schlafen', 'sleep'], ['essen', 'eat'], ['trinken', 'drink'], ['laufen', 'run'], ['schreiben', 'write'], ['singen', 'sing'],
+    ['Haus', 'house'],
+    ['Hund', 'dog'],
+    ['Wasser', 'water'],
+    ['Stadt', 'city'],
+    ['Buch', 'book'],
+    ['Baum', 'tree'],
+    ['Auto', 'car'],
+    ['Brot', 'bread'],
+    ['Fenster', 'window'],
+    ['Tür', 'door'],
+    ['Schule', 'school'],
+    ['Kirche', 'church'],
+    ['Zeitung', 'newspaper'],
+    ['Krankheit', 'disease'],
+    ['Frühling', 'spring'],
+    ['Winter', 'winter'],
+    ['Schnee', 'snow'],
+    ['Regen', 'rain'],
+    ['Sonne', 'sun'],
+    ['Mond', 'moon'],
+    ['Pferd', 'horse'],
+    ['Vogel', 'bird'],
+    ['Fisch', 'fish'],
+    ['Apfel', 'apple'],
+    ['Milch', 'milk'],
+    ['Käse', 'cheese'],
+    ['Schlüssel', 'key'],
+    ['Stuhl', 'chair'],
+    ['Tisch', 'table'],
+    ['Bett', 'bed'],
+    ['Arzt', 'doctor'],
+    ['Lehrer', 'teacher'],
+    ['Bruder', 'brother'],
+    ['Schwester', 'sister'],
+    ['Mutter', 'mother'],
+    ['Vater', 'father'],
+    ['Kind', 'child'],
+    ['Freund', 'friend'],
+    ['schnell', 'fast'],
+    ['langsam', 'slow'],
+    ['groß', 'big'],
+    ['klein', 'small'],
+    ['glücklich', 'happy'],
+    ['traurig', 'sad'],
+    ['schlafen', 'sleep'],
+    ['essen', 'eat'],
+    ['trinken', 'drink'],
+    ['laufen', 'run'],
+    ['schreiben', 'write'],
+    ['singen', 'sing'],
   ],
   fr: [
-    ['maison', 'house'], ['chien', 'dog'], ['eau', 'water'], ['ville', 'city'], ['livre', 'book'], ['arbre', 'tree'], ['voiture', 'car'],
-    ['pain', 'bread'], ['fenêtre', 'window'], ['porte', 'door'], ['école', 'school'], ['église', 'church'], ['journal', 'newspaper'],
-    ['maladie', 'disease'], ['printemps', 'spring'], ['hiver', 'winter'], ['neige', 'snow'], ['pluie', 'rain'], ['soleil', 'sun'],
-    ['lune', 'moon'], ['cheval', 'horse'], ['oiseau', 'bird'], ['poisson', 'fish'], ['pomme', 'apple'], ['lait', 'milk'], ['fromage', 'cheese'],
-    ['clé', 'key'], ['chaise', 'chair'], ['table', 'table'], ['lit', 'bed'], ['médecin', 'doctor'], ['professeur', 'teacher'],
-    ['frère', 'brother'], ['sœur', 'sister'], ['mère', 'mother'], ['père', 'father'], ['enfant', 'child'], ['ami', 'friend'],
-    ['rapide', 'fast'], ['lent', 'slow'], ['grand', 'big'], ['petit', 'small'], ['heureux', 'happy'], ['triste', 'sad'],
-    ['dormir', 'sleep'], ['manger', 'eat'], ['boire', 'drink'], ['courir', 'run'], ['écrire', 'write'], ['chanter', 'sing'],
+    ['maison', 'house'],
+    ['chien', 'dog'],
+    ['eau', 'water'],
+    ['ville', 'city'],
+    ['livre', 'book'],
+    ['arbre', 'tree'],
+    ['voiture', 'car'],
+    ['pain', 'bread'],
+    ['fenêtre', 'window'],
+    ['porte', 'door'],
+    ['école', 'school'],
+    ['église', 'church'],
+    ['journal', 'newspaper'],
+    ['maladie', 'disease'],
+    ['printemps', 'spring'],
+    ['hiver', 'winter'],
+    ['neige', 'snow'],
+    ['pluie', 'rain'],
+    ['soleil', 'sun'],
+    ['lune', 'moon'],
+    ['cheval', 'horse'],
+    ['oiseau', 'bird'],
+    ['poisson', 'fish'],
+    ['pomme', 'apple'],
+    ['lait', 'milk'],
+    ['fromage', 'cheese'],
+    ['clé', 'key'],
+    ['chaise', 'chair'],
+    ['table', 'table'],
+    ['lit', 'bed'],
+    ['médecin', 'doctor'],
+    ['professeur', 'teacher'],
+    ['frère', 'brother'],
+    ['sœur', 'sister'],
+    ['mère', 'mother'],
+    ['père', 'father'],
+    ['enfant', 'child'],
+    ['ami', 'friend'],
+    ['rapide', 'fast'],
+    ['lent', 'slow'],
+    ['grand', 'big'],
+    ['petit', 'small'],
+    ['heureux', 'happy'],
+    ['triste', 'sad'],
+    ['dormir', 'sleep'],
+    ['manger', 'eat'],
+    ['boire', 'drink'],
+    ['courir', 'run'],
+    ['écrire', 'write'],
+    ['chanter', 'sing'],
   ],
   ja: [
-    ['家', 'house'], ['犬', 'dog'], ['水', 'water'], ['都市', 'city'], ['本', 'book'], ['木', 'tree'], ['車', 'car'],
-    ['パン', 'bread'], ['窓', 'window'], ['ドア', 'door'], ['学校', 'school'], ['教会', 'church'], ['新聞', 'newspaper'],
-    ['病気', 'disease'], ['春', 'spring'], ['冬', 'winter'], ['雪', 'snow'], ['雨', 'rain'], ['太陽', 'sun'],
-    ['月', 'moon'], ['馬', 'horse'], ['鳥', 'bird'], ['魚', 'fish'], ['りんご', 'apple'], ['牛乳', 'milk'], ['チーズ', 'cheese'],
-    ['鍵', 'key'], ['椅子', 'chair'], ['机', 'desk'], ['ベッド', 'bed'], ['医者', 'doctor'], ['先生', 'teacher'],
-    ['兄弟', 'brother'], ['姉妹', 'sisters'], ['母', 'mother'], ['父', 'father'], ['子供', 'child'], ['友達', 'friend'],
-    ['速い', 'fast'], ['遅い', 'slow'], ['大きい', 'big'], ['小さい', 'small'], ['幸せ', 'happy'], ['悲しい', 'sad'],
-    ['寝る', 'sleep'], ['食べる', 'eat'], ['飲む', 'drink'], ['走る', 'run'], ['書く', 'write'], ['歌う', 'sing'],
+    ['家', 'house'],
+    ['犬', 'dog'],
+    ['水', 'water'],
+    ['都市', 'city'],
+    ['本', 'book'],
+    ['木', 'tree'],
+    ['車', 'car'],
+    ['パン', 'bread'],
+    ['窓', 'window'],
+    ['ドア', 'door'],
+    ['学校', 'school'],
+    ['教会', 'church'],
+    ['新聞', 'newspaper'],
+    ['病気', 'disease'],
+    ['春', 'spring'],
+    ['冬', 'winter'],
+    ['雪', 'snow'],
+    ['雨', 'rain'],
+    ['太陽', 'sun'],
+    ['月', 'moon'],
+    ['馬', 'horse'],
+    ['鳥', 'bird'],
+    ['魚', 'fish'],
+    ['りんご', 'apple'],
+    ['牛乳', 'milk'],
+    ['チーズ', 'cheese'],
+    ['鍵', 'key'],
+    ['椅子', 'chair'],
+    ['机', 'desk'],
+    ['ベッド', 'bed'],
+    ['医者', 'doctor'],
+    ['先生', 'teacher'],
+    ['兄弟', 'brother'],
+    ['姉妹', 'sisters'],
+    ['母', 'mother'],
+    ['父', 'father'],
+    ['子供', 'child'],
+    ['友達', 'friend'],
+    ['速い', 'fast'],
+    ['遅い', 'slow'],
+    ['大きい', 'big'],
+    ['小さい', 'small'],
+    ['幸せ', 'happy'],
+    ['悲しい', 'sad'],
+    ['寝る', 'sleep'],
+    ['食べる', 'eat'],
+    ['飲む', 'drink'],
+    ['走る', 'run'],
+    ['書く', 'write'],
+    ['歌う', 'sing'],
   ],
 };
 
 /** Share of words whose English translation is among the 10 nearest English words of its vector. */
-function sanity(model: EmbeddingModel, english: EmbeddingModel, lang: AlignedLanguage): { hits: number; total: number; missing: string[]; misses: string[] } {
+function sanity(
+  model: EmbeddingModel,
+  english: EmbeddingModel,
+  lang: AlignedLanguage,
+): { hits: number; total: number; missing: string[]; misses: string[] } {
   let hits = 0;
   const missing: string[] = [];
   const misses: string[] = [];
@@ -145,9 +282,14 @@ async function main(): Promise<void> {
   const english = loadDefaultModel();
   console.log('| set | model | Spearman rho | coverage |');
   console.log('|---|---|---|---|');
-  for (const [name, file] of [['ws353', 'ms_wordsim353-english.txt'], ['simlex999', 'ms_simlex-english.txt']] as const) {
+  for (const [name, file] of [
+    ['ws353', 'ms_wordsim353-english.txt'],
+    ['simlex999', 'ms_simlex-english.txt'],
+  ] as const) {
     const r = wordSim(english, file);
-    console.log(`| ${name}-en (${r.pairs} pairs) | ${english.manifest.id} | ${r.rho.toFixed(3)} | ${(100 * r.coverage).toFixed(1)}% |`);
+    console.log(
+      `| ${name}-en (${r.pairs} pairs) | ${english.manifest.id} | ${r.rho.toFixed(3)} | ${(100 * r.coverage).toFixed(1)}% |`,
+    );
     figures[`en_${name}_rho`] = +r.rho.toFixed(4);
     figures[`en_${name}_coverage`] = +r.coverage.toFixed(4);
   }
@@ -156,9 +298,14 @@ async function main(): Promise<void> {
   for (const lang of built) models.set(lang, loadModelFile(alignedModelFile(lang)));
   const de = models.get('de');
   if (de) {
-    for (const [name, file] of [['ws353', 'ms_wordsim353-german.txt'], ['simlex999', 'ms_simlex-german.txt']] as const) {
+    for (const [name, file] of [
+      ['ws353', 'ms_wordsim353-german.txt'],
+      ['simlex999', 'ms_simlex-german.txt'],
+    ] as const) {
       const r = wordSim(de, file);
-      console.log(`| ${name}-de (${r.pairs} pairs) | ${de.manifest.id} | ${r.rho.toFixed(3)} | ${(100 * r.coverage).toFixed(1)}% |`);
+      console.log(
+        `| ${name}-de (${r.pairs} pairs) | ${de.manifest.id} | ${r.rho.toFixed(3)} | ${(100 * r.coverage).toFixed(1)}% |`,
+      );
       figures[`de_${name}_rho`] = +r.rho.toFixed(4);
       figures[`de_${name}_coverage`] = +r.coverage.toFixed(4);
     }
@@ -171,7 +318,9 @@ async function main(): Promise<void> {
     const s = sanity(model, english, lang);
     hits += s.hits;
     total += s.total;
-    console.log(`| ${lang} | ${ALIGNED[lang].id} (${model.size} words) | ${s.total} | ${((100 * s.hits) / s.total).toFixed(0)}% | ${s.missing.join(' ') || '-'} | ${s.misses.join(' ') || '-'} |`);
+    console.log(
+      `| ${lang} | ${ALIGNED[lang].id} (${model.size} words) | ${s.total} | ${((100 * s.hits) / s.total).toFixed(0)}% | ${s.missing.join(' ') || '-'} | ${s.misses.join(' ') || '-'} |`,
+    );
     figures[`${lang}_crosslingual_top10`] = +(s.hits / s.total).toFixed(4);
     figures[`${lang}_vocabulary`] = model.size;
   }
@@ -180,7 +329,8 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(figures));
 }
 
-if (process.argv[1]?.endsWith("multilingual.ts")) main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+if (process.argv[1]?.endsWith('multilingual.ts'))
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

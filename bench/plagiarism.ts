@@ -30,12 +30,31 @@ const WORKSPACE = 'ws_bench_plagiarism';
 const BATCH_BODY_BYTES = 1_800_000;
 const MAX_BATCH_PAGES = 1000;
 
-
 // ---------------------------------------------------------------------------------------------
 // Deterministic corpus
 
-
-const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'so', 'vi', 'de', 'po', 'an', 'el', 'ir', 'ul', 'ba', 'ge', 'fo', 'hu', 'ji', 'ze'];
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ne',
+  'ru',
+  'ta',
+  'so',
+  'vi',
+  'de',
+  'po',
+  'an',
+  'el',
+  'ir',
+  'ul',
+  'ba',
+  'ge',
+  'fo',
+  'hu',
+  'ji',
+  'ze',
+];
 
 class Corpus {
   readonly vocab: string[];
@@ -106,7 +125,12 @@ interface BenchPage {
 
 function makePages(corpus: Corpus, from: number, to: number): BenchPage[] {
   const pages: BenchPage[] = [];
-  for (let i = from; i < to; i++) pages.push({ url: `https://bench.example/page/${i}`, title: `Bench page ${i}`, words: corpus.words(corpus.int(400, 600)) });
+  for (let i = from; i < to; i++)
+    pages.push({
+      url: `https://bench.example/page/${i}`,
+      title: `Bench page ${i}`,
+      words: corpus.words(corpus.int(400, 600)),
+    });
   return pages;
 }
 
@@ -164,7 +188,12 @@ function bundleWorker(stateDir: string): string {
   const tables = blocks
     .slice(1)
     .filter((b) => !b.startsWith('[[rules]]'))
-    .map((b) => b.replace(/^migrations_dir\s*=.*$/m, `migrations_dir = ${JSON.stringify(path.join(ROOT, 'worker', 'migrations'))}`));
+    .map((b) =>
+      b.replace(
+        /^migrations_dir\s*=.*$/m,
+        `migrations_dir = ${JSON.stringify(path.join(ROOT, 'worker', 'migrations'))}`,
+      ),
+    );
   // One rule per module type (wrangler ignores later rules of a type already seen).
   const globsByType = new Map<string, string[]>();
   for (const f of fs.readdirSync(bundleDir)) {
@@ -172,7 +201,9 @@ function bundleWorker(stateDir: string): string {
     const type = f.endsWith('.wasm') ? 'CompiledWasm' : /\.(js|mjs|css|html|txt|json|svg)$/.test(f) ? 'Text' : 'Data';
     globsByType.set(type, [...(globsByType.get(type) ?? []), f, `**/${f}`]);
   }
-  const rules = [...globsByType].map(([type, globs]) => `[[rules]]\ntype = "${type}"\nglobs = ${JSON.stringify(globs)}\nfallthrough = false\n`);
+  const rules = [...globsByType].map(
+    ([type, globs]) => `[[rules]]\ntype = "${type}"\nglobs = ${JSON.stringify(globs)}\nfallthrough = false\n`,
+  );
   const config = path.join(stateDir, 'wrangler.toml');
   fs.writeFileSync(config, `${top}\nno_bundle = true\n\n${rules.join('\n')}\n${tables.join('')}`);
   fs.copyFileSync(ensureDevVars(ROOT), path.join(stateDir, '.dev.vars'));
@@ -184,13 +215,30 @@ async function startWorker(stateDir: string): Promise<ChildProcess> {
   const persist = path.join(stateDir, 'state');
   wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local', '--config', config, '--persist-to', persist]);
   return startWranglerDev(
-    ['--config', config, '--ip', '127.0.0.1', '--port', String(PORT), '--local', '--persist-to', persist, '--show-interactive-dev-session=false'],
+    [
+      '--config',
+      config,
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(PORT),
+      '--local',
+      '--persist-to',
+      persist,
+      '--show-interactive-dev-session=false',
+    ],
     BASE,
     stateDir,
   );
 }
 
-async function request(method: string, p: string, token: string, body?: string, contentType = 'application/json'): Promise<Response> {
+async function request(
+  method: string,
+  p: string,
+  token: string,
+  body?: string,
+  contentType = 'application/json',
+): Promise<Response> {
   return fetch(`${BASE}${p}`, {
     method,
     signal: AbortSignal.timeout(300_000),
@@ -205,7 +253,13 @@ async function ingest(corpus: Corpus, pages: BenchPage[], admin: string): Promis
   let bytes = 0;
   const flush = async () => {
     if (batch.length === 0) return;
-    const res = await request('POST', '/api/admin/v1/plagiarism/pages:batch', admin, batch.join('\n'), 'application/x-ndjson');
+    const res = await request(
+      'POST',
+      '/api/admin/v1/plagiarism/pages:batch',
+      admin,
+      batch.join('\n'),
+      'application/x-ndjson',
+    );
     if (res.status !== 200) throw new Error(`batch ingestion failed: ${res.status} ${await res.text()}`);
     const out = (await res.json()) as { count: number };
     if (out.count !== batch.length) throw new Error(`batch stored ${out.count} of ${batch.length} pages`);
@@ -227,14 +281,23 @@ function quantile(sorted: number[], q: number): number {
   return sorted[i];
 }
 
-async function timeChecks(cases: CheckCase[], ws: string, warmup: number): Promise<{ p50: number; p99: number; mean: number; recall: number }> {
+async function timeChecks(
+  cases: CheckCase[],
+  ws: string,
+  warmup: number,
+): Promise<{ p50: number; p99: number; mean: number; recall: number }> {
   const times: number[] = [];
   let found = 0;
   let expected = 0;
   for (let i = 0; i < cases.length; i++) {
     const c = cases[i];
     const t0 = performance.now();
-    const res = await request('POST', `/api/v1/workspaces/${WORKSPACE}/plagiarism-checks`, ws, JSON.stringify({ text: c.text }));
+    const res = await request(
+      'POST',
+      `/api/v1/workspaces/${WORKSPACE}/plagiarism-checks`,
+      ws,
+      JSON.stringify({ text: c.text }),
+    );
     const body = (await res.json()) as { matches?: Array<{ url: string; wordsMatched: number }>; detail?: string };
     const ms = performance.now() - t0;
     if (res.status !== 200) throw new Error(`check failed: ${res.status} ${JSON.stringify(body)}`);
@@ -246,7 +309,12 @@ async function timeChecks(cases: CheckCase[], ws: string, warmup: number): Promi
     }
   }
   times.sort((a, b) => a - b);
-  return { p50: quantile(times, 0.5), p99: quantile(times, 0.99), mean: times.reduce((a, b) => a + b, 0) / times.length, recall: found / expected };
+  return {
+    p50: quantile(times, 0.5),
+    p99: quantile(times, 0.99),
+    mean: times.reduce((a, b) => a + b, 0) / times.length,
+    recall: found / expected,
+  };
 }
 
 export async function run(): Promise<BenchFigures> {
@@ -268,7 +336,11 @@ export async function run(): Promise<BenchFigures> {
       'POST',
       '/api/admin/v1/workspaces',
       admin,
-      JSON.stringify({ id: WORKSPACE, anchorDay: 1, quotas: [{ usageTypeKey: 'plagiarismChecks', limitAmount: 1_000_000, limitAmountDaily: 1_000_000 }] }),
+      JSON.stringify({
+        id: WORKSPACE,
+        anchorDay: 1,
+        quotas: [{ usageTypeKey: 'plagiarismChecks', limitAmount: 1_000_000, limitAmountDaily: 1_000_000 }],
+      }),
     );
     if (created.status !== 201) throw new Error(`workspace: ${created.status} ${await created.text()}`);
 
@@ -277,15 +349,23 @@ export async function run(): Promise<BenchFigures> {
     const cases = makeChecks(corpus, first, checks + warmup);
 
     const in1 = await ingest(corpus, first, admin);
-    console.log(`[bench:plagiarism] ingested ${in1.pages} pages in ${in1.seconds.toFixed(1)} s (${(in1.pages / in1.seconds).toFixed(0)} pages/s)`);
+    console.log(
+      `[bench:plagiarism] ingested ${in1.pages} pages in ${in1.seconds.toFixed(1)} s (${(in1.pages / in1.seconds).toFixed(0)} pages/s)`,
+    );
     const c1 = await timeChecks(cases, wsToken, warmup);
-    console.log(`[bench:plagiarism] ${small} pages: p50 ${c1.p50.toFixed(1)} ms, p99 ${c1.p99.toFixed(1)} ms (recall ${(100 * c1.recall).toFixed(1)}%)`);
+    console.log(
+      `[bench:plagiarism] ${small} pages: p50 ${c1.p50.toFixed(1)} ms, p99 ${c1.p99.toFixed(1)} ms (recall ${(100 * c1.recall).toFixed(1)}%)`,
+    );
 
     const rest = makePages(corpus, small, large);
     const in2 = await ingest(corpus, rest, admin);
-    console.log(`[bench:plagiarism] ingested ${in2.pages} more pages in ${in2.seconds.toFixed(1)} s (${(in2.pages / in2.seconds).toFixed(0)} pages/s)`);
+    console.log(
+      `[bench:plagiarism] ingested ${in2.pages} more pages in ${in2.seconds.toFixed(1)} s (${(in2.pages / in2.seconds).toFixed(0)} pages/s)`,
+    );
     const c2 = await timeChecks(cases, wsToken, warmup);
-    console.log(`[bench:plagiarism] ${large} pages: p50 ${c2.p50.toFixed(1)} ms, p99 ${c2.p99.toFixed(1)} ms (recall ${(100 * c2.recall).toFixed(1)}%)`);
+    console.log(
+      `[bench:plagiarism] ${large} pages: p50 ${c2.p50.toFixed(1)} ms, p99 ${c2.p99.toFixed(1)} ms (recall ${(100 * c2.recall).toFixed(1)}%)`,
+    );
 
     const ratioP50 = c2.p50 / c1.p50;
     const ratioP99 = c2.p99 / c1.p99;

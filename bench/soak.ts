@@ -34,7 +34,11 @@ const PORT = 8795;
 const BASE = `http://127.0.0.1:${PORT}`;
 
 const { values: args } = parseArgs({
-  options: { minutes: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' }, seed: { type: 'string', default: '1212' } },
+  options: {
+    minutes: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    seed: { type: 'string', default: '1212' },
+  },
 });
 const MINUTES = Number(args.minutes);
 const CONNECTIONS = Number(args.connections);
@@ -68,7 +72,9 @@ const quantile = (xs: number[], q: number): number => {
 async function pagesOf<T>(url: string, token: string): Promise<T[]> {
   const out: T[] = [];
   for (let page = 1; ; page++) {
-    const res = await fetch(`${url}${url.includes('?') ? '&' : '?'}page=${page}&size=200`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${url}${url.includes('?') ? '&' : '?'}page=${page}&size=200`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
     const body = (await res.json()) as { data: T[]; page: { totalPages: number } };
     out.push(...body.data);
@@ -103,7 +109,8 @@ async function main(): Promise<void> {
 
     // Baseline of this run: the idle server.
     const idle = newTally();
-    for (let i = 0; i < 50; i++) await send(BASE, { kind: 'health', method: 'GET', path: '/api/health' }, token, admin, idle);
+    for (let i = 0; i < 50; i++)
+      await send(BASE, { kind: 'health', method: 'GET', path: '/api/health' }, token, admin, idle);
     const healthIdleP50 = quantile(idle.latencies, 0.5);
 
     const durationMs = MINUTES * 60_000;
@@ -112,7 +119,14 @@ async function main(): Promise<void> {
     const deadline = start + durationMs;
     const tally = newTally();
     const bursts = newTally();
-    const memory: Array<{ t: number; rss: number | null; diag: number; entries: number; byKind: Record<string, number>; inFlight: number }> = [];
+    const memory: Array<{
+      t: number;
+      rss: number | null;
+      diag: number;
+      entries: number;
+      byKind: Record<string, number>;
+      inFlight: number;
+    }> = [];
     const health = newTally();
 
     const loops = Array.from({ length: CONNECTIONS }, async (_, i) => {
@@ -123,13 +137,26 @@ async function main(): Promise<void> {
       let nextBurst = start + 20_000;
       while (Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 5_000));
-        const d = await fetch(`${BASE}/api/admin/v1/diagnostics/memory`, { headers: { authorization: `Bearer ${admin}` } });
-        const dj = d.ok ? ((await d.json()) as { totalBytes: number; stateEntries: Record<string, number>; loadsInFlight?: number }) : null;
+        const d = await fetch(`${BASE}/api/admin/v1/diagnostics/memory`, {
+          headers: { authorization: `Bearer ${admin}` },
+        });
+        const dj = d.ok
+          ? ((await d.json()) as { totalBytes: number; stateEntries: Record<string, number>; loadsInFlight?: number })
+          : null;
         const entries = dj ? Object.values(dj.stateEntries).reduce((a, b) => a + b, 0) : -1;
-        memory.push({ t: Date.now() - start, rss: workerdRss(child), diag: dj?.totalBytes ?? -1, entries, byKind: dj?.stateEntries ?? {}, inFlight: dj?.loadsInFlight ?? 0 });
+        memory.push({
+          t: Date.now() - start,
+          rss: workerdRss(child),
+          diag: dj?.totalBytes ?? -1,
+          entries,
+          byKind: dj?.stateEntries ?? {},
+          inFlight: dj?.loadsInFlight ?? 0,
+        });
         const prev = memory.length > 1 ? memory[memory.length - 2] : null;
         if (!prev || JSON.stringify(prev.byKind) !== JSON.stringify(dj?.stateEntries ?? {})) {
-          console.error(`[bench:soak] t=${Math.round((Date.now() - start) / 1000)}s state entries ${JSON.stringify(dj?.stateEntries ?? null)} diagnostics ${((dj?.totalBytes ?? 0) / 2 ** 20).toFixed(1)} MiB`);
+          console.error(
+            `[bench:soak] t=${Math.round((Date.now() - start) / 1000)}s state entries ${JSON.stringify(dj?.stateEntries ?? null)} diagnostics ${((dj?.totalBytes ?? 0) / 2 ** 20).toFixed(1)} MiB`,
+          );
         }
         await send(BASE, { kind: 'health', method: 'GET', path: '/api/health' }, token, admin, health);
         if (Date.now() >= nextBurst && Date.now() < deadline - 5_000) {
@@ -143,8 +170,15 @@ async function main(): Promise<void> {
     const elapsed = (Date.now() - start) / 1000;
 
     // Ledger vs counters.
-    const ledger = await pagesOf<{ usageTypeKey: string; amount: number }>(`${BASE}/api/admin/v1/workspaces/${ws}/usage-ledger`, admin);
-    const quotas = (await (await fetch(`${BASE}/api/usage-service/v1/workspaces/${ws}/quotas`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+    const ledger = await pagesOf<{ usageTypeKey: string; amount: number }>(
+      `${BASE}/api/admin/v1/workspaces/${ws}/usage-ledger`,
+      admin,
+    );
+    const quotas = (await (
+      await fetch(`${BASE}/api/usage-service/v1/workspaces/${ws}/quotas`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+    ).json()) as {
       data: Array<{ usageTypeKey: string; usedAmount: number }>;
     };
     const ledgerSum = (k: string) => ledger.filter((e) => e.usageTypeKey === k).reduce((s, e) => s + e.amount, 0);
@@ -206,9 +240,15 @@ async function main(): Promise<void> {
     // and its per-isolate state entries. The workerd process RSS is reported beside it: it also
     // holds local D1/R2 (SQLite, growing with the ledger) and V8's heap sizing, so it is a figure, not the criterion.
     if (diagSpreadPct > 10) problems.push(`diagnostics memory moved ${diagSpreadPct.toFixed(1)}% after warm-up`);
-    if (entriesAfter.length && Math.max(...entriesAfter) > 1.1 * Math.min(...entriesAfter)) problems.push(`per-isolate state entries grew from ${Math.min(...entriesAfter)} to ${Math.max(...entriesAfter)} after warm-up`);
+    if (entriesAfter.length && Math.max(...entriesAfter) > 1.1 * Math.min(...entriesAfter))
+      problems.push(
+        `per-isolate state entries grew from ${Math.min(...entriesAfter)} to ${Math.max(...entriesAfter)} after warm-up`,
+      );
     if (!ledgerEqual) problems.push('usage ledger differs from the quota counters');
-    if (wranglerReloads(child) > 0) problems.push(`wrangler dev reloaded the Worker ${wranglerReloads(child)} times during the run (a watched file changed): its proxy answers requests in flight with a plain-text 503`);
+    if (wranglerReloads(child) > 0)
+      problems.push(
+        `wrangler dev reloaded the Worker ${wranglerReloads(child)} times during the run (a watched file changed): its proxy answers requests in flight with a plain-text 503`,
+      );
     for (const p of problems) console.error(`[bench:soak] FAILED: ${p}`);
     failed = problems.length > 0;
     console.log(JSON.stringify(figures));

@@ -26,7 +26,14 @@ import { GENERATED } from '../build/wrangler';
 import { parseMapperBundle } from '../core/mapper-bundle';
 import type { EmbeddingModel } from '../core/model';
 import { prng } from '../core/prng';
-import { BoundedCache, languageLexicon, scoreTexts, type FactorStats, type TextScoresRequest, type TextScoringInput } from '../core/scoring';
+import {
+  BoundedCache,
+  languageLexicon,
+  scoreTexts,
+  type FactorStats,
+  type TextScoresRequest,
+  type TextScoringInput,
+} from '../core/scoring';
 import { parseLanguageData, tokenize, type Language, type LanguageData } from '../core/tokenizer';
 import { FLAG } from '../core/tokenizer/data';
 import { runIfMain } from './main';
@@ -76,7 +83,13 @@ function zipf(rand: () => number, n: number): number {
 }
 
 /** `n` seeded texts in `language` (header). */
-export function realisticTexts(language: Language, model: EmbeddingModel, data: LanguageData, n: number, seed = 17): string[] {
+export function realisticTexts(
+  language: Language,
+  model: EmbeddingModel,
+  data: LanguageData,
+  n: number,
+  seed = 17,
+): string[] {
   const rand = prng(seed);
   const letters = /^\p{L}+$/u;
   const content: string[] = [];
@@ -94,7 +107,11 @@ export function realisticTexts(language: Language, model: EmbeddingModel, data: 
     const j = Math.floor(rand() * (i + 1));
     [stops[i], stops[j]] = [stops[j]!, stops[i]!];
   }
-  const gold = (JSON.parse(fs.readFileSync(path.join(here, '..', 'test', 'gold', `tokens-${language}.json`), 'utf8')) as { sentences: Array<{ text: string }> }).sentences.map((s) => s.text);
+  const gold = (
+    JSON.parse(fs.readFileSync(path.join(here, '..', 'test', 'gold', `tokens-${language}.json`), 'utf8')) as {
+      sentences: Array<{ text: string }>;
+    }
+  ).sentences.map((s) => s.text);
   const ja = language === 'ja';
   const out: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -141,7 +158,11 @@ function setup(language: Language, english: EmbeddingModel): LanguageSetup | nul
   const mappers = MAPPERS.map((key) => {
     const cut = key.lastIndexOf('_');
     const file = path.join(GENERATED, 'mappers', id, `${key.slice(0, cut)}.bin`);
-    const values = parseMapperBundle(readArrayBuffer(file), { id, vocabularySize: model.size, checksum: model.manifest.checksum });
+    const values = parseMapperBundle(readArrayBuffer(file), {
+      id,
+      vocabularySize: model.size,
+      checksum: model.manifest.checksum,
+    });
     return { id: key, variable: key.slice(cut + 1), values };
   });
   const input: TextScoringInput = {
@@ -154,7 +175,13 @@ function setup(language: Language, english: EmbeddingModel): LanguageSetup | nul
     companion: language === 'en' ? null : english,
     composition: data.meta.composition,
   };
-  return { language, model, data, input, request: { embeddingModelId: id, dimensions: DIMENSIONS[language], mapperKeys: MAPPERS, goalConfig: GOAL } };
+  return {
+    language,
+    model,
+    data,
+    input,
+    request: { embeddingModelId: id, dimensions: DIMENSIONS[language], mapperKeys: MAPPERS, goalConfig: GOAL },
+  };
 }
 
 function median(xs: number[]): number {
@@ -172,7 +199,8 @@ export function timeScoring(s: LanguageSetup, texts: string[]): { ms: number; to
   for (let p = 0; p < PASSES; p++) {
     tokens = 0;
     const t0 = performance.now();
-    for (let i = 0; i < texts.length; i += BATCH) tokens += scoreTexts({ ...s.request, texts: texts.slice(i, i + BATCH) }, s.input).tokenCount;
+    for (let i = 0; i < texts.length; i += BATCH)
+      tokens += scoreTexts({ ...s.request, texts: texts.slice(i, i + BATCH) }, s.input).tokenCount;
     times.push(performance.now() - t0);
   }
   return { ms: median(times), tokens };
@@ -197,7 +225,9 @@ export function timeIntlSegmenter(language: Language, texts: string[]): { ms: nu
   return { ms: median(times), words };
 }
 
-export async function run(languages: readonly Language[] = ['en', 'de', 'fr', 'ja']): Promise<Record<string, number | string>> {
+export async function run(
+  languages: readonly Language[] = ['en', 'de', 'fr', 'ja'],
+): Promise<Record<string, number | string>> {
   const english = loadDefaultModel();
   const figures: Record<string, number | string> = {};
   for (const language of languages) {

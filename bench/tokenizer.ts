@@ -21,7 +21,9 @@ v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
 function corpus(language: string): string {
-  const gold = JSON.parse(fs.readFileSync(path.join(here, '..', 'test', 'gold', `tokens-${language}.json`), 'utf8')) as { sentences: Array<{ text: string }> };
+  const gold = JSON.parse(
+    fs.readFileSync(path.join(here, '..', 'test', 'gold', `tokens-${language}.json`), 'utf8'),
+  ) as { sentences: Array<{ text: string }> };
   const base = gold.sentences.map((s) => s.text).join(language === 'ja' ? '' : ' ');
   let text = '';
   while (text.length < TARGET_CHARS) text += base + (language === 'ja' ? '' : ' ');

@@ -7,8 +7,11 @@ import { DEFAULT_MODEL_ID } from '../build/default-model';
 
 const MODEL = DEFAULT_MODEL_ID;
 
-export const PROTO = [...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)])];
-export const PROSE = 'The quick brown fox jumps over the lazy dog while the children watch from the old wooden bridge near the river';
+export const PROTO = [
+  ...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)]),
+];
+export const PROSE =
+  'The quick brown fox jumps over the lazy dog while the children watch from the old wooden bridge near the river';
 
 export interface Req {
   kind: string;
@@ -24,33 +27,127 @@ export function requestMix(rand: () => number, ws: string): Req {
   const json = (o: unknown) => JSON.stringify(o);
   const w = `/api/v1/workspaces/${ws}`;
   const r = rand();
-  if (r < 0.2) return { kind: 'text-scores', method: 'POST', path: `${w}/text-scores`, body: json({ texts: [PROSE, pick(PROTO), 'I am not happy with this'], embeddingModelId: MODEL, mapperKeys: ['sentiment_valence'] }) };
-  if (r < 0.32) return { kind: 'word-scores', method: 'POST', path: `${w}/word-scores`, body: json({ seedWords: ['good', 'great'], whitelistWords: ['fine', 'bad', pick(PROTO)], embeddingModelId: MODEL }) };
+  if (r < 0.2)
+    return {
+      kind: 'text-scores',
+      method: 'POST',
+      path: `${w}/text-scores`,
+      body: json({
+        texts: [PROSE, pick(PROTO), 'I am not happy with this'],
+        embeddingModelId: MODEL,
+        mapperKeys: ['sentiment_valence'],
+      }),
+    };
+  if (r < 0.32)
+    return {
+      kind: 'word-scores',
+      method: 'POST',
+      path: `${w}/word-scores`,
+      body: json({
+        seedWords: ['good', 'great'],
+        whitelistWords: ['fine', 'bad', pick(PROTO)],
+        embeddingModelId: MODEL,
+      }),
+    };
   if (r < 0.47) {
-    const [language, text] = pick([['en', PROSE], ['de', 'Die Kinder spielen im Garten'], ['fr', "L'homme marche dans la rue"], ['ja', '東京都に住んでいます'], ['en', PROTO.join(' ')]]);
+    const [language, text] = pick([
+      ['en', PROSE],
+      ['de', 'Die Kinder spielen im Garten'],
+      ['fr', "L'homme marche dans la rue"],
+      ['ja', '東京都に住んでいます'],
+      ['en', PROTO.join(' ')],
+    ]);
     return { kind: 'tokenizations', method: 'POST', path: `${w}/tokenizations`, body: json({ language, text }) };
   }
-  if (r < 0.55) return { kind: 'autocomplete', method: 'POST', path: `${w}/autocomplete-suggestions`, body: json({ word: pick(['hap', 'constr', '__pro', 'wat']), embeddingModelId: MODEL }) };
-  if (r < 0.6) return { kind: 'availability', method: 'POST', path: `/api/v1/embedding-models/${MODEL}/word-availabilities`, body: json({ words: ['cat', ...PROTO] }) };
-  if (r < 0.65) return { kind: 'plagiarism', method: 'POST', path: `${w}/plagiarism-checks`, body: json({ text: `${PROSE} ${PROSE}` }) };
+  if (r < 0.55)
+    return {
+      kind: 'autocomplete',
+      method: 'POST',
+      path: `${w}/autocomplete-suggestions`,
+      body: json({ word: pick(['hap', 'constr', '__pro', 'wat']), embeddingModelId: MODEL }),
+    };
+  if (r < 0.6)
+    return {
+      kind: 'availability',
+      method: 'POST',
+      path: `/api/v1/embedding-models/${MODEL}/word-availabilities`,
+      body: json({ words: ['cat', ...PROTO] }),
+    };
+  if (r < 0.65)
+    return {
+      kind: 'plagiarism',
+      method: 'POST',
+      path: `${w}/plagiarism-checks`,
+      body: json({ text: `${PROSE} ${PROSE}` }),
+    };
   if (r < 0.7) {
     // Idempotency: a few keys reused with the same body (replay) or another body (422).
     const key = `soak-${Math.floor(rand() * 20)}`;
-    return { kind: 'idempotent', method: 'POST', path: `${w}/tokenizations`, headers: { 'idempotency-key': key }, body: json({ language: 'en', text: rand() < 0.7 ? 'cat dog' : 'cat dog bird' }) };
+    return {
+      kind: 'idempotent',
+      method: 'POST',
+      path: `${w}/tokenizations`,
+      headers: { 'idempotency-key': key },
+      body: json({ language: 'en', text: rand() < 0.7 ? 'cat dog' : 'cat dog bird' }),
+    };
   }
   // Hostile requests.
   const hostile: Array<() => Req> = [
-    () => ({ kind: 'hostile-dots', method: 'POST', path: `${w}/tokenizations`, body: json({ language: 'en', text: '.'.repeat(100_000) }) }),
-    () => ({ kind: 'hostile-cjk', method: 'POST', path: `${w}/text-scores`, body: json({ texts: ['漢字かな'.repeat(10_000)], embeddingModelId: MODEL }) }),
+    () => ({
+      kind: 'hostile-dots',
+      method: 'POST',
+      path: `${w}/tokenizations`,
+      body: json({ language: 'en', text: '.'.repeat(100_000) }),
+    }),
+    () => ({
+      kind: 'hostile-cjk',
+      method: 'POST',
+      path: `${w}/text-scores`,
+      body: json({ texts: ['漢字かな'.repeat(10_000)], embeddingModelId: MODEL }),
+    }),
     () => ({ kind: 'hostile-json', method: 'POST', path: `${w}/text-scores`, body: '{"texts": [' }),
-    () => ({ kind: 'hostile-utf8', method: 'POST', path: `${w}/tokenizations`, body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) }),
-    () => ({ kind: 'hostile-long-id', method: 'POST', path: `${w}/text-scores`, body: json({ texts: ['cat'], embeddingModelId: 'm'.repeat(1100) }) }),
-    () => ({ kind: 'unknown-model', method: 'POST', path: `${w}/word-scores`, body: json({ seedWords: ['cat'], embeddingModelId: `nope-${Math.floor(rand() * 1e9)}` }) }),
-    () => ({ kind: 'unknown-mapper', method: 'POST', path: `${w}/text-scores`, body: json({ texts: ['cat'], embeddingModelId: MODEL, mapperKeys: [`x${Math.floor(rand() * 1e9)}_y`] }) }),
+    () => ({
+      kind: 'hostile-utf8',
+      method: 'POST',
+      path: `${w}/tokenizations`,
+      body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+    }),
+    () => ({
+      kind: 'hostile-long-id',
+      method: 'POST',
+      path: `${w}/text-scores`,
+      body: json({ texts: ['cat'], embeddingModelId: 'm'.repeat(1100) }),
+    }),
+    () => ({
+      kind: 'unknown-model',
+      method: 'POST',
+      path: `${w}/word-scores`,
+      body: json({ seedWords: ['cat'], embeddingModelId: `nope-${Math.floor(rand() * 1e9)}` }),
+    }),
+    () => ({
+      kind: 'unknown-mapper',
+      method: 'POST',
+      path: `${w}/text-scores`,
+      body: json({ texts: ['cat'], embeddingModelId: MODEL, mapperKeys: [`x${Math.floor(rand() * 1e9)}_y`] }),
+    }),
     () => ({ kind: 'long-asset', method: 'GET', path: `/assets/${'a'.repeat(1100)}` }),
     () => ({ kind: 'unknown-catalog', method: 'GET', path: `/api/v1/embedding-models/${'z'.repeat(128)}` }),
-    () => ({ kind: 'hostile-html', method: 'POST', admin: true, path: '/api/admin/v1/plagiarism/pages', body: json({ url: `https://soak.example/${Math.floor(rand() * 50)}`, html: pick(['<svg/>', '<math/>', '<b>'.repeat(20_000), '<div>'.repeat(50_000)]) }) }),
-    () => ({ kind: 'proto-json', method: 'POST', path: `${w}/text-scores`, body: `{"texts":["constructor"],"embeddingModelId":"${MODEL}","__proto__":{"x":1},"constructor":1}` }),
+    () => ({
+      kind: 'hostile-html',
+      method: 'POST',
+      admin: true,
+      path: '/api/admin/v1/plagiarism/pages',
+      body: json({
+        url: `https://soak.example/${Math.floor(rand() * 50)}`,
+        html: pick(['<svg/>', '<math/>', '<b>'.repeat(20_000), '<div>'.repeat(50_000)]),
+      }),
+    }),
+    () => ({
+      kind: 'proto-json',
+      method: 'POST',
+      path: `${w}/text-scores`,
+      body: `{"texts":["constructor"],"embeddingModelId":"${MODEL}","__proto__":{"x":1},"constructor":1}`,
+    }),
   ];
   return pick(hostile)();
 }
@@ -66,17 +163,33 @@ export interface Tally {
   restarts: number;
 }
 
-export const newTally = (): Tally => ({ total: 0, byStatus: new Map(), fiveXX: 0, nonProblem: 0, samples: [], latencies: [], restarts: 0 });
+export const newTally = (): Tally => ({
+  total: 0,
+  byStatus: new Map(),
+  fiveXX: 0,
+  nonProblem: 0,
+  samples: [],
+  latencies: [],
+  restarts: 0,
+});
 
 export async function send(base: string, req: Req, token: string, adminToken: string, tally: Tally): Promise<void> {
-  const headers: Record<string, string> = { authorization: `Bearer ${req.admin ? adminToken : token}`, ...(req.headers ?? {}) };
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${req.admin ? adminToken : token}`,
+    ...(req.headers ?? {}),
+  };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   const t0 = performance.now();
   let status = 0;
   let contentType = '';
   let text = '';
   try {
-    const res = await fetch(`${base}${req.path}`, { method: req.method, headers, body: req.body as BodyInit | undefined, signal: AbortSignal.timeout(120_000) });
+    const res = await fetch(`${base}${req.path}`, {
+      method: req.method,
+      headers,
+      body: req.body as BodyInit | undefined,
+      signal: AbortSignal.timeout(120_000),
+    });
     status = res.status;
     contentType = res.headers.get('content-type') ?? '';
     text = await res.text();
@@ -88,7 +201,10 @@ export async function send(base: string, req: Req, token: string, adminToken: st
   tally.total++;
   tally.byStatus.set(status, (tally.byStatus.get(status) ?? 0) + 1);
   const note = () => {
-    if (tally.samples.length < 10) tally.samples.push(`${req.kind} ${req.method} ${req.path.slice(0, 80)} -> ${status} ${contentType} ${text.slice(0, 160)}`);
+    if (tally.samples.length < 10)
+      tally.samples.push(
+        `${req.kind} ${req.method} ${req.path.slice(0, 80)} -> ${status} ${contentType} ${text.slice(0, 160)}`,
+      );
   };
   if (text.includes('restarted mid-request')) tally.restarts++;
   if (status >= 500) {
@@ -112,10 +228,14 @@ export async function send(base: string, req: Req, token: string, adminToken: st
   }
 }
 
-
 /** The metered POST of the bursts (issue 12 defect 6): text-scores of one sentence. */
 export function burstRequest(ws: string): Req {
-  return { kind: 'burst', method: 'POST', path: `/api/v1/workspaces/${ws}/text-scores`, body: JSON.stringify({ texts: [PROSE], embeddingModelId: MODEL }) };
+  return {
+    kind: 'burst',
+    method: 'POST',
+    path: `/api/v1/workspaces/${ws}/text-scores`,
+    body: JSON.stringify({ texts: [PROSE], embeddingModelId: MODEL }),
+  };
 }
 
 /** Sums tallies (status counts, 5xx, non-problem errors, samples). */

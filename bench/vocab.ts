@@ -34,13 +34,112 @@ import { VOCAB_FLAG } from '../core/vocab-quality';
 /** 100 seed sets: 40 common, 30 rare, 30 multi-word (phrases or several seeds). */
 export const SEED_SETS: string[][] = [
   // common
-  ...['coffee', 'berlin', 'happy', 'car', 'music', 'football', 'doctor', 'garden', 'money', 'school', 'river', 'computer', 'summer', 'city', 'dog', 'bread', 'movie', 'travel', 'price', 'beautiful', 'fast', 'healthy', 'family', 'phone', 'green', 'winter', 'hotel', 'kitchen', 'shoes', 'bank', 'election', 'church', 'ocean', 'bicycle', 'chocolate', 'fashion', 'dance', 'teacher', 'fresh', 'luxury'].map((w) => [w]),
+  ...[
+    'coffee',
+    'berlin',
+    'happy',
+    'car',
+    'music',
+    'football',
+    'doctor',
+    'garden',
+    'money',
+    'school',
+    'river',
+    'computer',
+    'summer',
+    'city',
+    'dog',
+    'bread',
+    'movie',
+    'travel',
+    'price',
+    'beautiful',
+    'fast',
+    'healthy',
+    'family',
+    'phone',
+    'green',
+    'winter',
+    'hotel',
+    'kitchen',
+    'shoes',
+    'bank',
+    'election',
+    'church',
+    'ocean',
+    'bicycle',
+    'chocolate',
+    'fashion',
+    'dance',
+    'teacher',
+    'fresh',
+    'luxury',
+  ].map((w) => [w]),
   // rare
-  ...['bitcoin', 'umami', 'eco', 'cozy', 'organic', 'vegan', 'artisanal', 'minimalist', 'gluten', 'hummus', 'kombucha', 'mindfulness', 'karaoke', 'origami', 'sourdough', 'probiotic', 'biodegradable', 'handcrafted', 'ergonomic', 'wanderlust', 'espresso', 'cashmere', 'skincare', 'podcast', 'smartphone', 'crowdfunding', 'vintage', 'lavender', 'quinoa', 'turmeric'].map((w) => [w]),
+  ...[
+    'bitcoin',
+    'umami',
+    'eco',
+    'cozy',
+    'organic',
+    'vegan',
+    'artisanal',
+    'minimalist',
+    'gluten',
+    'hummus',
+    'kombucha',
+    'mindfulness',
+    'karaoke',
+    'origami',
+    'sourdough',
+    'probiotic',
+    'biodegradable',
+    'handcrafted',
+    'ergonomic',
+    'wanderlust',
+    'espresso',
+    'cashmere',
+    'skincare',
+    'podcast',
+    'smartphone',
+    'crowdfunding',
+    'vintage',
+    'lavender',
+    'quinoa',
+    'turmeric',
+  ].map((w) => [w]),
   // multi-word
-  ['ice cream'], ['New York'], ['climate change'], ['real estate'], ['social media'], ['credit card'], ['high school'], ['solar power'], ['fast food'], ['health care'],
-  ['olive oil'], ['red wine'], ['green tea'], ['fitness center'], ['video game'], ['coffee shop'], ['electric car'], ['online shopping'], ['customer service'], ['dark chocolate'],
-  ['coffee', 'tea'], ['sustainable', 'organic'], ['luxury', 'hotel'], ['running', 'shoes'], ['cheap', 'flights'], ['fresh', 'bread', 'bakery'], ['smart', 'phone'], ['beach', 'holiday'], ['wedding', 'dress'], ['pizza', 'pasta'],
+  ['ice cream'],
+  ['New York'],
+  ['climate change'],
+  ['real estate'],
+  ['social media'],
+  ['credit card'],
+  ['high school'],
+  ['solar power'],
+  ['fast food'],
+  ['health care'],
+  ['olive oil'],
+  ['red wine'],
+  ['green tea'],
+  ['fitness center'],
+  ['video game'],
+  ['coffee shop'],
+  ['electric car'],
+  ['online shopping'],
+  ['customer service'],
+  ['dark chocolate'],
+  ['coffee', 'tea'],
+  ['sustainable', 'organic'],
+  ['luxury', 'hotel'],
+  ['running', 'shoes'],
+  ['cheap', 'flights'],
+  ['fresh', 'bread', 'bakery'],
+  ['smart', 'phone'],
+  ['beach', 'holiday'],
+  ['wedding', 'dress'],
+  ['pizza', 'pasta'],
 ];
 
 const ws = (f: string) => path.join(ROOT, '..', 'shared', 'data', 'wordsim-de', f);
@@ -82,7 +181,10 @@ function neighbourFigures(model: EmbeddingModel) {
   const before = { dict: 0, stop: 0, n: 0 };
   let emptySets = 0;
   for (const seeds of SEED_SETS) {
-    const data = scoreWords({ seedWords: seeds, embeddingModelId: model.manifest.id, limit: 20 }, { index: model, mappers: [], storedDimensions: new Map() }).data;
+    const data = scoreWords(
+      { seedWords: seeds, embeddingModelId: model.manifest.id, limit: 20 },
+      { index: model, mappers: [], storedDimensions: new Map() },
+    ).data;
     if (data.length === 0) emptySets++;
     const a = count(data.map((d) => d.modelRank - 1));
     const b = count(oldNeighbours(model, seeds, 20));
@@ -105,7 +207,17 @@ function contentRows(model: EmbeddingModel, minLength: number, limit: number): n
   const out: number[] = [];
   for (let r = 0; r < model.size && out.length < limit; r++) {
     const f = model.flags(r);
-    if (!(f & VOCAB_FLAG.DICTIONARY) || f & (VOCAB_FLAG.STOP | VOCAB_FLAG.FUNCTION | VOCAB_FLAG.NUMBER | VOCAB_FLAG.SHORT | VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM)) continue;
+    if (
+      !(f & VOCAB_FLAG.DICTIONARY) ||
+      f &
+        (VOCAB_FLAG.STOP |
+          VOCAB_FLAG.FUNCTION |
+          VOCAB_FLAG.NUMBER |
+          VOCAB_FLAG.SHORT |
+          VOCAB_FLAG.PROPER |
+          VOCAB_FLAG.ACRONYM)
+    )
+      continue;
     const w = model.word(r);
     if (w.length >= minLength && /^\p{Ll}+$/u.test(w)) out.push(r);
   }
@@ -125,7 +237,9 @@ function synonymFigures(model: EmbeddingModel) {
     if (syns.length === 0) continue;
     withSynonyms++;
     links += syns.length;
-    const a = model.vector(model.rowOf(tokenize(w, en).tokens[0]!.token) >= 0 ? model.rowOf(tokenize(w, en).tokens[0]!.token) : r);
+    const a = model.vector(
+      model.rowOf(tokenize(w, en).tokens[0]!.token) >= 0 ? model.rowOf(tokenize(w, en).tokens[0]!.token) : r,
+    );
     const ok = syns.every((s) => {
       // As the build compares them: a multi-word synonym by its content words.
       const parts = s.split(' ');
@@ -138,7 +252,13 @@ function synonymFigures(model: EmbeddingModel) {
     });
     if (ok) allPass++;
   }
-  return { words: rows.length, withSynonyms, synonymLinks: links, allPassShare: pct(withSynonyms ? allPass / withSynonyms : 1), threshold: SYNONYM_MIN_COSINE };
+  return {
+    words: rows.length,
+    withSynonyms,
+    synonymLinks: links,
+    allPassShare: pct(withSynonyms ? allPass / withSynonyms : 1),
+    threshold: SYNONYM_MIN_COSINE,
+  };
 }
 
 /**
@@ -157,7 +277,10 @@ function autocompleteFigures(model: EmbeddingModel) {
   const spread = (rows: number[]) => rows.filter((_, i) => i % Math.floor(rows.length / 200) === 0).slice(0, 200);
   const allForms = pool.filter((_, i) => i % 50 === 0).slice(0, 200);
   const headwords = spread(pool.filter((r) => !(model.flags(r) & VOCAB_FLAG.INFLECTED)));
-  const top3 = (prefix: string) => autocomplete(model, { word: prefix, embeddingModelId: 'x' }).suggestions.slice(0, 3).map((s) => s.toLowerCase());
+  const top3 = (prefix: string) =>
+    autocomplete(model, { word: prefix, embeddingModelId: 'x' })
+      .suggestions.slice(0, 3)
+      .map((s) => s.toLowerCase());
   const before3 = (prefix: string) => {
     const seen = new Set<string>();
     return model
@@ -195,7 +318,12 @@ function autocompleteFigures(model: EmbeddingModel) {
     return { meanShareTyped: pct(now / targets.length), baselineMeanShareTyped: pct(before / targets.length) };
   };
   return {
-    headwords: { prefixes: headwords.length, half: run(headwords, 1 / 2), twoThirds: run(headwords, 2 / 3), ...keystrokes(headwords) },
+    headwords: {
+      prefixes: headwords.length,
+      half: run(headwords, 1 / 2),
+      twoThirds: run(headwords, 2 / 3),
+      ...keystrokes(headwords),
+    },
     allForms: { prefixes: allForms.length, half: run(allForms, 1 / 2), twoThirds: run(allForms, 2 / 3) },
   };
 }
@@ -204,7 +332,7 @@ function spearman(a: number[], b: number[]): number {
   const rank = (x: number[]) => {
     const o = x.map((_, i) => i).sort((i, j) => x[i]! - x[j]!);
     const r = new Array<number>(x.length);
-    for (let i = 0; i < o.length; ) {
+    for (let i = 0; i < o.length;) {
       let j = i;
       while (j + 1 < o.length && x[o[j + 1]!] === x[o[i]!]) j++;
       for (let k = i; k <= j; k++) r[o[k]!] = (i + j) / 2;
@@ -260,11 +388,24 @@ async function similarityFigures(model: EmbeddingModel) {
       int8.push(model.scores(model.vector(ra), [rb])[0]!);
       f32.push(fcos(ra, rb));
     }
-    return { pairs: gold.length, missing, spearmanInt8: Math.round(spearman(gold, int8) * 1000) / 1000, spearmanFloat: Math.round(spearman(gold, f32) * 1000) / 1000 };
+    return {
+      pairs: gold.length,
+      missing,
+      spearmanInt8: Math.round(spearman(gold, int8) * 1000) / 1000,
+      spearmanFloat: Math.round(spearman(gold, f32) * 1000) / 1000,
+    };
   };
   return {
-    ws353: { ...one('ms_wordsim353-english.txt'), published: 'GloVe 6B 300d on the original WS-353: 0.658 (Pennington et al. 2014, Table 3); no 6B 100d figure is published there' },
-    simlex999: { ...one('ms_simlex-english.txt'), published: 'no GloVe 6B 100d figure is published by the GloVe or SimLex-999 authors; the multilingual re-annotation (Leviant & Reichart 2015) also differs from the original ratings' },
+    ws353: {
+      ...one('ms_wordsim353-english.txt'),
+      published:
+        'GloVe 6B 300d on the original WS-353: 0.658 (Pennington et al. 2014, Table 3); no 6B 100d figure is published there',
+    },
+    simlex999: {
+      ...one('ms_simlex-english.txt'),
+      published:
+        'no GloVe 6B 100d figure is published by the GloVe or SimLex-999 authors; the multilingual re-annotation (Leviant & Reichart 2015) also differs from the original ratings',
+    },
   };
 }
 
@@ -273,17 +414,39 @@ async function main(): Promise<void> {
   const model = loadDefaultModel();
   const t0 = performance.now();
   const neighbours = neighbourFigures(model);
-  console.log(`find-and-score, ${neighbours.seedSets} seed sets, top 20: dictionary words ${neighbours.dictionaryShare}% (before the filter ${neighbours.baselineDictionaryShare}%; target >= 98%), stop words/pronouns ${neighbours.stopOrPronounShare}% (before ${neighbours.baselineStopOrPronounShare}%; target 0)`);
+  console.log(
+    `find-and-score, ${neighbours.seedSets} seed sets, top 20: dictionary words ${neighbours.dictionaryShare}% (before the filter ${neighbours.baselineDictionaryShare}%; target >= 98%), stop words/pronouns ${neighbours.stopOrPronounShare}% (before ${neighbours.baselineStopOrPronounShare}%; target 0)`,
+  );
   const synonyms = synonymFigures(model);
-  console.log(`synonyms, ${synonyms.words} frequent content words: ${synonyms.withSynonyms} have synonyms (${synonyms.synonymLinks} links); all pass the similarity filter (cos >= ${synonyms.threshold}): ${synonyms.allPassShare}%`);
+  console.log(
+    `synonyms, ${synonyms.words} frequent content words: ${synonyms.withSynonyms} have synonyms (${synonyms.synonymLinks} links); all pass the similarity filter (cos >= ${synonyms.threshold}): ${synonyms.allPassShare}%`,
+  );
   const ac = autocompleteFigures(model);
   const h = ac.headwords;
-  console.log(`autocomplete, ${h.prefixes} frequent headwords: intended word in the top 3 with two thirds typed ${h.twoThirds.top3Share}% (before ${h.twoThirds.baselineTop3Share}%; target >= 80%), with half typed ${h.half.top3Share}% (before ${h.half.baselineTop3Share}%); mean share of letters typed until it is in the top 3 ${h.meanShareTyped}% (before ${h.baselineMeanShareTyped}%)`);
-  console.log(`autocomplete, ${ac.allForms.prefixes} frequent words, inflected forms included (first definition): half typed ${ac.allForms.half.top3Share}% (before ${ac.allForms.half.baselineTop3Share}%), two thirds ${ac.allForms.twoThirds.top3Share}% (before ${ac.allForms.twoThirds.baselineTop3Share}%)`);
+  console.log(
+    `autocomplete, ${h.prefixes} frequent headwords: intended word in the top 3 with two thirds typed ${h.twoThirds.top3Share}% (before ${h.twoThirds.baselineTop3Share}%; target >= 80%), with half typed ${h.half.top3Share}% (before ${h.half.baselineTop3Share}%); mean share of letters typed until it is in the top 3 ${h.meanShareTyped}% (before ${h.baselineMeanShareTyped}%)`,
+  );
+  console.log(
+    `autocomplete, ${ac.allForms.prefixes} frequent words, inflected forms included (first definition): half typed ${ac.allForms.half.top3Share}% (before ${ac.allForms.half.baselineTop3Share}%), two thirds ${ac.allForms.twoThirds.top3Share}% (before ${ac.allForms.twoThirds.baselineTop3Share}%)`,
+  );
   const sim = await similarityFigures(model);
-  console.log(`word similarity (Spearman): WS-353 ${sim.ws353.spearmanInt8} int8 / ${sim.ws353.spearmanFloat} float (${sim.ws353.pairs} pairs; published: ${sim.ws353.published})`);
-  console.log(`word similarity (Spearman): SimLex-999 ${sim.simlex999.spearmanInt8} int8 / ${sim.simlex999.spearmanFloat} float (${sim.simlex999.pairs} pairs; published: ${sim.simlex999.published})`);
-  console.log(JSON.stringify({ date: new Date().toISOString(), model: model.manifest.id, neighbours, synonyms, autocomplete: ac, similarity: sim, ms: Math.round(performance.now() - t0) }));
+  console.log(
+    `word similarity (Spearman): WS-353 ${sim.ws353.spearmanInt8} int8 / ${sim.ws353.spearmanFloat} float (${sim.ws353.pairs} pairs; published: ${sim.ws353.published})`,
+  );
+  console.log(
+    `word similarity (Spearman): SimLex-999 ${sim.simlex999.spearmanInt8} int8 / ${sim.simlex999.spearmanFloat} float (${sim.simlex999.pairs} pairs; published: ${sim.simlex999.published})`,
+  );
+  console.log(
+    JSON.stringify({
+      date: new Date().toISOString(),
+      model: model.manifest.id,
+      neighbours,
+      synonyms,
+      autocomplete: ac,
+      similarity: sim,
+      ms: Math.round(performance.now() - t0),
+    }),
+  );
 }
 
 main().catch((err) => {

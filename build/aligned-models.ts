@@ -25,10 +25,24 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import cliProgress from 'cli-progress';
 import { ARTIFACT_FORMAT_VERSION, decodeWord, parseArtifact } from '../core/artifact';
-import { ArraySpace, COMPOUND_FEATURE, orderProjected, projectWord, type ProjectedWord, type SourceSpace } from '../core/projection';
+import {
+  ArraySpace,
+  COMPOUND_FEATURE,
+  orderProjected,
+  projectWord,
+  type ProjectedWord,
+  type SourceSpace,
+} from '../core/projection';
 import { R2_KEYS } from '../core/storage-keys';
 import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, ensureDefaultModel } from './default-model';
-import { mergeDictionaries, parseDictd, parseDing, parseEdict, reverseDictionary, type Dictionary } from './dictionaries';
+import {
+  mergeDictionaries,
+  parseDictd,
+  parseDing,
+  parseEdict,
+  reverseDictionary,
+  type Dictionary,
+} from './dictionaries';
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { importModel, IMPORTER_VERSION } from './import-model';
 import { debianToolsAvailable, fetchDebianFile } from './debian';
@@ -112,7 +126,8 @@ export const ALIGNED: Record<AlignedLanguage, AlignedSpec> = {
     trainingYear: '2021',
     trainingMonth: '02',
     sources: ['JMdict/EDICT 2021-02-03, EDRDG (debian:edict 2021.02.03-1)', ...ENGLISH_SOURCES],
-    license: 'CC-BY-SA-3.0 (JMdict/EDICT, Electronic Dictionary Research and Development Group) / PDDL-1.0 (GloVe vectors)',
+    license:
+      'CC-BY-SA-3.0 (JMdict/EDICT, Electronic Dictionary Research and Development Group) / PDDL-1.0 (GloVe vectors)',
     features: [...BASE_FEATURES, 'kana-and-kanji-forms'],
   },
 };
@@ -121,7 +136,8 @@ const MODELS_DIR = path.join(GENERATED, 'models');
 export const alignedModelFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.emb`);
 export const alignedManifestFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.json`);
 /** word<TAB>English translation words (single words in the English vocabulary, at most 5): the cross-lingual mapper check. */
-export const alignedTranslationsFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.translations.tsv`);
+export const alignedTranslationsFile = (lang: AlignedLanguage): string =>
+  path.join(MODELS_DIR, `${ALIGNED[lang].id}.translations.tsv`);
 const stampFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.stamp.json`);
 const lockFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.lock`);
 /** French projects through the German model, so German is built first. */
@@ -130,8 +146,14 @@ const DEPENDS: Record<AlignedLanguage, AlignedLanguage[]> = { de: [], fr: ['de']
 function stampFor(lang: AlignedLanguage): Record<string, unknown> {
   return {
     packages: ALIGNED[lang].packages.map((p) => `${p.pkg}=${p.version}`),
-    english: fs.existsSync(DEFAULT_MODEL_FILE) ? JSON.parse(fs.readFileSync(path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.json`), 'utf8')).checksum : null,
-    pivot: DEPENDS[lang].map((d) => (fs.existsSync(alignedManifestFile(d)) ? JSON.parse(fs.readFileSync(alignedManifestFile(d), 'utf8')).checksum : null)),
+    english: fs.existsSync(DEFAULT_MODEL_FILE)
+      ? JSON.parse(fs.readFileSync(path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.json`), 'utf8')).checksum
+      : null,
+    pivot: DEPENDS[lang].map((d) =>
+      fs.existsSync(alignedManifestFile(d))
+        ? JSON.parse(fs.readFileSync(alignedManifestFile(d), 'utf8')).checksum
+        : null,
+    ),
     projectionVersion: PROJECTION_VERSION,
     importerVersion: IMPORTER_VERSION,
     formatVersion: ARTIFACT_FORMAT_VERSION,
@@ -139,7 +161,12 @@ function stampFor(lang: AlignedLanguage): Record<string, unknown> {
 }
 
 export function alignedModelIsFresh(lang: AlignedLanguage): boolean {
-  return fs.existsSync(alignedModelFile(lang)) && fs.existsSync(alignedManifestFile(lang)) && fs.existsSync(alignedTranslationsFile(lang)) && stampMatches(stampFile(lang), stampFor(lang));
+  return (
+    fs.existsSync(alignedModelFile(lang)) &&
+    fs.existsSync(alignedManifestFile(lang)) &&
+    fs.existsSync(alignedTranslationsFile(lang)) &&
+    stampMatches(stampFile(lang), stampFor(lang))
+  );
 }
 
 function artifactsOf(lang: AlignedLanguage): R2Artifact[] {
@@ -183,7 +210,10 @@ function addAll(out: Translations, dict: Dictionary, space: SourceSpace): void {
 
 function readDictd(root: string, name: string): Dictionary {
   const dir = path.join(root, 'usr/share/dictd');
-  return parseDictd(fs.readFileSync(path.join(dir, `${name}.index`), 'utf8'), fs.readFileSync(path.join(dir, `${name}.dict.dz`)));
+  return parseDictd(
+    fs.readFileSync(path.join(dir, `${name}.index`), 'utf8'),
+    fs.readFileSync(path.join(dir, `${name}.dict.dz`)),
+  );
 }
 
 interface Gathered {
@@ -201,8 +231,14 @@ function gather(lang: AlignedLanguage, roots: Map<string, string>, english: Sour
     return { translations, counts: { dingHeadwords: dict.size } };
   }
   if (lang === 'fr') {
-    const fraEng = mergeDictionaries(readDictd(roots.get('dict-freedict-fra-eng')!, 'freedict-fra-eng'), reverseDictionary(readDictd(roots.get('dict-freedict-eng-fra')!, 'freedict-eng-fra')));
-    const fraDeu = mergeDictionaries(readDictd(roots.get('dict-freedict-fra-deu')!, 'freedict-fra-deu'), reverseDictionary(readDictd(roots.get('dict-freedict-deu-fra')!, 'freedict-deu-fra')));
+    const fraEng = mergeDictionaries(
+      readDictd(roots.get('dict-freedict-fra-eng')!, 'freedict-fra-eng'),
+      reverseDictionary(readDictd(roots.get('dict-freedict-eng-fra')!, 'freedict-eng-fra')),
+    );
+    const fraDeu = mergeDictionaries(
+      readDictd(roots.get('dict-freedict-fra-deu')!, 'freedict-fra-deu'),
+      reverseDictionary(readDictd(roots.get('dict-freedict-deu-fra')!, 'freedict-deu-fra')),
+    );
     addAll(translations, fraEng, english);
     addAll(translations, fraDeu, artifactSpace(alignedModelFile('de'), true));
     return { translations, counts: { frEnHeadwords: fraEng.size, frDeHeadwords: fraDeu.size } };
@@ -210,7 +246,11 @@ function gather(lang: AlignedLanguage, roots: Map<string, string>, english: Sour
   const raw = fs.readFileSync(path.join(roots.get('edict')!, 'usr/share/edict/edict'));
   const { dict, common } = parseEdict(new TextDecoder('euc-jp').decode(raw));
   addAll(translations, dict, english);
-  return { translations, priority: (w) => (common.has(w.word) ? 0 : 1), counts: { edictForms: dict.size, commonForms: common.size } };
+  return {
+    translations,
+    priority: (w) => (common.has(w.word) ? 0 : 1),
+    counts: { edictForms: dict.size, commonForms: common.size },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,7 +277,13 @@ function writeWord2vecBinary(file: string, words: ProjectedWord[], dims: number)
 function writeTranslations(lang: AlignedLanguage, translations: Translations, english: SourceSpace): void {
   const lines: string[] = [];
   for (const [word, list] of translations) {
-    const en = [...new Set(list.filter((t) => t.space === english && !/\s/.test(t.phrase.trim()) && english.rank(t.phrase.trim()) > 0).map((t) => t.phrase.trim().toLowerCase()))].slice(0, 5);
+    const en = [
+      ...new Set(
+        list
+          .filter((t) => t.space === english && !/\s/.test(t.phrase.trim()) && english.rank(t.phrase.trim()) > 0)
+          .map((t) => t.phrase.trim().toLowerCase()),
+      ),
+    ].slice(0, 5);
     if (en.length > 0) lines.push(`${word}\t${en.join('\t')}`);
   }
   writeAtomic(alignedTranslationsFile(lang), `${lines.join('\n')}\n`);
@@ -269,7 +315,10 @@ export interface BuildResult {
 }
 
 /** Downloads the dictionaries and builds one aligned model (its dependencies must exist). */
-export async function buildAlignedModel(lang: AlignedLanguage, options: { progress?: boolean } = {}): Promise<BuildResult> {
+export async function buildAlignedModel(
+  lang: AlignedLanguage,
+  options: { progress?: boolean } = {},
+): Promise<BuildResult> {
   const spec = ALIGNED[lang];
   const t0 = performance.now();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `aligned-${lang}-`));
@@ -286,7 +335,14 @@ export async function buildAlignedModel(lang: AlignedLanguage, options: { progre
     const projected: ProjectedWord[] = [];
     const bar =
       options.progress !== false && process.stderr.isTTY
-        ? new cliProgress.SingleBar({ format: `[model:build] ${spec.id} [{bar}] {percentage}% | {value}/{total} headwords | ETA {eta}s`, stream: process.stderr, hideCursor: true }, cliProgress.Presets.shades_classic)
+        ? new cliProgress.SingleBar(
+            {
+              format: `[model:build] ${spec.id} [{bar}] {percentage}% | {value}/{total} headwords | ETA {eta}s`,
+              stream: process.stderr,
+              hideCursor: true,
+            },
+            cliProgress.Presets.shades_classic,
+          )
         : null;
     bar?.start(translations.size, 0);
     let i = 0;
@@ -320,7 +376,13 @@ export async function buildAlignedModel(lang: AlignedLanguage, options: { progre
       progress: false,
     });
     writeStamp(stampFile(lang), stampFor(lang));
-    return { id: spec.id, words: projected.length, headwords: translations.size, counts, ms: Math.round(performance.now() - t0) };
+    return {
+      id: spec.id,
+      words: projected.length,
+      headwords: translations.size,
+      counts,
+      ms: Math.round(performance.now() - t0),
+    };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
@@ -335,7 +397,9 @@ async function ensureOne(lang: AlignedLanguage, progress: boolean): Promise<R2Ar
     15 * 60_000,
     () => alignedModelIsFresh(lang),
     async () => {
-      console.error(`[build] aligned model ${ALIGNED[lang].id} (Debian dictionaries, projected through ${DEFAULT_MODEL_ID})`);
+      console.error(
+        `[build] aligned model ${ALIGNED[lang].id} (Debian dictionaries, projected through ${DEFAULT_MODEL_ID})`,
+      );
       const r = await buildAlignedModel(lang, { progress });
       console.error(`[build] ${r.id}: ${r.words} words from ${r.headwords} headwords in ${(r.ms / 1000).toFixed(1)} s`);
       return artifactsOf(lang);
@@ -350,7 +414,8 @@ export function builtAlignedLanguages(): AlignedLanguage[] {
 }
 
 /** One line, printed once per process, when the Debian-built models cannot be built here. */
-export const SKIP_LINE = '[build] aligned de/fr/ja models skipped: apt-get/dpkg-deb are not available here (Debian/Ubuntu needed); the catalog lists only the English model';
+export const SKIP_LINE =
+  '[build] aligned de/fr/ja models skipped: apt-get/dpkg-deb are not available here (Debian/Ubuntu needed); the catalog lists only the English model';
 
 let skipped = false;
 /**
@@ -373,7 +438,8 @@ export async function ensureAlignedModels(_options: EnsureOptions = {}): Promise
       out.push(...(await ensureOne(lang, true)));
     } catch (err) {
       console.error(`[build] aligned model ${ALIGNED[lang].id} skipped: ${(err as Error).message.split('\n')[0]}`);
-      if (fs.existsSync(alignedModelFile(lang)) && fs.existsSync(alignedManifestFile(lang))) out.push(...artifactsOf(lang));
+      if (fs.existsSync(alignedModelFile(lang)) && fs.existsSync(alignedManifestFile(lang)))
+        out.push(...artifactsOf(lang));
     }
   }
   // A language listed twice (fr pulls de) is seeded once.

@@ -22,7 +22,12 @@ const LOCK = path.join(GENERATED, 'browser.lock');
 const LOCK_STALE_MS = 10 * 60_000;
 const CONFIG = path.join(ROOT, 'browser', 'vite.config.ts');
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.json': 'application/json' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+};
 
 function walk(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
@@ -102,14 +107,22 @@ async function buildBrowser(hash: string): Promise<void> {
     await build({ configFile: CONFIG, mode, logLevel: 'warn' });
   }
   const files = walk(WEB_DIR).map((f) => '/' + path.relative(WEB_DIR, f).split(path.sep).join('/'));
-  const version = crypto.createHash('sha256').update(files.map((f) => f + fs.statSync(path.join(WEB_DIR, f)).size).join('\n') + hash).digest('hex');
+  const version = crypto
+    .createHash('sha256')
+    .update(files.map((f) => f + fs.statSync(path.join(WEB_DIR, f)).size).join('\n') + hash)
+    .digest('hex');
   fs.writeFileSync(path.join(WEB_DIR, 'sw.js'), serviceWorker(files, version));
   writeStamp(STAMP, { hash, builtAt: new Date().toISOString() });
 }
 
 /** True when the outputs exist and the stamp records `hash`. */
 function isFresh(hash: string): boolean {
-  if (![path.join(WEB_DIR, 'index.html'), path.join(WEB_DIR, 'sw.js'), path.join(LIB_DIR, 'offline-scorer.js')].every((f) => fs.existsSync(f))) return false;
+  if (
+    ![path.join(WEB_DIR, 'index.html'), path.join(WEB_DIR, 'sw.js'), path.join(LIB_DIR, 'offline-scorer.js')].every(
+      (f) => fs.existsSync(f),
+    )
+  )
+    return false;
   try {
     return (JSON.parse(fs.readFileSync(STAMP, 'utf8')) as { hash?: string }).hash === hash;
   } catch {
@@ -140,7 +153,13 @@ export async function ensureBrowser(options: EnsureOptions = {}): Promise<R2Arti
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   // Forced rebuild, still under the lock so it never overlaps an ensure build.
-  withLock(LOCK, LOCK_STALE_MS, () => false, () => buildBrowser(inputsHash()), () => undefined).catch((err) => {
+  withLock(
+    LOCK,
+    LOCK_STALE_MS,
+    () => false,
+    () => buildBrowser(inputsHash()),
+    () => undefined,
+  ).catch((err) => {
     console.error(err);
     process.exit(1);
   });

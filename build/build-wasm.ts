@@ -22,7 +22,10 @@ const ASC = path.join(ROOT, 'node_modules', 'assemblyscript', 'bin', 'asc.js');
 function sources(): string[] {
   const asm = path.join(ROOT, 'assembly');
   return [
-    ...fs.readdirSync(asm).filter((f) => f.endsWith('.ts') || f.endsWith('.json')).map((f) => path.join(asm, f)),
+    ...fs
+      .readdirSync(asm)
+      .filter((f) => f.endsWith('.ts') || f.endsWith('.json'))
+      .map((f) => path.join(asm, f)),
     path.join(ROOT, 'core', 'kernels.ts'),
     path.join(ROOT, 'core', 'kernels-selftest.ts'),
     path.join(ROOT, 'core', 'quantize.ts'),

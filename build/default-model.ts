@@ -42,7 +42,9 @@ export function winkSource(): { file: string; version: string } {
 }
 
 function stampFor(source: { file: string; version: string }): Record<string, unknown> {
-  const version = (p: string) => (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', p, 'package.json'), 'utf8')) as { version: string }).version;
+  const version = (p: string) =>
+    (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', p, 'package.json'), 'utf8')) as { version: string })
+      .version;
   return {
     package: `${WINK_PACKAGE}@${source.version}`,
     sourceBytes: fs.statSync(source.file).size,
@@ -58,7 +60,11 @@ function stampFor(source: { file: string; version: string }): Record<string, unk
 function artifacts(): R2Artifact[] {
   return [
     { key: R2_KEYS.model(DEFAULT_MODEL_ID), file: DEFAULT_MODEL_FILE, contentType: 'application/octet-stream' },
-    { key: R2_KEYS.modelManifest(DEFAULT_MODEL_ID), file: DEFAULT_MODEL_MANIFEST_FILE, contentType: 'application/json' },
+    {
+      key: R2_KEYS.modelManifest(DEFAULT_MODEL_ID),
+      file: DEFAULT_MODEL_MANIFEST_FILE,
+      contentType: 'application/json',
+    },
   ];
 }
 
@@ -81,7 +87,8 @@ export async function ensureDefaultModel(_options: EnsureOptions = {}): Promise<
 
 async function buildDefaultModel(): Promise<R2Artifact[]> {
   const source = winkSource();
-  if (!fs.existsSync(source.file)) throw new Error(`${WINK_PACKAGE} is not installed (run npm install): ${source.file} is missing`);
+  if (!fs.existsSync(source.file))
+    throw new Error(`${WINK_PACKAGE} is not installed (run npm install): ${source.file} is missing`);
   console.error(`[build] default model ${DEFAULT_MODEL_ID} from ${WINK_PACKAGE}@${source.version}`);
   await importModel({
     input: source.file,

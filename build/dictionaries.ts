@@ -94,7 +94,10 @@ export function dictdNumber(s: string): number {
  */
 export function dictdTranslations(entry: string): { headword: string; phrases: string[] } {
   const lines = entry.split('\n');
-  const headword = (lines[0] ?? '').replace(/\s+\/.*$/, '').replace(/\s+<.*$/, '').trim();
+  const headword = (lines[0] ?? '')
+    .replace(/\s+\/.*$/, '')
+    .replace(/\s+<.*$/, '')
+    .trim();
   const phrases: string[] = [];
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
@@ -111,7 +114,14 @@ export function parseDictd(indexText: string, dictBytes: Uint8Array, compressed 
   const dict: Dictionary = new Map();
   for (const line of indexText.split('\n')) {
     const [head, off, len] = line.split('\t');
-    if (!head || off === undefined || len === undefined || head.startsWith('00-database') || head.startsWith('00database')) continue;
+    if (
+      !head ||
+      off === undefined ||
+      len === undefined ||
+      head.startsWith('00-database') ||
+      head.startsWith('00database')
+    )
+      continue;
     const start = dictdNumber(off);
     const length = dictdNumber(len);
     if (!Number.isFinite(start) || !Number.isFinite(length)) continue;

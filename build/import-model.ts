@@ -24,7 +24,14 @@ import { R2_KEYS } from '../core/storage-keys';
 import { type ModelManifest } from '../core/types';
 import { writeAtomic } from './stamp';
 import { computeVocabularyFlags } from './vocab-flags';
-import { detectFormat, readTextVectors, readWinkJson, readWord2vecBinary, VECTOR_FORMATS, type VectorFormat } from './vector-readers';
+import {
+  detectFormat,
+  readTextVectors,
+  readWinkJson,
+  readWord2vecBinary,
+  VECTOR_FORMATS,
+  type VectorFormat,
+} from './vector-readers';
 import { bumpCatalogGeneration, GENERATED, R2_BUCKET, r2Put } from './wrangler';
 
 /** Bump when the importer's output for the same input changes (the default model is rebuilt). */
@@ -161,11 +168,20 @@ class RowAccumulator {
 }
 
 /** A progress display on stderr: cli-progress bar on a TTY, otherwise a line at each 10%. */
-export function createProgress(total: number, label: string, enabled: boolean): { update(value: number): void; stop(): void } {
+export function createProgress(
+  total: number,
+  label: string,
+  enabled: boolean,
+): { update(value: number): void; stop(): void } {
   if (!enabled || total <= 0) return { update() {}, stop() {} };
   if (process.stderr.isTTY) {
     const bar = new cliProgress.SingleBar(
-      { format: `${label} [{bar}] {percentage}% | {value}/{total} MB | ETA {eta}s`, stream: process.stderr, hideCursor: true, clearOnComplete: false },
+      {
+        format: `${label} [{bar}] {percentage}% | {value}/{total} MB | ETA {eta}s`,
+        stream: process.stderr,
+        hideCursor: true,
+        clearOnComplete: false,
+      },
       cliProgress.Presets.shades_classic,
     );
     const mb = (v: number): number => Math.round(v / 1e5) / 10;
@@ -186,19 +202,31 @@ export function createProgress(total: number, label: string, enabled: boolean): 
 }
 
 function validate(o: ImportOptions): void {
-  if (!/^[a-z0-9][a-z0-9._-]{0,127}$/i.test(o.id)) throw new ImportError(`--id must be letters, digits, '.', '_' or '-' (got ${JSON.stringify(o.id)})`);
-  if (!/^[a-z]{2}$/.test(o.language)) throw new ImportError(`--language must be an ISO 639-1 code like "en" (got ${JSON.stringify(o.language)})`);
-  if (!/^[A-Z]{2}$/.test(o.country)) throw new ImportError(`--country must be an ISO 3166-1 alpha-2 code like "US" (got ${JSON.stringify(o.country)})`);
-  if (o.trainingYear && !/^\d{4}$/.test(o.trainingYear)) throw new ImportError(`--training-year must have four digits (got ${JSON.stringify(o.trainingYear)})`);
-  if (o.trainingMonth && !/^(0[1-9]|1[0-2])$/.test(o.trainingMonth)) throw new ImportError(`--training-month must be 01..12 (got ${JSON.stringify(o.trainingMonth)})`);
-  if (o.tokenCount !== undefined && !(Number.isSafeInteger(o.tokenCount) && o.tokenCount >= 0)) throw new ImportError(`--token-count must be a non-negative integer`);
-  if (o.maxWords !== undefined && !(Number.isInteger(o.maxWords) && o.maxWords > 0)) throw new ImportError(`--max-words must be a positive integer`);
-  if (o.format && !VECTOR_FORMATS.includes(o.format)) throw new ImportError(`--format must be one of ${VECTOR_FORMATS.join(', ')}`);
+  if (!/^[a-z0-9][a-z0-9._-]{0,127}$/i.test(o.id))
+    throw new ImportError(`--id must be letters, digits, '.', '_' or '-' (got ${JSON.stringify(o.id)})`);
+  if (!/^[a-z]{2}$/.test(o.language))
+    throw new ImportError(`--language must be an ISO 639-1 code like "en" (got ${JSON.stringify(o.language)})`);
+  if (!/^[A-Z]{2}$/.test(o.country))
+    throw new ImportError(`--country must be an ISO 3166-1 alpha-2 code like "US" (got ${JSON.stringify(o.country)})`);
+  if (o.trainingYear && !/^\d{4}$/.test(o.trainingYear))
+    throw new ImportError(`--training-year must have four digits (got ${JSON.stringify(o.trainingYear)})`);
+  if (o.trainingMonth && !/^(0[1-9]|1[0-2])$/.test(o.trainingMonth))
+    throw new ImportError(`--training-month must be 01..12 (got ${JSON.stringify(o.trainingMonth)})`);
+  if (o.tokenCount !== undefined && !(Number.isSafeInteger(o.tokenCount) && o.tokenCount >= 0))
+    throw new ImportError(`--token-count must be a non-negative integer`);
+  if (o.maxWords !== undefined && !(Number.isInteger(o.maxWords) && o.maxWords > 0))
+    throw new ImportError(`--max-words must be a positive integer`);
+  if (o.format && !VECTOR_FORMATS.includes(o.format))
+    throw new ImportError(`--format must be one of ${VECTOR_FORMATS.join(', ')}`);
 }
 
 /** Reads the input, writes the artifact and its manifest sidecar. Does not touch R2. */
 export async function importModel(options: ImportOptions): Promise<ImportResult> {
-  const o: ImportOptions = { ...options, language: options.language.toLowerCase(), country: options.country.toUpperCase() };
+  const o: ImportOptions = {
+    ...options,
+    language: options.language.toLowerCase(),
+    country: options.country.toUpperCase(),
+  };
   if (o.trainingMonth && /^[1-9]$/.test(o.trainingMonth)) o.trainingMonth = `0${o.trainingMonth}`;
   validate(o);
   const log = o.log ?? ((m: string) => process.stderr.write(`${m}\n`));
@@ -237,7 +265,10 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
         chunkSize: o.chunkSize,
       };
       try {
-        const stats = format === 'w2v-bin' ? await readWord2vecBinary(o.input, callbacks) : await readTextVectors(o.input, format, callbacks);
+        const stats =
+          format === 'w2v-bin'
+            ? await readWord2vecBinary(o.input, callbacks)
+            : await readTextVectors(o.input, format, callbacks);
         malformed = stats.malformed;
       } catch (err) {
         if (err !== STOP) throw err;
@@ -312,8 +343,13 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
 }
 
 /** Puts the artifact and its manifest into R2 with wrangler (local state unless remote). */
-export function putModelToR2(result: Pick<ImportResult, 'file' | 'manifestFile' | 'manifest'>, options: { remote?: boolean; persistTo?: string } = {}): void {
-  const where = options.remote ? ['--remote'] : ['--local', ...(options.persistTo ? ['--persist-to', options.persistTo] : [])];
+export function putModelToR2(
+  result: Pick<ImportResult, 'file' | 'manifestFile' | 'manifest'>,
+  options: { remote?: boolean; persistTo?: string } = {},
+): void {
+  const where = options.remote
+    ? ['--remote']
+    : ['--local', ...(options.persistTo ? ['--persist-to', options.persistTo] : [])];
   const id = result.manifest.id;
   r2Put(R2_KEYS.model(id), result.file, 'application/octet-stream', where);
   r2Put(R2_KEYS.modelManifest(id), result.manifestFile, 'application/json', where);
@@ -376,8 +412,15 @@ export async function main(argv: string[]): Promise<void> {
     console.log(USAGE);
     return;
   }
-  if (positionals.length !== 1 || !values.id || !values.language || !values.country) throw new ImportError(`expected one input file and --id, --language, --country\n\n${USAGE}`);
-  const list = (s?: string): string[] | undefined => (s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter(Boolean));
+  if (positionals.length !== 1 || !values.id || !values.language || !values.country)
+    throw new ImportError(`expected one input file and --id, --language, --country\n\n${USAGE}`);
+  const list = (s?: string): string[] | undefined =>
+    s === undefined
+      ? undefined
+      : s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean);
   const int = (s: string | undefined, name: string): number | undefined => {
     if (s === undefined) return undefined;
     if (!/^\d+$/.test(s)) throw new ImportError(`--${name} must be a non-negative integer (got ${JSON.stringify(s)})`);
@@ -404,14 +447,22 @@ export async function main(argv: string[]): Promise<void> {
   });
   if (!values['no-upload']) {
     putModelToR2(result, { remote: values.remote, persistTo: values['persist-to'] });
-    console.error(`[import] put ${R2_KEYS.model(result.manifest.id)} and ${R2_KEYS.modelManifest(result.manifest.id)} into ${values.remote ? 'Cloudflare' : 'local'} R2 (${R2_BUCKET})`);
+    console.error(
+      `[import] put ${R2_KEYS.model(result.manifest.id)} and ${R2_KEYS.modelManifest(result.manifest.id)} into ${values.remote ? 'Cloudflare' : 'local'} R2 (${R2_BUCKET})`,
+    );
   }
   console.log(JSON.stringify({ file: result.file, manifestFile: result.manifestFile, stats: result.stats }));
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   main(process.argv.slice(2)).catch((err: unknown) => {
-    console.error(err instanceof ImportError || (err as Error)?.name === 'VectorFileError' || (err as Error)?.name === 'ArtifactError' ? `error: ${(err as Error).message}` : err);
+    console.error(
+      err instanceof ImportError ||
+        (err as Error)?.name === 'VectorFileError' ||
+        (err as Error)?.name === 'ArtifactError'
+        ? `error: ${(err as Error).message}`
+        : err,
+    );
     process.exit(1);
   });
 }

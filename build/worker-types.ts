@@ -28,7 +28,9 @@ if (process.argv.includes('--check')) {
   try {
     generate(scratch);
     const fresh = body(fs.readFileSync(path.join(ROOT, scratch), 'utf8'));
-    const committed = fs.existsSync(path.join(ROOT, TYPES_FILE)) ? body(fs.readFileSync(path.join(ROOT, TYPES_FILE), 'utf8')) : '';
+    const committed = fs.existsSync(path.join(ROOT, TYPES_FILE))
+      ? body(fs.readFileSync(path.join(ROOT, TYPES_FILE), 'utf8'))
+      : '';
     if (fresh !== committed) {
       console.error(`${TYPES_FILE} does not match wrangler.toml: run \`npm run types\` and commit the result.`);
       process.exitCode = 1;

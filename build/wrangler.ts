@@ -22,7 +22,8 @@ export const QUIET_ENV: NodeJS.ProcessEnv = {
 /** Runs wrangler to completion; throws with its output when it fails. */
 export function wranglerSync(args: string[]): string {
   const res = spawnSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, encoding: 'utf8' });
-  if (res.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed (${res.status}):\n${res.stdout}\n${res.stderr}`);
+  if (res.status !== 0)
+    throw new Error(`wrangler ${args.join(' ')} failed (${res.status}):\n${res.stdout}\n${res.stderr}`);
   return res.stdout;
 }
 
@@ -31,7 +32,16 @@ export const R2_BUCKET = 'embedding-edge-artifacts';
 
 /** Puts a file into the ARTIFACTS bucket; `where` is ['--local', ...] or ['--remote']. */
 export function r2Put(key: string, file: string, contentType: string | undefined, where: string[]): void {
-  wranglerSync(['r2', 'object', 'put', `${R2_BUCKET}/${key}`, '--file', file, ...(contentType ? ['--content-type', contentType] : []), ...where]);
+  wranglerSync([
+    'r2',
+    'object',
+    'put',
+    `${R2_BUCKET}/${key}`,
+    '--file',
+    file,
+    ...(contentType ? ['--content-type', contentType] : []),
+    ...where,
+  ]);
 }
 
 /**
@@ -40,7 +50,16 @@ export function r2Put(key: string, file: string, contentType: string | undefined
  * running worker sees it within CATALOG_MEMORY_TTL_MS). `where` as for r2Put.
  */
 export function bumpCatalogGeneration(where: string[]): void {
-  wranglerSync(['kv', 'key', 'put', '--binding', 'CACHE', CATALOG_GENERATION_KEY, `${Date.now()}-${randomUUID()}`, ...where]);
+  wranglerSync([
+    'kv',
+    'key',
+    'put',
+    '--binding',
+    'CACHE',
+    CATALOG_GENERATION_KEY,
+    `${Date.now()}-${randomUUID()}`,
+    ...where,
+  ]);
 }
 
 /** Starts wrangler (default: in ROOT, output inherited); `options` override the spawn options. */

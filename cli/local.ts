@@ -75,7 +75,8 @@ function readSeeds(file: string | undefined): Map<number, { words: string[]; nam
   const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as
     | { data?: Array<{ id: number; name?: string; words: string[] }> }
     | Array<{ id: number; name?: string; words: string[] }>;
-  for (const d of Array.isArray(parsed) ? parsed : (parsed.data ?? [])) seeds.set(d.id, { words: d.words, name: d.name });
+  for (const d of Array.isArray(parsed) ? parsed : (parsed.data ?? []))
+    seeds.set(d.id, { words: d.words, name: d.name });
   return seeds;
 }
 
@@ -125,7 +126,10 @@ class FileSource implements EngineSource {
     return sharedLoad(this.languages, language, undefined, async () => {
       if (!fs.existsSync(languageFile(language))) await this.ensure();
       if (!fs.existsSync(languageFile(language)))
-        throw new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${language}' is missing (${languageFile(language)})`);
+        throw new ApiError(
+          'LANGUAGE_DATA_UNAVAILABLE',
+          `Tokenizer data for language '${language}' is missing (${languageFile(language)})`,
+        );
       return parseLanguageData(readArrayBuffer(languageFile(language)));
     });
   }

@@ -206,7 +206,14 @@ export function keyBytes(word: string): Uint8Array {
 }
 
 /** Bytewise comparison of a[aStart..aEnd) with b[bStart..bEnd): <0, 0, >0. */
-export function compareBytes(a: Uint8Array, aStart: number, aEnd: number, b: Uint8Array, bStart: number, bEnd: number): number {
+export function compareBytes(
+  a: Uint8Array,
+  aStart: number,
+  aEnd: number,
+  b: Uint8Array,
+  bStart: number,
+  bEnd: number,
+): number {
   const la = aEnd - aStart;
   const lb = bEnd - bStart;
   const l = la < lb ? la : lb;
@@ -238,7 +245,9 @@ export function buildSortedIndex(keys: Uint8Array, keyOffsets: Uint32Array, n: n
   const order = new Uint32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;
   const arr = Array.from(order);
-  arr.sort((a, b) => compareBytes(keys, keyOffsets[a]!, keyOffsets[a + 1]!, keys, keyOffsets[b]!, keyOffsets[b + 1]!) || a - b);
+  arr.sort(
+    (a, b) => compareBytes(keys, keyOffsets[a]!, keyOffsets[a + 1]!, keys, keyOffsets[b]!, keyOffsets[b + 1]!) || a - b,
+  );
   order.set(arr);
   return order;
 }
@@ -264,7 +273,8 @@ function defaultFlags(words: readonly string[]): Uint16Array {
 function packAntonyms(pairs: ReadonlyArray<readonly [number, number]>, n: number): Uint32Array {
   const keys = new Set<number>();
   for (const [a, b] of pairs) {
-    if (!(Number.isInteger(a) && Number.isInteger(b) && a >= 0 && b >= 0 && a < n && b < n)) throw new ArtifactError(`antonym pair (${a}, ${b}) is outside the vocabulary`);
+    if (!(Number.isInteger(a) && Number.isInteger(b) && a >= 0 && b >= 0 && a < n && b < n))
+      throw new ArtifactError(`antonym pair (${a}, ${b}) is outside the vocabulary`);
     if (a === b) continue;
     keys.add(a * n + b);
     keys.add(b * n + a);
@@ -282,8 +292,10 @@ function packAntonyms(pairs: ReadonlyArray<readonly [number, number]>, n: number
 export function writeArtifact(input: ArtifactInput): Uint8Array {
   const { words, rows, scales, dims } = input;
   const n = words.length;
-  if (!Number.isInteger(dims) || dims < 1) throw new ArtifactError(`dimensions must be a positive integer, got ${dims}`);
-  if (rows.length !== n * dims) throw new ArtifactError(`rows has ${rows.length} values, expected ${n} x ${dims} = ${n * dims}`);
+  if (!Number.isInteger(dims) || dims < 1)
+    throw new ArtifactError(`dimensions must be a positive integer, got ${dims}`);
+  if (rows.length !== n * dims)
+    throw new ArtifactError(`rows has ${rows.length} values, expected ${n} x ${dims} = ${n * dims}`);
   if (scales.length !== n) throw new ArtifactError(`scales has ${scales.length} values, expected ${n}`);
 
   // Vocabulary blob + lengths, and key blob for sorting.
@@ -295,7 +307,8 @@ export function writeArtifact(input: ArtifactInput): Uint8Array {
     const w = words[i]!;
     const b = utf8Encoder.encode(w);
     if (b.length === 0) throw new ArtifactError(`word at row ${i} is empty`);
-    if (b.length > MAX_WORD_BYTES) throw new ArtifactError(`word at row ${i} is ${b.length} UTF-8 bytes (at most ${MAX_WORD_BYTES})`);
+    if (b.length > MAX_WORD_BYTES)
+      throw new ArtifactError(`word at row ${i} is ${b.length} UTF-8 bytes (at most ${MAX_WORD_BYTES})`);
     if (seen.has(w)) throw new ArtifactError(`duplicate word ${JSON.stringify(w)} at row ${i}`);
     seen.add(w);
     encoded[i] = b;
@@ -350,7 +363,10 @@ export function writeArtifact(input: ArtifactInput): Uint8Array {
   } as ModelManifest;
   const manifestBytes = utf8Encoder.encode(JSON.stringify(manifest));
   const sections = [{ tag: 'MANI' as SectionTag, bytes: manifestBytes }, ...dataSections];
-  const checksums = [murmur3(manifestBytes.buffer, manifestBytes.byteOffset, manifestBytes.length), ...sectionChecksums];
+  const checksums = [
+    murmur3(manifestBytes.buffer, manifestBytes.byteOffset, manifestBytes.length),
+    ...sectionChecksums,
+  ];
 
   const tableEnd = HEADER_BYTES + sections.length * SECTION_ENTRY_BYTES;
   let offset = align(tableEnd);
@@ -418,14 +434,20 @@ export function parseArtifact(input: ArrayBuffer | Uint8Array): ParsedArtifact {
   let buffer: ArrayBuffer;
   if (ArrayBuffer.isView(input)) {
     // A view over a whole buffer is used as is; a slice of a larger one is copied (alignment).
-    buffer = input.byteOffset === 0 && input.byteLength === input.buffer.byteLength ? (input.buffer as ArrayBuffer) : input.slice().buffer;
+    buffer =
+      input.byteOffset === 0 && input.byteLength === input.buffer.byteLength
+        ? (input.buffer as ArrayBuffer)
+        : input.slice().buffer;
   } else buffer = input;
   const total = buffer.byteLength;
-  if (total < HEADER_BYTES) throw new ArtifactError(`truncated: the header needs ${HEADER_BYTES} bytes, the artifact has ${total}`);
+  if (total < HEADER_BYTES)
+    throw new ArtifactError(`truncated: the header needs ${HEADER_BYTES} bytes, the artifact has ${total}`);
   const bytes = new Uint8Array(buffer);
   const magic = String.fromCharCode(...bytes.subarray(0, 8));
   if (magic !== ARTIFACT_MAGIC) {
-    throw new ArtifactError(`not a model artifact: bad magic ${JSON.stringify(magic)} (expected ${JSON.stringify(ARTIFACT_MAGIC)})`);
+    throw new ArtifactError(
+      `not a model artifact: bad magic ${JSON.stringify(magic)} (expected ${JSON.stringify(ARTIFACT_MAGIC)})`,
+    );
   }
   const dv = new DataView(buffer);
   const version = dv.getUint32(HEADER.formatVersion, true);
@@ -435,11 +457,16 @@ export function parseArtifact(input: ArrayBuffer | Uint8Array): ParsedArtifact {
   const sectionCount = dv.getUint32(HEADER.sectionCount, true);
   if (sectionCount > 1024) throw new ArtifactError(`corrupt header: section count ${sectionCount} is implausible`);
   const tableEnd = HEADER_BYTES + sectionCount * SECTION_ENTRY_BYTES;
-  if (tableEnd > total) throw new ArtifactError(`truncated: section table ends at ${tableEnd} beyond the end of the artifact (${total} bytes)`);
+  if (tableEnd > total)
+    throw new ArtifactError(
+      `truncated: section table ends at ${tableEnd} beyond the end of the artifact (${total} bytes)`,
+    );
   const storedHeader = dv.getUint32(HEADER.headerChecksum, true);
   const computedHeader = headerChecksum(buffer, sectionCount);
   if (storedHeader !== computedHeader) {
-    throw new ArtifactError(`header checksum mismatch (stored ${hex32(storedHeader)}, computed ${hex32(computedHeader)}): the header or section table is corrupt`);
+    throw new ArtifactError(
+      `header checksum mismatch (stored ${hex32(storedHeader)}, computed ${hex32(computedHeader)}): the header or section table is corrupt`,
+    );
   }
   const n = dv.getUint32(HEADER.vocabularySize, true);
   const dims = dv.getUint32(HEADER.dimensions, true);
@@ -455,20 +482,34 @@ export function parseArtifact(input: ArrayBuffer | Uint8Array): ParsedArtifact {
       checksum: dv.getUint32(e + 12, true),
     };
     const end = entry.offset + entry.length;
-    if (entry.offset < tableEnd) throw new ArtifactError(`corrupt section table: section ${entry.tag} starts at ${entry.offset}, inside the header (ends at ${tableEnd})`);
-    if (end > total) throw new ArtifactError(`truncated: section ${entry.tag} ends at ${end} beyond the end of the artifact (${total} bytes)`);
-    if (entry.offset % SECTION_ALIGN !== 0) throw new ArtifactError(`corrupt section table: section ${entry.tag} offset ${entry.offset} is not ${SECTION_ALIGN}-byte aligned`);
+    if (entry.offset < tableEnd)
+      throw new ArtifactError(
+        `corrupt section table: section ${entry.tag} starts at ${entry.offset}, inside the header (ends at ${tableEnd})`,
+      );
+    if (end > total)
+      throw new ArtifactError(
+        `truncated: section ${entry.tag} ends at ${end} beyond the end of the artifact (${total} bytes)`,
+      );
+    if (entry.offset % SECTION_ALIGN !== 0)
+      throw new ArtifactError(
+        `corrupt section table: section ${entry.tag} offset ${entry.offset} is not ${SECTION_ALIGN}-byte aligned`,
+      );
     if (sections.has(entry.tag)) throw new ArtifactError(`corrupt section table: section ${entry.tag} appears twice`);
     sections.set(entry.tag, entry);
   }
   const fileBytes = dv.getUint32(HEADER.fileBytes, true);
-  if (fileBytes > total) throw new ArtifactError(`truncated: the artifact is ${total} bytes, its header says ${fileBytes}`);
-  if (fileBytes < total) throw new ArtifactError(`length mismatch: the artifact is ${total} bytes, its header says ${fileBytes} (trailing data)`);
+  if (fileBytes > total)
+    throw new ArtifactError(`truncated: the artifact is ${total} bytes, its header says ${fileBytes}`);
+  if (fileBytes < total)
+    throw new ArtifactError(
+      `length mismatch: the artifact is ${total} bytes, its header says ${fileBytes} (trailing data)`,
+    );
   for (const tag of SECTION_TAGS) if (!sections.has(tag)) throw new ArtifactError(`missing section ${tag}`);
   const sec = (tag: SectionTag): SectionEntry => sections.get(tag)!;
 
   const expect = (tag: SectionTag, length: number, what: string): void => {
-    if (sec(tag).length !== length) throw new ArtifactError(`section ${tag} is ${sec(tag).length} bytes, expected ${length} (${what})`);
+    if (sec(tag).length !== length)
+      throw new ArtifactError(`section ${tag} is ${sec(tag).length} bytes, expected ${length} (${what})`);
   };
   expect('VLEN', n, `${n} word lengths`);
   expect('SIDX', 4 * n, `${n} u32 row ids`);
@@ -476,34 +517,51 @@ export function parseArtifact(input: ArrayBuffer | Uint8Array): ParsedArtifact {
   expect('ROWS', n * dims, `${n} x ${dims} int8`);
   expect('VFLG', 2 * n, `${n} u16 flags`);
   expect('FIDX', 4 * n, `${n} u32 row ids`);
-  if (sec('ANTO').length % 8 !== 0) throw new ArtifactError(`section ANTO is ${sec('ANTO').length} bytes, not a whole number of u32 pairs`);
+  if (sec('ANTO').length % 8 !== 0)
+    throw new ArtifactError(`section ANTO is ${sec('ANTO').length} bytes, not a whole number of u32 pairs`);
 
   // Section checksums (the bulk of the load time: one pass over the buffer).
   for (const entry of sections.values()) {
     const computed = murmur3(buffer, entry.offset, entry.length);
     if (computed !== entry.checksum) {
-      throw new ArtifactError(`checksum mismatch in section ${entry.tag} (stored ${hex32(entry.checksum)}, computed ${hex32(computed)}): the artifact is corrupt`);
+      throw new ArtifactError(
+        `checksum mismatch in section ${entry.tag} (stored ${hex32(entry.checksum)}, computed ${hex32(computed)}): the artifact is corrupt`,
+      );
     }
   }
   const content = contentChecksumOf([...sections.values()].filter((e) => e.tag !== 'MANI').map((e) => e.checksum));
   if (content !== dv.getUint32(HEADER.contentChecksum, true)) {
-    throw new ArtifactError(`content checksum mismatch (stored ${hex32(dv.getUint32(HEADER.contentChecksum, true))}, computed ${hex32(content)})`);
+    throw new ArtifactError(
+      `content checksum mismatch (stored ${hex32(dv.getUint32(HEADER.contentChecksum, true))}, computed ${hex32(content)})`,
+    );
   }
 
   let manifest: ModelManifest;
   const m = sec('MANI');
   try {
-    manifest = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes.subarray(m.offset, m.offset + m.length)));
+    manifest = JSON.parse(
+      new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes.subarray(m.offset, m.offset + m.length)),
+    );
   } catch (err) {
     throw new ArtifactError(`manifest is not valid JSON: ${(err as Error).message}`);
   }
-  if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) throw new ArtifactError('manifest is not a JSON object');
+  if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest))
+    throw new ArtifactError('manifest is not a JSON object');
   if (typeof manifest.id !== 'string' || manifest.id === '') throw new ArtifactError('manifest has no id');
-  if (manifest.dimensions !== dims) throw new ArtifactError(`manifest says ${manifest.dimensions} dimensions, header says ${dims}`);
-  if (manifest.vocabularySize !== n) throw new ArtifactError(`manifest says vocabularySize ${manifest.vocabularySize}, header says ${n}`);
-  if (manifest.formatVersion !== version) throw new ArtifactError(`manifest says formatVersion ${manifest.formatVersion}, header says ${version}`);
-  if (manifest.quantization !== QUANTIZATION) throw new ArtifactError(`unsupported quantization ${JSON.stringify(manifest.quantization)} (expected ${QUANTIZATION})`);
-  if (manifest.checksum !== formatChecksum(content)) throw new ArtifactError(`manifest checksum ${manifest.checksum} does not match the content (${formatChecksum(content)})`);
+  if (manifest.dimensions !== dims)
+    throw new ArtifactError(`manifest says ${manifest.dimensions} dimensions, header says ${dims}`);
+  if (manifest.vocabularySize !== n)
+    throw new ArtifactError(`manifest says vocabularySize ${manifest.vocabularySize}, header says ${n}`);
+  if (manifest.formatVersion !== version)
+    throw new ArtifactError(`manifest says formatVersion ${manifest.formatVersion}, header says ${version}`);
+  if (manifest.quantization !== QUANTIZATION)
+    throw new ArtifactError(
+      `unsupported quantization ${JSON.stringify(manifest.quantization)} (expected ${QUANTIZATION})`,
+    );
+  if (manifest.checksum !== formatChecksum(content))
+    throw new ArtifactError(
+      `manifest checksum ${manifest.checksum} does not match the content (${formatChecksum(content)})`,
+    );
 
   const wordLengths = new Uint8Array(buffer, sec('VLEN').offset, n);
   const wordOffsets = new Uint32Array(n + 1);
@@ -513,18 +571,22 @@ export function parseArtifact(input: ArrayBuffer | Uint8Array): ParsedArtifact {
     p += wordLengths[i]!;
   }
   wordOffsets[n] = p;
-  if (p !== sec('VOCB').length) throw new ArtifactError(`section VOCB is ${sec('VOCB').length} bytes, the word lengths add up to ${p}`);
+  if (p !== sec('VOCB').length)
+    throw new ArtifactError(`section VOCB is ${sec('VOCB').length} bytes, the word lengths add up to ${p}`);
   const sortedIndex = new Uint32Array(buffer, sec('SIDX').offset, n);
   for (let i = 0; i < n; i++) {
-    if (sortedIndex[i]! >= n) throw new ArtifactError(`section SIDX entry ${i} is row ${sortedIndex[i]}, beyond the vocabulary (${n} words)`);
+    if (sortedIndex[i]! >= n)
+      throw new ArtifactError(`section SIDX entry ${i} is row ${sortedIndex[i]}, beyond the vocabulary (${n} words)`);
   }
   const foldedIndex = new Uint32Array(buffer, sec('FIDX').offset, n);
   for (let i = 0; i < n; i++) {
-    if (foldedIndex[i]! >= n) throw new ArtifactError(`section FIDX entry ${i} is row ${foldedIndex[i]}, beyond the vocabulary (${n} words)`);
+    if (foldedIndex[i]! >= n)
+      throw new ArtifactError(`section FIDX entry ${i} is row ${foldedIndex[i]}, beyond the vocabulary (${n} words)`);
   }
   const antonyms = new Uint32Array(buffer, sec('ANTO').offset, sec('ANTO').length / 4);
   for (let i = 0; i < antonyms.length; i++) {
-    if (antonyms[i]! >= n) throw new ArtifactError(`section ANTO entry ${i} is row ${antonyms[i]}, beyond the vocabulary (${n} words)`);
+    if (antonyms[i]! >= n)
+      throw new ArtifactError(`section ANTO entry ${i} is row ${antonyms[i]}, beyond the vocabulary (${n} words)`);
   }
   return {
     manifest,

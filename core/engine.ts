@@ -100,10 +100,15 @@ export function tokenizerFor(data: LanguageData): (text: string) => TokenLike[] 
 
 /** The 503 of language data that could not be loaded. */
 export function languageDataUnavailable(language: string, cause: unknown): ApiError {
-  return new ApiError('LANGUAGE_DATA_UNAVAILABLE', `Tokenizer data for language '${language}' could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}`);
+  return new ApiError(
+    'LANGUAGE_DATA_UNAVAILABLE',
+    `Tokenizer data for language '${language}' could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}`,
+  );
 }
 
-type ZodLike<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ZodIssues } } };
+type ZodLike<T> = {
+  safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ZodIssues } };
+};
 
 const schemas = requestSchemas();
 
@@ -142,7 +147,13 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
       source.waitUntil,
       async () => {
         const buf = await source.mapperBundleBytes(model, bundleKey);
-        return buf ? parseMapperBundle(buf, { id: model.id, vocabularySize: model.index.size, checksum: model.manifest.checksum }, !source.bundlesVerified) : null;
+        return buf
+          ? parseMapperBundle(
+              buf,
+              { id: model.id, vocabularySize: model.index.size, checksum: model.manifest.checksum },
+              !source.bundlesVerified,
+            )
+          : null;
       },
       (b) => b !== null,
     );
@@ -152,9 +163,15 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
       if (err instanceof ApiError) throw err;
       // A bundle trained for another model (e.g. copied under this model's prefix) cannot be applied: a client error.
       if (err instanceof MapperBundleError && err.code === 'WRONG_MODEL') {
-        throw new ApiError('MAPPER_MODEL_MISMATCH', `Mapper bundle '${bundleKey}' cannot be applied to model '${model.id}': ${err.message}`);
+        throw new ApiError(
+          'MAPPER_MODEL_MISMATCH',
+          `Mapper bundle '${bundleKey}' cannot be applied to model '${model.id}': ${err.message}`,
+        );
       }
-      throw new ApiError('MAPPER_UNAVAILABLE', `Mapper bundle '${bundleKey}' of model '${model.id}' could not be loaded: ${(err as Error).message}`);
+      throw new ApiError(
+        'MAPPER_UNAVAILABLE',
+        `Mapper bundle '${bundleKey}' of model '${model.id}' could not be loaded: ${(err as Error).message}`,
+      );
     }
   }
 
@@ -163,7 +180,11 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
    * so the bundle key is everything before the last '_'. Repeated ids are scored once.
    * Unknown: 422 MAPPER_NOT_FOUND; known only for other models (source.mapperOwners): 422 MAPPER_MODEL_MISMATCH.
    */
-  async function resolveMappers(model: LoadedModel, keys: readonly string[] | undefined, field = 'mapperKeys'): Promise<ResolvedMapper[]> {
+  async function resolveMappers(
+    model: LoadedModel,
+    keys: readonly string[] | undefined,
+    field = 'mapperKeys',
+  ): Promise<ResolvedMapper[]> {
     const out: ResolvedMapper[] = [];
     const seen = new Set<string>();
     for (const [i, id] of (keys ?? []).entries()) {
@@ -175,11 +196,18 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
         out.push({ id, variable: split.variable, values: b });
         continue;
       }
-      const elsewhere = split && source.mapperOwners ? (await source.mapperOwners(split.bundleKey, split.variable)).filter((m) => m !== model.id) : [];
+      const elsewhere =
+        split && source.mapperOwners
+          ? (await source.mapperOwners(split.bundleKey, split.variable)).filter((m) => m !== model.id)
+          : [];
       if (elsewhere.length > 0) {
-        throw new ApiError('MAPPER_MODEL_MISMATCH', `Mapper '${id}' exists for ${elsewhere.map((m) => `'${m}'`).join(', ')}, not for embedding model '${model.id}'`, {
-          errors: [{ path: `${field}.${i}`, message: 'mapper belongs to another embedding model' }],
-        });
+        throw new ApiError(
+          'MAPPER_MODEL_MISMATCH',
+          `Mapper '${id}' exists for ${elsewhere.map((m) => `'${m}'`).join(', ')}, not for embedding model '${model.id}'`,
+          {
+            errors: [{ path: `${field}.${i}`, message: 'mapper belongs to another embedding model' }],
+          },
+        );
       }
       throw new ApiError('MAPPER_NOT_FOUND', `No mapper '${id}' for embedding model '${model.id}'`, {
         errors: [{ path: `${field}.${i}`, message: 'unknown mapper key' }],
@@ -200,8 +228,12 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
    * vector space. One that cannot be loaded is logged and left out (seeds then come from the
    * model alone), so an aligned model keeps scoring without it.
    */
-  async function companionFor(model: LoadedModel, dimensions: readonly DimensionRequest[] | undefined): Promise<LoadedModel | null> {
-    if (!dimensions?.length || model.id === ENGLISH_COMPANION_ID || !model.manifest.features?.includes(ALIGNED_FEATURE)) return null;
+  async function companionFor(
+    model: LoadedModel,
+    dimensions: readonly DimensionRequest[] | undefined,
+  ): Promise<LoadedModel | null> {
+    if (!dimensions?.length || model.id === ENGLISH_COMPANION_ID || !model.manifest.features?.includes(ALIGNED_FEATURE))
+      return null;
     try {
       return await source.model(ENGLISH_COMPANION_ID);
     } catch (err) {
@@ -249,11 +281,19 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
       const [mappers, storedDimensions, lexicon, companion] = await Promise.all([
         resolveMappers(model, req.mapperKeys),
         storedSeeds(req.dimensions),
-        req.dimensions?.some((d) => d.expand) ? languageData(model.manifest.language as Language).then(languageLexicon) : undefined,
+        req.dimensions?.some((d) => d.expand)
+          ? languageData(model.manifest.language as Language).then(languageLexicon)
+          : undefined,
         companionFor(model, req.dimensions),
       ]);
       mark('load');
-      const response = scoreWords(req, { index: model.index, mappers, storedDimensions, lexicon, companion: companion?.index });
+      const response = scoreWords(req, {
+        index: model.index,
+        mappers,
+        storedDimensions,
+        lexicon,
+        companion: companion?.index,
+      });
       mark('compute');
       return response;
     },
@@ -300,9 +340,18 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
     ): Promise<WordTranslationsResponse> {
       const model = await source.model(embeddingModelId);
       const targetId = req.targetModelId ?? ENGLISH_COMPANION_ID;
-      if (!sharesEnglishSpace(model.manifest)) throw invalid('embeddingModelId', `Model '${embeddingModelId}' is not aligned to English: it has no translations`);
+      if (!sharesEnglishSpace(model.manifest))
+        throw invalid(
+          'embeddingModelId',
+          `Model '${embeddingModelId}' is not aligned to English: it has no translations`,
+        );
       if (targetId === embeddingModelId) {
-        throw invalid('targetModelId', req.targetModelId ? 'targetModelId must differ from the source model' : `On '${embeddingModelId}' targetModelId is required (an aligned model)`);
+        throw invalid(
+          'targetModelId',
+          req.targetModelId
+            ? 'targetModelId must differ from the source model'
+            : `On '${embeddingModelId}' targetModelId is required (an aligned model)`,
+        );
       }
       const target = await source.model(targetId);
       if (!sharesEnglishSpace(target.manifest) || target.index.dims !== model.index.dims) {

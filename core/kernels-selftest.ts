@@ -32,7 +32,10 @@ export function kernelSelfTest(kernels: Kernels): SelfTestResult {
   const q = new Float32Array(dims);
   for (let d = 0; d < dims; d++) q[d] = v[3 * dims + d] + 0.3 * (rand() - 0.5);
   const list = [5, 3, 150, 77, 201, 9, 120, 64, 33];
-  const plain = (r: { rows: Int32Array; scores: Float32Array }) => ({ rows: Array.from(r.rows), scores: Array.from(r.scores) });
+  const plain = (r: { rows: Int32Array; scores: Float32Array }) => ({
+    rows: Array.from(r.rows),
+    scores: Array.from(r.scores),
+  });
   const c = kernels.centroid(m, list);
   return {
     topAll: plain(kernels.topK(m, q, 17)),

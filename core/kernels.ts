@@ -27,9 +27,40 @@ const PAGE = 65536;
 interface KernelExports {
   memory: WebAssembly.Memory;
   heapBase(): number;
-  scanRange(rows: number, scales: number, dims: number, start: number, end: number, q: number, qScale: number, k: number, hS: number, hR: number): number;
-  scanList(rows: number, scales: number, dims: number, list: number, count: number, q: number, qScale: number, k: number, hS: number, hR: number): number;
-  scoreList(rows: number, scales: number, dims: number, list: number, count: number, q: number, qScale: number, out: number): void;
+  scanRange(
+    rows: number,
+    scales: number,
+    dims: number,
+    start: number,
+    end: number,
+    q: number,
+    qScale: number,
+    k: number,
+    hS: number,
+    hR: number,
+  ): number;
+  scanList(
+    rows: number,
+    scales: number,
+    dims: number,
+    list: number,
+    count: number,
+    q: number,
+    qScale: number,
+    k: number,
+    hS: number,
+    hR: number,
+  ): number;
+  scoreList(
+    rows: number,
+    scales: number,
+    dims: number,
+    list: number,
+    count: number,
+    q: number,
+    qScale: number,
+    out: number,
+  ): void;
   centroid(rows: number, scales: number, dims: number, list: number, count: number, out: number): number;
   similarity(rows: number, scales: number, dims: number, list: number, count: number, out: number): void;
 }
@@ -337,7 +368,8 @@ export class Kernels {
   /** int8 * scale of one row (a unit vector, or zeros). */
   dequantizeRow(m: MatrixSlot, row: number): Float32Array {
     const s = this.slot(m);
-    if (!Number.isInteger(row) || row < 0 || row >= s.n) throw new RangeError(`row ${row} is out of range 0..${s.n - 1}`);
+    if (!Number.isInteger(row) || row < 0 || row >= s.n)
+      throw new RangeError(`row ${row} is out of range 0..${s.n - 1}`);
     const src = new Int8Array(this.buffer(), s.rowsPtr + row * s.dims, s.dims);
     const scale = new Float32Array(this.buffer(), s.scalesPtr + row * 4, 1)[0];
     const out = new Float32Array(s.dims);

@@ -5,19 +5,73 @@
  */
 
 const LANGUAGES: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, {
-  en: 'English', de: 'German', fr: 'French', es: 'Spanish', it: 'Italian', pt: 'Portuguese', nl: 'Dutch',
-  ja: 'Japanese', zh: 'Chinese', ko: 'Korean', ru: 'Russian', pl: 'Polish', sv: 'Swedish', da: 'Danish',
-  fi: 'Finnish', no: 'Norwegian', nb: 'Norwegian Bokmål', tr: 'Turkish', ar: 'Arabic', hi: 'Hindi', cs: 'Czech',
+  en: 'English',
+  de: 'German',
+  fr: 'French',
+  es: 'Spanish',
+  it: 'Italian',
+  pt: 'Portuguese',
+  nl: 'Dutch',
+  ja: 'Japanese',
+  zh: 'Chinese',
+  ko: 'Korean',
+  ru: 'Russian',
+  pl: 'Polish',
+  sv: 'Swedish',
+  da: 'Danish',
+  fi: 'Finnish',
+  no: 'Norwegian',
+  nb: 'Norwegian Bokmål',
+  tr: 'Turkish',
+  ar: 'Arabic',
+  hi: 'Hindi',
+  cs: 'Czech',
 });
 
 const COUNTRIES: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, {
-  US: 'United States', GB: 'United Kingdom', DE: 'Germany', AT: 'Austria', CH: 'Switzerland', FR: 'France',
-  ES: 'Spain', IT: 'Italy', PT: 'Portugal', BR: 'Brazil', NL: 'Netherlands', JP: 'Japan', CN: 'China',
-  KR: 'South Korea', RU: 'Russia', PL: 'Poland', SE: 'Sweden', DK: 'Denmark', FI: 'Finland', NO: 'Norway',
-  TR: 'Türkiye', IN: 'India', CA: 'Canada', AU: 'Australia', IE: 'Ireland', MX: 'Mexico', BE: 'Belgium',
+  US: 'United States',
+  GB: 'United Kingdom',
+  DE: 'Germany',
+  AT: 'Austria',
+  CH: 'Switzerland',
+  FR: 'France',
+  ES: 'Spain',
+  IT: 'Italy',
+  PT: 'Portugal',
+  BR: 'Brazil',
+  NL: 'Netherlands',
+  JP: 'Japan',
+  CN: 'China',
+  KR: 'South Korea',
+  RU: 'Russia',
+  PL: 'Poland',
+  SE: 'Sweden',
+  DK: 'Denmark',
+  FI: 'Finland',
+  NO: 'Norway',
+  TR: 'Türkiye',
+  IN: 'India',
+  CA: 'Canada',
+  AU: 'Australia',
+  IE: 'Ireland',
+  MX: 'Mexico',
+  BE: 'Belgium',
 });
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 function display(type: 'language' | 'region', code: string): string | undefined {
   try {
@@ -48,7 +102,12 @@ export function monthLabel(month: string): string {
 }
 
 /** The catalog labels of a model: label = "English (United States), August 2014". */
-export function modelLabels(language: string, country: string, trainingYear: string, trainingMonth: string): {
+export function modelLabels(
+  language: string,
+  country: string,
+  trainingYear: string,
+  trainingMonth: string,
+): {
   label: string;
   languageLabel: string;
   countryLabel: string;
@@ -58,5 +117,10 @@ export function modelLabels(language: string, country: string, trainingYear: str
   const ctry = countryLabel(country);
   const month = monthLabel(trainingMonth);
   const date = [month, trainingYear].filter(Boolean).join(' ');
-  return { label: `${lang} (${ctry})${date ? `, ${date}` : ''}`, languageLabel: lang, countryLabel: ctry, monthLabel: month };
+  return {
+    label: `${lang} (${ctry})${date ? `, ${date}` : ''}`,
+    languageLabel: lang,
+    countryLabel: ctry,
+    monthLabel: month,
+  };
 }

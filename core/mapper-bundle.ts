@@ -128,7 +128,8 @@ export function writeMapperBundle(
   }
   const vocab = options.vocabularySize ?? values[vars[0]].length;
   for (const v of vars) {
-    if (values[v].length !== vocab) throw new RangeError(`values of "${v}" have ${values[v].length} rows, expected ${vocab}`);
+    if (values[v].length !== vocab)
+      throw new RangeError(`values of "${v}" have ${values[v].length} rows, expected ${vocab}`);
   }
   const linear = options.linear;
   let dims = 0;
@@ -136,15 +137,24 @@ export function writeMapperBundle(
     dims = linear[vars[0]]?.weights.length ?? 0;
     for (const v of vars) {
       const l = linear[v];
-      if (!l || l.weights.length !== dims || dims === 0) throw new RangeError(`linear weights must cover every variable with the same dims`);
+      if (!l || l.weights.length !== dims || dims === 0)
+        throw new RangeError(`linear weights must cover every variable with the same dims`);
     }
   }
   const json = new TextEncoder().encode(JSON.stringify(info));
   const lexRows = Int32Array.from(options.lexiconRows ?? []).sort();
   for (let i = 0; i < lexRows.length; i++) {
-    if (lexRows[i] < 0 || lexRows[i] >= vocab || (i > 0 && lexRows[i] === lexRows[i - 1])) throw new RangeError('lexicon rows must be distinct vocabulary rows');
+    if (lexRows[i] < 0 || lexRows[i] >= vocab || (i > 0 && lexRows[i] === lexRows[i - 1]))
+      throw new RangeError('lexicon rows must be distinct vocabulary rows');
   }
-  const { tableStart, linearStart, valuesStart, sectionBytes, lexiconStart, total } = layout(json.length, vars.length, dims, vocab, MAPPER_FORMAT_VERSION, lexRows.length);
+  const { tableStart, linearStart, valuesStart, sectionBytes, lexiconStart, total } = layout(
+    json.length,
+    vars.length,
+    dims,
+    vocab,
+    MAPPER_FORMAT_VERSION,
+    lexRows.length,
+  );
 
   const out = new Uint8Array(total);
   const view = new DataView(out.buffer);
@@ -283,7 +293,8 @@ export class MapperBundle implements MapperValues {
   applyLinear(variable: string, vector: ArrayLike<number>): number | null {
     const i = this.slot(variable);
     if (!this.linearWeights) return null;
-    if (vector.length !== this.dims) throw new RangeError(`vector has ${vector.length} dims, the mapper expects ${this.dims}`);
+    if (vector.length !== this.dims)
+      throw new RangeError(`vector has ${vector.length} dims, the mapper expects ${this.dims}`);
     const base = i * (this.dims + 1);
     let s = this.linearWeights[base + this.dims];
     for (let d = 0; d < this.dims; d++) s += this.linearWeights[base + d] * vector[d];
@@ -308,15 +319,23 @@ export interface ExpectedModel {
  * (the offline scorer verifies every download's SHA-256 before caching it); the structure is
  * still checked.
  */
-export function parseMapperBundle(input: ArrayBuffer | Uint8Array, expectedModel?: ExpectedModel, verifyChecksum = true): MapperBundle {
+export function parseMapperBundle(
+  input: ArrayBuffer | Uint8Array,
+  expectedModel?: ExpectedModel,
+  verifyChecksum = true,
+): MapperBundle {
   const bytes = input instanceof Uint8Array ? input : new Uint8Array(input);
-  if (bytes.length < HEADER_BYTES) throw new MapperBundleError('TRUNCATED', `mapper bundle is ${bytes.length} bytes, shorter than its header`);
+  if (bytes.length < HEADER_BYTES)
+    throw new MapperBundleError('TRUNCATED', `mapper bundle is ${bytes.length} bytes, shorter than its header`);
   const magic = new TextDecoder().decode(bytes.subarray(0, 4));
   if (magic !== MAPPER_MAGIC) throw new MapperBundleError('CORRUPT', `not a mapper bundle (magic "${magic}")`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = view.getUint32(4, true);
   if (!READABLE_VERSIONS.includes(version)) {
-    throw new MapperBundleError('UNSUPPORTED_VERSION', `mapper bundle format version ${version}, this build reads ${MAPPER_FORMAT_VERSION}`);
+    throw new MapperBundleError(
+      'UNSUPPORTED_VERSION',
+      `mapper bundle format version ${version}, this build reads ${MAPPER_FORMAT_VERSION}`,
+    );
   }
   const vocab = view.getUint32(8, true);
   const nVars = view.getUint32(12, true);
@@ -324,37 +343,65 @@ export function parseMapperBundle(input: ArrayBuffer | Uint8Array, expectedModel
   const jsonLen = view.getUint32(20, true);
   const total = view.getUint32(24, true);
   const crc = view.getUint32(28, true);
-  if (bytes.length < total) throw new MapperBundleError('TRUNCATED', `mapper bundle is ${bytes.length} bytes, its header says ${total}`);
-  if (bytes.length > total) throw new MapperBundleError('CORRUPT', `mapper bundle has ${bytes.length - total} trailing bytes`);
+  if (bytes.length < total)
+    throw new MapperBundleError('TRUNCATED', `mapper bundle is ${bytes.length} bytes, its header says ${total}`);
+  if (bytes.length > total)
+    throw new MapperBundleError('CORRUPT', `mapper bundle has ${bytes.length - total} trailing bytes`);
   if (nVars === 0 || dims > 100_000) throw new MapperBundleError('CORRUPT', 'mapper bundle header is inconsistent');
   const base = layout(jsonLen, nVars, dims, vocab, version, 0);
   let lexCount = 0;
   if (version >= 2) {
-    if (base.lexiconStart + 4 > total) throw new MapperBundleError('CORRUPT', 'mapper bundle section sizes do not add up to its length');
+    if (base.lexiconStart + 4 > total)
+      throw new MapperBundleError('CORRUPT', 'mapper bundle section sizes do not add up to its length');
     lexCount = view.getUint32(base.lexiconStart, true);
   }
-  const { tableStart, linearStart, valuesStart, sectionBytes, lexiconStart, total: expectedTotal } = layout(jsonLen, nVars, dims, vocab, version, lexCount);
-  if (expectedTotal !== total) throw new MapperBundleError('CORRUPT', 'mapper bundle section sizes do not add up to its length');
-  if (verifyChecksum && crc32(bytes.subarray(HEADER_BYTES, total)) !== crc) throw new MapperBundleError('CORRUPT', 'mapper bundle checksum mismatch');
+  const {
+    tableStart,
+    linearStart,
+    valuesStart,
+    sectionBytes,
+    lexiconStart,
+    total: expectedTotal,
+  } = layout(jsonLen, nVars, dims, vocab, version, lexCount);
+  if (expectedTotal !== total)
+    throw new MapperBundleError('CORRUPT', 'mapper bundle section sizes do not add up to its length');
+  if (verifyChecksum && crc32(bytes.subarray(HEADER_BYTES, total)) !== crc)
+    throw new MapperBundleError('CORRUPT', 'mapper bundle checksum mismatch');
 
   let info: MapperBundleInfo;
   try {
-    info = JSON.parse(new TextDecoder().decode(bytes.subarray(HEADER_BYTES, HEADER_BYTES + jsonLen))) as MapperBundleInfo;
+    info = JSON.parse(
+      new TextDecoder().decode(bytes.subarray(HEADER_BYTES, HEADER_BYTES + jsonLen)),
+    ) as MapperBundleInfo;
   } catch {
     throw new MapperBundleError('CORRUPT', 'mapper bundle info is not valid JSON');
   }
-  if (!Array.isArray(info.variables) || info.variables.length !== nVars || typeof info.key !== 'string' || typeof info.modelId !== 'string') {
+  if (
+    !Array.isArray(info.variables) ||
+    info.variables.length !== nVars ||
+    typeof info.key !== 'string' ||
+    typeof info.modelId !== 'string'
+  ) {
     throw new MapperBundleError('CORRUPT', 'mapper bundle info does not match its header');
   }
   if (expectedModel) {
     if (info.modelId !== expectedModel.id) {
-      throw new MapperBundleError('WRONG_MODEL', `mapper bundle "${info.key}" was trained for model "${info.modelId}", not "${expectedModel.id}"`);
+      throw new MapperBundleError(
+        'WRONG_MODEL',
+        `mapper bundle "${info.key}" was trained for model "${info.modelId}", not "${expectedModel.id}"`,
+      );
     }
     if (vocab !== expectedModel.vocabularySize) {
-      throw new MapperBundleError('WRONG_MODEL', `mapper bundle "${info.key}" covers ${vocab} rows, model "${expectedModel.id}" has ${expectedModel.vocabularySize}`);
+      throw new MapperBundleError(
+        'WRONG_MODEL',
+        `mapper bundle "${info.key}" covers ${vocab} rows, model "${expectedModel.id}" has ${expectedModel.vocabularySize}`,
+      );
     }
     if (expectedModel.checksum && info.modelChecksum && expectedModel.checksum !== info.modelChecksum) {
-      throw new MapperBundleError('WRONG_MODEL', `mapper bundle "${info.key}" was built from another build of model "${expectedModel.id}"`);
+      throw new MapperBundleError(
+        'WRONG_MODEL',
+        `mapper bundle "${info.key}" was built from another build of model "${expectedModel.id}"`,
+      );
     }
   }
 
@@ -373,12 +420,17 @@ export function parseMapperBundle(input: ArrayBuffer | Uint8Array, expectedModel
   const codes: Uint16Array[] = [];
   for (let i = 0; i < nVars; i++) {
     const start = bytes.byteOffset + valuesStart + sectionBytes * i;
-    codes.push(start % 2 === 0 ? new Uint16Array(bytes.buffer, start, vocab) : new Uint16Array(bytes.slice(start - bytes.byteOffset, start - bytes.byteOffset + 2 * vocab).buffer));
+    codes.push(
+      start % 2 === 0
+        ? new Uint16Array(bytes.buffer, start, vocab)
+        : new Uint16Array(bytes.slice(start - bytes.byteOffset, start - bytes.byteOffset + 2 * vocab).buffer),
+    );
   }
   const lexiconRows = new Uint32Array(lexCount);
   for (let i = 0; i < lexCount; i++) {
     lexiconRows[i] = view.getUint32(lexiconStart + 4 + 4 * i, true);
-    if (lexiconRows[i] >= vocab || (i > 0 && lexiconRows[i] <= lexiconRows[i - 1])) throw new MapperBundleError('CORRUPT', 'mapper bundle lexicon rows are not ascending vocabulary rows');
+    if (lexiconRows[i] >= vocab || (i > 0 && lexiconRows[i] <= lexiconRows[i - 1]))
+      throw new MapperBundleError('CORRUPT', 'mapper bundle lexicon rows are not ascending vocabulary rows');
   }
   return new MapperBundle(info, vocab, dims, offsets, steps, codes, linear, lexiconRows);
 }

@@ -57,7 +57,11 @@ export class EmbeddingModel implements VectorIndex {
   /** Manifest feature 'compound-head-fallback' (the aligned German model). */
   private readonly compoundFallback: boolean;
 
-  private constructor(parsed: ParsedArtifact, readonly kernels: Kernels, options: ModelLoadOptions) {
+  private constructor(
+    parsed: ParsedArtifact,
+    readonly kernels: Kernels,
+    options: ModelLoadOptions,
+  ) {
     this.manifest = parsed.manifest;
     this.size = parsed.size;
     this.dims = parsed.dims;
@@ -72,12 +76,21 @@ export class EmbeddingModel implements VectorIndex {
     this.tableAfter = options.lookupTableAfter ?? 1024;
     this.compoundFallback = Array.isArray(this.manifest.features) && this.manifest.features.includes(COMPOUND_FEATURE);
     this.baseBytes =
-      (retain ? parsed.byteLength : this.vocab.byteLength + this.sorted.byteLength + this.folded.byteLength + this.flagWords.byteLength + this.antonymPairs.byteLength) +
-      this.offsets.byteLength;
+      (retain
+        ? parsed.byteLength
+        : this.vocab.byteLength +
+          this.sorted.byteLength +
+          this.folded.byteLength +
+          this.flagWords.byteLength +
+          this.antonymPairs.byteLength) + this.offsets.byteLength;
   }
 
   /** Verifies and loads an artifact (core/artifact.ts); throws ArtifactError when it is corrupt. */
-  static fromArrayBuffer(buffer: ArrayBuffer | Uint8Array, kernels: Kernels, options: ModelLoadOptions = {}): EmbeddingModel {
+  static fromArrayBuffer(
+    buffer: ArrayBuffer | Uint8Array,
+    kernels: Kernels,
+    options: ModelLoadOptions = {},
+  ): EmbeddingModel {
     return new EmbeddingModel(parseArtifact(buffer), kernels, options);
   }
 
@@ -109,7 +122,8 @@ export class EmbeddingModel implements VectorIndex {
   }
 
   word(row: number): string {
-    if (!Number.isInteger(row) || row < 0 || row >= this.size) throw new RangeError(`row ${row} is out of range 0..${this.size - 1}`);
+    if (!Number.isInteger(row) || row < 0 || row >= this.size)
+      throw new RangeError(`row ${row} is out of range 0..${this.size - 1}`);
     return decodeWord(this.vocab, this.offsets, row);
   }
 
@@ -121,7 +135,8 @@ export class EmbeddingModel implements VectorIndex {
   rowOf(word: string): number {
     const row = this.entryRow(word);
     // Aligned German model: an unknown compound takes its longest known head (core/projection.ts).
-    if (row < 0 && this.compoundFallback && typeof word === 'string') return compoundHeadRow(word, (w) => this.entryRow(w));
+    if (row < 0 && this.compoundFallback && typeof word === 'string')
+      return compoundHeadRow(word, (w) => this.entryRow(w));
     return row;
   }
 

@@ -19,27 +19,63 @@ export const PROBLEMS = {
   ADMIN_SCOPE_REQUIRED: { status: 403, translationKey: 'adminScopeRequired', title: 'Admin scope required' },
   NOT_FOUND: { status: 404, translationKey: 'notFound', title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, translationKey: 'methodNotAllowed', title: 'Method not allowed' },
-  EMBEDDING_MODEL_NOT_FOUND: { status: 404, translationKey: 'embeddingModelNotFound', title: 'Embedding model not found' },
-  EMBEDDING_MODEL_UNAVAILABLE: { status: 503, translationKey: 'embeddingModelUnavailable', title: 'Embedding model could not be loaded' },
+  EMBEDDING_MODEL_NOT_FOUND: {
+    status: 404,
+    translationKey: 'embeddingModelNotFound',
+    title: 'Embedding model not found',
+  },
+  EMBEDDING_MODEL_UNAVAILABLE: {
+    status: 503,
+    translationKey: 'embeddingModelUnavailable',
+    title: 'Embedding model could not be loaded',
+  },
   MAPPER_NOT_FOUND: { status: 422, translationKey: 'mapperNotFound', title: 'Mapper not found' },
-  MAPPER_MODEL_MISMATCH: { status: 422, translationKey: 'mapperModelMismatch', title: 'Mapper belongs to another model' },
+  MAPPER_MODEL_MISMATCH: {
+    status: 422,
+    translationKey: 'mapperModelMismatch',
+    title: 'Mapper belongs to another model',
+  },
   MAPPER_UNAVAILABLE: { status: 503, translationKey: 'mapperUnavailable', title: 'Mapper bundle could not be loaded' },
   DIMENSION_NOT_FOUND: { status: 422, translationKey: 'dimensionNotFound', title: 'Dimension not found' },
   UNSUPPORTED_LANGUAGE: { status: 422, translationKey: 'unsupportedLanguage', title: 'Unsupported language' },
-  LANGUAGE_DATA_UNAVAILABLE: { status: 503, translationKey: 'languageDataUnavailable', title: 'Language data could not be loaded' },
-  PLAGIARISM_TEXT_TOO_SHORT: { status: 422, translationKey: 'plagiarismTextTooShort', title: 'Text too short for a plagiarism check' },
-  ERROR_NO_REMAINING_PLAGIARISM_CHECKS: { status: 403, translationKey: 'noRemainingPlagiarismChecks', title: 'No remaining plagiarism checks' },
+  LANGUAGE_DATA_UNAVAILABLE: {
+    status: 503,
+    translationKey: 'languageDataUnavailable',
+    title: 'Language data could not be loaded',
+  },
+  PLAGIARISM_TEXT_TOO_SHORT: {
+    status: 422,
+    translationKey: 'plagiarismTextTooShort',
+    title: 'Text too short for a plagiarism check',
+  },
+  ERROR_NO_REMAINING_PLAGIARISM_CHECKS: {
+    status: 403,
+    translationKey: 'noRemainingPlagiarismChecks',
+    title: 'No remaining plagiarism checks',
+  },
   ERROR_NO_REMAINING_QUOTA: { status: 403, translationKey: 'noRemainingQuota', title: 'No remaining quota' },
   DAILY_LIMIT_REACHED: { status: 429, translationKey: 'dailyLimitReached', title: 'Daily limit reached' },
   UPSTREAM_FAILED: { status: 502, translationKey: 'upstreamFailed', title: 'Upstream service failed' },
   CONFLICT: { status: 409, translationKey: 'conflict', title: 'Conflict' },
-  IDEMPOTENCY_KEY_REUSED: { status: 422, translationKey: 'idempotencyKeyReused', title: 'Idempotency-Key used for another request' },
-  IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, translationKey: 'idempotencyKeyInProgress', title: 'A request with this Idempotency-Key is still running' },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    translationKey: 'idempotencyKeyReused',
+    title: 'Idempotency-Key used for another request',
+  },
+  IDEMPOTENCY_KEY_IN_PROGRESS: {
+    status: 409,
+    translationKey: 'idempotencyKeyInProgress',
+    title: 'A request with this Idempotency-Key is still running',
+  },
   STORAGE_UNAVAILABLE: { status: 503, translationKey: 'storageUnavailable', title: 'Storage temporarily unavailable' },
   INTERNAL_ERROR: { status: 500, translationKey: 'internalError', title: 'Internal error' },
   // The browser's offline scorer only (browser/src/cache.ts): an artifact neither cached nor downloadable, or one that fails its checksum.
   OFFLINE_NOT_CACHED: { status: 503, translationKey: 'offlineNotCached', title: 'Offline not cached' },
-  ARTIFACT_CHECKSUM_MISMATCH: { status: 502, translationKey: 'artifactChecksumMismatch', title: 'Artifact checksum mismatch' },
+  ARTIFACT_CHECKSUM_MISMATCH: {
+    status: 502,
+    translationKey: 'artifactChecksumMismatch',
+    title: 'Artifact checksum mismatch',
+  },
 } as const;
 
 export type ProblemCode = keyof typeof PROBLEMS;
@@ -100,7 +136,9 @@ export function zodIssuesToProblems(issues: ZodIssues): FieldProblem[] {
 
 /** A request that does not match its zod schema: 422 VALIDATION_FAILED with one entry a zod issue. */
 export function validationFailed(issues: ZodIssues): ApiError {
-  return new ApiError('VALIDATION_FAILED', 'The request does not match the schema', { errors: zodIssuesToProblems(issues) });
+  return new ApiError('VALIDATION_FAILED', 'The request does not match the schema', {
+    errors: zodIssuesToProblems(issues),
+  });
 }
 
 /**
@@ -109,7 +147,8 @@ export function validationFailed(issues: ZodIssues): ApiError {
  */
 export function asApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
-  if (err instanceof ScoringError) return new ApiError(err.code, err.message, err.path ? { errors: [{ path: err.path, message: err.message }] } : {});
+  if (err instanceof ScoringError)
+    return new ApiError(err.code, err.message, err.path ? { errors: [{ path: err.path, message: err.message }] } : {});
   return null;
 }
 
@@ -118,7 +157,11 @@ export function requireLanguage(language: string): Language {
   const normalized = normalizeLanguage(language);
   if (normalized) return normalized;
   const supported = SUPPORTED_LANGUAGES.join(', ');
-  throw new ApiError('UNSUPPORTED_LANGUAGE', `Language '${language}' is not supported; supported languages: ${supported}`, {
-    errors: [{ path: 'language', message: `Expected one of: ${supported}` }],
-  });
+  throw new ApiError(
+    'UNSUPPORTED_LANGUAGE',
+    `Language '${language}' is not supported; supported languages: ${supported}`,
+    {
+      errors: [{ path: 'language', message: `Expected one of: ${supported}` }],
+    },
+  );
 }

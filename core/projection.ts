@@ -29,8 +29,39 @@ export interface SourceSpace {
 
 /** Words of English translations that carry no meaning of their own. */
 const FUNCTION_WORDS = new Set([
-  'a', 'an', 'the', 'to', 'of', 'and', 'or', 'in', 'on', 'at', 'for', 'with', 'by', 'from', 'as', 'be', 'is', 'are',
-  'sth', 'sb', 'sth.', 'sb.', "sb's", "sth's", "sb.'s", "sth.'s", "one's", 'oneself', 'someone', 'something', 'somebody', 'etc', 'etc.',
+  'a',
+  'an',
+  'the',
+  'to',
+  'of',
+  'and',
+  'or',
+  'in',
+  'on',
+  'at',
+  'for',
+  'with',
+  'by',
+  'from',
+  'as',
+  'be',
+  'is',
+  'are',
+  'sth',
+  'sb',
+  'sth.',
+  'sb.',
+  "sb's",
+  "sth's",
+  "sb.'s",
+  "sth.'s",
+  "one's",
+  'oneself',
+  'someone',
+  'something',
+  'somebody',
+  'etc',
+  'etc.',
 ]);
 
 /** Content words of a cleaned translation phrase (lower-cased, function words dropped). */
@@ -83,7 +114,11 @@ function contribution(space: SourceSpace, phrase: string): Contribution | null {
  * spaces may contribute (French through English and through German): each translation is looked
  * up in its own space, weighted by that space's rank.
  */
-export function projectWord(word: string, translations: ReadonlyArray<{ space: SourceSpace; phrase: string }>, options: ProjectionOptions = {}): ProjectedWord | null {
+export function projectWord(
+  word: string,
+  translations: ReadonlyArray<{ space: SourceSpace; phrase: string }>,
+  options: ProjectionOptions = {},
+): ProjectedWord | null {
   const dims = translations[0]?.space.dims ?? 0;
   const singles: Array<{ space: SourceSpace; c: Contribution }> = [];
   const phrases: Array<{ space: SourceSpace; c: Contribution }> = [];
@@ -126,7 +161,10 @@ export function projectWord(word: string, translations: ReadonlyArray<{ space: S
 
 /** Orders projected words as model rows: by rank, then (optionally) a priority, then the word. */
 export function orderProjected<T extends ProjectedWord>(words: T[], priority?: (w: T) => number): T[] {
-  return words.sort((a, b) => (priority ? priority(a) - priority(b) : 0) || a.rank - b.rank || (a.word < b.word ? -1 : a.word > b.word ? 1 : 0));
+  return words.sort(
+    (a, b) =>
+      (priority ? priority(a) - priority(b) : 0) || a.rank - b.rank || (a.word < b.word ? -1 : a.word > b.word ? 1 : 0),
+  );
 }
 
 /** A SourceSpace over row-major unit vectors in rank order (row r has rank r + 1). */
@@ -155,7 +193,9 @@ export class ArraySpace implements SourceSpace {
   private row(word: string): number {
     const r = this.rows.get(word) ?? this.rows.get(word.toLowerCase());
     if (r !== undefined) return r;
-    return this.compoundHeads ? compoundHeadRow(word, (w) => this.rows.get(w) ?? this.rows.get(w.toLowerCase()) ?? -1) : -1;
+    return this.compoundHeads
+      ? compoundHeadRow(word, (w) => this.rows.get(w) ?? this.rows.get(w.toLowerCase()) ?? -1)
+      : -1;
   }
   addScaled(word: string, weight: number, acc: Float64Array): void {
     const r = this.row(word);
@@ -208,5 +248,8 @@ export const ENGLISH_COMPANION_ID = 'en-glove-6b-100d';
 
 /** True when the model's vectors live in the English companion's space (or it is the companion). */
 export function sharesEnglishSpace(manifest: { id: string; features?: readonly string[] }): boolean {
-  return manifest.id === ENGLISH_COMPANION_ID || (Array.isArray(manifest.features) && manifest.features.includes(ALIGNED_FEATURE));
+  return (
+    manifest.id === ENGLISH_COMPANION_ID ||
+    (Array.isArray(manifest.features) && manifest.features.includes(ALIGNED_FEATURE))
+  );
 }

@@ -15,7 +15,8 @@ export interface QuantizedRows {
 }
 
 export function quantizeRows(vectors: Float32Array, n: number, dims: number): QuantizedRows {
-  if (!Number.isInteger(n) || !Number.isInteger(dims) || n < 0 || dims < 1) throw new RangeError(`bad shape ${n} x ${dims}`);
+  if (!Number.isInteger(n) || !Number.isInteger(dims) || n < 0 || dims < 1)
+    throw new RangeError(`bad shape ${n} x ${dims}`);
   if (vectors.length < n * dims) throw new RangeError(`expected ${n * dims} values, got ${vectors.length}`);
   const rows = new Int8Array(n * dims);
   const scales = new Float32Array(n);

@@ -41,14 +41,23 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
 
   const DimensionSchema = doc(
     z.object({
-      id: doc(z.number().int(), { description: 'Dimension id; repeated in goalConfig.dimensions[].id to weight it.', example: 1 }),
+      id: doc(z.number().int(), {
+        description: 'Dimension id; repeated in goalConfig.dimensions[].id to weight it.',
+        example: 1,
+      }),
       type: doc(z.enum(['manual', 'dimension', 'axis']), {
         description:
           'manual: the centroid of `words`. dimension: `words` merged with the seeds stored for `id` (unknown id: 422 DIMENSION_NOT_FOUND). axis (extension, SemAxis): `words` is the positive pole and `oppositeWords` the negative pole.',
       }),
-      words: wordList('Seed words; a phrase ("ice cream") counts as one seed: the mean of its words\' unit vectors, re-normalized (unknown when any word is).').optional(),
-      oppositeWords: wordList('Negative pole of an `axis` dimension (only allowed for type axis); phrases allowed as in `words`.').optional(),
-      name: doc(z.string().max(LIMITS.nameCharacters).optional(), { description: 'Display name (used as goalScoreFactors[].field).' }),
+      words: wordList(
+        'Seed words; a phrase ("ice cream") counts as one seed: the mean of its words\' unit vectors, re-normalized (unknown when any word is).',
+      ).optional(),
+      oppositeWords: wordList(
+        'Negative pole of an `axis` dimension (only allowed for type axis); phrases allowed as in `words`.',
+      ).optional(),
+      name: doc(z.string().max(LIMITS.nameCharacters).optional(), {
+        description: 'Display name (used as goalScoreFactors[].field).',
+      }),
       expand: doc(z.number().int().min(0).max(LIMITS.expandMax).optional(), {
         description: `Extension (manual and dimension types; 422 for axis): add the N (0 to ${LIMITS.expandMax}) vocabulary words nearest to the seed centroid to the seeds, as Empath builds categories: among the ${CANDIDATE_RANK_CUTOFF.toLocaleString('en-US')} most frequent words, containing a letter, dictionary words of the model's language, not stop words, not seeds. The query becomes unit(centroid(seeds) + centroid(added words)): the seeds keep half the weight. text-scores with explain: true lists them in explanation.dimensions[id].expandedWords.`,
         example: 10,
@@ -57,12 +66,15 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
     'Dimension',
   );
 
-  const weight = doc(z.number().int().min(-10).max(10), { description: 'Integer from -10 to 10: the direction and strength of the factor.' });
+  const weight = doc(z.number().int().min(-10).max(10), {
+    description: 'Integer from -10 to 10: the direction and strength of the factor.',
+  });
 
   const GoalConfigSchema = doc(
     z.object({
       modelRankScore: doc(z.number().min(-1).max(1).optional(), {
-        description: 'Weight of the intrinsic word-frequency factor (s = 2f - 1): -1 rewards infrequent words, 1 frequent ones.',
+        description:
+          'Weight of the intrinsic word-frequency factor (s = 2f - 1): -1 rewards infrequent words, 1 frequent ones.',
       }),
       dimensions: z
         .array(z.object({ id: z.number().int(), weight }))
@@ -114,10 +126,12 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
         'Anchor words; their centroid defines the seed similarity. A phrase ("ice cream", "New York") is one seed: the mean of its words\' unit vectors, re-normalized; a phrase with an unknown word is unknown (ignored).',
       ),
       whitelistWords: wordList(
-        'Words to score (whitelist mode). Phrases allowed: returned as written, scored by their vector, modelRank of their least frequent word, mapper values the mean of their words\'.',
+        "Words to score (whitelist mode). Phrases allowed: returned as written, scored by their vector, modelRank of their least frequent word, mapper values the mean of their words'.",
       ).optional(),
       embeddingModelId: modelId,
-      limit: doc(z.number().int().min(1).max(LIMITS.findLimitMax).optional(), { description: `Find-and-score mode: at most this many words (default ${FIND_LIMIT_DEFAULT}).` }),
+      limit: doc(z.number().int().min(1).max(LIMITS.findLimitMax).optional(), {
+        description: `Find-and-score mode: at most this many words (default ${FIND_LIMIT_DEFAULT}).`,
+      }),
       wordrankLimit: doc(
         z
           .number()
@@ -133,7 +147,9 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
         description:
           "Extension, find-and-score mode: skip the seeds' antonyms (WordNet antonym links: direct, between antonymous adjective clusters, and of derivationally related forms) and, of each antonym pair among the seeds' nearest words, the member on the other side of the seeds (by evaluative polarity, else along the axis from the seeds to their own antonyms): cozy loses cramped and dingy. Languages without antonym links: no effect. Default false (docs/vocabulary.md).",
       }),
-      seedScore: doc(z.number().min(-1).max(1).nullable().optional(), { description: 'Weight of the seed similarity in goalScore; null (default) disables goal scores.' }),
+      seedScore: doc(z.number().min(-1).max(1).nullable().optional(), {
+        description: 'Weight of the seed similarity in goalScore; null (default) disables goal scores.',
+      }),
       dimensions,
       mapperKeys,
     }),
@@ -142,11 +158,18 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
 
   const AutocompleteRequestSchema = doc(
     z.object({
-      word: doc(z.string().min(1).max(LIMITS.wordCharacters).regex(/\S/, 'Expected at least one character other than white space'), {
-        description:
-          'Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions and puts proper nouns first. Order: dictionary words before their inflected forms ("sus" -> suspect, suspension, sustainable before suspected), each most frequent first; the typed word itself, when it is a word, among the first three (docs/vocabulary.md).',
-        example: 'comp',
-      }),
+      word: doc(
+        z
+          .string()
+          .min(1)
+          .max(LIMITS.wordCharacters)
+          .regex(/\S/, 'Expected at least one character other than white space'),
+        {
+          description:
+            'Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions and puts proper nouns first. Order: dictionary words before their inflected forms ("sus" -> suspect, suspension, sustainable before suspected), each most frequent first; the typed word itself, when it is a word, among the first three (docs/vocabulary.md).',
+          example: 'comp',
+        },
+      ),
       embeddingModelId: modelId,
       whitelistWords: wordList('When non-empty, only completions in this list.').optional(),
     }),
@@ -161,11 +184,17 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
     'WordAvailabilitiesRequest',
   );
 
-  const SimilarityMatrixRequestSchema = doc(z.object({ words: z.array(word).max(LIMITS.similarityMatrixWords) }), 'SimilarityMatrixRequest');
+  const SimilarityMatrixRequestSchema = doc(
+    z.object({ words: z.array(word).max(LIMITS.similarityMatrixWords) }),
+    'SimilarityMatrixRequest',
+  );
 
   const TokenizationRequestSchema = doc(
     z.object({
-      language: doc(z.string().min(1), { description: `ISO 639-1 code, case-insensitive. Supported: ${SUPPORTED_LANGUAGES.join(', ')}.`, example: 'en' }),
+      language: doc(z.string().min(1), {
+        description: `ISO 639-1 code, case-insensitive. Supported: ${SUPPORTED_LANGUAGES.join(', ')}.`,
+        example: 'en',
+      }),
       text: doc(z.string().max(LIMITS.charactersPerText, `At most ${LIMITS.charactersPerText} characters`), {
         description: `The text, at most ${LIMITS.charactersPerText} characters (JavaScript string length); longer: 422 VALIDATION_FAILED.`,
         example: "The children don't like rainy days.",

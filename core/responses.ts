@@ -31,14 +31,20 @@ export function responseSchemas(doc: Documenter = (schema) => schema) {
       indexEnd: z.number().int(),
       value: doc(z.number(), { description: "The token's composed value on the factor's scale." }),
       weight: doc(z.number(), { description: 'Its weight in the weighted mean (contrast: 0.5 before, 1.5 after).' }),
-      rules: doc(z.array(z.string()), { description: 'negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk.' }),
+      rules: doc(z.array(z.string()), {
+        description:
+          'negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk.',
+      }),
     }),
     'ExplainedToken',
   );
 
   const ExplanationSchema = doc(
     z.object({
-      dimensions: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema), expandedWords: z.array(z.string()).optional() })),
+      dimensions: z.record(
+        z.string(),
+        z.object({ tokens: z.array(ExplainedTokenSchema), expandedWords: z.array(z.string()).optional() }),
+      ),
       mappers: z.record(z.string(), z.object({ tokens: z.array(ExplainedTokenSchema) })),
     }),
     {
@@ -84,16 +90,25 @@ export function responseSchemas(doc: Documenter = (schema) => schema) {
     goalScore: z.number().nullable(),
   });
 
-  const WordScoresResponseSchema = doc(z.object({ data: z.array(ScoredWordSchema), averages: WordScoresAveragesSchema }), 'WordScoresResponse');
+  const WordScoresResponseSchema = doc(
+    z.object({ data: z.array(ScoredWordSchema), averages: WordScoresAveragesSchema }),
+    'WordScoresResponse',
+  );
 
-  const AutocompleteResponseSchema = doc(z.object({ suggestions: z.array(z.string()).max(LIMITS.autocompleteSuggestions) }), 'AutocompleteResponse');
+  const AutocompleteResponseSchema = doc(
+    z.object({ suggestions: z.array(z.string()).max(LIMITS.autocompleteSuggestions) }),
+    'AutocompleteResponse',
+  );
 
   const WordAvailabilitiesResponseSchema = doc(
     z.object({ availabilities: z.array(z.object({ word: z.string(), isAvailable: z.boolean() })) }),
     'WordAvailabilitiesResponse',
   );
 
-  const SimilarityMatrixResponseSchema = doc(z.object({ words: z.array(z.string()), matrix: z.array(z.array(z.number())) }), 'SimilarityMatrixResponse');
+  const SimilarityMatrixResponseSchema = doc(
+    z.object({ words: z.array(z.string()), matrix: z.array(z.array(z.number())) }),
+    'SimilarityMatrixResponse',
+  );
 
   const WordTranslationSchema = z.object({
     word: z.string(),
@@ -109,16 +124,25 @@ export function responseSchemas(doc: Documenter = (schema) => schema) {
   const TokenSchema = doc(
     z.object({
       string: doc(z.string(), { description: 'Exactly text.slice(indexStart, indexEnd).' }),
-      token: doc(z.string(), { description: 'Lemma in lower case (German nouns keep their capital); for ja the string itself.' }),
-      indexStart: doc(z.number().int(), { description: 'Zero-based offset in UTF-16 code units (JavaScript string index).' }),
+      token: doc(z.string(), {
+        description: 'Lemma in lower case (German nouns keep their capital); for ja the string itself.',
+      }),
+      indexStart: doc(z.number().int(), {
+        description: 'Zero-based offset in UTF-16 code units (JavaScript string index).',
+      }),
       indexEnd: doc(z.number().int(), { description: 'Exclusive end offset in UTF-16 code units.' }),
       isStop: z.boolean(),
-      synonyms: doc(z.array(z.string()), { description: 'At most 10, deduplicated, without the token itself; [] when none.' }),
+      synonyms: doc(z.array(z.string()), {
+        description: 'At most 10, deduplicated, without the token itself; [] when none.',
+      }),
     }),
     'Token',
   );
 
-  const TokenizationResponseSchema = doc(z.object({ tokenCount: z.number().int(), tokens: z.array(TokenSchema) }), 'Tokenization');
+  const TokenizationResponseSchema = doc(
+    z.object({ tokenCount: z.number().int(), tokens: z.array(TokenSchema) }),
+    'Tokenization',
+  );
 
   return {
     GoalScoreFactorSchema,

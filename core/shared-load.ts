@@ -14,10 +14,12 @@ export interface WaitUntil {
 
 /** Keeps `load` running after the request behind `ctx` has answered (no-op without a ctx). */
 export function keepAlive(ctx: WaitUntil | undefined, load: Promise<unknown>): void {
-  ctx?.waitUntil(load.then(
-    () => undefined,
-    () => undefined,
-  ));
+  ctx?.waitUntil(
+    load.then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
 }
 
 /** Loads started by sharedLoad that have not settled yet, per cache (diagnostics: entries in flight are not held state). */

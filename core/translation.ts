@@ -18,7 +18,12 @@ const LETTER = /\p{L}/u;
  * without a letter are skipped, and so is the word itself when source and target are one model.
  * A word the source does not know gets isAvailable false and no translations.
  */
-export function translateWords(source: VectorIndex, target: VectorIndex, words: readonly string[], limit: number): WordTranslation[] {
+export function translateWords(
+  source: VectorIndex,
+  target: VectorIndex,
+  words: readonly string[],
+  limit: number,
+): WordTranslation[] {
   if (source.dims !== target.dims) throw new RangeError(`source has ${source.dims} dimensions, target ${target.dims}`);
   return words.map((raw) => {
     const word = raw.trim();

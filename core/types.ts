@@ -109,11 +109,26 @@ export interface MapperBundleInfo {
     {
       method: string;
       /** pi(x) = logistic(weights . x + bias) on the unit vector; a non-lexicon value is n + pi^gamma (v - n). */
-      membership: { weights: number[]; bias: number; lambda: number; gamma: number; positives: number; negatives: number; logLoss: number };
+      membership: {
+        weights: number[];
+        bias: number;
+        lambda: number;
+        gamma: number;
+        positives: number;
+        negatives: number;
+        logLoss: number;
+      };
       neutral: number;
       crossValidation: { folds: number; items: number; lexiconItems: number; mse: number; mseUnshrunk: number };
       heldOutLexicon: { pearsonR: number; pearsonRShrunk: number };
-      neutralCheck: { nouns: number; meanAbs: number; shareOfHalfRange: number; limit: number; pass: boolean; source: string };
+      neutralCheck: {
+        nouns: number;
+        meanAbs: number;
+        shareOfHalfRange: number;
+        limit: number;
+        pass: boolean;
+        source: string;
+      };
     }
   >;
 }

@@ -139,6 +139,14 @@ export function foldKey(word: string): string {
   for (let i = 0; i < s.length && ascii; i++) ascii = s.charCodeAt(i) < 0x80;
   if (ascii) return s;
   s = s.normalize('NFD').replace(COMBINING, '');
-  if (/[ßæœøđłı]/.test(s)) s = s.replace(/ß/g, 'ss').replace(/æ/g, 'ae').replace(/œ/g, 'oe').replace(/ø/g, 'o').replace(/đ/g, 'd').replace(/ł/g, 'l').replace(/ı/g, 'i');
+  if (/[ßæœøđłı]/.test(s))
+    s = s
+      .replace(/ß/g, 'ss')
+      .replace(/æ/g, 'ae')
+      .replace(/œ/g, 'oe')
+      .replace(/ø/g, 'o')
+      .replace(/đ/g, 'd')
+      .replace(/ł/g, 'l')
+      .replace(/ı/g, 'i');
   return s.normalize('NFC');
 }

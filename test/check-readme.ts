@@ -27,7 +27,8 @@ for (const r of rows) {
   if (n === undefined) problems.push(`${r.file}: in test/README.md, but vitest lists no test of it`);
   else if (n !== r.tests) problems.push(`${r.file}: test/README.md says ${r.tests} tests, vitest lists ${n}`);
 }
-for (const f of counts.keys()) if (!rows.some((r) => r.file === f)) problems.push(`${f}: vitest lists it, test/README.md does not`);
+for (const f of counts.keys())
+  if (!rows.some((r) => r.file === f)) problems.push(`${f}: vitest lists it, test/README.md does not`);
 if (total !== listed.length) problems.push(`total: test/README.md says ${total}, vitest lists ${listed.length}`);
 if (problems.length > 0) {
   console.error(`test/README.md is out of date:\n  ${problems.join('\n  ')}`);

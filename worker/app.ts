@@ -50,7 +50,18 @@ export function createApp(): OpenAPIHono<AppEnv> {
       origin: '*',
       allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'If-None-Match'],
       allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-      exposeHeaders: ['X-Request-Id', 'X-Client-Request-Id', 'Retry-After', 'ETag', 'Content-Length', 'X-Content-SHA256', 'X-Model-Version', 'X-Model-Checksum', 'Idempotent-Replayed', 'Location'],
+      exposeHeaders: [
+        'X-Request-Id',
+        'X-Client-Request-Id',
+        'Retry-After',
+        'ETag',
+        'Content-Length',
+        'X-Content-SHA256',
+        'X-Model-Version',
+        'X-Model-Checksum',
+        'Idempotent-Replayed',
+        'Location',
+      ],
       maxAge: 86400,
     }),
   );
@@ -105,11 +116,24 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   app.doc31('/api/openapi.json', {
     openapi: '3.1.0',
-    info: { title: 'Embedding Edge API', version: '1.0.0', description: 'Text analysis and word embeddings at the edge.' },
+    info: {
+      title: 'Embedding Edge API',
+      version: '1.0.0',
+      description: 'Text analysis and word embeddings at the edge.',
+    },
   });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+  });
 
-  app.notFound((c) => problemResponse(new ApiError('NOT_FOUND', `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), c.get('requestId')));
+  app.notFound((c) =>
+    problemResponse(
+      new ApiError('NOT_FOUND', `No route for ${c.req.method} ${new URL(c.req.url).pathname}`),
+      c.get('requestId'),
+    ),
+  );
 
   app.onError((err, c) => {
     const rid = c.get('requestId');
@@ -119,13 +143,18 @@ export function createApp(): OpenAPIHono<AppEnv> {
     if (err instanceof StorageError) {
       console.error(`[${rid}] ${clip(err.message, 500)}`);
       return problemResponse(
-        new ApiError('STORAGE_UNAVAILABLE', `Storage did not answer (${err.binding}); nothing was changed or charged, retry the request`, { headers: { 'retry-after': '5' } }),
+        new ApiError(
+          'STORAGE_UNAVAILABLE',
+          `Storage did not answer (${err.binding}); nothing was changed or charged, retry the request`,
+          { headers: { 'retry-after': '5' } },
+        ),
         rid,
       );
     }
     if (err instanceof HTTPException) {
       // Hono's JSON validator throws 400 for a body that is not JSON: the contract says 422.
-      if (err.status === 400) return problemResponse(new ApiError('VALIDATION_FAILED', err.message || 'Malformed request'), rid);
+      if (err.status === 400)
+        return problemResponse(new ApiError('VALIDATION_FAILED', err.message || 'Malformed request'), rid);
       if (err.status === 413) return problemResponse(new ApiError('PAYLOAD_TOO_LARGE', err.message), rid);
       // A body that is not sent as JSON is a malformed request like unparsable JSON (decisions.md: 422).
       if (err.status === 415) {
@@ -139,7 +168,10 @@ export function createApp(): OpenAPIHono<AppEnv> {
       return problemResponse(new ApiError('INTERNAL_ERROR', err.message, { status: err.status }), rid);
     }
     console.error(`[${rid}] ${clip(err instanceof Error ? (err.stack ?? err.message) : err, 2000)}`);
-    return problemResponse(new ApiError('INTERNAL_ERROR', 'Unexpected error; the request id identifies it in the logs'), rid);
+    return problemResponse(
+      new ApiError('INTERNAL_ERROR', 'Unexpected error; the request id identifies it in the logs'),
+      rid,
+    );
   });
 
   return app;

@@ -36,7 +36,9 @@ function jwksKeys(url: string): JWTVerifyGetKey {
     } catch (err) {
       if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) throw err;
       const reason = err instanceof Error ? err.message : String(err);
-      throw new ApiError('UPSTREAM_FAILED', `The token signing keys (JWT_JWKS_URL) could not be loaded: ${reason}`, { status: 503 });
+      throw new ApiError('UPSTREAM_FAILED', `The token signing keys (JWT_JWKS_URL) could not be loaded: ${reason}`, {
+        status: 503,
+      });
     }
   };
   jwksByUrl.set(url, keys);
@@ -50,7 +52,9 @@ async function verify(token: string, env: Env): Promise<JWTPayload> {
     audience: env.JWT_AUDIENCE || undefined,
   };
   if (env.JWT_JWKS_URL) {
-    return notFromTheFuture((await jwtVerify(token, jwksKeys(env.JWT_JWKS_URL), { ...options, algorithms: JWKS_ALGORITHMS })).payload);
+    return notFromTheFuture(
+      (await jwtVerify(token, jwksKeys(env.JWT_JWKS_URL), { ...options, algorithms: JWKS_ALGORITHMS })).payload,
+    );
   }
   if (!env.JWT_SECRET) throw new ApiError('INTERNAL_ERROR', 'No JWT_SECRET or JWT_JWKS_URL is configured');
   const key = new TextEncoder().encode(env.JWT_SECRET);
@@ -79,7 +83,10 @@ function scopesOf(payload: JWTPayload): string[] {
 export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const header = c.req.header('authorization');
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!match) throw new ApiError('UNAUTHORIZED', 'Send the header Authorization: Bearer <token>', { headers: { 'www-authenticate': 'Bearer' } });
+  if (!match)
+    throw new ApiError('UNAUTHORIZED', 'Send the header Authorization: Bearer <token>', {
+      headers: { 'www-authenticate': 'Bearer' },
+    });
   let payload: JWTPayload;
   try {
     payload = await verify(match[1], c.env);
@@ -113,6 +120,7 @@ export const requireWorkspace: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 /** Admin routes need the scope `admin`. */
 export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (!c.get('auth').scopes.includes('admin')) throw new ApiError('ADMIN_SCOPE_REQUIRED', 'This route needs a token with scope admin');
+  if (!c.get('auth').scopes.includes('admin'))
+    throw new ApiError('ADMIN_SCOPE_REQUIRED', 'This route needs a token with scope admin');
   await next();
 };

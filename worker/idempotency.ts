@@ -42,7 +42,14 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   // The raw bytes (Hono caches them, so the route's JSON validator reads the same body).
   const bodySha256 = toHex(await crypto.subtle.digest('SHA-256', await c.req.arrayBuffer()));
   const lock = crypto.randomUUID();
-  const claim = await claimKey(c.env, workspaceId, key, { method: c.req.method, path, bodySha256, lock, atMs: nowMs(), leaseMs: LEASE_MS });
+  const claim = await claimKey(c.env, workspaceId, key, {
+    method: c.req.method,
+    path,
+    bodySha256,
+    lock,
+    atMs: nowMs(),
+    leaseMs: LEASE_MS,
+  });
   switch (claim.kind) {
     case 'claimed':
       return runAndStore(c, next, workspaceId, key, lock);
@@ -61,18 +68,36 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
         headers: { 'content-type': claim.contentType ?? 'application/json', 'idempotent-replayed': 'true' },
       });
     case 'in-progress':
-      throw new ApiError('IDEMPOTENCY_KEY_IN_PROGRESS', `A request with Idempotency-Key '${key.slice(0, 64)}' is still running; retry it later`, {
-        headers: { 'retry-after': String(claim.retryAfterSeconds) },
-      });
+      throw new ApiError(
+        'IDEMPOTENCY_KEY_IN_PROGRESS',
+        `A request with Idempotency-Key '${key.slice(0, 64)}' is still running; retry it later`,
+        {
+          headers: { 'retry-after': String(claim.retryAfterSeconds) },
+        },
+      );
   }
 };
 
-async function runAndStore(c: Parameters<MiddlewareHandler<AppEnv>>[0], next: () => Promise<void>, workspaceId: string, key: string, lock: string): Promise<void> {
+async function runAndStore(
+  c: Parameters<MiddlewareHandler<AppEnv>>[0],
+  next: () => Promise<void>,
+  workspaceId: string,
+  key: string,
+  lock: string,
+): Promise<void> {
   await next();
   const res = c.res;
   try {
     if (res.status >= 200 && res.status < 300) {
-      await completeKey(c.env, workspaceId, key, lock, res.status, res.headers.get('content-type'), await res.clone().text());
+      await completeKey(
+        c.env,
+        workspaceId,
+        key,
+        lock,
+        res.status,
+        res.headers.get('content-type'),
+        await res.clone().text(),
+      );
     } else {
       // Not a success: nothing was consumed, so the key is released for a retry.
       await releaseKey(c.env, workspaceId, key, lock);
@@ -80,7 +105,9 @@ async function runAndStore(c: Parameters<MiddlewareHandler<AppEnv>>[0], next: ()
   } catch (err) {
     // The answer stands; the key stays in progress until its lease ends, then a retry takes it
     // over (and its charge is recognized by the meter, so nothing is charged twice).
-    console.error(`[idempotency] could not record the outcome of key ${key.slice(0, 64)}: ${(err as Error).message.slice(0, 200)}`);
+    console.error(
+      `[idempotency] could not record the outcome of key ${key.slice(0, 64)}: ${(err as Error).message.slice(0, 200)}`,
+    );
   }
 }
 

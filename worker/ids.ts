@@ -7,5 +7,8 @@ export const WORKSPACE_ID = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,${LIMITS.wo
 
 export const WorkspaceIdParam = z
   .string()
-  .regex(WORKSPACE_ID, `Letters, digits, _ . - (1 to ${LIMITS.workspaceIdCharacters} characters, starting with a letter or digit)`)
+  .regex(
+    WORKSPACE_ID,
+    `Letters, digits, _ . - (1 to ${LIMITS.workspaceIdCharacters} characters, starting with a letter or digit)`,
+  )
   .openapi({ param: { name: 'workspaceId', in: 'path' }, example: 'ws_demo' });

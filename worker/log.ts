@@ -6,6 +6,7 @@ export const LOG_VALUE_MAX_CHARS = 200;
 
 /** The value as a string of at most `max` characters (plus a marker saying how much was cut). */
 export function clip(value: unknown, max = LOG_VALUE_MAX_CHARS): string {
-  const s = typeof value === 'string' ? value : value instanceof Error ? `${value.name}: ${value.message}` : String(value);
+  const s =
+    typeof value === 'string' ? value : value instanceof Error ? `${value.name}: ${value.message}` : String(value);
   return s.length <= max ? s : `${s.slice(0, max)}… [${s.length - max} more characters]`;
 }

@@ -39,7 +39,10 @@ export function declaredLengthLimit(maxBytes: number): MiddlewareHandler<AppEnv>
   return async (c, next) => {
     const declared = c.req.header('content-length');
     if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes) {
-      throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes (Content-Length: ${declared.trim()})`);
+      throw new ApiError(
+        'PAYLOAD_TOO_LARGE',
+        `The request body is larger than ${maxBytes} bytes (Content-Length: ${declared.trim()})`,
+      );
     }
     await next();
   };

@@ -17,7 +17,9 @@ export class StorageError extends Error {
     readonly operation: string,
     cause: unknown,
   ) {
-    super(`${binding}.${operation} failed: ${cause instanceof Error ? cause.message.slice(0, 300) : String(cause).slice(0, 300)}`);
+    super(
+      `${binding}.${operation} failed: ${cause instanceof Error ? cause.message.slice(0, 300) : String(cause).slice(0, 300)}`,
+    );
     this.name = 'StorageError';
   }
 }
@@ -59,7 +61,10 @@ function guardObject<T extends object>(obj: T, binding: string, ms: number): T {
     get(target, prop) {
       const v = Reflect.get(target, prop, target);
       if (typeof prop === 'string' && BODY_METHODS.has(prop) && typeof v === 'function') {
-        return (...args: unknown[]) => guarded(binding, `object.${prop}`, 4 * ms, () => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+        return (...args: unknown[]) =>
+          guarded(binding, `object.${prop}`, 4 * ms, () =>
+            (v as (...a: unknown[]) => Promise<unknown>).apply(target, args),
+          );
       }
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
@@ -75,7 +80,9 @@ function guardAsyncMethods<T extends object>(target: T, binding: string, ms: num
       return (...args: unknown[]) =>
         guarded(binding, String(prop), ms, async () => {
           const out = await (v as (...a: unknown[]) => unknown).apply(t, args);
-          return objects && out !== null && typeof out === 'object' && 'arrayBuffer' in (out as object) ? guardObject(out as object, binding, ms) : out;
+          return objects && out !== null && typeof out === 'object' && 'arrayBuffer' in (out as object)
+            ? guardObject(out as object, binding, ms)
+            : out;
         });
     },
   });
@@ -89,8 +96,12 @@ function guardD1(db: D1Database, ms: number): D1Database {
       get(t, prop) {
         const v = Reflect.get(t, prop, t);
         if (typeof v !== 'function') return v;
-        if (prop === 'bind') return (...args: unknown[]) => wrapStatement((v as (...a: unknown[]) => D1PreparedStatement).apply(t, args));
-        return (...args: unknown[]) => guarded('DB', `statement.${String(prop)}`, ms, () => (v as (...a: unknown[]) => Promise<unknown>).apply(t, args));
+        if (prop === 'bind')
+          return (...args: unknown[]) => wrapStatement((v as (...a: unknown[]) => D1PreparedStatement).apply(t, args));
+        return (...args: unknown[]) =>
+          guarded('DB', `statement.${String(prop)}`, ms, () =>
+            (v as (...a: unknown[]) => Promise<unknown>).apply(t, args),
+          );
       },
     });
     real.set(proxy, stmt);
@@ -100,12 +111,19 @@ function guardD1(db: D1Database, ms: number): D1Database {
     get(t, prop) {
       const v = Reflect.get(t, prop, t);
       if (typeof v !== 'function') return v;
-      if (prop === 'prepare') return (sql: string) => wrapStatement((v as (s: string) => D1PreparedStatement).call(t, sql));
+      if (prop === 'prepare')
+        return (sql: string) => wrapStatement((v as (s: string) => D1PreparedStatement).call(t, sql));
       if (prop === 'batch') {
         return (statements: D1PreparedStatement[]) =>
-          guarded('DB', 'batch', ms, () => (v as (s: D1PreparedStatement[]) => Promise<unknown>).call(t, statements.map((s) => real.get(s) ?? s)));
+          guarded('DB', 'batch', ms, () =>
+            (v as (s: D1PreparedStatement[]) => Promise<unknown>).call(
+              t,
+              statements.map((s) => real.get(s) ?? s),
+            ),
+          );
       }
-      return (...args: unknown[]) => guarded('DB', String(prop), ms, () => (v as (...a: unknown[]) => Promise<unknown>).apply(t, args));
+      return (...args: unknown[]) =>
+        guarded('DB', String(prop), ms, () => (v as (...a: unknown[]) => Promise<unknown>).apply(t, args));
     },
   });
 }

@@ -1,14 +1,23 @@
 /** Small SVG charts for the playground (no dependencies): diverging bars, a scatter plot, a heatmap. */
 const NS = 'http://www.w3.org/2000/svg';
 
-function el<K extends keyof SVGElementTagNameMap>(name: K, attrs: Record<string, string | number> = {}, text?: string): SVGElementTagNameMap[K] {
+function el<K extends keyof SVGElementTagNameMap>(
+  name: K,
+  attrs: Record<string, string | number> = {},
+  text?: string,
+): SVGElementTagNameMap[K] {
   const e = document.createElementNS(NS, name);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   if (text !== undefined) e.textContent = text;
   return e;
 }
 
-const COLORS: Record<string, string> = { dimension: '#2f6fde', mapper: '#8a4fd8', intrinsic: '#d98b1c', total: '#1d1d1f' };
+const COLORS: Record<string, string> = {
+  dimension: '#2f6fde',
+  mapper: '#8a4fd8',
+  intrinsic: '#d98b1c',
+  total: '#1d1d1f',
+};
 const fmt = (x: number): string => {
   const s = Math.abs(x) >= 0.995 ? x.toFixed(2) : x.toFixed(3);
   return /^-0\.0+$/.test(s) ? s.slice(1) : s;
@@ -24,21 +33,47 @@ export function bars(rows: Array<{ label: string; value: number; kind: string }>
   // Full width for the largest |value| (at least 0.1, so near-zero bars stay small).
   const scale = Math.max(0.1, max);
   const mid = labelW + plotW / 2;
-  const svg = el('svg', { width, height: rows.length * rowH + 6, viewBox: `0 0 ${width} ${rows.length * rowH + 6}`, class: 'bars', role: 'img' });
+  const svg = el('svg', {
+    width,
+    height: rows.length * rowH + 6,
+    viewBox: `0 0 ${width} ${rows.length * rowH + 6}`,
+    class: 'bars',
+    role: 'img',
+  });
   svg.append(el('line', { x1: mid, x2: mid, y1: 0, y2: rows.length * rowH + 6, stroke: '#bbb' }));
   rows.forEach((r, i) => {
     const y = 3 + i * rowH;
     const w = (Math.abs(r.value) / scale) * (plotW / 2);
     const x = r.value >= 0 ? mid : mid - w;
-    svg.append(el('text', { x: labelW - 8, y: y + 15, 'text-anchor': 'end', class: r.kind === 'total' ? 'lbl total' : 'lbl' }, r.label));
-    svg.append(el('rect', { x, y: y + 3, width: Math.max(1, w), height: rowH - 7, rx: 3, fill: COLORS[r.kind] ?? '#666', opacity: r.kind === 'total' ? 1 : 0.85 }));
+    svg.append(
+      el(
+        'text',
+        { x: labelW - 8, y: y + 15, 'text-anchor': 'end', class: r.kind === 'total' ? 'lbl total' : 'lbl' },
+        r.label,
+      ),
+    );
+    svg.append(
+      el('rect', {
+        x,
+        y: y + 3,
+        width: Math.max(1, w),
+        height: rowH - 7,
+        rx: 3,
+        fill: COLORS[r.kind] ?? '#666',
+        opacity: r.kind === 'total' ? 1 : 0.85,
+      }),
+    );
     svg.append(el('text', { x: width - 4, y: y + 15, 'text-anchor': 'end', class: 'val' }, fmt(r.value)));
   });
   return svg;
 }
 
 /** Scatter of seed similarity (y) against frequency rank (x, log scale), one labelled dot per word. */
-export function scatter(points: Array<{ word: string; rank: number; score: number }>, width = 900, height = 420): SVGSVGElement {
+export function scatter(
+  points: Array<{ word: string; rank: number; score: number }>,
+  width = 900,
+  height = 420,
+): SVGSVGElement {
   const m = { l: 56, r: 20, t: 16, b: 44 };
   const svg = el('svg', { width, height, viewBox: `0 0 ${width} ${height}`, class: 'scatter', role: 'img' });
   if (points.length === 0) {
@@ -56,15 +91,33 @@ export function scatter(points: Array<{ word: string; rank: number; score: numbe
   for (let e = x0; e <= x1; e++) {
     const x = X(10 ** e);
     svg.append(el('line', { x1: x, x2: x, y1: m.t, y2: height - m.b, class: 'grid' }));
-    svg.append(el('text', { x, y: height - m.b + 16, 'text-anchor': 'middle', class: 'tick' }, (10 ** e).toLocaleString('en')));
+    svg.append(
+      el('text', { x, y: height - m.b + 16, 'text-anchor': 'middle', class: 'tick' }, (10 ** e).toLocaleString('en')),
+    );
   }
   for (let s = y0; s <= y1 + 1e-9; s += 0.1) {
     const y = Y(s);
     svg.append(el('line', { x1: m.l, x2: width - m.r, y1: y, y2: y, class: 'grid' }));
     svg.append(el('text', { x: m.l - 6, y: y + 4, 'text-anchor': 'end', class: 'tick' }, s.toFixed(1)));
   }
-  svg.append(el('text', { x: (m.l + width - m.r) / 2, y: height - 6, 'text-anchor': 'middle', class: 'axis' }, 'frequency rank (log scale; 1 = most frequent)'));
-  const yl = el('text', { x: 14, y: (m.t + height - m.b) / 2, 'text-anchor': 'middle', class: 'axis', transform: `rotate(-90 14 ${(m.t + height - m.b) / 2})` }, 'seed similarity');
+  svg.append(
+    el(
+      'text',
+      { x: (m.l + width - m.r) / 2, y: height - 6, 'text-anchor': 'middle', class: 'axis' },
+      'frequency rank (log scale; 1 = most frequent)',
+    ),
+  );
+  const yl = el(
+    'text',
+    {
+      x: 14,
+      y: (m.t + height - m.b) / 2,
+      'text-anchor': 'middle',
+      class: 'axis',
+      transform: `rotate(-90 14 ${(m.t + height - m.b) / 2})`,
+    },
+    'seed similarity',
+  );
   svg.append(yl);
   for (const p of points) {
     const g = el('g', { class: 'pt' });
@@ -103,7 +156,18 @@ export function heatmap(words: string[], matrix: number[][], cell = 44): SVGSVGE
       const x = label + j * cell;
       const y = label + i * cell;
       svg.append(el('rect', { x, y, width: cell - 1, height: cell - 1, fill: heatColor(v) }));
-      svg.append(el('text', { x: x + cell / 2, y: y + cell / 2 + 4, 'text-anchor': 'middle', class: Math.abs(v) > 0.6 ? 'cell dark' : 'cell' }, v.toFixed(2)));
+      svg.append(
+        el(
+          'text',
+          {
+            x: x + cell / 2,
+            y: y + cell / 2 + 4,
+            'text-anchor': 'middle',
+            class: Math.abs(v) > 0.6 ? 'cell dark' : 'cell',
+          },
+          v.toFixed(2),
+        ),
+      );
     }
   }
   return svg;

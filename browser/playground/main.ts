@@ -51,7 +51,14 @@ const state = {
   offlineReady: null as Promise<unknown> | null,
   dims: [
     { id: 1, name: 'nature', type: 'manual', words: 'forest, river, mountain, ocean', opposite: '', weight: 2 },
-    { id: 2, name: 'positive vs negative', type: 'axis', words: 'good, happy, excellent', opposite: 'bad, sad, terrible', weight: 3 },
+    {
+      id: 2,
+      name: 'positive vs negative',
+      type: 'axis',
+      words: 'good, happy, excellent',
+      opposite: 'bad, sad, terrible',
+      weight: 3,
+    },
   ] as DimRow[],
   mapperWeights: new Map<string, number>(),
 };
@@ -64,7 +71,10 @@ function setStatus(text: string, kind: 'info' | 'error' = 'info'): void {
 
 function workspaceOf(token: string): string | null {
   try {
-    const payload = JSON.parse(atob(token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/'))) as Record<string, unknown>;
+    const payload = JSON.parse(atob(token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/'))) as Record<
+      string,
+      unknown
+    >;
     return typeof payload.workspaceId === 'string' ? payload.workspaceId : null;
   } catch {
     return null;
@@ -93,7 +103,8 @@ async function apiCall<T>(call: Promise<T>): Promise<{ json: T; raw: string }> {
 
 const ws = (): string => {
   const w = workspaceOf(state.token);
-  if (!w) throw new ProblemShown('The token has no workspaceId claim (mint one with npm run token -- --workspace ws_demo)');
+  if (!w)
+    throw new ProblemShown('The token has no workspaceId claim (mint one with npm run token -- --workspace ws_demo)');
   return w;
 };
 
@@ -117,7 +128,9 @@ function onProgress(p: Progress): void {
   if (p.phase === 'download' && p.totalBytes > 0) {
     bar.hidden = false;
     bar.value = p.loadedBytes / p.totalBytes;
-    setStatus(`Downloading ${p.artifact} ${p.name}: ${(p.loadedBytes / 1e6).toFixed(1)} / ${(p.totalBytes / 1e6).toFixed(1)} MB`);
+    setStatus(
+      `Downloading ${p.artifact} ${p.name}: ${(p.loadedBytes / 1e6).toFixed(1)} / ${(p.totalBytes / 1e6).toFixed(1)} MB`,
+    );
   } else if (p.phase === 'verify') {
     setStatus(`Verifying ${p.artifact} ${p.name} (SHA-256)`);
   } else if (p.phase === 'cache') {
@@ -128,7 +141,8 @@ function onProgress(p: Progress): void {
 }
 
 function offline(): OfflineScorer {
-  if (!state.offline) state.offline = createOfflineScorer({ baseUrl: location.origin, token: state.token || undefined, onProgress });
+  if (!state.offline)
+    state.offline = createOfflineScorer({ baseUrl: location.origin, token: state.token || undefined, onProgress });
   return state.offline;
 }
 
@@ -136,7 +150,9 @@ async function ensureOfflineModel(): Promise<void> {
   const s = offline();
   state.offlineReady ??= s.loadModel(state.modelId).then(
     async (info) => {
-      setStatus(`Offline model ${info.id} ${info.version} ready (${info.fromCache ? 'from the browser cache' : 'downloaded'}${info.online ? '' : ', service unreachable'})`);
+      setStatus(
+        `Offline model ${info.id} ${info.version} ready (${info.fromCache ? 'from the browser cache' : 'downloaded'}${info.online ? '' : ', service unreachable'})`,
+      );
       await refreshCached();
       return info;
     },
@@ -149,8 +165,15 @@ async function ensureOfflineModel(): Promise<void> {
 }
 
 /** Runs one request in the selected mode; returns the response JSON and its text as sent/returned. */
-async function run(kind: 'textScores' | 'wordScores' | 'autocomplete', body: any): Promise<{ json: any; raw: string; ms: number }>;
-async function run(kind: 'similarityMatrix', body: any, modelId: string): Promise<{ json: any; raw: string; ms: number }>;
+async function run(
+  kind: 'textScores' | 'wordScores' | 'autocomplete',
+  body: any,
+): Promise<{ json: any; raw: string; ms: number }>;
+async function run(
+  kind: 'similarityMatrix',
+  body: any,
+  modelId: string,
+): Promise<{ json: any; raw: string; ms: number }>;
 async function run(kind: string, body: any, modelId?: string): Promise<{ json: any; raw: string; ms: number }> {
   const t0 = performance.now();
   if (state.mode === 'api') {
@@ -180,7 +203,9 @@ async function loadModels(): Promise<void> {
       models = (json.data as any[]).map((m) => ({
         id: m.id,
         label: m.label,
-        mappers: (m._embedded?.mappers ?? []).flatMap((b: any) => (b.variables as string[]).map((v) => `${b.key}_${v}`)),
+        mappers: (m._embedded?.mappers ?? []).flatMap((b: any) =>
+          (b.variables as string[]).map((v) => `${b.key}_${v}`),
+        ),
         language: String(m.language ?? ''),
       }));
     } catch (err) {
@@ -189,9 +214,17 @@ async function loadModels(): Promise<void> {
   }
   if (models.length === 0) {
     // Offline (or no token): the models cached in this browser.
-    const cached = await offline().listCachedModels().catch(() => []);
-    models = cached.map((c) => ({ id: c.id, label: `${c.id} (cached)`, mappers: c.mapperBundles.flatMap((b) => b.variables.map((v) => `${b.key}_${v}`)), language: c.language }));
-    if (models.length > 0 && state.mode === 'api') setStatus('The service cannot be reached: switched to offline scoring with the cached models');
+    const cached = await offline()
+      .listCachedModels()
+      .catch(() => []);
+    models = cached.map((c) => ({
+      id: c.id,
+      label: `${c.id} (cached)`,
+      mappers: c.mapperBundles.flatMap((b) => b.variables.map((v) => `${b.key}_${v}`)),
+      language: c.language,
+    }));
+    if (models.length > 0 && state.mode === 'api')
+      setStatus('The service cannot be reached: switched to offline scoring with the cached models');
     if (models.length > 0) setMode('offline');
   }
   state.models = models;
@@ -199,7 +232,8 @@ async function loadModels(): Promise<void> {
   renderModelOptions();
   renderMappers();
   await refreshCached();
-  if (models.length > 0 && $('status').className !== 'error' && state.mode === 'api') setStatus(`Ready: ${models.length} model(s). Scoring through the API.`);
+  if (models.length > 0 && $('status').className !== 'error' && state.mode === 'api')
+    setStatus(`Ready: ${models.length} model(s). Scoring through the API.`);
 }
 
 const languageNames = (() => {
@@ -230,8 +264,12 @@ function renderModelOptions(): void {
 }
 
 async function refreshCached(): Promise<void> {
-  const cached = await offline().listCachedModels().catch(() => []);
-  $('cached').textContent = cached.length ? `Cached offline: ${cached.map((c) => `${c.id} ${c.version} (${(c.bytes / 1e6).toFixed(0)} MB)`).join(', ')}` : 'Nothing cached offline yet';
+  const cached = await offline()
+    .listCachedModels()
+    .catch(() => []);
+  $('cached').textContent = cached.length
+    ? `Cached offline: ${cached.map((c) => `${c.id} ${c.version} (${(c.bytes / 1e6).toFixed(0)} MB)`).join(', ')}`
+    : 'Nothing cached offline yet';
 }
 
 function renderMappers(): void {
@@ -299,7 +337,11 @@ function renderDims(): void {
   }
 }
 
-const splitWords = (s: string): string[] => s.split(',').map((w) => w.trim()).filter(Boolean);
+const splitWords = (s: string): string[] =>
+  s
+    .split(',')
+    .map((w) => w.trim())
+    .filter(Boolean);
 
 function attachAutocomplete(input: HTMLInputElement): void {
   if (input.dataset.ac) return;
@@ -362,7 +404,10 @@ function attachAutocomplete(input: HTMLInputElement): void {
 // ---------------------------------------------------------------------------------------------
 
 export function textRequest(): any {
-  const texts = $<HTMLTextAreaElement>('texts').value.split(/\n\s*\n/).map((t) => t.trim()).filter(Boolean);
+  const texts = $<HTMLTextAreaElement>('texts')
+    .value.split(/\n\s*\n/)
+    .map((t) => t.trim())
+    .filter(Boolean);
   const dims = state.dims.filter((d) => splitWords(d.words).length > 0);
   const dimensions = dims.map((d) => ({
     id: d.id,
@@ -377,12 +422,17 @@ export function textRequest(): any {
     if (!cb.checked) return;
     const key = cb.dataset.key!;
     mapperKeys.push(key);
-    const w = Number(document.querySelector<HTMLInputElement>(`#mappers input[data-weight="${CSS.escape(key)}"]`)?.value ?? 0) || 0;
+    const w =
+      Number(
+        document.querySelector<HTMLInputElement>(`#mappers input[data-weight="${CSS.escape(key)}"]`)?.value ?? 0,
+      ) || 0;
     if (w !== 0) mappers.push({ id: key, weight: Math.max(-10, Math.min(10, Math.round(w))) });
   });
   const goalConfig = {
     modelRankScore: Number($<HTMLInputElement>('model-rank').value),
-    dimensions: dims.filter((d) => d.weight !== 0).map((d) => ({ id: d.id, weight: Math.max(-10, Math.min(10, Math.round(d.weight))) })),
+    dimensions: dims
+      .filter((d) => d.weight !== 0)
+      .map((d) => ({ id: d.id, weight: Math.max(-10, Math.min(10, Math.round(d.weight))) })),
     mappers,
     normalization: $<HTMLSelectElement>('normalization').value,
   };
@@ -417,7 +467,8 @@ function highlighted(label: string, text: string, tokens: ExplainedToken[]): HTM
     p.append(text.slice(at, t.indexStart));
     const m = document.createElement('mark');
     const strength = Math.abs(t.weight * t.value) / max;
-    m.style.background = t.value >= 0 ? `rgba(46, 157, 91, ${0.15 + 0.6 * strength})` : `rgba(192, 57, 43, ${0.15 + 0.6 * strength})`;
+    m.style.background =
+      t.value >= 0 ? `rgba(46, 157, 91, ${0.15 + 0.6 * strength})` : `rgba(192, 57, 43, ${0.15 + 0.6 * strength})`;
     m.dataset.value = t.value.toFixed(3);
     m.title = `${t.value.toFixed(3)} x ${t.weight}${t.rules.length ? ` (${t.rules.join(', ')})` : ''}`;
     m.textContent = text.slice(t.indexStart, t.indexEnd);
@@ -444,18 +495,24 @@ async function scoreTexts(): Promise<void> {
       const text = req.texts[i] as string;
       h.textContent = text.length > 90 ? `${text.slice(0, 90)}…` : text;
       card.append(h);
-      const rows = [{ label: 'goal score', value: t.goalScore ?? 0, kind: 'total' }, ...t.goalScoreFactors.map((f: any) => ({ label: f.field, value: f.value, kind: f.type }))];
+      const rows = [
+        { label: 'goal score', value: t.goalScore ?? 0, kind: 'total' },
+        ...t.goalScoreFactors.map((f: any) => ({ label: f.field, value: f.value, kind: f.type })),
+      ];
       card.append(bars(rows));
       const dl = document.createElement('p');
       dl.className = 'scores';
       const parts = [`modelRankScore ${t.modelRankScore === null ? '–' : t.modelRankScore.toFixed(3)}`];
-      for (const [k, v] of Object.entries(t.dimensionScores)) parts.push(`${dimName.get(k) ?? k} ${(v as number).toFixed(3)}`);
+      for (const [k, v] of Object.entries(t.dimensionScores))
+        parts.push(`${dimName.get(k) ?? k} ${(v as number).toFixed(3)}`);
       for (const [k, v] of Object.entries(t.mapperScores)) parts.push(`${k} ${(v as number).toFixed(3)}`);
       dl.textContent = parts.join(' · ');
       card.append(dl);
       if (t.explanation) {
-        for (const [k, e] of Object.entries(t.explanation.dimensions as Record<string, { tokens: ExplainedToken[] }>)) card.append(highlighted(String(dimName.get(k) ?? k), text, e.tokens));
-        for (const [k, e] of Object.entries(t.explanation.mappers as Record<string, { tokens: ExplainedToken[] }>)) card.append(highlighted(k, text, e.tokens));
+        for (const [k, e] of Object.entries(t.explanation.dimensions as Record<string, { tokens: ExplainedToken[] }>))
+          card.append(highlighted(String(dimName.get(k) ?? k), text, e.tokens));
+        for (const [k, e] of Object.entries(t.explanation.mappers as Record<string, { tokens: ExplainedToken[] }>))
+          card.append(highlighted(k, text, e.tokens));
       }
       out.append(card);
     });
@@ -478,7 +535,9 @@ async function scoreWords(): Promise<void> {
     const { json, raw, ms } = await run('wordScores', req);
     $('words-json').textContent = raw;
     $('words-timing').textContent = `${state.mode === 'api' ? 'API' : 'offline'}: ${ms.toFixed(0)} ms`;
-    const pts = (json.data as any[]).filter((w) => w.seedScore !== null).map((w) => ({ word: w.word, rank: w.modelRank, score: w.seedScore }));
+    const pts = (json.data as any[])
+      .filter((w) => w.seedScore !== null)
+      .map((w) => ({ word: w.word, rank: w.modelRank, score: w.seedScore }));
     const box = $('words-chart');
     box.replaceChildren(scatter(pts, Math.max(600, Math.min(1100, box.clientWidth || 900))));
   } catch (err) {
@@ -551,16 +610,34 @@ function init(): void {
     ensureOfflineModel().catch(showError);
   });
   $('add-dimension').addEventListener('click', () => {
-    state.dims.push({ id: Math.max(0, ...state.dims.map((d) => d.id)) + 1, name: '', type: 'manual', words: '', opposite: '', weight: 1 });
+    state.dims.push({
+      id: Math.max(0, ...state.dims.map((d) => d.id)) + 1,
+      name: '',
+      type: 'manual',
+      words: '',
+      opposite: '',
+      weight: 1,
+    });
     renderDims();
   });
-  $('model-rank').addEventListener('input', () => ($('model-rank-out').textContent = $<HTMLInputElement>('model-rank').value));
+  $('model-rank').addEventListener(
+    'input',
+    () => ($('model-rank-out').textContent = $<HTMLInputElement>('model-rank').value),
+  );
   $('score-texts').addEventListener('click', () => void scoreTexts());
   $('score-words').addEventListener('click', () => void scoreWords());
   $('score-matrix').addEventListener('click', () => void scoreMatrix());
 
   // Console and test hook: both scorers with the same request shapes.
-  (window as any).playground = { api, offline, state, textRequest, ensureOfflineModel, progressLog, createOfflineScorer };
+  (window as any).playground = {
+    api,
+    offline,
+    state,
+    textRequest,
+    ensureOfflineModel,
+    progressLog,
+    createOfflineScorer,
+  };
 
   if ('serviceWorker' in navigator) {
     navigator.serviceWorker.register('/sw.js').catch((err) => console.warn('service worker not registered', err));

@@ -35,13 +35,22 @@ export class ProblemError extends Error {
 /** The problem object of an ApiError (core/problem.ts: the API's code, translationKey and title). */
 export function offlineProblem(err: ApiError): OfflineProblem {
   const b = problemBody(err);
-  return { status: b.status, code: b.code, translationKey: b.translationKey, title: b.title, detail: b.detail, ...(b.errors ? { errors: b.errors } : {}) };
+  return {
+    status: b.status,
+    code: b.code,
+    translationKey: b.translationKey,
+    title: b.title,
+    detail: b.detail,
+    ...(b.errors ? { errors: b.errors } : {}),
+  };
 }
 
 /** Any error as the problem object that crosses the Comlink boundary (index.ts rethrows it). */
 export function toProblem(err: unknown): OfflineProblem {
   if (err instanceof ProblemError) return err.problem;
-  return offlineProblem(asApiError(err) ?? new ApiError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err)));
+  return offlineProblem(
+    asApiError(err) ?? new ApiError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err)),
+  );
 }
 
 /** A refusal of the offline scorer itself (OFFLINE_NOT_CACHED, ARTIFACT_CHECKSUM_MISMATCH). */
@@ -90,7 +99,8 @@ export async function fetchArtifact(
     const v = res.headers.get(h);
     if (v !== null) picked[h] = v;
   }
-  if (res.status === 304) return { status: 304, etag: picked.etag ?? etag ?? '', sha256: picked['x-content-sha256'] ?? '', headers: picked };
+  if (res.status === 304)
+    return { status: 304, etag: picked.etag ?? etag ?? '', sha256: picked['x-content-sha256'] ?? '', headers: picked };
   if (!res.ok) {
     let body: Partial<OfflineProblem> = {};
     try {
@@ -113,7 +123,10 @@ export async function fetchArtifact(
   report('verify', bytes.byteLength, total);
   const actual = await sha256Hex(bytes);
   if (!expected || actual !== expected) {
-    throw problem('ARTIFACT_CHECKSUM_MISMATCH', `GET ${path}: the body's SHA-256 ${actual} does not match X-Content-SHA256 '${expected}'`);
+    throw problem(
+      'ARTIFACT_CHECKSUM_MISMATCH',
+      `GET ${path}: the body's SHA-256 ${actual} does not match X-Content-SHA256 '${expected}'`,
+    );
   }
   return { status: 200, etag: picked.etag ?? '', sha256: actual, headers: picked, bytes };
 }
@@ -165,7 +178,14 @@ export async function cachedArtifact(
 ): Promise<{ artifact: StoredArtifact; fromCache: boolean; online: boolean }> {
   const cached = await get<StoredArtifact>(key, idb());
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
-    progress.onProgress?.({ artifact: progress.artifact, name: progress.name, phase, loadedBytes: loaded, totalBytes: total, fromCache });
+    progress.onProgress?.({
+      artifact: progress.artifact,
+      name: progress.name,
+      phase,
+      loadedBytes: loaded,
+      totalBytes: total,
+      fromCache,
+    });
   if (cached && !revalidate) {
     report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
     return { artifact: cached, fromCache: true, online: false };
@@ -179,14 +199,24 @@ export async function cachedArtifact(
       report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
       return { artifact: cached, fromCache: true, online: false };
     }
-    if (err instanceof NetworkUnavailable) throw problem('OFFLINE_NOT_CACHED', `${progress.artifact} '${progress.name}' is not cached and the service cannot be reached (${err.message})`);
+    if (err instanceof NetworkUnavailable)
+      throw problem(
+        'OFFLINE_NOT_CACHED',
+        `${progress.artifact} '${progress.name}' is not cached and the service cannot be reached (${err.message})`,
+      );
     throw err;
   }
   if (fetched.status === 304 && cached) {
     report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
     return { artifact: cached, fromCache: true, online: true };
   }
-  const artifact: StoredArtifact = { etag: fetched.etag, sha256: fetched.sha256, bytes: fetched.bytes!, headers: fetched.headers, storedAt: new Date().toISOString() };
+  const artifact: StoredArtifact = {
+    etag: fetched.etag,
+    sha256: fetched.sha256,
+    bytes: fetched.bytes!,
+    headers: fetched.headers,
+    storedAt: new Date().toISOString(),
+  };
   report('store', artifact.bytes.byteLength, artifact.bytes.byteLength, false);
   await set(key, artifact, idb());
   report('ready', artifact.bytes.byteLength, artifact.bytes.byteLength, false);

@@ -11,7 +11,11 @@ import type { ProgressFn } from './cache';
 import type { FinalAnswer } from './protocol';
 import { offlineSource, type Loaded } from './source';
 
-export async function answer<T>(compute: (source: EngineSource) => Promise<T>, onProgress?: ProgressFn, onFinal?: (f: FinalAnswer<T>) => unknown): Promise<T> {
+export async function answer<T>(
+  compute: (source: EngineSource) => Promise<T>,
+  onProgress?: ProgressFn,
+  onFinal?: (f: FinalAnswer<T>) => unknown,
+): Promise<T> {
   // The heads this call runs on: each stays in memory until the call is done (Loaded.release).
   const used: Loaded[] = [];
   const use = (m: Loaded): Loaded => {

@@ -21,9 +21,29 @@ import type {
 } from '../../core/scoring';
 import type { Tokenization } from '../../core/tokenizer';
 import type { OfflineScorerApi } from './worker';
-import type { CachedModelInfo, FinalAnswer, LoadedModelInfo, LoadModelOptions, ModelStatus, OfflineProblem, PhaseTiming, Progress, ScorerConfig } from './protocol';
+import type {
+  CachedModelInfo,
+  FinalAnswer,
+  LoadedModelInfo,
+  LoadModelOptions,
+  ModelStatus,
+  OfflineProblem,
+  PhaseTiming,
+  Progress,
+  ScorerConfig,
+} from './protocol';
 
-export type { CachedModelInfo, FinalAnswer, LoadedModelInfo, LoadModelOptions, ModelStatus, OfflineProblem, PhaseTiming, Progress, ScorerConfig };
+export type {
+  CachedModelInfo,
+  FinalAnswer,
+  LoadedModelInfo,
+  LoadModelOptions,
+  ModelStatus,
+  OfflineProblem,
+  PhaseTiming,
+  Progress,
+  ScorerConfig,
+};
 
 /**
  * Per call, for a scorer created with `progressive: true`: an answer computed from a model's head
@@ -62,9 +82,20 @@ export interface OfflineScorer {
   evictModel(embeddingModelId: string): Promise<boolean>;
   textScores(body: TextScoresRequest, options?: ScoreOptions<TextScoresResponse>): Promise<TextScoresResponse>;
   wordScores(body: WordScoresRequest, options?: ScoreOptions<WordScoresResponse>): Promise<WordScoresResponse>;
-  autocomplete(body: AutocompleteRequest, options?: ScoreOptions<{ suggestions: string[] }>): Promise<{ suggestions: string[] }>;
-  wordAvailabilities(embeddingModelId: string, body: WordAvailabilitiesRequest, options?: ScoreOptions<Availabilities>): Promise<Availabilities>;
-  similarityMatrix(embeddingModelId: string, body: SimilarityMatrixRequest, options?: ScoreOptions<Matrix>): Promise<Matrix>;
+  autocomplete(
+    body: AutocompleteRequest,
+    options?: ScoreOptions<{ suggestions: string[] }>,
+  ): Promise<{ suggestions: string[] }>;
+  wordAvailabilities(
+    embeddingModelId: string,
+    body: WordAvailabilitiesRequest,
+    options?: ScoreOptions<Availabilities>,
+  ): Promise<Availabilities>;
+  similarityMatrix(
+    embeddingModelId: string,
+    body: SimilarityMatrixRequest,
+    options?: ScoreOptions<Matrix>,
+  ): Promise<Matrix>;
   /** Models in memory (`partial` while only the head is in) and the timed load phases. */
   status(): Promise<{ models: ModelStatus[]; phases: PhaseTiming[]; timeOrigin: number }>;
   tokenize(body: { language: string; text: string }): Promise<Tokenization>;
@@ -86,12 +117,19 @@ async function unwrap<T>(p: Promise<T>): Promise<T> {
 }
 
 export function createOfflineScorer(options: OfflineScorerOptions): OfflineScorer {
-  const worker = options.worker ?? new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'offline-scorer' });
+  const worker =
+    options.worker ?? new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'offline-scorer' });
   const remote = Comlink.wrap<OfflineScorerApi>(worker);
   const progress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
-  const ready = remote.configure({ baseUrl: new URL(options.baseUrl, globalThis.location?.href).origin, token: options.token, progressive: options.progressive === true, rawModelCache: options.rawModelCache === true });
+  const ready = remote.configure({
+    baseUrl: new URL(options.baseUrl, globalThis.location?.href).origin,
+    token: options.token,
+    progressive: options.progressive === true,
+    rawModelCache: options.rawModelCache === true,
+  });
   const call = <T>(fn: () => Promise<T>): Promise<T> => unwrap(ready.then(fn));
-  const final = <T>(o?: ScoreOptions<T>) => (o?.onFinal ? Comlink.proxy(o.onFinal as (f: FinalAnswer) => void) : undefined);
+  const final = <T>(o?: ScoreOptions<T>) =>
+    o?.onFinal ? Comlink.proxy(o.onFinal as (f: FinalAnswer) => void) : undefined;
   return {
     loadModel: (id, opts = {}) => call(() => remote.loadModel(id, opts, progress)),
     listCachedModels: () => call(() => remote.listCachedModels()),

@@ -41,7 +41,12 @@ export function storeModel(id: string, version: string, model: StoredModel, raw 
 }
 
 /** The cached model of this version, or undefined (a legacy raw copy is converted on the way). */
-export async function readStoredModel(id: string, version: string, sha256: string, raw = false): Promise<StoredModel | undefined> {
+export async function readStoredModel(
+  id: string,
+  version: string,
+  sha256: string,
+  raw = false,
+): Promise<StoredModel | undefined> {
   if (raw) {
     const bytes = await get<ArrayBuffer>(legacyKey(id, version), idb());
     return bytes ? toStored(parseArtifact(bytes), sha256) : undefined;

@@ -20,10 +20,32 @@ import { ApiError } from '../../core/problem';
 import { sharedLoad } from '../../core/shared-load';
 import type { StoredDimensionSeeds } from '../../core/scoring';
 import { parseLanguageData, type LanguageData } from '../../core/tokenizer';
-import { cachedArtifact, delMany, fetchArtifact, get, idb, keys, NetworkUnavailable, problem, ProblemError, set, toProblem, type ProgressFn } from './cache';
+import {
+  cachedArtifact,
+  delMany,
+  fetchArtifact,
+  get,
+  idb,
+  keys,
+  NetworkUnavailable,
+  problem,
+  ProblemError,
+  set,
+  toProblem,
+  type ProgressFn,
+} from './cache';
 import { MODEL_DATA_KINDS, readStoredModel, storeModel, toStored } from './model-store';
 import { phase, phasesSince } from './phases';
-import type { CachedModelInfo, LoadedModelInfo, LoadModelOptions, ModelStatus, OfflineProblem, PhaseTiming, Progress, ScorerConfig } from './protocol';
+import type {
+  CachedModelInfo,
+  LoadedModelInfo,
+  LoadModelOptions,
+  ModelStatus,
+  OfflineProblem,
+  PhaseTiming,
+  Progress,
+  ScorerConfig,
+} from './protocol';
 
 /** A model in this worker: what loadModel reports, the engine's model, and its mapper bundles' bytes. */
 export interface Loaded {
@@ -93,15 +115,31 @@ async function fetchCatalogEntry(id: string): Promise<CatalogEntry | null> {
 
 function loadLanguage(language: string, onProgress?: ProgressFn, revalidate = true): Promise<LanguageData> {
   return sharedLoad(languages, language, undefined, async () => {
-    const { artifact } = await cachedArtifact(['lang', language], config.baseUrl, config.token, `/api/v1/artifacts/languages/${language}`, { artifact: 'language', name: language, onProgress }, revalidate);
+    const { artifact } = await cachedArtifact(
+      ['lang', language],
+      config.baseUrl,
+      config.token,
+      `/api/v1/artifacts/languages/${language}`,
+      { artifact: 'language', name: language, onProgress },
+      revalidate,
+    );
     return parseLanguageData(artifact.bytes);
   });
 }
 
 async function loadStoredSeeds(onProgress?: ProgressFn, revalidate = true): Promise<void> {
   try {
-    const { artifact } = await cachedArtifact(['dimensions'], config.baseUrl, config.token, '/api/v1/artifacts/dimensions', { artifact: 'dimensions', name: 'dimensions', onProgress }, revalidate);
-    const parsed = JSON.parse(new TextDecoder().decode(artifact.bytes)) as { data: Array<{ id: number; name: string; words: string[] }> };
+    const { artifact } = await cachedArtifact(
+      ['dimensions'],
+      config.baseUrl,
+      config.token,
+      '/api/v1/artifacts/dimensions',
+      { artifact: 'dimensions', name: 'dimensions', onProgress },
+      revalidate,
+    );
+    const parsed = JSON.parse(new TextDecoder().decode(artifact.bytes)) as {
+      data: Array<{ id: number; name: string; words: string[] }>;
+    };
     storedSeeds = new Map(parsed.data.map((d) => [d.id, { words: d.words, name: d.name }]));
   } catch (err) {
     // Without the stored seeds only dimensions of type `dimension` are affected (422 as unknown).
@@ -125,7 +163,9 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   }
   // The cached model (parsed typed arrays, verified when downloaded: model-store.ts) is read from
   // IndexedDB while the service is asked whether it is current.
-  const cachedP = pointer ? phase('idb-model', () => readStoredModel(id, pointer.version, pointer.sha256, config.rawModelCache)) : Promise.resolve(undefined);
+  const cachedP = pointer
+    ? phase('idb-model', () => readStoredModel(id, pointer.version, pointer.sha256, config.rawModelCache))
+    : Promise.resolve(undefined);
   cachedP.catch(() => {});
   const modelPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}`;
 
@@ -142,7 +182,9 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     };
     const catalogP = phase('catalog', () => fetchCatalogEntry(id));
     const fetchP = phase(pointer ? 'revalidate-model' : 'download-model', () =>
-      fetchArtifact(config.baseUrl, config.token, modelPath, pointer?.etag, (phase, l, t) => report(phase, l, t, false)),
+      fetchArtifact(config.baseUrl, config.token, modelPath, pointer?.etag, (phase, l, t) =>
+        report(phase, l, t, false),
+      ),
     ).catch(fallback);
     catalog = await catalogP.catch(async (err: unknown) => {
       await fetchP.catch(() => null);
@@ -154,13 +196,17 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   let cached = await cachedP.catch(() => undefined);
   if (online && fetched!.status === 304 && !cached) {
     // The pointer survived but its data did not: download again.
-    fetched = await fetchArtifact(config.baseUrl, config.token, modelPath, undefined, (phase, l, t) => report(phase, l, t, false));
+    fetched = await fetchArtifact(config.baseUrl, config.token, modelPath, undefined, (phase, l, t) =>
+      report(phase, l, t, false),
+    );
   }
   if (!online && !(pointer && cached)) {
     throw problem('OFFLINE_NOT_CACHED', `Embedding model '${id}' is not cached and the service cannot be reached`);
   }
 
-  const catalogBundles = catalog ? catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })) : null;
+  const catalogBundles = catalog
+    ? catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label }))
+    : null;
   let fromCache = false;
   let info: CachedModelInfo;
   let fresh = false;
@@ -192,16 +238,25 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   const language = info.language || pointer?.language || '';
   const smallP = Promise.all([
     phase('mapper-bundles', () => fetchBundles(info, onProgress, revalidateSmall)),
-    language ? phase('language-data', () => loadLanguage(language, onProgress, revalidateSmall)).catch(() => null) : Promise.resolve(null),
+    language
+      ? phase('language-data', () => loadLanguage(language, onProgress, revalidateSmall)).catch(() => null)
+      : Promise.resolve(null),
     phase('stored-seeds', () => loadStoredSeeds(onProgress, revalidateSmall)),
   ]);
   smallP.catch(() => {});
 
   // The same artifact already in memory (a complete model): reuse it.
   const current = models.get(id);
-  const same = !!current && !current.complete && !!info.checksum && current.info.checksum === info.checksum && current.info.version === info.version;
+  const same =
+    !!current &&
+    !current.complete &&
+    !!info.checksum &&
+    current.info.checksum === info.checksum &&
+    current.info.version === info.version;
   const k = await getKernels();
-  const index = same ? (current!.model.index as EmbeddingModel) : phase('build-model', () => EmbeddingModel.fromParsed(stored, k));
+  const index = same
+    ? (current!.model.index as EmbeddingModel)
+    : phase('build-model', () => EmbeddingModel.fromParsed(stored, k));
   if (!info.checksum) info.checksum = index.manifest.checksum;
   info.language = index.manifest.language;
   info.bytes = stored.byteLength;
@@ -214,7 +269,8 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   const [bundleBytes] = await smallP;
   if (info.language !== language) await loadLanguage(info.language, onProgress, revalidateSmall).catch(() => null);
   // A cached load rewrites the pointer only when it changed (an IndexedDB write before the first score).
-  if (fresh || !pointer || JSON.stringify(info) !== JSON.stringify(pointer)) await phase('idb-pointer-store', () => set(['model', id], info, idb()));
+  if (fresh || !pointer || JSON.stringify(info) !== JSON.stringify(pointer))
+    await phase('idb-pointer-store', () => set(['model', id], info, idb()));
   report('ready', stored.byteLength, stored.byteLength, fromCache);
   const loaded: Loaded = {
     info: {
@@ -246,9 +302,18 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
 async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | null> {
   const headPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}/head`;
   const report = (phase: Progress['phase'], loaded: number, total: number): void =>
-    onProgress?.({ artifact: 'model', name: `${id}#head`, phase, loadedBytes: loaded, totalBytes: total, fromCache: false });
+    onProgress?.({
+      artifact: 'model',
+      name: `${id}#head`,
+      phase,
+      loadedBytes: loaded,
+      totalBytes: total,
+      fromCache: false,
+    });
   const catalogP = phase('catalog', () => fetchCatalogEntry(id));
-  const headP = phase('download-head', () => fetchArtifact(config.baseUrl, config.token, headPath, undefined, report)).catch((err: unknown) => {
+  const headP = phase('download-head', () =>
+    fetchArtifact(config.baseUrl, config.token, headPath, undefined, report),
+  ).catch((err: unknown) => {
     if (err instanceof NetworkUnavailable || (err instanceof ProblemError && err.problem.status === 404)) return null;
     throw err;
   });
@@ -337,7 +402,11 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
 }
 
 /** The bytes of the model's mapper bundles (a bundle neither cached nor downloadable is left out). */
-async function fetchBundles(info: CachedModelInfo, onProgress: ProgressFn | undefined, revalidate: boolean): Promise<Array<[string, ArrayBuffer]>> {
+async function fetchBundles(
+  info: CachedModelInfo,
+  onProgress: ProgressFn | undefined,
+  revalidate: boolean,
+): Promise<Array<[string, ArrayBuffer]>> {
   const out = await Promise.all(
     info.mapperBundles.map(async (b): Promise<[string, ArrayBuffer] | null> => {
       try {
@@ -361,7 +430,9 @@ async function fetchBundles(info: CachedModelInfo, onProgress: ProgressFn | unde
 
 async function dropVersion(p: CachedModelInfo): Promise<void> {
   const all = await keys(idb());
-  const stale = all.filter((k) => Array.isArray(k) && MODEL_DATA_KINDS.has(k[0]) && k[1] === p.id && k[2] === p.version);
+  const stale = all.filter(
+    (k) => Array.isArray(k) && MODEL_DATA_KINDS.has(k[0]) && k[1] === p.id && k[2] === p.version,
+  );
   await delMany(stale, idb());
 }
 
@@ -376,7 +447,13 @@ function loadModelInternal(id: string, options: LoadOptions, onProgress?: Progre
   // A head scoring while the rest downloads: that download is the load in progress.
   const partial = models.get(id);
   if (partial?.complete) return Promise.resolve(partial);
-  return sharedLoad(loading, id, undefined, () => load(id, options, onProgress), () => false);
+  return sharedLoad(
+    loading,
+    id,
+    undefined,
+    () => load(id, options, onProgress),
+    () => false,
+  );
 }
 
 /** Marks a model as used by a running request (final-answer.ts); identity by default. */
@@ -407,7 +484,11 @@ export function offlineSource(onProgress?: ProgressFn, use: Use = (m) => m): Eng
 }
 
 /** loadModel: an explicit load always revalidates (or falls back to the cache when offline). */
-export async function loadModel(id: string, options: LoadModelOptions, onProgress?: ProgressFn): Promise<LoadedModelInfo> {
+export async function loadModel(
+  id: string,
+  options: LoadModelOptions,
+  onProgress?: ProgressFn,
+): Promise<LoadedModelInfo> {
   return (await loadModelInternal(id, options, onProgress)).info;
 }
 

@@ -29,27 +29,35 @@ type OnFinal = (f: FinalAnswer) => unknown;
  * One scoring call on the engine over this call's source (its downloads report to onProgress);
  * an answer from a model's head is followed by the complete model's through onFinal (final-answer.ts).
  */
-const scoring = <T>(onProgress: ProgressFn | undefined, onFinal: OnFinal | undefined, fn: (engine: Engine) => Promise<T>) =>
-  guarded(() => answer(async (source) => asJson(await fn(createEngine(source))), onProgress, onFinal));
+const scoring = <T>(
+  onProgress: ProgressFn | undefined,
+  onFinal: OnFinal | undefined,
+  fn: (engine: Engine) => Promise<T>,
+) => guarded(() => answer(async (source) => asJson(await fn(createEngine(source))), onProgress, onFinal));
 
 /** The exposed API: the scoring endpoints' request and response shapes. */
 const api = {
   configure(next: ScorerConfig): void {
     configure(next);
   },
-  loadModel: (id: string, options: LoadModelOptions = {}, onProgress?: ProgressFn) => guarded(() => loadModel(id, options, onProgress)),
+  loadModel: (id: string, options: LoadModelOptions = {}, onProgress?: ProgressFn) =>
+    guarded(() => loadModel(id, options, onProgress)),
   listCachedModels: () => guarded(listCachedModels),
   evictModel: (id: string) => guarded(() => evictModel(id)),
-  textScores: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) => scoring(onProgress, onFinal, async (e) => (await e.textScores(body)).response),
-  wordScores: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) => scoring(onProgress, onFinal, (e) => e.wordScores(body)),
-  autocomplete: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) => scoring(onProgress, onFinal, (e) => e.autocomplete(body)),
+  textScores: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
+    scoring(onProgress, onFinal, async (e) => (await e.textScores(body)).response),
+  wordScores: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
+    scoring(onProgress, onFinal, (e) => e.wordScores(body)),
+  autocomplete: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
+    scoring(onProgress, onFinal, (e) => e.autocomplete(body)),
   wordAvailabilities: (embeddingModelId: string, body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
     scoring(onProgress, onFinal, (e) => e.wordAvailabilities(embeddingModelId, body)),
   similarityMatrix: (embeddingModelId: string, body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
     scoring(onProgress, onFinal, (e) => e.similarityMatrix(embeddingModelId, body)),
   /** The models in memory (`partial` while only the head is in) and the timed load phases. */
   status: () => guarded(status),
-  tokenize: (body: { language: string; text: string }, onProgress?: ProgressFn) => guarded(() => createEngine(offlineSource(onProgress)).tokenize(body)),
+  tokenize: (body: { language: string; text: string }, onProgress?: ProgressFn) =>
+    guarded(() => createEngine(offlineSource(onProgress)).tokenize(body)),
   /** Hex SHA-256 of the kernels.wasm bytes this worker runs (compare with the Worker's build). */
   kernelsSha256: () => guarded(() => sha256Hex(kernelsBytes)),
 };

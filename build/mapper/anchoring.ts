@@ -89,7 +89,14 @@ export const shrinkFactor = (pi: number, gamma: number): number => (gamma === 0 
  * L2-regularized logistic regression by Newton's method (IRLS); X row-major n x d, t in {0, 1},
  * `idx` the items to fit. The intercept is not penalized.
  */
-export function fitLogistic(X: Float64Array, t: ArrayLike<number>, d: number, idx: readonly number[], lambda: number, iterations = 25): { weights: Float64Array; bias: number } {
+export function fitLogistic(
+  X: Float64Array,
+  t: ArrayLike<number>,
+  d: number,
+  idx: readonly number[],
+  lambda: number,
+  iterations = 25,
+): { weights: Float64Array; bias: number } {
   const D = d + 1;
   const w = new Float64Array(D);
   const H = new Float64Array(D * D);
@@ -162,7 +169,14 @@ export function fitMembership(X: Float64Array, t: ArrayLike<number>, d: number, 
   let positives = 0;
   for (let i = 0; i < n; i++) positives += t[i] ? 1 : 0;
   return {
-    membership: { weights: Array.from(m.weights, (x) => round(x)), bias: round(m.bias), lambda: best!.lambda, positives, negatives: n - positives, logLoss: round(best!.loss) },
+    membership: {
+      weights: Array.from(m.weights, (x) => round(x)),
+      bias: round(m.bias),
+      lambda: best!.lambda,
+      positives,
+      negatives: n - positives,
+      logLoss: round(best!.loss),
+    },
     oof: best!.oof,
   };
 }

@@ -11,9 +11,30 @@ import { writeMapperBundle, type LinearWeights } from '../../core/mapper-bundle'
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 import { writeAtomic } from '../stamp';
 import type { Lexicon } from './lexicons';
-import { ANCHORING_METHOD, fitMembership, halfRangeOf, heldOutR, membershipProbability, neutralOf, round as round5, selectGamma, sentimentLexiconWords, shrinkFactor, type Anchoring, type Item } from './anchoring';
+import {
+  ANCHORING_METHOD,
+  fitMembership,
+  halfRangeOf,
+  heldOutR,
+  membershipProbability,
+  neutralOf,
+  round as round5,
+  selectGamma,
+  sentimentLexiconWords,
+  shrinkFactor,
+  type Anchoring,
+  type Item,
+} from './anchoring';
 import { NEUTRAL_NOUNS_SOURCE, neutralNounRows } from './neutral-nouns';
-import { MapperTrainer, rowVector, type CrossValidation, type Method, type TrainOptions, type TrainingSet, type TrainingSpace } from './train-core';
+import {
+  MapperTrainer,
+  rowVector,
+  type CrossValidation,
+  type Method,
+  type TrainOptions,
+  type TrainingSet,
+  type TrainingSpace,
+} from './train-core';
 
 /** Bump when the training pipeline changes in a way that changes the values: default bundles rebuild. */
 export const TRAINING_VERSION = '3-anchored-membership';
@@ -126,7 +147,9 @@ function anchorValues(
   const pi = new Float32Array(model.space.size);
   const x = new Float64Array(d);
   for (let r = 0; r < pi.length; r++) pi[r] = membershipProbability(membership, rowVector(model.space, r, x));
-  log(`  membership model: ${membership.positives} lexicon words vs ${membership.negatives} unlisted frequent words, lambda ${membership.lambda}, CV log-loss ${membership.logLoss}`);
+  log(
+    `  membership model: ${membership.positives} lexicon words vs ${membership.negatives} unlisted frequent words, lambda ${membership.lambda}, CV log-loss ${membership.logLoss}`,
+  );
 
   const out: Record<string, Anchoring> = {};
   for (const v of set.variables) {
@@ -157,9 +180,18 @@ function anchorValues(
       neutral: n,
       crossValidation: gcv,
       heldOutLexicon: heldOutR(allLex, gamma, n),
-      neutralCheck: { nouns: checkRows.length, meanAbs: round5(meanAbs), shareOfHalfRange: round5(share), limit: 0.15, pass: checkRows.length >= 200 && share <= 0.15, source: NEUTRAL_NOUNS_SOURCE },
+      neutralCheck: {
+        nouns: checkRows.length,
+        meanAbs: round5(meanAbs),
+        shareOfHalfRange: round5(share),
+        limit: 0.15,
+        pass: checkRows.length >= 200 && share <= 0.15,
+        source: NEUTRAL_NOUNS_SOURCE,
+      },
     };
-    log(`  ${v}: anchoring gamma ${gamma}; CV mse ${gcv.mse} (unshrunk ${gcv.mseUnshrunk}); held-out lexicon r ${out[v].heldOutLexicon.pearsonR} -> ${out[v].heldOutLexicon.pearsonRShrunk}; neutral nouns ${checkRows.length} mean |v| ${round5(share * 100)}% of half-range`);
+    log(
+      `  ${v}: anchoring gamma ${gamma}; CV mse ${gcv.mse} (unshrunk ${gcv.mseUnshrunk}); held-out lexicon r ${out[v].heldOutLexicon.pearsonR} -> ${out[v].heldOutLexicon.pearsonRShrunk}; neutral nouns ${checkRows.length} mean |v| ${round5(share * 100)}% of half-range`,
+    );
   }
   return out;
 }
@@ -168,7 +200,8 @@ export function trainBundle(lexicon: Lexicon, model: LoadedModel, options: Train
   const method = options.method ?? 'ensemble';
   const log = options.log ?? (() => {});
   const set = trainingSetFrom(lexicon, model.rowOf);
-  if (set.words < 20) throw new Error(`lexicon ${lexicon.name}: only ${set.words} words are in the vocabulary of ${model.manifest.id}`);
+  if (set.words < 20)
+    throw new Error(`lexicon ${lexicon.name}: only ${set.words} words are in the vocabulary of ${model.manifest.id}`);
   log(`${lexicon.name}: ${set.words} training words in ${model.manifest.id}, variables ${set.variables.join(', ')}`);
   const trainer = new MapperTrainer(model.space, set, options);
 
@@ -177,12 +210,15 @@ export function trainBundle(lexicon: Lexicon, model: LoadedModel, options: Train
   const crossValidationMs = Date.now() - t;
   for (const v of set.variables) {
     const m = cv.metrics[v];
-    log(`  ${v}: ridge r=${m.ridge.pearsonR.toFixed(3)} rho=${m.ridge.spearmanRho.toFixed(3)} | knn r=${m.knn.pearsonR.toFixed(3)} rho=${m.knn.spearmanRho.toFixed(3)} | ensemble r=${m.ensemble.pearsonR.toFixed(3)} rho=${m.ensemble.spearmanRho.toFixed(3)}`);
+    log(
+      `  ${v}: ridge r=${m.ridge.pearsonR.toFixed(3)} rho=${m.ridge.spearmanRho.toFixed(3)} | knn r=${m.knn.pearsonR.toFixed(3)} rho=${m.knn.spearmanRho.toFixed(3)} | ensemble r=${m.ensemble.pearsonR.toFixed(3)} rho=${m.ensemble.spearmanRho.toFixed(3)}`,
+    );
   }
   const shipped = set.variables.filter((v) => options.keepAll || cv.metrics[v][method].pearsonR >= MIN_PEARSON_R);
   const rejected: Record<string, number> = {};
   for (const v of set.variables) if (!shipped.includes(v)) rejected[v] = round(cv.metrics[v][method].pearsonR);
-  if (shipped.length === 0) throw new Error(`lexicon ${lexicon.name}: no variable reaches held-out r >= ${MIN_PEARSON_R} with ${method}`);
+  if (shipped.length === 0)
+    throw new Error(`lexicon ${lexicon.name}: no variable reaches held-out r >= ${MIN_PEARSON_R} with ${method}`);
 
   t = Date.now();
   const final = trainer.fitFinal();
@@ -195,7 +231,8 @@ export function trainBundle(lexicon: Lexicon, model: LoadedModel, options: Train
   const anchoring = options.anchor === false ? null : anchorValues(lexicon, set, cv, values, model, method, log);
 
   const linear: Record<string, LinearWeights> = {};
-  for (const v of shipped) linear[v] = { weights: Float32Array.from(final.ridge[v].weights), bias: final.ridge[v].bias };
+  for (const v of shipped)
+    linear[v] = { weights: Float32Array.from(final.ridge[v].weights), bias: final.ridge[v].bias };
   const pick = <T>(rec: Record<string, T>): Record<string, T> => Object.fromEntries(shipped.map((v) => [v, rec[v]]));
   const info: MapperBundleInfo = {
     key: lexicon.bundle.key,
@@ -213,24 +250,42 @@ export function trainBundle(lexicon: Lexicon, model: LoadedModel, options: Train
     method,
     modelChecksum: model.manifest.checksum,
     valueEncoding: 'u16-linear',
-    linearModel: { method: 'ridge', metrics: Object.fromEntries(shipped.map((v) => [v, roundMetrics(cv.metrics[v].ridge)])) },
+    linearModel: {
+      method: 'ridge',
+      metrics: Object.fromEntries(shipped.map((v) => [v, roundMetrics(cv.metrics[v].ridge)])),
+    },
     trainingVersion: TRAINING_VERSION,
     crossValidation: pick(
-      Object.fromEntries(set.variables.map((v) => [v, Object.fromEntries(Object.entries(cv.metrics[v]).map(([m, x]) => [m, roundMetrics(x)]))])),
+      Object.fromEntries(
+        set.variables.map((v) => [
+          v,
+          Object.fromEntries(Object.entries(cv.metrics[v]).map(([m, x]) => [m, roundMetrics(x)])),
+        ]),
+      ),
     ),
     hyperParameters: pick(final.hyper),
   };
   if (Object.keys(rejected).length > 0) info.rejected = rejected;
   if (anchoring) info.anchoring = pick(anchoring);
-  const bytes = writeMapperBundle(info, pick(values), { vocabularySize: model.space.size, linear, lexiconRows: anchoring ? set.rows : undefined });
+  const bytes = writeMapperBundle(info, pick(values), {
+    vocabularySize: model.space.size,
+    linear,
+    lexiconRows: anchoring ? set.rows : undefined,
+  });
   return { info, bytes, cv, timings: { crossValidationMs, fitMs, materializeMs } };
 }
 
 const round = (x: number): number => Math.round(x * 10000) / 10000;
-const roundMetrics = (m: { pearsonR: number; spearmanRho: number }) => ({ pearsonR: round(m.pearsonR), spearmanRho: round(m.spearmanRho) });
+const roundMetrics = (m: { pearsonR: number; spearmanRho: number }) => ({
+  pearsonR: round(m.pearsonR),
+  spearmanRho: round(m.spearmanRho),
+});
 
 /** Writes build/generated/mappers/{modelId}/{key}.bin + .json atomically; returns both paths. */
-export function writeBundleFiles(dir: string, trained: Pick<TrainedBundle, 'info' | 'bytes'>): { bin: string; json: string } {
+export function writeBundleFiles(
+  dir: string,
+  trained: Pick<TrainedBundle, 'info' | 'bytes'>,
+): { bin: string; json: string } {
   const base = path.join(dir, trained.info.modelId);
   fs.mkdirSync(base, { recursive: true });
   const bin = path.join(base, `${trained.info.key}.bin`);

@@ -30,7 +30,12 @@ function files(modelId: string, key: string): { bin: string; json: string; stamp
 }
 
 function stampFor(lexicon: string, manifest: ModelManifest): Record<string, string> {
-  return { lexicon: lexiconSourceVersion(lexicon), trainingVersion: TRAINING_VERSION, modelId: manifest.id, modelChecksum: manifest.checksum };
+  return {
+    lexicon: lexiconSourceVersion(lexicon),
+    trainingVersion: TRAINING_VERSION,
+    modelId: manifest.id,
+    modelChecksum: manifest.checksum,
+  };
 }
 
 function isFresh(lexicon: string, key: string, manifest: ModelManifest): boolean {
@@ -59,9 +64,9 @@ export async function ensureDefaultMappers(_options: EnsureOptions = {}): Promis
   const manifest = JSON.parse(fs.readFileSync(DEFAULT_MODEL_MANIFEST_FILE, 'utf8')) as ModelManifest;
   const allFresh = (): boolean => DEFAULT_BUNDLES.every((b) => isFresh(b.lexicon, b.key, manifest));
   const present = (): R2Artifact[] =>
-    DEFAULT_BUNDLES.filter((b) => fs.existsSync(files(manifest.id, b.key).bin) && fs.existsSync(files(manifest.id, b.key).json)).flatMap((b) =>
-      bundleArtifacts(manifest.id, b.key),
-    );
+    DEFAULT_BUNDLES.filter(
+      (b) => fs.existsSync(files(manifest.id, b.key).bin) && fs.existsSync(files(manifest.id, b.key).json),
+    ).flatMap((b) => bundleArtifacts(manifest.id, b.key));
   if (allFresh()) return present();
   const lock = path.join(MAPPERS_DIR, `${DEFAULT_MODEL_ID}.lock`);
   return withLock(
@@ -85,7 +90,9 @@ export async function ensureDefaultMappers(_options: EnsureOptions = {}): Promis
         const trained = trainBundle(lexicon, model, { method: 'ensemble' });
         writeBundleFiles(MAPPERS_DIR, trained);
         writeStamp(files(manifest.id, b.key).stamp, stampFor(b.lexicon, manifest));
-        const r = Object.entries(trained.info.metrics).map(([v, m]) => `${v} r=${m.pearsonR}`).join(', ');
+        const r = Object.entries(trained.info.metrics)
+          .map(([v, m]) => `${v} r=${m.pearsonR}`)
+          .join(', ');
         console.error(`[build]   ${b.key}: ${r} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
       }
       return present();

@@ -68,7 +68,12 @@ export function loadVader(): Lexicon {
     },
     variables: {
       valence: {
-        scale: { min: -1, max: 1, description: 'Sentiment valence: VADER mean human rating (-4 extremely negative .. 4 extremely positive) divided by 4; -1 negative, 0 neutral, 1 positive' },
+        scale: {
+          min: -1,
+          max: 1,
+          description:
+            'Sentiment valence: VADER mean human rating (-4 extremely negative .. 4 extremely positive) divided by 4; -1 negative, 0 neutral, 1 positive',
+        },
         ratings,
       },
     },
@@ -91,7 +96,11 @@ export async function loadAfinn(): Promise<Lexicon> {
     },
     variables: {
       valence: {
-        scale: { min: -1, max: 1, description: 'Valence: AFINN-165 integer score (-5 very negative .. 5 very positive) divided by 5' },
+        scale: {
+          min: -1,
+          max: 1,
+          description: 'Valence: AFINN-165 integer score (-5 very negative .. 5 very positive) divided by 5',
+        },
         ratings,
       },
     },
@@ -137,7 +146,8 @@ export function fetchPatternXml(): string {
     }
     const x = run('dpkg-deb', ['-x', deb, 'x'], tmp);
     const xml = path.join(tmp, 'x', PATTERN_XML_IN_DEB);
-    if (!x.ok || !fs.existsSync(xml)) throw new Error(`dpkg-deb -x ${deb} did not yield ${PATTERN_XML_IN_DEB}\n${x.out}`);
+    if (!x.ok || !fs.existsSync(xml))
+      throw new Error(`dpkg-deb -x ${deb} did not yield ${PATTERN_XML_IN_DEB}\n${x.out}`);
     fs.mkdirSync(path.dirname(cached), { recursive: true });
     writeAtomic(cached, fs.readFileSync(xml));
     return cached;
@@ -164,7 +174,11 @@ export function parsePatternXml(xml: string): Record<'polarity' | 'subjectivity'
     acc.n++;
     sums.set(form, acc);
   }
-  const out = { polarity: new Map<string, number>(), subjectivity: new Map<string, number>(), intensity: new Map<string, number>() };
+  const out = {
+    polarity: new Map<string, number>(),
+    subjectivity: new Map<string, number>(),
+    intensity: new Map<string, number>(),
+  };
   for (const [form, a] of sums) {
     out.polarity.set(form, a.p / a.n);
     out.subjectivity.set(form, a.s / a.n);
@@ -190,9 +204,26 @@ export function loadPattern(): Lexicon {
       url: 'https://packages.debian.org/bookworm/python3-pattern',
     },
     variables: {
-      polarity: { scale: { min: -1, max: 1, description: 'Polarity: pattern mean over word senses, -1 negative .. 1 positive' }, ratings: r.polarity },
-      subjectivity: { scale: { min: 0, max: 1, description: 'Subjectivity: pattern mean over word senses, 0 objective .. 1 subjective' }, ratings: r.subjectivity },
-      intensity: { scale: { min: 0, max: 4, description: 'Intensity: pattern intensifier strength, 1 = neutral, above 1 intensifies' }, ratings: r.intensity },
+      polarity: {
+        scale: { min: -1, max: 1, description: 'Polarity: pattern mean over word senses, -1 negative .. 1 positive' },
+        ratings: r.polarity,
+      },
+      subjectivity: {
+        scale: {
+          min: 0,
+          max: 1,
+          description: 'Subjectivity: pattern mean over word senses, 0 objective .. 1 subjective',
+        },
+        ratings: r.subjectivity,
+      },
+      intensity: {
+        scale: {
+          min: 0,
+          max: 4,
+          description: 'Intensity: pattern intensifier strength, 1 = neutral, above 1 intensifies',
+        },
+        ratings: r.intensity,
+      },
     },
   };
 }

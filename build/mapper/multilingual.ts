@@ -18,7 +18,13 @@ import { decodeWord, parseArtifact } from '../../core/artifact';
 import { parseMapperBundle, writeMapperBundle, type LinearWeights } from '../../core/mapper-bundle';
 import { R2_KEYS } from '../../core/storage-keys';
 import { type MapperBundleInfo, type ModelManifest } from '../../core/types';
-import { ALIGNED, alignedModelFile, builtAlignedLanguages, readAlignedTranslations, type AlignedLanguage } from '../aligned-models';
+import {
+  ALIGNED,
+  alignedModelFile,
+  builtAlignedLanguages,
+  readAlignedTranslations,
+  type AlignedLanguage,
+} from '../aligned-models';
 import type { EnsureOptions, R2Artifact } from '../ensure';
 import { readArrayBuffer } from '../load-model';
 import { stampMatches, writeStamp } from '../stamp';
@@ -55,8 +61,10 @@ export function applyToAligned(
   const linear: Record<string, LinearWeights> = {};
   for (const v of en.info.variables) {
     const l = en.linear(v);
-    if (!l) throw new Error(`mapper bundle "${en.info.key}" has no linear weights: it cannot be applied to aligned models`);
-    if (l.weights.length !== aligned.dims) throw new Error(`mapper bundle "${en.info.key}" has ${l.weights.length} dims, the model ${aligned.dims}`);
+    if (!l)
+      throw new Error(`mapper bundle "${en.info.key}" has no linear weights: it cannot be applied to aligned models`);
+    if (l.weights.length !== aligned.dims)
+      throw new Error(`mapper bundle "${en.info.key}" has ${l.weights.length} dims, the model ${aligned.dims}`);
     linear[v] = l;
     const scale = en.info.scales[v];
     const out = new Float32Array(n);
@@ -107,7 +115,8 @@ export function applyToAligned(
         pred.push(values[v]![r]!);
       });
       words = Math.max(words, gold.length);
-      if (gold.length >= 20) metrics[v] = { pearsonR: round(pearson(pred, gold)), spearmanRho: round(spearman(pred, gold)) };
+      if (gold.length >= 20)
+        metrics[v] = { pearsonR: round(pearson(pred, gold)), spearmanRho: round(spearman(pred, gold)) };
     }
     info.crossLingual = {
       method: `${aligned.manifest.language} words vs the mean English lexicon rating of their dictionary translations (in-sample for the English words: the ridge model saw them)`,
@@ -132,9 +141,16 @@ function artifactsOf(modelId: string, key: string): R2Artifact[] {
 }
 
 function stampFor(lang: AlignedLanguage, key: string): Record<string, unknown> {
-  const manifest = JSON.parse(fs.readFileSync(alignedModelFile(lang).replace(/\.emb$/, '.json'), 'utf8')) as ModelManifest;
+  const manifest = JSON.parse(
+    fs.readFileSync(alignedModelFile(lang).replace(/\.emb$/, '.json'), 'utf8'),
+  ) as ModelManifest;
   const english = files(DEFAULT_MODEL_ID, key).bin;
-  return { model: manifest.checksum, englishBundleBytes: fs.statSync(english).size, englishBundleMtime: Math.round(fs.statSync(english).mtimeMs), version: MULTILINGUAL_VERSION };
+  return {
+    model: manifest.checksum,
+    englishBundleBytes: fs.statSync(english).size,
+    englishBundleMtime: Math.round(fs.statSync(english).mtimeMs),
+    version: MULTILINGUAL_VERSION,
+  };
 }
 
 /** Ensure step (after the default mappers): the multilingual bundles of every built aligned model. */
@@ -160,12 +176,20 @@ export async function ensureMultilingualMappers(_options: EnsureOptions = {}): P
         const lexicon = await loadLexicon(b.lexicon);
         ratings = Object.fromEntries(Object.entries(lexicon.variables).map(([v, x]) => [v, x.ratings]));
       } catch (err) {
-        console.error(`[build] multilingual ${b.key} for ${id}: no cross-lingual check (${(err as Error).message.split('\n')[0]})`);
+        console.error(
+          `[build] multilingual ${b.key} for ${id}: no cross-lingual check (${(err as Error).message.split('\n')[0]})`,
+        );
       }
-      const applied = applyToAligned(new Uint8Array(fs.readFileSync(files(DEFAULT_MODEL_ID, b.key).bin)), { manifest: parsed.manifest, words, rows: parsed.rows, scales: parsed.scales, dims: parsed.dims }, ratings ? { translations, ratings } : undefined);
+      const applied = applyToAligned(
+        new Uint8Array(fs.readFileSync(files(DEFAULT_MODEL_ID, b.key).bin)),
+        { manifest: parsed.manifest, words, rows: parsed.rows, scales: parsed.scales, dims: parsed.dims },
+        ratings ? { translations, ratings } : undefined,
+      );
       writeBundleFiles(MAPPERS_DIR, applied);
       writeStamp(f.stamp, stampFor(lang, b.key));
-      const r = Object.entries(applied.info.crossLingual?.metrics ?? {}).map(([v, m]) => `${v} r=${m.pearsonR}`).join(', ');
+      const r = Object.entries(applied.info.crossLingual?.metrics ?? {})
+        .map(([v, m]) => `${v} r=${m.pearsonR}`)
+        .join(', ');
       console.error(`[build] multilingual mapper ${b.key} for ${id}${r ? `: cross-lingual ${r}` : ''}`);
       out.push(...artifactsOf(id, b.key));
     }

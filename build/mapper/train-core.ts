@@ -91,7 +91,12 @@ const DEFAULTS = {
 };
 
 /** Dequantized unit vector of a row, as float64 into out[offset..]. */
-export function rowVector(space: TrainingSpace, row: number, out: Float64Array = new Float64Array(space.dims), offset = 0): Float64Array {
+export function rowVector(
+  space: TrainingSpace,
+  row: number,
+  out: Float64Array = new Float64Array(space.dims),
+  offset = 0,
+): Float64Array {
   const d = space.dims;
   const s = space.scales[row];
   const base = row * d;
@@ -232,7 +237,10 @@ export class MapperTrainer {
     readonly set: TrainingSet,
     private readonly options: TrainOptions = {},
   ) {
-    this.o = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as typeof DEFAULTS;
+    this.o = {
+      ...DEFAULTS,
+      ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+    } as typeof DEFAULTS;
     this.n = set.rows.length;
     this.d = space.dims;
     this.X = new Float64Array(this.n * this.d);
@@ -247,7 +255,13 @@ export class MapperTrainer {
   }
 
   /** Fits on `train` items and predicts `test` items for every hyper-parameter value. */
-  private step(train: Int32Array, test: Int32Array, ctx: FoldContext, lambdas: number[], combos: Array<{ k: number; p: number }>): StepResult {
+  private step(
+    train: Int32Array,
+    test: Int32Array,
+    ctx: FoldContext,
+    lambdas: number[],
+    combos: Array<{ k: number; p: number }>,
+  ): StepResult {
     const vars = this.set.variables;
     this.options.observer?.fit?.(ctx);
     const res: StepResult = { ridge: {}, knn: {} };
@@ -256,7 +270,8 @@ export class MapperTrainer {
       res.ridge[v] = lambdas.map((lambda) => {
         const m = prob.solve(v, lambda);
         const out = new Float64Array(test.length);
-        for (let t = 0; t < test.length; t++) out[t] = clamp(ridgePredict(m, this.X, test[t] * this.d), this.set.clip[v]);
+        for (let t = 0; t < test.length; t++)
+          out[t] = clamp(ridgePredict(m, this.X, test[t] * this.d), this.set.clip[v]);
         return out;
       });
       res.knn[v] = combos.map(() => new Float64Array(test.length));
@@ -269,7 +284,11 @@ export class MapperTrainer {
       const queryRow = this.set.rows[test[t]];
       const { positions, scores } = index.search(rowVector32(this.space, queryRow), kMax);
       if (this.options.observer?.neighbours) {
-        this.options.observer.neighbours(ctx, queryRow, Int32Array.from(positions, (p) => ctx.trainRows[p]));
+        this.options.observer.neighbours(
+          ctx,
+          queryRow,
+          Int32Array.from(positions, (p) => ctx.trainRows[p]),
+        );
       }
       for (const v of vars) {
         const tv = this.set.targets[v];
@@ -335,7 +354,8 @@ export class MapperTrainer {
     const vars = this.set.variables;
     const folds = foldAssignment(this.n, this.o.folds, this.o.seed);
     const pred: Record<string, Record<Method, Float64Array>> = {};
-    for (const v of vars) pred[v] = { ridge: new Float64Array(this.n), knn: new Float64Array(this.n), ensemble: new Float64Array(this.n) };
+    for (const v of vars)
+      pred[v] = { ridge: new Float64Array(this.n), knn: new Float64Array(this.n), ensemble: new Float64Array(this.n) };
     const hypers: Array<Record<string, Hyper>> = [];
     const all = Int32Array.from({ length: this.n }, (_, i) => i);
     for (let f = 0; f < this.o.folds; f++) {
@@ -358,13 +378,16 @@ export class MapperTrainer {
           pred[v].ensemble[test[t]] = a * kp[t] + (1 - a) * rp[t];
         }
       }
-      this.options.log?.(`fold ${f + 1}/${this.o.folds}: ${vars.map((v) => `${v} ${JSON.stringify(hyper[v])}`).join('; ')}`);
+      this.options.log?.(
+        `fold ${f + 1}/${this.o.folds}: ${vars.map((v) => `${v} ${JSON.stringify(hyper[v])}`).join('; ')}`,
+      );
     }
     const metrics: CrossValidation['metrics'] = {};
     for (const v of vars) {
       const y = this.set.targets[v];
       metrics[v] = {} as Record<Method, { pearsonR: number; spearmanRho: number }>;
-      for (const m of METHODS) metrics[v][m] = { pearsonR: pearson(pred[v][m], y), spearmanRho: spearman(pred[v][m], y) };
+      for (const m of METHODS)
+        metrics[v][m] = { pearsonR: pearson(pred[v][m], y), spearmanRho: spearman(pred[v][m], y) };
     }
     return { metrics, predictions: pred, hypers, folds };
   }
@@ -414,7 +437,12 @@ export class FinalModel {
    * Materialized values of every vocabulary row (or of `rows`), one Float32Array per variable
    * (length = vocabulary size; rows not computed stay NaN).
    */
-  materialize(method: Method, rows?: ArrayLike<number>, onProgress?: (done: number, total: number) => void, nearest?: Float32Array): Record<string, Float32Array> {
+  materialize(
+    method: Method,
+    rows?: ArrayLike<number>,
+    onProgress?: (done: number, total: number) => void,
+    nearest?: Float32Array,
+  ): Record<string, Float32Array> {
     const vars = this.set.variables;
     const out: Record<string, Float32Array> = {};
     for (const v of vars) out[v] = new Float32Array(this.space.size).fill(NaN);
@@ -431,9 +459,14 @@ export class FinalModel {
       let scores: Float32Array | null = null;
       if (needKnn) {
         ({ positions, scores } = this.index.search(rowVector32(this.space, row), kMax));
-        this.observer?.neighbours?.(ctx, row, Int32Array.from(positions, (p) => this.set.rows[p]));
+        this.observer?.neighbours?.(
+          ctx,
+          row,
+          Int32Array.from(positions, (p) => this.set.rows[p]),
+        );
         // Cosine to the nearest training word other than the row itself (optional output, for analysis).
-        if (nearest) nearest[row] = this.set.rows[positions[0]] === row ? (scores.length > 1 ? scores[1] : 0) : (scores[0] ?? 0);
+        if (nearest)
+          nearest[row] = this.set.rows[positions[0]] === row ? (scores.length > 1 ? scores[1] : 0) : (scores[0] ?? 0);
       }
       for (const v of vars) {
         const a = this.alpha(v, method);

@@ -32,7 +32,8 @@ async function main(): Promise<void> {
     },
   });
   const lexiconName = values.lexicon;
-  if (!lexiconName || !LEXICONS[lexiconName]) throw new Error(`--lexicon is required: one of ${Object.keys(LEXICONS).join(', ')}`);
+  if (!lexiconName || !LEXICONS[lexiconName])
+    throw new Error(`--lexicon is required: one of ${Object.keys(LEXICONS).join(', ')}`);
   const method = values.method as Method;
   if (!METHODS.includes(method)) throw new Error(`--method must be one of ${METHODS.join(', ')}`);
   const modelId = values.model!;
@@ -41,7 +42,8 @@ async function main(): Promise<void> {
   await ensureKernels({});
   if (modelId === DEFAULT_MODEL_ID) await ensureDefaultModel({});
   const modelFile = path.join(GENERATED, 'models', `${modelId}.emb`);
-  if (!fs.existsSync(modelFile)) throw new Error(`model ${modelId} not found: ${modelFile} is missing (import it first)`);
+  if (!fs.existsSync(modelFile))
+    throw new Error(`model ${modelId} not found: ${modelFile} is missing (import it first)`);
 
   const t0 = Date.now();
   const model = loadModelForTraining(modelFile, KERNELS_WASM);
@@ -49,17 +51,23 @@ async function main(): Promise<void> {
   const trained = trainBundle(lexicon, model, { method, log });
   const { bin, json } = writeBundleFiles(MAPPERS_DIR, trained);
 
-  console.log(`\nbundle ${trained.info.key} for ${modelId} (${trained.info.trainingWords[trained.info.variables[0]]} training words, method ${method})`);
+  console.log(
+    `\nbundle ${trained.info.key} for ${modelId} (${trained.info.trainingWords[trained.info.variables[0]]} training words, method ${method})`,
+  );
   console.log('| variable | ridge r | ridge rho | knn r | knn rho | ensemble r | ensemble rho | shipped |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const v of Object.keys(trained.cv.metrics)) {
     const m = trained.cv.metrics[v];
     const f = (x: number): string => x.toFixed(3);
     const shipped = trained.info.variables.includes(v) ? 'yes' : `no (r < ${MIN_PEARSON_R})`;
-    console.log(`| ${v} | ${f(m.ridge.pearsonR)} | ${f(m.ridge.spearmanRho)} | ${f(m.knn.pearsonR)} | ${f(m.knn.spearmanRho)} | ${f(m.ensemble.pearsonR)} | ${f(m.ensemble.spearmanRho)} | ${shipped} |`);
+    console.log(
+      `| ${v} | ${f(m.ridge.pearsonR)} | ${f(m.ridge.spearmanRho)} | ${f(m.knn.pearsonR)} | ${f(m.knn.spearmanRho)} | ${f(m.ensemble.pearsonR)} | ${f(m.ensemble.spearmanRho)} | ${shipped} |`,
+    );
   }
   const t = trained.timings;
-  console.log(`timings: cross-validation ${(t.crossValidationMs / 1000).toFixed(1)} s, fit ${(t.fitMs / 1000).toFixed(1)} s, materialize ${(t.materializeMs / 1000).toFixed(1)} s, total ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `timings: cross-validation ${(t.crossValidationMs / 1000).toFixed(1)} s, fit ${(t.fitMs / 1000).toFixed(1)} s, materialize ${(t.materializeMs / 1000).toFixed(1)} s, total ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
   console.log(`wrote ${bin} (${(trained.bytes.length / 1e6).toFixed(2)} MB) and ${json}`);
 
   if (!values['no-upload']) {

@@ -47,7 +47,8 @@ async function pretty(text: string, file: string): Promise<string> {
 export async function generate(): Promise<{ openapi: string; types: string }> {
   const doc = await servedDocument();
   // defaultNonNullable off: a field with a default may be left out of a request (e.g. anchorDay).
-  const types = HEADER + astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0], { defaultNonNullable: false }));
+  const types =
+    HEADER + astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0], { defaultNonNullable: false }));
   return { openapi: await pretty(JSON.stringify(doc, null, 2), OPENAPI_FILE), types: await pretty(types, TYPES_FILE) };
 }
 

@@ -98,7 +98,8 @@ export class WordAutomaton {
       return cur;
     }
     const clone = this.newState(this.len[p] + 1, this.link[q]);
-    for (let e = this.edgeHead[q]; e !== -1; e = this.edgeNext[e]) this.setGo(clone, this.edgeSym[e], this.go(q, this.edgeSym[e])!);
+    for (let e = this.edgeHead[q]; e !== -1; e = this.edgeNext[e])
+      this.setGo(clone, this.edgeSym[e], this.go(q, this.edgeSym[e])!);
     while (p !== -1 && this.go(p, c) === q) {
       this.setGo(p, c, clone);
       p = this.link[p];
@@ -196,7 +197,10 @@ export function sharedRuns(
   let e = -1;
   for (let p = 0; p < n; p++) if (endingAt[p] >= minRun && (e < 0 || endingAt[p] > endingAt[e])) e = p;
   const length = endingAt[e];
-  return { wordsMatched, longest: { inputStart: e - length + 1, sourceStart: firstEnd[state[e]] - length + 1, length } };
+  return {
+    wordsMatched,
+    longest: { inputStart: e - length + 1, sourceStart: firstEnd[state[e]] - length + 1, length },
+  };
 }
 
 export const SNIPPET_CONTEXT_WORDS = 20;
@@ -250,7 +254,11 @@ export function matchInput(words: readonly Word[]): MatchInput {
  * sources) with one source text; null when they share no run of MIN_RUN_WORDS words. The
  * snippet shows the source around its longest run.
  */
-export function matchSource(input: readonly Word[] | MatchInput, sourceText: string, sourceWords?: readonly Word[]): SourceMatch | null {
+export function matchSource(
+  input: readonly Word[] | MatchInput,
+  sourceText: string,
+  sourceWords?: readonly Word[],
+): SourceMatch | null {
   const prepared = 'norms' in input ? input : matchInput(input);
   const inputWords = prepared.words;
   const words = sourceWords ?? splitWords(sourceText);

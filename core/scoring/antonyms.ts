@@ -70,7 +70,8 @@ export function neighbourhoodAntonyms(
   nearest.forEach((r, i) => at.set(r, i));
   const side = (i: number) => near[i]! - far[i]!;
   /** |cos(x - y, axis)| of unit vectors with cosine `cos` to each other. */
-  const alignment = (i: number, j: number, cos: number) => Math.abs(side(i) - side(j)) / (Math.sqrt(Math.max(1e-12, 2 - 2 * cos)) * axis);
+  const alignment = (i: number, j: number, cos: number) =>
+    Math.abs(side(i) - side(j)) / (Math.sqrt(Math.max(1e-12, 2 - 2 * cos)) * axis);
   // Null distribution: every pair among the nearest NULL_SAMPLE rows.
   const n = Math.min(NULL_SAMPLE, nearest.length);
   const sim = index.similarityMatrix(nearest.slice(0, n));

@@ -114,7 +114,11 @@ export function phraseOf(index: VectorIndex, entry: string): Phrase | null {
 }
 
 /** Distinct in-vocabulary rows and known phrases of the entries, in first-seen order. */
-export function seedSet(index: VectorIndex, entries: readonly string[] | undefined, companion?: VectorIndex | null): SeedSet {
+export function seedSet(
+  index: VectorIndex,
+  entries: readonly string[] | undefined,
+  companion?: VectorIndex | null,
+): SeedSet {
   const other = usableCompanion(index, companion);
   const rows: number[] = [];
   const phrases: Phrase[] = [];
@@ -234,20 +238,30 @@ export function dimensionQueries(
   const out: DimensionQuery[] = [];
   const ids = new Set<number>();
   (dimensions ?? []).forEach((d, i) => {
-    if (ids.has(d.id)) throw new ScoringError('VALIDATION_FAILED', `Dimension id ${d.id} is repeated`, `dimensions.${i}.id`);
+    if (ids.has(d.id))
+      throw new ScoringError('VALIDATION_FAILED', `Dimension id ${d.id} is repeated`, `dimensions.${i}.id`);
     ids.add(d.id);
     if (d.oppositeWords !== undefined && d.type !== 'axis') {
-      throw new ScoringError('VALIDATION_FAILED', 'oppositeWords is only allowed for dimensions of type axis', `dimensions.${i}.oppositeWords`);
+      throw new ScoringError(
+        'VALIDATION_FAILED',
+        'oppositeWords is only allowed for dimensions of type axis',
+        `dimensions.${i}.oppositeWords`,
+      );
     }
     if (d.expand && d.type === 'axis') {
       // Nearest neighbours of a pole include its antonyms (good -> bad), so expansion would blur the axis.
-      throw new ScoringError('VALIDATION_FAILED', 'expand is not allowed for dimensions of type axis', `dimensions.${i}.expand`);
+      throw new ScoringError(
+        'VALIDATION_FAILED',
+        'expand is not allowed for dimensions of type axis',
+        `dimensions.${i}.expand`,
+      );
     }
     let words = d.words ?? [];
     let storedName: string | undefined;
     if (d.type === 'dimension') {
       const seeds = stored.get(d.id);
-      if (!seeds) throw new ScoringError('DIMENSION_NOT_FOUND', `No stored dimension with id ${d.id}`, `dimensions.${i}.id`);
+      if (!seeds)
+        throw new ScoringError('DIMENSION_NOT_FOUND', `No stored dimension with id ${d.id}`, `dimensions.${i}.id`);
       words = [...seeds.words, ...words];
       storedName = seeds.name;
     }
@@ -281,23 +295,50 @@ export function dimensionQueries(
       statsKey = `dim:${seedKey(pos)}`;
     }
     // Goal factor label: the request's name, else the stored dimension's name, else the id.
-    out.push({ id: d.id, key: String(d.id), name: d.name ?? storedName ?? String(d.id), query, statsKey, axis: d.type === 'axis', ...(expandedWords ? { expandedWords } : {}) });
+    out.push({
+      id: d.id,
+      key: String(d.id),
+      name: d.name ?? storedName ?? String(d.id),
+      query,
+      statsKey,
+      axis: d.type === 'axis',
+      ...(expandedWords ? { expandedWords } : {}),
+    });
   });
   return out;
 }
 
 /** goalConfig must reference requested dimensions and mapperKeys, each at most once. */
-export function checkGoalConfig(goal: GoalConfig, dimensions: readonly DimensionQuery[], mappers: readonly ResolvedMapper[]): void {
+export function checkGoalConfig(
+  goal: GoalConfig,
+  dimensions: readonly DimensionQuery[],
+  mappers: readonly ResolvedMapper[],
+): void {
   checkGoalRefs(goal.dimensions, new Set(dimensions.map((d) => d.id)), 'dimension', "the request's dimensions");
   checkGoalRefs(goal.mappers, new Set(mappers.map((m) => m.id)), 'mapper', "the request's mapperKeys");
 }
 
 /** goalConfig.dimensions / goalConfig.mappers: each id requested, none repeated. */
-function checkGoalRefs<T>(refs: ReadonlyArray<{ id: T }> | undefined, requested: ReadonlySet<T>, kind: 'dimension' | 'mapper', among: string): void {
+function checkGoalRefs<T>(
+  refs: ReadonlyArray<{ id: T }> | undefined,
+  requested: ReadonlySet<T>,
+  kind: 'dimension' | 'mapper',
+  among: string,
+): void {
   const seen = new Set<T>();
   (refs ?? []).forEach((g, i) => {
-    if (!requested.has(g.id)) throw new ScoringError('VALIDATION_FAILED', `goalConfig ${kind} ${g.id} is not among ${among}`, `goalConfig.${kind}s.${i}.id`);
-    if (seen.has(g.id)) throw new ScoringError('VALIDATION_FAILED', `goalConfig ${kind} ${g.id} is repeated`, `goalConfig.${kind}s.${i}.id`);
+    if (!requested.has(g.id))
+      throw new ScoringError(
+        'VALIDATION_FAILED',
+        `goalConfig ${kind} ${g.id} is not among ${among}`,
+        `goalConfig.${kind}s.${i}.id`,
+      );
+    if (seen.has(g.id))
+      throw new ScoringError(
+        'VALIDATION_FAILED',
+        `goalConfig ${kind} ${g.id} is repeated`,
+        `goalConfig.${kind}s.${i}.id`,
+      );
     seen.add(g.id);
   });
 }
@@ -317,7 +358,12 @@ function statsOf(values: ArrayLike<number>): FactorStats {
 }
 
 /** Cached statistics of a factor over rows 0..n-1 of the normalization sample (the n most frequent words). */
-function sampleStats(index: VectorIndex, cache: StatsCache, key: string, values: (n: number) => ArrayLike<number>): FactorStats {
+function sampleStats(
+  index: VectorIndex,
+  cache: StatsCache,
+  key: string,
+  values: (n: number) => ArrayLike<number>,
+): FactorStats {
   let s = cache.get(key);
   if (!s) {
     s = statsOf(values(Math.min(NORMALIZATION_WORDS, index.size)));

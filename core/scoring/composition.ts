@@ -226,7 +226,11 @@ function formInfo(rules: CompiledComposition, t: TokenLike): FormInfo {
   const classes = rules.classes;
   const cls = (classes.get(k[0]) ?? 0) | (k[1] !== k[0] ? (classes.get(k[1]) ?? 0) : 0);
   const cased = CASED.test(t.string) || LOWER.test(t.string);
-  const info: FormInfo = { surface: t.string, cls, flags: (cased ? F_CASED : 0) | (isAllCaps(t.string) ? F_ALL_CAPS : 0) };
+  const info: FormInfo = {
+    surface: t.string,
+    cls,
+    flags: (cased ? F_CASED : 0) | (isAllCaps(t.string) ? F_ALL_CAPS : 0),
+  };
   if (rules.forms.size >= FORMS_MAX) rules.forms.clear();
   rules.forms.set(t.token, info);
   return info;
@@ -321,7 +325,17 @@ export function composeText(
       for (let i = 0; i < n; i++) {
         const t = tokens[i];
         if (t.isStop) continue;
-        items.push({ tokenIndex: i, string: t.string, token: t.token, indexStart: t.indexStart, indexEnd: t.indexEnd, negations: 0, scale: 1, weight: 1, rules: NO_RULES });
+        items.push({
+          tokenIndex: i,
+          string: t.string,
+          token: t.token,
+          indexStart: t.indexStart,
+          indexEnd: t.indexEnd,
+          negations: 0,
+          scale: 1,
+          weight: 1,
+          rules: NO_RULES,
+        });
       }
       return items;
     }

@@ -10,5 +10,14 @@ export * from './vocabulary';
 export * from './candidates';
 export * from './expansion';
 export * from './representation';
-export { compileComposition, composeText, composedValue, VADER, FACTORS, NEGATION_SCOPE, type ComposedItem, type CompositionMode } from './composition';
+export {
+  compileComposition,
+  composeText,
+  composedValue,
+  VADER,
+  FACTORS,
+  NEGATION_SCOPE,
+  type ComposedItem,
+  type CompositionMode,
+} from './composition';
 export { composedScore, plainItems, mapperScale } from './composed';

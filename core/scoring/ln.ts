@@ -6,10 +6,10 @@
  * bits for about 1% of integers (e.g. ln 3), which made the API's and the browser's JSON differ.
  * The scorers use ln() wherever a logarithm reaches a response (frequency score f(rank)).
  */
-const LN2_HI = 6.93147180369123816490e-1;
+const LN2_HI = 6.9314718036912381649e-1;
 const LN2_LO = 1.90821492927058770002e-10;
 const TWO54 = 1.8014398509481984e16;
-const LG1 = 6.666666666666735130e-1;
+const LG1 = 6.66666666666673513e-1;
 const LG2 = 3.999999999940941908e-1;
 const LG3 = 2.857142874366239149e-1;
 const LG4 = 2.222219843214978396e-1;

@@ -125,27 +125,59 @@ interface GoalFactor extends Omit<GoalScoreFactor, 'value'> {
 }
 
 /** Factors in response order: modelRank, then goalConfig.dimensions, then goalConfig.mappers. */
-function goalFactors(goal: GoalConfig, mode: Normalization, dims: readonly DimensionQuery[], input: TextScoringInput): GoalFactor[] {
+function goalFactors(
+  goal: GoalConfig,
+  mode: Normalization,
+  dims: readonly DimensionQuery[],
+  input: TextScoringInput,
+): GoalFactor[] {
   const { index, mappers, stats } = input;
   const norm = (compute: () => FactorStats | null): FactorStats | null => (mode === 'none' ? null : compute());
   const out: GoalFactor[] = [];
   if (goal.modelRankScore !== undefined) {
     const raw = (t: ScoredText) => (t.modelRankScore !== null ? 2 * t.modelRankScore - 1 : undefined);
-    out.push({ field: 'modelRank', id: 'modelRank', type: 'intrinsic', w: goal.modelRankScore, raw, stats: norm(() => modelRankStats(index, stats)) });
+    out.push({
+      field: 'modelRank',
+      id: 'modelRank',
+      type: 'intrinsic',
+      w: goal.modelRankScore,
+      raw,
+      stats: norm(() => modelRankStats(index, stats)),
+    });
   }
   for (const g of goal.dimensions ?? []) {
     const d = dims.find((x) => x.id === g.id)!;
-    out.push({ field: d.name, id: d.key, type: 'dimension', w: g.weight, raw: (t) => t.dimensionScores[d.key], stats: norm(() => dimensionStats(index, d, stats)) });
+    out.push({
+      field: d.name,
+      id: d.key,
+      type: 'dimension',
+      w: g.weight,
+      raw: (t) => t.dimensionScores[d.key],
+      stats: norm(() => dimensionStats(index, d, stats)),
+    });
   }
   for (const g of goal.mappers ?? []) {
     const m = mappers.find((x) => x.id === g.id)!;
-    out.push({ field: m.id, id: m.id, type: 'mapper', w: g.weight, raw: (t) => t.mapperScores[m.id], stats: norm(() => mapperStats(index, m, stats)) });
+    out.push({
+      field: m.id,
+      id: m.id,
+      type: 'mapper',
+      w: g.weight,
+      raw: (t) => t.mapperScores[m.id],
+      stats: norm(() => mapperStats(index, m, stats)),
+    });
   }
   return out;
 }
 
 /** The scores of `items` normalized with their statistics (items without a score stay absent). */
-function normalizedScores<T>(items: readonly T[], key: (x: T) => string, values: Record<string, number>, stats: ReadonlyArray<FactorStats | null>, mode: Normalization): Record<string, number> {
+function normalizedScores<T>(
+  items: readonly T[],
+  key: (x: T) => string,
+  values: Record<string, number>,
+  stats: ReadonlyArray<FactorStats | null>,
+  mode: Normalization,
+): Record<string, number> {
   const out: Record<string, number> = {};
   items.forEach((x, k) => {
     const v = values[key(x)];
@@ -157,7 +189,8 @@ function normalizedScores<T>(items: readonly T[], key: (x: T) => string, values:
 /** `explain: true`: per factor the tokens that drove it (composed.ts), and per dimension the expansion words. */
 function emptyExplanation(dims: readonly DimensionQuery[], mappers: readonly ResolvedMapper[]): TextExplanation {
   const dimensions: TextExplanation['dimensions'] = {};
-  for (const d of dims) dimensions[d.key] = d.expandedWords ? { tokens: [], expandedWords: [...d.expandedWords] } : { tokens: [] };
+  for (const d of dims)
+    dimensions[d.key] = d.expandedWords ? { tokens: [], expandedWords: [...d.expandedWords] } : { tokens: [] };
   const mapperOut: TextExplanation['mappers'] = {};
   for (const m of mappers) mapperOut[m.id] = { tokens: [] };
   return { dimensions, mappers: mapperOut };
@@ -165,7 +198,13 @@ function emptyExplanation(dims: readonly DimensionQuery[], mappers: readonly Res
 
 export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): TextScoringResult {
   const { index, mappers } = input;
-  const dims: DimensionQuery[] = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon, input.companion);
+  const dims: DimensionQuery[] = dimensionQueries(
+    index,
+    req.dimensions,
+    input.storedDimensions,
+    input.lexicon,
+    input.companion,
+  );
   if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
 
   const rules = (req.composition ?? 'rules') === 'rules';
@@ -207,13 +246,18 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   const composedDims = perText.some((t) => t.items);
   // meanCosine with composed items: per-token cosines (one kernel call per dimension), composed below;
   // the vector representations score the text vector of the same tokens (composition does not apply to them).
-  const tokenCos = composedDims ? dims.map((d) => (d.query && flat.length > 0 ? index.scores(d.query, flat) : null)) : null;
-  const dimScores = composedDims && representation === 'meanCosine' ? null : dimensionTextScores(
-    index,
-    dims,
-    perText.map((t) => t.content),
-    representation,
-  );
+  const tokenCos = composedDims
+    ? dims.map((d) => (d.query && flat.length > 0 ? index.scores(d.query, flat) : null))
+    : null;
+  const dimScores =
+    composedDims && representation === 'meanCosine'
+      ? null
+      : dimensionTextScores(
+          index,
+          dims,
+          perText.map((t) => t.content),
+          representation,
+        );
   const mapperValues = mappers.map((m) => {
     const v = new Float64Array(flat.length);
     for (let i = 0; i < flat.length; i++) v[i] = m.values.value(m.variable, flat[i]);
@@ -241,7 +285,10 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
     const items = t.items;
     dims.forEach((d, k) => {
       const s = tokenCos?.[k];
-      const c = items && s ? composedScore(s, offsets[i], items, dimensionScale(d.axis), false, explanation && (() => [])) : null;
+      const c =
+        items && s
+          ? composedScore(s, offsets[i], items, dimensionScale(d.axis), false, explanation && (() => []))
+          : null;
       if (c?.tokens) explanation!.dimensions[d.key].tokens = c.tokens;
       const m = dimScores ? dimScores[k][i] : (c?.score ?? null);
       if (m !== null) dimensionScores[d.key] = m;
@@ -249,7 +296,11 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
     mappers.forEach((m, k) => {
       if (items) {
         const scale = mapperScales[k];
-        const lexicon = explanation && (m.values.isLexiconRow ? (q: number) => (m.values.isLexiconRow!(t.content[q]) ? ['lexicon'] : ['shrunk']) : () => []);
+        const lexicon =
+          explanation &&
+          (m.values.isLexiconRow
+            ? (q: number) => (m.values.isLexiconRow!(t.content[q]) ? ['lexicon'] : ['shrunk'])
+            : () => []);
         const c = composedScore(mapperValues[k], offsets[i], items, scale, rules && scale.bipolar, lexicon);
         if (!c) return;
         mapperScores[m.id] = c.score;

@@ -14,7 +14,9 @@ const MAX_SUGGESTIONS = LIMITS.autocompleteSuggestions;
 
 /** A non-empty whitelist as a set of trimmed, lower-cased words; null when there is none. */
 function allowList(whitelistWords: readonly string[] | undefined): Set<string> | null {
-  return whitelistWords && whitelistWords.length > 0 ? new Set(whitelistWords.map((w) => w.trim().toLowerCase())) : null;
+  return whitelistWords && whitelistWords.length > 0
+    ? new Set(whitelistWords.map((w) => w.trim().toLowerCase()))
+    : null;
 }
 
 /** Position the typed word itself is moved up to when it is a suggestion further down (0-based). */

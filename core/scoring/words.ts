@@ -6,14 +6,17 @@ import type { VectorIndex } from '../types';
 import { POS_MASK, DEFAULT_WORDRANK_LIMIT } from '../vocab-quality';
 import { NEIGHBOURHOOD, neighbourhoodAntonyms, seedAntonyms } from './antonyms';
 import { candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
-import { dimensionQueries, frequencyScore, hasLetter, phraseOf, isPhrase, seedCentroid, seedSet, type Phrase } from './common';
-import type {
-  ResolvedMapper,
-  ScoredWord,
-  StoredDimensionSeeds,
-  WordScoresRequest,
-  WordScoresResponse,
-} from './types';
+import {
+  dimensionQueries,
+  frequencyScore,
+  hasLetter,
+  phraseOf,
+  isPhrase,
+  seedCentroid,
+  seedSet,
+  type Phrase,
+} from './common';
+import type { ResolvedMapper, ScoredWord, StoredDimensionSeeds, WordScoresRequest, WordScoresResponse } from './types';
 
 export const FIND_LIMIT_DEFAULT = 100;
 
@@ -53,7 +56,13 @@ function letterRowsOf(index: VectorIndex): Int32Array {
  * widening k until `limit` distinct words are found or every accepted row is ranked (at most
  * MAX_K rows).
  */
-export function findCandidates(index: VectorIndex, centroid: Float32Array, limit: number, filter: CandidateFilter, excludedCount = 0): number[] {
+export function findCandidates(
+  index: VectorIndex,
+  centroid: Float32Array,
+  limit: number,
+  filter: CandidateFilter,
+  excludedCount = 0,
+): number[] {
   /** The first row of each new lower-cased word in `rows` (best first), up to `limit`. */
   const pick = (rows: Int32Array, checkEligible: boolean): number[] => {
     const seen = new Set<string>();
@@ -160,13 +169,19 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
     const limit = req.limit ?? FIND_LIMIT_DEFAULT;
     const phraseRows = seeds.phrases.flatMap((p) => p.rows);
     const excludedWords = new Set<string>();
-    for (const w of req.seedWords ?? []) for (const part of w.trim().toLowerCase().split(/\s+/u)) excludedWords.add(part);
+    for (const w of req.seedWords ?? [])
+      for (const part of w.trim().toLowerCase().split(/\s+/u)) excludedWords.add(part);
     const rankLimit = req.wordrankLimit ?? DEFAULT_WORDRANK_LIMIT;
     const seedRowList = [...seeds.rows, ...phraseRows];
     const excludedRows = new Set(seedRowList);
     let seedPos = 0;
     for (const r of seedRowList) seedPos |= index.flags(r) & POS_MASK;
-    const filter = candidateFilter(index, { cutoff: rankLimit === -1 ? undefined : rankLimit, excludedRows, excludedWords, seedPos });
+    const filter = candidateFilter(index, {
+      cutoff: rankLimit === -1 ? undefined : rankLimit,
+      excludedRows,
+      excludedWords,
+      seedPos,
+    });
     if (req.excludeAntonyms === true) {
       // Extension: the seeds' antonyms and the far side of antonym pairs among their nearest words (antonyms.ts).
       const ants = seedAntonyms(index, seedRowList);

@@ -193,7 +193,11 @@ export class StringTable {
 }
 
 /** Builds the two sections of a StringTable from unique strings (sorted here). */
-export function buildStringTable(strings: Iterable<string>): { sorted: string[]; offsets: Uint32Array; bytes: Uint8Array } {
+export function buildStringTable(strings: Iterable<string>): {
+  sorted: string[];
+  offsets: Uint32Array;
+  bytes: Uint8Array;
+} {
   const encoded = [...new Set(strings)].map((s) => ({ s, b: utf8.encode(s) }));
   encoded.sort((x, y) => compareBytes(x.b, y.b));
   const offsets = new Uint32Array(encoded.length + 1);

@@ -32,20 +32,195 @@ export type { Token, Tokenization } from '../responses';
 
 const MAX_SYNONYMS = LIMITS.synonymsPerToken;
 
-const EN_DETERMINERS = new Set(['the', 'a', 'an', 'this', 'these', 'those', 'my', 'your', 'his', 'its', 'our', 'their', 'every', 'each', 'several', "'s"]);
-const EN_SUBJECTS = new Set(['i', 'you', 'he', 'she', 'it', 'we', 'they', 'who', 'to', 'can', 'could', 'will', 'would', 'shall', 'should', 'may', 'might', 'must', "n't", 'not', 'also', 'often', 'never', 'always']);
-const EN_S_IS = new Set(['it', 'he', 'she', 'that', 'what', 'there', 'here', 'who', 'where', 'how', 'this', 'everything', 'nothing', 'something']);
+const EN_DETERMINERS = new Set([
+  'the',
+  'a',
+  'an',
+  'this',
+  'these',
+  'those',
+  'my',
+  'your',
+  'his',
+  'its',
+  'our',
+  'their',
+  'every',
+  'each',
+  'several',
+  "'s",
+]);
+const EN_SUBJECTS = new Set([
+  'i',
+  'you',
+  'he',
+  'she',
+  'it',
+  'we',
+  'they',
+  'who',
+  'to',
+  'can',
+  'could',
+  'will',
+  'would',
+  'shall',
+  'should',
+  'may',
+  'might',
+  'must',
+  "n't",
+  'not',
+  'also',
+  'often',
+  'never',
+  'always',
+]);
+const EN_S_IS = new Set([
+  'it',
+  'he',
+  'she',
+  'that',
+  'what',
+  'there',
+  'here',
+  'who',
+  'where',
+  'how',
+  'this',
+  'everything',
+  'nothing',
+  'something',
+]);
 // A Map, not an object literal: user words such as "constructor" or "__proto__" must not hit Object.prototype.
-const EN_CONTRACTIONS = new Map<string, string>([["n't", 'not'], ["'m", 'be'], ["'re", 'be'], ["'ve", 'have'], ["'ll", 'will'], ["'d", 'would']]);
-const DE_ARTICLES = new Set(['der', 'die', 'das', 'den', 'dem', 'des', 'ein', 'eine', 'einen', 'einem', 'einer', 'eines', 'kein', 'keine', 'keinen', 'keinem', 'keiner', 'dieser', 'diese', 'dieses', 'diesem', 'diesen', 'jeder', 'jede', 'jedes', 'jedem', 'jeden', 'mein', 'meine', 'meinen', 'meinem', 'meiner', 'sein', 'seine', 'seinen', 'seinem', 'seiner', 'ihr', 'ihre', 'ihren', 'ihrem', 'ihrer', 'unser', 'unsere', 'unseren', 'unserem', 'zum', 'zur', 'im', 'am', 'vom', 'beim', 'ins']);
-const FR_DETERMINERS = new Set(['le', 'la', "l'", 'les', 'un', 'une', 'des', 'du', 'au', 'aux', 'ce', 'cet', 'cette', 'ces', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs', 'chaque', 'quelques', "d'", 'de']);
+const EN_CONTRACTIONS = new Map<string, string>([
+  ["n't", 'not'],
+  ["'m", 'be'],
+  ["'re", 'be'],
+  ["'ve", 'have'],
+  ["'ll", 'will'],
+  ["'d", 'would'],
+]);
+const DE_ARTICLES = new Set([
+  'der',
+  'die',
+  'das',
+  'den',
+  'dem',
+  'des',
+  'ein',
+  'eine',
+  'einen',
+  'einem',
+  'einer',
+  'eines',
+  'kein',
+  'keine',
+  'keinen',
+  'keinem',
+  'keiner',
+  'dieser',
+  'diese',
+  'dieses',
+  'diesem',
+  'diesen',
+  'jeder',
+  'jede',
+  'jedes',
+  'jedem',
+  'jeden',
+  'mein',
+  'meine',
+  'meinen',
+  'meinem',
+  'meiner',
+  'sein',
+  'seine',
+  'seinen',
+  'seinem',
+  'seiner',
+  'ihr',
+  'ihre',
+  'ihren',
+  'ihrem',
+  'ihrer',
+  'unser',
+  'unsere',
+  'unseren',
+  'unserem',
+  'zum',
+  'zur',
+  'im',
+  'am',
+  'vom',
+  'beim',
+  'ins',
+]);
+const FR_DETERMINERS = new Set([
+  'le',
+  'la',
+  "l'",
+  'les',
+  'un',
+  'une',
+  'des',
+  'du',
+  'au',
+  'aux',
+  'ce',
+  'cet',
+  'cette',
+  'ces',
+  'mon',
+  'ma',
+  'mes',
+  'ton',
+  'ta',
+  'tes',
+  'son',
+  'sa',
+  'ses',
+  'notre',
+  'nos',
+  'votre',
+  'vos',
+  'leur',
+  'leurs',
+  'chaque',
+  'quelques',
+  "d'",
+  'de',
+]);
 const FR_ADJ_CONTEXT = new Set(['très', 'si', 'trop', 'plus', 'moins', 'assez', 'aussi', 'bien']);
 const DE_COORDINATORS = new Set(['und', 'oder', 'aber', 'denn', 'sondern', 'dass', 'weil', 'wenn', 'als', 'ob']);
 const CLAUSE_END = /[.!?;:,()"«»„“”\u2026\u3002]/;
 
-const NOUN_RULES: Array<[string, string]> = [['ses', 's'], ['xes', 'x'], ['zes', 'z'], ['ches', 'ch'], ['shes', 'sh'], ['men', 'man'], ['ies', 'y'], ['s', '']];
-const VERB_RULES: Array<[string, string]> = [['ies', 'y'], ['es', 'e'], ['es', ''], ['s', ''], ['ed', 'e'], ['ed', ''], ['ing', 'e'], ['ing', '']];
-const ADJ_RULES: Array<[string, string]> = [['er', ''], ['est', ''], ['er', 'e'], ['est', 'e']];
+const NOUN_RULES: Array<[string, string]> = [
+  ['ses', 's'],
+  ['xes', 'x'],
+  ['zes', 'z'],
+  ['ches', 'ch'],
+  ['shes', 'sh'],
+  ['men', 'man'],
+  ['ies', 'y'],
+  ['s', ''],
+];
+const VERB_RULES: Array<[string, string]> = [
+  ['ies', 'y'],
+  ['es', 'e'],
+  ['es', ''],
+  ['s', ''],
+  ['ed', 'e'],
+  ['ed', ''],
+  ['ing', 'e'],
+  ['ing', ''],
+];
+const ADJ_RULES: Array<[string, string]> = [
+  ['er', ''],
+  ['est', ''],
+  ['er', 'e'],
+  ['est', 'e'],
+];
 
 function apos(s: string): string {
   return s.replace(/\u2019/g, "'");
@@ -57,7 +232,11 @@ function morphy(data: LanguageData, w: string, rules: Array<[string, string]>, f
       const stem = w.slice(0, w.length - suffix.length) + repl;
       if (data.has(stem, flag)) return stem;
       // doubled final consonant: running -> run, stopped -> stop
-      if (repl === '' && (suffix === 'ing' || suffix === 'ed' || suffix === 'er' || suffix === 'est') && /([bcdfgklmnprstvz])\1$/.test(stem)) {
+      if (
+        repl === '' &&
+        (suffix === 'ing' || suffix === 'ed' || suffix === 'er' || suffix === 'est') &&
+        /([bcdfgklmnprstvz])\1$/.test(stem)
+      ) {
         const single = stem.slice(0, -1);
         if (data.has(single, flag)) return single;
       }
@@ -101,7 +280,12 @@ function lemmaEn(data: LanguageData, w: string, i: number, ctx: number): string 
   const n = data.nounLemmaOf(i) ?? (plural ? morphy(data, w, NOUN_RULES, FLAG.NOUN) : null);
   if (n) return n;
   if (f & (FLAG.NOUN | FLAG.VERB | FLAG.ADJ | FLAG.ADV)) return w;
-  return morphy(data, w, NOUN_RULES, FLAG.NOUN) ?? morphy(data, w, VERB_RULES, FLAG.VERB) ?? morphy(data, w, ADJ_RULES, FLAG.ADJ) ?? w;
+  return (
+    morphy(data, w, NOUN_RULES, FLAG.NOUN) ??
+    morphy(data, w, VERB_RULES, FLAG.VERB) ??
+    morphy(data, w, ADJ_RULES, FLAG.ADJ) ??
+    w
+  );
 }
 
 /** Lemma by the full-form lexicon (de, fr): exact case first, then lower case. */
@@ -120,7 +304,13 @@ function lemmaLexicon(data: LanguageData, candidates: string[], nounContext: boo
   return null;
 }
 
-const DE_IRREGULAR_DEGREE: Array<[RegExp, string]> = [[/^(?:besser|best)/, 'gut'], [/^(?:mehr|meist)/, 'viel'], [/^(?:lieber|liebst)/, 'gern'], [/^(?:höher|höchst)/, 'hoch'], [/^(?:näher|nächst)/, 'nah']];
+const DE_IRREGULAR_DEGREE: Array<[RegExp, string]> = [
+  [/^(?:besser|best)/, 'gut'],
+  [/^(?:mehr|meist)/, 'viel'],
+  [/^(?:lieber|liebst)/, 'gern'],
+  [/^(?:höher|höchst)/, 'hoch'],
+  [/^(?:näher|nächst)/, 'nah'],
+];
 const DE_DEGREE = /(?:er|ere|eren|erem|erer|eres|ste|sten|ster|stem|stes|este|esten|ester|estem|estes|st)$/;
 
 /** Comparative/superlative of a known adjective (the lexicon lists positive forms): größer -> groß. */
@@ -177,7 +367,14 @@ function synonymsFor(data: LanguageData, keys: string[], self: string, pos: numb
  * (en), a capitalized word inside a German sentence a noun, "-ly" an adverb or adjective (en);
  * otherwise every part of speech the lexicon gives the lemma or the form.
  */
-export function partOfSpeechGuess(data: LanguageData, language: Language, lower: string, lemma: string, prev: string | undefined, capitalizedInside: boolean): number {
+export function partOfSpeechGuess(
+  data: LanguageData,
+  language: Language,
+  lower: string,
+  lemma: string,
+  prev: string | undefined,
+  capitalizedInside: boolean,
+): number {
   if (language === 'ja') return 0;
   if (language === 'en') {
     if (prev !== undefined && EN_DETERMINERS.has(prev)) return FLAG.NOUN | FLAG.ADJ;
@@ -191,7 +388,9 @@ export function partOfSpeechGuess(data: LanguageData, language: Language, lower:
 }
 
 export function segment(text: string, data: LanguageData): Span[] {
-  return data.language === 'ja' ? segmentJapanese(text, data) : segmentAlphabetic(text, 0, text.length, data.language, data);
+  return data.language === 'ja'
+    ? segmentJapanese(text, data)
+    : segmentAlphabetic(text, 0, text.length, data.language, data);
 }
 
 export interface TokenizeOptions {
@@ -306,13 +505,18 @@ function contextToken(data: LanguageData, w: WordInfo, ctx: number): string {
     case 'de': {
       // Sentence-initial capitals are positional: try the lower-case form first there.
       const initial = (ctx & CTX_DE_INITIAL) !== 0;
-      const lemma = lemmaLexicon(data, initial ? [lower, w.aposString] : [w.aposString, lower], (ctx & CTX_DE_NOUN) !== 0);
+      const lemma = lemmaLexicon(
+        data,
+        initial ? [lower, w.aposString] : [w.aposString, lower],
+        (ctx & CTX_DE_NOUN) !== 0,
+      );
       token = lemma ?? germanComparative(data, lower) ?? (w.upper && !initial ? w.aposString : lower);
       break;
     }
     case 'fr':
       // s' before il/ils is the conjunction si ("s'il"), otherwise the pronoun se.
-      token = ctx & CTX_FR_S_IL && lower === "s'" ? 'si' : (lemmaLexicon(data, [lower], (ctx & CTX_FR_NOUN) !== 0) ?? lower);
+      token =
+        ctx & CTX_FR_S_IL && lower === "s'" ? 'si' : (lemmaLexicon(data, [lower], (ctx & CTX_FR_NOUN) !== 0) ?? lower);
       break;
     default:
       // ja: the surface form (tokenizeWith sets it without asking here).
@@ -340,7 +544,12 @@ export function tokenize(text: string, data: LanguageData, options: TokenizeOpti
 }
 
 /** tokenize with the given word cache; null computes every form afresh (the reference of the cache's test). */
-export function tokenizeWith(text: string, data: LanguageData, withSynonyms: boolean, cache: Map<string, WordInfo> | null): Tokenization {
+export function tokenizeWith(
+  text: string,
+  data: LanguageData,
+  withSynonyms: boolean,
+  cache: Map<string, WordInfo> | null,
+): Tokenization {
   const spans = segment(text, data);
   const language: Language = data.language;
   const n = spans.length;
@@ -393,9 +602,18 @@ export function tokenizeWith(text: string, data: LanguageData, withSynonyms: boo
       // Content words only: no synonyms for stop words, pronouns, auxiliaries, numbers.
       const closed = isStop || ((w.flags | data.flagsOf(data.find(token))) & CLOSED) !== 0 || /\p{N}/u.test(string);
       const synKeys = language === 'ja' ? [string] : [token, lower];
-      synonyms = closed ? [] : synonymsFor(data, synKeys, token, partOfSpeechGuess(data, language, lower, token, prev, capitalizedInside));
+      synonyms = closed
+        ? []
+        : synonymsFor(data, synKeys, token, partOfSpeechGuess(data, language, lower, token, prev, capitalizedInside));
     }
-    tokens[k] = { string, token, indexStart: sp.start, indexEnd: sp.end, isStop, synonyms: synonyms === NO_SYNONYMS ? [] : synonyms };
+    tokens[k] = {
+      string,
+      token,
+      indexStart: sp.start,
+      indexEnd: sp.end,
+      isStop,
+      synonyms: synonyms === NO_SYNONYMS ? [] : synonyms,
+    };
   }
   return { tokenCount: n, tokens };
 }

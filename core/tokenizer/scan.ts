@@ -48,7 +48,11 @@ const CLASS = new Uint8Array(TABLE_SIZE).fill(COMPLEX);
   set(0x09, 0x0d, SPACE);
   CLASS[0x20] = SPACE;
   // Latin-1 punctuation and symbols that are plain Word_Break Other: ¡ ¢ £ ¤ ¥ ¦ § ¨ © « ¬ ® ¯ ° ± ´ ¶ » ¿ × ÷
-  for (const c of [0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8, 0xa9, 0xab, 0xac, 0xae, 0xaf, 0xb0, 0xb1, 0xb4, 0xb6, 0xbb, 0xbf, 0xd7, 0xf7]) CLASS[c] = OTHER;
+  for (const c of [
+    0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8, 0xa9, 0xab, 0xac, 0xae, 0xaf, 0xb0, 0xb1, 0xb4, 0xb6, 0xbb, 0xbf,
+    0xd7, 0xf7,
+  ])
+    CLASS[c] = OTHER;
   CLASS[0xb7] = MID_LETTER;
   // ª µ º are letters (Word_Break ALetter).
   CLASS[0xaa] = LETTER;
@@ -64,7 +68,19 @@ function classOf(c: number): number {
   if (c < TABLE_SIZE) return CLASS[c]!;
   if (c === 0x2019 || c === 0x2018) return MID_NUM_LET;
   // ‐ ‑ ‒ – — ― “ ” „ † ‡ • … ‰ ‹ › €
-  if ((c >= 0x2010 && c <= 0x2015) || (c >= 0x201c && c <= 0x201e) || c === 0x2020 || c === 0x2021 || c === 0x2022 || c === 0x2026 || c === 0x2030 || c === 0x2039 || c === 0x203a || c === 0x20ac) return OTHER;
+  if (
+    (c >= 0x2010 && c <= 0x2015) ||
+    (c >= 0x201c && c <= 0x201e) ||
+    c === 0x2020 ||
+    c === 0x2021 ||
+    c === 0x2022 ||
+    c === 0x2026 ||
+    c === 0x2030 ||
+    c === 0x2039 ||
+    c === 0x203a ||
+    c === 0x20ac
+  )
+    return OTHER;
   return COMPLEX;
 }
 
@@ -118,12 +134,23 @@ function scanChunk(text: string, from: number, to: number, out: Span[]): void {
  * letter or digit, in `locale`) on the same range; `fallback` runs only on chunks the scanner
  * does not cover.
  */
-export function scanWords(text: string, from: number, to: number, locale: string, fallback: (from: number, to: number) => Span[]): Span[] {
+export function scanWords(
+  text: string,
+  from: number,
+  to: number,
+  locale: string,
+  fallback: (from: number, to: number) => Span[],
+): Span[] {
   return scannerAgrees(locale) ? scanWordsUnchecked(text, from, to, fallback) : fallback(from, to);
 }
 
 /** scanWords without the agreement check (the check itself, tests). */
-export function scanWordsUnchecked(text: string, from: number, to: number, fallback: (from: number, to: number) => Span[]): Span[] {
+export function scanWordsUnchecked(
+  text: string,
+  from: number,
+  to: number,
+  fallback: (from: number, to: number) => Span[],
+): Span[] {
   const out: Span[] = [];
   let complexFrom = -1;
   let complexTo = -1;
@@ -174,7 +201,9 @@ export function probeText(): string {
   const parts: string[] = [];
   for (const a of PROBE_CHARS) for (const b of PROBE_CHARS) parts.push(a + b);
   for (const a of PROBE_SIDES) for (const m of PROBE_MIDS) for (const b of PROBE_SIDES) parts.push(a + m + b);
-  parts.push("a.b.c.d e:f:g 1.2,3;4 a1.b2 x_y_1 don't l'été rock'n'roll U.S.A. 3.14. a..b 1,,2 __ _a a_ 1_000 Straße œuvre");
+  parts.push(
+    "a.b.c.d e:f:g 1.2,3;4 a1.b2 x_y_1 don't l'été rock'n'roll U.S.A. 3.14. a..b 1,,2 __ _a a_ 1_000 Straße œuvre",
+  );
   return parts.join(' ');
 }
 
@@ -186,16 +215,19 @@ export function scannerAgrees(locale: string): boolean {
   const text = probeText();
   ok = true;
   // In pieces of at most 512 characters cut at spaces, like every other input of Intl.Segmenter here (segment.ts icuWords).
-  for (let from = 0; from < text.length && ok; ) {
+  for (let from = 0; from < text.length && ok;) {
     let to = Math.min(text.length, from + 512);
     while (to < text.length && text[to] !== ' ') to--;
     const piece = text.slice(from, to);
     const reference: Span[] = [];
     for (const s of segmenter.segment(piece)) {
-      if (s.isWordLike && /[\p{L}\p{N}]/u.test(s.segment)) reference.push({ start: s.index, end: s.index + s.segment.length });
+      if (s.isWordLike && /[\p{L}\p{N}]/u.test(s.segment))
+        reference.push({ start: s.index, end: s.index + s.segment.length });
     }
     const ours = scanWordsUnchecked(piece, 0, piece.length, () => []);
-    ok = ours.length === reference.length && ours.every((sp, i) => sp.start === reference[i]!.start && sp.end === reference[i]!.end);
+    ok =
+      ours.length === reference.length &&
+      ours.every((sp, i) => sp.start === reference[i]!.start && sp.end === reference[i]!.end);
     from = to + 1;
   }
   agreement.set(locale, ok);

@@ -18,7 +18,8 @@ export interface Span {
 // Linear: every repetition is bounded where a start position could otherwise scan far and fail
 // (RFC 5321/1035 limits: local part 64, label 63, 127 labels), so a 100,000-character run without
 // white space costs a bounded amount of work per position instead of a scan to its end.
-const URL_RE = /(?:\b(?:https?|ftp):\/\/|\bwww\.)[^\s<>"'`{}|\\^[\]]+|[\p{L}\p{N}._%+-]{1,64}@(?:[\p{L}\p{N}-]{1,63}\.){1,127}\p{L}{2,}/giu;
+const URL_RE =
+  /(?:\b(?:https?|ftp):\/\/|\bwww\.)[^\s<>"'`{}|\\^[\]]+|[\p{L}\p{N}._%+-]{1,64}@(?:[\p{L}\p{N}-]{1,63}\.){1,127}\p{L}{2,}/giu;
 const URL_ONLY_RE = /(?:\b(?:https?|ftp):\/\/|\bwww\.)[^\s<>"'`{}|\\^[\]]+/giu;
 const TRAILING = new Set(['.', ',', ';', ':', '!', '?', ')', ']', '}', "'", '"', '»', '’', '”']);
 
@@ -33,7 +34,27 @@ const APOS = /['\u2019]/;
 const HAS_WORD_CHAR = /[\p{L}\p{N}]/u;
 
 const FR_ELISION = /(?:qu|jusqu|lorsqu|puisqu|quoiqu|presqu|[ldjmnstc])['\u2019](?=[\p{L}\p{N}])/iuy;
-const FR_CLITICS = new Set(['je', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles', 'ce', 'moi', 'toi', 'le', 'la', 'les', 'lui', 'leur', 'y', 'en']);
+const FR_CLITICS = new Set([
+  'je',
+  'tu',
+  'il',
+  'elle',
+  'on',
+  'nous',
+  'vous',
+  'ils',
+  'elles',
+  'ce',
+  'moi',
+  'toi',
+  'le',
+  'la',
+  'les',
+  'lui',
+  'leur',
+  'y',
+  'en',
+]);
 const EN_NT = /n['\u2019]t$/i;
 const EN_CLITIC = /['\u2019](?:s|m|d|ll|re|ve)$/i;
 
@@ -108,7 +129,8 @@ export function icuWords(text: string, from: number, to: number, locale: string)
       end = start + cut;
       for (const s of segments) {
         if (s.index >= cut) break;
-        if (s.isWordLike && HAS_WORD_CHAR.test(s.segment)) emit(start + s.index, start + Math.min(cut, s.index + s.segment.length));
+        if (s.isWordLike && HAS_WORD_CHAR.test(s.segment))
+          emit(start + s.index, start + Math.min(cut, s.index + s.segment.length));
       }
       // One segment filled the whole window: the word goes on in the next window (joined there).
       forced = last <= 0;
@@ -215,7 +237,13 @@ function joinHyphens(text: string, spans: Span[], language: Language, data: Lang
 const ICU_LOCALE: Record<Language, string> = { en: 'en', de: 'de', fr: 'fr', ja: 'en' };
 
 /** Segments a text without Japanese script. */
-export function segmentAlphabetic(text: string, from: number, to: number, language: Language, data: LanguageData | null): Span[] {
+export function segmentAlphabetic(
+  text: string,
+  from: number,
+  to: number,
+  language: Language,
+  data: LanguageData | null,
+): Span[] {
   const urls = urlSpans(text.slice(from, to)).map((u) => ({ start: u.start + from, end: u.end + from }));
   const out: Span[] = [];
   let pos = from;
@@ -240,7 +268,8 @@ export function segmentAlphabetic(text: string, from: number, to: number, langua
 // ---------------------------------------------------------------------------------------
 // Japanese
 
-const JA_CHAR = /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}\u30fc\u3005\u3006\u30f5\u30f6\uff70\uff9e\uff9f]/u;
+const JA_CHAR =
+  /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}\u30fc\u3005\u3006\u30f5\u30f6\uff70\uff9e\uff9f]/u;
 const KATAKANA = /^[\p{Script=Katakana}\u30fc\uff70\uff9e\uff9f]+$/u;
 
 function ctype(ch: string): string {
@@ -276,7 +305,11 @@ function tinySegment(chars: string[], model: SegmenterModel): number[] {
     score += get('TC1', c1 + c2 + c3) + get('TC2', c2 + c3 + c4) + get('TC3', c3 + c4 + c5) + get('TC4', c4 + c5 + c6);
     score += get('UQ1', p1 + c1) + get('UQ2', p2 + c2) + get('UQ3', p3 + c3);
     score += get('BQ1', p2 + c2 + c3) + get('BQ2', p2 + c3 + c4) + get('BQ3', p3 + c2 + c3) + get('BQ4', p3 + c3 + c4);
-    score += get('TQ1', p2 + c1 + c2 + c3) + get('TQ2', p2 + c2 + c3 + c4) + get('TQ3', p3 + c1 + c2 + c3) + get('TQ4', p3 + c2 + c3 + c4);
+    score +=
+      get('TQ1', p2 + c1 + c2 + c3) +
+      get('TQ2', p2 + c2 + c3 + c4) +
+      get('TQ3', p3 + c1 + c2 + c3) +
+      get('TQ4', p3 + c2 + c3 + c4);
     let p = 'O';
     if (score > 0) {
       cuts.push(i - 3); // boundary before chars[i - 3]
@@ -292,7 +325,7 @@ function tinySegment(chars: string[], model: SegmenterModel): number[] {
 function segmentJapaneseRun(text: string, from: number, to: number, model: SegmenterModel, data: LanguageData): Span[] {
   const chars: string[] = [];
   const starts: number[] = [];
-  for (let i = from; i < to; ) {
+  for (let i = from; i < to;) {
     const cp = text.codePointAt(i)!;
     const len = cp > 0xffff ? 2 : 1;
     chars.push(text.slice(i, i + len));
@@ -313,7 +346,12 @@ function segmentJapaneseRun(text: string, from: number, to: number, model: Segme
   const merged: Span[] = [];
   for (const sp of spans) {
     const prev = merged[merged.length - 1];
-    if (prev && prev.end === sp.start && KATAKANA.test(text.slice(prev.start, prev.end)) && KATAKANA.test(text.slice(sp.start, sp.end))) {
+    if (
+      prev &&
+      prev.end === sp.start &&
+      KATAKANA.test(text.slice(prev.start, prev.end)) &&
+      KATAKANA.test(text.slice(sp.start, sp.end))
+    ) {
       prev.end = sp.end;
     } else merged.push({ ...sp });
   }
@@ -360,7 +398,10 @@ export function segmentJapanese(text: string, data: LanguageData): Span[] {
       i += c > 0xffff ? 2 : 1;
     }
     // Loops, not push(...spans): spreading tens of thousands of spans overflows the call stack.
-    for (const sp of isJa ? segmentJapaneseRun(text, start, i, model, data) : segmentAlphabetic(text, start, i, 'ja', null)) out.push(sp);
+    for (const sp of isJa
+      ? segmentJapaneseRun(text, start, i, model, data)
+      : segmentAlphabetic(text, start, i, 'ja', null))
+      out.push(sp);
   }
   return out;
 }

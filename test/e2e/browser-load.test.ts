@@ -38,7 +38,9 @@ afterAll(async () => {
 
 /** The word at a row of the built default model (the head holds rows 0..49,999). */
 function wordAtRow(row: number): string {
-  const parsed = parseArtifact(new Uint8Array(fs.readFileSync(path.join(ROOT, 'build', 'generated', 'models', `${MODEL}.emb`))));
+  const parsed = parseArtifact(
+    new Uint8Array(fs.readFileSync(path.join(ROOT, 'build', 'generated', 'models', `${MODEL}.emb`))),
+  );
   return decodeWord(parsed.vocab, parsed.wordOffsets, row);
 }
 
@@ -63,8 +65,18 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     };
     context.on('response', onResponse);
     const rare = wordAtRow(120_000);
-    const inHead = { texts: ['The river winds through the quiet forest below the mountain.'], embeddingModelId: MODEL, dimensions: [{ id: 1, type: 'manual', words: ['forest', 'river'] }], mapperKeys: ['sentiment_valence'] };
-    const pastHead = { texts: [`A ${rare} near the river.`], embeddingModelId: MODEL, dimensions: [{ id: 1, type: 'manual', words: ['forest', rare] }], goalConfig: { dimensions: [{ id: 1, weight: 1 }] } };
+    const inHead = {
+      texts: ['The river winds through the quiet forest below the mountain.'],
+      embeddingModelId: MODEL,
+      dimensions: [{ id: 1, type: 'manual', words: ['forest', 'river'] }],
+      mapperKeys: ['sentiment_valence'],
+    };
+    const pastHead = {
+      texts: [`A ${rare} near the river.`],
+      embeddingModelId: MODEL,
+      dimensions: [{ id: 1, type: 'manual', words: ['forest', rare] }],
+      goalConfig: { dimensions: [{ id: 1, weight: 1 }] },
+    };
     const partial = await page.evaluate(
       async ({ tok, m, a, b }) => {
         const pg = (window as any).playground;
@@ -72,8 +84,12 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
         (window as any).__progressive = s;
         await s.evictModel(m);
         (window as any).__finals = [];
-        const first = await s.textScores(a, { onFinal: (f: unknown) => (window as any).__finals.push({ which: 'inHead', f }) });
-        const second = await s.textScores(b, { onFinal: (f: unknown) => (window as any).__finals.push({ which: 'pastHead', f }) });
+        const first = await s.textScores(a, {
+          onFinal: (f: unknown) => (window as any).__finals.push({ which: 'inHead', f }),
+        });
+        const second = await s.textScores(b, {
+          onFinal: (f: unknown) => (window as any).__finals.push({ which: 'pastHead', f }),
+        });
         return { first: JSON.stringify(first), second: JSON.stringify(second), status: await s.status() };
       },
       { tok: token, m: MODEL, a: inHead, b: pastHead },
@@ -82,7 +98,8 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     expect(model).toMatchObject({ state: 'partial', rows: 50_000 });
     expect(model.vocabularySize).toBeGreaterThan(50_000);
     const api = createClient({ baseUrl: server!.url, token });
-    const viaApi = async (body: unknown) => JSON.stringify(await api.textScores(body as never, { workspaceId: 'ws_demo' }));
+    const viaApi = async (body: unknown) =>
+      JSON.stringify(await api.textScores(body as never, { workspaceId: 'ws_demo' }));
     // Only head rows were read: the partial answer is already the API's.
     expect(partial.first).toBe(await viaApi(inHead));
     // The rare word is not in the head: a different, partial answer...
@@ -90,13 +107,21 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     expect(partial.second).not.toBe(apiPast);
 
     release();
-    await page.waitForFunction(() => (window as any).__finals.some((f: { which: string }) => f.which === 'pastHead'), null, { timeout: 300_000 });
-    const after = await page.evaluate(async () => ({ finals: (window as any).__finals, status: await (window as any).__progressive.status() }));
+    await page.waitForFunction(
+      () => (window as any).__finals.some((f: { which: string }) => f.which === 'pastHead'),
+      null,
+      { timeout: 300_000 },
+    );
+    const after = await page.evaluate(async () => ({
+      finals: (window as any).__finals,
+      status: await (window as any).__progressive.status(),
+    }));
     // ...followed by the complete model's, equal to the API's (an in-head answer is final already).
     const past = after.finals.find((f: { which: string }) => f.which === 'pastHead');
     expect(past.f.changed).toBe(true);
     expect(JSON.stringify(past.f.response)).toBe(apiPast);
-    for (const f of after.finals.filter((x: { which: string }) => x.which === 'inHead')) expect(f.f.changed).toBe(false);
+    for (const f of after.finals.filter((x: { which: string }) => x.which === 'inHead'))
+      expect(f.f.changed).toBe(false);
     expect(heldBack).toBe(1);
     // wrangler dev (workerd) sent the language data and the bundles gzipped; Chromium decoded them
     // (the scorer verified the decoded bodies' SHA-256 and answered with the API's JSON above).
@@ -111,8 +136,13 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
       const decoded = (await res.body()).byteLength;
       expect(sizes.responseBodySize, res.url()).toBeLessThan(decoded);
     }
-    expect((await lang!.body()).byteLength).toBe(fs.statSync(path.join(ROOT, 'build', 'generated', 'lang', 'en.bin')).size);
-    expect(after.status.models.find((x: { id: string }) => x.id === MODEL)).toMatchObject({ state: 'complete', rows: model.vocabularySize });
+    expect((await lang!.body()).byteLength).toBe(
+      fs.statSync(path.join(ROOT, 'build', 'generated', 'lang', 'en.bin')).size,
+    );
+    expect(after.status.models.find((x: { id: string }) => x.id === MODEL)).toMatchObject({
+      state: 'complete',
+      rows: model.vocabularySize,
+    });
     await context.unroute(fullArtifact);
   }, 600_000);
 
@@ -163,4 +193,3 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     expect(r.cached.find((c: { id: string }) => c.id === MODEL)?.sha256).toBe(res.headers.get('x-content-sha256'));
   }, 300_000);
 });
-

@@ -38,7 +38,14 @@ beforeAll(async () => {
   // A stored dimension for dimensions of type `dimension` (the state directory persists: 409 = already there).
   const admin = createClient({ baseUrl: server.url, token: await adminToken() });
   const created = await admin
-    .call((raw, init) => raw.POST('/api/admin/v1/dimensions', { ...init, body: { id: 4242, name: 'weather', language: 'en', words: ['rain', 'storm', 'snow', 'wind'] } }), 'POST')
+    .call(
+      (raw, init) =>
+        raw.POST('/api/admin/v1/dimensions', {
+          ...init,
+          body: { id: 4242, name: 'weather', language: 'en', words: ['rain', 'storm', 'snow', 'wind'] },
+        }),
+      'POST',
+    )
     .then(
       () => 201,
       (err: unknown) => (err instanceof ApiProblem ? err.status : Promise.reject(err)),
@@ -49,7 +56,9 @@ beforeAll(async () => {
   ({ context, page } = browser);
   await page.fill('#token', token);
   await page.dispatchEvent('#token', 'change');
-  await page.waitForFunction(() => (document.querySelector('#model') as HTMLSelectElement).options.length > 0, null, { timeout: 60_000 });
+  await page.waitForFunction(() => (document.querySelector('#model') as HTMLSelectElement).options.length > 0, null, {
+    timeout: 60_000,
+  });
 }, 600_000);
 
 afterAll(async () => {
@@ -72,7 +81,13 @@ function requests(): Array<{ name: string; call: Call }> {
   ];
   const dims = [
     { id: 1, type: 'manual', name: 'nature', words: ['forest', 'river', 'mountain', 'ocean'] },
-    { id: 2, type: 'axis', name: 'mood', words: ['good', 'happy', 'excellent'], oppositeWords: ['bad', 'sad', 'terrible'] },
+    {
+      id: 2,
+      type: 'axis',
+      name: 'mood',
+      words: ['good', 'happy', 'excellent'],
+      oppositeWords: ['bad', 'sad', 'terrible'],
+    },
     { id: 4242, type: 'dimension', words: ['hail'] },
     { id: 5, type: 'manual', words: ['qqqzzzx', 'xxyyzzq'] },
   ];
@@ -94,48 +109,149 @@ function requests(): Array<{ name: string; call: Call }> {
     ...(normalization ? { normalization } : {}),
   });
   const out: Array<{ name: string; call: Call }> = [
-    { name: 'text-scores without goal', call: { kind: 'textScores', body: { texts, embeddingModelId: MODEL, dimensions: dims, mapperKeys } } },
-    { name: 'text-scores goal (default normalization)', call: { kind: 'textScores', body: { texts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, goalConfig: goal() } } },
+    {
+      name: 'text-scores without goal',
+      call: { kind: 'textScores', body: { texts, embeddingModelId: MODEL, dimensions: dims, mapperKeys } },
+    },
+    {
+      name: 'text-scores goal (default normalization)',
+      call: {
+        kind: 'textScores',
+        body: { texts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, goalConfig: goal() },
+      },
+    },
   ];
   for (const n of ['none', 'zscore', 'percentile']) {
-    out.push({ name: `text-scores goal ${n}`, call: { kind: 'textScores', body: { texts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, goalConfig: goal(n) } } });
+    out.push({
+      name: `text-scores goal ${n}`,
+      call: {
+        kind: 'textScores',
+        body: { texts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, goalConfig: goal(n) },
+      },
+    });
   }
   out.push(
     {
       name: 'word-scores whitelist, seedScore null',
       call: {
         kind: 'wordScores',
-        body: { seedWords: ['happy', 'joy'], whitelistWords: ['delight', 'misery', 'table', 'Cheerful', 'notaword123x', 'sad'], embeddingModelId: MODEL, seedScore: null, dimensions: dims.slice(0, 3), mapperKeys },
+        body: {
+          seedWords: ['happy', 'joy'],
+          whitelistWords: ['delight', 'misery', 'table', 'Cheerful', 'notaword123x', 'sad'],
+          embeddingModelId: MODEL,
+          seedScore: null,
+          dimensions: dims.slice(0, 3),
+          mapperKeys,
+        },
       },
     },
     {
       name: 'word-scores whitelist, no seeds in vocabulary',
-      call: { kind: 'wordScores', body: { seedWords: ['qqqzzzx'], whitelistWords: ['delight', 'misery'], embeddingModelId: MODEL, seedScore: 0.7 } },
+      call: {
+        kind: 'wordScores',
+        body: {
+          seedWords: ['qqqzzzx'],
+          whitelistWords: ['delight', 'misery'],
+          embeddingModelId: MODEL,
+          seedScore: 0.7,
+        },
+      },
     },
     {
       name: 'word-scores find mode, seedScore 0.5, rank cutoff',
-      call: { kind: 'wordScores', body: { seedWords: ['ocean', 'river', 'lake'], embeddingModelId: MODEL, limit: 25, wordrankLimit: 20000, seedScore: 0.5, dimensions: dims.slice(0, 2), mapperKeys: ['afinn_valence'] } },
+      call: {
+        kind: 'wordScores',
+        body: {
+          seedWords: ['ocean', 'river', 'lake'],
+          embeddingModelId: MODEL,
+          limit: 25,
+          wordrankLimit: 20000,
+          seedScore: 0.5,
+          dimensions: dims.slice(0, 2),
+          mapperKeys: ['afinn_valence'],
+        },
+      },
     },
     {
       name: 'word-scores find mode, seedScore -1, defaults',
-      call: { kind: 'wordScores', body: { seedWords: ['computer', 'software'], embeddingModelId: MODEL, seedScore: -1 } },
+      call: {
+        kind: 'wordScores',
+        body: { seedWords: ['computer', 'software'], embeddingModelId: MODEL, seedScore: -1 },
+      },
     },
-    { name: 'similarity matrix', call: { kind: 'similarityMatrix', model: MODEL, body: { words: ['king', 'queen', 'notaword123x', 'apple', 'king', 'Banana'] } } },
-    { name: 'word availabilities', call: { kind: 'wordAvailabilities', model: MODEL, body: { words: ['apple', 'notaword123x', 'Banana', ' river '] } } },
+    {
+      name: 'similarity matrix',
+      call: {
+        kind: 'similarityMatrix',
+        model: MODEL,
+        body: { words: ['king', 'queen', 'notaword123x', 'apple', 'king', 'Banana'] },
+      },
+    },
+    {
+      name: 'word availabilities',
+      call: {
+        kind: 'wordAvailabilities',
+        model: MODEL,
+        body: { words: ['apple', 'notaword123x', 'Banana', ' river '] },
+      },
+    },
     {
       name: 'word availabilities with whitelist',
-      call: { kind: 'wordAvailabilities', model: MODEL, body: { words: ['apple', 'banana', 'river'], whitelistWords: ['apple', 'RIVER'] } },
+      call: {
+        kind: 'wordAvailabilities',
+        model: MODEL,
+        body: { words: ['apple', 'banana', 'river'], whitelistWords: ['apple', 'RIVER'] },
+      },
     },
     { name: 'autocomplete', call: { kind: 'autocomplete', body: { word: 'comp', embeddingModelId: MODEL } } },
-    { name: 'autocomplete with whitelist', call: { kind: 'autocomplete', body: { word: 'Ap', embeddingModelId: MODEL, whitelistWords: ['apple', 'apply', 'banana', 'April'] } } },
-    { name: 'tokenize en', call: { kind: 'tokenize', body: { language: 'en', text: "The children don't like rainy days; they're running to the U.S. embassy." } } },
-    { name: 'tokenize ja', call: { kind: 'tokenize', body: { language: 'JA', text: '東京都に住んでいる猫はとても可愛いです。' } } },
+    {
+      name: 'autocomplete with whitelist',
+      call: {
+        kind: 'autocomplete',
+        body: { word: 'Ap', embeddingModelId: MODEL, whitelistWords: ['apple', 'apply', 'banana', 'April'] },
+      },
+    },
+    {
+      name: 'tokenize en',
+      call: {
+        kind: 'tokenize',
+        body: { language: 'en', text: "The children don't like rainy days; they're running to the U.S. embassy." },
+      },
+    },
+    {
+      name: 'tokenize ja',
+      call: { kind: 'tokenize', body: { language: 'JA', text: '東京都に住んでいる猫はとても可愛いです。' } },
+    },
   );
   // Composition rules with explanations, and the plain mean with explanations (issue 13).
-  const ruleTexts = [...texts, "It isn't bad at all, but the staff were not FRIENDLY!!! :( 😍", 'Der Film war nicht gut, aber sehr schön.'];
+  const ruleTexts = [
+    ...texts,
+    "It isn't bad at all, but the staff were not FRIENDLY!!! :( 😍",
+    'Der Film war nicht gut, aber sehr schön.',
+  ];
   out.push(
-    { name: 'text-scores explain (rules)', call: { kind: 'textScores', body: { texts: ruleTexts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, explain: true } } },
-    { name: 'text-scores explain (mean)', call: { kind: 'textScores', body: { texts: ruleTexts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, composition: 'mean', explain: true, goalConfig: goal('zscore') } } },
+    {
+      name: 'text-scores explain (rules)',
+      call: {
+        kind: 'textScores',
+        body: { texts: ruleTexts, embeddingModelId: MODEL, dimensions: dims, mapperKeys, explain: true },
+      },
+    },
+    {
+      name: 'text-scores explain (mean)',
+      call: {
+        kind: 'textScores',
+        body: {
+          texts: ruleTexts,
+          embeddingModelId: MODEL,
+          dimensions: dims,
+          mapperKeys,
+          composition: 'mean',
+          explain: true,
+          goalConfig: goal('zscore'),
+        },
+      },
+    },
   );
   return out;
 }
@@ -169,7 +285,10 @@ async function both(call: Call): Promise<{ api: { ok: boolean; raw: string }; of
 describe('offline scorer parity with the API (Chromium)', () => {
   it('the Web Worker runs the same kernels.wasm bytes as the Worker build', async () => {
     const sha = await page.evaluate(() => (window as any).playground.offline().kernelsSha256());
-    const expected = fs.readFileSync(path.join(ROOT, 'build', 'generated', 'kernels.wasm.sha256'), 'utf8').trim().split(/\s+/)[0];
+    const expected = fs
+      .readFileSync(path.join(ROOT, 'build', 'generated', 'kernels.wasm.sha256'), 'utf8')
+      .trim()
+      .split(/\s+/)[0];
     expect(sha).toBe(expected);
   });
 
@@ -192,8 +311,12 @@ describe('offline scorer parity with the API (Chromium)', () => {
     expect(zs.data[0].goalScore).not.toBe(pc.data[0].goalScore);
     const wl = JSON.parse((await both(reqs[5].call)).api.raw);
     expect(wl.data.every((w: { goalScore: unknown }) => w.goalScore === null)).toBe(true);
-    const explained = JSON.parse((await both(reqs.find((r) => r.name === 'text-scores explain (rules)')!.call)).api.raw);
-    const rules = explained.data[5].explanation.mappers.sentiment_valence.tokens.flatMap((t: { rules: string[] }) => t.rules);
+    const explained = JSON.parse(
+      (await both(reqs.find((r) => r.name === 'text-scores explain (rules)')!.call)).api.raw,
+    );
+    const rules = explained.data[5].explanation.mappers.sentiment_valence.tokens.flatMap(
+      (t: { rules: string[] }) => t.rules,
+    );
     expect(rules).toEqual(expect.arrayContaining(['negated', 'contrast', 'caps', 'exclamation', 'emoticon', 'emoji']));
     const find = JSON.parse((await both(reqs[7].call)).api.raw);
     expect(find.data.length).toBe(25);
@@ -204,8 +327,19 @@ describe('offline scorer parity with the API (Chromium)', () => {
     const bad: Call[] = [
       { kind: 'textScores', body: { texts: 'not an array', embeddingModelId: MODEL } },
       { kind: 'textScores', body: { texts: ['a'], embeddingModelId: MODEL, mapperKeys: ['nope_x'] } },
-      { kind: 'textScores', body: { texts: ['a'], embeddingModelId: MODEL, dimensions: [{ id: 999_999, type: 'dimension' }] } },
-      { kind: 'textScores', body: { texts: ['a'], embeddingModelId: MODEL, dimensions: [{ id: 1, type: 'manual', words: ['a'] }], goalConfig: { dimensions: [{ id: 2, weight: 1 }] } } },
+      {
+        kind: 'textScores',
+        body: { texts: ['a'], embeddingModelId: MODEL, dimensions: [{ id: 999_999, type: 'dimension' }] },
+      },
+      {
+        kind: 'textScores',
+        body: {
+          texts: ['a'],
+          embeddingModelId: MODEL,
+          dimensions: [{ id: 1, type: 'manual', words: ['a'] }],
+          goalConfig: { dimensions: [{ id: 2, weight: 1 }] },
+        },
+      },
       { kind: 'wordScores', body: { seedWords: ['a'], embeddingModelId: MODEL, limit: 5000 } },
       { kind: 'tokenize', body: { language: 'xx', text: 'hello' } },
     ];
@@ -232,7 +366,9 @@ describe('downloads are verified before they are cached', () => {
       body[body.length >> 1] ^= 0xff;
       tampered++;
       // The body is the decoded one (the service gzips language data): send it without the encoding.
-      const headers = Object.fromEntries(Object.entries(res.headers()).filter(([k]) => k !== 'content-encoding' && k !== 'content-length'));
+      const headers = Object.fromEntries(
+        Object.entries(res.headers()).filter(([k]) => k !== 'content-encoding' && k !== 'content-length'),
+      );
       await r.fulfill({ status: res.status(), headers, body });
     });
     const text = "L'homme et les enfants aiment l'été.";
@@ -275,7 +411,10 @@ describe('downloads are verified before they are cached', () => {
 
 const DE_MODEL = 'de-aligned-glove-6b-100d';
 const deBuilt = fs.existsSync(path.join(ROOT, 'build', 'generated', 'models', `${DE_MODEL}.emb`));
-if (!deBuilt) console.warn(`[e2e] German parity skipped: ${DE_MODEL} is not built (the aligned models need apt-get: Debian/Ubuntu as root)`);
+if (!deBuilt)
+  console.warn(
+    `[e2e] German parity skipped: ${DE_MODEL} is not built (the aligned models need apt-get: Debian/Ubuntu as root)`,
+  );
 
 describe.skipIf(!deBuilt)('German request parity (aligned model, Chromium)', () => {
   it('the offline scorer answers German requests with the API’s JSON, cross-lingual seeds included', async () => {
@@ -284,17 +423,32 @@ describe.skipIf(!deBuilt)('German request parity (aligned model, Chromium)', () 
         kind: 'textScores',
         body: {
           embeddingModelId: DE_MODEL,
-          texts: ['Die Kinder spielen fröhlich auf dem Kinderspielplatz im Wald.', 'Ein trauriger, verregneter Tag: der Zug fiel aus.'],
+          texts: [
+            'Die Kinder spielen fröhlich auf dem Kinderspielplatz im Wald.',
+            'Ein trauriger, verregneter Tag: der Zug fiel aus.',
+          ],
           mapperKeys: ['sentiment_valence'],
           // German seeds and English seeds the German model lacks (looked up in the English companion).
           dimensions: [
             { id: 1, type: 'manual', words: ['Wald', 'Fluss', 'Berg'] },
             { id: 2, type: 'axis', words: ['joyful', 'cheerful'], oppositeWords: ['gloomy', 'miserable'] },
           ],
-          goalConfig: { dimensions: [{ id: 1, weight: 1 }], mappers: [{ id: 'sentiment_valence', weight: 2 }], normalization: 'zscore' },
+          goalConfig: {
+            dimensions: [{ id: 1, weight: 1 }],
+            mappers: [{ id: 'sentiment_valence', weight: 2 }],
+            normalization: 'zscore',
+          },
         },
       },
-      { kind: 'wordScores', body: { embeddingModelId: DE_MODEL, seedWords: ['Hund'], whitelistWords: ['Katze', 'Steuer', 'Hundehütte'], mapperKeys: ['sentiment_valence'] } },
+      {
+        kind: 'wordScores',
+        body: {
+          embeddingModelId: DE_MODEL,
+          seedWords: ['Hund'],
+          whitelistWords: ['Katze', 'Steuer', 'Hundehütte'],
+          mapperKeys: ['sentiment_valence'],
+        },
+      },
       { kind: 'autocomplete', body: { embeddingModelId: DE_MODEL, word: 'spiel' } },
     ];
     for (const call of calls) {
@@ -324,7 +478,9 @@ describe('playground page', () => {
   async function clickAndWait(button: string, pre: string): Promise<string> {
     await page.evaluate((id) => (document.getElementById(id)!.textContent = ''), pre);
     await page.click(`#${button}`);
-    await page.waitForFunction((id) => (document.getElementById(id)!.textContent ?? '').length > 0, pre, { timeout: 120_000 });
+    await page.waitForFunction((id) => (document.getElementById(id)!.textContent ?? '').length > 0, pre, {
+      timeout: 120_000,
+    });
     return jsonOf(pre);
   }
 
@@ -341,9 +497,19 @@ describe('playground page', () => {
     await page.evaluate((m) => (window as any).playground.offline().evictModel(m), MODEL);
     await page.evaluate(() => ((window as any).playground.progressLog.length = 0));
     await page.click('.switch label:has(input[value=offline])');
-    await page.waitForFunction(() => /ready/.test(document.getElementById('status')!.textContent ?? ''), null, { timeout: 300_000 });
+    await page.waitForFunction(() => /ready/.test(document.getElementById('status')!.textContent ?? ''), null, {
+      timeout: 300_000,
+    });
     expect(await page.textContent('#status')).toContain('downloaded');
-    const progress = await page.evaluate(() => (window as any).playground.progressLog as Array<{ artifact: string; phase: string; loadedBytes: number; totalBytes: number }>);
+    const progress = await page.evaluate(
+      () =>
+        (window as any).playground.progressLog as Array<{
+          artifact: string;
+          phase: string;
+          loadedBytes: number;
+          totalBytes: number;
+        }>,
+    );
     const modelDownload = progress.filter((p) => p.artifact === 'model' && p.phase === 'download');
     expect(modelDownload.length).toBeGreaterThan(2);
     const size = fs.statSync(path.join(ROOT, 'build', 'generated', 'models', `${MODEL}.emb`)).size;
@@ -364,7 +530,9 @@ describe('playground page', () => {
     server = null;
     await context.setOffline(true);
     await page.reload();
-    await page.waitForFunction(() => /ready/.test(document.getElementById('status')!.textContent ?? ''), null, { timeout: 120_000 });
+    await page.waitForFunction(() => /ready/.test(document.getElementById('status')!.textContent ?? ''), null, {
+      timeout: 120_000,
+    });
     expect(await page.textContent('#status')).toContain('from the browser cache');
     expect(await clickAndWait('score-texts', 'texts-json')).toBe(apiTexts);
     expect(await clickAndWait('score-words', 'words-json')).toBe(apiWords);
@@ -377,13 +545,20 @@ describe('playground page', () => {
     await page.locator('#seed-words').pressSequentially('ocea');
     await page.waitForSelector('#words-section .ac-list li', { timeout: 30_000 });
     const shown = await page.locator('#words-section .ac-list li').allTextContents();
-    const expected = await page.evaluate((m) => (window as any).playground.offline().autocomplete({ word: 'ocea', embeddingModelId: m }), MODEL);
+    const expected = await page.evaluate(
+      (m) => (window as any).playground.offline().autocomplete({ word: 'ocea', embeddingModelId: m }),
+      MODEL,
+    );
     expect(shown).toEqual(expected.suggestions);
     expect(shown.length).toBeGreaterThan(0);
     // Proper nouns come capitalized ("Oceania"): the prefix matches case-insensitively.
     expect(shown.every((w) => w.toLowerCase().startsWith('ocea'))).toBe(true);
     fs.mkdirSync(RESULTS, { recursive: true });
-    await page.screenshot({ path: path.join(RESULTS, 'playground-autocomplete.png'), clip: { x: 0, y: 0, width: 1280, height: 1300 }, fullPage: true });
+    await page.screenshot({
+      path: path.join(RESULTS, 'playground-autocomplete.png'),
+      clip: { x: 0, y: 0, width: 1280, height: 1300 },
+      fullPage: true,
+    });
     await page.press('#seed-words', 'Enter');
     expect(await page.inputValue('#seed-words')).toBe(`lake, ${shown[0]}, `);
     await page.screenshot({ path: path.join(RESULTS, 'playground-offline.png'), fullPage: true });

@@ -155,7 +155,10 @@ describe('CLI parity with the API', () => {
     const list = cli(['models', 'list', ...api]);
     expect(list.status, list.stderr).toBe(0);
     // The catalog lists every model (aligned de/fr/ja too, sorted by id); the default is among them.
-    const ids = list.stdout.split('\n').filter((l) => l.trim()).map((l) => (JSON.parse(l) as { id: string }).id);
+    const ids = list.stdout
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => (JSON.parse(l) as { id: string }).id);
     expect(ids).toContain(DEFAULT_MODEL_ID);
   });
 });

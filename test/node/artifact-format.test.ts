@@ -5,13 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  ARTIFACT_FORMAT_VERSION,
-  decodeWord,
-  murmur3,
-  parseArtifact,
-  writeArtifact,
-} from '../../core/artifact';
+import { ARTIFACT_FORMAT_VERSION, decodeWord, murmur3, parseArtifact, writeArtifact } from '../../core/artifact';
 import { foldKey, VOCAB_FLAG } from '../../core/vocab-quality';
 import {
   assemble,
@@ -63,7 +57,14 @@ describe('artifact round trip', () => {
         for (let r = 0; r < n; r++) expect(decodeWord(a.vocab, a.wordOffsets, r)).toBe(words[r]);
         expect(Array.from(a.sortedIndex)).toEqual(referenceSortedIndex(words));
         const { manifest } = a;
-        expect({ ...manifest, dimensions: undefined, vocabularySize: undefined, quantization: undefined, formatVersion: undefined, checksum: undefined }).toEqual({
+        expect({
+          ...manifest,
+          dimensions: undefined,
+          vocabularySize: undefined,
+          quantization: undefined,
+          formatVersion: undefined,
+          checksum: undefined,
+        }).toEqual({
           ...input.manifest,
           dimensions: undefined,
           vocabularySize: undefined,
@@ -134,7 +135,19 @@ describe('vocabulary sections (VFLG, FIDX, ANTO)', () => {
   it('round-trips flags, sorts the folded index by foldKey and stores antonym links symmetric and sorted', () => {
     const words = ['Café', 'cafe', 'cafés', 'zebra', 'Ábaco', 'abacus', 'éclair', 'eclat', 'Straße', 'strasse'];
     const flags = Uint16Array.from(words, (_, i) => (i * 37) & 0xffff);
-    const parsed = parseArtifact(toArrayBuffer(writeArtifact({ ...makeInput(words, 5, 3), flags, antonyms: [[3, 1], [1, 3], [0, 9]] })));
+    const parsed = parseArtifact(
+      toArrayBuffer(
+        writeArtifact({
+          ...makeInput(words, 5, 3),
+          flags,
+          antonyms: [
+            [3, 1],
+            [1, 3],
+            [0, 9],
+          ],
+        }),
+      ),
+    );
     expect([...parsed.flags]).toEqual([...flags]);
     const fold = (w: string) => Buffer.from(foldKey(w), 'utf8');
     const reference = words.map((_, i) => i).sort((a, b) => Buffer.compare(fold(words[a]!), fold(words[b]!)) || a - b);
@@ -147,9 +160,15 @@ describe('vocabulary sections (VFLG, FIDX, ANTO)', () => {
   it('without flags every entry with a letter counts as a word; bad antonym rows are refused', () => {
     const ok = makeInput(['a', '12', 'b'], 4);
     const parsed = parseArtifact(toArrayBuffer(writeArtifact(ok)));
-    expect([...parsed.flags]).toEqual([VOCAB_FLAG.LETTER | VOCAB_FLAG.DICTIONARY, 0, VOCAB_FLAG.LETTER | VOCAB_FLAG.DICTIONARY]);
+    expect([...parsed.flags]).toEqual([
+      VOCAB_FLAG.LETTER | VOCAB_FLAG.DICTIONARY,
+      0,
+      VOCAB_FLAG.LETTER | VOCAB_FLAG.DICTIONARY,
+    ]);
     expect(parsed.antonyms.length).toBe(0);
-    expect(() => writeArtifact({ ...ok, antonyms: [[0, 3]] })).toThrow(/antonym pair \(0, 3\) is outside the vocabulary/);
+    expect(() => writeArtifact({ ...ok, antonyms: [[0, 3]] })).toThrow(
+      /antonym pair \(0, 3\) is outside the vocabulary/,
+    );
     expect(() => writeArtifact({ ...ok, flags: new Uint16Array(2) })).toThrow(/flags has 2 values, expected 3/);
   });
 });

@@ -277,7 +277,8 @@ describe('find, similar, tokenize, models', () => {
     expect(r.status, r.stderr).toBe(0);
     const line = r.stdout.split('\n').find((l) => l.includes('"id":"en-glove-6b-100d"'));
     expect(line).toBeDefined();
-    if (needs('models list golden line with the pattern bundle', 'pattern-mapper')) golden('models-list.jsonl', `${line}\n`);
+    if (needs('models list golden line with the pattern bundle', 'pattern-mapper'))
+      golden('models-list.jsonl', `${line}\n`);
     else {
       // Without the Debian-built pattern bundle the line is the golden one minus that bundle.
       const gold = JSON.parse(fs.readFileSync(path.join(GOLD, 'models-list.jsonl'), 'utf8'));

@@ -17,7 +17,9 @@ describe('deployable bundle', () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'deploy-dry-run-'));
     try {
       wranglerSync(['deploy', '--dry-run', '--outdir', out]);
-      const files = fs.readdirSync(out, { recursive: true, withFileTypes: true }).filter((f) => f.isFile() && !f.name.endsWith('.map'));
+      const files = fs
+        .readdirSync(out, { recursive: true, withFileTypes: true })
+        .filter((f) => f.isFile() && !f.name.endsWith('.map'));
       expect(files.some((f) => f.name === 'index.js')).toBe(true);
       let raw = 0;
       let gz = 0;

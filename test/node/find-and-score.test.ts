@@ -104,7 +104,10 @@ describe('find-and-score on cased vocabularies', () => {
   it('fills the limit even when every word comes in three casings', () => {
     const vocab = casedVocabulary(60, [3], 0, 7);
     const model = buildModel(vocab);
-    const res = scoreWords({ seedWords: [vocab.words[0]], embeddingModelId: 'cased', limit: 50 }, { index: model, mappers: [], storedDimensions: new Map() });
+    const res = scoreWords(
+      { seedWords: [vocab.words[0]], embeddingModelId: 'cased', limit: 50 },
+      { index: model, mappers: [], storedDimensions: new Map() },
+    );
     expect(res.data).toHaveLength(50);
     expect(new Set(res.data.map((d) => d.word)).size).toBe(50);
     expect(res.data.map((d) => d.word)).not.toContain(vocab.words[0].toLowerCase());

@@ -18,7 +18,22 @@ import { ROOT, QUIET_ENV } from '../../build/wrangler';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'importer-test-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const WORDS = ['the', 'of', 'Paris', 'paris', 'café', 'naïve', '日本', '😀', "don't", 'e-mail', 'x', 'zebra', 'Ölçü', 'straße'];
+const WORDS = [
+  'the',
+  'of',
+  'Paris',
+  'paris',
+  'café',
+  'naïve',
+  '日本',
+  '😀',
+  "don't",
+  'e-mail',
+  'x',
+  'zebra',
+  'Ölçü',
+  'straße',
+];
 const DIMS = 7;
 
 function randomVectors(n: number, dims: number, seed: number): Float32Array {
@@ -69,7 +84,16 @@ function writeWink(file: string, words = WORDS, vectors = VECTORS, dims = DIMS):
     vecs[w] = [...v, Math.hypot(...v), r];
   });
   // Same field order as the npm package; pretty-printed to add whitespace everywhere.
-  const json = { precision: 8, l2NormIndex: dims, wordIndex: dims + 1, size: words.length, dimensions: dims, words, vectors: vecs, unkVector: [...new Array(dims).fill(0), 0, -1] };
+  const json = {
+    precision: 8,
+    l2NormIndex: dims,
+    wordIndex: dims + 1,
+    size: words.length,
+    dimensions: dims,
+    words,
+    vectors: vecs,
+    unkVector: [...new Array(dims).fill(0), 0, -1],
+  };
   fs.writeFileSync(file, JSON.stringify(json, null, 1));
   return file;
 }
@@ -109,7 +133,19 @@ describe('importer formats', () => {
   });
 
   it('parseDecimal reads exactly what parseFloat reads', () => {
-    for (const s of ['0', '-0.5', '1e-7', '3.4028234663852886e+38', '0.1234567890123456789', '-12.5E3', '1.17549435e-38', '+7', '5.', '.5', '123456789012345678901']) {
+    for (const s of [
+      '0',
+      '-0.5',
+      '1e-7',
+      '3.4028234663852886e+38',
+      '0.1234567890123456789',
+      '-12.5E3',
+      '1.17549435e-38',
+      '+7',
+      '5.',
+      '.5',
+      '123456789012345678901',
+    ]) {
       const b = Buffer.from(s);
       expect(parseDecimal(b, 0, b.length), s).toBe(parseFloat(s));
     }
@@ -136,7 +172,11 @@ describe('importer formats', () => {
     const b = parseArtifact(readArrayBuffer(other.file));
     expect(b.manifest.id).toBe('other-id');
     expect({ ...b.manifest, id: 'x' }).toEqual({ ...a.manifest, id: 'x' });
-    expect(Buffer.from(b.rows.buffer, b.rows.byteOffset, b.rows.byteLength).equals(Buffer.from(a.rows.buffer, a.rows.byteOffset, a.rows.byteLength))).toBe(true);
+    expect(
+      Buffer.from(b.rows.buffer, b.rows.byteOffset, b.rows.byteLength).equals(
+        Buffer.from(a.rows.buffer, a.rows.byteOffset, a.rows.byteLength),
+      ),
+    ).toBe(true);
   });
 
   it('the artifact holds the input order, the normalized vectors and the catalog fields', async () => {
@@ -168,7 +208,12 @@ describe('importer formats', () => {
       dimensions: DIMS,
       vocabularySize: WORDS.length,
     });
-    expect(m.labels).toEqual({ label: 'English (United States), March 2021', languageLabel: 'English', countryLabel: 'United States', monthLabel: 'March' });
+    expect(m.labels).toEqual({
+      label: 'English (United States), March 2021',
+      languageLabel: 'English',
+      countryLabel: 'United States',
+      monthLabel: 'March',
+    });
     // The sidecar is the artifact's manifest.
     expect(JSON.parse(fs.readFileSync(res.manifestFile, 'utf8'))).toEqual(m);
   });
@@ -176,7 +221,10 @@ describe('importer formats', () => {
   it('skips duplicates (keeping the first), over-long words and malformed lines; --max-words keeps the most frequent', async () => {
     const file = path.join(dir, 'messy.txt');
     const v = (k: number) => Array.from({ length: 3 }, (_, d) => (k + d + 1) / 8).join(' ');
-    fs.writeFileSync(file, [`a ${v(1)}`, `b ${v(2)}`, `a ${v(3)}`, `${'x'.repeat(300)} ${v(4)}`, `c 0.5 0.25`, '', `d ${v(5)}`].join('\n'));
+    fs.writeFileSync(
+      file,
+      [`a ${v(1)}`, `b ${v(2)}`, `a ${v(3)}`, `${'x'.repeat(300)} ${v(4)}`, `c 0.5 0.25`, '', `d ${v(5)}`].join('\n'),
+    );
     const res = await importModel(base(file, { out: path.join(dir, 'messy.emb') }));
     expect(res.stats).toMatchObject({ kept: 3, duplicates: 1, tooLong: 1, malformed: 1 });
     const a = parseArtifact(readArrayBuffer(res.file));
@@ -195,12 +243,16 @@ describe('importer formats', () => {
   it('fails with clear errors on broken inputs and bad options', async () => {
     const badHeader = path.join(dir, 'bad.vec');
     fs.writeFileSync(badHeader, 'hello 1 2\nworld 3 4\n');
-    await expect(importModel(base(badHeader, { format: 'vec', out: path.join(dir, 'x.emb') }))).rejects.toThrow(/first line of a \.vec file must be "count dims"/);
+    await expect(importModel(base(badHeader, { format: 'vec', out: path.join(dir, 'x.emb') }))).rejects.toThrow(
+      /first line of a \.vec file must be "count dims"/,
+    );
 
     const bin = fs.readFileSync(fixtures().binC.file);
     const truncated = path.join(dir, 'truncated.bin');
     fs.writeFileSync(truncated, bin.subarray(0, bin.length - 20));
-    await expect(importModel(base(truncated, { out: path.join(dir, 'x.emb') }))).rejects.toThrow(/truncated: the header declares 14 vectors, the file holds 13/);
+    await expect(importModel(base(truncated, { out: path.join(dir, 'x.emb') }))).rejects.toThrow(
+      /truncated: the header declares 14 vectors, the file holds 13/,
+    );
 
     const json = fs.readFileSync(fixtures().wink.file);
     const cut = path.join(dir, 'cut.json');
@@ -208,8 +260,12 @@ describe('importer formats', () => {
     await expect(importModel(base(cut, { out: path.join(dir, 'x.emb') }))).rejects.toThrow(/wink JSON: unexpected end/);
 
     const file = fixtures().glove.file;
-    await expect(importModel(base(file, { language: 'english' }))).rejects.toThrow(/--language must be an ISO 639-1 code/);
-    await expect(importModel(base(file, { country: 'USA' }))).rejects.toThrow(/--country must be an ISO 3166-1 alpha-2 code/);
+    await expect(importModel(base(file, { language: 'english' }))).rejects.toThrow(
+      /--language must be an ISO 639-1 code/,
+    );
+    await expect(importModel(base(file, { country: 'USA' }))).rejects.toThrow(
+      /--country must be an ISO 3166-1 alpha-2 code/,
+    );
     await expect(importModel(base(file, { id: '../evil' }))).rejects.toThrow(/--id must be/);
     await expect(importModel(base(file, { trainingMonth: '13' }))).rejects.toThrow(/--training-month must be 01\.\.12/);
     await expect(importModel(base(path.join(dir, 'missing.txt')))).rejects.toThrow(/input file not found/);
@@ -219,12 +275,36 @@ describe('importer formats', () => {
 describe('importer CLI', () => {
   const tsx = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
   const cli = (args: string[]) =>
-    spawnSync(process.execPath, [tsx, path.join(ROOT, 'build', 'import-model.ts'), ...args], { cwd: ROOT, env: QUIET_ENV, encoding: 'utf8', timeout: 120_000 });
+    spawnSync(process.execPath, [tsx, path.join(ROOT, 'build', 'import-model.ts'), ...args], {
+      cwd: ROOT,
+      env: QUIET_ENV,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
 
   it('runs in a non-TTY: progress as plain lines on stderr, a JSON summary on stdout', () => {
     const input = writeGlove(path.join(dir, 'cli.txt'));
     const out = path.join(dir, 'cli.emb');
-    const r = cli([input, '--id', 'cli-model', '--language', 'de', '--country', 'AT', '--sources', 'a, b', '--token-count', '42', '--training-year', '2019', '--training-month', '11', '--out', out, '--no-upload']);
+    const r = cli([
+      input,
+      '--id',
+      'cli-model',
+      '--language',
+      'de',
+      '--country',
+      'AT',
+      '--sources',
+      'a, b',
+      '--token-count',
+      '42',
+      '--training-year',
+      '2019',
+      '--training-month',
+      '11',
+      '--out',
+      out,
+      '--no-upload',
+    ]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/\[import\] cli\.txt \(glove\) 100%/);
     // eslint-disable-next-line no-control-regex -- ESC is what the test looks for
@@ -233,8 +313,21 @@ describe('importer CLI', () => {
     expect(summary.file).toBe(out);
     expect(summary.stats.kept).toBe(WORDS.length);
     const m = parseArtifact(readArrayBuffer(out)).manifest;
-    expect(m).toMatchObject({ id: 'cli-model', language: 'de', country: 'AT', sources: ['a', 'b'], tokenCount: 42, trainingYear: '2019', trainingMonth: '11' });
-    expect(m.labels).toEqual({ label: 'German (Austria), November 2019', languageLabel: 'German', countryLabel: 'Austria', monthLabel: 'November' });
+    expect(m).toMatchObject({
+      id: 'cli-model',
+      language: 'de',
+      country: 'AT',
+      sources: ['a', 'b'],
+      tokenCount: 42,
+      trainingYear: '2019',
+      trainingMonth: '11',
+    });
+    expect(m.labels).toEqual({
+      label: 'German (Austria), November 2019',
+      languageLabel: 'German',
+      countryLabel: 'Austria',
+      monthLabel: 'November',
+    });
   });
 
   it('exits 1 with a readable error on bad usage', () => {
@@ -250,7 +343,20 @@ describe('importer CLI', () => {
     const input = writeWink(path.join(dir, 'r2.json'));
     const out = path.join(dir, 'r2.emb');
     const state = path.join(dir, 'r2-state');
-    const r = cli([input, '--id', 'r2-model', '--language', 'en', '--country', 'GB', '--out', out, '--persist-to', state, '--quiet']);
+    const r = cli([
+      input,
+      '--id',
+      'r2-model',
+      '--language',
+      'en',
+      '--country',
+      'GB',
+      '--out',
+      out,
+      '--persist-to',
+      state,
+      '--quiet',
+    ]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/put models\/r2-model\.emb and models\/r2-model\.json into local R2/);
     const wrangler = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
@@ -259,12 +365,27 @@ describe('importer CLI', () => {
       ['models/r2-model.json', out.replace(/\.emb$/, '.json')],
     ] as const) {
       const back = path.join(dir, `back-${path.basename(file)}`);
-      const g = spawnSync(process.execPath, [wrangler, 'r2', 'object', 'get', `embedding-edge-artifacts/${key}`, '--file', back, '--local', '--persist-to', state], {
-        cwd: ROOT,
-        env: QUIET_ENV,
-        encoding: 'utf8',
-        timeout: 120_000,
-      });
+      const g = spawnSync(
+        process.execPath,
+        [
+          wrangler,
+          'r2',
+          'object',
+          'get',
+          `embedding-edge-artifacts/${key}`,
+          '--file',
+          back,
+          '--local',
+          '--persist-to',
+          state,
+        ],
+        {
+          cwd: ROOT,
+          env: QUIET_ENV,
+          encoding: 'utf8',
+          timeout: 120_000,
+        },
+      );
       expect(g.status, g.stderr).toBe(0);
       expect(fs.readFileSync(back).equals(fs.readFileSync(file)), key).toBe(true);
     }

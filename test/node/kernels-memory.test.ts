@@ -40,7 +40,11 @@ describe('quantization and memory', () => {
     const k = Kernels.fromModule(module);
     const slot = k.loadMatrix(m.rows, m.scales, 200, 100);
     const q = vectors.slice(0, 100);
-    const s = k.scores(slot, q, Array.from({ length: 200 }, (_, i) => i));
+    const s = k.scores(
+      slot,
+      q,
+      Array.from({ length: 200 }, (_, i) => i),
+    );
     const qn = Math.hypot(...q);
     for (let r = 0; r < 200; r++) {
       const v = vectors.subarray(r * 100, (r + 1) * 100);
@@ -68,7 +72,10 @@ describe('quantization and memory', () => {
     slotB.rows().set(b.rows);
     slotB.scales().set(b.scales);
     expect(k.memoryBytes).toBeGreaterThan(bytesBefore);
-    k.similarityMatrix(slotB, Array.from({ length: 500 }, (_, i) => i * 40)); // 1 MB of scratch
+    k.similarityMatrix(
+      slotB,
+      Array.from({ length: 500 }, (_, i) => i * 40),
+    ); // 1 MB of scratch
     expect(k.topK(slotA, q, 20)).toEqual(before);
     expect(Array.from(slotA.rows().subarray(0, 64))).toEqual(Array.from(a.rows.subarray(0, 64)));
     const other = Kernels.fromModule(module);
@@ -90,7 +97,9 @@ describe('matrix memory reuse (eviction)', () => {
     expect(k.growthFor(100, 32)).toBe(0);
     const c = k.allocMatrix(100, 32);
     expect((c as unknown as { rowsPtr: number }).rowsPtr).toBe((a as unknown as { rowsPtr: number }).rowsPtr);
-    expect(new Int8Array(k.buffer(), (c as unknown as { rowsPtr: number }).rowsPtr + 3200, 16).every((x) => x === 0)).toBe(true);
+    expect(
+      new Int8Array(k.buffer(), (c as unknown as { rowsPtr: number }).rowsPtr + 3200, 16).every((x) => x === 0),
+    ).toBe(true);
     expect(k.memoryBytes).toBe(grown);
     // Freeing the top matrix gives its memory back to the bump area.
     k.freeMatrix(c);

@@ -68,7 +68,10 @@ describe('topK', () => {
         fc.integer({ min: 1, max: 40 }).chain((dims) =>
           fc.record({
             dims: fc.constant(dims),
-            data: fc.array(fc.array(fc.integer({ min: -2, max: 2 }), { minLength: dims, maxLength: dims }), { minLength: 0, maxLength: 70 }),
+            data: fc.array(fc.array(fc.integer({ min: -2, max: 2 }), { minLength: dims, maxLength: dims }), {
+              minLength: 0,
+              maxLength: 70,
+            }),
             query: fc.array(fc.integer({ min: -3, max: 3 }), { minLength: dims, maxLength: dims }),
             k: fc.integer({ min: 0, max: 80 }),
             cutoff: fc.option(fc.integer({ min: -2, max: 80 })),

@@ -36,9 +36,11 @@ describe('ln', () => {
   });
 
   it('handles the special cases like Math.log', () => {
-    for (const x of [0, -0, -1, -Infinity, Infinity, NaN, 1]) expect(Object.is(ln(x), Math.log(x)), String(x)).toBe(true);
+    for (const x of [0, -0, -1, -Infinity, Infinity, NaN, 1])
+      expect(Object.is(ln(x), Math.log(x)), String(x)).toBe(true);
     // Powers of two: k * ln 2 exactly as the reduction computes it.
-    for (let k = -1074; k <= 1023; k += 7) expect(Math.abs(ln(2 ** k) - k * Math.LN2)).toBeLessThanOrEqual(ulp(k * Math.LN2) * 2 + 1e-300);
+    for (let k = -1074; k <= 1023; k += 7)
+      expect(Math.abs(ln(2 ** k) - k * Math.LN2)).toBeLessThanOrEqual(ulp(k * Math.LN2) * 2 + 1e-300);
   });
 
   it('f(rank) stays in [0, 1], 1 at rank 1, 0 at the last rank, decreasing', () => {

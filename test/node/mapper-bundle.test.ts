@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { MAPPER_FORMAT_VERSION, MapperBundleError, mapperVariableId, parseMapperBundle, writeMapperBundle, type LinearWeights } from '../../core/mapper-bundle';
+import {
+  MAPPER_FORMAT_VERSION,
+  MapperBundleError,
+  mapperVariableId,
+  parseMapperBundle,
+  writeMapperBundle,
+  type LinearWeights,
+} from '../../core/mapper-bundle';
 import type { MapperBundleInfo } from '../../core/types';
 import { rng } from '../../build/mapper/stats';
 
@@ -39,7 +46,11 @@ describe('mapper bundle format', () => {
   it('round-trips info, values (within the documented precision), NaN and linear weights', () => {
     const f = fixture();
     // Parse from an ArrayBuffer copy, as R2 hands it over.
-    const b = parseMapperBundle(f.bytes.slice().buffer, { id: 'model-a', vocabularySize: f.n, checksum: 'murmur3:00000001' });
+    const b = parseMapperBundle(f.bytes.slice().buffer, {
+      id: 'model-a',
+      vocabularySize: f.n,
+      checksum: 'murmur3:00000001',
+    });
     expect(b.info).toEqual(info());
     expect(b.vocabularySize).toBe(f.n);
     expect(b.variableIds).toEqual([mapperVariableId('demo', 'valence'), mapperVariableId('demo', 'arousal')]);
@@ -109,17 +120,26 @@ describe('mapper bundle format', () => {
 
   it('stores the lexicon rows (format 2): isLexiconRow, checked as ascending vocabulary rows', () => {
     const values = { valence: new Float32Array(50).fill(0.1) };
-    const b = parseMapperBundle(writeMapperBundle(info({ variables: ['valence'] }), values, { lexiconRows: [40, 3, 17] }));
+    const b = parseMapperBundle(
+      writeMapperBundle(info({ variables: ['valence'] }), values, { lexiconRows: [40, 3, 17] }),
+    );
     expect(b.lexiconSize).toBe(3);
     expect([3, 17, 40].every((r) => b.isLexiconRow(r))).toBe(true);
     expect([0, 4, 39, 49, 50, -1].some((r) => b.isLexiconRow(r))).toBe(false);
     expect(parseMapperBundle(writeMapperBundle(info({ variables: ['valence'] }), values)).lexiconSize).toBe(0);
-    expect(() => writeMapperBundle(info({ variables: ['valence'] }), values, { lexiconRows: [3, 3] })).toThrow(RangeError);
-    expect(() => writeMapperBundle(info({ variables: ['valence'] }), values, { lexiconRows: [50] })).toThrow(RangeError);
+    expect(() => writeMapperBundle(info({ variables: ['valence'] }), values, { lexiconRows: [3, 3] })).toThrow(
+      RangeError,
+    );
+    expect(() => writeMapperBundle(info({ variables: ['valence'] }), values, { lexiconRows: [50] })).toThrow(
+      RangeError,
+    );
   });
 
   it('a constant or all-NaN variable is stored exactly', () => {
-    const bytes = writeMapperBundle(info({ variables: ['a', 'b'] }), { a: new Float32Array(5).fill(0.3), b: new Float32Array(5).fill(NaN) });
+    const bytes = writeMapperBundle(info({ variables: ['a', 'b'] }), {
+      a: new Float32Array(5).fill(0.3),
+      b: new Float32Array(5).fill(NaN),
+    });
     const b = parseMapperBundle(bytes);
     for (let r = 0; r < 5; r++) {
       expect(b.value('a', r)).toBeCloseTo(0.3, 6);
@@ -162,19 +182,31 @@ describe('mapper bundle format', () => {
   it('refuses a bundle trained for another model', () => {
     const { bytes, n } = fixture(300, 4);
     expect(code(() => parseMapperBundle(bytes, { id: 'model-b', vocabularySize: n }))).toBe('WRONG_MODEL');
-    expect(() => parseMapperBundle(bytes, { id: 'model-b', vocabularySize: n })).toThrow(/trained for model "model-a", not "model-b"/);
+    expect(() => parseMapperBundle(bytes, { id: 'model-b', vocabularySize: n })).toThrow(
+      /trained for model "model-a", not "model-b"/,
+    );
     expect(code(() => parseMapperBundle(bytes, { id: 'model-a', vocabularySize: n + 1 }))).toBe('WRONG_MODEL');
-    expect(code(() => parseMapperBundle(bytes, { id: 'model-a', vocabularySize: n, checksum: 'murmur3:ffffffff' }))).toBe('WRONG_MODEL');
+    expect(
+      code(() => parseMapperBundle(bytes, { id: 'model-a', vocabularySize: n, checksum: 'murmur3:ffffffff' })),
+    ).toBe('WRONG_MODEL');
     expect(code(() => parseMapperBundle(bytes, { id: 'model-a', vocabularySize: n }))).toBe('no error');
   });
 
   it('validates its input', () => {
     expect(() => writeMapperBundle(info({ variables: ['a'] }), { a: new Float32Array([Infinity]) })).toThrow(/finite/);
-    expect(() => writeMapperBundle(info({ variables: ['a', 'b'] }), { a: new Float32Array(3), b: new Float32Array(4) })).toThrow(/rows/);
-    expect(() => writeMapperBundle(info({ variables: ['a'] }), {})).toThrow(/no values/);
-    expect(() => writeMapperBundle(info({ variables: ['Bad_name'] }), { Bad_name: new Float32Array(1) })).toThrow(/must match/);
     expect(() =>
-      writeMapperBundle(info({ variables: ['a', 'b'] }), { a: new Float32Array(2), b: new Float32Array(2) }, { linear: { a: { weights: new Float32Array(3), bias: 0 } } }),
+      writeMapperBundle(info({ variables: ['a', 'b'] }), { a: new Float32Array(3), b: new Float32Array(4) }),
+    ).toThrow(/rows/);
+    expect(() => writeMapperBundle(info({ variables: ['a'] }), {})).toThrow(/no values/);
+    expect(() => writeMapperBundle(info({ variables: ['Bad_name'] }), { Bad_name: new Float32Array(1) })).toThrow(
+      /must match/,
+    );
+    expect(() =>
+      writeMapperBundle(
+        info({ variables: ['a', 'b'] }),
+        { a: new Float32Array(2), b: new Float32Array(2) },
+        { linear: { a: { weights: new Float32Array(3), bias: 0 } } },
+      ),
     ).toThrow(/linear weights/);
   });
 });

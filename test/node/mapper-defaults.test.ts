@@ -33,7 +33,9 @@ describe('default mapper bundles of the default model', () => {
 
   it('exist for every default lexicon, belong to the model and ship only variables with held-out r >= 0.5', () => {
     // The pattern lexicon is a Debian package: without apt-get its bundle is not built.
-    const built = DEFAULT_BUNDLES.filter(({ key }) => key !== 'pattern' || needs('pattern mapper bundle checks', 'pattern-mapper'));
+    const built = DEFAULT_BUNDLES.filter(
+      ({ key }) => key !== 'pattern' || needs('pattern mapper bundle checks', 'pattern-mapper'),
+    );
     expect(built.length).toBeGreaterThanOrEqual(2);
     for (const { key } of built) {
       const { info, bundle } = load(key);
@@ -95,7 +97,8 @@ describe('default mapper bundles of the default model', () => {
     const m = info.anchoring!.valence.membership;
     const rating = new Map(Array.from(set.rows, (r, i) => [r, set.targets.valence[i]]));
     for (const row of sample) {
-      const expected = rating.get(row) ?? shrinkFactor(membershipProbability(m, rowVector(model.space, row)), m.gamma) * values[row];
+      const expected =
+        rating.get(row) ?? shrinkFactor(membershipProbability(m, rowVector(model.space, row)), m.gamma) * values[row];
       expect(bundle.isLexiconRow(row)).toBe(rating.has(row));
       expect(Math.abs(bundle.value('valence', row) - expected)).toBeLessThanOrEqual(bundle.precision('valence') + 1e-5);
     }

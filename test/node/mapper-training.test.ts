@@ -141,7 +141,12 @@ describe('mapper training', () => {
     expect(Math.abs(cv.metrics.v.knn.pearsonR)).toBeLessThan(0.1);
     // With the word itself among its neighbours (what a leak would do), the correlation is large.
     const inSample = trainer.fitFinal().materialize('knn', rows).v;
-    expect(pearson(Float64Array.from(rows, (row) => inSample[row]), y)).toBeGreaterThan(0.3);
+    expect(
+      pearson(
+        Float64Array.from(rows, (row) => inSample[row]),
+        y,
+      ),
+    ).toBeGreaterThan(0.3);
   });
 
   it('materialized values equal a float64 reference of ridge + kNN + ensemble, and survive the bundle round trip', () => {
@@ -150,7 +155,11 @@ describe('mapper training', () => {
     const r = rng(12);
     const y = Float64Array.from(rows, (row) => Math.tanh(2 * vec(s, row)[1] + vec(s, row)[2]) + 0.2 * gaussian(r));
     const clip: [number, number] = [-1, 1];
-    const trainer = new MapperTrainer(s, { rows, variables: ['v'], targets: { v: y }, clip: { v: clip } }, { ks: [7], powers: [3], lambdas: [0.5] });
+    const trainer = new MapperTrainer(
+      s,
+      { rows, variables: ['v'], targets: { v: y }, clip: { v: clip } },
+      { ks: [7], powers: [3], lambdas: [0.5] },
+    );
     const final = trainer.fitFinal();
     const h = final.hyper.v;
     expect(h.k).toBe(7);
@@ -196,19 +205,38 @@ describe('mapper training', () => {
 
     // Bundle round trip: stored values stay within the quantization bound of the reference computation.
     const info: MapperBundleInfo = {
-      key: 'syn', variables: ['v'], translationKey: 'mapper.syn', label: 'Syn', language: 'en', country: 'US', multilingual: false,
-      modelId: 'syn-model', scales: { v: { min: -1, max: 1, description: 'synthetic' } }, lexicon: { name: 'syn', version: '1', license: 'CC0' },
-      trainingWords: { v: rows.length }, metrics: { v: { pearsonR: 0, spearmanRho: 0 } }, method: 'ensemble',
+      key: 'syn',
+      variables: ['v'],
+      translationKey: 'mapper.syn',
+      label: 'Syn',
+      language: 'en',
+      country: 'US',
+      multilingual: false,
+      modelId: 'syn-model',
+      scales: { v: { min: -1, max: 1, description: 'synthetic' } },
+      lexicon: { name: 'syn', version: '1', license: 'CC0' },
+      trainingWords: { v: rows.length },
+      metrics: { v: { pearsonR: 0, spearmanRho: 0 } },
+      method: 'ensemble',
     };
-    const bundle = parseMapperBundle(writeMapperBundle(info, values, { linear: { v: { weights: Float32Array.from(final.ridge.v.weights), bias: final.ridge.v.bias } } }), {
-      id: 'syn-model',
-      vocabularySize: s.size,
-    });
+    const bundle = parseMapperBundle(
+      writeMapperBundle(info, values, {
+        linear: { v: { weights: Float32Array.from(final.ridge.v.weights), bias: final.ridge.v.bias } },
+      }),
+      {
+        id: 'syn-model',
+        vocabularySize: s.size,
+      },
+    );
     const bound = bundle.precision('v') + 1e-6;
-    for (let row = 0; row < s.size; row++) expect(Math.abs(bundle.value('v', row) - values.v[row])).toBeLessThanOrEqual(bound);
+    for (let row = 0; row < s.size; row++)
+      expect(Math.abs(bundle.value('v', row) - values.v[row])).toBeLessThanOrEqual(bound);
     // Stored linear weights reproduce the ridge part for any vector.
     const x = vec(s, 5);
-    expect(bundle.applyLinear('v', x)!).toBeCloseTo(ridge.bias + ridge.weights.reduce((acc, wi, d) => acc + wi * x[d], 0), 4);
+    expect(bundle.applyLinear('v', x)!).toBeCloseTo(
+      ridge.bias + ridge.weights.reduce((acc, wi, d) => acc + wi * x[d], 0),
+      4,
+    );
     // A text's score is the mean of its tokens' word values.
     const tokens = [3, 99, 1000, 2400, 3];
     const mean = tokens.reduce((acc, row) => acc + values.v[row], 0) / tokens.length;
@@ -223,7 +251,12 @@ describe('mapper training', () => {
       const x = vec(s, row);
       return 0.6 * x[0] + Math.sin(4 * x[1]) * 0.3 + 0.15 * gaussian(r);
     });
-    const cv = new MapperTrainer(s, { rows, variables: ['v'], targets: { v: y }, clip: { v: [-5, 5] } }).crossValidate();
+    const cv = new MapperTrainer(s, {
+      rows,
+      variables: ['v'],
+      targets: { v: y },
+      clip: { v: [-5, 5] },
+    }).crossValidate();
     const m = cv.metrics.v;
     expect(m.ensemble.pearsonR).toBeGreaterThan(Math.min(m.ridge.pearsonR, m.knn.pearsonR));
     expect(m.ensemble.pearsonR).toBeGreaterThan(0.5);
@@ -238,8 +271,24 @@ describe('mapper training', () => {
       bundle: { key: 't', translationKey: 'mapper.t', label: 'T' },
       source: { name: 't', version: '1', license: 'CC0' },
       variables: {
-        a: { scale: { min: -1, max: 1, description: '' }, ratings: new Map([['good', 0.5], ['Good', 0.7], ['bad', -0.5], ['missing', 1], ['awful', -1]]) },
-        b: { scale: { min: 0, max: 1, description: '' }, ratings: new Map([['good', 0.2], ['bad', 0.4], ['great', 1]]) },
+        a: {
+          scale: { min: -1, max: 1, description: '' },
+          ratings: new Map([
+            ['good', 0.5],
+            ['Good', 0.7],
+            ['bad', -0.5],
+            ['missing', 1],
+            ['awful', -1],
+          ]),
+        },
+        b: {
+          scale: { min: 0, max: 1, description: '' },
+          ratings: new Map([
+            ['good', 0.2],
+            ['bad', 0.4],
+            ['great', 1],
+          ]),
+        },
       },
     };
     const set = trainingSetFrom(lexicon, rowOf);

@@ -13,7 +13,21 @@ function fullArtifact(n: number, dims: number): Uint8Array {
   const scales = new Float32Array(n).map((_, i) => 1 / (100 + i));
   const flags = new Uint16Array(n).map((_, i) => i % 5);
   return writeArtifact({
-    manifest: { id: 'm', language: 'en', country: 'US', version: '1', sources: [], features: ['test'], tag: '', trainingYear: '2024', trainingMonth: '01', labels: { label: 'm', languageLabel: 'English', countryLabel: 'US', monthLabel: 'January' }, tokenCount: 1, hasTranslation: false, license: 'MIT' },
+    manifest: {
+      id: 'm',
+      language: 'en',
+      country: 'US',
+      version: '1',
+      sources: [],
+      features: ['test'],
+      tag: '',
+      trainingYear: '2024',
+      trainingMonth: '01',
+      labels: { label: 'm', languageLabel: 'English', countryLabel: 'US', monthLabel: 'January' },
+      tokenCount: 1,
+      hasTranslation: false,
+      license: 'MIT',
+    },
     words,
     rows,
     scales,
@@ -36,7 +50,8 @@ describe('buildHead', () => {
     expect([...head.rows]).toEqual([...full.rows.subarray(0, 800)]);
     expect([...head.scales]).toEqual([...full.scales.subarray(0, 100)]);
     expect([...head.flags]).toEqual([...full.flags.subarray(0, 100)]);
-    for (let r = 0; r < 100; r++) expect(decodeWord(head.vocab, head.wordOffsets, r)).toBe(decodeWord(full.vocab, full.wordOffsets, r));
+    for (let r = 0; r < 100; r++)
+      expect(decodeWord(head.vocab, head.wordOffsets, r)).toBe(decodeWord(full.vocab, full.wordOffsets, r));
     // Pairs leaving the head are dropped, both directions of the others kept.
     expect([...head.antonyms]).toEqual([1, 2, 2, 1, 5, 9, 9, 5]);
     const m = head.manifest as typeof head.manifest & { partialOf: typeof full.manifest };

@@ -13,7 +13,32 @@ import { modelFromVectors } from './support/model-fixture';
 import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID } from '../../build/default-model';
 import type { WinkVectors } from '../../build/vector-readers';
 
-const ALPHABET = ['a', 'b', 'c', 'A', 'B', 'C', 'é', 'É', 'ß', 'İ', 'ı', 'I', 'i', 'Σ', 'σ', 'ς', 'ǅ', 'K', 'k', '中', '😀', '-', "'", '1'];
+const ALPHABET = [
+  'a',
+  'b',
+  'c',
+  'A',
+  'B',
+  'C',
+  'é',
+  'É',
+  'ß',
+  'İ',
+  'ı',
+  'I',
+  'i',
+  'Σ',
+  'σ',
+  'ς',
+  'ǅ',
+  'K',
+  'k',
+  '中',
+  '😀',
+  '-',
+  "'",
+  '1',
+];
 
 const wordArb = fc.array(fc.constantFrom(...ALPHABET), { minLength: 1, maxLength: 5 }).map((cs) => cs.join(''));
 const vocabArb = fc.uniqueArray(wordArb, { minLength: 1, maxLength: 120 });
@@ -28,7 +53,12 @@ function vectorsFor(n: number, dims: number, seed: number): Float32Array {
   return v;
 }
 
-function buildModel(words: string[], dims = 8, seed = 1, options?: ModelLoadOptions): { model: EmbeddingModel; buffer: ArrayBuffer; vectors: Float32Array } {
+function buildModel(
+  words: string[],
+  dims = 8,
+  seed = 1,
+  options?: ModelLoadOptions,
+): { model: EmbeddingModel; buffer: ArrayBuffer; vectors: Float32Array } {
   const vectors = vectorsFor(words.length, dims, seed);
   return { ...modelFromVectors(words, vectors, dims, options), vectors };
 }
@@ -67,19 +97,24 @@ function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 describe('EmbeddingModel lookups on random vocabularies', () => {
   it('word(row) returns the stored entry; rowOf agrees with the reference (exact, lower-cased, case-insensitive)', () => {
     fc.assert(
-      fc.property(vocabArb, fc.array(wordArb, { maxLength: 30 }), fc.constantFrom(0, 1024, 7), (words, probes, lookupTableAfter) => {
-        // lookupTableAfter 0: hash table from the first call; 1024: binary search only; 7: both.
-        const { model } = buildModel(words, 8, 1, { lookupTableAfter });
-        expect(model.size).toBe(words.length);
-        for (let r = 0; r < words.length; r++) {
-          expect(model.word(r)).toBe(words[r]);
-          expect(model.rowOf(words[r]!)).toBe(r); // every entry finds itself exactly
-        }
-        for (const w of [...probes, ...words.map((x) => x.toUpperCase()), ...words.map((x) => x.toLowerCase())]) {
-          expect(model.rowOf(w), JSON.stringify(w)).toBe(refRowOf(words, w));
-        }
-        expect(model.rowOf('')).toBe(-1);
-      }),
+      fc.property(
+        vocabArb,
+        fc.array(wordArb, { maxLength: 30 }),
+        fc.constantFrom(0, 1024, 7),
+        (words, probes, lookupTableAfter) => {
+          // lookupTableAfter 0: hash table from the first call; 1024: binary search only; 7: both.
+          const { model } = buildModel(words, 8, 1, { lookupTableAfter });
+          expect(model.size).toBe(words.length);
+          for (let r = 0; r < words.length; r++) {
+            expect(model.word(r)).toBe(words[r]);
+            expect(model.rowOf(words[r]!)).toBe(r); // every entry finds itself exactly
+          }
+          for (const w of [...probes, ...words.map((x) => x.toUpperCase()), ...words.map((x) => x.toLowerCase())]) {
+            expect(model.rowOf(w), JSON.stringify(w)).toBe(refRowOf(words, w));
+          }
+          expect(model.rowOf('')).toBe(-1);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -88,7 +123,10 @@ describe('EmbeddingModel lookups on random vocabularies', () => {
     fc.assert(
       fc.property(
         vocabArb,
-        fc.array(fc.array(fc.constantFrom(...ALPHABET), { maxLength: 3 }).map((cs) => cs.join('')), { minLength: 1, maxLength: 12 }),
+        fc.array(
+          fc.array(fc.constantFrom(...ALPHABET), { maxLength: 3 }).map((cs) => cs.join('')),
+          { minLength: 1, maxLength: 12 },
+        ),
         fc.integer({ min: 1, max: 40 }),
         fc.integer({ min: 2, max: 5 }),
         (words, prefixes, limit, mod) => {
@@ -107,13 +145,55 @@ describe('EmbeddingModel lookups on random vocabularies', () => {
   });
 
   it('handles case-folding edge cases consistently with String.prototype.toLowerCase', () => {
-    const words = ['Straße', 'İstanbul', 'ΣΟΦΙΑ', 'σοφια', 'Kelvin', 'ǅemal', 'apple', 'Apple', 'APPLE', '😀smile', 'zebra'];
+    const words = [
+      'Straße',
+      'İstanbul',
+      'ΣΟΦΙΑ',
+      'σοφια',
+      'Kelvin',
+      'ǅemal',
+      'apple',
+      'Apple',
+      'APPLE',
+      '😀smile',
+      'zebra',
+    ];
     const { model } = buildModel(words);
     const hashed = buildModel(words, 8, 1, { lookupTableAfter: 0 }).model;
-    for (const w of ['straße', 'STRASSE', 'i̇stanbul', 'istanbul', 'σοφια', 'ΣΟΦΙΑ', 'σοφιας', 'kelvin', 'KELVIN', 'ǆemal', 'Apple', 'aPPle', '😀SMILE', 'Zebra']) {
+    for (const w of [
+      'straße',
+      'STRASSE',
+      'i̇stanbul',
+      'istanbul',
+      'σοφια',
+      'ΣΟΦΙΑ',
+      'σοφιας',
+      'kelvin',
+      'KELVIN',
+      'ǆemal',
+      'Apple',
+      'aPPle',
+      '😀SMILE',
+      'Zebra',
+    ]) {
       expect(hashed.rowOf(w), w).toBe(refRowOf(words, w));
     }
-    for (const w of ['straße', 'STRASSE', 'i̇stanbul', 'istanbul', 'σοφια', 'ΣΟΦΙΑ', 'σοφιας', 'kelvin', 'KELVIN', 'ǆemal', 'Apple', 'aPPle', '😀SMILE', 'Zebra']) {
+    for (const w of [
+      'straße',
+      'STRASSE',
+      'i̇stanbul',
+      'istanbul',
+      'σοφια',
+      'ΣΟΦΙΑ',
+      'σοφιας',
+      'kelvin',
+      'KELVIN',
+      'ǆemal',
+      'Apple',
+      'aPPle',
+      '😀SMILE',
+      'Zebra',
+    ]) {
       expect(model.rowOf(w), w).toBe(refRowOf(words, w));
     }
     for (const p of ['s', 'St', 'i', 'İ', 'σ', 'Σο', 'k', 'K', 'ǅ', 'app', 'APP', '😀', 'z', 'q']) {
@@ -165,7 +245,11 @@ describe('EmbeddingModel vectors and loading', () => {
 
   it('copies what it keeps by default: the artifact buffer can be reused afterwards', () => {
     const { model, buffer } = buildModel(words, 16, 3);
-    const before = { word: model.word(123), row: model.rowOf('w250'), top: Array.from(model.topK(model.vector(7), 3).rows) };
+    const before = {
+      word: model.word(123),
+      row: model.rowOf('w250'),
+      top: Array.from(model.topK(model.vector(7), 3).rows),
+    };
     new Uint8Array(buffer).fill(0);
     expect(model.word(123)).toBe(before.word);
     expect(model.rowOf('w250')).toBe(before.row);
@@ -191,7 +275,9 @@ describe('EmbeddingModel vectors and loading', () => {
     }
     bytes[rowsAt]! ^= 0xff;
     expect(() => EmbeddingModel.fromArrayBuffer(bytes.buffer, loadKernels())).toThrow(ArtifactError);
-    expect(() => EmbeddingModel.fromArrayBuffer(bytes.buffer, loadKernels())).toThrow(/checksum mismatch in section ROWS/);
+    expect(() => EmbeddingModel.fromArrayBuffer(bytes.buffer, loadKernels())).toThrow(
+      /checksum mismatch in section ROWS/,
+    );
   });
 
   it('several models can share one kernels instance', () => {
@@ -221,7 +307,26 @@ describe('default model against its source', () => {
     expect(model.size).toBe(source.words.length);
     expect(model.dims).toBe(source.dims);
     const m = model.manifest;
-    for (const key of ['id', 'language', 'country', 'version', 'sources', 'features', 'tag', 'trainingYear', 'trainingMonth', 'labels', 'tokenCount', 'hasTranslation', 'license', 'dimensions', 'vocabularySize', 'quantization', 'formatVersion', 'checksum']) {
+    for (const key of [
+      'id',
+      'language',
+      'country',
+      'version',
+      'sources',
+      'features',
+      'tag',
+      'trainingYear',
+      'trainingMonth',
+      'labels',
+      'tokenCount',
+      'hasTranslation',
+      'license',
+      'dimensions',
+      'vocabularySize',
+      'quantization',
+      'formatVersion',
+      'checksum',
+    ]) {
       expect(m, key).toHaveProperty(key);
     }
     expect(m.trainingYear).toMatch(/^\d{4}$/);

@@ -101,9 +101,13 @@ describe('fingerprints', () => {
 
   it('winnows like the reference definition', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 60 }), fc.integer({ min: 2, max: 6 }), (h, w) => {
-        expect(winnow(h, w)).toEqual(naiveWinnow(h, w));
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 60 }),
+        fc.integer({ min: 2, max: 6 }),
+        (h, w) => {
+          expect(winnow(h, w)).toEqual(naiveWinnow(h, w));
+        },
+      ),
     );
   });
 
@@ -165,7 +169,11 @@ describe('run verification', () => {
         fc.nat(120),
         (a, b, cut, at) => {
           const input = a.map(String);
-          const source = [...b.slice(0, at), ...a.slice(cut % (a.length + 1), cut % (a.length + 1) + 12), ...b.slice(at)].map(String);
+          const source = [
+            ...b.slice(0, at),
+            ...a.slice(cut % (a.length + 1), (cut % (a.length + 1)) + 12),
+            ...b.slice(at),
+          ].map(String);
           expect(sharedRuns(input, source, 8)).toEqual(naiveShared(input, source, 8));
         },
       ),
@@ -193,11 +201,16 @@ describe('run verification', () => {
     const automaton = new WordAutomaton(a);
     expect(automaton.stateCount).toBe(a.length + 1);
     const source = Array.from({ length: 500_000 }, () => 'a');
-    expect(sharedRuns(automaton, source)).toEqual({ wordsMatched: 50_000, longest: { inputStart: 0, sourceStart: 0, length: 50_000 } });
+    expect(sharedRuns(automaton, source)).toEqual({
+      wordsMatched: 50_000,
+      longest: { inputStart: 0, sourceStart: 0, length: 50_000 },
+    });
     // A short phrase repeated, against the same phrase repeated with a break every 1,000 words.
     const phrase = 'to be or not to be that is'.split(' ');
     const input = Array.from({ length: 40_000 }, (_, i) => phrase[i % phrase.length]);
-    const broken = Array.from({ length: 400_000 }, (_, i) => (i % 1000 === 999 ? `break${i}` : phrase[i % phrase.length]));
+    const broken = Array.from({ length: 400_000 }, (_, i) =>
+      i % 1000 === 999 ? `break${i}` : phrase[i % phrase.length],
+    );
     const prepared = new WordAutomaton(input);
     expect(prepared.stateCount).toBeLessThanOrEqual(2 * input.length);
     const m = sharedRuns(prepared, broken)!;
@@ -216,7 +229,12 @@ describe('run verification', () => {
     const snippet = buildSnippet(source, sourceWords, { inputStart: 0, sourceStart: 40, length: 12 });
     expect(snippet.startsWith('… Word20')).toBe(true);
     expect(snippet.endsWith('Word71 …')).toBe(true);
-    expect(snippet).toContain(sourceWords.slice(40, 52).map((w) => source.slice(w.start, w.end)).join(' '));
+    expect(snippet).toContain(
+      sourceWords
+        .slice(40, 52)
+        .map((w) => source.slice(w.start, w.end))
+        .join(' '),
+    );
     expect(countWords(snippet)).toBe(20 + 12 + 20);
     // At the edges there is nothing to elide.
     const edge = buildSnippet(source, sourceWords, { inputStart: 0, sourceStart: 0, length: 99 });
@@ -226,7 +244,8 @@ describe('run verification', () => {
 
   it('matches through changed case and punctuation and reports words and percentage', () => {
     const src = 'The quick brown fox jumps over the lazy dog near the quiet river bank today, said nobody at all.';
-    const input = 'Intro words here: THE QUICK, brown fox -- jumps over the lazy dog; near the quiet river! More words follow here.';
+    const input =
+      'Intro words here: THE QUICK, brown fox -- jumps over the lazy dog; near the quiet river! More words follow here.';
     const inputWords = splitWords(input);
     const m = matchSource(inputWords, src);
     expect(m).not.toBeNull();
@@ -234,13 +253,15 @@ describe('run verification', () => {
     expect(m!.wordsMatched).toBe(13);
     expect(m!.matchPercentage).toBe(percentage(13, inputWords.length));
     expect(m!.matchSnippet).toContain('The quick brown fox jumps over the lazy dog near the quiet river');
-    expect(matchSource(splitWords('completely unrelated words that share nothing with the source at all ok'), src)).toBeNull();
+    expect(
+      matchSource(splitWords('completely unrelated words that share nothing with the source at all ok'), src),
+    ).toBeNull();
   });
 
   it('works on a 100,000-character input', () => {
     const vocab = Array.from({ length: 3000 }, (_, i) => `t${(i * 2654435761) % 100000}`);
     let seed = 7;
-    const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % vocab.length);
+    const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % vocab.length;
     const parts: string[] = [];
     for (let len = 0; len < 99_000; len += parts[parts.length - 1].length + 1) parts.push(vocab[rnd()]);
     const src = Array.from({ length: 300 }, () => vocab[rnd()]);

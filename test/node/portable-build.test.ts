@@ -36,12 +36,17 @@ describe('build without apt-get on PATH', () => {
     expect(r.status, r.out).toBe(0);
     const skipped = r.out.split('\n').filter((l) => l.startsWith('[debian] skipped'));
     expect(skipped).toHaveLength(2);
-    expect(skipped[0]).toMatch(/German synonyms: needs the Debian package openthesaurus-de-text=.*apt-get\/dpkg-deb not found on PATH/);
+    expect(skipped[0]).toMatch(
+      /German synonyms: needs the Debian package openthesaurus-de-text=.*apt-get\/dpkg-deb not found on PATH/,
+    );
     expect(skipped[1]).toMatch(/French synonyms: needs the Debian package mythes-fr=/);
     for (const l of ['en', 'de', 'fr', 'ja']) {
       const data = parseLanguageData(fs.readFileSync(path.join(generated, 'lang', `${l}.bin`)));
       const names = data.meta.sources.map((s) => s.name);
-      expect(names.some((n) => n.startsWith('debian:')), `${l}: ${names.join(', ')}`).toBe(false);
+      expect(
+        names.some((n) => n.startsWith('debian:')),
+        `${l}: ${names.join(', ')}`,
+      ).toBe(false);
     }
     // A second build on the same machine is fresh: nothing rebuilt, nothing printed again.
     const again = runWithoutApt("import('./build/lang-data.ts').then((m) => m.ensureLanguageData())");

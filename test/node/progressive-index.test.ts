@@ -33,11 +33,18 @@ describe('PartialIndex', () => {
     expect(partial.size).toBe(N);
     expect(partial.rows).toBe(HEAD);
     expect(partial.manifest).toEqual(model.manifest);
-    const req = { seedWords: [words[3]!, words[40]!], whitelistWords: [words[7]!, words[900]!, words[12]!], embeddingModelId: 'm', dimensions: [{ id: 1, type: 'manual' as const, words: [words[5]!, words[6]!] }] };
+    const req = {
+      seedWords: [words[3]!, words[40]!],
+      whitelistWords: [words[7]!, words[900]!, words[12]!],
+      embeddingModelId: 'm',
+      dimensions: [{ id: 1, type: 'manual' as const, words: [words[5]!, words[6]!] }],
+    };
     const before = incompleteAccesses();
     const fromHead = scoreWords(req as never, { index: partial, mappers: [], storedDimensions: new Map() });
     expect(incompleteAccesses()).toBe(before);
-    expect(JSON.stringify(fromHead)).toBe(JSON.stringify(scoreWords(req as never, { index: model, mappers: [], storedDimensions: new Map() })));
+    expect(JSON.stringify(fromHead)).toBe(
+      JSON.stringify(scoreWords(req as never, { index: model, mappers: [], storedDimensions: new Map() })),
+    );
     const m = { words: [words[1]!, words[999]!, words[2]!] };
     expect(JSON.stringify(similarityMatrix(partial, m))).toBe(JSON.stringify(similarityMatrix(model, m)));
     expect(incompleteAccesses()).toBe(before);
@@ -49,9 +56,15 @@ describe('PartialIndex', () => {
     const req = { seedWords: [words[3]!], whitelistWords: [words[7]!, words[2500]!], embeddingModelId: 'm' };
     const fromHead = scoreWords(req as never, { index: partial, mappers: [], storedDimensions: new Map() });
     expect(incompleteAccesses()).toBeGreaterThan(before);
-    expect(JSON.stringify(fromHead)).not.toBe(JSON.stringify(scoreWords(req as never, { index: model, mappers: [], storedDimensions: new Map() })));
+    expect(JSON.stringify(fromHead)).not.toBe(
+      JSON.stringify(scoreWords(req as never, { index: model, mappers: [], storedDimensions: new Map() })),
+    );
     before = incompleteAccesses();
-    const find = scoreWords({ seedWords: [words[3]!], embeddingModelId: 'm', limit: 10 } as never, { index: partial, mappers: [], storedDimensions: new Map() });
+    const find = scoreWords({ seedWords: [words[3]!], embeddingModelId: 'm', limit: 10 } as never, {
+      index: partial,
+      mappers: [],
+      storedDimensions: new Map(),
+    });
     expect(incompleteAccesses()).toBeGreaterThan(before);
     // Rows past the head never appear.
     expect(find.data.every((w: { modelRank: number }) => w.modelRank <= HEAD)).toBe(true);

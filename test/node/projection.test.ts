@@ -9,12 +9,26 @@ import { describe, expect, it } from 'vitest';
 import { writeArtifact } from '../../core/artifact';
 import { parseMapperBundle, writeMapperBundle } from '../../core/mapper-bundle';
 import { EmbeddingModel } from '../../core/model';
-import { ArraySpace, COMPOUND_FEATURE, compoundHeadRow, contentWords, orderProjected, projectWord } from '../../core/projection';
+import {
+  ArraySpace,
+  COMPOUND_FEATURE,
+  compoundHeadRow,
+  contentWords,
+  orderProjected,
+  projectWord,
+} from '../../core/projection';
 import { quantizeRows } from '../../core/quantize';
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 import { translateWords } from '../../core/translation';
 import { ALIGNED, alignedManifestFile, builtAlignedLanguages } from '../../build/aligned-models';
-import { dictdNumber, dictdTranslations, parseDing, parseEdict, reverseDictionary, stripNotes } from '../../build/dictionaries';
+import {
+  dictdNumber,
+  dictdTranslations,
+  parseDing,
+  parseEdict,
+  reverseDictionary,
+  stripNotes,
+} from '../../build/dictionaries';
 import { applyToAligned } from '../../build/mapper/multilingual';
 import { loadKernels } from '../../build/load-model';
 
@@ -86,7 +100,10 @@ describe('projection on a fixture dictionary', () => {
     const ordered = orderProjected([mk('b', 2), mk('a', 2), mk('c', 1)]);
     expect(ordered.map((x) => x.word)).toEqual(['c', 'a', 'b']);
     const common = new Set(['b']);
-    expect(orderProjected([mk('b', 9), mk('a', 1)], (x) => (common.has(x.word) ? 0 : 1)).map((x) => x.word)).toEqual(['b', 'a']);
+    expect(orderProjected([mk('b', 9), mk('a', 1)], (x) => (common.has(x.word) ? 0 : 1)).map((x) => x.word)).toEqual([
+      'b',
+      'a',
+    ]);
   });
 
   it('cleans translations: notes, "to", articles, sth./sb.', () => {
@@ -120,12 +137,20 @@ describe('dictionary parsers', () => {
     expect(dictdNumber('BA')).toBe(64);
     const e = dictdTranslations('maison /mɛ.zɔ̃/ <n, fem>\n1. Haus 2.\nBâtiment servant de logis\n 3.\nMaisonnée\n');
     expect(e).toEqual({ headword: 'maison', phrases: ['Haus'] });
-    expect(dictdTranslations('abyssin /x/\n1. abyssin\n2. Abyssin, Ethiopian\n').phrases).toEqual(['abyssin', 'Abyssin', 'Ethiopian']);
-    expect(reverseDictionary(new Map([['house', ['maison', 'pomme de terre']]]))).toEqual(new Map([['maison', ['house']]]));
+    expect(dictdTranslations('abyssin /x/\n1. abyssin\n2. Abyssin, Ethiopian\n').phrases).toEqual([
+      'abyssin',
+      'Abyssin',
+      'Ethiopian',
+    ]);
+    expect(reverseDictionary(new Map([['house', ['maison', 'pomme de terre']]]))).toEqual(
+      new Map([['maison', ['house']]]),
+    );
   });
 
   it('EDICT: kanji and kana forms, notes stripped, (P) marks common entries', () => {
-    const { dict, common } = parseEdict('犬 [いぬ] /(n) (1) dog (Canis familiaris)/(2) snoop/(P)/\nリンス /(n,vs) (hair) rinse/\n');
+    const { dict, common } = parseEdict(
+      '犬 [いぬ] /(n) (1) dog (Canis familiaris)/(2) snoop/(P)/\nリンス /(n,vs) (hair) rinse/\n',
+    );
     expect(dict.get('犬')).toEqual(['dog', 'snoop']);
     expect(dict.get('いぬ')).toEqual(['dog', 'snoop']);
     expect(dict.get('リンス')).toEqual(['rinse']);
@@ -139,8 +164,19 @@ function germanFixture(features: string[]): EmbeddingModel {
   const vecs = new Float32Array([1, 0, 0, 0, 1, 0, 0, 0, 1, Math.SQRT1_2, Math.SQRT1_2, 0]);
   const { rows, scales } = quantizeRows(vecs, 4, 3);
   const manifest = {
-    id: 'de-fixture', language: 'de', country: 'DE', version: '1', sources: [], features, tag: '', trainingYear: '', trainingMonth: '',
-    labels: { label: '', languageLabel: '', countryLabel: '', monthLabel: '' }, tokenCount: 0, hasTranslation: true, license: '',
+    id: 'de-fixture',
+    language: 'de',
+    country: 'DE',
+    version: '1',
+    sources: [],
+    features,
+    tag: '',
+    trainingYear: '',
+    trainingMonth: '',
+    labels: { label: '', languageLabel: '', countryLabel: '', monthLabel: '' },
+    tokenCount: 0,
+    hasTranslation: true,
+    license: '',
   };
   return EmbeddingModel.fromArrayBuffer(writeArtifact({ manifest, words, rows, scales, dims: 3 }), loadKernels());
 }
@@ -169,12 +205,26 @@ describe('German compound fallback', () => {
 describe('multilingual mapper bundle', () => {
   it('applies the English ridge weights to the aligned rows, clamped to the scale, and records the cross-lingual check', () => {
     const info = {
-      key: 'sentiment', variables: ['valence'], translationKey: 'mappers.sentiment', label: 'Sentiment', language: 'en', country: 'US', multilingual: false,
-      modelId: 'en-fixture', scales: { valence: { min: -1, max: 1, description: '' } }, lexicon: { name: 'x', version: '1', license: 'MIT' },
-      trainingWords: { valence: 2 }, metrics: { valence: { pearsonR: 0.9, spearmanRho: 0.9 } }, method: 'ensemble',
+      key: 'sentiment',
+      variables: ['valence'],
+      translationKey: 'mappers.sentiment',
+      label: 'Sentiment',
+      language: 'en',
+      country: 'US',
+      multilingual: false,
+      modelId: 'en-fixture',
+      scales: { valence: { min: -1, max: 1, description: '' } },
+      lexicon: { name: 'x', version: '1', license: 'MIT' },
+      trainingWords: { valence: 2 },
+      metrics: { valence: { pearsonR: 0.9, spearmanRho: 0.9 } },
+      method: 'ensemble',
       linearModel: { method: 'ridge', metrics: { valence: { pearsonR: 0.8, spearmanRho: 0.8 } } },
     } as MapperBundleInfo;
-    const english = writeMapperBundle(info, { valence: [0.5, -0.5] }, { linear: { valence: { weights: Float32Array.from([2, -1, 0]), bias: 0.1 } } });
+    const english = writeMapperBundle(
+      info,
+      { valence: [0.5, -0.5] },
+      { linear: { valence: { weights: Float32Array.from([2, -1, 0]), bias: 0.1 } } },
+    );
     const words = ['gut', 'schlecht', 'neutral'];
     const vecs = new Float32Array([1, 0, 0, 0, 1, 0, 0, 0, 1]);
     const { rows, scales } = quantizeRows(vecs, 3, 3);
@@ -183,7 +233,12 @@ describe('multilingual mapper bundle', () => {
       ['gut', ['good']],
       ['schlecht', ['bad']],
     ]);
-    const ratings = { valence: new Map([['good', 0.8], ['bad', -0.7]]) };
+    const ratings = {
+      valence: new Map([
+        ['good', 0.8],
+        ['bad', -0.7],
+      ]),
+    };
     const applied = applyToAligned(english, { manifest, words, rows, scales, dims: 3 }, { translations, ratings });
     const b = parseMapperBundle(applied.bytes, { id: 'de-fixture', vocabularySize: 3 });
     expect(b.info.multilingual).toBe(true);
@@ -206,7 +261,10 @@ describe('translation through the shared space', () => {
 });
 
 const built = builtAlignedLanguages();
-if (built.length === 0) console.warn('[projection.test] catalog metadata skipped: no aligned model built (apt-get unavailable: Debian/Ubuntu as root needed)');
+if (built.length === 0)
+  console.warn(
+    '[projection.test] catalog metadata skipped: no aligned model built (apt-get unavailable: Debian/Ubuntu as root needed)',
+  );
 
 describe.skipIf(built.length === 0)('catalog metadata of the built aligned models', () => {
   it.each(built)('%s', (lang) => {

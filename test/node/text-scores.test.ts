@@ -9,11 +9,26 @@ import { modelFromVectors } from './support/model-fixture';
 // Vocabulary in frequency order (row r has rank r + 1).
 const words = ['the', 'good', 'great', 'bad', 'cat'];
 const vectors = new Float32Array([
-  0.1, 0.1, 1, 0, // the
-  1, 0.2, 0, 0, // good
-  0.9, 0.3, 0, 0.1, // great
-  -1, 0.1, 0, 0, // bad
-  0, 1, 0, 0.5, // cat
+  0.1,
+  0.1,
+  1,
+  0, // the
+  1,
+  0.2,
+  0,
+  0, // good
+  0.9,
+  0.3,
+  0,
+  0.1, // great
+  -1,
+  0.1,
+  0,
+  0, // bad
+  0,
+  1,
+  0,
+  0.5, // cat
 ]);
 const dims = 4;
 const { model } = modelFromVectors(words, vectors, dims);
@@ -31,7 +46,8 @@ function tokenize(text: string): TokenLike[] {
   return out;
 }
 
-const vec = (w: string): number[] => Array.from(vectors.subarray(words.indexOf(w) * dims, (words.indexOf(w) + 1) * dims));
+const vec = (w: string): number[] =>
+  Array.from(vectors.subarray(words.indexOf(w) * dims, (words.indexOf(w) + 1) * dims));
 const unit = (v: number[]): number[] => {
   const n = Math.hypot(...v);
   return v.map((x) => x / n);
@@ -41,7 +57,12 @@ const f = (rank: number): number => 1 - Math.log(rank) / Math.log(words.length);
 
 function score(texts: string[], dimensionWords: string[]) {
   return scoreTexts(
-    { embeddingModelId: 'm', texts, composition: 'mean', dimensions: [{ id: 1, type: 'manual', words: dimensionWords }] },
+    {
+      embeddingModelId: 'm',
+      texts,
+      composition: 'mean',
+      dimensions: [{ id: 1, type: 'manual', words: dimensionWords }],
+    },
     { index: model, tokenize, mappers: [], storedDimensions: new Map(), stats: new BoundedCache<FactorStats>(8) },
   );
 }
@@ -71,8 +92,12 @@ describe('core/scoring/text.ts scoreTexts', () => {
   });
 
   it('looks a token up by its lemma first, then by its surface form, lower-cased', () => {
-    expect(tokenRow(model, { string: 'Good', token: 'GREAT', indexStart: 0, indexEnd: 4, isStop: false })).toBe(words.indexOf('great'));
-    expect(tokenRow(model, { string: 'Cat', token: 'cats', indexStart: 0, indexEnd: 3, isStop: false })).toBe(words.indexOf('cat'));
+    expect(tokenRow(model, { string: 'Good', token: 'GREAT', indexStart: 0, indexEnd: 4, isStop: false })).toBe(
+      words.indexOf('great'),
+    );
+    expect(tokenRow(model, { string: 'Cat', token: 'cats', indexStart: 0, indexEnd: 3, isStop: false })).toBe(
+      words.indexOf('cat'),
+    );
     expect(tokenRow(model, { string: 'Dogs', token: 'dog', indexStart: 0, indexEnd: 4, isStop: false })).toBe(-1);
     // In a text: `zebras:Cat` has an unknown lemma and a known surface form.
     expect(score(['zebras:Cat'], ['cat']).response.data[0].modelRankScore).toBeCloseTo(f(5), 6);

@@ -65,7 +65,10 @@ beforeAll(() => {
 
 const score = (req: Partial<TextScoresRequest>) =>
   // composition "mean": these tests check the representation formulas (the rules: test/node/composition.test.ts).
-  scoreTexts({ texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: dims, composition: 'mean', ...req }, input).response;
+  scoreTexts(
+    { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: dims, composition: 'mean', ...req },
+    input,
+  ).response;
 
 /** float64 unit vector of a row as the model stores it (dequantized). */
 const vec = (r: number): Float64Array => Float64Array.from(model.vector(r));
@@ -281,7 +284,12 @@ describe('seed expansion (expand)', () => {
     });
     // Without expand the same seeds give another score.
     const plain = scoreTexts(
-      { texts: TEXTS, embeddingModelId: model.manifest.id, dimensions: [{ ...d, expand: undefined }], composition: 'mean' },
+      {
+        texts: TEXTS,
+        embeddingModelId: model.manifest.id,
+        dimensions: [{ ...d, expand: undefined }],
+        composition: 'mean',
+      },
       input,
     ).response;
     expect(plain.data[0].dimensionScores['7']).not.toBeCloseTo(res.data[0].dimensionScores['7'], 4);

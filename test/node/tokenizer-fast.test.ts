@@ -13,7 +13,14 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ensureLanguageData, languageFile } from '../../build/lang-data';
-import { parseLanguageData, tokenize, tokenizeWith, SUPPORTED_LANGUAGES, type Language, type LanguageData } from '../../core/tokenizer/index';
+import {
+  parseLanguageData,
+  tokenize,
+  tokenizeWith,
+  SUPPORTED_LANGUAGES,
+  type Language,
+  type LanguageData,
+} from '../../core/tokenizer/index';
 import { probeText, scannerAgrees, scanWords, scanWordsUnchecked } from '../../core/tokenizer/scan';
 import { icuWords, type Span } from '../../core/tokenizer/segment';
 import { prng } from '../../core/prng';
@@ -37,9 +44,74 @@ function reference(text: string, locale: string): Span[] {
 const words = (text: string, spans: Span[]) => spans.map((s) => `${s.start}:${text.slice(s.start, s.end)}`);
 
 /** Characters the scanner handles itself: letters of each block, digits, every mid character, punctuation, spaces. */
-const SIMPLE = ['a', 'Q', 'z', 'é', 'ß', 'Ä', 'ÿ', 'œ', 'Ł', 'ı', 'ª', 'µ', '0', '7', '_', ':', '·', ',', ';', '.', "'", '\u2018', '\u2019', '-', '"', '!', '?', '@', '/', '(', '«', '»', '¿', '×', '\u2013', '\u2014', '\u201c', '\u201d', '\u201e', '\u2026', '\u20ac', '\u2022', '\u2010'];
+const SIMPLE = [
+  'a',
+  'Q',
+  'z',
+  'é',
+  'ß',
+  'Ä',
+  'ÿ',
+  'œ',
+  'Ł',
+  'ı',
+  'ª',
+  'µ',
+  '0',
+  '7',
+  '_',
+  ':',
+  '·',
+  ',',
+  ';',
+  '.',
+  "'",
+  '\u2018',
+  '\u2019',
+  '-',
+  '"',
+  '!',
+  '?',
+  '@',
+  '/',
+  '(',
+  '«',
+  '»',
+  '¿',
+  '×',
+  '\u2013',
+  '\u2014',
+  '\u201c',
+  '\u201d',
+  '\u201e',
+  '\u2026',
+  '\u20ac',
+  '\u2022',
+  '\u2010',
+];
 /** Characters that send their chunk to Intl.Segmenter. */
-const COMPLEX = ['\u00ad', '\u0301', '\u200b', '\u200d', '\u00a0', '\u202f', '\u3000', 'ǅ', 'α', 'я', '東', 'カ', '١', '😀', '\u2024', '²', '½', '\ufe55', '\u00b4', 'ǃ'];
+const COMPLEX = [
+  '\u00ad',
+  '\u0301',
+  '\u200b',
+  '\u200d',
+  '\u00a0',
+  '\u202f',
+  '\u3000',
+  'ǅ',
+  'α',
+  'я',
+  '東',
+  'カ',
+  '١',
+  '😀',
+  '\u2024',
+  '²',
+  '½',
+  '\ufe55',
+  '\u00b4',
+  'ǃ',
+];
 const SPACES = [' ', '  ', '\n', '\t', '\r\n'];
 
 describe('char-code word scanner (core/tokenizer/scan.ts)', () => {
@@ -70,7 +142,10 @@ describe('char-code word scanner (core/tokenizer/scan.ts)', () => {
       { weight: 6, arbitrary: fc.constantFrom(...SIMPLE) },
       { weight: 1, arbitrary: fc.constantFrom(...COMPLEX) },
       { weight: 2, arbitrary: fc.constantFrom(...SPACES) },
-      { weight: 1, arbitrary: fc.constantFrom('word', "don't", 'l\u2019été', '3.14', 'U.S.A.', 'a_b', 'x:y', 'Straße', 'e-mail') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom('word', "don't", 'l\u2019été', '3.14', 'U.S.A.', 'a_b', 'x:y', 'Straße', 'e-mail'),
+      },
     );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 300 }), fc.constantFrom('en', 'de', 'fr'), (pieces, locale) => {
@@ -96,17 +171,121 @@ describe('char-code word scanner (core/tokenizer/scan.ts)', () => {
   it('checks itself against this runtime once per locale (the probes agree here)', () => {
     for (const locale of ['en', 'de', 'fr']) expect(scannerAgrees(locale)).toBe(true);
     const probes = probeText();
-    expect(words(probes, scanWordsUnchecked(probes, 0, probes.length, () => []))).toEqual(words(probes, reference(probes, 'en')));
+    expect(
+      words(
+        probes,
+        scanWordsUnchecked(probes, 0, probes.length, () => []),
+      ),
+    ).toEqual(words(probes, reference(probes, 'en')));
   });
 });
 
 /** Texts that put every context-dependent word next to every other, plus the gold sentences. */
 function contextTexts(language: Language): string[] {
-  const gold = (JSON.parse(fs.readFileSync(path.join(here, '..', 'gold', `tokens-${language}.json`), 'utf8')) as { sentences: Array<{ text: string }> }).sentences.map((s) => s.text);
+  const gold = (
+    JSON.parse(fs.readFileSync(path.join(here, '..', 'gold', `tokens-${language}.json`), 'utf8')) as {
+      sentences: Array<{ text: string }>;
+    }
+  ).sentences.map((s) => s.text);
   const vocabulary: Record<Language, string[]> = {
-    en: ['the', 'a', 'this', "'s", 'it', 'he', 'they', 'to', 'can', 'ca', "n't", 'wo', 'sha', 'not', 'is', 'was', 'be', 'bridges', 'costs', 'running', 'stopped', 'better', 'saw', 'leaves', 'houses', 'men', "I'm", "don't", "it's", 'The', 'Running', 'USA', 'e-mail', '3.5', 'happily', 'children', 'went'],
-    de: ['der', 'die', 'das', 'ein', 'im', 'Die', 'Kinder', 'spielen', 'stehe', 'auf', 'kommt', 'an', 'und', 'größer', 'besser', 'Häusern', 'Äpfel', 'gut', 'sehr', 'nicht', 'Lehrer', 'bringt', 'mit', 'Das', 'schönen', 'liefen', 'zu', 'den'],
-    fr: ['le', 'la', "l'", 'les', 'un', 'très', 'si', "s'", 'il', 'ils', 'est', 'été', "l'été", 'suis', 'homme', "qu'il", 'a', 'vu', 'allé', 'gare', 'heureux', 'dit-il', 'va-t-il', 'rendez-vous', 'Aujourd\u2019hui', 'étudiants', 'doivent'],
+    en: [
+      'the',
+      'a',
+      'this',
+      "'s",
+      'it',
+      'he',
+      'they',
+      'to',
+      'can',
+      'ca',
+      "n't",
+      'wo',
+      'sha',
+      'not',
+      'is',
+      'was',
+      'be',
+      'bridges',
+      'costs',
+      'running',
+      'stopped',
+      'better',
+      'saw',
+      'leaves',
+      'houses',
+      'men',
+      "I'm",
+      "don't",
+      "it's",
+      'The',
+      'Running',
+      'USA',
+      'e-mail',
+      '3.5',
+      'happily',
+      'children',
+      'went',
+    ],
+    de: [
+      'der',
+      'die',
+      'das',
+      'ein',
+      'im',
+      'Die',
+      'Kinder',
+      'spielen',
+      'stehe',
+      'auf',
+      'kommt',
+      'an',
+      'und',
+      'größer',
+      'besser',
+      'Häusern',
+      'Äpfel',
+      'gut',
+      'sehr',
+      'nicht',
+      'Lehrer',
+      'bringt',
+      'mit',
+      'Das',
+      'schönen',
+      'liefen',
+      'zu',
+      'den',
+    ],
+    fr: [
+      'le',
+      'la',
+      "l'",
+      'les',
+      'un',
+      'très',
+      'si',
+      "s'",
+      'il',
+      'ils',
+      'est',
+      'été',
+      "l'été",
+      'suis',
+      'homme',
+      "qu'il",
+      'a',
+      'vu',
+      'allé',
+      'gare',
+      'heureux',
+      'dit-il',
+      'va-t-il',
+      'rendez-vous',
+      'Aujourd\u2019hui',
+      'étudiants',
+      'doivent',
+    ],
     ja: ['私', 'は', '東京', 'に', '住んで', 'います', '。', 'とても', '良い', 'ません', 'でした', 'ない', '、'],
   };
   const rand = prng(5);
@@ -116,7 +295,11 @@ function contextTexts(language: Language): string[] {
   for (let i = 0; i < 300; i++) {
     const parts: string[] = [];
     const len = 2 + Math.floor(rand() * 14);
-    for (let j = 0; j < len; j++) parts.push(vocab[Math.floor(rand() * vocab.length)]! + (rand() < 0.1 ? (language === 'ja' ? '。' : '.') : rand() < 0.1 ? ',' : ''));
+    for (let j = 0; j < len; j++)
+      parts.push(
+        vocab[Math.floor(rand() * vocab.length)]! +
+          (rand() < 0.1 ? (language === 'ja' ? '。' : '.') : rand() < 0.1 ? ',' : ''),
+      );
     out.push(parts.join(sep));
   }
   return out;
@@ -129,11 +312,15 @@ describe('word cache of tokenize()', () => {
       for (const synonyms of [false, true]) {
         const cache = new Map();
         for (let pass = 0; pass < 2; pass++) {
-          for (const t of texts) expect(tokenizeWith(t, data[l], synonyms, cache), `${l} ${t}`).toEqual(tokenizeWith(t, data[l], synonyms, null));
+          for (const t of texts)
+            expect(tokenizeWith(t, data[l], synonyms, cache), `${l} ${t}`).toEqual(
+              tokenizeWith(t, data[l], synonyms, null),
+            );
         }
       }
       // The shared cache of tokenize() itself.
-      for (const t of texts) expect(tokenize(t, data[l], { synonyms: false })).toEqual(tokenizeWith(t, data[l], false, null));
+      for (const t of texts)
+        expect(tokenize(t, data[l], { synonyms: false })).toEqual(tokenizeWith(t, data[l], false, null));
     });
   }
 

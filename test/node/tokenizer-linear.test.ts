@@ -9,7 +9,14 @@ import fs from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ensureLanguageData, languageFile } from '../../build/lang-data';
-import { parseLanguageData, segment, SUPPORTED_LANGUAGES, tokenize, type Language, type LanguageData } from '../../core/tokenizer/index';
+import {
+  parseLanguageData,
+  segment,
+  SUPPORTED_LANGUAGES,
+  tokenize,
+  type Language,
+  type LanguageData,
+} from '../../core/tokenizer/index';
 import { countWords, splitWords } from '../../core/plagiarism';
 import { icuWords } from '../../core/tokenizer/segment';
 import { scanWords } from '../../core/tokenizer/scan';
@@ -55,7 +62,12 @@ function expectExactTokens(text: string, language: Language): number {
   const bad: string[] = [];
   let last = 0;
   for (const t of tokens) {
-    if (t.indexStart < last || t.indexEnd <= t.indexStart || t.string !== text.slice(t.indexStart, t.indexEnd) || typeof t.token !== 'string') {
+    if (
+      t.indexStart < last ||
+      t.indexEnd <= t.indexStart ||
+      t.string !== text.slice(t.indexStart, t.indexEnd) ||
+      typeof t.token !== 'string'
+    ) {
       bad.push(JSON.stringify(t));
       if (bad.length > 5) break;
     }
@@ -95,36 +107,96 @@ describe('linear segmentation (defect 3)', () => {
   });
 
   it('cutting a run without white space into windows gives the words of the whole run (property)', () => {
-    const piece = fc.constantFrom('word', 'x', '.', ',', '...', "l'homme", 'e-mail', '123', '4.5', 'ÄÖÜ', '__', 'a.b', "don't", '-', '!', '‘', '’');
+    const piece = fc.constantFrom(
+      'word',
+      'x',
+      '.',
+      ',',
+      '...',
+      "l'homme",
+      'e-mail',
+      '123',
+      '4.5',
+      'ÄÖÜ',
+      '__',
+      'a.b',
+      "don't",
+      '-',
+      '!',
+      '‘',
+      '’',
+    );
     fc.assert(
-      fc.property(fc.array(piece, { minLength: 400, maxLength: 1500 }), fc.constantFrom<Language>('en', 'de', 'fr'), (pieces, l) => {
-        const text = pieces.join('');
-        const seg = new Intl.Segmenter(l, { granularity: 'word' });
-        // Reference: the whole run at once (affordable at these lengths), word-like segments with a letter or digit.
-        const whole = [...seg.segment(text)].filter((s) => s.isWordLike && /[\p{L}\p{N}]/u.test(s.segment)).map((s) => [s.index, s.index + s.segment.length]);
-        const windows: number[][] = [];
-        segmenterInputs(() => {
-          // The tokenizer's own windowing, before its corrections (hyphens, elisions, contractions).
-          for (const sp of segment(text, data[l])) windows.push([sp.start, sp.end]);
-        });
-        // Corrections only join or split words; every reference boundary inside a window-free
-        // stretch is a boundary of ours: compare the sets of word starts and ends.
-        const ours = new Set(windows.flat());
-        const missing = whole.flat().filter((b) => !ours.has(b) && !/[-'’]/.test(text[b - 1] ?? '') && !/[-'’]/.test(text[b] ?? ''));
-        expect(missing).toEqual([]);
-      }),
+      fc.property(
+        fc.array(piece, { minLength: 400, maxLength: 1500 }),
+        fc.constantFrom<Language>('en', 'de', 'fr'),
+        (pieces, l) => {
+          const text = pieces.join('');
+          const seg = new Intl.Segmenter(l, { granularity: 'word' });
+          // Reference: the whole run at once (affordable at these lengths), word-like segments with a letter or digit.
+          const whole = [...seg.segment(text)]
+            .filter((s) => s.isWordLike && /[\p{L}\p{N}]/u.test(s.segment))
+            .map((s) => [s.index, s.index + s.segment.length]);
+          const windows: number[][] = [];
+          segmenterInputs(() => {
+            // The tokenizer's own windowing, before its corrections (hyphens, elisions, contractions).
+            for (const sp of segment(text, data[l])) windows.push([sp.start, sp.end]);
+          });
+          // Corrections only join or split words; every reference boundary inside a window-free
+          // stretch is a boundary of ours: compare the sets of word starts and ends.
+          const ours = new Set(windows.flat());
+          const missing = whole
+            .flat()
+            .filter((b) => !ours.has(b) && !/[-'’]/.test(text[b - 1] ?? '') && !/[-'’]/.test(text[b] ?? ''));
+          expect(missing).toEqual([]);
+        },
+      ),
       { numRuns: 60, seed: 12 },
     );
   });
 
   it('ASCII text is segmented by the char-code scanner exactly as Intl.Segmenter segments it (property)', () => {
     // Every ASCII character that takes part in a UAX #29 word rule, and some that do not.
-    const piece = fc.constantFrom('a', 'Z', 'word', '7', '42', '_', '.', ',', ';', ':', "'", '-', '@', ' ', '\n', '\r\n', '\t', '"', '!', '/', '(', '#', '$', '%', '+', '=', '?', '`', '~', '\x00', '\x7f');
+    const piece = fc.constantFrom(
+      'a',
+      'Z',
+      'word',
+      '7',
+      '42',
+      '_',
+      '.',
+      ',',
+      ';',
+      ':',
+      "'",
+      '-',
+      '@',
+      ' ',
+      '\n',
+      '\r\n',
+      '\t',
+      '"',
+      '!',
+      '/',
+      '(',
+      '#',
+      '$',
+      '%',
+      '+',
+      '=',
+      '?',
+      '`',
+      '~',
+      '\x00',
+      '\x7f',
+    );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 80 }), fc.constantFrom<Language>('en', 'de', 'fr'), (pieces, l) => {
         const text = pieces.join('');
         const seg = new Intl.Segmenter(l, { granularity: 'word' });
-        const icu = [...seg.segment(text)].filter((s) => s.isWordLike && /[\p{L}\p{N}]/u.test(s.segment)).map((s) => ({ start: s.index, end: s.index + s.segment.length }));
+        const icu = [...seg.segment(text)]
+          .filter((s) => s.isWordLike && /[\p{L}\p{N}]/u.test(s.segment))
+          .map((s) => ({ start: s.index, end: s.index + s.segment.length }));
         expect(scanWords(text, 0, text.length, l, (a, b) => icuWords(text, a, b, l))).toEqual(icu);
       }),
       { numRuns: 5000, seed: 1212 },

@@ -4,7 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ensureLanguageData, languageFile } from '../../build/lang-data';
-import { normalizeLanguage, parseLanguageData, SUPPORTED_LANGUAGES, tokenize, type Language, type LanguageData } from '../../core/tokenizer/index';
+import {
+  normalizeLanguage,
+  parseLanguageData,
+  SUPPORTED_LANGUAGES,
+  tokenize,
+  type Language,
+  type LanguageData,
+} from '../../core/tokenizer/index';
 import { needs } from '../support/optional-data';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -77,10 +84,13 @@ describe('gold files (hand-checked tokens)', () => {
           else misses.push(`${str}: isStop ${t.isStop}, want ${stop}`);
         }
         // No token outside the gold ones (a split or merge that a miss above does not explain).
-        for (const t of out.tokens) if (!goldSpans.has(`${t.indexStart}:${t.indexEnd}`)) misses.push(`${t.string}: extra token`);
+        for (const t of out.tokens)
+          if (!goldSpans.has(`${t.indexStart}:${t.indexEnd}`)) misses.push(`${t.string}: extra token`);
       }
       expect(total).toBeGreaterThanOrEqual(60);
-      console.log(`[gold ${l}] tokens=${total} lemma=${((lemmaOk / total) * 100).toFixed(1)}% stop=${((stopOk / total) * 100).toFixed(1)}%${misses.length ? ` misses: ${misses.join('; ')}` : ''}`);
+      console.log(
+        `[gold ${l}] tokens=${total} lemma=${((lemmaOk / total) * 100).toFixed(1)}% stop=${((stopOk / total) * 100).toFixed(1)}%${misses.length ? ` misses: ${misses.join('; ')}` : ''}`,
+      );
       expect(misses).toEqual(KNOWN_MISSES[l]);
       expect(lemmaOk / total).toBeGreaterThanOrEqual(0.95);
       expect(stopOk / total).toBeGreaterThanOrEqual(0.95);
@@ -94,7 +104,29 @@ describe('offset invariant (property)', () => {
       const pieces = fc.oneof(
         fc.string({ unit: 'binary', maxLength: 20 }),
         fc.string({ unit: 'grapheme', maxLength: 20 }),
-        fc.constantFrom('don\'t', "L'homme", "qu'il", 'Häuser', '住んでいます', '😀👍🏽', 'e\u0301', '\r\n', '\t', 'שלום עולם', 'مرحبا', 'https://a.b/c?d=1.', 'x@y.org', 'state-of-the-art', '3.14', '-', "'", '’', 'va-t-il', 'カタカナ', '𠮷野家'),
+        fc.constantFrom(
+          "don't",
+          "L'homme",
+          "qu'il",
+          'Häuser',
+          '住んでいます',
+          '😀👍🏽',
+          'e\u0301',
+          '\r\n',
+          '\t',
+          'שלום עולם',
+          'مرحبا',
+          'https://a.b/c?d=1.',
+          'x@y.org',
+          'state-of-the-art',
+          '3.14',
+          '-',
+          "'",
+          '’',
+          'va-t-il',
+          'カタカナ',
+          '𠮷野家',
+        ),
       );
       fc.assert(
         fc.property(fc.array(pieces, { maxLength: 12 }), (parts) => {
@@ -141,17 +173,45 @@ describe('edge cases', () => {
   });
 
   it('numbers, hyphenated words, URLs and e-mails are one token each; punctuation is none', () => {
-    expect(strings('It costs 1,000.50 dollars (about 3.5%) in 2020-2021.', 'en')).toEqual(['It', 'costs', '1,000.50', 'dollars', 'about', '3.5', 'in', '2020-2021']);
+    expect(strings('It costs 1,000.50 dollars (about 3.5%) in 2020-2021.', 'en')).toEqual([
+      'It',
+      'costs',
+      '1,000.50',
+      'dollars',
+      'about',
+      '3.5',
+      'in',
+      '2020-2021',
+    ]);
     expect(strings('A well-known mother-in-law.', 'en')).toEqual(['A', 'well-known', 'mother-in-law']);
     expect(strings('Write to jane.doe@example.org or see https://example.com/path?q=1&r=2.', 'en')).toEqual([
-      'Write', 'to', 'jane.doe@example.org', 'or', 'see', 'https://example.com/path?q=1&r=2',
+      'Write',
+      'to',
+      'jane.doe@example.org',
+      'or',
+      'see',
+      'https://example.com/path?q=1&r=2',
     ]);
     expect(strings('Siehe www.example.de/info, bitte.', 'de')).toEqual(['Siehe', 'www.example.de/info', 'bitte']);
   });
 
   it('splits English contractions like the Penn Treebank', () => {
     expect(strings("I don't think you'll win, can't you see? It's John's.", 'en')).toEqual([
-      'I', 'do', "n't", 'think', 'you', "'ll", 'win', 'ca', "n't", 'you', 'see', 'It', "'s", 'John', "'s",
+      'I',
+      'do',
+      "n't",
+      'think',
+      'you',
+      "'ll",
+      'win',
+      'ca',
+      "n't",
+      'you',
+      'see',
+      'It',
+      "'s",
+      'John',
+      "'s",
     ]);
     expect(lemmas("I don't, we won't, you're", 'en')).toEqual(['i', 'do', 'not', 'we', 'will', 'not', 'you', 'be']);
     // typographic apostrophe too
@@ -159,8 +219,25 @@ describe('edge cases', () => {
   });
 
   it('splits French elisions and inverted clitics', () => {
-    expect(strings("L'homme qu'il voit, jusqu'à aujourd'hui.", 'fr')).toEqual(["L'", 'homme', "qu'", 'il', 'voit', "jusqu'", 'à', "aujourd'hui"]);
-    expect(strings('Que dit-il ? Viendra-t-elle au rendez-vous ?', 'fr')).toEqual(['Que', 'dit', 'il', 'Viendra', 'elle', 'au', 'rendez-vous']);
+    expect(strings("L'homme qu'il voit, jusqu'à aujourd'hui.", 'fr')).toEqual([
+      "L'",
+      'homme',
+      "qu'",
+      'il',
+      'voit',
+      "jusqu'",
+      'à',
+      "aujourd'hui",
+    ]);
+    expect(strings('Que dit-il ? Viendra-t-elle au rendez-vous ?', 'fr')).toEqual([
+      'Que',
+      'dit',
+      'il',
+      'Viendra',
+      'elle',
+      'au',
+      'rendez-vous',
+    ]);
   });
 
   it('segments Japanese into words and keeps 住んで together', () => {
@@ -176,7 +253,15 @@ describe('edge cases', () => {
   });
 
   it('German nouns keep their capital; umlaut plurals and separable verbs', () => {
-    expect(lemmas('Die Mütter kauften Äpfel für die Töchter.', 'de')).toEqual(['der', 'Mutter', 'kaufen', 'Apfel', 'für', 'der', 'Tochter']);
+    expect(lemmas('Die Mütter kauften Äpfel für die Töchter.', 'de')).toEqual([
+      'der',
+      'Mutter',
+      'kaufen',
+      'Apfel',
+      'für',
+      'der',
+      'Tochter',
+    ]);
     expect(lemmas('Sie ruft ihren Vater an.', 'de')).toEqual(['sie', 'anrufen', 'ihr', 'Vater', 'an']);
   });
 

@@ -17,11 +17,15 @@ const langs = new Map<string, LanguageData>();
 
 beforeAll(() => {
   model = loadDefaultModel();
-  for (const l of SUPPORTED_LANGUAGES) langs.set(l, parseLanguageData(new Uint8Array(fs.readFileSync(languageFile(l)))));
+  for (const l of SUPPORTED_LANGUAGES)
+    langs.set(l, parseLanguageData(new Uint8Array(fs.readFileSync(languageFile(l)))));
 });
 
 function top(seedWords: string[], extra: Record<string, unknown> = {}, limit = 20): string[] {
-  return scoreWords({ seedWords, embeddingModelId: model.manifest.id, limit, ...extra }, { index: model, mappers: [], storedDimensions: new Map() }).data.map((d) => d.word);
+  return scoreWords(
+    { seedWords, embeddingModelId: model.manifest.id, limit, ...extra },
+    { index: model, mappers: [], storedDimensions: new Map() },
+  ).data.map((d) => d.word);
 }
 
 describe('find-and-score: the default quality filter', () => {
@@ -51,7 +55,10 @@ describe('find-and-score: the default quality filter', () => {
 
   it('every default candidate is a dictionary word within the 50,000 most frequent, no stop word or pronoun', () => {
     for (const seed of ['happy', 'coffee', 'eco', 'bitcoin']) {
-      for (const d of scoreWords({ seedWords: [seed], embeddingModelId: 'x', limit: 100 }, { index: model, mappers: [], storedDimensions: new Map() }).data) {
+      for (const d of scoreWords(
+        { seedWords: [seed], embeddingModelId: 'x', limit: 100 },
+        { index: model, mappers: [], storedDimensions: new Map() },
+      ).data) {
         const f = model.flags(d.modelRank - 1);
         expect(d.modelRank).toBeLessThanOrEqual(50_000);
         expect(f & VOCAB_FLAG.DICTIONARY, d.word).toBeTruthy();
@@ -108,7 +115,11 @@ describe('find-and-score: the default quality filter', () => {
 
   it('findCandidates and qualityFilter are usable on their own (seed expansion)', () => {
     const seeds = seedSet(model, ['coffee', 'tea']);
-    const filter = candidateFilter(model, { cutoff: 50_000, excludedRows: new Set(seeds.rows), seedPos: model.flags(seeds.rows[0]!) & POS_MASK });
+    const filter = candidateFilter(model, {
+      cutoff: 50_000,
+      excludedRows: new Set(seeds.rows),
+      seedPos: model.flags(seeds.rows[0]!) & POS_MASK,
+    });
     const rows = findCandidates(model, seedCentroid(model, seeds)!, 10, filter, seeds.rows.length);
     expect(rows).toHaveLength(10);
     const accept = qualityFilter(model);
@@ -128,7 +139,7 @@ describe('phrases as seeds and whitelist words', () => {
     expect(top(['New York']).length).toBe(20);
   });
 
-  it('a phrase vector is the re-normalized mean of its words\' unit vectors; an unknown word makes it unknown', () => {
+  it("a phrase vector is the re-normalized mean of its words' unit vectors; an unknown word makes it unknown", () => {
     const s = seedSet(model, ['ice cream', 'zzqxq cream']);
     expect(s.phrases).toHaveLength(1);
     const a = model.vector(model.rowOf('ice'));
@@ -140,7 +151,14 @@ describe('phrases as seeds and whitelist words', () => {
   });
 
   it('whitelist phrases are returned as written and scored by their vector', () => {
-    const r = scoreWords({ seedWords: ['dessert'], whitelistWords: ['Ice Cream', 'ice  cream', 'New York', 'zzqxq york', 'cake'], embeddingModelId: 'x' }, { index: model, mappers: [], storedDimensions: new Map() });
+    const r = scoreWords(
+      {
+        seedWords: ['dessert'],
+        whitelistWords: ['Ice Cream', 'ice  cream', 'New York', 'zzqxq york', 'cake'],
+        embeddingModelId: 'x',
+      },
+      { index: model, mappers: [], storedDimensions: new Map() },
+    );
     expect(r.data.map((d) => d.word)).toEqual(['Ice Cream', 'New York', 'cake']);
     expect(r.data[0]!.seedScore!).toBeGreaterThan(r.data[1]!.seedScore!);
     expect(r.data[0]!.modelRank).toBe(Math.max(model.rowOf('ice'), model.rowOf('cream')) + 1);
@@ -148,7 +166,12 @@ describe('phrases as seeds and whitelist words', () => {
 
   it('phrases work in dimensions words / oppositeWords', () => {
     const r = scoreWords(
-      { seedWords: [], whitelistWords: ['sundae', 'skyscraper'], embeddingModelId: 'x', dimensions: [{ id: 1, type: 'axis', words: ['ice cream'], oppositeWords: ['New York'] }] },
+      {
+        seedWords: [],
+        whitelistWords: ['sundae', 'skyscraper'],
+        embeddingModelId: 'x',
+        dimensions: [{ id: 1, type: 'axis', words: ['ice cream'], oppositeWords: ['New York'] }],
+      },
       { index: model, mappers: [], storedDimensions: new Map() },
     );
     expect(r.data[0]!.dimensionScores['1']!).toBeGreaterThan(r.data[1]!.dimensionScores['1']!);
@@ -157,7 +180,8 @@ describe('phrases as seeds and whitelist words', () => {
 
 describe('synonyms', () => {
   const en = () => langs.get('en')!;
-  const syn = (text: string, l = 'en') => tokenize(text, langs.get(l)!).tokens.map((t) => [t.string, t.synonyms] as const);
+  const syn = (text: string, l = 'en') =>
+    tokenize(text, langs.get(l)!).tokens.map((t) => [t.string, t.synonyms] as const);
 
   it('none of the listed junk senses appear', () => {
     const junk: Array<[string, string[]]> = [
@@ -178,7 +202,8 @@ describe('synonyms', () => {
     ];
     for (const [word, bad] of junk) {
       for (const text of [word, `${word} is here.`, `They ${word}.`, `The ${word} was there.`]) {
-        for (const [s, syns] of syn(text)) if (s === word) for (const b of bad) expect(syns, `${text}: ${s}`).not.toContain(b);
+        for (const [s, syns] of syn(text))
+          if (s === word) for (const b of bad) expect(syns, `${text}: ${s}`).not.toContain(b);
       }
     }
   });
@@ -268,8 +293,12 @@ describe('autocomplete', () => {
     expect(ac('inter')[0]).toBe('international');
     expect(ac('plan')[0]).toBe('plan');
     const ber = ac('Ber');
-    const proper = ber.map((w) => (model.flags(model.rowOf(w.toLowerCase())) & (VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM)) !== 0);
-    expect(proper.slice(0, proper.indexOf(false) < 0 ? proper.length : proper.indexOf(false)).length).toBeGreaterThan(3);
+    const proper = ber.map(
+      (w) => (model.flags(model.rowOf(w.toLowerCase())) & (VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM)) !== 0,
+    );
+    expect(proper.slice(0, proper.indexOf(false) < 0 ? proper.length : proper.indexOf(false)).length).toBeGreaterThan(
+      3,
+    );
     if (proper.indexOf(false) >= 0) expect(proper.slice(proper.indexOf(false))).not.toContain(true);
     for (const w of ber) expect(w[0]).toBe('B');
   });

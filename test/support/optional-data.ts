@@ -28,8 +28,10 @@ const said = new Set<string>();
 export function hasOptionalData(what: OptionalData): boolean {
   let known = cache.get(what);
   if (known === undefined) {
-    if (what === 'de-synonyms' || what === 'fr-synonyms') known = hasSynonymsFromDebian(what === 'de-synonyms' ? 'de' : 'fr');
-    else if (what === 'pattern-mapper') known = fs.existsSync(path.join(GENERATED, 'mappers', DEFAULT_MODEL_ID, 'pattern.bin'));
+    if (what === 'de-synonyms' || what === 'fr-synonyms')
+      known = hasSynonymsFromDebian(what === 'de-synonyms' ? 'de' : 'fr');
+    else if (what === 'pattern-mapper')
+      known = fs.existsSync(path.join(GENERATED, 'mappers', DEFAULT_MODEL_ID, 'pattern.bin'));
     else known = fs.existsSync(path.join(GENERATED, 'models', `${ALIGNED_MODEL[what]}-aligned-glove-6b-100d.emb`));
     cache.set(what, known);
   }

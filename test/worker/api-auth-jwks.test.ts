@@ -32,7 +32,10 @@ let urls = 0;
 const jwksUrl = (): string => `https://jwks.test/tenant-${++urls}-${crypto.randomUUID()}/jwks.json`;
 
 /** Sets what the fake identity provider answers at `url`. */
-async function publish(url: string, answer: { keys: Key[] } | { status: number; body: unknown } | { network: true }): Promise<void> {
+async function publish(
+  url: string,
+  answer: { keys: Key[] } | { status: number; body: unknown } | { network: true },
+): Promise<void> {
   const body = 'keys' in answer ? { status: 200, body: { keys: answer.keys.map((k) => k.jwk) } } : answer;
   const res = await fetch(url, { method: 'PUT', body: JSON.stringify(body) });
   expect(res.status).toBe(204);
@@ -44,7 +47,11 @@ async function hits(url: string): Promise<number> {
   return (await (await fetch(`https://jwks.test/__hits${u.pathname}`)).json()) as number;
 }
 
-async function sign(key: Key, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}): Promise<string> {
+async function sign(
+  key: Key,
+  claims: Record<string, unknown> = {},
+  header: Record<string, unknown> = {},
+): Promise<string> {
   return new SignJWT({ workspaceId: 'ws_demo', sub: 'jwks-user', ...claims })
     .setProtectedHeader({ alg: key.alg, kid: key.kid, ...header })
     .setIssuer(ISSUER)
@@ -109,10 +116,19 @@ describe('JWKS authentication (JWT_JWKS_URL, JWT_ISSUER, JWT_AUDIENCE)', () => {
     const url = jwksUrl();
     await publish(url, { keys: [await newKey('RS256', 'rsa-1')] });
     const secret = new TextEncoder().encode((env as unknown as Env).JWT_SECRET!);
-    const hs = await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS256' }).setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime(now() + 600).sign(secret);
+    const hs = await new SignJWT({ workspaceId: 'ws_demo' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime(now() + 600)
+      .sign(secret);
     expectUnauthorized(await request(url, hs), 'HS256');
     // The same token is fine for the development configuration, so only the algorithm pin refuses it.
-    const dev = await createApp().request('/api/usage-service/v1/usage-types', { headers: { authorization: `Bearer ${hs}` } }, { ...(env as unknown as Env), JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
+    const dev = await createApp().request(
+      '/api/usage-service/v1/usage-types',
+      { headers: { authorization: `Bearer ${hs}` } },
+      { ...(env as unknown as Env), JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE },
+    );
     expect(dev.status).toBe(200);
     await dev.arrayBuffer();
     // An RS384 token from a key the set publishes for RS384: the pin refuses it too.
@@ -120,7 +136,11 @@ describe('JWKS authentication (JWT_JWKS_URL, JWT_ISSUER, JWT_AUDIENCE)', () => {
     await publish(url, { keys: [rs384] });
     const t384 = await sign(rs384);
     expectUnauthorized(await request(url, t384), 'RS384');
-    const none = new UnsecuredJWT({ workspaceId: 'ws_demo' }).setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime(now() + 600).encode();
+    const none = new UnsecuredJWT({ workspaceId: 'ws_demo' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime(now() + 600)
+      .encode();
     expectUnauthorized(await request(url, none), 'alg none');
   });
 
@@ -130,12 +150,57 @@ describe('JWKS authentication (JWT_JWKS_URL, JWT_ISSUER, JWT_AUDIENCE)', () => {
     await publish(url, { keys: [key] });
     expect((await request(url, await sign(key))).status).toBe(200);
     const cases: Array<[string, string]> = [
-      ['wrong iss', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'ES256', kid: 'ec-1' }).setIssuer('https://evil.example/').setAudience(AUDIENCE).setExpirationTime(now() + 600).sign(key.privateKey)],
-      ['no iss', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'ES256', kid: 'ec-1' }).setAudience(AUDIENCE).setExpirationTime(now() + 600).sign(key.privateKey)],
-      ['wrong aud', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'ES256', kid: 'ec-1' }).setIssuer(ISSUER).setAudience('another-service').setExpirationTime(now() + 600).sign(key.privateKey)],
-      ['no aud', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'ES256', kid: 'ec-1' }).setIssuer(ISSUER).setExpirationTime(now() + 600).sign(key.privateKey)],
-      ['expired', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'ES256', kid: 'ec-1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime(now() - 60).sign(key.privateKey)],
-      ['no exp', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'ES256', kid: 'ec-1' }).setIssuer(ISSUER).setAudience(AUDIENCE).sign(key.privateKey)],
+      [
+        'wrong iss',
+        await new SignJWT({ workspaceId: 'ws_demo' })
+          .setProtectedHeader({ alg: 'ES256', kid: 'ec-1' })
+          .setIssuer('https://evil.example/')
+          .setAudience(AUDIENCE)
+          .setExpirationTime(now() + 600)
+          .sign(key.privateKey),
+      ],
+      [
+        'no iss',
+        await new SignJWT({ workspaceId: 'ws_demo' })
+          .setProtectedHeader({ alg: 'ES256', kid: 'ec-1' })
+          .setAudience(AUDIENCE)
+          .setExpirationTime(now() + 600)
+          .sign(key.privateKey),
+      ],
+      [
+        'wrong aud',
+        await new SignJWT({ workspaceId: 'ws_demo' })
+          .setProtectedHeader({ alg: 'ES256', kid: 'ec-1' })
+          .setIssuer(ISSUER)
+          .setAudience('another-service')
+          .setExpirationTime(now() + 600)
+          .sign(key.privateKey),
+      ],
+      [
+        'no aud',
+        await new SignJWT({ workspaceId: 'ws_demo' })
+          .setProtectedHeader({ alg: 'ES256', kid: 'ec-1' })
+          .setIssuer(ISSUER)
+          .setExpirationTime(now() + 600)
+          .sign(key.privateKey),
+      ],
+      [
+        'expired',
+        await new SignJWT({ workspaceId: 'ws_demo' })
+          .setProtectedHeader({ alg: 'ES256', kid: 'ec-1' })
+          .setIssuer(ISSUER)
+          .setAudience(AUDIENCE)
+          .setExpirationTime(now() - 60)
+          .sign(key.privateKey),
+      ],
+      [
+        'no exp',
+        await new SignJWT({ workspaceId: 'ws_demo' })
+          .setProtectedHeader({ alg: 'ES256', kid: 'ec-1' })
+          .setIssuer(ISSUER)
+          .setAudience(AUDIENCE)
+          .sign(key.privateKey),
+      ],
     ];
     for (const [label, tok] of cases) expectUnauthorized(await request(url, tok), label);
   });

@@ -13,7 +13,11 @@ beforeAll(async () => {
 
 // One request per kind of route: workspace-scoped, model-scoped, catalog.
 const routes: Array<[string, string, unknown]> = [
-  ['POST', '/api/v1/workspaces/ws_demo/word-scores', { seedWords: ['cat'], whitelistWords: ['dog'], embeddingModelId: 'auth-en' }],
+  [
+    'POST',
+    '/api/v1/workspaces/ws_demo/word-scores',
+    { seedWords: ['cat'], whitelistWords: ['dog'], embeddingModelId: 'auth-en' },
+  ],
   ['POST', '/api/v1/workspaces/ws_demo/text-scores', { texts: ['x'], embeddingModelId: 'auth-en' }],
   ['POST', '/api/v1/embedding-models/auth-en/word-similarity-matrices', { words: ['cat'] }],
   ['GET', '/api/v1/embedding-models', undefined],
@@ -27,13 +31,43 @@ async function badTokens(): Promise<Array<[string, string | null, string?]>> {
     ['malformed', 'not-a-jwt'],
     ['malformed scheme', 'x', 'Basic dXNlcjpwYXNz'],
     ['alg none', new UnsecuredJWT({ workspaceId: 'ws_demo' }).setExpirationTime(now() + 600).encode()],
-    ['wrong key', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(now() + 600).sign(new TextEncoder().encode('another-secret-0123456789abcdef'))],
-    ['expired', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(now() - 60).sign(secret())],
+    [
+      'wrong key',
+      await new SignJWT({ workspaceId: 'ws_demo' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setExpirationTime(now() + 600)
+        .sign(new TextEncoder().encode('another-secret-0123456789abcdef')),
+    ],
+    [
+      'expired',
+      await new SignJWT({ workspaceId: 'ws_demo' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setExpirationTime(now() - 60)
+        .sign(secret()),
+    ],
     ['no exp', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS256' }).sign(secret())],
-    ['other algorithm (RS256)', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime(now() + 600).sign(privateKey)],
+    [
+      'other algorithm (RS256)',
+      await new SignJWT({ workspaceId: 'ws_demo' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setExpirationTime(now() + 600)
+        .sign(privateKey),
+    ],
     // Signed with the real secret, so only the algorithm pin can refuse them (jose accepts any key length for HS384/HS512).
-    ['HS384 with the right secret', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS384' }).setExpirationTime(now() + 600).sign(secret())],
-    ['HS512 with the right secret', await new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS512' }).setExpirationTime(now() + 600).sign(secret())],
+    [
+      'HS384 with the right secret',
+      await new SignJWT({ workspaceId: 'ws_demo' })
+        .setProtectedHeader({ alg: 'HS384' })
+        .setExpirationTime(now() + 600)
+        .sign(secret()),
+    ],
+    [
+      'HS512 with the right secret',
+      await new SignJWT({ workspaceId: 'ws_demo' })
+        .setProtectedHeader({ alg: 'HS512' })
+        .setExpirationTime(now() + 600)
+        .sign(secret()),
+    ],
   ];
 }
 
@@ -44,7 +78,9 @@ describe('bearer authentication on every scoring and catalog route', () => {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (header) headers.authorization = header;
         else if (tok) headers.authorization = `Bearer ${tok}`;
-        const res = await (await import('cloudflare:test')).SELF.fetch(`http://x${path}`, { method, headers, body: body ? JSON.stringify(body) : undefined });
+        const res = await (
+          await import('cloudflare:test')
+        ).SELF.fetch(`http://x${path}`, { method, headers, body: body ? JSON.stringify(body) : undefined });
         const parsed = (await res.json()) as any;
         expect(res.status, `${label}: ${method} ${path}`).toBe(401);
         expect(res.headers.get('content-type')).toContain('application/problem+json');
@@ -85,7 +121,11 @@ describe('bearer authentication on every scoring and catalog route', () => {
     const { SELF } = await import('cloudflare:test');
     const res = await SELF.fetch('http://x/api/v1/workspaces/ws_demo/text-scores', {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
     });
     expect(res.status).toBeLessThan(300);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
@@ -93,7 +133,8 @@ describe('bearer authentication on every scoring and catalog route', () => {
     // Headers a browser client must be able to read on the actual response.
     const get = await SELF.fetch('http://x/api/health', { headers: { origin: 'https://app.example' } });
     const exposed = (get.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/\s*,\s*/);
-    for (const h of ['x-request-id', 'retry-after', 'etag', 'idempotent-replayed', 'location']) expect(exposed).toContain(h);
+    for (const h of ['x-request-id', 'retry-after', 'etag', 'idempotent-replayed', 'location'])
+      expect(exposed).toContain(h);
   });
 
   it('answers a body that is not sent as JSON with 422 VALIDATION_FAILED', async () => {

@@ -1,7 +1,15 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { artifactReadCount } from '../../worker/sources/models';
-import { call, expectProblem, makeModel, uploadMapper, uploadModel, type Called, type SyntheticModel } from './support/api';
+import {
+  call,
+  expectProblem,
+  makeModel,
+  uploadMapper,
+  uploadModel,
+  type Called,
+  type SyntheticModel,
+} from './support/api';
 import { installGatedArtifacts } from './support/storage-gate';
 
 // Catalog entries of this file use the user-assigned country codes QQ / QR so counts are exact.
@@ -17,12 +25,22 @@ beforeAll(async () => {
   mapped = makeModel('cat-qr-mapped', { seed: 200, country: 'QR', language: 'xx' });
   await uploadModel(mapped);
   const n = mapped.words.length;
-  await uploadMapper(mapped, 'loc', { valence: Float64Array.from({ length: n }, (_, r) => (r % 7) / 7) }, { country: 'QR', language: 'xx' });
-  await uploadMapper(mapped, 'multi', { arousal: Float64Array.from({ length: n }, (_, r) => (r % 5) / 5), dominance: new Float64Array(n) }, {
-    multilingual: true,
-    language: null,
-    country: null,
-  });
+  await uploadMapper(
+    mapped,
+    'loc',
+    { valence: Float64Array.from({ length: n }, (_, r) => (r % 7) / 7) },
+    { country: 'QR', language: 'xx' },
+  );
+  await uploadMapper(
+    mapped,
+    'multi',
+    { arousal: Float64Array.from({ length: n }, (_, r) => (r % 5) / 5), dominance: new Float64Array(n) },
+    {
+      multilingual: true,
+      language: null,
+      country: null,
+    },
+  );
   await uploadMapper(mapped, 'otherlocale', { power: new Float64Array(n) }, { country: 'QS', language: 'yy' });
 });
 
@@ -63,7 +81,19 @@ describe('GET /api/v1/embedding-models', () => {
     const r = await call('GET', `/api/v1/embedding-models/${mapped.id}`);
     expect(r.status).toBe(200);
     const m = r.body;
-    for (const k of ['id', 'language', 'country', 'version', 'tag', 'trainingYear', 'trainingMonth', 'label', 'languageLabel', 'countryLabel', 'monthLabel']) {
+    for (const k of [
+      'id',
+      'language',
+      'country',
+      'version',
+      'tag',
+      'trainingYear',
+      'trainingMonth',
+      'label',
+      'languageLabel',
+      'countryLabel',
+      'monthLabel',
+    ]) {
       expect(typeof m[k], k).toBe('string');
     }
     expect(m.id).toBe(mapped.id);
@@ -82,7 +112,11 @@ describe('GET /api/v1/embedding-models', () => {
 
   it('answers 404 EMBEDDING_MODEL_NOT_FOUND for an unknown id', async () => {
     expectProblem(await call('GET', '/api/v1/embedding-models/no-such-model'), 404, 'EMBEDDING_MODEL_NOT_FOUND');
-    expectProblem(await call('POST', '/api/v1/embedding-models/no-such-model/word-availabilities', { words: ['a'] }), 404, 'EMBEDDING_MODEL_NOT_FOUND');
+    expectProblem(
+      await call('POST', '/api/v1/embedding-models/no-such-model/word-availabilities', { words: ['a'] }),
+      404,
+      'EMBEDDING_MODEL_NOT_FOUND',
+    );
   });
 });
 
@@ -98,7 +132,11 @@ describe('loadingStatus and the per-isolate registry', () => {
       const artifact = gated.hold('get', `models/${m.id}.emb`);
       const calls = [call('POST', `/api/v1/embedding-models/${m.id}/word-availabilities`, { words: ['cat', 'zzz'] })];
       await artifact.reached();
-      calls.push(...Array.from({ length: 7 }, () => call('POST', `/api/v1/embedding-models/${m.id}/word-availabilities`, { words: ['cat', 'zzz'] })));
+      calls.push(
+        ...Array.from({ length: 7 }, () =>
+          call('POST', `/api/v1/embedding-models/${m.id}/word-availabilities`, { words: ['cat', 'zzz'] }),
+        ),
+      );
       const during = await call('GET', `/api/v1/embedding-models/${m.id}`);
       expect(during.body.loadingStatus).toBe('loading');
       await artifact.open();
@@ -134,7 +172,11 @@ describe('loadingStatus and the per-isolate registry', () => {
     expect((await call('GET', `/api/v1/embedding-models/${m.id}`)).body.loadingStatus).toBe('error');
     // Same object: fails fast without reading the artifact again.
     const reads = artifactReadCount(m.id);
-    expectProblem(await call('POST', `/api/v1/workspaces/ws_demo/autocomplete-suggestions`, { word: 'ca', embeddingModelId: m.id }), 503, 'EMBEDDING_MODEL_UNAVAILABLE');
+    expectProblem(
+      await call('POST', `/api/v1/workspaces/ws_demo/autocomplete-suggestions`, { word: 'ca', embeddingModelId: m.id }),
+      503,
+      'EMBEDDING_MODEL_UNAVAILABLE',
+    );
     expect(artifactReadCount(m.id)).toBe(reads);
     // A new upload (new etag) is retried at once.
     await env.ARTIFACTS.put(`models/${m.id}.emb`, m.bytes);
@@ -146,7 +188,11 @@ describe('loadingStatus and the per-isolate registry', () => {
   it('a manifest without its artifact gives 503', async () => {
     const m = makeModel('cat-noartifact', { seed: 302 });
     await env.ARTIFACTS.put(`models/${m.id}.json`, JSON.stringify(m.manifest));
-    expectProblem(await call('POST', `/api/v1/embedding-models/${m.id}/word-similarity-matrices`, { words: ['cat'] }), 503, 'EMBEDDING_MODEL_UNAVAILABLE');
+    expectProblem(
+      await call('POST', `/api/v1/embedding-models/${m.id}/word-similarity-matrices`, { words: ['cat'] }),
+      503,
+      'EMBEDDING_MODEL_UNAVAILABLE',
+    );
     expect((await call('GET', `/api/v1/embedding-models/${m.id}`)).body.loadingStatus).toBe('error');
   });
 });
@@ -167,7 +213,14 @@ describe('GET /api/v1/mappers', () => {
       languageLabel: expect.any(String),
       multilingual: false,
     });
-    expect(byKey.multi_arousal).toMatchObject({ variables: ['arousal', 'dominance'], country: null, language: null, countryLabel: null, languageLabel: null, multilingual: true });
+    expect(byKey.multi_arousal).toMatchObject({
+      variables: ['arousal', 'dominance'],
+      country: null,
+      language: null,
+      countryLabel: null,
+      languageLabel: null,
+      multilingual: true,
+    });
     expect(byKey.multi_dominance).toBeTruthy();
   });
 
@@ -192,7 +245,12 @@ describe('GET /api/v1/mappers', () => {
     const gb = makeModel('cat-qu-shared', { seed: 302, country: 'QU', language: 'xx' });
     for (const m of [us, gb]) {
       await uploadModel(m);
-      await uploadMapper(m, 'sharedkey', { valence: new Float64Array(m.words.length) }, { country: m.manifest.country, language: 'xx', label: `Shared ${m.manifest.country}` });
+      await uploadMapper(
+        m,
+        'sharedkey',
+        { valence: new Float64Array(m.words.length) },
+        { country: m.manifest.country, language: 'xx', label: `Shared ${m.manifest.country}` },
+      );
     }
     for (const country of ['QT', 'QU']) {
       const r = await call('GET', `/api/v1/mappers?country=${country}&size=100`);

@@ -30,7 +30,11 @@ describe('OpenAPI document and /api/docs', () => {
     const res = await SELF.fetch('http://x/api/openapi.json');
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBeTruthy();
-    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } };
+    const doc = (await res.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+      components: { schemas: Record<string, unknown> };
+    };
     expect(doc.openapi).toBe('3.1.0');
     for (const [path, method] of [
       ['/api/v1/workspaces/{workspaceId}/text-scores', 'post'],
@@ -46,27 +50,45 @@ describe('OpenAPI document and /api/docs', () => {
     ]) {
       expect(doc.paths[path]?.[method], `${method} ${path}`).toBeTruthy();
     }
-    for (const name of ['TextScoresRequest', 'WordScoresRequest', 'Dimension', 'GoalConfig', 'EmbeddingModel', 'MapperCatalogEntry', 'Problem', 'Explanation', 'ExplainedToken']) {
+    for (const name of [
+      'TextScoresRequest',
+      'WordScoresRequest',
+      'Dimension',
+      'GoalConfig',
+      'EmbeddingModel',
+      'MapperCatalogEntry',
+      'Problem',
+      'Explanation',
+      'ExplainedToken',
+    ]) {
       expect(doc.components.schemas[name], name).toBeTruthy();
     }
     // Extensions of issue 13: composition and explain are documented request fields.
-    const textReq = doc.components.schemas.TextScoresRequest as { properties: Record<string, { enum?: string[]; description?: string }> };
+    const textReq = doc.components.schemas.TextScoresRequest as {
+      properties: Record<string, { enum?: string[]; description?: string }>;
+    };
     expect(textReq.properties.composition.enum).toEqual(['rules', 'mean']);
     expect(textReq.properties.explain.description).toMatch(/explanation/);
   });
 
   it('documents every route the app registers (the list comes from the app, not from this test)', async () => {
-    const doc = (await (await SELF.fetch('http://x/api/openapi.json')).json()) as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await (await SELF.fetch('http://x/api/openapi.json')).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     const routes = appRoutes();
     expect(routes.length).toBeGreaterThan(29);
-    const missing = routes.filter((r) => !Object.hasOwn(UNDOCUMENTED, r)).filter((r) => {
-      const [method, path] = r.split(' ');
-      return !doc.paths[path]?.[method.toLowerCase()];
-    });
+    const missing = routes
+      .filter((r) => !Object.hasOwn(UNDOCUMENTED, r))
+      .filter((r) => {
+        const [method, path] = r.split(' ');
+        return !doc.paths[path]?.[method.toLowerCase()];
+      });
     expect(missing).toEqual([]);
     // The exceptions are routes that exist, and the document has no operation the app lacks.
     for (const r of Object.keys(UNDOCUMENTED)) expect(routes, r).toContain(r);
-    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
     expect(documented.filter((r) => !routes.includes(r))).toEqual([]);
   });
 

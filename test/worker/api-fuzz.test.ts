@@ -17,7 +17,9 @@ const fuzzSeedVar = (import.meta as unknown as { env?: Record<string, string | u
 const BASE_SEED = Number(fuzzSeedVar ?? 4242);
 let casesRun = 0;
 /** Every own property name of Object.prototype and Function.prototype (issue 12 defect 1). */
-const PROTO = [...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)])];
+const PROTO = [
+  ...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)]),
+];
 const MODEL = 'fuzz-en';
 let goodToken = '';
 let otherToken = '';
@@ -28,8 +30,12 @@ beforeAll(async () => {
   const m = makeModel(MODEL, { seed: 41, extra: 50 });
   await uploadModel(m);
   await uploadEnglish();
-  for (const l of ['de', 'fr', 'ja']) await env.ARTIFACTS.put(`lang/${l}.bin`, await (await env.FIXTURES.fetch(`http://f/lang/${l}.bin`)).arrayBuffer());
-  await uploadMapper(m, 'fz', { alpha: Float64Array.from(m.words, (_, r) => r / 10), beta: Float64Array.from(m.words, (_, r) => (r % 2 ? NaN : 1)) });
+  for (const l of ['de', 'fr', 'ja'])
+    await env.ARTIFACTS.put(`lang/${l}.bin`, await (await env.FIXTURES.fetch(`http://f/lang/${l}.bin`)).arrayBuffer());
+  await uploadMapper(m, 'fz', {
+    alpha: Float64Array.from(m.words, (_, r) => r / 10),
+    beta: Float64Array.from(m.words, (_, r) => (r % 2 ? NaN : 1)),
+  });
   goodToken = await mintToken({ workspaceId: 'ws_demo' });
   otherToken = await mintToken({ workspaceId: 'ws_fuzz_other' });
   expiredToken = await mintToken({ workspaceId: 'ws_demo' }, -60);
@@ -37,7 +43,23 @@ beforeAll(async () => {
 });
 
 const word = fc.oneof(
-  fc.constantFrom('cat', 'dog', 'good', 'bad', 'apple', 'App', 'science', 'the', '123', ',', '', ' ', 'w1x', 'Ünïcødé', '日本'),
+  fc.constantFrom(
+    'cat',
+    'dog',
+    'good',
+    'bad',
+    'apple',
+    'App',
+    'science',
+    'the',
+    '123',
+    ',',
+    '',
+    ' ',
+    'w1x',
+    'Ünïcødé',
+    '日本',
+  ),
   fc.constantFrom(...PROTO),
   fc.string({ maxLength: 12 }),
 );
@@ -50,10 +72,29 @@ const hostileText = fc.oneof(
   fc.constant(PROTO.join(' ')),
   fc.array(fc.constantFrom(...PROTO), { maxLength: 20 }).map((w) => w.join('')),
 );
-const longId = fc.constantFrom('m'.repeat(129), 'm'.repeat(1100), 'constructor', '__proto__', 'toString', `${'a'.repeat(128)}`);
+const longId = fc.constantFrom(
+  'm'.repeat(129),
+  'm'.repeat(1100),
+  'constructor',
+  '__proto__',
+  'toString',
+  `${'a'.repeat(128)}`,
+);
 const words = fc.array(word, { maxLength: 12 });
-const anyValue = fc.oneof(fc.anything({ maxDepth: 2 }), fc.constant(null), fc.integer(), fc.double(), fc.string(), words);
-const modelId = fc.oneof({ weight: 5, arbitrary: fc.constant(MODEL) }, fc.constantFrom('nope', '', '../x', 'a/b', MODEL.toUpperCase()), fc.string({ maxLength: 20 }), longId);
+const anyValue = fc.oneof(
+  fc.anything({ maxDepth: 2 }),
+  fc.constant(null),
+  fc.integer(),
+  fc.double(),
+  fc.string(),
+  words,
+);
+const modelId = fc.oneof(
+  { weight: 5, arbitrary: fc.constant(MODEL) },
+  fc.constantFrom('nope', '', '../x', 'a/b', MODEL.toUpperCase()),
+  fc.string({ maxLength: 20 }),
+  longId,
+);
 const dimension = fc.record(
   {
     id: fc.oneof(fc.integer({ min: -3, max: 12 }), fc.constantFrom(1, 2, 3, 999999), fc.double()),
@@ -64,13 +105,20 @@ const dimension = fc.record(
   },
   { requiredKeys: [] },
 );
-const mapperKeys = fc.array(fc.oneof(fc.constantFrom('fz_alpha', 'fz_beta', 'fz_gamma', 'nope_x', '_'), fc.string({ maxLength: 10 }), longId), { maxLength: 4 });
+const mapperKeys = fc.array(
+  fc.oneof(fc.constantFrom('fz_alpha', 'fz_beta', 'fz_gamma', 'nope_x', '_'), fc.string({ maxLength: 10 }), longId),
+  { maxLength: 4 },
+);
 const weight = fc.oneof(fc.integer({ min: -12, max: 12 }), fc.double({ min: -2, max: 2 }));
 const goalConfig = fc.record(
   {
     modelRankScore: fc.oneof(fc.double({ min: -1.5, max: 1.5, noNaN: true }), fc.constant(null)),
-    dimensions: fc.array(fc.record({ id: fc.integer({ min: -1, max: 4 }), weight }, { requiredKeys: [] }), { maxLength: 3 }),
-    mappers: fc.array(fc.record({ id: fc.constantFrom('fz_alpha', 'fz_beta', 'x'), weight }, { requiredKeys: [] }), { maxLength: 3 }),
+    dimensions: fc.array(fc.record({ id: fc.integer({ min: -1, max: 4 }), weight }, { requiredKeys: [] }), {
+      maxLength: 3,
+    }),
+    mappers: fc.array(fc.record({ id: fc.constantFrom('fz_alpha', 'fz_beta', 'x'), weight }, { requiredKeys: [] }), {
+      maxLength: 3,
+    }),
     normalization: fc.oneof(fc.constantFrom('none', 'zscore', 'percentile'), fc.string({ maxLength: 6 })),
   },
   { requiredKeys: [] },
@@ -78,21 +126,28 @@ const goalConfig = fc.record(
 
 /** A plausible body, a mutation of it (field replaced by any value or dropped), any JSON, or not JSON at all. */
 function bodies(plausible: fc.Arbitrary<Record<string, unknown>>): fc.Arbitrary<string> {
-  const mutated = fc.tuple(plausible, fc.string({ maxLength: 12 }), anyValue, fc.boolean()).map(([b, key, value, drop]) => {
-    const keys = Object.keys(b);
-    const k = keys.length > 0 && key.length % 2 === 0 ? keys[key.length % keys.length] : key;
-    const copy: Record<string, unknown> = { ...b };
-    if (drop) delete copy[k];
-    else copy[k] = value;
-    return JSON.stringify(copy);
-  });
+  const mutated = fc
+    .tuple(plausible, fc.string({ maxLength: 12 }), anyValue, fc.boolean())
+    .map(([b, key, value, drop]) => {
+      const keys = Object.keys(b);
+      const k = keys.length > 0 && key.length % 2 === 0 ? keys[key.length % keys.length] : key;
+      const copy: Record<string, unknown> = { ...b };
+      if (drop) delete copy[k];
+      else copy[k] = value;
+      return JSON.stringify(copy);
+    });
   return fc.oneof(
     { weight: 4, arbitrary: plausible.map((b) => JSON.stringify(b)) },
     { weight: 4, arbitrary: mutated },
     { weight: 1, arbitrary: fc.json({ maxDepth: 3 }) },
     { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
     // JSON with prototype member names, and (marked, turned into bytes by check) invalid UTF-8.
-    { weight: 1, arbitrary: plausible.map((b) => JSON.stringify(b).replace(/^\{/, '{"__proto__":{"x":1},"constructor":{"prototype":2},')) },
+    {
+      weight: 1,
+      arbitrary: plausible.map((b) =>
+        JSON.stringify(b).replace(/^\{/, '{"__proto__":{"x":1},"constructor":{"prototype":2},'),
+      ),
+    },
     { weight: 1, arbitrary: plausible.map((b) => `${INVALID_UTF8}${JSON.stringify(b)}`) },
   );
 }
@@ -104,7 +159,10 @@ const authHeader = fc.oneof(
   { weight: 8, arbitrary: fc.constant('good') },
   fc.constantFrom('none', 'other', 'expired', 'garbage', 'basic'),
 );
-const contentType = fc.oneof({ weight: 6, arbitrary: fc.constant('application/json') }, fc.constantFrom('text/plain', '', 'application/json; charset=utf-8', 'multipart/form-data'));
+const contentType = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('application/json') },
+  fc.constantFrom('text/plain', '', 'application/json; charset=utf-8', 'multipart/form-data'),
+);
 
 function headersFor(auth: string, ct: string): Record<string, string> {
   const h: Record<string, string> = {};
@@ -153,7 +211,12 @@ async function check(method: string, path: string, headers: Record<string, strin
  * the local D1/R2 round trips overlap (and concurrent requests are part of the test). A failing case is reported with its input.
  */
 const CONCURRENCY = 4;
-async function runCases<T>(arb: fc.Arbitrary<T>, seedOffset: number, fn: (input: T) => Promise<void>, runs = RUNS): Promise<void> {
+async function runCases<T>(
+  arb: fc.Arbitrary<T>,
+  seedOffset: number,
+  fn: (input: T) => Promise<void>,
+  runs = RUNS,
+): Promise<void> {
   const seed = BASE_SEED + seedOffset;
   const inputs = fc.sample(arb, { numRuns: runs, seed });
   expect(inputs.length).toBe(runs);
@@ -162,29 +225,59 @@ async function runCases<T>(arb: fc.Arbitrary<T>, seedOffset: number, fn: (input:
       await Promise.all(inputs.slice(i, i + CONCURRENCY).map((input) => fn(input)));
     } catch (err) {
       // The seed reproduces the run: FUZZ_SEED=<base> npx vitest run --project worker test/worker/api-fuzz.test.ts
-      throw new Error(`fuzz case ${i}..${i + CONCURRENCY - 1} failed (seed ${seed} = FUZZ_SEED ${BASE_SEED} + ${seedOffset}): ${(err as Error).message}`, { cause: err });
+      throw new Error(
+        `fuzz case ${i}..${i + CONCURRENCY - 1} failed (seed ${seed} = FUZZ_SEED ${BASE_SEED} + ${seedOffset}): ${(err as Error).message}`,
+        { cause: err },
+      );
     }
   }
 }
 
-const wsSegment = fc.oneof({ weight: 8, arbitrary: fc.constant('ws_demo') }, fc.string({ maxLength: 10 }).map((s) => encodeURIComponent(s) || 'x'));
+const wsSegment = fc.oneof(
+  { weight: 8, arbitrary: fc.constant('ws_demo') },
+  fc.string({ maxLength: 10 }).map((s) => encodeURIComponent(s) || 'x'),
+);
 
 /** Optional Idempotency-Key (a few shared keys: replays, reuse with other bodies, in-progress) and client X-Request-Id. */
 const extraHeaders = fc.record(
   {
     'idempotency-key': fc.constantFrom('fz-1', 'fz-2', 'fz-3', ' bad', 'x'.repeat(300)),
-    'x-request-id': fc.oneof(fc.constantFrom('client-id', 'constructor', 'x'.repeat(500)), fc.string({ maxLength: 20 }).filter((v) => /^[\x20-\x7e]*$/.test(v))),
+    'x-request-id': fc.oneof(
+      fc.constantFrom('client-id', 'constructor', 'x'.repeat(500)),
+      fc.string({ maxLength: 20 }).filter((v) => /^[\x20-\x7e]*$/.test(v)),
+    ),
   },
   { requiredKeys: [] },
 );
 
-function postEndpoint(name: string, path: (ws: string, model: string) => string, plausible: fc.Arbitrary<Record<string, unknown>>, pathModel = false) {
+function postEndpoint(
+  name: string,
+  path: (ws: string, model: string) => string,
+  plausible: fc.Arbitrary<Record<string, unknown>>,
+  pathModel = false,
+) {
   it(`${name}: ${RUNS} random and mutated requests, never 5xx`, async () => {
     const seen = new Map<number, number>();
-    await runCases(fc.tuple(bodies(plausible), wsSegment, pathModel ? modelId : fc.constant(MODEL), authHeader, contentType, extraHeaders), 0, async ([body, ws, model, auth, ct, extra]) => {
-      const status = await check('POST', path(ws, encodeURIComponent(model) || 'x'), { ...headersFor(auth, ct), ...extra }, body);
-      seen.set(status, (seen.get(status) ?? 0) + 1);
-    });
+    await runCases(
+      fc.tuple(
+        bodies(plausible),
+        wsSegment,
+        pathModel ? modelId : fc.constant(MODEL),
+        authHeader,
+        contentType,
+        extraHeaders,
+      ),
+      0,
+      async ([body, ws, model, auth, ct, extra]) => {
+        const status = await check(
+          'POST',
+          path(ws, encodeURIComponent(model) || 'x'),
+          { ...headersFor(auth, ct), ...extra },
+          body,
+        );
+        seen.set(status, (seen.get(status) ?? 0) + 1);
+      },
+    );
     // The generators reach both accepted and rejected requests.
     expect(seen.get(200) ?? 0, JSON.stringify([...seen])).toBeGreaterThan(RUNS / 50);
     expect([...seen.keys()].filter((s) => s >= 400).length).toBeGreaterThan(2);
@@ -202,11 +295,25 @@ describe('fuzz', () => {
     (ws) => `/api/v1/workspaces/${ws}/text-scores`,
     fc.record(
       {
-        texts: fc.array(fc.oneof({ weight: 4, arbitrary: fc.string({ maxLength: 60 }) }, { weight: 4, arbitrary: words.map((w) => w.join(' ')) }, { weight: 1, arbitrary: hostileText }), { maxLength: 4 }),
+        texts: fc.array(
+          fc.oneof(
+            { weight: 4, arbitrary: fc.string({ maxLength: 60 }) },
+            { weight: 4, arbitrary: words.map((w) => w.join(' ')) },
+            { weight: 1, arbitrary: hostileText },
+          ),
+          { maxLength: 4 },
+        ),
         embeddingModelId: modelId,
         goalConfig: fc.oneof(
           { weight: 3, arbitrary: fc.constant(undefined) },
-          { weight: 2, arbitrary: fc.constantFrom({ modelRankScore: 0.5 }, { modelRankScore: -1, normalization: 'percentile' }, { modelRankScore: 1, normalization: 'zscore', mappers: [{ id: 'fz_alpha', weight: 2 }] }) },
+          {
+            weight: 2,
+            arbitrary: fc.constantFrom(
+              { modelRankScore: 0.5 },
+              { modelRankScore: -1, normalization: 'percentile' },
+              { modelRankScore: 1, normalization: 'zscore', mappers: [{ id: 'fz_alpha', weight: 2 }] },
+            ),
+          },
           goalConfig,
         ),
         dimensions: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, fc.array(dimension, { maxLength: 3 })),
@@ -223,8 +330,16 @@ describe('fuzz', () => {
         seedWords: words,
         whitelistWords: words,
         embeddingModelId: modelId,
-        limit: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 1, max: 60 }) }, fc.integer({ min: -2, max: 1100 }), fc.double()),
-        wordrankLimit: fc.oneof({ weight: 5, arbitrary: fc.constantFrom(-1, 5, 50, 100) }, fc.integer({ min: -3, max: 200 }), fc.double()),
+        limit: fc.oneof(
+          { weight: 5, arbitrary: fc.integer({ min: 1, max: 60 }) },
+          fc.integer({ min: -2, max: 1100 }),
+          fc.double(),
+        ),
+        wordrankLimit: fc.oneof(
+          { weight: 5, arbitrary: fc.constantFrom(-1, 5, 50, 100) },
+          fc.integer({ min: -3, max: 200 }),
+          fc.double(),
+        ),
         seedScore: fc.oneof(fc.double({ min: -1.2, max: 1.2, noNaN: true }), fc.constant(null)),
         dimensions: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, fc.array(dimension, { maxLength: 3 })),
         mapperKeys: fc.oneof({ weight: 3, arbitrary: fc.constant(['fz_alpha']) }, mapperKeys),
@@ -235,7 +350,10 @@ describe('fuzz', () => {
   postEndpoint(
     'autocomplete-suggestions',
     (ws) => `/api/v1/workspaces/${ws}/autocomplete-suggestions`,
-    fc.record({ word, embeddingModelId: modelId, whitelistWords: words }, { requiredKeys: ['word', 'embeddingModelId'] }),
+    fc.record(
+      { word, embeddingModelId: modelId, whitelistWords: words },
+      { requiredKeys: ['word', 'embeddingModelId'] },
+    ),
   );
   postEndpoint(
     'word-availabilities',
@@ -255,8 +373,16 @@ describe('fuzz', () => {
     (ws) => `/api/v1/workspaces/${ws}/tokenizations`,
     fc.record(
       {
-        language: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('en', 'de', 'fr', 'ja') }, fc.constantFrom('EN', 'xx', '', 'constructor', '__proto__'), fc.string({ maxLength: 4 })),
-        text: fc.oneof({ weight: 3, arbitrary: words.map((w) => w.join(' ')) }, fc.string({ maxLength: 80 }), hostileText),
+        language: fc.oneof(
+          { weight: 4, arbitrary: fc.constantFrom('en', 'de', 'fr', 'ja') },
+          fc.constantFrom('EN', 'xx', '', 'constructor', '__proto__'),
+          fc.string({ maxLength: 4 }),
+        ),
+        text: fc.oneof(
+          { weight: 3, arbitrary: words.map((w) => w.join(' ')) },
+          fc.string({ maxLength: 80 }),
+          hostileText,
+        ),
       },
       { requiredKeys: ['language', 'text'] },
     ),
@@ -264,34 +390,79 @@ describe('fuzz', () => {
   postEndpoint(
     'plagiarism-checks',
     (ws) => `/api/v1/workspaces/${ws}/plagiarism-checks`,
-    fc.record({ text: fc.oneof({ weight: 3, arbitrary: fc.array(word, { minLength: 10, maxLength: 40 }).map((w) => w.join(' ')) }, hostileText, fc.string({ maxLength: 80 })) }, { requiredKeys: ['text'] }),
+    fc.record(
+      {
+        text: fc.oneof(
+          { weight: 3, arbitrary: fc.array(word, { minLength: 10, maxLength: 40 }).map((w) => w.join(' ')) },
+          hostileText,
+          fc.string({ maxLength: 80 }),
+        ),
+      },
+      { requiredKeys: ['text'] },
+    ),
   );
 
   it(`POST /api/admin/v1/plagiarism/pages: ${RUNS} random pages (hostile HTML, URLs of every scheme), never 5xx`, async () => {
     const html = fc.oneof(
-      fc.constantFrom('<svg/>', '<math/>', '<p>x</p><script', '<title>t</title>', '</p></div>text', '&#x110000;&#xD800;', '<!--'),
+      fc.constantFrom(
+        '<svg/>',
+        '<math/>',
+        '<p>x</p><script',
+        '<title>t</title>',
+        '</p></div>text',
+        '&#x110000;&#xD800;',
+        '<!--',
+      ),
       fc.integer({ min: 1, max: 3_000 }).map((n) => '<b>'.repeat(n)),
       fc.integer({ min: 1, max: 3_000 }).map((n) => '<div>'.repeat(n)),
       fc.string({ maxLength: 60 }),
     );
     const plausible = fc.record(
       {
-        url: fc.oneof(fc.integer({ min: 0, max: 30 }).map((i) => `https://fuzz.example/${i}`), fc.constantFrom('javascript:alert(1)', 'data:text/html,x', 'ftp://x', '', 'http://'), fc.string({ maxLength: 20 })),
+        url: fc.oneof(
+          fc.integer({ min: 0, max: 30 }).map((i) => `https://fuzz.example/${i}`),
+          fc.constantFrom('javascript:alert(1)', 'data:text/html,x', 'ftp://x', '', 'http://'),
+          fc.string({ maxLength: 20 }),
+        ),
         title: fc.oneof(fc.string({ maxLength: 20 }), fc.constant('T'.repeat(1001))),
         html,
-        text: fc.oneof(fc.string({ maxLength: 40 }), words.map((w) => w.join(' '))),
+        text: fc.oneof(
+          fc.string({ maxLength: 40 }),
+          words.map((w) => w.join(' ')),
+        ),
       },
       { requiredKeys: ['url'] },
     );
     await runCases(fc.tuple(bodies(plausible), fc.boolean()), 4, async ([body, asAdmin]) => {
-      await check('POST', '/api/admin/v1/plagiarism/pages', { 'content-type': 'application/json', authorization: `Bearer ${asAdmin ? admin : goodToken}` }, body);
+      await check(
+        'POST',
+        '/api/admin/v1/plagiarism/pages',
+        { 'content-type': 'application/json', authorization: `Bearer ${asAdmin ? admin : goodToken}` },
+        body,
+      );
     });
   });
 
   it(`usage service, admin workspaces and artifacts: ${RUNS} random requests, never 5xx`, async () => {
-    const seg = fc.oneof(fc.constantFrom('ws_demo', 'tokens', 'plagiarismChecks', MODEL, 'fz', 'en', 'constructor', '__proto__', 'm'.repeat(129), 'm'.repeat(1100)), fc.string({ maxLength: 8 }).map((v) => encodeURIComponent(v) || 'x'));
+    const seg = fc.oneof(
+      fc.constantFrom(
+        'ws_demo',
+        'tokens',
+        'plagiarismChecks',
+        MODEL,
+        'fz',
+        'en',
+        'constructor',
+        '__proto__',
+        'm'.repeat(129),
+        'm'.repeat(1100),
+      ),
+      fc.string({ maxLength: 8 }).map((v) => encodeURIComponent(v) || 'x'),
+    );
     const path = fc.oneof(
-      fc.tuple(seg, fc.string({ maxLength: 20 })).map(([ws, q]) => `/api/usage-service/v1/workspaces/${ws}/quotas?usageTypeKey=${encodeURIComponent(q)}`),
+      fc
+        .tuple(seg, fc.string({ maxLength: 20 }))
+        .map(([ws, q]) => `/api/usage-service/v1/workspaces/${ws}/quotas?usageTypeKey=${encodeURIComponent(q)}`),
       fc.constant('/api/usage-service/v1/usage-types'),
       seg.map((ws) => `/api/admin/v1/workspaces/${ws}`),
       fc.tuple(seg, seg).map(([ws, k]) => `/api/admin/v1/workspaces/${ws}/quotas/${k}`),
@@ -303,9 +474,26 @@ describe('fuzz', () => {
       seg.map((a) => `/assets/${a}`),
     );
     const method = fc.constantFrom('GET', 'GET', 'GET', 'POST', 'PUT', 'PATCH', 'DELETE');
-    const body = bodies(fc.record({ id: fc.oneof(fc.constant('fz_ws'), fc.string({ maxLength: 10 })), name: fc.string({ maxLength: 10 }), anchorDay: fc.integer({ min: -1, max: 40 }), limitAmount: fc.integer({ min: -5, max: 100 }), limitAmountDaily: fc.integer({ min: -5, max: 100 }), amount: fc.integer({ min: -5, max: 100 }) }, { requiredKeys: [] }));
+    const body = bodies(
+      fc.record(
+        {
+          id: fc.oneof(fc.constant('fz_ws'), fc.string({ maxLength: 10 })),
+          name: fc.string({ maxLength: 10 }),
+          anchorDay: fc.integer({ min: -1, max: 40 }),
+          limitAmount: fc.integer({ min: -5, max: 100 }),
+          limitAmountDaily: fc.integer({ min: -5, max: 100 }),
+          amount: fc.integer({ min: -5, max: 100 }),
+        },
+        { requiredKeys: [] },
+      ),
+    );
     await runCases(fc.tuple(method, path, fc.boolean(), body), 5, async ([mth, p, asAdmin, b]) => {
-      await check(mth, p, { 'content-type': 'application/json', authorization: `Bearer ${asAdmin ? admin : goodToken}` }, mth === 'GET' || mth === 'DELETE' ? undefined : b);
+      await check(
+        mth,
+        p,
+        { 'content-type': 'application/json', authorization: `Bearer ${asAdmin ? admin : goodToken}` },
+        mth === 'GET' || mth === 'DELETE' ? undefined : b,
+      );
     });
   });
 
@@ -332,20 +520,53 @@ describe('fuzz', () => {
     const method = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH');
     const path = fc.oneof(
       modelId.map((id) => `/api/v1/embedding-models/${encodeURIComponent(id) || 'x'}`),
-      fc.array(fc.oneof(fc.constantFrom('v1', 'workspaces', 'ws_demo', 'embedding-models', MODEL, 'text-scores', 'mappers', 'admin', 'docs'), fc.string({ maxLength: 6 }).map(encodeURIComponent)), { maxLength: 6 }).map((segs) => `/api/${segs.join('/')}`),
+      fc
+        .array(
+          fc.oneof(
+            fc.constantFrom(
+              'v1',
+              'workspaces',
+              'ws_demo',
+              'embedding-models',
+              MODEL,
+              'text-scores',
+              'mappers',
+              'admin',
+              'docs',
+            ),
+            fc.string({ maxLength: 6 }).map(encodeURIComponent),
+          ),
+          { maxLength: 6 },
+        )
+        .map((segs) => `/api/${segs.join('/')}`),
     );
-    await runCases(fc.tuple(method, path, authHeader, bodies(fc.record({ words }, { requiredKeys: [] }))), 2, async ([mth, p, auth, body]) => {
-      await check(mth, p, headersFor(auth, 'application/json'), mth === 'GET' || mth === 'DELETE' ? undefined : body);
-    });
+    await runCases(
+      fc.tuple(method, path, authHeader, bodies(fc.record({ words }, { requiredKeys: [] }))),
+      2,
+      async ([mth, p, auth, body]) => {
+        await check(mth, p, headersFor(auth, 'application/json'), mth === 'GET' || mth === 'DELETE' ? undefined : body);
+      },
+    );
   });
 
   it(`POST /api/admin/v1/dimensions: ${RUNS} random bodies, never 5xx`, async () => {
     const plausible = fc.record(
-      { id: fc.oneof(fc.integer({ min: -5, max: 1_000_000 }), fc.double()), name: fc.string({ maxLength: 20 }), language: fc.oneof(fc.constant('en'), fc.string({ maxLength: 3 })), description: fc.string({ maxLength: 20 }), words },
+      {
+        id: fc.oneof(fc.integer({ min: -5, max: 1_000_000 }), fc.double()),
+        name: fc.string({ maxLength: 20 }),
+        language: fc.oneof(fc.constant('en'), fc.string({ maxLength: 3 })),
+        description: fc.string({ maxLength: 20 }),
+        words,
+      },
       { requiredKeys: [] },
     );
     await runCases(fc.tuple(bodies(plausible), fc.boolean()), 3, async ([body, asAdmin]) => {
-      await check('POST', '/api/admin/v1/dimensions', { 'content-type': 'application/json', authorization: `Bearer ${asAdmin ? admin : goodToken}` }, body);
+      await check(
+        'POST',
+        '/api/admin/v1/dimensions',
+        { 'content-type': 'application/json', authorization: `Bearer ${asAdmin ? admin : goodToken}` },
+        body,
+      );
     });
   });
 });

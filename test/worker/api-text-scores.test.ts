@@ -6,16 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { env } from 'cloudflare:test';
 import type { LanguageData } from '../../core/tokenizer';
-import {
-  call,
-  centroid64,
-  qcos,
-  englishTokens,
-  expectProblem,
-  f,
-  rowOf,
-  type SyntheticModel,
-} from './support/api';
+import { call, centroid64, qcos, englishTokens, expectProblem, f, rowOf, type SyntheticModel } from './support/api';
 import { uploadScoringFixtures, WS_PATH } from './support/scoring';
 
 let m: SyntheticModel;
@@ -23,7 +14,8 @@ let lang: LanguageData;
 let valence: Float64Array;
 let arousal: Float64Array;
 
-const close = (a: number, b: number, tol = 1e-6): void => expect(Math.abs(a - b), `${a} vs ${b}`).toBeLessThanOrEqual(tol);
+const close = (a: number, b: number, tol = 1e-6): void =>
+  expect(Math.abs(a - b), `${a} vs ${b}`).toBeLessThanOrEqual(tol);
 
 beforeAll(async () => {
   ({ m, lang, valence, arousal } = await uploadScoringFixtures());
@@ -46,7 +38,8 @@ function refText(text: string, dims: Record<string, Float64Array>, mappers: Reco
   const dimensionScores: Record<string, number | null> = {};
   for (const [k, c] of Object.entries(dims)) dimensionScores[k] = mean(content.map((r) => qcos(m, r, c)));
   const mapperScores: Record<string, number | null> = {};
-  for (const [k, vals] of Object.entries(mappers)) mapperScores[k] = mean(content.map((r) => vals[r]).filter((v) => !Number.isNaN(v)));
+  for (const [k, vals] of Object.entries(mappers))
+    mapperScores[k] = mean(content.map((r) => vals[r]).filter((v) => !Number.isNaN(v)));
   return { tokens, all, content, modelRankScore: mean(all.map((r) => f(r + 1, V))), dimensionScores, mapperScores };
 }
 
@@ -66,11 +59,23 @@ describe('text-scores', () => {
 
   it('one element per text, in order; scores are means over in-vocabulary non-stop tokens (lemma first)', async () => {
     // composition "mean": the plain mean (the default "rules" is tested below and in test/node/composition.test.ts).
-    const r = await call('POST', `${WS_PATH}/text-scores`, { texts, embeddingModelId: m.id, dimensions, mapperKeys: ['emo_valence', 'emo_arousal'], composition: 'mean' });
+    const r = await call('POST', `${WS_PATH}/text-scores`, {
+      texts,
+      embeddingModelId: m.id,
+      dimensions,
+      mapperKeys: ['emo_valence', 'emo_arousal'],
+      composition: 'mean',
+    });
     expect(r.status).toBe(200);
     expect(r.body.data).toHaveLength(texts.length);
-    const c1 = centroid64(m, ['good', 'happy', 'love'].map((w) => rowOf(m, w)));
-    const c2 = centroid64(m, ['science', 'computer', 'data'].map((w) => rowOf(m, w)));
+    const c1 = centroid64(
+      m,
+      ['good', 'happy', 'love'].map((w) => rowOf(m, w)),
+    );
+    const c2 = centroid64(
+      m,
+      ['science', 'computer', 'data'].map((w) => rowOf(m, w)),
+    );
     texts.forEach((text, i) => {
       const ref = refText(text, { '1': c1, '2': c2 }, { emo_valence: valence, emo_arousal: arousal });
       const got = r.body.data[i];
@@ -99,13 +104,24 @@ describe('text-scores', () => {
     // Texts without in-vocabulary tokens get no entries.
     expect(r.body.data[2].dimensionScores).toEqual({});
     expect(r.body.data[2].modelRankScore).toBeNull();
-    expect(r.body.data[3]).toEqual({ modelRankScore: null, goalScoreFactors: [], dimensionScores: {}, mapperScores: {} });
+    expect(r.body.data[3]).toEqual({
+      modelRankScore: null,
+      goalScoreFactors: [],
+      dimensionScores: {},
+      mapperScores: {},
+    });
   });
 
   it('composition "rules" (default): negation flips mapper values and damps a manual dimension; explain lists the tokens', async () => {
     const words = ['good', 'food', 'bread', 'river', 'dog', 'cats'].filter((w) => !Number.isNaN(valence[rowOf(m, w)]));
     const text = `${words[0]} ${words[1]}`;
-    const r = await call('POST', `${WS_PATH}/text-scores`, { texts: [text, `not ${text}`], embeddingModelId: m.id, dimensions: [dimensions[0]], mapperKeys: ['emo_valence'], explain: true });
+    const r = await call('POST', `${WS_PATH}/text-scores`, {
+      texts: [text, `not ${text}`],
+      embeddingModelId: m.id,
+      dimensions: [dimensions[0]],
+      mapperKeys: ['emo_valence'],
+      explain: true,
+    });
     expect(r.status).toBe(200);
     const [pos, neg] = r.body.data;
     const v = words.slice(0, 2).map((w) => valence[rowOf(m, w)]);
@@ -120,7 +136,11 @@ describe('text-scores', () => {
     }
     expect(Object.keys(neg.explanation.dimensions)).toEqual(['1']);
     expect(pos.explanation.mappers.emo_valence.tokens.every((t: any) => t.weight === 1)).toBe(true);
-    const bad = await call('POST', `${WS_PATH}/text-scores`, { texts: ['a'], embeddingModelId: m.id, composition: 'median' });
+    const bad = await call('POST', `${WS_PATH}/text-scores`, {
+      texts: ['a'],
+      embeddingModelId: m.id,
+      composition: 'median',
+    });
     expect(bad.status).toBe(422);
     const bad2 = await call('POST', `${WS_PATH}/text-scores`, { texts: ['a'], embeddingModelId: m.id, explain: 'yes' });
     expect(bad2.status).toBe(422);
@@ -136,21 +156,43 @@ describe('text-scores', () => {
       ],
       mappers: [{ id: 'emo_arousal', weight: 1 }],
     };
-    const r = await call('POST', `${WS_PATH}/text-scores`, { texts, embeddingModelId: m.id, dimensions, mapperKeys: ['emo_arousal'], goalConfig });
+    const r = await call('POST', `${WS_PATH}/text-scores`, {
+      texts,
+      embeddingModelId: m.id,
+      dimensions,
+      mapperKeys: ['emo_arousal'],
+      goalConfig,
+    });
     expect(r.status).toBe(200);
     expect(r.body.data).toHaveLength(texts.length);
     for (const got of r.body.data) {
       const factors: Array<{ id: string; type: string; field: string; w: number; s: number }> = [];
-      if (got.modelRankScore !== null) factors.push({ id: 'modelRank', type: 'intrinsic', field: 'modelRank', w: 0.5, s: 2 * got.modelRankScore - 1 });
-      if (got.dimensionScores['2'] !== undefined) factors.push({ id: '2', type: 'dimension', field: '2', w: -3, s: got.dimensionScores['2'] });
-      if (got.dimensionScores['1'] !== undefined) factors.push({ id: '1', type: 'dimension', field: 'Joy', w: 2, s: got.dimensionScores['1'] });
-      if (got.mapperScores.emo_arousal !== undefined) factors.push({ id: 'emo_arousal', type: 'mapper', field: 'emo_arousal', w: 1, s: got.mapperScores.emo_arousal });
+      if (got.modelRankScore !== null)
+        factors.push({ id: 'modelRank', type: 'intrinsic', field: 'modelRank', w: 0.5, s: 2 * got.modelRankScore - 1 });
+      if (got.dimensionScores['2'] !== undefined)
+        factors.push({ id: '2', type: 'dimension', field: '2', w: -3, s: got.dimensionScores['2'] });
+      if (got.dimensionScores['1'] !== undefined)
+        factors.push({ id: '1', type: 'dimension', field: 'Joy', w: 2, s: got.dimensionScores['1'] });
+      if (got.mapperScores.emo_arousal !== undefined)
+        factors.push({
+          id: 'emo_arousal',
+          type: 'mapper',
+          field: 'emo_arousal',
+          w: 1,
+          s: got.mapperScores.emo_arousal,
+        });
       const wsum = factors.reduce((a, x) => a + Math.abs(x.w), 0);
       const expected = wsum > 0 ? factors.reduce((a, x) => a + x.w * x.s, 0) / wsum : 0;
       close(got.goalScore, expected, 1e-12);
-      expect(got.goalScoreFactors.map((x: any) => [x.id, x.type, x.field])).toEqual(factors.map((x) => [x.id, x.type, x.field]));
+      expect(got.goalScoreFactors.map((x: any) => [x.id, x.type, x.field])).toEqual(
+        factors.map((x) => [x.id, x.type, x.field]),
+      );
       got.goalScoreFactors.forEach((x: any, i: number) => close(x.value, (factors[i].w * factors[i].s) / wsum, 1e-12));
-      close(got.goalScoreFactors.reduce((a: number, x: any) => a + x.value, 0), got.goalScore, 1e-12);
+      close(
+        got.goalScoreFactors.reduce((a: number, x: any) => a + x.value, 0),
+        got.goalScore,
+        1e-12,
+      );
     }
     // Text 0 has every factor.
     expect(r.body.data[0].goalScoreFactors).toHaveLength(4);
@@ -170,7 +212,12 @@ describe('text-scores', () => {
         { id: 1, type: 'dimension', ...(named ? { name: named } : {}) },
         { id: 2, type: 'manual', words: ['science', 'computer'] },
       ],
-      goalConfig: { dimensions: [{ id: 1, weight: 1 }, { id: 2, weight: 1 }] },
+      goalConfig: {
+        dimensions: [
+          { id: 1, weight: 1 },
+          { id: 2, weight: 1 },
+        ],
+      },
     });
     const plain = await call('POST', `${WS_PATH}/text-scores`, body());
     expect(plain.status).toBe(200);
@@ -181,7 +228,10 @@ describe('text-scores', () => {
 
   it('normalization zscore and percentile use the statistics of the most frequent words', async () => {
     const V = m.words.length; // < 20,000: the whole vocabulary
-    const c1 = centroid64(m, ['good', 'happy', 'love'].map((w) => rowOf(m, w)));
+    const c1 = centroid64(
+      m,
+      ['good', 'happy', 'love'].map((w) => rowOf(m, w)),
+    );
     const sample = m.vectors.map((_, r) => qcos(m, r, c1));
     const meanS = sample.reduce((a, b) => a + b, 0) / V;
     const std = Math.sqrt(sample.reduce((a, b) => a + (b - meanS) ** 2, 0) / V);
@@ -189,7 +239,8 @@ describe('text-scores', () => {
     const meanR = ranks.reduce((a, b) => a + b, 0) / V;
     const stdR = Math.sqrt(ranks.reduce((a, b) => a + (b - meanR) ** 2, 0) / V);
     const z = (x: number, mu: number, sd: number) => Math.max(-3, Math.min(3, (x - mu) / sd)) / 3;
-    const pct = (x: number, xs: number[]) => (2 * (xs.filter((y) => y < x).length + xs.filter((y) => y === x).length / 2)) / xs.length - 1;
+    const pct = (x: number, xs: number[]) =>
+      (2 * (xs.filter((y) => y < x).length + xs.filter((y) => y === x).length / 2)) / xs.length - 1;
 
     const body = (normalization: string) => ({
       texts: [texts[0]],
@@ -225,19 +276,53 @@ describe('text-scores', () => {
       { goalConfig: { dimensions: [{ id: 1, weight: 11 }] } },
       { goalConfig: { dimensions: [{ id: 1, weight: 1.5 }] } },
       { goalConfig: { modelRankScore: 1.5 } },
-      { goalConfig: { dimensions: [{ id: 1, weight: 1 }, { id: 1, weight: 2 }] } },
+      {
+        goalConfig: {
+          dimensions: [
+            { id: 1, weight: 1 },
+            { id: 1, weight: 2 },
+          ],
+        },
+      },
     ];
-    for (const b of bad) expectProblem(await call('POST', `${WS_PATH}/text-scores`, { ...base, ...b }), 422, 'VALIDATION_FAILED');
+    for (const b of bad)
+      expectProblem(await call('POST', `${WS_PATH}/text-scores`, { ...base, ...b }), 422, 'VALIDATION_FAILED');
   });
 
   it('enforces the request limits', async () => {
-    expectProblem(await call('POST', `${WS_PATH}/text-scores`, { texts: Array(101).fill('a'), embeddingModelId: m.id }), 422, 'VALIDATION_FAILED');
-    expectProblem(await call('POST', `${WS_PATH}/text-scores`, { texts: ['a'.repeat(100_001)], embeddingModelId: m.id }), 422, 'VALIDATION_FAILED');
+    expectProblem(
+      await call('POST', `${WS_PATH}/text-scores`, { texts: Array(101).fill('a'), embeddingModelId: m.id }),
+      422,
+      'VALIDATION_FAILED',
+    );
+    expectProblem(
+      await call('POST', `${WS_PATH}/text-scores`, { texts: ['a'.repeat(100_001)], embeddingModelId: m.id }),
+      422,
+      'VALIDATION_FAILED',
+    );
     expectProblem(await call('POST', `${WS_PATH}/text-scores`, { texts: ['a'] }), 422, 'VALIDATION_FAILED');
-    expectProblem(await call('POST', `${WS_PATH}/word-scores`, { seedWords: Array(10_001).fill('a'), embeddingModelId: m.id }), 422, 'VALIDATION_FAILED');
-    expectProblem(await call('POST', `${WS_PATH}/text-scores`, undefined, { raw: '{"texts": [' }), 422, 'VALIDATION_FAILED');
-    expectProblem(await call('POST', `${WS_PATH}/text-scores`, undefined, { raw: JSON.stringify({ texts: ['a'.repeat(100_000)], pad: 'x'.repeat(2 * 1024 * 1024) }) }), 413, 'PAYLOAD_TOO_LARGE');
-    expectProblem(await call('POST', `${WS_PATH}/text-scores`, { texts: ['a'], embeddingModelId: 'nope-model' }), 404, 'EMBEDDING_MODEL_NOT_FOUND');
+    expectProblem(
+      await call('POST', `${WS_PATH}/word-scores`, { seedWords: Array(10_001).fill('a'), embeddingModelId: m.id }),
+      422,
+      'VALIDATION_FAILED',
+    );
+    expectProblem(
+      await call('POST', `${WS_PATH}/text-scores`, undefined, { raw: '{"texts": [' }),
+      422,
+      'VALIDATION_FAILED',
+    );
+    expectProblem(
+      await call('POST', `${WS_PATH}/text-scores`, undefined, {
+        raw: JSON.stringify({ texts: ['a'.repeat(100_000)], pad: 'x'.repeat(2 * 1024 * 1024) }),
+      }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
+    expectProblem(
+      await call('POST', `${WS_PATH}/text-scores`, { texts: ['a'], embeddingModelId: 'nope-model' }),
+      404,
+      'EMBEDDING_MODEL_NOT_FOUND',
+    );
   });
 
   it('reports Server-Timing and a request id', async () => {

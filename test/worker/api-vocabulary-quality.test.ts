@@ -45,12 +45,24 @@ describe('word-scores: vocabulary filter', () => {
 
   it('excludeAntonyms: organic without inorganic, cozy without cramped and dingy; must be a boolean', async () => {
     expect((await find({ seedWords: ['organic'] })).data.map((d) => d.word)).toContain('inorganic');
-    expect((await find({ seedWords: ['organic'], excludeAntonyms: true })).data.map((d) => d.word)).not.toContain('inorganic');
-    expect((await find({ seedWords: ['cozy'] })).data.map((d) => d.word)).toEqual(expect.arrayContaining(['cramped', 'dingy']));
+    expect((await find({ seedWords: ['organic'], excludeAntonyms: true })).data.map((d) => d.word)).not.toContain(
+      'inorganic',
+    );
+    expect((await find({ seedWords: ['cozy'] })).data.map((d) => d.word)).toEqual(
+      expect.arrayContaining(['cramped', 'dingy']),
+    );
     const cozy = (await find({ seedWords: ['cozy'], excludeAntonyms: true })).data.map((d) => d.word);
     expect(cozy).toHaveLength(20);
     for (const w of ['cramped', 'dingy', 'uneasy']) expect(cozy).not.toContain(w);
-    expectProblem(await call('POST', `${WS_PATH}/word-scores`, { embeddingModelId: ID, seedWords: ['organic'], excludeAntonyms: 'yes' }), 422, 'VALIDATION_FAILED');
+    expectProblem(
+      await call('POST', `${WS_PATH}/word-scores`, {
+        embeddingModelId: ID,
+        seedWords: ['organic'],
+        excludeAntonyms: 'yes',
+      }),
+      422,
+      'VALIDATION_FAILED',
+    );
   });
 
   it('phrases as seeds and whitelist words: "ice cream" returns neighbours, phrases come back as written', async () => {
@@ -82,10 +94,14 @@ describe('autocomplete-suggestions: casing, folding, junk', () => {
 
 describe('tokenizations: synonyms for content words only', () => {
   it('I, He, was, could, May have no synonyms; fine has no mulct', async () => {
-    const r = await call('POST', `${WS_PATH}/tokenizations`, { language: 'en', text: 'I think He was fine. Could we? May I? The fine was large.' });
+    const r = await call('POST', `${WS_PATH}/tokenizations`, {
+      language: 'en',
+      text: 'I think He was fine. Could we? May I? The fine was large.',
+    });
     expect(r.status).toBe(200);
     const toks = r.body.tokens as Array<{ string: string; synonyms: string[]; isStop: boolean }>;
-    for (const t of toks) if (['I', 'He', 'was', 'Could', 'we', 'May'].includes(t.string)) expect(t.synonyms, t.string).toEqual([]);
+    for (const t of toks)
+      if (['I', 'He', 'was', 'Could', 'we', 'May'].includes(t.string)) expect(t.synonyms, t.string).toEqual([]);
     for (const t of toks) expect(t.synonyms).not.toContain('mulct');
     expect(toks.find((t) => t.string === 'Could')!.isStop).toBe(true);
   });

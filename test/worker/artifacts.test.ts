@@ -6,10 +6,21 @@
 import { env, SELF } from 'cloudflare:test';
 import { createApp } from '../../worker/app';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminToken, call, expectProblem, makeModel, token, uploadEnglish, uploadMapper, uploadModel, type SyntheticModel } from './support/api';
+import {
+  adminToken,
+  call,
+  expectProblem,
+  makeModel,
+  token,
+  uploadEnglish,
+  uploadMapper,
+  uploadModel,
+  type SyntheticModel,
+} from './support/api';
 
 const hex = (buf: ArrayBuffer): string => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
-const sha256 = async (bytes: ArrayBuffer | Uint8Array): Promise<string> => hex(await crypto.subtle.digest('SHA-256', bytes));
+const sha256 = async (bytes: ArrayBuffer | Uint8Array): Promise<string> =>
+  hex(await crypto.subtle.digest('SHA-256', bytes));
 
 /** Byte-for-byte equality; on a difference, names the first differing offset (not a multi-MB diff). */
 function expectSameBytes(got: ArrayBuffer | Uint8Array, want: ArrayBuffer | Uint8Array): void {
@@ -21,7 +32,11 @@ function expectSameBytes(got: ArrayBuffer | Uint8Array, want: ArrayBuffer | Uint
   expect(first, `first differing byte at ${first}`).toBe(-1);
 }
 
-async function get(path: string, headers: Record<string, string> = {}, tok: string | null | undefined = undefined): Promise<Response> {
+async function get(
+  path: string,
+  headers: Record<string, string> = {},
+  tok: string | null | undefined = undefined,
+): Promise<Response> {
   const t = tok === undefined ? await token() : tok;
   return SELF.fetch(`http://x${path}`, { headers: { ...(t ? { authorization: `Bearer ${t}` } : {}), ...headers } });
 }
@@ -138,7 +153,10 @@ describe('language data and mapper bundles', () => {
     expect(gz.headers.get('content-encoding')).toBe('gzip');
     expect(gz.headers.get('x-content-sha256')).toBe(await sha256(stored));
     const raw = new Uint8Array(await gz.arrayBuffer());
-    const decoded = raw[0] === 0x1f && raw[1] === 0x8b ? await new Response(new Blob([raw]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer() : raw;
+    const decoded =
+      raw[0] === 0x1f && raw[1] === 0x8b
+        ? await new Response(new Blob([raw]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer()
+        : raw;
     expectSameBytes(decoded, stored);
     const refused = await get('/api/v1/artifacts/languages/en', { 'accept-encoding': 'gzip;q=0, identity' });
     expect(refused.headers.get('content-encoding')).toBeNull();
@@ -169,7 +187,12 @@ describe('GET /api/v1/artifacts/dimensions', () => {
     const same = await get('/api/v1/artifacts/dimensions', { 'if-none-match': etag });
     expect(same.status).toBe(304);
     const id = 9000 + Math.floor(Math.random() * 900);
-    const created = await call('POST', '/api/admin/v1/dimensions', { id, name: 'warmth', language: 'en', words: ['sun', 'fire'] }, { token: await adminToken() });
+    const created = await call(
+      'POST',
+      '/api/admin/v1/dimensions',
+      { id, name: 'warmth', language: 'en', words: ['sun', 'fire'] },
+      { token: await adminToken() },
+    );
     expect(created.status).toBe(201);
     const after = await get('/api/v1/artifacts/dimensions', { 'if-none-match': etag });
     expect(after.status).toBe(200);
@@ -181,7 +204,12 @@ describe('GET /api/v1/artifacts/dimensions', () => {
 describe('OpenAPI and the playground route', () => {
   it('documents the artifact endpoints', async () => {
     const doc = (await call('GET', '/api/openapi.json', undefined, { token: null })).body;
-    for (const p of ['/api/v1/artifacts/models/{id}', '/api/v1/artifacts/languages/{language}', '/api/v1/artifacts/mappers/{modelId}/{key}', '/api/v1/artifacts/dimensions']) {
+    for (const p of [
+      '/api/v1/artifacts/models/{id}',
+      '/api/v1/artifacts/languages/{language}',
+      '/api/v1/artifacts/mappers/{modelId}/{key}',
+      '/api/v1/artifacts/dimensions',
+    ]) {
       expect(doc.paths[p]?.get, p).toBeTruthy();
     }
   });

@@ -9,9 +9,23 @@
 import { env } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CATALOG_GENERATION_KEY } from '../../core/storage-keys';
-import { CATALOG_KV_TTL_S, CATALOG_MEMORY_TTL_MS, catalogR2Loads, getCatalog, invalidateCatalog } from '../../worker/catalog/store';
+import {
+  CATALOG_KV_TTL_S,
+  CATALOG_MEMORY_TTL_MS,
+  catalogR2Loads,
+  getCatalog,
+  invalidateCatalog,
+} from '../../worker/catalog/store';
 import type { Env } from '../../worker/env';
-import { call, expectProblem, makeModel, mapperInfo, uploadMapper, uploadModel, type SyntheticModel } from './support/api';
+import {
+  call,
+  expectProblem,
+  makeModel,
+  mapperInfo,
+  uploadMapper,
+  uploadModel,
+  type SyntheticModel,
+} from './support/api';
 
 let m: SyntheticModel;
 
@@ -41,8 +55,10 @@ const embeddedKeys = async (id: string): Promise<string[]> => {
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body._embedded.mappers.map((b: { key: string }) => b.key);
 };
-const listedMappers = async (): Promise<string[]> => (await call('GET', '/api/v1/mappers?size=100')).body.data.map((e: { key: string }) => e.key);
-const listedModels = async (): Promise<string[]> => (await call('GET', '/api/v1/embedding-models?country=QC&size=100')).body.data.map((e: { id: string }) => e.id);
+const listedMappers = async (): Promise<string[]> =>
+  (await call('GET', '/api/v1/mappers?size=100')).body.data.map((e: { key: string }) => e.key);
+const listedModels = async (): Promise<string[]> =>
+  (await call('GET', '/api/v1/embedding-models?country=QC&size=100')).body.data.map((e: { id: string }) => e.id);
 
 describe('catalog cache', () => {
   it('serves warm requests without listing R2: memory first, then KV; a direct R2 change shows after invalidateCatalog', async () => {
@@ -85,7 +101,10 @@ describe('catalog cache', () => {
     expect(entry, JSON.stringify(listed.keys)).toBeDefined();
     expect(entry!.expiration).toBeGreaterThanOrEqual(before + CATALOG_KV_TTL_S);
     expect(entry!.expiration).toBeLessThanOrEqual(after + CATALOG_KV_TTL_S);
-    const cached = await env.CACHE.get<{ manifests: Array<{ id: string }>; mappers: Array<{ key: string }> }>(`catalog:v1:${generation}`, 'json');
+    const cached = await env.CACHE.get<{ manifests: Array<{ id: string }>; mappers: Array<{ key: string }> }>(
+      `catalog:v1:${generation}`,
+      'json',
+    );
     expect(cached!.manifests.map((x) => x.id)).toContain(m.id);
     expect(cached!.mappers.map((x) => x.key)).toEqual(['alpha']);
   });
@@ -161,8 +180,16 @@ describe('catalog cache', () => {
     expectProblem(r, 422, 'MAPPER_MODEL_MISMATCH');
     expect(r.body.detail).toContain(m.id);
     const loads = catalogR2Loads();
-    expectProblem(await call('POST', '/api/v1/workspaces/ws_demo/word-scores', { ...base, mapperKeys: ['alpha_valence'] }), 422, 'MAPPER_MODEL_MISMATCH');
-    expectProblem(await call('POST', '/api/v1/workspaces/ws_demo/word-scores', { ...base, mapperKeys: ['nosuch_valence'] }), 422, 'MAPPER_NOT_FOUND');
+    expectProblem(
+      await call('POST', '/api/v1/workspaces/ws_demo/word-scores', { ...base, mapperKeys: ['alpha_valence'] }),
+      422,
+      'MAPPER_MODEL_MISMATCH',
+    );
+    expectProblem(
+      await call('POST', '/api/v1/workspaces/ws_demo/word-scores', { ...base, mapperKeys: ['nosuch_valence'] }),
+      422,
+      'MAPPER_NOT_FOUND',
+    );
     expect(catalogR2Loads()).toBe(loads);
   });
 });

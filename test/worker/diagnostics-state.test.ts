@@ -15,7 +15,9 @@ interface Diagnostics {
 }
 
 const diagnostics = async (): Promise<Diagnostics> => {
-  const r = await call<Diagnostics>('GET', '/api/admin/v1/diagnostics/memory', undefined, { token: await adminToken() });
+  const r = await call<Diagnostics>('GET', '/api/admin/v1/diagnostics/memory', undefined, {
+    token: await adminToken(),
+  });
   expect(r.status).toBe(200);
   return r.body;
 };

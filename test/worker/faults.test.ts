@@ -16,7 +16,12 @@ const realEnv = env as unknown as Env;
 
 type Fault = 'throw' | 'hang';
 /** A binding whose methods named in `methods` throw or never answer; `when` picks the calls (by key/SQL). */
-function faulty<T extends object>(real: T, methods: string[], fault: Fault, when: (args: unknown[]) => boolean = () => true): T {
+function faulty<T extends object>(
+  real: T,
+  methods: string[],
+  fault: Fault,
+  when: (args: unknown[]) => boolean = () => true,
+): T {
   return new Proxy(real, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target);
@@ -35,7 +40,8 @@ function faulty<T extends object>(real: T, methods: string[], fault: Fault, when
 
 /** D1 with every statement execution and batch failing (prepare/bind still work, as on a lost connection). */
 function faultyDb(real: D1Database, fault: Fault, only: 'all' | 'batch' = 'all'): D1Database {
-  const failing = () => (fault === 'hang' ? new Promise(() => {}) : Promise.reject(new Error('D1_ERROR: injected failure')));
+  const failing = () =>
+    fault === 'hang' ? new Promise(() => {}) : Promise.reject(new Error('D1_ERROR: injected failure'));
   return new Proxy(real, {
     get(target, prop) {
       if (prop === 'batch') return () => failing();
@@ -60,7 +66,13 @@ function faultyDb(real: D1Database, fault: Fault, only: 'all' | 'batch' = 'all')
   });
 }
 
-function send(bindings: Env, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+function send(
+  bindings: Env,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   return fetchWorker(bindings, method, path, body, headers);
 }
 
@@ -75,7 +87,9 @@ function expectProblem(r: { status: number; body: any; headers: Headers }, statu
 async function usage(ws: string): Promise<{ used: Record<string, number>; ledger: number }> {
   const { quotas } = await meterQuotas(realEnv, ws, Date.now());
   await flushMeter(realEnv, ws);
-  const ledger = await realEnv.DB.prepare('SELECT COUNT(*) AS n FROM usage_ledger WHERE workspace_id = ?1').bind(ws).first<{ n: number }>();
+  const ledger = await realEnv.DB.prepare('SELECT COUNT(*) AS n FROM usage_ledger WHERE workspace_id = ?1')
+    .bind(ws)
+    .first<{ n: number }>();
   return { used: Object.fromEntries(quotas.map((q) => [q.usageTypeKey, q.usedAmount])), ledger: ledger?.n ?? 0 };
 }
 
@@ -90,7 +104,11 @@ function faultyMeter(real: Env['METER'], fault: Fault, retryable = false): Env['
             {
               get: () => () => {
                 if (fault === 'hang') return new Promise(() => {});
-                return Promise.reject(Object.assign(new Error('Durable Object reset because its code was updated (injected)'), { retryable }));
+                return Promise.reject(
+                  Object.assign(new Error('Durable Object reset because its code was updated (injected)'), {
+                    retryable,
+                  }),
+                );
               },
             },
           );
@@ -126,12 +144,26 @@ describe('storage faults', () => {
       const m = makeModel(`fault-r2-${fault}`, { seed: 21 });
       await uploadModel(m);
       const before = await usage(ws);
-      const broken = withEnv({ ARTIFACTS: faulty(realEnv.ARTIFACTS, ['get'], fault, (a) => String(a[0]).startsWith('models/')) });
-      const r = await send(broken, 'POST', `/api/v1/workspaces/${ws}/text-scores`, { texts: ['cat dog'], embeddingModelId: m.id }, auth);
+      const broken = withEnv({
+        ARTIFACTS: faulty(realEnv.ARTIFACTS, ['get'], fault, (a) => String(a[0]).startsWith('models/')),
+      });
+      const r = await send(
+        broken,
+        'POST',
+        `/api/v1/workspaces/${ws}/text-scores`,
+        { texts: ['cat dog'], embeddingModelId: m.id },
+        auth,
+      );
       expectProblem(r, [503]);
       expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(await usage(ws)).toEqual(before);
-      const ok = await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/text-scores`, { texts: ['cat dog'], embeddingModelId: m.id }, auth);
+      const ok = await send(
+        realEnv,
+        'POST',
+        `/api/v1/workspaces/${ws}/text-scores`,
+        { texts: ['cat dog'], embeddingModelId: m.id },
+        auth,
+      );
       expect(ok.status, JSON.stringify(ok.body).slice(0, 200)).toBe(200);
     });
   }
@@ -141,10 +173,32 @@ describe('storage faults', () => {
     const res = await env.FIXTURES.fetch('http://f/lang/de.bin');
     await env.ARTIFACTS.put('lang/de.bin', await res.arrayBuffer());
     const before = await usage(ws);
-    const broken = withEnv({ ARTIFACTS: faulty(realEnv.ARTIFACTS, ['get'], 'throw', (a) => String(a[0]).startsWith('lang/')) });
-    expectProblem(await send(broken, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, { language: 'de', text: 'Die Kinder' }, auth), [503], 'LANGUAGE_DATA_UNAVAILABLE');
+    const broken = withEnv({
+      ARTIFACTS: faulty(realEnv.ARTIFACTS, ['get'], 'throw', (a) => String(a[0]).startsWith('lang/')),
+    });
+    expectProblem(
+      await send(
+        broken,
+        'POST',
+        `/api/v1/workspaces/${ws}/tokenizations`,
+        { language: 'de', text: 'Die Kinder' },
+        auth,
+      ),
+      [503],
+      'LANGUAGE_DATA_UNAVAILABLE',
+    );
     expect(await usage(ws)).toEqual(before);
-    expect((await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, { language: 'de', text: 'Die Kinder' }, auth)).status).toBe(200);
+    expect(
+      (
+        await send(
+          realEnv,
+          'POST',
+          `/api/v1/workspaces/${ws}/tokenizations`,
+          { language: 'de', text: 'Die Kinder' },
+          auth,
+        )
+      ).status,
+    ).toBe(200);
   });
 
   for (const fault of ['throw', 'hang'] as const) {
@@ -153,11 +207,25 @@ describe('storage faults', () => {
       const admin = { authorization: `Bearer ${await adminToken()}` };
       const url = `https://fault.example/${crypto.randomUUID()}`;
       const broken = withEnv({ ARTIFACTS: faulty(realEnv.ARTIFACTS, ['put'], fault) });
-      const r = await send(broken, 'POST', '/api/admin/v1/plagiarism/pages', { url, text: 'one two three four five six seven eight nine ten' }, admin);
+      const r = await send(
+        broken,
+        'POST',
+        '/api/admin/v1/plagiarism/pages',
+        { url, text: 'one two three four five six seven eight nine ten' },
+        admin,
+      );
       expectProblem(r, [503], 'STORAGE_UNAVAILABLE');
-      const rows = await realEnv.DB.prepare('SELECT COUNT(*) AS n FROM plagiarism_pages WHERE url = ?1').bind(url).first<{ n: number }>();
+      const rows = await realEnv.DB.prepare('SELECT COUNT(*) AS n FROM plagiarism_pages WHERE url = ?1')
+        .bind(url)
+        .first<{ n: number }>();
       expect(rows?.n).toBe(0);
-      const ok = await send(realEnv, 'POST', '/api/admin/v1/plagiarism/pages', { url, text: 'one two three four five six seven eight nine ten' }, admin);
+      const ok = await send(
+        realEnv,
+        'POST',
+        '/api/admin/v1/plagiarism/pages',
+        { url, text: 'one two three four five six seven eight nine ten' },
+        admin,
+      );
       expect(ok.status).toBe(201);
     });
   }
@@ -172,9 +240,17 @@ describe('storage faults', () => {
       expectProblem(plain, [503], 'STORAGE_UNAVAILABLE');
       expect(Number(plain.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       const key = { ...auth, 'idempotency-key': `fault-meter-${fault}` };
-      expectProblem(await send(broken, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, body, key), [503], 'STORAGE_UNAVAILABLE');
+      expectProblem(
+        await send(broken, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, body, key),
+        [503],
+        'STORAGE_UNAVAILABLE',
+      );
       // The listing has no other source than the meter either (no stale D1 answer).
-      expectProblem(await send(broken, 'GET', `/api/usage-service/v1/workspaces/${ws}/quotas`, undefined, auth), [503], 'STORAGE_UNAVAILABLE');
+      expectProblem(
+        await send(broken, 'GET', `/api/usage-service/v1/workspaces/${ws}/quotas`, undefined, auth),
+        [503],
+        'STORAGE_UNAVAILABLE',
+      );
       expect(await usage(ws)).toEqual(before);
       expect((await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, body, auth)).status).toBe(200);
       const retried = await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, body, key);
@@ -189,7 +265,13 @@ describe('storage faults', () => {
     quiet();
     const before = await usage(ws);
     const broken = withEnv({ DB: faultyDb(realEnv.DB, 'throw') });
-    const r = await send(broken, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, { language: 'en', text: 'cat dog bird' }, auth);
+    const r = await send(
+      broken,
+      'POST',
+      `/api/v1/workspaces/${ws}/tokenizations`,
+      { language: 'en', text: 'cat dog bird' },
+      auth,
+    );
     expect(r.status).toBe(200);
     const after = await usage(ws);
     expect(after.used.tokens).toBe(before.used.tokens + 3);
@@ -198,7 +280,9 @@ describe('storage faults', () => {
 
   it('KV errors: the catalog falls back to R2 (200); the artifact download too', async () => {
     quiet();
-    const broken = withEnv({ CACHE: faulty(realEnv.CACHE, ['get', 'put', 'delete', 'list', 'getWithMetadata'], 'throw') });
+    const broken = withEnv({
+      CACHE: faulty(realEnv.CACHE, ['get', 'put', 'delete', 'list', 'getWithMetadata'], 'throw'),
+    });
     const catalog = await send(broken, 'GET', '/api/v1/embedding-models', undefined, auth);
     expect(catalog.status, JSON.stringify(catalog.body).slice(0, 200)).toBe(200);
     const hanging = withEnv({ CACHE: faulty(realEnv.CACHE, ['get', 'put', 'getWithMetadata'], 'hang') });
@@ -219,11 +303,23 @@ describe('damaged artifacts', () => {
       await realEnv.ARTIFACTS.put(`models/${m.id}.emb`, bad);
       await realEnv.ARTIFACTS.put(`models/${m.id}.json`, JSON.stringify(m.manifest));
       const before = await usage(ws);
-      const r = await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/word-scores`, { seedWords: ['cat'], whitelistWords: ['dog'], embeddingModelId: m.id }, auth);
+      const r = await send(
+        realEnv,
+        'POST',
+        `/api/v1/workspaces/${ws}/word-scores`,
+        { seedWords: ['cat'], whitelistWords: ['dog'], embeddingModelId: m.id },
+        auth,
+      );
       expectProblem(r, [503], 'EMBEDDING_MODEL_UNAVAILABLE');
       expect(await usage(ws)).toEqual(before);
       await uploadModel(m);
-      const ok = await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/word-scores`, { seedWords: ['cat'], whitelistWords: ['dog'], embeddingModelId: m.id }, auth);
+      const ok = await send(
+        realEnv,
+        'POST',
+        `/api/v1/workspaces/${ws}/word-scores`,
+        { seedWords: ['cat'], whitelistWords: ['dog'], embeddingModelId: m.id },
+        auth,
+      );
       expect(ok.status, JSON.stringify(ok.body).slice(0, 200)).toBe(200);
     });
   }
@@ -232,9 +328,16 @@ describe('damaged artifacts', () => {
     quiet();
     const good = await (await env.FIXTURES.fetch('http://f/lang/fr.bin')).arrayBuffer();
     await realEnv.ARTIFACTS.put('lang/fr.bin', good.slice(0, 1000));
-    expectProblem(await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, { language: 'fr', text: "L'homme" }, auth), [503], 'LANGUAGE_DATA_UNAVAILABLE');
+    expectProblem(
+      await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, { language: 'fr', text: "L'homme" }, auth),
+      [503],
+      'LANGUAGE_DATA_UNAVAILABLE',
+    );
     await realEnv.ARTIFACTS.put('lang/fr.bin', good);
-    expect((await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, { language: 'fr', text: "L'homme" }, auth)).status).toBe(200);
+    expect(
+      (await send(realEnv, 'POST', `/api/v1/workspaces/${ws}/tokenizations`, { language: 'fr', text: "L'homme" }, auth))
+        .status,
+    ).toBe(200);
   });
 });
 

@@ -12,7 +12,9 @@ import { call, createWorkspace, quotaOf, readLedger, uniqueWorkspaceId, workspac
 import { freshWords, ingestOk } from './support/plagiarism';
 
 const MODEL = 'burst-en';
-const PROTO = [...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)])];
+const PROTO = [
+  ...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)]),
+];
 let source: string[] = [];
 
 beforeAll(async () => {
@@ -28,13 +30,35 @@ function burstRequest(ws: string, i: number): { path: string; body: string } {
   const hostile = i % 5 === 4;
   switch (i % 4) {
     case 0:
-      return { path: `${w}/text-scores`, body: JSON.stringify({ texts: hostile ? ['a@'.repeat(2_000), PROTO.join(' ')] : ['The children watch the river'], embeddingModelId: MODEL }) };
+      return {
+        path: `${w}/text-scores`,
+        body: JSON.stringify({
+          texts: hostile ? ['a@'.repeat(2_000), PROTO.join(' ')] : ['The children watch the river'],
+          embeddingModelId: MODEL,
+        }),
+      };
     case 1:
-      return { path: `${w}/word-scores`, body: hostile ? '{"seedWords": [' : JSON.stringify({ seedWords: ['good'], whitelistWords: ['bad', 'constructor'], embeddingModelId: MODEL }) };
+      return {
+        path: `${w}/word-scores`,
+        body: hostile
+          ? '{"seedWords": ['
+          : JSON.stringify({ seedWords: ['good'], whitelistWords: ['bad', 'constructor'], embeddingModelId: MODEL }),
+      };
     case 2:
-      return { path: `${w}/tokenizations`, body: JSON.stringify({ language: 'en', text: hostile ? '.'.repeat(20_000) : 'The quick brown fox jumps over the lazy dog' }) };
+      return {
+        path: `${w}/tokenizations`,
+        body: JSON.stringify({
+          language: 'en',
+          text: hostile ? '.'.repeat(20_000) : 'The quick brown fox jumps over the lazy dog',
+        }),
+      };
     default:
-      return { path: `${w}/plagiarism-checks`, body: JSON.stringify({ text: hostile ? 'too short' : `${source.slice(10, 40).join(' ')} and a few words of its own` }) };
+      return {
+        path: `${w}/plagiarism-checks`,
+        body: JSON.stringify({
+          text: hostile ? 'too short' : `${source.slice(10, 40).join(' ')} and a few words of its own`,
+        }),
+      };
   }
 }
 
@@ -49,7 +73,8 @@ async function expectCleanAnswers(responses: Response[]): Promise<Record<number,
     let ok = res.status < 500;
     try {
       const body = JSON.parse(text) as { code?: unknown; status?: unknown };
-      if (res.status >= 400) ok &&= type.includes('application/problem+json') && typeof body.code === 'string' && body.status === res.status;
+      if (res.status >= 400)
+        ok &&= type.includes('application/problem+json') && typeof body.code === 'string' && body.status === res.status;
       else ok &&= type.includes('json');
     } catch {
       ok = false;
@@ -62,7 +87,9 @@ async function expectCleanAnswers(responses: Response[]): Promise<Record<number,
 
 async function burst(ws: string, n = 200): Promise<Response[]> {
   const token = await workspaceToken(ws);
-  return Promise.all(Array.from({ length: n }, (_, i) => burstRequest(ws, i)).map((r) => call('POST', r.path, { token, body: r.body })));
+  return Promise.all(
+    Array.from({ length: n }, (_, i) => burstRequest(ws, i)).map((r) => call('POST', r.path, { token, body: r.body })),
+  );
 }
 
 async function expectLedgerEqualsCounters(ws: string): Promise<void> {

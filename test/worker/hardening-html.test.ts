@@ -52,7 +52,10 @@ describe('hostile HTML is extracted, never 5xx (defect 5)', () => {
       ...HOSTILE.map(([, html]) => JSON.stringify({ url: url(), html })),
       JSON.stringify({ url: url(), text: words.join(' ') }),
     ];
-    const res = await api('POST', '/api/admin/v1/plagiarism/pages:batch', { token: await adminToken(), body: lines.join('\n') });
+    const res = await api('POST', '/api/admin/v1/plagiarism/pages:batch', {
+      token: await adminToken(),
+      body: lines.join('\n'),
+    });
     const body = (await res.json()) as { count: number; pages: Array<{ title: string; wordCount: number }> };
     expect(res.status, JSON.stringify(body).slice(0, 300)).toBe(200);
     expect(body.count).toBe(lines.length);
@@ -61,7 +64,10 @@ describe('hostile HTML is extracted, never 5xx (defect 5)', () => {
 
   it('an extracted title is capped at 1,000 characters, like an explicit one', async () => {
     const long = 'T'.repeat(5000);
-    const res = await ingest({ url: url(), html: `<html><head><title>${long}</title></head><body><p>body text</p></body></html>` });
+    const res = await ingest({
+      url: url(),
+      html: `<html><head><title>${long}</title></head><body><p>body text</p></body></html>`,
+    });
     expect(res.status).toBe(201);
     const stored = (await res.json()) as { id: number; title: string };
     expect(stored.title).toBe('T'.repeat(1000));

@@ -5,35 +5,72 @@
  * keys expire after 24 hours and the workspace meter's alarm removes them (issue 20: the records
  * live in the meter, worker/quotas/meter-do.ts); the Cron Trigger still purges D1-era records.
  */
-import { createExecutionContext, createScheduledController, env, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test';
+import {
+  createExecutionContext,
+  createScheduledController,
+  env,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import worker from '../../worker/index';
 import { createApp } from '../../worker/app';
 import { charge } from '../../worker/quotas/charge';
 import { uploadEnglish } from './support/api';
-import { addBonus, createWorkspace, problemOf, quotaOf, readLedger, resetClock, standOn, uniqueWorkspaceId, workspaceToken } from './support/quotas';
+import {
+  addBonus,
+  createWorkspace,
+  problemOf,
+  quotaOf,
+  readLedger,
+  resetClock,
+  standOn,
+  uniqueWorkspaceId,
+  workspaceToken,
+} from './support/quotas';
 
 beforeAll(async () => {
   await uploadEnglish();
 });
 afterEach(resetClock);
 
-async function send(app: { fetch: (r: Request, e: never, x: ExecutionContext) => Response | Promise<Response> }, ws: string, endpoint: string, body: unknown, key?: string): Promise<Response> {
-  const headers: Record<string, string> = { authorization: `Bearer ${await workspaceToken(ws)}`, 'content-type': 'application/json' };
+async function send(
+  app: { fetch: (r: Request, e: never, x: ExecutionContext) => Response | Promise<Response> },
+  ws: string,
+  endpoint: string,
+  body: unknown,
+  key?: string,
+): Promise<Response> {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${await workspaceToken(ws)}`,
+    'content-type': 'application/json',
+  };
   if (key !== undefined) headers['idempotency-key'] = key;
   const exec = createExecutionContext();
-  const res = await app.fetch(new Request(`http://x/api/v1/workspaces/${ws}/${endpoint}`, { method: 'POST', headers, body: JSON.stringify(body) }), env as never, exec);
+  const res = await app.fetch(
+    new Request(`http://x/api/v1/workspaces/${ws}/${endpoint}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    }),
+    env as never,
+    exec,
+  );
   await waitOnExecutionContext(exec);
   return res;
 }
 
-const tokenize = (ws: string, text: string, key?: string) => send(worker, ws, 'tokenizations', { language: 'en', text }, key);
+const tokenize = (ws: string, text: string, key?: string) =>
+  send(worker, ws, 'tokenizations', { language: 'en', text }, key);
 
 const meterOf = (ws: string) => env.METER.get(env.METER.idFromName(ws));
 
 /** Idempotency-Key records in the workspace's meter. */
 async function keyRows(ws: string): Promise<number> {
-  return runInDurableObject(meterOf(ws), (_, state) => Number(state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM request_keys').one().n));
+  return runInDurableObject(meterOf(ws), (_, state) =>
+    Number(state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM request_keys').one().n),
+  );
 }
 
 describe('Idempotency-Key bound to the request (defect 2)', () => {
@@ -167,9 +204,15 @@ describe('Idempotency-Key bound to the request (defect 2)', () => {
     await insert('old', t0 - 1);
     await insert('young', t0 + 3600_000);
     const exec = createExecutionContext();
-    await worker.scheduled(createScheduledController({ scheduledTime: new Date(t0), cron: '17 * * * *' }), env as never, exec);
+    await worker.scheduled(
+      createScheduledController({ scheduledTime: new Date(t0), cron: '17 * * * *' }),
+      env as never,
+      exec,
+    );
     await waitOnExecutionContext(exec);
-    const { results } = await env.DB.prepare('SELECT idempotency_key FROM idempotency_keys WHERE workspace_id = ?1').bind(ws).all<{ idempotency_key: string }>();
+    const { results } = await env.DB.prepare('SELECT idempotency_key FROM idempotency_keys WHERE workspace_id = ?1')
+      .bind(ws)
+      .all<{ idempotency_key: string }>();
     expect(results.map((r) => r.idempotency_key)).toEqual(['young']);
   });
 });

@@ -23,11 +23,24 @@ beforeAll(async () => {
 
 afterEach(() => vi.restoreAllMocks());
 
-function send(method: string, path: string, body?: unknown, opts: { token?: string; bindings?: Env } = {}): Promise<{ status: number; body: any; headers: Headers }> {
+function send(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { token?: string; bindings?: Env } = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   return fetchWorker(opts.bindings ?? env, method, path, body, { authorization: `Bearer ${opts.token ?? token}` });
 }
 
-const LONG_IDS = ['m'.repeat(129), 'm'.repeat(1013), 'm'.repeat(1100), `${'a'.repeat(200)}/../x`, 'a b', '-leading', 'ü'.repeat(10)];
+const LONG_IDS = [
+  'm'.repeat(129),
+  'm'.repeat(1013),
+  'm'.repeat(1100),
+  `${'a'.repeat(200)}/../x`,
+  'a b',
+  '-leading',
+  'ü'.repeat(10),
+];
 
 function modelRequests(id: string): Array<[string, string, unknown?]> {
   const enc = encodeURIComponent(id);
@@ -70,7 +83,10 @@ describe('identifiers are validated before storage (defect 4)', () => {
         expect(r.status, `${method} ${path.slice(0, 80)} ${JSON.stringify(r.body).slice(0, 200)}`).toBe(422);
         expect(r.body.code).toBe('VALIDATION_FAILED');
         expect(r.headers.get('retry-after')).toBeNull();
-        expect(keys.filter((k) => k.includes('mmmm') || k.includes('aaaa') || k.includes('ü')), path.slice(0, 60)).toEqual([]);
+        expect(
+          keys.filter((k) => k.includes('mmmm') || k.includes('aaaa') || k.includes('ü')),
+          path.slice(0, 60),
+        ).toEqual([]);
       }
       expect(loadingStatus(id)).toBe('not loaded');
     }
@@ -98,14 +114,20 @@ describe('identifiers are validated before storage (defect 4)', () => {
       ...(env as unknown as Env),
       ARTIFACTS: new Proxy(env.ARTIFACTS, {
         get(target, prop) {
-          if (prop === 'get' || prop === 'head') return async (key: string) => Promise.reject(new Error(`R2 failed for ${key} ${'x'.repeat(5000)}`));
+          if (prop === 'get' || prop === 'head')
+            return async (key: string) => Promise.reject(new Error(`R2 failed for ${key} ${'x'.repeat(5000)}`));
           return Reflect.get(target, prop);
         },
       }),
     };
     const before = registrySize();
     const id = 'q'.repeat(128);
-    const r = await send('POST', '/api/v1/workspaces/ws_demo/text-scores', { texts: ['cat'], embeddingModelId: id }, { bindings: failing });
+    const r = await send(
+      'POST',
+      '/api/v1/workspaces/ws_demo/text-scores',
+      { texts: ['cat'], embeddingModelId: id },
+      { bindings: failing },
+    );
     expect(r.status).toBe(503);
     expect(r.body.code).toBe('EMBEDDING_MODEL_UNAVAILABLE');
     expect(registrySize()).toBe(before);
@@ -116,21 +138,42 @@ describe('identifiers are validated before storage (defect 4)', () => {
 
   it('mapper keys, workspace ids and page refs: 422 when malformed or too long, never 5xx', async () => {
     for (const key of ['k'.repeat(129), 'a b_c', 'x'.repeat(2000)]) {
-      const r = await send('POST', '/api/v1/workspaces/ws_demo/text-scores', { texts: ['cat'], embeddingModelId: MODEL, mapperKeys: [key] });
+      const r = await send('POST', '/api/v1/workspaces/ws_demo/text-scores', {
+        texts: ['cat'],
+        embeddingModelId: MODEL,
+        mapperKeys: [key],
+      });
       expect(r.status, key.slice(0, 20)).toBe(422);
       expect(r.body.code).toBe('VALIDATION_FAILED');
-      const g = await send('POST', '/api/v1/workspaces/ws_demo/text-scores', { texts: ['cat'], embeddingModelId: MODEL, mapperKeys: ['idm_alpha'], goalConfig: { mappers: [{ id: key, weight: 1 }] } });
+      const g = await send('POST', '/api/v1/workspaces/ws_demo/text-scores', {
+        texts: ['cat'],
+        embeddingModelId: MODEL,
+        mapperKeys: ['idm_alpha'],
+        goalConfig: { mappers: [{ id: key, weight: 1 }] },
+      });
       expect(g.status).toBe(422);
     }
     const longWs = 'w'.repeat(1013);
     const wsToken = await mintToken({ workspaceId: longWs });
     for (const endpoint of ['tokenizations', 'text-scores', 'plagiarism-checks']) {
-      const r = await send('POST', `/api/v1/workspaces/${longWs}/${endpoint}`, { language: 'en', text: 'cat', texts: ['cat'], embeddingModelId: MODEL }, { token: wsToken });
+      const r = await send(
+        'POST',
+        `/api/v1/workspaces/${longWs}/${endpoint}`,
+        { language: 'en', text: 'cat', texts: ['cat'], embeddingModelId: MODEL },
+        { token: wsToken },
+      );
       expect(r.status, `${endpoint} ${JSON.stringify(r.body).slice(0, 200)}`).toBe(422);
     }
-    expect((await send('GET', `/api/usage-service/v1/workspaces/${longWs}/quotas`, undefined, { token: wsToken })).status).toBe(422);
+    expect(
+      (await send('GET', `/api/usage-service/v1/workspaces/${longWs}/quotas`, undefined, { token: wsToken })).status,
+    ).toBe(422);
     const admin = await adminToken();
-    const ref = await send('GET', `/api/admin/v1/plagiarism/pages/${encodeURIComponent(`https://x/${'p'.repeat(3000)}`)}`, undefined, { token: admin });
+    const ref = await send(
+      'GET',
+      `/api/admin/v1/plagiarism/pages/${encodeURIComponent(`https://x/${'p'.repeat(3000)}`)}`,
+      undefined,
+      { token: admin },
+    );
     expect(ref.status).toBe(422);
     expect((await send('GET', `/api/admin/v1/workspaces/${longWs}`, undefined, { token: admin })).status).toBe(422);
   });

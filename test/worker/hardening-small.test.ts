@@ -18,7 +18,11 @@ beforeAll(async () => {
 });
 afterEach(() => vi.restoreAllMocks());
 
-async function send(path: string, init: RequestInit & { headers?: Record<string, string> }, bindings: Env = env as unknown as Env): Promise<Response> {
+async function send(
+  path: string,
+  init: RequestInit & { headers?: Record<string, string> },
+  bindings: Env = env as unknown as Env,
+): Promise<Response> {
   const exec = createExecutionContext();
   const res = await worker.fetch(new Request(`http://x${path}`, init), bindings as never, exec);
   await waitOnExecutionContext(exec);
@@ -33,7 +37,11 @@ describe('smaller hardening items (defect 7)', () => {
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 100, limitAmountDaily: 100 }]);
     const res = await send(`/api/v1/workspaces/${ws}/tokenizations`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${await workspaceToken(ws)}`, 'content-type': 'application/json', 'x-request-id': 'client-chosen-id' },
+      headers: {
+        authorization: `Bearer ${await workspaceToken(ws)}`,
+        'content-type': 'application/json',
+        'x-request-id': 'client-chosen-id',
+      },
       body: JSON.stringify({ language: 'en', text: 'cat dog' }),
     });
     expect(res.status).toBe(200);
@@ -47,12 +55,20 @@ describe('smaller hardening items (defect 7)', () => {
     expect(bad.status).toBe(404);
     expect(bad.headers.get('x-request-id')).toMatch(UUID);
     expect(bad.headers.get('x-client-request-id')).toBeNull();
-    expect(((await bad.json()) as { instance: string }).instance).toBe(`urn:request:${bad.headers.get('x-request-id')}`);
+    expect(((await bad.json()) as { instance: string }).instance).toBe(
+      `urn:request:${bad.headers.get('x-request-id')}`,
+    );
   });
 
   it('page URLs: only http and https', async () => {
     const admin = await adminToken();
-    for (const url of ['javascript:alert(1)', 'data:text/html,<p>x</p>', 'ftp://files.example/x', 'file:///etc/passwd', 'mailto:a@b.example']) {
+    for (const url of [
+      'javascript:alert(1)',
+      'data:text/html,<p>x</p>',
+      'ftp://files.example/x',
+      'file:///etc/passwd',
+      'mailto:a@b.example',
+    ]) {
       const res = await send('/api/admin/v1/plagiarism/pages', {
         method: 'POST',
         headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
@@ -86,7 +102,11 @@ describe('smaller hardening items (defect 7)', () => {
     const batch = await send('/api/admin/v1/plagiarism/pages:batch', {
       method: 'POST',
       headers: { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/x-ndjson' },
-      body: new Uint8Array([...new TextEncoder().encode('{"url":"https://u.example/1","text":"a'), 0xfe, ...new TextEncoder().encode('"}')]),
+      body: new Uint8Array([
+        ...new TextEncoder().encode('{"url":"https://u.example/1","text":"a'),
+        0xfe,
+        ...new TextEncoder().encode('"}'),
+      ]),
     });
     expect(batch.status).toBe(422);
     expect((await quotaOf(ws, 'tokens')).usedAmount).toBe(0);
@@ -95,8 +115,14 @@ describe('smaller hardening items (defect 7)', () => {
   it('a token issued more than 5 minutes in the future is refused; within the skew it is accepted', async () => {
     const key = new TextEncoder().encode(env.JWT_SECRET);
     const now = Math.floor(Date.now() / 1000);
-    const mint = (iat: number) => new SignJWT({ workspaceId: 'ws_demo' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt(iat).setExpirationTime(now + 3600).sign(key);
-    const get = async (tok: string) => (await send('/api/v1/embedding-models', { headers: { authorization: `Bearer ${tok}` } })).status;
+    const mint = (iat: number) =>
+      new SignJWT({ workspaceId: 'ws_demo' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuedAt(iat)
+        .setExpirationTime(now + 3600)
+        .sign(key);
+    const get = async (tok: string) =>
+      (await send('/api/v1/embedding-models', { headers: { authorization: `Bearer ${tok}` } })).status;
     expect(await get(await mint(now + 600))).toBe(401);
     expect(await get(await mint(now + 86400))).toBe(401);
     expect(await get(await mint(now + 240))).toBe(200);
@@ -109,12 +135,25 @@ describe('smaller hardening items (defect 7)', () => {
       calls.push(String(input instanceof Request ? input.url : input));
       return new Response(JSON.stringify({ matches: [] }), { headers: { 'content-type': 'application/json' } });
     });
-    const httpEnv: Env = { ...(env as unknown as Env), PLAGIARISM_PROVIDER: 'http', PLAGIARISM_HTTP_URL: 'https://upstream.test/v1/check', PLAGIARISM_HTTP_API_KEY: 'k' };
+    const httpEnv: Env = {
+      ...(env as unknown as Env),
+      PLAGIARISM_PROVIDER: 'http',
+      PLAGIARISM_HTTP_URL: 'https://upstream.test/v1/check',
+      PLAGIARISM_HTTP_API_KEY: 'k',
+    };
     const text = Array.from({ length: 20 }, (_, i) => `word${i}`).join(' ');
     const ws = uniqueWorkspaceId('plg');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'plagiarismChecks', limitAmount: 1, limitAmountDaily: 10 }]);
     const post = async (w: string) =>
-      send(`/api/v1/workspaces/${w}/plagiarism-checks`, { method: 'POST', headers: { authorization: `Bearer ${await workspaceToken(w)}`, 'content-type': 'application/json' }, body: JSON.stringify({ text }) }, httpEnv);
+      send(
+        `/api/v1/workspaces/${w}/plagiarism-checks`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${await workspaceToken(w)}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ text }),
+        },
+        httpEnv,
+      );
     expect((await post(ws)).status).toBe(200);
     expect(calls).toHaveLength(1);
     const exhausted = await post(ws);
@@ -139,7 +178,12 @@ describe('smaller hardening items (defect 7)', () => {
     const declared = String(3 * 1024 * 1024);
     const res = await send(`/api/v1/workspaces/ws_demo/tokenizations`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${await workspaceToken('ws_demo')}`, 'content-type': 'application/json', 'content-length': declared, 'transfer-encoding': 'chunked' },
+      headers: {
+        authorization: `Bearer ${await workspaceToken('ws_demo')}`,
+        'content-type': 'application/json',
+        'content-length': declared,
+        'transfer-encoding': 'chunked',
+      },
       body,
       // @ts-expect-error workerd needs duplex for a stream body in some versions
       duplex: 'half',

@@ -15,7 +15,8 @@ beforeAll(async () => {
   await uploadModel(makeModel(MODEL, { seed: 5 }));
 });
 
-const post = (ws: string, endpoint: string, body: unknown, token: string) => apiCall('POST', `/api/v1/workspaces/${ws}/${endpoint}`, body, { token });
+const post = (ws: string, endpoint: string, body: unknown, token: string) =>
+  apiCall('POST', `/api/v1/workspaces/${ws}/${endpoint}`, body, { token });
 
 describe('hostile texts are answered (defect 3)', () => {
   it('"." x 100,000 and 40,000 CJK characters with language en: 200 with the right token counts, health still answers', async () => {
@@ -26,7 +27,12 @@ describe('hostile texts are answered (defect 3)', () => {
     const [dots, cjkTok, scores, health] = await Promise.all([
       post(ws, 'tokenizations', { language: 'en', text: '.'.repeat(100_000) }, token),
       post(ws, 'tokenizations', { language: 'en', text: cjk }, token),
-      post(ws, 'text-scores', { texts: ['.'.repeat(100_000), cjk, 'a@'.repeat(50_000)], embeddingModelId: MODEL }, token),
+      post(
+        ws,
+        'text-scores',
+        { texts: ['.'.repeat(100_000), cjk, 'a@'.repeat(50_000)], embeddingModelId: MODEL },
+        token,
+      ),
       apiCall('GET', '/api/health'),
     ]);
     expect(dots.status, JSON.stringify(dots.body).slice(0, 300)).toBe(200);
@@ -90,7 +96,8 @@ describe('zero-token requests still pass the workspace and quota checks (defect 
   it('a workspace with room answers zero-token requests with 200 and charges nothing', async () => {
     const ws = uniqueWorkspaceId('zerook');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 10, limitAmountDaily: 10 }]);
-    for (const [endpoint, body] of zeroRequests) expect((await post(ws, endpoint, body, await workspaceToken(ws))).status, endpoint).toBe(200);
+    for (const [endpoint, body] of zeroRequests)
+      expect((await post(ws, endpoint, body, await workspaceToken(ws))).status, endpoint).toBe(200);
     expect((await quotaOf(ws, 'tokens')).usedAmount).toBe(0);
     expect(await readLedger(ws)).toEqual([]);
   });

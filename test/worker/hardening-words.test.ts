@@ -9,7 +9,9 @@ import { SUPPORTED_LANGUAGES } from '../../core/tokenizer';
 import { BASE_WORDS, adminToken, call, f, makeModel, uploadModel, type SyntheticModel } from './support/api';
 
 /** Every own property name of Object.prototype and Function.prototype. */
-export const PROTO_WORDS = [...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)])];
+export const PROTO_WORDS = [
+  ...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype)]),
+];
 
 const WS = 'ws_demo';
 const models = new Map<string, SyntheticModel>();
@@ -21,19 +23,41 @@ const lower = (w: string) => w.toLowerCase();
  * The token (lemma) each prototype word must get: its lower-cased form, except for the few that
  * are dictionary words with another lemma (en, fr "arguments" -> "argument"); ja: the string itself.
  */
-const LEMMA_EXCEPTIONS: Record<string, Map<string, string>> = { en: new Map([['arguments', 'argument']]), de: new Map(), fr: new Map([['arguments', 'argument']]), ja: new Map() };
+const LEMMA_EXCEPTIONS: Record<string, Map<string, string>> = {
+  en: new Map([['arguments', 'argument']]),
+  de: new Map(),
+  fr: new Map([['arguments', 'argument']]),
+  ja: new Map(),
+};
 function expectedToken(language: string, word: string): string {
   if (language === 'ja') return word;
   return LEMMA_EXCEPTIONS[language].get(word) ?? lower(word);
 }
 
 beforeAll(async () => {
-  expect(PROTO_WORDS).toEqual(expect.arrayContaining(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'call', 'apply', 'bind', 'caller', 'arguments']));
+  expect(PROTO_WORDS).toEqual(
+    expect.arrayContaining([
+      'constructor',
+      '__proto__',
+      'toString',
+      'hasOwnProperty',
+      'valueOf',
+      'call',
+      'apply',
+      'bind',
+      'caller',
+      'arguments',
+    ]),
+  );
   for (const l of SUPPORTED_LANGUAGES) {
     const res = await env.FIXTURES.fetch(`http://f/lang/${l}.bin`);
     expect(res.status).toBe(200);
     await env.ARTIFACTS.put(`lang/${l}.bin`, await res.arrayBuffer());
-    const m = makeModel(modelId(l), { words: [...new Set([...BASE_WORDS, ...PROTO_WORDS.map(lower)])], language: l, seed: 3 });
+    const m = makeModel(modelId(l), {
+      words: [...new Set([...BASE_WORDS, ...PROTO_WORDS.map(lower)])],
+      language: l,
+      seed: 3,
+    });
     await uploadModel(m);
     models.set(l, m);
   }
@@ -63,7 +87,10 @@ describe('prototype property names are ordinary words (defect 1)', () => {
       const r = await call('POST', `/api/v1/workspaces/${WS}/text-scores`, {
         texts: PROTO_WORDS,
         embeddingModelId: m.id,
-        dimensions: [{ id: 1, type: 'manual', words: PROTO_WORDS }, { id: 2, type: 'axis', words: ['constructor'], oppositeWords: ['__proto__'] }],
+        dimensions: [
+          { id: 1, type: 'manual', words: PROTO_WORDS },
+          { id: 2, type: 'axis', words: ['constructor'], oppositeWords: ['__proto__'] },
+        ],
         goalConfig: { modelRankScore: 1, dimensions: [{ id: 1, weight: 2 }] },
       });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -87,21 +114,32 @@ describe('prototype property names are ordinary words (defect 1)', () => {
       expect(ws.body.data.map((d: any) => d.word)).toEqual(PROTO_WORDS.map(lower));
       for (const d of ws.body.data) expect(d.modelRank).toBe(m.words.indexOf(d.word) + 1);
 
-      const find = await call('POST', `/api/v1/workspaces/${WS}/word-scores`, { seedWords: ['__proto__', 'constructor'], embeddingModelId: m.id, limit: 5 });
+      const find = await call('POST', `/api/v1/workspaces/${WS}/word-scores`, {
+        seedWords: ['__proto__', 'constructor'],
+        embeddingModelId: m.id,
+        limit: 5,
+      });
       expect(find.status, JSON.stringify(find.body)).toBe(200);
 
       for (const prefix of ['constr', '__pro', 'hasOwn', 'toS', '__']) {
-        const ac = await call('POST', `/api/v1/workspaces/${WS}/autocomplete-suggestions`, { word: prefix, embeddingModelId: m.id });
+        const ac = await call('POST', `/api/v1/workspaces/${WS}/autocomplete-suggestions`, {
+          word: prefix,
+          embeddingModelId: m.id,
+        });
         expect(ac.status, JSON.stringify(ac.body)).toBe(200);
         const expected = PROTO_WORDS.map(lower).filter((w) => w.startsWith(lower(prefix)));
         expect(ac.body.suggestions.map(lower)).toEqual(expect.arrayContaining(expected.slice(0, 10)));
       }
 
-      const av = await call('POST', `/api/v1/embedding-models/${m.id}/word-availabilities`, { words: [...PROTO_WORDS, 'prototype'] });
+      const av = await call('POST', `/api/v1/embedding-models/${m.id}/word-availabilities`, {
+        words: [...PROTO_WORDS, 'prototype'],
+      });
       expect(av.status, JSON.stringify(av.body)).toBe(200);
       expect(av.body.availabilities.map((a: any) => a.isAvailable)).toEqual([...PROTO_WORDS.map(() => true), false]);
 
-      const sm = await call('POST', `/api/v1/embedding-models/${m.id}/word-similarity-matrices`, { words: PROTO_WORDS });
+      const sm = await call('POST', `/api/v1/embedding-models/${m.id}/word-similarity-matrices`, {
+        words: PROTO_WORDS,
+      });
       expect(sm.status, JSON.stringify(sm.body)).toBe(200);
       expect(sm.body.words).toHaveLength(PROTO_WORDS.length);
     });
@@ -109,9 +147,16 @@ describe('prototype property names are ordinary words (defect 1)', () => {
 
   it('as ids: model id, mapper key and JSON member names are refused or ignored cleanly, never 500', async () => {
     for (const w of PROTO_WORDS) {
-      const byModel = await call('POST', `/api/v1/workspaces/${WS}/text-scores`, { texts: ['cat'], embeddingModelId: w });
+      const byModel = await call('POST', `/api/v1/workspaces/${WS}/text-scores`, {
+        texts: ['cat'],
+        embeddingModelId: w,
+      });
       expect([404, 422], `${w}: ${JSON.stringify(byModel.body)}`).toContain(byModel.status);
-      const byMapper = await call('POST', `/api/v1/workspaces/${WS}/text-scores`, { texts: ['cat'], embeddingModelId: modelId('en'), mapperKeys: [w, `${w}_${w}`] });
+      const byMapper = await call('POST', `/api/v1/workspaces/${WS}/text-scores`, {
+        texts: ['cat'],
+        embeddingModelId: modelId('en'),
+        mapperKeys: [w, `${w}_${w}`],
+      });
       expect(byMapper.status, `${w}: ${JSON.stringify(byMapper.body)}`).toBe(422);
       const catalog = await call('GET', `/api/v1/embedding-models/${encodeURIComponent(w)}`);
       expect([404, 422], w).toContain(catalog.status);
@@ -128,9 +173,18 @@ describe('prototype property names are ordinary words (defect 1)', () => {
     expect(check.status, JSON.stringify(check.body)).toBe(200);
     expect(check.body.wordCount).toBe(2 * PROTO_WORDS.length);
     const admin = await adminToken();
-    const created = await call('POST', '/api/admin/v1/dimensions', { name: 'constructor', words: PROTO_WORDS, language: 'en' }, { token: admin });
+    const created = await call(
+      'POST',
+      '/api/admin/v1/dimensions',
+      { name: 'constructor', words: PROTO_WORDS, language: 'en' },
+      { token: admin },
+    );
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const scored = await call('POST', `/api/v1/workspaces/${WS}/text-scores`, { texts: ['constructor'], embeddingModelId: modelId('en'), dimensions: [{ id: created.body.id, type: 'dimension' }] });
+    const scored = await call('POST', `/api/v1/workspaces/${WS}/text-scores`, {
+      texts: ['constructor'],
+      embeddingModelId: modelId('en'),
+      dimensions: [{ id: created.body.id, type: 'dimension' }],
+    });
     expect(scored.status, JSON.stringify(scored.body)).toBe(200);
     expect(typeof scored.body.data[0].dimensionScores[String(created.body.id)]).toBe('number');
   });

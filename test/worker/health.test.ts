@@ -23,4 +23,3 @@ describe('worker skeleton', () => {
     expect(((await res.json()) as { code: string }).code).toBe('UNAUTHORIZED');
   });
 });
-

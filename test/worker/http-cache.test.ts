@@ -68,7 +68,9 @@ describe('playground If-None-Match', () => {
   });
 
   async function get(path: string, ifNoneMatch?: string): Promise<Response> {
-    return SELF.fetch(`http://x${path}`, { headers: ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch } });
+    return SELF.fetch(`http://x${path}`, {
+      headers: ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch },
+    });
   }
 
   async function expect304(path: string, ifNoneMatch: string, etag: string, cacheControl: string): Promise<void> {
@@ -86,7 +88,14 @@ describe('playground If-None-Match', () => {
   }
 
   it('answers 304 to the current tag, its weak form, * and a list holding it', async () => {
-    for (const inm of [pageTag, `W/${pageTag}`, '*', `"other", ${pageTag}`, `"other",W/${pageTag}`, `W/"x" , ${pageTag} , "y"`]) {
+    for (const inm of [
+      pageTag,
+      `W/${pageTag}`,
+      '*',
+      `"other", ${pageTag}`,
+      `"other",W/${pageTag}`,
+      `W/"x" , ${pageTag} , "y"`,
+    ]) {
       await expect304('/', inm, pageTag, 'no-cache');
       await expect304('/index.html', inm, pageTag, 'no-cache');
     }
@@ -95,7 +104,7 @@ describe('playground If-None-Match', () => {
     }
   });
 
-  it('answers 200 with the body to other tags, malformed ones and another file\'s tag', async () => {
+  it("answers 200 with the body to other tags, malformed ones and another file's tag", async () => {
     for (const inm of ['"other"', '"a", "b"', pageTag.slice(1, -1), `${pageTag}x`, assetTag, '']) {
       await expect200('/', inm, html);
     }

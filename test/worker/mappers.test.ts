@@ -36,7 +36,9 @@ async function putBundle(modelId: string, key: string): Promise<void> {
 
 beforeAll(async () => {
   if ((await env.FIXTURES.fetch(`http://f/mappers/${MODEL}/pattern.bin`)).status !== 200) {
-    console.warn('[tests] skipped the pattern bundle in mappers.test.ts: needs pattern-mapper (Debian data, not built on this machine; see build/debian.ts)');
+    console.warn(
+      '[tests] skipped the pattern bundle in mappers.test.ts: needs pattern-mapper (Debian data, not built on this machine; see build/debian.ts)',
+    );
     KEYS.splice(KEYS.indexOf('pattern'), 1);
   }
   await env.ARTIFACTS.put(`models/${MODEL}.emb`, await fixture(`models/${MODEL}.emb`));
@@ -46,10 +48,15 @@ beforeAll(async () => {
   const manifest = JSON.parse(manifestText);
   for (const key of KEYS) {
     const bin = await fixture(`mappers/${MODEL}/${key}.bin`);
-    const info = JSON.parse(new TextDecoder().decode(await fixture(`mappers/${MODEL}/${key}.json`))) as MapperBundleInfo;
+    const info = JSON.parse(
+      new TextDecoder().decode(await fixture(`mappers/${MODEL}/${key}.json`)),
+    ) as MapperBundleInfo;
     bins.set(key, bin);
     infos.set(key, info);
-    bundles.set(key, parseMapperBundle(bin, { id: MODEL, vocabularySize: manifest.vocabularySize, checksum: manifest.checksum }));
+    bundles.set(
+      key,
+      parseMapperBundle(bin, { id: MODEL, vocabularySize: manifest.vocabularySize, checksum: manifest.checksum }),
+    );
     await putBundle(MODEL, key);
   }
   await uploadEnglish();
@@ -93,7 +100,14 @@ describe('trained mapper bundles in the catalog', () => {
     await uploadModel(syn);
     await env.ARTIFACTS.put(
       `mappers/${syn.id}/multimood.json`,
-      JSON.stringify({ ...infos.get('sentiment')!, key: 'multimood', modelId: syn.id, multilingual: true, language: null, country: null }),
+      JSON.stringify({
+        ...infos.get('sentiment')!,
+        key: 'multimood',
+        modelId: syn.id,
+        multilingual: true,
+        language: null,
+        country: null,
+      }),
     );
     await invalidateCatalog(env);
     const other = await call('GET', '/api/v1/mappers?language=xx&country=QM&size=100');
@@ -109,7 +123,12 @@ describe('trained mapper bundles in scoring', () => {
   it('word-scores returns the stored value of each word and their average', async () => {
     const words = ['wonderful', 'table', 'horrible', 'subjective'];
     const mapperKeys = ids();
-    const r = await call('POST', `${WS_PATH}/word-scores`, { seedWords: ['good'], whitelistWords: words, embeddingModelId: MODEL, mapperKeys });
+    const r = await call('POST', `${WS_PATH}/word-scores`, {
+      seedWords: ['good'],
+      whitelistWords: words,
+      embeddingModelId: MODEL,
+      mapperKeys,
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.data.map((d: any) => d.word).sort()).toEqual([...words].sort());
     for (const id of mapperKeys) {
@@ -129,7 +148,11 @@ describe('trained mapper bundles in scoring', () => {
   });
 
   it('text-scores: the mean over the tokens, and goalConfig.mappers weights it', async () => {
-    const words = await call('POST', `${WS_PATH}/word-scores`, { seedWords: ['good'], whitelistWords: ['wonderful', 'horrible'], embeddingModelId: MODEL });
+    const words = await call('POST', `${WS_PATH}/word-scores`, {
+      seedWords: ['good'],
+      whitelistWords: ['wonderful', 'horrible'],
+      embeddingModelId: MODEL,
+    });
     const rows = words.body.data.map((d: any) => d.modelRank - 1);
     const sentiment = bundles.get('sentiment')!;
     const expected = (sentiment.value('valence', rows[0]) + sentiment.value('valence', rows[1])) / 2;
@@ -153,7 +176,11 @@ describe('trained mapper bundles in scoring', () => {
       const r = await call('POST', `${WS_PATH}/word-scores`, { ...base, mapperKeys: [key] });
       expectProblem(r, 422, 'MAPPER_NOT_FOUND');
     }
-    const t = await call('POST', `${WS_PATH}/text-scores`, { texts: ['nice'], embeddingModelId: MODEL, mapperKeys: ['sentiment_nope'] });
+    const t = await call('POST', `${WS_PATH}/text-scores`, {
+      texts: ['nice'],
+      embeddingModelId: MODEL,
+      mapperKeys: ['sentiment_nope'],
+    });
     expectProblem(t, 422, 'MAPPER_NOT_FOUND');
   });
 

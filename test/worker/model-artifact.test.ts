@@ -45,6 +45,8 @@ describe('model artifact through R2 in workerd', () => {
     const obj = await env.ARTIFACTS.get('models/corrupt.emb');
     const buf = await obj!.arrayBuffer();
     expect(() => EmbeddingModel.fromArrayBuffer(buf, Kernels.fromModule(kernelsWasm))).toThrow(ArtifactError);
-    expect(() => EmbeddingModel.fromArrayBuffer(buf.slice(0, 1_000_000), Kernels.fromModule(kernelsWasm))).toThrow(/truncated: section \w+ ends at/);
+    expect(() => EmbeddingModel.fromArrayBuffer(buf.slice(0, 1_000_000), Kernels.fromModule(kernelsWasm))).toThrow(
+      /truncated: section \w+ ends at/,
+    );
   });
 });

@@ -8,15 +8,23 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LANGUAGE_RESERVE_BYTES, MEMORY_BUDGET_BYTES, setMemoryBudget } from '../../worker/sources/models';
 import { adminToken, call, makeModel, uploadModel } from './support/api';
 
-const models = ['evict-a', 'evict-b', 'evict-c'].map((id, i) => makeModel(id, { extra: 20_000, dims: 64, seed: 11 + i }));
+const models = ['evict-a', 'evict-b', 'evict-c'].map((id, i) =>
+  makeModel(id, { extra: 20_000, dims: 64, seed: 11 + i }),
+);
 
-async function memory(): Promise<{ wasmMemoryBytes: number; models: Array<{ id: string }>; totalBytes: number; evictions: number }> {
+async function memory(): Promise<{
+  wasmMemoryBytes: number;
+  models: Array<{ id: string }>;
+  totalBytes: number;
+  evictions: number;
+}> {
   const r = await call('GET', '/api/admin/v1/diagnostics/memory', undefined, { token: await adminToken() });
   expect(r.status).toBe(200);
   return r.body;
 }
 
-const matrix = (id: string) => call('POST', `/api/v1/embedding-models/${id}/word-similarity-matrices`, { words: ['cat', 'dog', 'river', 'w5x'] });
+const matrix = (id: string) =>
+  call('POST', `/api/v1/embedding-models/${id}/word-similarity-matrices`, { words: ['cat', 'dog', 'river', 'w5x'] });
 
 afterAll(() => setMemoryBudget(MEMORY_BUDGET_BYTES));
 

@@ -24,7 +24,10 @@ async function fixture(rel: string): Promise<ArrayBuffer | null> {
 }
 
 const built = (await env.FIXTURES.fetch(`http://f/models/${DE}.json`)).status === 200;
-if (!built) console.warn(`[multilingual.test] skipped: build/generated/models/${DE}.emb is missing (the aligned models need apt-get: Debian/Ubuntu as root)`);
+if (!built)
+  console.warn(
+    `[multilingual.test] skipped: build/generated/models/${DE}.emb is missing (the aligned models need apt-get: Debian/Ubuntu as root)`,
+  );
 
 const WS_PATH = `/api/v1/workspaces/${WS}`;
 
@@ -80,20 +83,27 @@ describe.skipIf(!built)('aligned models in workerd', () => {
     const r = await call('GET', '/api/v1/mappers?size=100');
     expect(r.status).toBe(200);
     const multi = r.body.data.filter((m: { multilingual: boolean }) => m.multilingual);
-    expect(multi.map((m: { key: string }) => m.key)).toEqual(expect.arrayContaining(['sentiment_valence', 'afinn_valence']));
+    expect(multi.map((m: { key: string }) => m.key)).toEqual(
+      expect.arrayContaining(['sentiment_valence', 'afinn_valence']),
+    );
     for (const m of multi) {
       expect(m.language).toBeNull();
       expect(m.country).toBeNull();
     }
     // A German filter still finds them (multilingual entries match every locale).
     const de = await call('GET', '/api/v1/mappers?language=de&size=100');
-    expect(de.body.data.some((m: { key: string; multilingual: boolean }) => m.key === 'sentiment_valence' && m.multilingual)).toBe(true);
+    expect(
+      de.body.data.some((m: { key: string; multilingual: boolean }) => m.key === 'sentiment_valence' && m.multilingual),
+    ).toBe(true);
   });
 
   it('scores German text with the German tokenizer and the multilingual sentiment mapper', async () => {
     const r = await call('POST', `${WS_PATH}/text-scores`, {
       embeddingModelId: DE,
-      texts: ['Ein wunderbarer, glücklicher Tag voller Freude und Liebe.', 'Ein schrecklicher, trauriger Tag voller Angst und Hass.'],
+      texts: [
+        'Ein wunderbarer, glücklicher Tag voller Freude und Liebe.',
+        'Ein schrecklicher, trauriger Tag voller Angst und Hass.',
+      ],
       mapperKeys: ['sentiment_valence'],
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -102,17 +112,25 @@ describe.skipIf(!built)('aligned models in workerd', () => {
   });
 
   it('answers word-scores, autocomplete, availabilities and matrices on the German model (compound fallback included)', async () => {
-    const av = await call('POST', `/api/v1/embedding-models/${DE}/word-availabilities`, { words: ['Haus', 'Kinderspielplatz', 'xqzzyq'] });
+    const av = await call('POST', `/api/v1/embedding-models/${DE}/word-availabilities`, {
+      words: ['Haus', 'Kinderspielplatz', 'xqzzyq'],
+    });
     expect(av.body.availabilities.map((a: { isAvailable: boolean }) => a.isAvailable)).toEqual([true, true, false]);
     const ac = await call('POST', `${WS_PATH}/autocomplete-suggestions`, { embeddingModelId: DE, word: 'hau' });
     expect(ac.status).toBe(200);
     expect(ac.body.suggestions.length).toBeGreaterThan(0);
     // Matching folds diacritics (docs/vocabulary.md): "hau" also finds "häufig".
     for (const s of ac.body.suggestions) expect(foldKey(s).startsWith('hau'), s).toBe(true);
-    const m = await call('POST', `/api/v1/embedding-models/${DE}/word-similarity-matrices`, { words: ['Hund', 'Katze', 'Steuer'] });
+    const m = await call('POST', `/api/v1/embedding-models/${DE}/word-similarity-matrices`, {
+      words: ['Hund', 'Katze', 'Steuer'],
+    });
     expect(m.status).toBe(200);
     expect(m.body.matrix[0][1]).toBeGreaterThan(m.body.matrix[0][2]);
-    const ws = await call('POST', `${WS_PATH}/word-scores`, { embeddingModelId: DE, seedWords: ['Hund'], whitelistWords: ['Katze', 'Steuer'] });
+    const ws = await call('POST', `${WS_PATH}/word-scores`, {
+      embeddingModelId: DE,
+      seedWords: ['Hund'],
+      whitelistWords: ['Katze', 'Steuer'],
+    });
     expect(ws.status).toBe(200);
     expect(ws.body.data[0].seedScore).toBeGreaterThan(ws.body.data[1].seedScore);
   });
@@ -133,12 +151,20 @@ describe.skipIf(!built)('aligned models in workerd', () => {
     expect(happy.dimensionScores['1']).not.toBeNull();
     expect(happy.dimensionScores['1']).toBeGreaterThan(sad.dimensionScores['1']);
     // On the English model the same seeds are its own words: the German model's dimension is the same query.
-    const en = await call('POST', `${WS_PATH}/word-scores`, { embeddingModelId: EN, seedWords: [], whitelistWords: ['happy'], dimensions: [{ id: 1, type: 'manual', words: seeds }] });
+    const en = await call('POST', `${WS_PATH}/word-scores`, {
+      embeddingModelId: EN,
+      seedWords: [],
+      whitelistWords: ['happy'],
+      dimensions: [{ id: 1, type: 'manual', words: seeds }],
+    });
     expect(en.body.data[0].dimensionScores['1']).not.toBeNull();
   });
 
   it('translates German words to English and back through the shared space', async () => {
-    const r = await call('POST', `/api/v1/embedding-models/${DE}/word-translations`, { words: ['Hund', 'Haus', 'xqzzyq'], limit: 5 });
+    const r = await call('POST', `/api/v1/embedding-models/${DE}/word-translations`, {
+      words: ['Hund', 'Haus', 'xqzzyq'],
+      limit: 5,
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.targetModelId).toBe(EN);
     const [hund, haus, none] = r.body.data;
@@ -148,11 +174,18 @@ describe.skipIf(!built)('aligned models in workerd', () => {
     expect(none).toEqual({ word: 'xqzzyq', isAvailable: false, translations: [] });
     // The reverse direction: German words whose vectors are nearest to "dog" (rare words with
     // "dog" as their only translation come first: they sit exactly on it); each translates back to "dog".
-    const back = await call('POST', `/api/v1/embedding-models/${EN}/word-translations`, { words: ['dog'], targetModelId: DE, limit: 3 });
+    const back = await call('POST', `/api/v1/embedding-models/${EN}/word-translations`, {
+      words: ['dog'],
+      targetModelId: DE,
+      limit: 3,
+    });
     expect(back.status).toBe(200);
     const german = back.body.data[0].translations.map((t: { word: string }) => t.word);
     expect(german).toHaveLength(3);
-    const roundTrip = await call('POST', `/api/v1/embedding-models/${DE}/word-translations`, { words: german, limit: 3 });
+    const roundTrip = await call('POST', `/api/v1/embedding-models/${DE}/word-translations`, {
+      words: german,
+      limit: 3,
+    });
     for (const d of roundTrip.body.data) expect(d.translations.map((t: { word: string }) => t.word)).toContain('dog');
   });
 
@@ -161,11 +194,23 @@ describe.skipIf(!built)('aligned models in workerd', () => {
     expectProblem(await call('POST', path, { words: [] }), 422, 'VALIDATION_FAILED');
     expectProblem(await call('POST', path, { words: ['Hund'], limit: 0 }), 422, 'VALIDATION_FAILED');
     expectProblem(await call('POST', path, { words: ['Hund'], limit: 51 }), 422, 'VALIDATION_FAILED');
-    expectProblem(await call('POST', path, { words: Array.from({ length: 101 }, (_, i) => `w${i}`) }), 422, 'VALIDATION_FAILED');
+    expectProblem(
+      await call('POST', path, { words: Array.from({ length: 101 }, (_, i) => `w${i}`) }),
+      422,
+      'VALIDATION_FAILED',
+    );
     expectProblem(await call('POST', path, { words: 'Hund' }), 422, 'VALIDATION_FAILED');
     expectProblem(await call('POST', path, { words: ['Hund'], targetModelId: DE }), 422, 'VALIDATION_FAILED');
-    expectProblem(await call('POST', path, { words: ['Hund'], targetModelId: 'no-such-model' }), 404, 'EMBEDDING_MODEL_NOT_FOUND');
-    expectProblem(await call('POST', `/api/v1/embedding-models/${EN}/word-translations`, { words: ['dog'] }), 422, 'VALIDATION_FAILED');
+    expectProblem(
+      await call('POST', path, { words: ['Hund'], targetModelId: 'no-such-model' }),
+      404,
+      'EMBEDDING_MODEL_NOT_FOUND',
+    );
+    expectProblem(
+      await call('POST', `/api/v1/embedding-models/${EN}/word-translations`, { words: ['dog'] }),
+      422,
+      'VALIDATION_FAILED',
+    );
     expectProblem(await call('POST', path, { words: ['Hund'] }, { token: null }), 401, 'UNAUTHORIZED');
   });
 

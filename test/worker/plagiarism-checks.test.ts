@@ -43,7 +43,9 @@ describe('plagiarism checks against the local corpus', () => {
     const ws = await createWorkspace();
     const words = freshWords(40);
     await ingestOk({ url: url(), title: 't', text: words.map((w, i) => (i % 5 === 4 ? `${w}.` : w)).join(' ') });
-    const changed = words.slice(0, 20).map((w, i) => (i % 3 === 0 ? `"${w.toUpperCase()}",` : i % 3 === 1 ? `(${w})` : `${w}!?`));
+    const changed = words
+      .slice(0, 20)
+      .map((w, i) => (i % 3 === 0 ? `"${w.toUpperCase()}",` : i % 3 === 1 ? `(${w})` : `${w}!?`));
     const filler = freshWords(20);
     const body = await checkOk(ws, [...changed, ...filler].join(' '));
     expect(body.wordCount).toBe(40);
@@ -105,7 +107,10 @@ describe('plagiarism checks against the local corpus', () => {
     const page = { url: url(), title: 'Юникод', text: source };
     await ingestOk(page);
     // Upper case, decomposed accents (NFD), other punctuation.
-    const input = `Начало текста здесь: СЪЕШЬ ЖЕ ЕЩЁ ЭТИХ МЯГКИХ ФРАНЦУЗСКИХ БУЛОК ${tag.toUpperCase()} ДА ВЫПЕЙ ЧАЮ — ξεσκεπάζω; конец`.normalize('NFD');
+    const input =
+      `Начало текста здесь: СЪЕШЬ ЖЕ ЕЩЁ ЭТИХ МЯГКИХ ФРАНЦУЗСКИХ БУЛОК ${tag.toUpperCase()} ДА ВЫПЕЙ ЧАЮ — ξεσκεπάζω; конец`.normalize(
+        'NFD',
+      );
     const body = await checkOk(ws, input);
     expect(body.wordCount).toBe(countWords(input));
     expect(body.matches).toHaveLength(1);
@@ -157,7 +162,11 @@ describe('plagiarism check errors and metering', () => {
     expect(res.status).toBe(422);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
     const problem = (await res.json()) as { code: string; translationKey: string; status: number };
-    expect(problem).toMatchObject({ code: 'PLAGIARISM_TEXT_TOO_SHORT', translationKey: 'plagiarismTextTooShort', status: 422 });
+    expect(problem).toMatchObject({
+      code: 'PLAGIARISM_TEXT_TOO_SHORT',
+      translationKey: 'plagiarismTextTooShort',
+      status: 422,
+    });
     expect(await usedChecks(ws)).toBe(0);
     expect((await check(ws, freshWords(15).join(', '))).status).toBe(200);
     expect(await usedChecks(ws)).toBe(1);
@@ -165,11 +174,17 @@ describe('plagiarism check errors and metering', () => {
 
   it('validates the body (422) and the token (401/403)', async () => {
     const ws = await createWorkspace();
-    const bad = await api('POST', `/api/v1/workspaces/${ws}/plagiarism-checks`, { token: await token({ workspaceId: ws }), json: { txt: 'x' } });
+    const bad = await api('POST', `/api/v1/workspaces/${ws}/plagiarism-checks`, {
+      token: await token({ workspaceId: ws }),
+      json: { txt: 'x' },
+    });
     expect(bad.status).toBe(422);
     expect(((await bad.json()) as { code: string }).code).toBe('VALIDATION_FAILED');
     expect((await api('POST', `/api/v1/workspaces/${ws}/plagiarism-checks`, { json: { text: 'x' } })).status).toBe(401);
-    const other = await api('POST', `/api/v1/workspaces/${ws}/plagiarism-checks`, { token: await token({ workspaceId: 'other' }), json: { text: 'x' } });
+    const other = await api('POST', `/api/v1/workspaces/${ws}/plagiarism-checks`, {
+      token: await token({ workspaceId: 'other' }),
+      json: { text: 'x' },
+    });
     expect(other.status).toBe(403);
   });
 
@@ -182,7 +197,10 @@ describe('plagiarism check errors and metering', () => {
     const res = await check(ws, text);
     expect(res.status).toBe(403);
     const problem = (await res.json()) as { code: string; translationKey: string };
-    expect(problem).toMatchObject({ code: 'ERROR_NO_REMAINING_PLAGIARISM_CHECKS', translationKey: 'noRemainingPlagiarismChecks' });
+    expect(problem).toMatchObject({
+      code: 'ERROR_NO_REMAINING_PLAGIARISM_CHECKS',
+      translationKey: 'noRemainingPlagiarismChecks',
+    });
     expect(await usedChecks(ws)).toBe(2);
   });
 });

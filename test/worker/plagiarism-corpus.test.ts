@@ -26,7 +26,10 @@ import {
 
 describe('reference corpus admin API', () => {
   it('needs the admin scope', async () => {
-    const res = await api('POST', '/api/admin/v1/plagiarism/pages', { token: await token({ workspaceId: 'w' }), json: { url: url(), text: 'a' } });
+    const res = await api('POST', '/api/admin/v1/plagiarism/pages', {
+      token: await token({ workspaceId: 'w' }),
+      json: { url: url(), text: 'a' },
+    });
     expect(res.status).toBe(403);
     expect((await api('GET', '/api/admin/v1/plagiarism/pages')).status).toBe(401);
   });
@@ -43,8 +46,13 @@ describe('reference corpus admin API', () => {
     const replaced = (await again.json()) as { id: number; replaced: boolean; title: string };
     expect(replaced).toMatchObject({ id: created.id, replaced: true, title: 'v2' });
 
-    const list = await api('GET', `/api/admin/v1/plagiarism/pages?url=${encodeURIComponent(u)}`, { token: await adminToken() });
-    const listed = (await list.json()) as { data: Array<{ id: number; title: string }>; page: { totalElements: number } };
+    const list = await api('GET', `/api/admin/v1/plagiarism/pages?url=${encodeURIComponent(u)}`, {
+      token: await adminToken(),
+    });
+    const listed = (await list.json()) as {
+      data: Array<{ id: number; title: string }>;
+      page: { totalElements: number };
+    };
     expect(listed.page.totalElements).toBe(1);
     expect(listed.data[0]).toMatchObject({ id: created.id, title: 'v2' });
 
@@ -53,11 +61,15 @@ describe('reference corpus admin API', () => {
     expect(now.matches.map((m) => [m.url, m.title, m.wordsMatched])).toEqual([[u, 'v2', 20]]);
 
     // Exactly one text object is left for the page, and fingerprints only of the new text.
-    const row = await env.DB.prepare('SELECT r2_key, fingerprint_count FROM plagiarism_pages WHERE id = ?').bind(created.id).first<{ r2_key: string; fingerprint_count: number }>();
+    const row = await env.DB.prepare('SELECT r2_key, fingerprint_count FROM plagiarism_pages WHERE id = ?')
+      .bind(created.id)
+      .first<{ r2_key: string; fingerprint_count: number }>();
     const prefix = row!.r2_key.slice(0, row!.r2_key.lastIndexOf('/') + 1);
     const objects = await env.ARTIFACTS.list({ prefix });
     expect(objects.objects.map((o) => o.key)).toEqual([row!.r2_key]);
-    const fps = await env.DB.prepare('SELECT COUNT(*) AS n FROM plagiarism_fingerprints WHERE page_id = ?').bind(created.id).first<{ n: number }>();
+    const fps = await env.DB.prepare('SELECT COUNT(*) AS n FROM plagiarism_fingerprints WHERE page_id = ?')
+      .bind(created.id)
+      .first<{ n: number }>();
     expect(fps!.n).toBe(row!.fingerprint_count);
   });
 
@@ -70,13 +82,19 @@ describe('reference corpus admin API', () => {
       const b = freshWords(30);
       const u = url();
       await ingestOk({ url: u, title: 'A', text: a.join(' ') });
-      const oldKey = (await env.DB.prepare('SELECT r2_key FROM plagiarism_pages WHERE url = ?').bind(u).first<{ r2_key: string }>())!.r2_key;
+      const oldKey = (await env.DB.prepare('SELECT r2_key FROM plagiarism_pages WHERE url = ?')
+        .bind(u)
+        .first<{ r2_key: string }>())!.r2_key;
       const input = [...a, ...freshWords(3), ...b].join(' ');
       const checkBucket = new GatedBucket(env.ARTIFACTS);
       const textRead = checkBucket.hold('get', (key) => key.startsWith(R2_PREFIX));
       const checking = createApp().request(
         `/api/v1/workspaces/${ws}/plagiarism-checks`,
-        { method: 'POST', headers: { authorization: `Bearer ${await token({ workspaceId: ws })}`, 'content-type': 'application/json' }, body: JSON.stringify({ text: input }) },
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${await token({ workspaceId: ws })}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ text: input }),
+        },
         { ...env, ARTIFACTS: checkBucket.bucket } as Env,
       );
       await textRead.reached();
@@ -96,7 +114,9 @@ describe('reference corpus admin API', () => {
       expect(await env.ARTIFACTS.head(oldKey)).toBeNull();
       await textRead.open();
       expect(await result()).toEqual([[u, 'B', 30]]);
-      const list = await api('GET', `/api/admin/v1/plagiarism/pages?url=${encodeURIComponent(u)}`, { token: await adminToken() });
+      const list = await api('GET', `/api/admin/v1/plagiarism/pages?url=${encodeURIComponent(u)}`, {
+        token: await adminToken(),
+      });
       expect(((await list.json()) as { page: { totalElements: number } }).page.totalElements).toBe(1);
     });
 
@@ -106,13 +126,19 @@ describe('reference corpus admin API', () => {
       const deletion = writeBucket.hold('delete', (key) => key.startsWith(R2_PREFIX));
       const replacing = createApp().request(
         '/api/admin/v1/plagiarism/pages',
-        { method: 'POST', headers: { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: u, title: 'B', text: b.join(' ') }) },
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: u, title: 'B', text: b.join(' ') }),
+        },
         { ...env, ARTIFACTS: writeBucket.bucket } as Env,
       );
       // The ingestion deletes the replaced text only after its D1 batch: B is committed now.
       await deletion.reached();
       expect(writeBucket.log.filter((l) => l.startsWith('delete'))).toEqual([`delete ${oldKey}`]);
-      const row = await env.DB.prepare('SELECT title, r2_key FROM plagiarism_pages WHERE url = ?').bind(u).first<{ title: string; r2_key: string }>();
+      const row = await env.DB.prepare('SELECT title, r2_key FROM plagiarism_pages WHERE url = ?')
+        .bind(u)
+        .first<{ title: string; r2_key: string }>();
       expect(row!.title).toBe('B');
       expect(await env.ARTIFACTS.head(oldKey)).not.toBeNull();
       await textRead.open();
@@ -133,9 +159,17 @@ describe('reference corpus admin API', () => {
       { url: urls[2], html: `<html><head><title>three</title></head><body><p>${texts[2].join(' ')}</p></body></html>` },
       { url: urls[0], title: 'one again', text: texts[3].join(' ') },
     ];
-    const res = await api('POST', '/api/admin/v1/plagiarism/pages:batch', { token: await adminToken(), body: lines.map((l) => JSON.stringify(l)).join('\n') + '\n\n' });
+    const res = await api('POST', '/api/admin/v1/plagiarism/pages:batch', {
+      token: await adminToken(),
+      body: lines.map((l) => JSON.stringify(l)).join('\n') + '\n\n',
+    });
     expect(res.status, await res.clone().text()).toBe(200);
-    const out = (await res.json()) as { count: number; created: number; replaced: number; pages: Array<{ url: string; title: string }> };
+    const out = (await res.json()) as {
+      count: number;
+      created: number;
+      replaced: number;
+      pages: Array<{ url: string; title: string }>;
+    };
     expect(out).toMatchObject({ count: 3, created: 3, replaced: 0 });
     expect(out.pages.map((p) => [p.url, p.title])).toEqual([
       [urls[1], 'two'],
@@ -149,18 +183,30 @@ describe('reference corpus admin API', () => {
     const u4 = url();
     const bad = await api('POST', '/api/admin/v1/plagiarism/pages:batch', {
       token: await adminToken(),
-      body: [JSON.stringify({ url: u4, text: 'fine text' }), '{not json', JSON.stringify({ url: 'not a url', text: 'x' }), JSON.stringify({ url: url() })].join('\n'),
+      body: [
+        JSON.stringify({ url: u4, text: 'fine text' }),
+        '{not json',
+        JSON.stringify({ url: 'not a url', text: 'x' }),
+        JSON.stringify({ url: url() }),
+      ].join('\n'),
     });
     expect(bad.status).toBe(422);
     const problem = (await bad.json()) as { code: string; errors: Array<{ path: string }> };
     expect(problem.code).toBe('VALIDATION_FAILED');
     expect(problem.errors.map((e) => e.path)).toEqual(['line.2', 'line.3.url', 'line.4.text']);
-    const list = await api('GET', `/api/admin/v1/plagiarism/pages?url=${encodeURIComponent(u4)}`, { token: await adminToken() });
+    const list = await api('GET', `/api/admin/v1/plagiarism/pages?url=${encodeURIComponent(u4)}`, {
+      token: await adminToken(),
+    });
     expect(((await list.json()) as { page: { totalElements: number } }).page.totalElements).toBe(0);
 
     // More than 1,000 pages.
-    const many = Array.from({ length: 1001 }, (_, i) => JSON.stringify({ url: `https://many.example/${i}`, text: 'x' })).join('\n');
-    const tooMany = await api('POST', '/api/admin/v1/plagiarism/pages:batch', { token: await adminToken(), body: many });
+    const many = Array.from({ length: 1001 }, (_, i) =>
+      JSON.stringify({ url: `https://many.example/${i}`, text: 'x' }),
+    ).join('\n');
+    const tooMany = await api('POST', '/api/admin/v1/plagiarism/pages:batch', {
+      token: await adminToken(),
+      body: many,
+    });
     expect(tooMany.status).toBe(422);
   });
 
@@ -202,33 +248,57 @@ describe('reference corpus admin API', () => {
     };
     expect(all.data.map((p) => p.url)).toEqual(expect.arrayContaining([p1.url, p2.url]));
     expect(all.page.totalElements).toBeGreaterThanOrEqual(2);
-    const second = (await (await api('GET', '/api/admin/v1/plagiarism/pages?size=1&page=2', { token: admin })).json()) as {
+    const second = (await (
+      await api('GET', '/api/admin/v1/plagiarism/pages?size=1&page=2', { token: admin })
+    ).json()) as {
       data: Array<{ id: number }>;
       page: { size: number; totalElements: number; totalPages: number; currentPage: number };
     };
     expect(second.data).toHaveLength(1);
     expect(second.data[0].id).toBe(all.data[1].id);
-    expect(second.page).toEqual({ size: 1, totalElements: all.page.totalElements, totalPages: all.page.totalElements, currentPage: 2 });
+    expect(second.page).toEqual({
+      size: 1,
+      totalElements: all.page.totalElements,
+      totalPages: all.page.totalElements,
+      currentPage: 2,
+    });
     expect((await api('GET', '/api/admin/v1/plagiarism/pages?size=201', { token: admin })).status).toBe(422);
 
     expect((await api('DELETE', `/api/admin/v1/plagiarism/pages/${s1.id}`, { token: admin })).status).toBe(204);
-    expect((await api('DELETE', `/api/admin/v1/plagiarism/pages/${encodeURIComponent(p2.url)}`, { token: admin })).status).toBe(204);
+    expect(
+      (await api('DELETE', `/api/admin/v1/plagiarism/pages/${encodeURIComponent(p2.url)}`, { token: admin })).status,
+    ).toBe(204);
     expect((await api('DELETE', `/api/admin/v1/plagiarism/pages/${s1.id}`, { token: admin })).status).toBe(404);
-    expect((await api('GET', `/api/admin/v1/plagiarism/pages/${encodeURIComponent(p2.url)}`, { token: admin })).status).toBe(404);
+    expect(
+      (await api('GET', `/api/admin/v1/plagiarism/pages/${encodeURIComponent(p2.url)}`, { token: admin })).status,
+    ).toBe(404);
     for (const t of texts) expect((await checkOk(ws, t.join(' '))).matches).toEqual([]);
-    const left = await env.DB.prepare('SELECT COUNT(*) AS n FROM plagiarism_fingerprints WHERE page_id = ?').bind(s1.id).first<{ n: number }>();
+    const left = await env.DB.prepare('SELECT COUNT(*) AS n FROM plagiarism_fingerprints WHERE page_id = ?')
+      .bind(s1.id)
+      .first<{ n: number }>();
     expect(left!.n).toBe(0);
   });
 
   it('documents the corpus routes as they behave: created or replaced, JSON lines, paging and URL filter, 404 and 204', async () => {
-    const doc = (await (await api('GET', '/api/openapi.json')).json()) as { paths: Record<string, Record<string, any>> };
+    const doc = (await (await api('GET', '/api/openapi.json')).json()) as {
+      paths: Record<string, Record<string, any>>;
+    };
     const statuses = (op: any) => Object.keys(op.responses).sort();
-    expect(doc.paths['/api/v1/workspaces/{workspaceId}/plagiarism-checks'].post.responses['422'].content).toHaveProperty(['application/problem+json']);
+    expect(
+      doc.paths['/api/v1/workspaces/{workspaceId}/plagiarism-checks'].post.responses['422'].content,
+    ).toHaveProperty(['application/problem+json']);
     const pages = doc.paths['/api/admin/v1/plagiarism/pages'];
     // 201 for a new URL, 200 for a replacement (same id), as the replacement test above sees.
     expect(statuses(pages.post)).toEqual(expect.arrayContaining(['200', '201', '401', '403', '422']));
-    expect((pages.get.parameters as Array<{ name: string; in: string }>).filter((p) => p.in === 'query').map((p) => p.name).sort()).toEqual(['page', 'size', 'url']);
-    expect(Object.keys(doc.paths['/api/admin/v1/plagiarism/pages:batch'].post.requestBody.content)).toEqual(['application/x-ndjson']);
+    expect(
+      (pages.get.parameters as Array<{ name: string; in: string }>)
+        .filter((p) => p.in === 'query')
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(['page', 'size', 'url']);
+    expect(Object.keys(doc.paths['/api/admin/v1/plagiarism/pages:batch'].post.requestBody.content)).toEqual([
+      'application/x-ndjson',
+    ]);
     const byRef = doc.paths['/api/admin/v1/plagiarism/pages/{ref}'];
     expect(statuses(byRef.get)).toEqual(expect.arrayContaining(['200', '404']));
     expect(statuses(byRef.delete)).toEqual(expect.arrayContaining(['204', '404']));

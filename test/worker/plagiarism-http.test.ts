@@ -107,8 +107,20 @@ describe('http provider against a fake upstream', () => {
     // percentage from our wordCount, title defaulting to "", sorted by wordsMatched.
     expect(matches).toEqual([
       { url: 'https://d.example/4', title: 'Too many', matchSnippet: 'all', wordsMatched: 40, matchPercentage: 100 },
-      { url: 'https://a.example/1', title: '', matchSnippet: words.slice(0, 12).join(' '), wordsMatched: 12, matchPercentage: 30 },
-      { url: 'https://b.example/2', title: 'Second', matchSnippet: words.slice(0, 10).join(' '), wordsMatched: 10, matchPercentage: 25 },
+      {
+        url: 'https://a.example/1',
+        title: '',
+        matchSnippet: words.slice(0, 12).join(' '),
+        wordsMatched: 12,
+        matchPercentage: 30,
+      },
+      {
+        url: 'https://b.example/2',
+        title: 'Second',
+        matchSnippet: words.slice(0, 10).join(' '),
+        wordsMatched: 10,
+        matchPercentage: 25,
+      },
     ]);
   });
 
@@ -148,7 +160,9 @@ describe('http provider against a fake upstream', () => {
 
   it('a timeout is a 504 after the retries', async () => {
     const up = fakeUpstream('slow');
-    const err = await failure(new HttpPlagiarismProvider(config({ timeoutMs: 50, retries: 1 }), up.fetcher).check(input()));
+    const err = await failure(
+      new HttpPlagiarismProvider(config({ timeoutMs: 50, retries: 1 }), up.fetcher).check(input()),
+    );
     expect(err).toMatchObject({ code: 'UPSTREAM_FAILED', status: 504 });
     expect(up.received).toHaveLength(2);
     // The upstream never answers: the provider itself gave up on (aborted) each attempt.
@@ -211,7 +225,8 @@ describe('check route with PLAGIARISM_PROVIDER=http (the real app, upstream fake
     const up = fakeUpstream(mode);
     vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
       const req = new Request(input as RequestInfo, init as RequestInit);
-      if (new URL(req.url).hostname !== 'upstream.test') throw new TypeError(`unexpected outbound request to ${req.url}`);
+      if (new URL(req.url).hostname !== 'upstream.test')
+        throw new TypeError(`unexpected outbound request to ${req.url}`);
       return up.fetcher(req);
     });
     return up;
@@ -230,7 +245,11 @@ describe('check route with PLAGIARISM_PROVIDER=http (the real app, upstream fake
   async function post(ws: string, text: string, e: Env): Promise<Response> {
     return createApp().request(
       `/api/v1/workspaces/${ws}/plagiarism-checks`,
-      { method: 'POST', headers: { authorization: `Bearer ${await token({ workspaceId: ws })}`, 'content-type': 'application/json' }, body: JSON.stringify({ text }) },
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${await token({ workspaceId: ws })}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ text }),
+      },
       e,
     );
   }
@@ -242,7 +261,11 @@ describe('check route with PLAGIARISM_PROVIDER=http (the real app, upstream fake
     expect(res.status).toBe(200);
     const body = (await res.json()) as CheckJson;
     expect(body.wordCount).toBe(20);
-    expect(body.matches.map((m) => m.url)).toEqual(['https://d.example/4', 'https://a.example/1', 'https://b.example/2']);
+    expect(body.matches.map((m) => m.url)).toEqual([
+      'https://d.example/4',
+      'https://a.example/1',
+      'https://b.example/2',
+    ]);
     expect(up.received[0].authorization).toBe('Bearer env-key');
     expect(await usedChecks(ws)).toBe(1);
   });

@@ -25,7 +25,10 @@ import {
   url,
 } from './support/plagiarism';
 
-function flakyBucket(real: R2Bucket, fail: { put?: (n: number) => boolean; delete?: (n: number) => boolean }): R2Bucket {
+function flakyBucket(
+  real: R2Bucket,
+  fail: { put?: (n: number) => boolean; delete?: (n: number) => boolean },
+): R2Bucket {
   const calls = { put: 0, delete: 0 };
   return new Proxy(real, {
     get(target, prop) {
@@ -74,7 +77,11 @@ function recordingDb(real: D1Database, opts: { failBatch?: boolean } = {}) {
 
 function fakeCtx() {
   const registered: Promise<unknown>[] = [];
-  const ctx = { waitUntil: (p: Promise<unknown>) => void registered.push(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+  const ctx = {
+    waitUntil: (p: Promise<unknown>) => void registered.push(p),
+    passThroughOnException() {},
+    props: {},
+  } as unknown as ExecutionContext;
   return { ctx, registered };
 }
 
@@ -85,7 +92,9 @@ async function objectsOf(u: string): Promise<string[]> {
 }
 
 async function rowsOf(u: string): Promise<number> {
-  return (await env.DB.prepare('SELECT COUNT(*) AS n FROM plagiarism_pages WHERE url = ?1').bind(u).first<{ n: number }>())!.n;
+  return (await env.DB.prepare('SELECT COUNT(*) AS n FROM plagiarism_pages WHERE url = ?1')
+    .bind(u)
+    .first<{ n: number }>())!.n;
 }
 
 describe('reference corpus ingestion: ill-formed strings', () => {
@@ -121,7 +130,10 @@ describe('reference corpus ingestion: ill-formed strings', () => {
     // Batch: every bad line reported with its line number; the good line is not stored either.
     const good = { url: url(), text };
     const lines = [good, ...cases.map(([, page]) => page)];
-    const res = await api('POST', '/api/admin/v1/plagiarism/pages:batch', { token: admin, body: lines.map((l) => JSON.stringify(l)).join('\n') });
+    const res = await api('POST', '/api/admin/v1/plagiarism/pages:batch', {
+      token: admin,
+      body: lines.map((l) => JSON.stringify(l)).join('\n'),
+    });
     expect(res.status, await res.clone().text()).toBe(422);
     const problem = (await res.json()) as { code: string; errors: Array<{ path: string }> };
     expect(problem.code).toBe('VALIDATION_FAILED');
@@ -132,7 +144,9 @@ describe('reference corpus ingestion: ill-formed strings', () => {
     // Well-formed astral characters (surrogate pairs) and U+FFFD itself are fine.
     const fine = { url: `https://s2.example/ok\u{1F600}\ufffd${uid()}`, title: 'emoji \u{1F600}', text };
     const stored = await ingestOk(fine);
-    const back = (await (await api('GET', `/api/admin/v1/plagiarism/pages/${encodeURIComponent(fine.url)}`, { token: admin })).json()) as { id: number; url: string; title: string };
+    const back = (await (
+      await api('GET', `/api/admin/v1/plagiarism/pages/${encodeURIComponent(fine.url)}`, { token: admin })
+    ).json()) as { id: number; url: string; title: string };
     expect(back).toMatchObject({ id: stored.id, url: fine.url, title: fine.title });
   });
 
@@ -146,7 +160,8 @@ describe('reference corpus ingestion: ill-formed strings', () => {
       { url: good, title: 'good', text: freshWords(20).join(' ') },
     ];
     // An error message holding the lone surrogate would break the runner's connection: escaped.
-    const ingested = (list: PageInput[]) => corpus.ingest(list).catch((err: unknown) => Promise.reject(new Error(JSON.stringify(String(err)))));
+    const ingested = (list: PageInput[]) =>
+      corpus.ingest(list).catch((err: unknown) => Promise.reject(new Error(JSON.stringify(String(err)))));
     const first = await ingested(pages);
     expect(first.map((p) => [p.title, p.replaced])).toEqual([
       ['bad', false],
@@ -169,7 +184,11 @@ describe('reference corpus ingestion: D1 limits of a maximal batch', () => {
     const { db, seen } = recordingDb(env.DB);
     const res = await createApp().request(
       '/api/admin/v1/plagiarism/pages:batch',
-      { method: 'POST', headers: { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/x-ndjson' }, body },
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/x-ndjson' },
+        body,
+      },
       { ...env, DB: db } as Env,
     );
     expect(res.status, (await res.clone().text()).slice(0, 500)).toBe(200);
@@ -182,7 +201,11 @@ describe('reference corpus ingestion: D1 limits of a maximal batch', () => {
     // D1: 2,000,000 bytes per string value; the corpus keeps each under MAX_PARAM_BYTES.
     expect(largest).toBeLessThanOrEqual(MAX_PARAM_BYTES);
     expect(MAX_PARAM_BYTES).toBeLessThanOrEqual(500_000);
-    return (await res.json()) as { count: number; created: number; pages: Array<{ url: string; wordCount: number; fingerprintCount: number }> };
+    return (await res.json()) as {
+      count: number;
+      created: number;
+      pages: Array<{ url: string; wordCount: number; fingerprintCount: number }>;
+    };
   }
 
   it('1,000 pages with 2,048-character URLs (2 MB of body, ASCII and 3-byte characters) and one very long text', async () => {
@@ -220,7 +243,9 @@ describe('reference corpus ingestion: D1 limits of a maximal batch', () => {
     expect(outLong.pages[0].wordCount).toBe(200_000);
     expect(outLong.pages[0].fingerprintCount).toBeGreaterThan(2 * 20_000);
     const ws = await createWorkspace();
-    expect((await checkOk(ws, words.slice(150_000, 150_030).join(' '))).matches.map((m) => [m.url, m.wordsMatched])).toEqual([[long.url, 30]]);
+    expect(
+      (await checkOk(ws, words.slice(150_000, 150_030).join(' '))).matches.map((m) => [m.url, m.wordsMatched]),
+    ).toEqual([[long.url, 30]]);
   });
 });
 
@@ -229,7 +254,8 @@ describe('reference corpus ingestion: R2 objects on failures and after the commi
     vi.restoreAllMocks();
   });
 
-  const pagesOf = (n: number): PageInput[] => Array.from({ length: n }, () => ({ url: url(), title: 't', text: freshWords(20).join(' ') }));
+  const pagesOf = (n: number): PageInput[] =>
+    Array.from({ length: n }, () => ({ url: url(), title: 't', text: freshWords(20).join(' ') }));
 
   it('a failed R2 write stops the ingestion and deletes the texts already written', async () => {
     const errors = vi.spyOn(console, 'error');
@@ -252,7 +278,9 @@ describe('reference corpus ingestion: R2 objects on failures and after the commi
     for (const p of pages) expect(await objectsOf(p.url)).toEqual([]);
     expect(errors).not.toHaveBeenCalled();
 
-    await expect(new PlagiarismCorpus(db, flakyBucket(env.ARTIFACTS, { delete: () => true })).ingest(pages)).rejects.toThrow('D1 batch failed');
+    await expect(
+      new PlagiarismCorpus(db, flakyBucket(env.ARTIFACTS, { delete: () => true })).ingest(pages),
+    ).rejects.toThrow('D1 batch failed');
     expect(errors).toHaveBeenCalledWith(expect.stringContaining('after a failed D1 batch'), expect.any(Error));
     // The orphans the log names are the texts written; removed here by hand.
     const orphans = (await Promise.all(pages.map((p) => objectsOf(p.url)))).flat();
@@ -268,7 +296,11 @@ describe('reference corpus ingestion: R2 objects on failures and after the commi
 
     // R2 deletion fails: the committed replacement is still answered; the old text is an orphan (logged).
     const failing = fakeCtx();
-    const replaced = await new PlagiarismCorpus(env.DB, flakyBucket(env.ARTIFACTS, { delete: () => true }), failing.ctx).ingest([{ ...page, title: 'v2' }]);
+    const replaced = await new PlagiarismCorpus(
+      env.DB,
+      flakyBucket(env.ARTIFACTS, { delete: () => true }),
+      failing.ctx,
+    ).ingest([{ ...page, title: 'v2' }]);
     expect(replaced.map((p) => [p.id, p.title, p.replaced])).toEqual([[first[0].id, 'v2', true]]);
     expect(failing.registered).toHaveLength(1);
     await Promise.all(failing.registered);
@@ -280,14 +312,20 @@ describe('reference corpus ingestion: R2 objects on failures and after the commi
     const viaApp = fakeCtx();
     const res = await createApp().request(
       '/api/admin/v1/plagiarism/pages',
-      { method: 'POST', headers: { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/json' }, body: JSON.stringify({ ...page, title: 'v3' }) },
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${await adminToken()}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...page, title: 'v3' }),
+      },
       env,
       viaApp.ctx,
     );
     expect(res.status).toBe(200);
     expect(viaApp.registered.length).toBeGreaterThanOrEqual(1);
     await Promise.all(viaApp.registered);
-    const row = await env.DB.prepare('SELECT r2_key FROM plagiarism_pages WHERE url = ?1').bind(page.url).first<{ r2_key: string }>();
+    const row = await env.DB.prepare('SELECT r2_key FROM plagiarism_pages WHERE url = ?1')
+      .bind(page.url)
+      .first<{ r2_key: string }>();
     expect(await objectsOf(page.url)).toEqual([row!.r2_key]);
   });
 });

@@ -72,7 +72,12 @@ describe('create workspace', () => {
     standOn('2024-02-10T08:00:00.000Z');
     const res = await call('POST', '/api/admin/v1/workspaces', {
       token: await adminToken(),
-      body: { id: ws, name: 'Acme', anchorDay: 31, quotas: [{ usageTypeKey: 'tokens', limitAmount: 5000, limitAmountDaily: 500 }] },
+      body: {
+        id: ws,
+        name: 'Acme',
+        anchorDay: 31,
+        quotas: [{ usageTypeKey: 'tokens', limitAmount: 5000, limitAmountDaily: 500 }],
+      },
     });
     expect(res.status).toBe(201);
     const body = (await res.json()) as {
@@ -84,7 +89,13 @@ describe('create workspace', () => {
       createdAt: string;
       quotas: Array<{ usageTypeKey: string; limitAmount: number; limitAmountDaily: number; availableAmount: number }>;
     };
-    expect(body).toMatchObject({ id: ws, name: 'Acme', anchorDay: 31, cycleStart: '2024-01-31', nextCycleStart: '2024-02-29' });
+    expect(body).toMatchObject({
+      id: ws,
+      name: 'Acme',
+      anchorDay: 31,
+      cycleStart: '2024-01-31',
+      nextCycleStart: '2024-02-29',
+    });
     expect(body.createdAt).toBe('2024-02-10T08:00:00.000Z');
     expect(body.quotas.map((q) => [q.usageTypeKey, q.limitAmount, q.limitAmountDaily, q.availableAmount])).toEqual([
       ['images', 0, 0, 0],
@@ -93,7 +104,11 @@ describe('create workspace', () => {
     ]);
     const audit = await readAudit(ws);
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ action: 'workspace.created', actor: 'test-admin', createdAt: '2024-02-10T08:00:00.000Z' });
+    expect(audit[0]).toMatchObject({
+      action: 'workspace.created',
+      actor: 'test-admin',
+      createdAt: '2024-02-10T08:00:00.000Z',
+    });
     expect(audit[0].details).toMatchObject({ name: 'Acme', anchorDay: 31 });
   });
 
@@ -102,7 +117,12 @@ describe('create workspace', () => {
     standOn('2024-05-17T00:00:00.000Z');
     const res = await call('POST', '/api/admin/v1/workspaces', { token: await adminToken(), body: { id: ws } });
     expect(res.status).toBe(201);
-    expect(await res.json()).toMatchObject({ name: ws, anchorDay: 1, cycleStart: '2024-05-01', nextCycleStart: '2024-06-01' });
+    expect(await res.json()).toMatchObject({
+      name: ws,
+      anchorDay: 1,
+      cycleStart: '2024-05-01',
+      nextCycleStart: '2024-06-01',
+    });
   });
 
   it('409 for an existing id; 422 for invalid bodies, with nothing written', async () => {
@@ -122,7 +142,13 @@ describe('create workspace', () => {
       { id: bad, quotas: [{ usageTypeKey: 'tokens', limitAmount: -1, limitAmountDaily: 1 }] },
       { id: bad, quotas: [{ usageTypeKey: 'tokens', limitAmount: 1.5, limitAmountDaily: 1 }] },
       { id: bad, quotas: [{ usageTypeKey: 'videos', limitAmount: 1, limitAmountDaily: 1 }] },
-      { id: bad, quotas: [{ usageTypeKey: 'tokens', limitAmount: 1, limitAmountDaily: 1 }, { usageTypeKey: 'tokens', limitAmount: 2, limitAmountDaily: 2 }] },
+      {
+        id: bad,
+        quotas: [
+          { usageTypeKey: 'tokens', limitAmount: 1, limitAmountDaily: 1 },
+          { usageTypeKey: 'tokens', limitAmount: 2, limitAmountDaily: 2 },
+        ],
+      },
       '{not json',
       { id: bad, name: 'lone \ud800 surrogate' },
     ];
@@ -151,17 +177,35 @@ describe('changes', () => {
     // The service's own request id is recorded; the client's is only echoed (decisions.md "Idempotency").
     expect(put.headers.get('x-client-request-id')).toBe('req-put-1');
     const putRequestId = put.headers.get('x-request-id');
-    expect(await put.json()).toMatchObject({ usageTypeKey: 'images', limitAmount: 20, limitAmountDaily: 8, availableAmount: 20 });
+    expect(await put.json()).toMatchObject({
+      usageTypeKey: 'images',
+      limitAmount: 20,
+      limitAmountDaily: 8,
+      availableAmount: 20,
+    });
     standOn('2024-03-05T00:00:00.000Z');
-    const bonus = await call('POST', `/api/admin/v1/workspaces/${ws}/quotas/images/bonus`, { token, body: { amount: 7, reason: 'goodwill' } });
+    const bonus = await call('POST', `/api/admin/v1/workspaces/${ws}/quotas/images/bonus`, {
+      token,
+      body: { amount: 7, reason: 'goodwill' },
+    });
     expect(bonus.status).toBe(200);
     expect(await bonus.json()).toMatchObject({ bonusAmount: 7, availableAmount: 27 });
-    expect((await call('POST', `/api/admin/v1/workspaces/${ws}/quotas/images/bonus`, { token, body: { amount: 3 } })).status).toBe(200);
+    expect(
+      (await call('POST', `/api/admin/v1/workspaces/${ws}/quotas/images/bonus`, { token, body: { amount: 3 } })).status,
+    ).toBe(200);
     expect((await quotaOf(ws, 'images')).bonusAmount).toBe(10);
     standOn('2024-03-06T00:00:00.000Z');
-    const patch = await call('PATCH', `/api/admin/v1/workspaces/${ws}`, { token, body: { anchorDay: 20, name: 'Renamed' } });
+    const patch = await call('PATCH', `/api/admin/v1/workspaces/${ws}`, {
+      token,
+      body: { anchorDay: 20, name: 'Renamed' },
+    });
     expect(patch.status).toBe(200);
-    expect(await patch.json()).toMatchObject({ name: 'Renamed', anchorDay: 20, cycleStart: '2024-03-01', nextCycleStart: '2024-03-20' });
+    expect(await patch.json()).toMatchObject({
+      name: 'Renamed',
+      anchorDay: 20,
+      cycleStart: '2024-03-01',
+      nextCycleStart: '2024-03-20',
+    });
 
     const audit = await readAudit(ws);
     expect(audit.map((e) => [e.action, e.usageTypeKey, e.createdAt])).toEqual([
@@ -171,7 +215,10 @@ describe('changes', () => {
       ['quota.bonus_added', 'images', '2024-03-05T00:00:00.000Z'],
       ['workspace.updated', null, '2024-03-06T00:00:00.000Z'],
     ]);
-    expect(audit[1].details).toEqual({ before: { limitAmount: 10, limitAmountDaily: 5 }, after: { limitAmount: 20, limitAmountDaily: 8 } });
+    expect(audit[1].details).toEqual({
+      before: { limitAmount: 10, limitAmountDaily: 5 },
+      after: { limitAmount: 20, limitAmountDaily: 8 },
+    });
     expect(audit[1].requestId).toBe(putRequestId);
     expect(audit[2].details).toEqual({ amount: 7, reason: 'goodwill' });
     expect(audit[3].details).toEqual({ amount: 3, reason: null });
@@ -218,9 +265,18 @@ describe('changes', () => {
     const ws = uniqueWorkspaceId('mk');
     await createWorkspace(ws, 1, []);
     await env.DB.prepare("DELETE FROM quotas WHERE workspace_id = ?1 AND usage_type_key = 'images'").bind(ws).run();
-    const res = await call('PUT', `/api/admin/v1/workspaces/${ws}/quotas/images`, { token: await adminToken(), body: { limitAmount: 3, limitAmountDaily: 2 } });
+    const res = await call('PUT', `/api/admin/v1/workspaces/${ws}/quotas/images`, {
+      token: await adminToken(),
+      body: { limitAmount: 3, limitAmountDaily: 2 },
+    });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ usageTypeKey: 'images', limitAmount: 3, limitAmountDaily: 2, usedAmount: 0, availableAmount: 3 });
+    expect(await res.json()).toMatchObject({
+      usageTypeKey: 'images',
+      limitAmount: 3,
+      limitAmountDaily: 2,
+      usedAmount: 0,
+      availableAmount: 3,
+    });
     const audit = await readAudit(ws);
     expect(audit.at(-1)?.details).toEqual({ before: null, after: { limitAmount: 3, limitAmountDaily: 2 } });
   });
@@ -240,7 +296,18 @@ describe('usage ledger', () => {
       ['2024-02-01T00:00:00.000Z', 'tokens', 30, 'key-b'],
     ];
     for (const [iso, type, amount, key] of charges) {
-      await consume(env, { workspaceId: ws, usageTypeKey: type, amount, requestId: `rq-${amount}`, idempotencyKey: key, atMs: standOn(iso) }, 1);
+      await consume(
+        env,
+        {
+          workspaceId: ws,
+          usageTypeKey: type,
+          amount,
+          requestId: `rq-${amount}`,
+          idempotencyKey: key,
+          atMs: standOn(iso),
+        },
+        1,
+      );
     }
     // The ledger lags the meter by one flush (about a second; docs/quotas.md): flush it now.
     expect(await flushLedger(ws)).toBe(3);
@@ -248,18 +315,32 @@ describe('usage ledger', () => {
     const res = await call('GET', `/api/admin/v1/workspaces/${ws}/usage-ledger`, { token });
     const all = (await res.json()) as { data: LedgerJson[]; page: PageJson };
     expect(all.page).toEqual({ size: 20, totalElements: 3, totalPages: 1, currentPage: 1 });
-    expect(all.data.map((e) => [e.createdAt, e.usageTypeKey, e.amount, e.requestId, e.idempotencyKey, e.cycleStart, e.workspaceId])).toEqual([
+    expect(
+      all.data.map((e) => [
+        e.createdAt,
+        e.usageTypeKey,
+        e.amount,
+        e.requestId,
+        e.idempotencyKey,
+        e.cycleStart,
+        e.workspaceId,
+      ]),
+    ).toEqual([
       ['2024-01-02T10:00:00.000Z', 'tokens', 12, 'rq-12', null, '2024-01-01', ws],
       ['2024-01-31T23:59:59.999Z', 'plagiarismChecks', 1, 'rq-1', 'key-a', '2024-01-01', ws],
       ['2024-02-01T00:00:00.000Z', 'tokens', 30, 'rq-30', 'key-b', '2024-02-01', ws],
     ]);
-    const tokensDesc = (await (await call('GET', `/api/admin/v1/workspaces/${ws}/usage-ledger?usageTypeKey=tokens&order=desc`, { token })).json()) as {
+    const tokensDesc = (await (
+      await call('GET', `/api/admin/v1/workspaces/${ws}/usage-ledger?usageTypeKey=tokens&order=desc`, { token })
+    ).json()) as {
       data: LedgerJson[];
       page: PageJson;
     };
     expect(tokensDesc.data.map((e) => e.amount)).toEqual([30, 12]);
     expect(tokensDesc.page.totalElements).toBe(2);
-    const p2 = (await (await call('GET', `/api/admin/v1/workspaces/${ws}/usage-ledger?size=2&page=2`, { token })).json()) as { data: LedgerJson[]; page: PageJson };
+    const p2 = (await (
+      await call('GET', `/api/admin/v1/workspaces/${ws}/usage-ledger?size=2&page=2`, { token })
+    ).json()) as { data: LedgerJson[]; page: PageJson };
     expect(p2.data.map((e) => e.amount)).toEqual([30]);
     expect(p2.page).toEqual({ size: 2, totalElements: 3, totalPages: 2, currentPage: 2 });
   });

@@ -68,7 +68,9 @@ describe('cycleStartFor', () => {
         fc.integer({ min: 1, max: 31 }),
         (ms, anchor) => {
           // Plain search, day by day backwards.
-          const isAnchor = (d: Date) => d.getUTCDate() === Math.min(anchor, new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate());
+          const isAnchor = (d: Date) =>
+            d.getUTCDate() ===
+            Math.min(anchor, new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate());
           let d = Math.floor(ms / DAY_MS) * DAY_MS;
           while (!isAnchor(new Date(d))) d -= DAY_MS;
           expect(cycleStartFor(ms, anchor)).toBe(isoDate(d));
@@ -79,7 +81,11 @@ describe('cycleStartFor', () => {
           // The previous cycle start is the anchor date before the current one.
           let p = d - DAY_MS;
           while (!isAnchor(new Date(p))) p -= DAY_MS;
-          expect(cycleParams(ms, anchor)).toEqual({ today: isoDate(ms), cycleStart: isoDate(d), previousCycleStart: isoDate(p) });
+          expect(cycleParams(ms, anchor)).toEqual({
+            today: isoDate(ms),
+            cycleStart: isoDate(d),
+            previousCycleStart: isoDate(p),
+          });
         },
       ),
       { numRuns: 500 },

@@ -9,7 +9,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app';
 import { charge } from '../../worker/quotas/charge';
 import { METER_FLUSH_DELAY_MS, meterFlushDelayMs } from '../../worker/quotas/meter-do';
-import { createWorkspace, problemOf, quotaOf, readLedger, resetClock, uniqueWorkspaceId, workspaceToken } from './support/quotas';
+import {
+  createWorkspace,
+  problemOf,
+  quotaOf,
+  readLedger,
+  resetClock,
+  uniqueWorkspaceId,
+  workspaceToken,
+} from './support/quotas';
 
 const harness = createApp();
 harness.post('/api/v1/workspaces/:workspaceId/harness-twin', async (c) => {
@@ -46,7 +54,8 @@ describe('bench twin: off outside the bench build', () => {
 describe('flush delay', () => {
   it('METER_FLUSH_DELAY_MS overrides the default; a missing, non-numeric or non-positive value keeps it', () => {
     expect(meterFlushDelayMs({ METER_FLUSH_DELAY_MS: '750' })).toBe(750);
-    for (const v of [undefined, '', 'soon', '0', '-5']) expect(meterFlushDelayMs({ METER_FLUSH_DELAY_MS: v })).toBe(METER_FLUSH_DELAY_MS);
+    for (const v of [undefined, '', 'soon', '0', '-5'])
+      expect(meterFlushDelayMs({ METER_FLUSH_DELAY_MS: v })).toBe(METER_FLUSH_DELAY_MS);
     expect(METER_FLUSH_DELAY_MS).toBe(2_000);
   });
 });

@@ -13,7 +13,17 @@ import type { Env } from '../../worker/env';
 import { ApiError } from '../../core/problem';
 import { consume, flushMeter, meterQuotas } from '../../worker/quotas/meter-client';
 import { setQuotaLimits } from '../../worker/quotas/repository';
-import { createWorkspace, flushLedger, meterOf, outboxOf, quotaOf, resetClock, restartMeter, standOn, uniqueWorkspaceId } from './support/quotas';
+import {
+  createWorkspace,
+  flushLedger,
+  meterOf,
+  outboxOf,
+  quotaOf,
+  resetClock,
+  restartMeter,
+  standOn,
+  uniqueWorkspaceId,
+} from './support/quotas';
 
 const realEnv = env as unknown as Env;
 
@@ -34,13 +44,21 @@ async function charge(
   try {
     const r = await consume(
       e,
-      { workspaceId: ws, usageTypeKey: opts.type ?? 'tokens', amount, requestId: crypto.randomUUID(), idempotencyKey: opts.key ?? null, atMs: opts.atMs ?? Date.now() },
+      {
+        workspaceId: ws,
+        usageTypeKey: opts.type ?? 'tokens',
+        amount,
+        requestId: crypto.randomUUID(),
+        idempotencyKey: opts.key ?? null,
+        atMs: opts.atMs ?? Date.now(),
+      },
       1,
     );
     return r.status;
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    if (err.code === 'ERROR_NO_REMAINING_QUOTA' || err.code === 'ERROR_NO_REMAINING_PLAGIARISM_CHECKS') return 'monthly';
+    if (err.code === 'ERROR_NO_REMAINING_QUOTA' || err.code === 'ERROR_NO_REMAINING_PLAGIARISM_CHECKS')
+      return 'monthly';
     if (err.code === 'DAILY_LIMIT_REACHED') return 'daily';
     if (err.code === 'STORAGE_UNAVAILABLE') return 'unavailable';
     return 'other';
@@ -50,13 +68,20 @@ async function charge(
 const count = (xs: Outcome[], o: Outcome) => xs.filter((x) => x === o).length;
 
 /** The D1 ledger of a workspace (after a flush unless told otherwise). */
-async function ledger(ws: string, flush = true): Promise<Array<{ amount: number; meter_seq: number | null; idempotency_key: string | null }>> {
+async function ledger(
+  ws: string,
+  flush = true,
+): Promise<Array<{ amount: number; meter_seq: number | null; idempotency_key: string | null }>> {
   if (flush) await flushLedger(ws);
-  const { results } = await realEnv.DB.prepare('SELECT amount, meter_seq, idempotency_key FROM usage_ledger WHERE workspace_id = ?1 ORDER BY id').bind(ws).all<{
-    amount: number;
-    meter_seq: number | null;
-    idempotency_key: string | null;
-  }>();
+  const { results } = await realEnv.DB.prepare(
+    'SELECT amount, meter_seq, idempotency_key FROM usage_ledger WHERE workspace_id = ?1 ORDER BY id',
+  )
+    .bind(ws)
+    .all<{
+      amount: number;
+      meter_seq: number | null;
+      idempotency_key: string | null;
+    }>();
   return results;
 }
 
@@ -68,10 +93,16 @@ describe('exactness: N concurrent charges against a remaining L succeed exactly 
   it('8 workspaces at once, 120 charges of 1 each against L = 50, 80 and 200', async () => {
     const limits = [50, 80, 200, 50, 80, 200, 50, 80];
     const wss = limits.map(() => uniqueWorkspaceId('mx'));
-    await Promise.all(wss.map((ws, i) => createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: limits[i], limitAmountDaily: 1_000_000 }])));
+    await Promise.all(
+      wss.map((ws, i) =>
+        createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: limits[i], limitAmountDaily: 1_000_000 }]),
+      ),
+    );
     // 960 calls at once on a small test machine: a generous bound, this test is about exactness.
     const patient = { ...realEnv, METER_TIMEOUT_MS: '60000' };
-    const outcomes = await Promise.all(wss.map((ws) => Promise.all(Array.from({ length: 120 }, () => charge(patient, ws, 1)))));
+    const outcomes = await Promise.all(
+      wss.map((ws) => Promise.all(Array.from({ length: 120 }, () => charge(patient, ws, 1)))),
+    );
     for (const [i, ws] of wss.entries()) {
       const n = Math.min(120, limits[i]);
       expect(count(outcomes[i], 'charged'), `${ws} ${JSON.stringify(outcomes[i].slice(0, 5))}`).toBe(n);
@@ -97,7 +128,9 @@ describe('exactness: N concurrent charges against a remaining L succeed exactly 
   it('across a restart: half the charges before, half after; the total stays exactly L and the outbox survives', async () => {
     const ws = uniqueWorkspaceId('mr');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'plagiarismChecks', limitAmount: 50, limitAmountDaily: 50 }]);
-    const first = await Promise.all(Array.from({ length: 30 }, () => charge(realEnv, ws, 1, { type: 'plagiarismChecks' })));
+    const first = await Promise.all(
+      Array.from({ length: 30 }, () => charge(realEnv, ws, 1, { type: 'plagiarismChecks' })),
+    );
     expect(count(first, 'charged')).toBe(30);
     const mark = (instance: object) => ((instance as { testMark?: string }).testMark ??= crypto.randomUUID());
     const before = await runInDurableObject(meterOf(ws), mark);
@@ -105,7 +138,9 @@ describe('exactness: N concurrent charges against a remaining L succeed exactly 
     await restartMeter(ws);
     const after = await runInDurableObject(meterOf(ws), mark);
     expect(after).not.toBe(before); // a new instance: the in-memory state is gone
-    const second = await Promise.all(Array.from({ length: 100 }, () => charge(realEnv, ws, 1, { type: 'plagiarismChecks' })));
+    const second = await Promise.all(
+      Array.from({ length: 100 }, () => charge(realEnv, ws, 1, { type: 'plagiarismChecks' })),
+    );
     expect(count(second, 'charged')).toBe(20);
     expect(count(second, 'monthly')).toBe(80);
     expect((await quotaOf(ws, 'plagiarismChecks')).usedAmount).toBe(50);
@@ -128,7 +163,11 @@ describe('meter faults', () => {
     const outcomes = await storm;
     for (const o of outcomes) expect(['charged', 'unavailable']).toContain(o);
     // The clients retry what failed, with the same key: a charge that was made is recognized.
-    const retried = await Promise.all(keys.map((key, i) => (outcomes[i] === 'unavailable' ? charge(realEnv, ws, 3, { key }) : Promise.resolve(outcomes[i]))));
+    const retried = await Promise.all(
+      keys.map((key, i) =>
+        outcomes[i] === 'unavailable' ? charge(realEnv, ws, 3, { key }) : Promise.resolve(outcomes[i]),
+      ),
+    );
     for (const o of retried) expect(['charged', 'replayed']).toContain(o);
     expect((await quotaOf(ws, 'tokens')).usedAmount).toBe(1 + 3 * keys.length);
     const rows = await ledger(ws);
@@ -151,7 +190,8 @@ describe('meter faults', () => {
               if (failed) return stub;
               failed = true;
               return new Proxy(stub, {
-                get: () => () => Promise.reject(Object.assign(new Error('Network connection lost (injected)'), { retryable: true })),
+                get: () => () =>
+                  Promise.reject(Object.assign(new Error('Network connection lost (injected)'), { retryable: true })),
               });
             };
           }
@@ -182,7 +222,11 @@ describe('meter faults', () => {
               get(stub, method) {
                 return (...args: unknown[]) => {
                   // (A stub's method is a remote path: call it on the stub, never via .apply.)
-                  late = new Promise((r) => setTimeout(r, 300)).then(() => (stub as unknown as Record<string | symbol, (...a: unknown[]) => Promise<unknown>>)[method](...args));
+                  late = new Promise((r) => setTimeout(r, 300)).then(() =>
+                    (stub as unknown as Record<string | symbol, (...a: unknown[]) => Promise<unknown>>)[method](
+                      ...args,
+                    ),
+                  );
                   return late;
                 };
               },
@@ -254,7 +298,9 @@ describe('the outbox flush to D1', () => {
       await meterQuotas(realEnv, ws, Date.now()); // seeded (seeding reads D1 with a batch too)
       const fault = breakObjectD1(mode);
       await setObjectDb(ws, fault.db);
-      const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => charge(realEnv, ws, 2, { key: i % 2 === 0 ? `f-${i}` : null })));
+      const outcomes = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => charge(realEnv, ws, 2, { key: i % 2 === 0 ? `f-${i}` : null })),
+      );
       expect(count(outcomes, 'charged')).toBe(40);
       // The alarm's flush fails and reschedules itself (the alarm may also have fired on its own
       // already: either way it is pending again afterwards); nothing leaves the outbox.
@@ -286,7 +332,9 @@ describe('seeding from D1 and the upgrade from D1 metering', () => {
     // The D1-metering era: counters, ledger rows without meter_seq, an Idempotency-Key record.
     const legacyCharge = (amount: number, key: string | null, at: number) =>
       realEnv.DB.batch([
-        realEnv.DB.prepare("UPDATE quotas SET used_amount = used_amount + ?2, used_amount_daily = used_amount_daily + ?2 WHERE workspace_id = ?1 AND usage_type_key = 'tokens'").bind(ws, amount),
+        realEnv.DB.prepare(
+          "UPDATE quotas SET used_amount = used_amount + ?2, used_amount_daily = used_amount_daily + ?2 WHERE workspace_id = ?1 AND usage_type_key = 'tokens'",
+        ).bind(ws, amount),
         realEnv.DB.prepare(
           "INSERT INTO usage_ledger (workspace_id, usage_type_key, amount, request_id, idempotency_key, cycle_start, created_at) VALUES (?1, 'tokens', ?2, 'legacy', ?3, '2031-05-01', ?4)",
         ).bind(ws, amount, key, new Date(at).toISOString()),
@@ -321,10 +369,18 @@ describe('seeding from D1 and the upgrade from D1 metering', () => {
 
   it('an unknown workspace: 404, and its meter stores nothing', async () => {
     const ws = uniqueWorkspaceId('mnone');
-    await expect(consume(realEnv, { workspaceId: ws, usageTypeKey: 'tokens', amount: 1, requestId: 'r', idempotencyKey: null, atMs: Date.now() }, 1)).rejects.toMatchObject({
+    await expect(
+      consume(
+        realEnv,
+        { workspaceId: ws, usageTypeKey: 'tokens', amount: 1, requestId: 'r', idempotencyKey: null, atMs: Date.now() },
+        1,
+      ),
+    ).rejects.toMatchObject({
       code: 'NOT_FOUND',
     });
-    const tables = await runInDurableObject(meterOf(ws), (_, state) => Number(state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM meta').one().n));
+    const tables = await runInDurableObject(meterOf(ws), (_, state) =>
+      Number(state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM meta').one().n),
+    );
     expect(tables).toBe(0);
   });
 });
@@ -337,7 +393,12 @@ describe('admin changes: D1 first, then the meter', () => {
     expect(await charge(realEnv, ws, 10, { atMs: t0 })).toBe('charged');
     expect(await charge(realEnv, ws, 1, { atMs: t0 + 1 })).toBe('monthly');
     // Written to D1 (with its audit row) by an admin request whose call to the meter was lost.
-    await setQuotaLimits(realEnv.DB, ws, { usageTypeKey: 'tokens', limitAmount: 30, limitAmountDaily: 30 }, { actor: 'test', requestId: null, atMs: t0 + 2 });
+    await setQuotaLimits(
+      realEnv.DB,
+      ws,
+      { usageTypeKey: 'tokens', limitAmount: 30, limitAmountDaily: 30 },
+      { actor: 'test', requestId: null, atMs: t0 + 2 },
+    );
     expect(await charge(realEnv, ws, 1, { atMs: t0 + 3 })).toBe('monthly');
     await flushLedger(ws);
     expect(await charge(realEnv, ws, 20, { atMs: t0 + 4 })).toBe('charged');

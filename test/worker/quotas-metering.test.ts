@@ -68,7 +68,8 @@ describe('concurrency: N parallel charges against a remaining allowance L succee
     const token = await workspaceToken(ws);
     const responses = await Promise.all(Array.from({ length: 200 }, () => metered(ws, 'tokens', 1, { token })));
     expect(statusCounts(responses)).toEqual({ 200: 50, 403: 150 });
-    for (const r of responses.filter((r) => r.status === 403)) expect((await problemOf(r)).code).toBe('ERROR_NO_REMAINING_QUOTA');
+    for (const r of responses.filter((r) => r.status === 403))
+      expect((await problemOf(r)).code).toBe('ERROR_NO_REMAINING_QUOTA');
     const q = await quotaOf(ws, 'tokens');
     expect(q.usedAmount).toBe(50);
     expect(q.usedAmountDaily).toBe(50);
@@ -93,7 +94,10 @@ describe('concurrency: N parallel charges against a remaining allowance L succee
   it('240 parallel charges of 3 against 50 (limit 20 + bonus 30): floor(50/3) succeed, nothing is over-drawn', async () => {
     const ws = uniqueWorkspaceId('conc3');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 20, limitAmountDaily: 1000 }]);
-    const bonus = await call('POST', `/api/admin/v1/workspaces/${ws}/quotas/tokens/bonus`, { token: await adminToken(), body: { amount: 30 } });
+    const bonus = await call('POST', `/api/admin/v1/workspaces/${ws}/quotas/tokens/bonus`, {
+      token: await adminToken(),
+      body: { amount: 30 },
+    });
     expect(bonus.status).toBe(200);
     const token = await workspaceToken(ws);
     const responses = await Promise.all(Array.from({ length: 240 }, () => metered(ws, 'tokens', 3, { token })));
@@ -110,13 +114,26 @@ describe('concurrency: N parallel charges against a remaining allowance L succee
     const atMs = Date.now();
     const outcomes = await Promise.allSettled(
       Array.from({ length: 200 }, (_, i) =>
-        consume(env, { workspaceId: ws, usageTypeKey: 'plagiarismChecks', amount: 1, requestId: `r${i}`, idempotencyKey: null, atMs }, 60),
+        consume(
+          env,
+          {
+            workspaceId: ws,
+            usageTypeKey: 'plagiarismChecks',
+            amount: 1,
+            requestId: `r${i}`,
+            idempotencyKey: null,
+            atMs,
+          },
+          60,
+        ),
       ),
     );
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(50);
     const rejected = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
     // Monthly and daily are both exhausted: the monthly refusal takes precedence.
-    expect(new Set(rejected.map((o) => (o.reason as ApiError).code))).toEqual(new Set(['ERROR_NO_REMAINING_PLAGIARISM_CHECKS']));
+    expect(new Set(rejected.map((o) => (o.reason as ApiError).code))).toEqual(
+      new Set(['ERROR_NO_REMAINING_PLAGIARISM_CHECKS']),
+    );
     expect(await readLedger(ws)).toHaveLength(50);
   });
 });
@@ -266,7 +283,9 @@ describe('Idempotency-Key', () => {
     const ws = uniqueWorkspaceId('idemc');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 100, limitAmountDaily: 100 }]);
     const token = await workspaceToken(ws);
-    const responses = await Promise.all(Array.from({ length: 50 }, () => metered(ws, 'tokens', 9, { token, idempotencyKey: 'same' })));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => metered(ws, 'tokens', 9, { token, idempotencyKey: 'same' })),
+    );
     for (const r of responses) expect([200, 409]).toContain(r.status);
     expect(responses.filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === null)).toHaveLength(1);
     expect((await quotaOf(ws, 'tokens')).usedAmount).toBe(9);
@@ -292,7 +311,8 @@ describe('Idempotency-Key', () => {
   it('keys are scoped per workspace', async () => {
     const a = uniqueWorkspaceId('ida');
     const b = uniqueWorkspaceId('idb');
-    for (const ws of [a, b]) await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 10, limitAmountDaily: 10 }]);
+    for (const ws of [a, b])
+      await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 10, limitAmountDaily: 10 }]);
     expect((await metered(a, 'tokens', 2, { idempotencyKey: 'shared' })).status).toBe(200);
     const rb = await metered(b, 'tokens', 2, { idempotencyKey: 'shared' });
     expect(rb.status).toBe(200);

@@ -33,7 +33,11 @@ import {
 } from './support/quotas';
 
 async function d1LedgerOf(ws: string): Promise<Array<{ usage_type_key: string; amount: number }>> {
-  const { results } = await env.DB.prepare('SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 ORDER BY meter_seq').bind(ws).all<{ usage_type_key: string; amount: number }>();
+  const { results } = await env.DB.prepare(
+    'SELECT usage_type_key, amount FROM usage_ledger WHERE workspace_id = ?1 ORDER BY meter_seq',
+  )
+    .bind(ws)
+    .all<{ usage_type_key: string; amount: number }>();
   return results.map((r) => ({ usage_type_key: r.usage_type_key, amount: r.amount }));
 }
 
@@ -57,27 +61,69 @@ type Op =
 const typeArb = fc.constantFrom<TypeKey>(...TYPES);
 const anchorArb = fc.oneof(fc.integer({ min: 1, max: 31 }), fc.constantFrom(1, 28, 29, 30, 31));
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ op: fc.constant('consume' as const), type: typeArb, amount: fc.integer({ min: 0, max: 15 }), key: fc.option(fc.constantFrom('k1', 'k2', 'k3'), { freq: 3 }) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('limits' as const), type: typeArb, limit: fc.integer({ min: 0, max: 60 }), daily: fc.integer({ min: 0, max: 40 }) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('bonus' as const), type: typeArb, amount: fc.integer({ min: 1, max: 25 }) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      op: fc.constant('consume' as const),
+      type: typeArb,
+      amount: fc.integer({ min: 0, max: 15 }),
+      key: fc.option(fc.constantFrom('k1', 'k2', 'k3'), { freq: 3 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('limits' as const),
+      type: typeArb,
+      limit: fc.integer({ min: 0, max: 60 }),
+      daily: fc.integer({ min: 0, max: 40 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant('bonus' as const), type: typeArb, amount: fc.integer({ min: 1, max: 25 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('anchor' as const), day: anchorArb }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('advance' as const), kind: fc.constant('ms' as const), ms: fc.integer({ min: 1, max: 8 * 3_600_000 }) }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('advance' as const), kind: fc.constantFrom('midnight' as const, 'anchorDate' as const), offset: fc.constantFrom<-1 | 0>(-1, 0) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('advance' as const), kind: fc.constant('days' as const), days: fc.integer({ min: 1, max: 70 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('advance' as const),
+      kind: fc.constant('ms' as const),
+      ms: fc.integer({ min: 1, max: 8 * 3_600_000 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('advance' as const),
+      kind: fc.constantFrom('midnight' as const, 'anchorDate' as const),
+      offset: fc.constantFrom<-1 | 0>(-1, 0),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('advance' as const),
+      kind: fc.constant('days' as const),
+      days: fc.integer({ min: 1, max: 70 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ op: 'check' as const }) },
   { weight: 1, arbitrary: fc.constant({ op: 'flush' as const }) },
   { weight: 1, arbitrary: fc.constant({ op: 'restart' as const }) },
 );
 
 const startArb = fc.oneof(
-  fc.constantFrom(
-    '2024-01-31T23:59:59.999Z',
-    '2024-02-28T23:59:59.999Z',
-    '2024-02-29T00:00:00.000Z',
-    '2023-02-28T23:59:59.999Z',
-    '2023-12-31T23:59:59.999Z',
-    '2024-04-30T23:59:59.999Z',
-  ).map((s) => Date.parse(s)),
+  fc
+    .constantFrom(
+      '2024-01-31T23:59:59.999Z',
+      '2024-02-28T23:59:59.999Z',
+      '2024-02-29T00:00:00.000Z',
+      '2023-02-28T23:59:59.999Z',
+      '2023-12-31T23:59:59.999Z',
+      '2024-04-30T23:59:59.999Z',
+    )
+    .map((s) => Date.parse(s)),
   fc.integer({ min: Date.parse('2023-01-01T00:00:00.000Z'), max: Date.parse('2025-12-31T00:00:00.000Z') }),
 );
 
@@ -95,9 +141,27 @@ async function expectListingMatches(ws: string, model: QuotaModel, t: number, co
   const { data } = await listQuotas(ws);
   for (const type of TYPES) {
     const got = data.find((q) => q.usageTypeKey === type)!;
-    const { limitAmount, limitAmountDaily, usedAmount, usedAmountDaily, bonusAmount, spilloverAmount, availableAmount, dailyRefreshed } = got;
+    const {
+      limitAmount,
+      limitAmountDaily,
+      usedAmount,
+      usedAmountDaily,
+      bonusAmount,
+      spilloverAmount,
+      availableAmount,
+      dailyRefreshed,
+    } = got;
     expect(
-      { limitAmount, limitAmountDaily, usedAmount, usedAmountDaily, bonusAmount, spilloverAmount, availableAmount, dailyRefreshed },
+      {
+        limitAmount,
+        limitAmountDaily,
+        usedAmount,
+        usedAmountDaily,
+        bonusAmount,
+        spilloverAmount,
+        availableAmount,
+        dailyRefreshed,
+      },
       `${context} ${type} at ${new Date(t).toISOString()}`,
     ).toEqual(model.view(t, type));
   }
@@ -137,7 +201,20 @@ describe('quota property', () => {
                 const expected = model.charge(t, op.type, op.amount, op.key);
                 let got: ChargeOutcome;
                 try {
-                  got = (await consume(env, { workspaceId: ws, usageTypeKey: op.type, amount: op.amount, requestId: `p${i}`, idempotencyKey: op.key, atMs: t }, 1)).status;
+                  got = (
+                    await consume(
+                      env,
+                      {
+                        workspaceId: ws,
+                        usageTypeKey: op.type,
+                        amount: op.amount,
+                        requestId: `p${i}`,
+                        idempotencyKey: op.key,
+                        atMs: t,
+                      },
+                      1,
+                    )
+                  ).status;
                 } catch (err) {
                   got = outcomeOf(err);
                 }
@@ -170,7 +247,8 @@ describe('quota property', () => {
                 if (op.kind === 'ms') t += op.ms;
                 else if (op.kind === 'days') t += op.days * DAY;
                 else {
-                  const boundary = op.kind === 'midnight' ? Math.floor(t / DAY) * DAY + DAY : nextAnchorDate(t, model.anchor);
+                  const boundary =
+                    op.kind === 'midnight' ? Math.floor(t / DAY) * DAY + DAY : nextAnchorDate(t, model.anchor);
                   t = Math.max(t, boundary + op.offset);
                 }
                 continue; // the clock stands on the boundary for the next op
@@ -189,7 +267,11 @@ describe('quota property', () => {
           expect(await d1LedgerOf(ws), 'end ledger').toEqual(charged);
           // The counter snapshot the flush wrote into D1 equals the meter's rows.
           const meterRows = await runInDurableObject(meterOf(ws), (_, state) =>
-            state.storage.sql.exec('SELECT usage_type_key, used_amount, used_amount_daily, bonus_amount, spillover_amount, cycle_start, daily_date FROM quotas ORDER BY usage_type_key').toArray(),
+            state.storage.sql
+              .exec(
+                'SELECT usage_type_key, used_amount, used_amount_daily, bonus_amount, spillover_amount, cycle_start, daily_date FROM quotas ORDER BY usage_type_key',
+              )
+              .toArray(),
           );
           const { results: d1Rows } = await env.DB.prepare(
             'SELECT usage_type_key, used_amount, used_amount_daily, bonus_amount, spillover_amount, cycle_start, daily_date FROM quotas WHERE workspace_id = ?1 ORDER BY usage_type_key',
@@ -207,10 +289,16 @@ describe('quota property', () => {
           ].sort((x, y) => x.at - y.at);
           const created = audit[0];
           expect(created.action).toBe('workspace.created');
-          const createdLimits = (created.details.quotas as Array<{ usageTypeKey: string; limitAmount: number; limitAmountDaily: number }>)
+          const createdLimits = (
+            created.details.quotas as Array<{ usageTypeKey: string; limitAmount: number; limitAmountDaily: number }>
+          )
             .filter((q) => (TYPES as string[]).includes(q.usageTypeKey))
             .map((q) => ({ type: q.usageTypeKey as TypeKey, limit: q.limitAmount, daily: q.limitAmountDaily }));
-          const replay = new QuotaModel(Date.parse(created.createdAt), created.details.anchorDay as number, createdLimits);
+          const replay = new QuotaModel(
+            Date.parse(created.createdAt),
+            created.details.anchorDay as number,
+            createdLimits,
+          );
           for (const ev of events) {
             if (ev.kind === 'ledger') {
               replay.applyCharged(ev.at, ev.e.usageTypeKey as TypeKey, ev.e.amount);

@@ -21,14 +21,27 @@ import {
 afterEach(resetClock);
 
 /** Charges through the atomic repository function at the injected clock's instant. */
-async function use(workspaceId: string, amount: number, usageTypeKey: UsageTypeKey = 'tokens', atIso?: string): Promise<void> {
+async function use(
+  workspaceId: string,
+  amount: number,
+  usageTypeKey: UsageTypeKey = 'tokens',
+  atIso?: string,
+): Promise<void> {
   const atMs = atIso ? standOn(atIso) : Date.now();
-  await consume(env, { workspaceId, usageTypeKey, amount, requestId: crypto.randomUUID(), idempotencyKey: null, atMs }, 1);
+  await consume(
+    env,
+    { workspaceId, usageTypeKey, amount, requestId: crypto.randomUUID(), idempotencyKey: null, atMs },
+    1,
+  );
 }
 
 /** What the rule of decisions.md says the spillover of one cycle change is. */
-const spillover = (q: { limitAmount: number; bonusAmount: number; spilloverAmount: number; usedAmount: number }): number =>
-  Math.min(q.limitAmount, Math.max(0, q.limitAmount + q.bonusAmount + q.spilloverAmount - q.usedAmount));
+const spillover = (q: {
+  limitAmount: number;
+  bonusAmount: number;
+  spilloverAmount: number;
+  usedAmount: number;
+}): number => Math.min(q.limitAmount, Math.max(0, q.limitAmount + q.bonusAmount + q.spilloverAmount - q.usedAmount));
 
 describe('daily counter', () => {
   it('resets at 00:00:00.000 UTC and not at 23:59:59.999; dailyRefreshed is the UTC date of the last reset', async () => {
@@ -63,7 +76,9 @@ describe('monthly cycle', () => {
     standOn('2024-01-31T23:59:59.999Z');
     const before = await quotaOf(ws, 'tokens');
     expect([before.usedAmount, before.bonusAmount, before.spilloverAmount]).toEqual([700, 150, 0]);
-    expect(before.availableAmount).toBe(before.limitAmount + before.bonusAmount + before.spilloverAmount - before.usedAmount);
+    expect(before.availableAmount).toBe(
+      before.limitAmount + before.bonusAmount + before.spilloverAmount - before.usedAmount,
+    );
     standOn('2024-02-01T00:00:00.000Z');
     const after = await quotaOf(ws, 'tokens');
     expect(after.usedAmount).toBe(0);
@@ -73,7 +88,11 @@ describe('monthly cycle', () => {
     // A charge materializes the same numbers.
     await use(ws, 1, 'tokens', '2024-02-01T00:00:00.000Z');
     const charged = await quotaOf(ws, 'tokens');
-    expect([charged.usedAmount, charged.spilloverAmount, charged.availableAmount]).toEqual([1, after.spilloverAmount, after.availableAmount - 1]);
+    expect([charged.usedAmount, charged.spilloverAmount, charged.availableAmount]).toEqual([
+      1,
+      after.spilloverAmount,
+      after.availableAmount - 1,
+    ]);
     const ledger = await readLedger(ws);
     expect(ledger.map((e) => e.cycleStart)).toEqual(['2024-01-01', '2024-02-01']);
   });
@@ -212,7 +231,9 @@ describe('admin changes across boundaries', () => {
     standOn('2024-05-03T00:00:00.000Z');
     expect((await setLimits(ws, 'tokens', 10, 5)).status).toBe(200);
     const q = await quotaOf(ws, 'tokens');
-    expect([q.limitAmount, q.limitAmountDaily, q.spilloverAmount, q.usedAmount, q.availableAmount]).toEqual([10, 5, 70, 0, 80]);
+    expect([q.limitAmount, q.limitAmountDaily, q.spilloverAmount, q.usedAmount, q.availableAmount]).toEqual([
+      10, 5, 70, 0, 80,
+    ]);
     // At the next boundary the new limit caps the spillover.
     standOn('2024-06-01T00:00:00.000Z');
     expect((await quotaOf(ws, 'tokens')).spilloverAmount).toBe(10);
@@ -223,7 +244,9 @@ describe('admin changes across boundaries', () => {
     standOn('2024-04-10T10:00:00.000Z');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 100, limitAmountDaily: 10 }]);
     await use(ws, 10, 'tokens', '2024-04-10T10:00:00.000Z');
-    await expect(use(ws, 1, 'tokens', '2024-04-10T10:00:00.000Z')).rejects.toMatchObject({ code: 'DAILY_LIMIT_REACHED' });
+    await expect(use(ws, 1, 'tokens', '2024-04-10T10:00:00.000Z')).rejects.toMatchObject({
+      code: 'DAILY_LIMIT_REACHED',
+    });
     expect((await setLimits(ws, 'tokens', 100, 20)).status).toBe(200);
     await use(ws, 10, 'tokens', '2024-04-10T10:00:01.000Z');
     const q = await quotaOf(ws, 'tokens');

@@ -71,9 +71,14 @@ describe('tokenizations consume tokens = tokenCount', () => {
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 50 * perCall, limitAmountDaily: 1_000_000 }]);
     const token = await workspaceToken(ws);
     const responses = await Promise.all(Array.from({ length: 200 }, () => tokenize(ws, body, token)));
-    const byStatus = responses.reduce<Record<number, number>>((a, r) => ({ ...a, [r.status]: (a[r.status] ?? 0) + 1 }), {});
+    const byStatus = responses.reduce<Record<number, number>>(
+      (a, r) => ({ ...a, [r.status]: (a[r.status] ?? 0) + 1 }),
+      {},
+    );
     expect(byStatus).toEqual({ 200: 50, 403: 150 });
-    const codes = new Set(await Promise.all(responses.filter((r) => r.status === 403).map(async (r) => (await problemOf(r)).code)));
+    const codes = new Set(
+      await Promise.all(responses.filter((r) => r.status === 403).map(async (r) => (await problemOf(r)).code)),
+    );
     expect(codes).toEqual(new Set(['ERROR_NO_REMAINING_QUOTA']));
     const q = await quotaOf(ws, 'tokens');
     expect([q.usedAmount, q.availableAmount]).toEqual([50 * perCall, 0]);
@@ -88,7 +93,9 @@ describe('tokenizations consume tokens = tokenCount', () => {
     expect((await tokenize(ws, '{broken')).status).toBe(422);
     expect((await tokenize(ws, { language: 'xx', text: 'unknown language' })).status).toBe(422);
     expect((await tokenize(ws, { language: 'en', text: 'no token' }, null)).status).toBe(401);
-    expect((await tokenize(ws, { language: 'en', text: 'other workspace' }, await workspaceToken('ws_else'))).status).toBe(403);
+    expect(
+      (await tokenize(ws, { language: 'en', text: 'other workspace' }, await workspaceToken('ws_else'))).status,
+    ).toBe(403);
     const q = await quotaOf(ws, 'tokens');
     expect([q.usedAmount, q.usedAmountDaily]).toEqual([0, 0]);
     expect(await readLedger(ws)).toEqual([]);
@@ -163,7 +170,8 @@ describe('plagiarism-checks consume one plagiarismChecks per successful call', (
     const upstreamCalls: string[] = [];
     vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
       const req = new Request(input as RequestInfo, init as RequestInit);
-      if (new URL(req.url).hostname !== 'upstream.test') throw new TypeError(`unexpected outbound request to ${req.url}`);
+      if (new URL(req.url).hostname !== 'upstream.test')
+        throw new TypeError(`unexpected outbound request to ${req.url}`);
       upstreamCalls.push(req.url);
       return new Response('boom', { status: 500 });
     });

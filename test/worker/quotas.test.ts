@@ -36,7 +36,11 @@ async function usageTypes(query = ''): Promise<{ data: UsageTypeJson[]; page: Pa
 }
 
 async function use(workspaceId: string, usageTypeKey: UsageTypeKey, amount: number, atMs: number): Promise<void> {
-  await consume(env, { workspaceId, usageTypeKey, amount, requestId: crypto.randomUUID(), idempotencyKey: null, atMs }, 1);
+  await consume(
+    env,
+    { workspaceId, usageTypeKey, amount, requestId: crypto.randomUUID(), idempotencyKey: null, atMs },
+    1,
+  );
 }
 
 describe('usage types', () => {
@@ -156,7 +160,10 @@ describe('quotas listing', () => {
     const ws = uniqueWorkspaceId('neg');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 10, limitAmountDaily: 10 }]);
     await use(ws, 'tokens', 10, Date.now());
-    const res = await call('PUT', `/api/admin/v1/workspaces/${ws}/quotas/tokens`, { token: await adminToken(), body: { limitAmount: 4, limitAmountDaily: 10 } });
+    const res = await call('PUT', `/api/admin/v1/workspaces/${ws}/quotas/tokens`, {
+      token: await adminToken(),
+      body: { limitAmount: 4, limitAmountDaily: 10 },
+    });
     expect(res.status).toBe(200);
     const q = (await listQuotas(ws, '?usageTypeKey=tokens')).data[0];
     expect([q.usedAmount, q.limitAmount, q.availableAmount]).toEqual([10, 4, 0]);
@@ -178,7 +185,12 @@ describe('quotas listing', () => {
     const all = (await listQuotas(ws)).data.map((q) => q.usageTypeKey);
     expect(all).toEqual(['images', 'plagiarismChecks', 'tokens']);
     const pages = await Promise.all([1, 2, 3, 4].map((p) => listQuotas(ws, `?size=1&page=${p}`)));
-    expect(pages.map((p) => p.data.map((q) => q.usageTypeKey))).toEqual([['images'], ['plagiarismChecks'], ['tokens'], []]);
+    expect(pages.map((p) => p.data.map((q) => q.usageTypeKey))).toEqual([
+      ['images'],
+      ['plagiarismChecks'],
+      ['tokens'],
+      [],
+    ]);
     pages.forEach((p, i) => expect(p.page).toEqual({ size: 1, totalElements: 3, totalPages: 3, currentPage: i + 1 }));
     const big = await listQuotas(ws, '?size=200&page=1');
     expect(big.page).toEqual({ size: 200, totalElements: 3, totalPages: 1, currentPage: 1 });
@@ -197,7 +209,16 @@ describe('quotas listing', () => {
     await use(ws, 'plagiarismChecks', 5, at);
     expect((await addBonus(ws, 'images', 500)).status).toBe(200);
     const all = (await listQuotas(ws)).data;
-    const fields = ['usageTypeKey', 'limitAmount', 'limitAmountDaily', 'usedAmount', 'usedAmountDaily', 'availableAmount', 'bonusAmount', 'spilloverAmount'] as const;
+    const fields = [
+      'usageTypeKey',
+      'limitAmount',
+      'limitAmountDaily',
+      'usedAmount',
+      'usedAmountDaily',
+      'availableAmount',
+      'bonusAmount',
+      'spilloverAmount',
+    ] as const;
     for (const field of fields) {
       for (const order of ['asc', 'desc'] as const) {
         const got = (await listQuotas(ws, `?sort=${field}&order=${order}`)).data.map((q) => q.usageTypeKey);
@@ -221,7 +242,16 @@ describe('quotas listing', () => {
     const ws = uniqueWorkspaceId('q422');
     await createWorkspace(ws, 1, []);
     const token = await workspaceToken(ws);
-    for (const q of ['?page=0', '?page=-1', '?size=201', '?size=0', '?page=1.5', '?size=abc', '?sort=name', '?order=sideways']) {
+    for (const q of [
+      '?page=0',
+      '?page=-1',
+      '?size=201',
+      '?size=0',
+      '?page=1.5',
+      '?size=abc',
+      '?sort=name',
+      '?order=sideways',
+    ]) {
       const res = await call('GET', `/api/usage-service/v1/workspaces/${ws}/quotas${q}`, { token });
       expect(res.status, q).toBe(422);
       const p = await problemOf(res);
@@ -233,13 +263,19 @@ describe('quotas listing', () => {
     const ws = uniqueWorkspaceId('authq');
     await createWorkspace(ws, 1, []);
     expect((await call('GET', `/api/usage-service/v1/workspaces/${ws}/quotas`)).status).toBe(401);
-    const other = await call('GET', `/api/usage-service/v1/workspaces/${ws}/quotas`, { token: await workspaceToken('ws_other') });
+    const other = await call('GET', `/api/usage-service/v1/workspaces/${ws}/quotas`, {
+      token: await workspaceToken('ws_other'),
+    });
     expect(other.status).toBe(403);
     expect((await problemOf(other)).code).toBe('WORKSPACE_FORBIDDEN');
     // An admin token does not open another workspace's listing either.
-    expect((await call('GET', `/api/usage-service/v1/workspaces/${ws}/quotas`, { token: await adminToken() })).status).toBe(403);
+    expect(
+      (await call('GET', `/api/usage-service/v1/workspaces/${ws}/quotas`, { token: await adminToken() })).status,
+    ).toBe(403);
     const ghost = uniqueWorkspaceId('ghost');
-    const missing = await call('GET', `/api/usage-service/v1/workspaces/${ghost}/quotas`, { token: await workspaceToken(ghost) });
+    const missing = await call('GET', `/api/usage-service/v1/workspaces/${ghost}/quotas`, {
+      token: await workspaceToken(ghost),
+    });
     expect(missing.status).toBe(404);
     expect((await problemOf(missing)).code).toBe('NOT_FOUND');
   });
@@ -270,7 +306,9 @@ describe('seed and documentation', () => {
   });
 
   it('the routes are in the OpenAPI document', async () => {
-    const doc = (await (await call('GET', '/api/openapi.json')).json()) as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await (await call('GET', '/api/openapi.json')).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     expect(doc.paths['/api/usage-service/v1/workspaces/{workspaceId}/quotas']).toHaveProperty('get');
     expect(doc.paths['/api/usage-service/v1/usage-types']).toHaveProperty('get');
     expect(doc.paths['/api/admin/v1/workspaces']).toHaveProperty('post');

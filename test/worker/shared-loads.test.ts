@@ -38,7 +38,11 @@ describe('shared loads outlive the request that started them', () => {
     // An unknown mapper key makes resolveMappers load the catalog (MAPPER_MODEL_MISMATCH check);
     // the missing language data ends the request with 503, but only once the catalog load is
     // held at its R2 listing.
-    const a = call('POST', `${WS_PATH}/text-scores`, { texts: ['a'], embeddingModelId: m.id, mapperKeys: ['nosuch_valence'] });
+    const a = call('POST', `${WS_PATH}/text-scores`, {
+      texts: ['a'],
+      embeddingModelId: m.id,
+      mapperKeys: ['nosuch_valence'],
+    });
     await listing.reached();
     await language.reached();
     await language.open();
@@ -63,12 +67,20 @@ describe('shared loads outlive the request that started them', () => {
     const language = gated.hold('get', 'lang/en.bin');
     const bundle = gated.hold('get', `mappers/${m.id}/tone.bin`);
     // The unknown mapper key ends the request with 422 while the English data is held.
-    const a = await call('POST', `${WS_PATH}/text-scores`, { texts: ['the dog'], embeddingModelId: m.id, mapperKeys: ['nosuch_valence'] });
+    const a = await call('POST', `${WS_PATH}/text-scores`, {
+      texts: ['the dog'],
+      embeddingModelId: m.id,
+      mapperKeys: ['nosuch_valence'],
+    });
     expectProblem(a, 422, 'MAPPER_NOT_FOUND');
     expect(language.isReached()).toBe(true);
     // The next request joins the held load: it asks for the language data (the shared promise)
     // before it reads its mapper bundle, so once the bundle read has arrived it is waiting on it.
-    const b = call('POST', `${WS_PATH}/text-scores`, { texts: ['the dog'], embeddingModelId: m.id, mapperKeys: ['tone_valence'] });
+    const b = call('POST', `${WS_PATH}/text-scores`, {
+      texts: ['the dog'],
+      embeddingModelId: m.id,
+      mapperKeys: ['tone_valence'],
+    });
     await bundle.reached();
     await language.open();
     await bundle.open();
@@ -89,14 +101,23 @@ describe('shared loads outlive the request that started them', () => {
     gated = installGatedArtifacts();
     const language = gated.hold('get', 'lang/yy.bin');
     const bundle = gated.hold('get', `mappers/${m.id}/beta.bin`);
-    const a = call('POST', `${WS_PATH}/text-scores`, { texts: ['a'], embeddingModelId: m.id, mapperKeys: ['beta_valence'] });
+    const a = call('POST', `${WS_PATH}/text-scores`, {
+      texts: ['a'],
+      embeddingModelId: m.id,
+      mapperKeys: ['beta_valence'],
+    });
     // The request ends (missing language data) only once its bundle load is held.
     await bundle.reached();
     await language.reached();
     await language.open();
     expectProblem(await a, 503, 'LANGUAGE_DATA_UNAVAILABLE');
     await bundle.open();
-    const after = await call('POST', `${WS_PATH}/word-scores`, { seedWords: ['a'], embeddingModelId: m.id, whitelistWords: [m.words[3]], mapperKeys: ['beta_valence'] });
+    const after = await call('POST', `${WS_PATH}/word-scores`, {
+      seedWords: ['a'],
+      embeddingModelId: m.id,
+      whitelistWords: [m.words[3]],
+      mapperKeys: ['beta_valence'],
+    });
     expect(after.status, JSON.stringify(after.body)).toBe(200);
     expect(after.body.data).toHaveLength(1);
     expect(after.body.data[0].mapperScores.beta_valence).toBeCloseTo(values[3], 1);

@@ -115,7 +115,11 @@ describe('POST /tokenizations', () => {
   it('needs a token for the same workspace', async () => {
     expectProblem(await call('POST', path, { language: 'en', text: 'x' }, { token: null }), 401, 'UNAUTHORIZED');
     const other = await mintToken({ workspaceId: 'ws_other' });
-    expectProblem(await call('POST', path, { language: 'en', text: 'x' }, { token: other }), 403, 'WORKSPACE_FORBIDDEN');
+    expectProblem(
+      await call('POST', path, { language: 'en', text: 'x' }, { token: other }),
+      403,
+      'WORKSPACE_FORBIDDEN',
+    );
   });
 
   it('is documented as it behaves: text and language required, the Tokenization answer, a problem+json answer for every refusal', async () => {
@@ -123,8 +127,14 @@ describe('POST /tokenizations', () => {
     expect(r.status).toBe(200);
     const schemaOf = (s: any): any => (s.$ref ? r.body.components.schemas[s.$ref.split('/').pop()] : s);
     const op = r.body.paths['/api/v1/workspaces/{workspaceId}/tokenizations'].post;
-    expect([...schemaOf(op.requestBody.content['application/json'].schema).required].sort()).toEqual(['language', 'text']);
-    expect(Object.keys(schemaOf(op.responses['200'].content['application/json'].schema).properties).sort()).toEqual(['tokenCount', 'tokens']);
+    expect([...schemaOf(op.requestBody.content['application/json'].schema).required].sort()).toEqual([
+      'language',
+      'text',
+    ]);
+    expect(Object.keys(schemaOf(op.responses['200'].content['application/json'].schema).properties).sort()).toEqual([
+      'tokenCount',
+      'tokens',
+    ]);
     // The refusals the tests above observe, and the daily limit.
     for (const status of ['401', '403', '413', '422', '429', '503']) {
       expect(Object.keys(op.responses[status]?.content ?? {}), status).toEqual(['application/problem+json']);

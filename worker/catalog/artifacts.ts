@@ -48,7 +48,9 @@ const binaryResponses = (what: string) => ({
   304: { description: 'Not modified (If-None-Match matched the ETag)' },
 });
 
-const ifNoneMatch = z.object({ 'if-none-match': z.string().optional().openapi({ description: 'An ETag from an earlier download' }) });
+const ifNoneMatch = z.object({
+  'if-none-match': z.string().optional().openapi({ description: 'An ETag from an earlier download' }),
+});
 
 /** A download of a model's artifact (the whole model or its head), by model id. */
 const modelArtifactRoute = (path: string, summary: string, description: string, what: string) =>
@@ -83,7 +85,14 @@ const languageRoute = createRoute({
   tags: ['Artifacts'],
   summary: 'Download tokenizer language data (offline scoring in the browser)',
   security,
-  request: { params: z.object({ language: z.enum(SUPPORTED_LANGUAGES as unknown as [string, ...string[]]).openapi({ param: { name: 'language', in: 'path' }, example: 'en' }) }), headers: ifNoneMatch },
+  request: {
+    params: z.object({
+      language: z
+        .enum(SUPPORTED_LANGUAGES as unknown as [string, ...string[]])
+        .openapi({ param: { name: 'language', in: 'path' }, example: 'en' }),
+    }),
+    headers: ifNoneMatch,
+  },
   responses: { ...binaryResponses('The language data (core/tokenizer)'), ...errorResponses(401, 404, 422) },
 });
 
@@ -93,12 +102,19 @@ const mapperRoute = createRoute({
   tags: ['Artifacts'],
   summary: 'Download a mapper bundle of a model (offline scoring in the browser)',
   security,
-  request: { params: z.object({ modelId: segment('modelId', 'en-glove-6b-100d'), key: segment('key', 'sentiment') }), headers: ifNoneMatch },
+  request: {
+    params: z.object({ modelId: segment('modelId', 'en-glove-6b-100d'), key: segment('key', 'sentiment') }),
+    headers: ifNoneMatch,
+  },
   responses: { ...binaryResponses('The mapper bundle (core/mapper-bundle.ts)'), ...errorResponses(401, 404, 422) },
 });
 
 export const StoredSeedsSchema = z
-  .object({ data: z.array(z.object({ id: z.number().int(), name: z.string(), language: z.string(), words: z.array(z.string()) })) })
+  .object({
+    data: z.array(
+      z.object({ id: z.number().int(), name: z.string(), language: z.string(), words: z.array(z.string()) }),
+    ),
+  })
   .openapi('StoredDimensionSeeds');
 
 const dimensionsRoute = createRoute({
@@ -140,7 +156,8 @@ async function sha256Of(env: Env, key: string, obj: R2Object, ctx: WaitUntil | u
     });
     if (cached && /^[0-9a-f]{64}$/.test(cached)) return cached;
     const full = await env.ARTIFACTS.get(key);
-    if (!full || full.etag !== obj.etag) throw new ApiError('INTERNAL_ERROR', `${key} changed while its checksum was computed; retry`);
+    if (!full || full.etag !== obj.etag)
+      throw new ApiError('INTERNAL_ERROR', `${key} changed while its checksum was computed; retry`);
     const hex = await streamDigest(full.body);
     await env.CACHE.put(kvKey, hex, { expirationTtl: 60 * 60 * 24 * 90 }).catch((err: Error) => {
       console.error(`[artifacts] KV write of ${kvKey} failed: ${err.message}`);
@@ -166,7 +183,13 @@ function acceptsGzip(c: Context<AppEnv>): boolean {
  * smaller gzipped) are sent as they are, with a Content-Length for download progress.
  * X-Content-SHA256 is always the digest of the decoded body.
  */
-async function serveObject(c: Context<AppEnv>, key: string, notFound: () => ApiError, extra: Record<string, string> = {}, compress = false): Promise<Response> {
+async function serveObject(
+  c: Context<AppEnv>,
+  key: string,
+  notFound: () => ApiError,
+  extra: Record<string, string> = {},
+  compress = false,
+): Promise<Response> {
   const head = await c.env.ARTIFACTS.head(key);
   if (!head) throw notFound();
   const sha = await sha256Of(c.env, key, head, waitUntilOf(c));
@@ -217,21 +240,43 @@ artifactRoutes.openapi(modelRoute, async (c) => {
 artifactRoutes.openapi(modelHeadRoute, async (c) => {
   const { id } = c.req.valid('param');
   // The full model's version and checksum: the head is scored with the full model's identity.
-  return serveObject(c, R2_KEYS.modelHead(id), () => new ApiError('NOT_FOUND', `Embedding model '${id}' has no head artifact`), await modelHeaders(c, id)) as never;
+  return serveObject(
+    c,
+    R2_KEYS.modelHead(id),
+    () => new ApiError('NOT_FOUND', `Embedding model '${id}' has no head artifact`),
+    await modelHeaders(c, id),
+  ) as never;
 });
 
 artifactRoutes.openapi(languageRoute, async (c) => {
   const { language } = c.req.valid('param');
-  return serveObject(c, R2_KEYS.languageData(language), () => new ApiError('NOT_FOUND', `No tokenizer data for language '${language}'`), {}, true) as never;
+  return serveObject(
+    c,
+    R2_KEYS.languageData(language),
+    () => new ApiError('NOT_FOUND', `No tokenizer data for language '${language}'`),
+    {},
+    true,
+  ) as never;
 });
 
 artifactRoutes.openapi(mapperRoute, async (c) => {
   const { modelId, key } = c.req.valid('param');
-  return serveObject(c, R2_KEYS.mapper(modelId, key), () => new ApiError('NOT_FOUND', `No mapper bundle '${key}' for embedding model '${modelId}'`), {}, true) as never;
+  return serveObject(
+    c,
+    R2_KEYS.mapper(modelId, key),
+    () => new ApiError('NOT_FOUND', `No mapper bundle '${key}' for embedding model '${modelId}'`),
+    {},
+    true,
+  ) as never;
 });
 
 artifactRoutes.openapi(dimensionsRoute, async (c) => {
-  const data = (await allDimensions(c.env)).map((d) => ({ id: d.id, name: d.name, language: d.language, words: d.words }));
+  const data = (await allDimensions(c.env)).map((d) => ({
+    id: d.id,
+    name: d.name,
+    language: d.language,
+    words: d.words,
+  }));
   const text = JSON.stringify({ data });
   const sha = await sha256Hex(text);
   const etag = `"${sha.slice(0, 32)}"`;

@@ -69,7 +69,14 @@ function modelBody(m: ModelManifest, mappers: CatalogMapper[]) {
     vocabularySize: m.vocabularySize,
     dimensions: m.dimensions,
     license: m.license ?? '',
-    _embedded: { mappers: mappers.map((b) => ({ key: b.key, variables: b.variables, translationKey: b.translationKey, label: b.label })) },
+    _embedded: {
+      mappers: mappers.map((b) => ({
+        key: b.key,
+        variables: b.variables,
+        translationKey: b.translationKey,
+        label: b.label,
+      })),
+    },
   };
 }
 
@@ -81,7 +88,10 @@ const listModelsRoute = createRoute({
   security,
   request: { query: CatalogQuerySchema },
   responses: {
-    200: { description: 'A page of embedding models, sorted by id', content: { 'application/json': { schema: EmbeddingModelPageSchema } } },
+    200: {
+      description: 'A page of embedding models, sorted by id',
+      content: { 'application/json': { schema: EmbeddingModelPageSchema } },
+    },
     ...errorResponses(401, 422),
   },
 });
@@ -107,7 +117,10 @@ const listMappersRoute = createRoute({
   security,
   request: { query: CatalogQuerySchema },
   responses: {
-    200: { description: 'A page of mapper variables, sorted by key', content: { 'application/json': { schema: MapperPageSchema } } },
+    200: {
+      description: 'A page of mapper variables, sorted by key',
+      content: { 'application/json': { schema: MapperPageSchema } },
+    },
     ...errorResponses(401, 422),
   },
 });
@@ -120,7 +133,10 @@ const availabilitiesRoute = createRoute({
   security,
   request: { params: ModelParams, body: jsonBody(requests.WordAvailabilitiesRequestSchema) },
   responses: {
-    200: { description: 'One availability per requested word', content: { 'application/json': { schema: responses.WordAvailabilitiesResponseSchema } } },
+    200: {
+      description: 'One availability per requested word',
+      content: { 'application/json': { schema: responses.WordAvailabilitiesResponseSchema } },
+    },
     ...errorResponses(401, 404, 413, 422, 503),
   },
 });
@@ -133,7 +149,10 @@ const matrixRoute = createRoute({
   security,
   request: { params: ModelParams, body: jsonBody(requests.SimilarityMatrixRequestSchema) },
   responses: {
-    200: { description: 'Square matrix aligned with words', content: { 'application/json': { schema: responses.SimilarityMatrixResponseSchema } } },
+    200: {
+      description: 'Square matrix aligned with words',
+      content: { 'application/json': { schema: responses.SimilarityMatrixResponseSchema } },
+    },
     ...errorResponses(401, 404, 413, 422, 503),
   },
 });
@@ -155,7 +174,8 @@ catalogRoutes.openapi(getModelRoute, async (c) => {
   let manifest = catalogManifest(catalog, id);
   if (!manifest) {
     // No stale 404: a model uploaded since the catalog was cached (its manifest is in R2) reloads the catalog.
-    if ((await getManifest(c.env, id))?.id !== id) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+    if ((await getManifest(c.env, id))?.id !== id)
+      throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
     catalog = await refreshCatalog(c.env, waitUntilOf(c));
     manifest = catalogManifest(catalog, id);
     if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
@@ -188,13 +208,15 @@ catalogRoutes.openapi(listMappersRoute, async (c) => {
       label: `${info.label}: ${variable}`,
       country,
       language,
-      countryLabel: country ? countryLabels.get(country) ?? displayName('region', country) : null,
-      languageLabel: language ? languageLabels.get(language) ?? displayName('language', language) : null,
+      countryLabel: country ? (countryLabels.get(country) ?? displayName('region', country)) : null,
+      languageLabel: language ? (languageLabels.get(language) ?? displayName('language', language)) : null,
       multilingual,
     }));
   });
   entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const filtered = entries.filter((e) => e.multilingual || (matches(e.country, q.country) && matches(e.language, q.language)));
+  const filtered = entries.filter(
+    (e) => e.multilingual || (matches(e.country, q.country) && matches(e.language, q.language)),
+  );
   return c.json(paginate(filtered, q.page, q.size), 200);
 });
 

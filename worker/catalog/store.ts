@@ -48,7 +48,10 @@ const GENERATION_CACHE_TTL_S = 30;
  * What the catalog routes need of a mapper bundle info (the KV entry keeps only these fields);
  * modelId is the model of the R2 prefix (mappers/{modelId}/), not the sidecar's field.
  */
-export type CatalogMapper = Pick<MapperBundleInfo, 'modelId' | 'key' | 'variables' | 'translationKey' | 'label' | 'language' | 'country' | 'multilingual'>;
+export type CatalogMapper = Pick<
+  MapperBundleInfo,
+  'modelId' | 'key' | 'variables' | 'translationKey' | 'label' | 'language' | 'country' | 'multilingual'
+>;
 
 export interface Catalog {
   /** Every model manifest in R2, sorted by id. */
@@ -64,7 +67,9 @@ export function catalogManifest(catalog: Catalog, id: string): ModelManifest | u
 
 /** The mapper bundles of one model, sorted by bundle key. */
 export function catalogMappersOf(catalog: Catalog, modelId: string): CatalogMapper[] {
-  return catalog.mappers.filter((b) => b.modelId === modelId).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return catalog.mappers
+    .filter((b) => b.modelId === modelId)
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -102,12 +107,19 @@ export function catalogR2Loads(): number {
 /** Lists R2 and reads every sidecar (the uncached catalog). */
 export async function readCatalogFromR2(env: Env): Promise<Catalog> {
   r2Loads++;
-  const [modelKeys, mapperKeys] = await Promise.all([listKeys(env, R2_PREFIXES.models), listKeys(env, R2_PREFIXES.mappers)]);
-  const manifestKeys = modelKeys.filter((k) => k.endsWith('.json') && !k.slice(R2_PREFIXES.models.length).includes('/'));
+  const [modelKeys, mapperKeys] = await Promise.all([
+    listKeys(env, R2_PREFIXES.models),
+    listKeys(env, R2_PREFIXES.mappers),
+  ]);
+  const manifestKeys = modelKeys.filter(
+    (k) => k.endsWith('.json') && !k.slice(R2_PREFIXES.models.length).includes('/'),
+  );
   const infoKeys = mapperKeys.filter((k) => k.endsWith('.json') && k.split('/').length === 3);
   const [manifests, infos] = await Promise.all([
     Promise.all(manifestKeys.map((k) => readJson<ModelManifest>(env, k))),
-    Promise.all(infoKeys.map(async (k) => ({ modelId: k.split('/')[1], info: await readJson<MapperBundleInfo>(env, k) }))),
+    Promise.all(
+      infoKeys.map(async (k) => ({ modelId: k.split('/')[1], info: await readJson<MapperBundleInfo>(env, k) })),
+    ),
   ]);
   const mappers: CatalogMapper[] = [];
   for (const { modelId, info } of infos) {
@@ -124,7 +136,9 @@ export async function readCatalogFromR2(env: Env): Promise<Catalog> {
     });
   }
   return {
-    manifests: manifests.filter((m): m is ModelManifest => !!m && typeof m.id === 'string').sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    manifests: manifests
+      .filter((m): m is ModelManifest => !!m && typeof m.id === 'string')
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
     mappers,
   };
 }

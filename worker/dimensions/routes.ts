@@ -5,10 +5,18 @@
 import { createRoute } from '@hono/zod-openapi';
 import { ApiError } from '../../core/problem';
 import { createDimension, getDimension, listDimensions } from './store';
-import { CreateDimensionSchema, errorResponses, jsonBody, ListQuerySchema, pageObject, PageSchema, security, StoredDimensionSchema } from '../http/openapi';
+import {
+  CreateDimensionSchema,
+  errorResponses,
+  jsonBody,
+  ListQuerySchema,
+  pageObject,
+  PageSchema,
+  security,
+  StoredDimensionSchema,
+} from '../http/openapi';
 import { z } from '@hono/zod-openapi';
 import { newRouter } from '../http/router';
-
 
 const createRouteDef = createRoute({
   method: 'post',
@@ -46,7 +54,15 @@ const getRouteDef = createRoute({
   tags: ['Admin'],
   summary: 'One stored dimension (the Location of a created one)',
   security,
-  request: { params: z.object({ id: z.coerce.number().int().min(1).openapi({ param: { name: 'id', in: 'path' }, example: 1 }) }) },
+  request: {
+    params: z.object({
+      id: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .openapi({ param: { name: 'id', in: 'path' }, example: 1 }),
+    }),
+  },
   responses: {
     200: { description: 'The stored dimension', content: { 'application/json': { schema: StoredDimensionSchema } } },
     404: { description: 'No such dimension (NOT_FOUND)', content: { 'application/problem+json': { schema: z.any() } } },

@@ -73,7 +73,11 @@ export async function getDimension(env: Env, id: number): Promise<StoredDimensio
   return row ? fromRow(row) : null;
 }
 
-export async function listDimensions(env: Env, page: number, size: number): Promise<{ total: number; items: StoredDimension[] }> {
+export async function listDimensions(
+  env: Env,
+  page: number,
+  size: number,
+): Promise<{ total: number; items: StoredDimension[] }> {
   const total = (await env.DB.prepare('SELECT COUNT(*) AS n FROM dimensions').first<{ n: number }>())?.n ?? 0;
   const res = await env.DB.prepare(`SELECT ${COLUMNS} FROM dimensions ORDER BY id LIMIT ? OFFSET ?`)
     .bind(size, (page - 1) * size)
@@ -95,7 +99,16 @@ export async function createDimension(
      ON CONFLICT (id) DO NOTHING
      RETURNING ${COLUMNS}`,
   )
-    .bind(input.id ?? null, input.name, input.language, input.description ?? '', words, createdBy, FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID)
+    .bind(
+      input.id ?? null,
+      input.name,
+      input.language,
+      input.description ?? '',
+      words,
+      createdBy,
+      FIRST_CREATED_DIMENSION_ID,
+      MAX_DIMENSION_ID,
+    )
     .first<Row>();
   return row ? fromRow(row) : null;
 }

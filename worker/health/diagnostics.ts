@@ -26,13 +26,20 @@ const route = createRoute({
             models: z.array(z.object({ id: z.string(), retainedBytes: z.number().int() })),
             languages: z.array(z.object({ language: z.string(), bytes: z.number().int() })),
             totalBytes: z.number().int(),
-            evictions: z.number().int().openapi({ description: 'Models evicted (least recently used) in this isolate to stay within budgetBytes' }),
+            evictions: z.number().int().openapi({
+              description: 'Models evicted (least recently used) in this isolate to stay within budgetBytes',
+            }),
             budgetBytes: z.number().int(),
             // Per-isolate state keyed by request data: must stay bounded under any traffic (issue 12).
             stateEntries: z
               .object({ models: z.number().int(), modelCaches: z.number().int(), languages: z.number().int() })
-              .openapi({ description: 'Settled entries (loaded or failed); loads still running are counted in loadsInFlight' }),
-            loadsInFlight: z.number().int().openapi({ description: 'Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown)' }),
+              .openapi({
+                description: 'Settled entries (loaded or failed); loads still running are counted in loadsInFlight',
+              }),
+            loadsInFlight: z.number().int().openapi({
+              description:
+                'Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown)',
+            }),
           }),
         },
       },
@@ -46,8 +53,27 @@ export const diagnosticsRoutes = newRouter();
 diagnosticsRoutes.openapi(route, async (c) => {
   const mem = registryMemory();
   const languages = await languageMemory();
-  const totalBytes = mem.wasmMemoryBytes + mem.models.reduce((s, m) => s + m.retainedBytes, 0) + languages.reduce((s, l) => s + l.bytes, 0);
-  const stateEntries = { models: settledRegistrySize(), modelCaches: modelCacheEntries(), languages: languageCacheSize() };
+  const totalBytes =
+    mem.wasmMemoryBytes +
+    mem.models.reduce((s, m) => s + m.retainedBytes, 0) +
+    languages.reduce((s, l) => s + l.bytes, 0);
+  const stateEntries = {
+    models: settledRegistrySize(),
+    modelCaches: modelCacheEntries(),
+    languages: languageCacheSize(),
+  };
   const loadsInFlight = modelLoadsInFlight() + languageLoadsInFlight();
-  return c.json({ wasmMemoryBytes: mem.wasmMemoryBytes, models: mem.models, languages, totalBytes, evictions: mem.evictions, budgetBytes: mem.budgetBytes, stateEntries, loadsInFlight }, 200);
+  return c.json(
+    {
+      wasmMemoryBytes: mem.wasmMemoryBytes,
+      models: mem.models,
+      languages,
+      totalBytes,
+      evictions: mem.evictions,
+      budgetBytes: mem.budgetBytes,
+      stateEntries,
+      loadsInFlight,
+    },
+    200,
+  );
 });

@@ -6,7 +6,10 @@ const route = createRoute({
   path: '/health',
   summary: 'Liveness probe (no auth)',
   responses: {
-    200: { description: 'The Worker is up', content: { 'application/json': { schema: z.object({ status: z.literal('ok') }) } } },
+    200: {
+      description: 'The Worker is up',
+      content: { 'application/json': { schema: z.object({ status: z.literal('ok') }) } },
+    },
   },
 });
 

@@ -43,10 +43,18 @@ export const security = [{ bearerAuth: [] }];
 export const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
 
 /** An OpenAPI response entry for a problem+json answer (errorResponses). */
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } });
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ProblemSchema } },
+});
 
 export const PageSchema = z
-  .object({ size: z.number().int(), totalElements: z.number().int(), totalPages: z.number().int(), currentPage: z.number().int() })
+  .object({
+    size: z.number().int(),
+    totalElements: z.number().int(),
+    totalPages: z.number().int(),
+    currentPage: z.number().int(),
+  })
   .openapi('Page');
 
 /** The page object of a list answer (1-based; size is echoed as requested). */
@@ -58,7 +66,13 @@ export const CatalogQuerySchema = z.object({
   country: z.string().max(10).optional().openapi({ description: 'ISO 3166-1 alpha-2 filter.' }),
   language: z.string().max(10).optional().openapi({ description: 'ISO 639-1 filter.' }),
   page: z.coerce.number().int().min(1).default(1).openapi({ description: '1-based page number.' }),
-  size: z.coerce.number().int().min(1).max(LIMITS.catalogPageSize).default(20).openapi({ description: `Entries per page, at most ${LIMITS.catalogPageSize}.` }),
+  size: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(LIMITS.catalogPageSize)
+    .default(20)
+    .openapi({ description: `Entries per page, at most ${LIMITS.catalogPageSize}.` }),
 });
 
 export const MapperBundleSchema = z
@@ -90,7 +104,9 @@ export const EmbeddingModelSchema = z
   })
   .openapi('EmbeddingModel');
 
-export const EmbeddingModelPageSchema = z.object({ page: PageSchema, data: z.array(EmbeddingModelSchema) }).openapi('EmbeddingModelPage');
+export const EmbeddingModelPageSchema = z
+  .object({ page: PageSchema, data: z.array(EmbeddingModelSchema) })
+  .openapi('EmbeddingModelPage');
 
 export const MapperCatalogEntrySchema = z
   .object({
@@ -106,7 +122,9 @@ export const MapperCatalogEntrySchema = z
   })
   .openapi('MapperCatalogEntry');
 
-export const MapperPageSchema = z.object({ page: PageSchema, data: z.array(MapperCatalogEntrySchema) }).openapi('MapperPage');
+export const MapperPageSchema = z
+  .object({ page: PageSchema, data: z.array(MapperCatalogEntrySchema) })
+  .openapi('MapperPage');
 
 export const StoredDimensionSchema = z
   .object({
@@ -131,12 +149,24 @@ export const CreateDimensionSchema = z
       .min(FIRST_CREATED_DIMENSION_ID)
       .max(MAX_DIMENSION_ID)
       .optional()
-      .openapi({ description: `Omit to take the lowest free id >= ${FIRST_CREATED_DIMENSION_ID}; ids below it are reserved for the seeded set.` }),
+      .openapi({
+        description: `Omit to take the lowest free id >= ${FIRST_CREATED_DIMENSION_ID}; ids below it are reserved for the seeded set.`,
+      }),
     // Stored in D1: well-formed Unicode only (worker/well-formed.ts).
     name: z.string().min(1).max(LIMITS.nameCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE),
-    language: z.string().regex(/^[a-z]{2}$/).default('en'),
-    description: z.string().max(LIMITS.dimensionDescriptionCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE).optional(),
-    words: z.array(z.string().trim().min(1).max(LIMITS.wordCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE)).min(1).max(LIMITS.seedOrWhitelistWords),
+    language: z
+      .string()
+      .regex(/^[a-z]{2}$/)
+      .default('en'),
+    description: z
+      .string()
+      .max(LIMITS.dimensionDescriptionCharacters)
+      .refine(isWellFormed, ILL_FORMED_MESSAGE)
+      .optional(),
+    words: z
+      .array(z.string().trim().min(1).max(LIMITS.wordCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE))
+      .min(1)
+      .max(LIMITS.seedOrWhitelistWords),
   })
   .openapi('CreateDimension');
 
@@ -147,10 +177,20 @@ export const ListQuerySchema = z.object({
 
 // Path identifiers are validated (pattern, length) before any storage call (decisions.md "Identifiers, bodies and cost").
 export const WorkspaceParams = z.object({ workspaceId: WorkspaceIdParam });
-export const ModelParams = z.object({ embeddingModelId: identifier().openapi({ param: { name: 'embeddingModelId', in: 'path' }, example: 'en-glove-6b-100d' }) });
-export const ModelIdParams = z.object({ id: identifier().openapi({ param: { name: 'id', in: 'path' }, example: 'en-glove-6b-100d' }) });
+export const ModelParams = z.object({
+  embeddingModelId: identifier().openapi({
+    param: { name: 'embeddingModelId', in: 'path' },
+    example: 'en-glove-6b-100d',
+  }),
+});
+export const ModelIdParams = z.object({
+  id: identifier().openapi({ param: { name: 'id', in: 'path' }, example: 'en-glove-6b-100d' }),
+});
 
-type ProblemResponse = { description: string; content: { 'application/problem+json': { schema: typeof ProblemSchema } } };
+type ProblemResponse = {
+  description: string;
+  content: { 'application/problem+json': { schema: typeof ProblemSchema } };
+};
 
 /**
  * The error responses of a route for the OpenAPI document: a status gets its standard

@@ -4,7 +4,11 @@
  */
 import { problemBody, type ApiError } from '../../core/problem';
 
-export function problemResponse(err: ApiError, requestId?: string, extraHeaders: Record<string, string> = {}): Response {
+export function problemResponse(
+  err: ApiError,
+  requestId?: string,
+  extraHeaders: Record<string, string> = {},
+): Response {
   const headers = new Headers({ 'content-type': 'application/problem+json', ...extraHeaders, ...err.headers });
   return new Response(JSON.stringify(problemBody(err, requestId ? `urn:request:${requestId}` : undefined)), {
     status: err.status,

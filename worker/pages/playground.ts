@@ -36,11 +36,18 @@ async function serve(c: Context<AppEnv>, file: string, cacheControl: string): Pr
   const head = await c.env.ARTIFACTS.head(key);
   if (!head) {
     if (file === 'index.html') {
-      return c.html('<!doctype html><title>Playground not built</title><p>The playground is not built yet: run <code>npm start</code> (or <code>npm run build:browser</code> and seed R2).</p>', 503);
+      return c.html(
+        '<!doctype html><title>Playground not built</title><p>The playground is not built yet: run <code>npm start</code> (or <code>npm run build:browser</code> and seed R2).</p>',
+        503,
+      );
     }
     return c.notFound();
   }
-  const headers: Record<string, string> = { 'content-type': contentType(file), etag: head.httpEtag, 'cache-control': cacheControl };
+  const headers: Record<string, string> = {
+    'content-type': contentType(file),
+    etag: head.httpEtag,
+    'cache-control': cacheControl,
+  };
   if (etagMatches(c.req.header('if-none-match'), head.httpEtag)) return c.body(null, 304, headers);
   const obj = await c.env.ARTIFACTS.get(key);
   if (!obj) return c.notFound();

@@ -62,7 +62,18 @@ interface PageRow {
   updated_at: string;
 }
 
-const COLUMN_NAMES = ['id', 'url', 'title', 'word_count', 'fingerprint_count', 'char_count', 'r2_key', 'content_sha256', 'created_at', 'updated_at'];
+const COLUMN_NAMES = [
+  'id',
+  'url',
+  'title',
+  'word_count',
+  'fingerprint_count',
+  'char_count',
+  'r2_key',
+  'content_sha256',
+  'created_at',
+  'updated_at',
+];
 const PAGE_COLUMNS = COLUMN_NAMES.join(', ');
 /** The page columns qualified with the alias p (json_each has an `id` column too). */
 const P_COLUMNS = COLUMN_NAMES.map((c) => `p.${c}`).join(', ');
@@ -261,7 +272,8 @@ export class PlagiarismCorpus {
     // Fingerprints: pages with many hashes are split so each parameter stays small.
     const fpItems: Array<{ u: string; h: number[] }> = [];
     for (const p of prepared) {
-      for (let i = 0; i < p.hashes.length; i += HASHES_PER_ITEM) fpItems.push({ u: p.page.url, h: p.hashes.slice(i, i + HASHES_PER_ITEM) });
+      for (let i = 0; i < p.hashes.length; i += HASHES_PER_ITEM)
+        fpItems.push({ u: p.page.url, h: p.hashes.slice(i, i + HASHES_PER_ITEM) });
     }
     for (const chunk of jsonChunks(fpItems)) {
       statements.push(
@@ -325,7 +337,10 @@ export class PlagiarismCorpus {
   private async discard(keys: string[], why: string): Promise<void> {
     if (keys.length === 0) return;
     const work = this.deleteObjects(keys).catch((err: unknown) => {
-      console.error(`plagiarism corpus: could not delete ${keys.length} R2 object(s) ${why}; orphans: ${keys.join(', ')}`, err);
+      console.error(
+        `plagiarism corpus: could not delete ${keys.length} R2 object(s) ${why}; orphans: ${keys.join(', ')}`,
+        err,
+      );
     });
     keepAlive(this.ctx, work);
     await work;
@@ -338,8 +353,12 @@ export class PlagiarismCorpus {
   /** One page of the corpus, by id ascending; optional exact-url filter. */
   async list(page: number, size: number, url?: string): Promise<{ data: PageRecord[]; total: number }> {
     const where = url === undefined ? '' : 'WHERE url = ?3';
-    const listStmt = this.db.prepare(`SELECT ${PAGE_COLUMNS} FROM plagiarism_pages ${where} ORDER BY id LIMIT ?1 OFFSET ?2`);
-    const countStmt = this.db.prepare(`SELECT COUNT(*) AS n FROM plagiarism_pages ${url === undefined ? '' : 'WHERE url = ?1'}`);
+    const listStmt = this.db.prepare(
+      `SELECT ${PAGE_COLUMNS} FROM plagiarism_pages ${where} ORDER BY id LIMIT ?1 OFFSET ?2`,
+    );
+    const countStmt = this.db.prepare(
+      `SELECT COUNT(*) AS n FROM plagiarism_pages ${url === undefined ? '' : 'WHERE url = ?1'}`,
+    );
     const [rows, count] = await this.db.batch([
       url === undefined ? listStmt.bind(size, (page - 1) * size) : listStmt.bind(size, (page - 1) * size, url),
       url === undefined ? countStmt : countStmt.bind(url),
@@ -352,7 +371,10 @@ export class PlagiarismCorpus {
 
   async find(ref: { id: number } | { url: string }): Promise<(PageRecord & { r2Key: string }) | null> {
     const [column, value] = 'id' in ref ? ['id', ref.id] : ['url', ref.url];
-    const row = await this.db.prepare(`SELECT ${PAGE_COLUMNS} FROM plagiarism_pages WHERE ${column} = ?1`).bind(value).first<PageRow>();
+    const row = await this.db
+      .prepare(`SELECT ${PAGE_COLUMNS} FROM plagiarism_pages WHERE ${column} = ?1`)
+      .bind(value)
+      .first<PageRow>();
     return row ? { ...toRecord(row), r2Key: row.r2_key } : null;
   }
 

@@ -12,14 +12,40 @@ import { LIMITS } from '../../core/limits';
 /** Most characters of a page title (the ingestion schema's limit for an explicit title). */
 const TITLE_MAX_CHARS = LIMITS.plagiarismTitleCharacters;
 
-const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'canvas', 'textarea', 'select']);
+const HIDDEN = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'math',
+  'iframe',
+  'object',
+  'canvas',
+  'textarea',
+  'select',
+]);
 const BLOCKS = new Set(
   (
     'address article aside blockquote br dd div dl dt fieldset figcaption figure footer form ' +
     'h1 h2 h3 h4 h5 h6 header hr li main nav ol option p pre section table tbody td tfoot th thead tr ul'
   ).split(' '),
 );
-const VOID = new Set(['br', 'hr', 'img', 'input', 'meta', 'link', 'area', 'base', 'col', 'embed', 'source', 'track', 'wbr']);
+const VOID = new Set([
+  'br',
+  'hr',
+  'img',
+  'input',
+  'meta',
+  'link',
+  'area',
+  'base',
+  'col',
+  'embed',
+  'source',
+  'track',
+  'wbr',
+]);
 
 export interface ExtractedHtml {
   title: string;

@@ -92,7 +92,9 @@ export class HttpPlagiarismProvider implements PlagiarismProvider {
     }
     const failure = last ?? new AttemptFailure('no attempt made', 'network', false);
     if (failure.kind === 'timeout') {
-      throw new ApiError('UPSTREAM_FAILED', `The plagiarism service did not answer in time: ${failure.message}`, { status: 504 });
+      throw new ApiError('UPSTREAM_FAILED', `The plagiarism service did not answer in time: ${failure.message}`, {
+        status: 504,
+      });
     }
     throw new ApiError('UPSTREAM_FAILED', `The plagiarism service failed: ${failure.message}`);
   }
@@ -142,7 +144,11 @@ export class HttpPlagiarismProvider implements PlagiarismProvider {
       const parsed = upstreamResponseSchema.safeParse(json);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        throw new AttemptFailure(`unexpected answer shape at ${issue.path.join('.') || '(root)'}: ${issue.message}`, 'malformed', false);
+        throw new AttemptFailure(
+          `unexpected answer shape at ${issue.path.join('.') || '(root)'}: ${issue.message}`,
+          'malformed',
+          false,
+        );
       }
       return parsed.data;
     };
@@ -155,7 +161,10 @@ export class HttpPlagiarismProvider implements PlagiarismProvider {
 }
 
 /** Upstream answer -> the interface's matches (see the module comment for the rules). */
-export function mapUpstreamMatches(answer: z.infer<typeof upstreamResponseSchema>, wordCount: number): PlagiarismMatch[] {
+export function mapUpstreamMatches(
+  answer: z.infer<typeof upstreamResponseSchema>,
+  wordCount: number,
+): PlagiarismMatch[] {
   const byUrl = new Map<string, PlagiarismMatch>();
   for (const m of answer.matches) {
     const wordsMatched = Math.min(m.matchedWords, wordCount);

@@ -41,7 +41,10 @@ function intVar(name: string, raw: string | undefined, fallback: number, min: nu
   if (raw === undefined || raw.trim() === '') return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new ApiError('INTERNAL_ERROR', `Misconfigured plagiarism provider: ${name} must be an integer from ${min} to ${max}`);
+    throw new ApiError(
+      'INTERNAL_ERROR',
+      `Misconfigured plagiarism provider: ${name} must be an integer from ${min} to ${max}`,
+    );
   }
   return n;
 }
@@ -51,26 +54,48 @@ export function plagiarismConfigFromEnv(env: Env): PlagiarismConfig {
   const name = (env.PLAGIARISM_PROVIDER ?? '').trim().toLowerCase() || 'local';
   if (name === 'local') return { provider: 'local' };
   if (name !== 'http') {
-    throw new ApiError('INTERNAL_ERROR', `Misconfigured plagiarism provider: PLAGIARISM_PROVIDER must be local or http, not '${name}'`);
+    throw new ApiError(
+      'INTERNAL_ERROR',
+      `Misconfigured plagiarism provider: PLAGIARISM_PROVIDER must be local or http, not '${name}'`,
+    );
   }
   const url = env.PLAGIARISM_HTTP_URL?.trim();
   if (!url || !/^https?:\/\//i.test(url)) {
-    throw new ApiError('INTERNAL_ERROR', 'Misconfigured plagiarism provider: PLAGIARISM_HTTP_URL must be an http(s) URL');
+    throw new ApiError(
+      'INTERNAL_ERROR',
+      'Misconfigured plagiarism provider: PLAGIARISM_HTTP_URL must be an http(s) URL',
+    );
   }
   return {
     provider: 'http',
     http: {
       url,
       apiKey: env.PLAGIARISM_HTTP_API_KEY ?? '',
-      timeoutMs: intVar('PLAGIARISM_HTTP_TIMEOUT_MS', env.PLAGIARISM_HTTP_TIMEOUT_MS, HTTP_DEFAULTS.timeoutMs, 1, 120_000),
-      retries: intVar('PLAGIARISM_HTTP_RETRIES', env.PLAGIARISM_HTTP_RETRIES, HTTP_DEFAULTS.retries, 0, HTTP_MAX_RETRIES),
+      timeoutMs: intVar(
+        'PLAGIARISM_HTTP_TIMEOUT_MS',
+        env.PLAGIARISM_HTTP_TIMEOUT_MS,
+        HTTP_DEFAULTS.timeoutMs,
+        1,
+        120_000,
+      ),
+      retries: intVar(
+        'PLAGIARISM_HTTP_RETRIES',
+        env.PLAGIARISM_HTTP_RETRIES,
+        HTTP_DEFAULTS.retries,
+        0,
+        HTTP_MAX_RETRIES,
+      ),
       backoffMs: HTTP_DEFAULTS.backoffMs,
     },
   };
 }
 
 /** The configured provider. `fetcher` is the outbound fetch of the http provider (default: global fetch). */
-export function createPlagiarismProvider(env: Env, config: PlagiarismConfig = plagiarismConfigFromEnv(env), fetcher?: FetchFn): PlagiarismProvider {
+export function createPlagiarismProvider(
+  env: Env,
+  config: PlagiarismConfig = plagiarismConfigFromEnv(env),
+  fetcher?: FetchFn,
+): PlagiarismProvider {
   if (config.provider === 'http') return new HttpPlagiarismProvider(config.http, fetcher);
   return new LocalPlagiarismProvider(env.DB, env.ARTIFACTS);
 }

@@ -9,7 +9,15 @@ import type { AppEnv } from '../env';
 import { LIMITS } from '../../core/limits';
 import { charge, requireAllowance } from '../quotas/charge';
 import { ApiError, type FieldProblem } from '../../core/problem';
-import { jsonBody, ListQuerySchema, pageObject, PageSchema as PageObjectSchema, security, WorkspaceParams, errorResponses } from '../http/openapi';
+import {
+  jsonBody,
+  ListQuerySchema,
+  pageObject,
+  PageSchema as PageObjectSchema,
+  security,
+  WorkspaceParams,
+  errorResponses,
+} from '../http/openapi';
 import { PlagiarismCorpus, type PageInput } from './corpus';
 import { extractHtml } from './html';
 import { createPlagiarismProvider } from './provider';
@@ -17,13 +25,15 @@ import { waitUntilOf } from '../sources';
 import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 import { newRouter } from '../http/router';
 
-
 // ---------------------------------------------------------------------------------------------
 // Check
 
 const CheckRequest = z
   .object({
-    text: z.string().max(LIMITS.charactersPerText).openapi({ description: `At least ${LIMITS.plagiarismMinWords} words after punctuation stripping.` }),
+    text: z
+      .string()
+      .max(LIMITS.charactersPerText)
+      .openapi({ description: `At least ${LIMITS.plagiarismMinWords} words after punctuation stripping.` }),
   })
   .openapi('PlagiarismCheckRequest');
 
@@ -37,7 +47,9 @@ const MatchSchema = z
   })
   .openapi('PlagiarismMatch');
 
-const CheckResponse = z.object({ wordCount: z.number().int(), matches: z.array(MatchSchema) }).openapi('PlagiarismCheckResponse');
+const CheckResponse = z
+  .object({ wordCount: z.number().int(), matches: z.array(MatchSchema) })
+  .openapi('PlagiarismCheckResponse');
 
 const checkRoute = createRoute({
   method: 'post',
@@ -50,7 +62,10 @@ const checkRoute = createRoute({
     body: jsonBody(CheckRequest),
   },
   responses: {
-    200: { description: 'Matches, one per source, by wordsMatched descending', content: { 'application/json': { schema: CheckResponse } } },
+    200: {
+      description: 'Matches, one per source, by wordsMatched descending',
+      content: { 'application/json': { schema: CheckResponse } },
+    },
     ...errorResponses({
       401: 'Missing or invalid token',
       403: 'Wrong workspace, or ERROR_NO_REMAINING_PLAGIARISM_CHECKS',
@@ -74,21 +89,30 @@ const PageInputSchema = z
       .url({ protocol: /^https?$/i, error: 'Expected an http or https URL' })
       .max(LIMITS.plagiarismUrlCharacters)
       .refine(isWellFormed, ILL_FORMED_MESSAGE)
-      .openapi({ description: 'Identity of the page: ingesting a known URL again replaces the page. Well-formed Unicode.' }),
+      .openapi({
+        description: 'Identity of the page: ingesting a known URL again replaces the page. Well-formed Unicode.',
+      }),
     title: z
       .string()
       .max(LIMITS.plagiarismTitleCharacters)
       .refine(isWellFormed, ILL_FORMED_MESSAGE)
       .optional()
       .openapi({ description: 'Defaults to the HTML <title> (html) or "" (text).' }),
-    text: z.string().refine(isWellFormed, ILL_FORMED_MESSAGE).optional().openapi({ description: 'Plain text of the page. Exactly one of text and html.' }),
+    text: z
+      .string()
+      .refine(isWellFormed, ILL_FORMED_MESSAGE)
+      .optional()
+      .openapi({ description: 'Plain text of the page. Exactly one of text and html.' }),
     html: z
       .string()
       .refine(isWellFormed, ILL_FORMED_MESSAGE)
       .optional()
       .openapi({ description: 'HTML of the page; the title and visible text are extracted.' }),
   })
-  .refine((p) => (p.text === undefined) !== (p.html === undefined), { message: 'Give exactly one of text and html', path: ['text'] })
+  .refine((p) => (p.text === undefined) !== (p.html === undefined), {
+    message: 'Give exactly one of text and html',
+    path: ['text'],
+  })
   .openapi('PlagiarismPageInput');
 
 export const PageSchema = z
@@ -109,12 +133,9 @@ const PageWithTextSchema = PageSchema.extend({ text: z.string() }).openapi('Plag
 
 const PageRefParam = z.object({
   // A page's identity is its URL (up to 2,048 characters, as ingested), so a ref may be that long; nothing longer reaches storage.
-  ref: z
-    .string()
-    .min(1)
-    .max(LIMITS.plagiarismUrlCharacters)
-    .refine(isWellFormed, ILL_FORMED_MESSAGE)
-    .openapi({ description: 'Numeric page id, or the page URL percent-encoded (encodeURIComponent), at most 2,048 characters.' }),
+  ref: z.string().min(1).max(LIMITS.plagiarismUrlCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE).openapi({
+    description: 'Numeric page id, or the page URL percent-encoded (encodeURIComponent), at most 2,048 characters.',
+  }),
 });
 
 const ingestRoute = createRoute({
@@ -126,7 +147,10 @@ const ingestRoute = createRoute({
   request: { body: jsonBody(PageInputSchema) },
   responses: {
     201: { description: 'Created', content: { 'application/json': { schema: IngestedPageSchema } } },
-    200: { description: 'Replaced the page with this URL (same id)', content: { 'application/json': { schema: IngestedPageSchema } } },
+    200: {
+      description: 'Replaced the page with this URL (same id)',
+      content: { 'application/json': { schema: IngestedPageSchema } },
+    },
     ...errorResponses({
       401: 'Missing or invalid token',
       403: 'ADMIN_SCOPE_REQUIRED',
@@ -144,7 +168,9 @@ const batchRoute = createRoute({
   request: {
     body: {
       required: true,
-      content: { 'application/x-ndjson': { schema: z.string().openapi({ description: 'JSON lines of PlagiarismPageInput' }) } },
+      content: {
+        'application/x-ndjson': { schema: z.string().openapi({ description: 'JSON lines of PlagiarismPageInput' }) },
+      },
     },
   },
   responses: {
@@ -153,7 +179,12 @@ const batchRoute = createRoute({
       content: {
         'application/json': {
           schema: z
-            .object({ count: z.number().int(), created: z.number().int(), replaced: z.number().int(), pages: z.array(IngestedPageSchema) })
+            .object({
+              count: z.number().int(),
+              created: z.number().int(),
+              replaced: z.number().int(),
+              pages: z.array(IngestedPageSchema),
+            })
             .openapi('PlagiarismBatchResult'),
         },
       },
@@ -269,13 +300,20 @@ async function parseBatch(body: string): Promise<PageInput[]> {
     }
     const parsed = PageInputSchema.safeParse(json);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) errors.push({ path: ['line', i + 1, ...issue.path.map(String)].join('.'), message: issue.message });
+      for (const issue of parsed.error.issues)
+        errors.push({ path: ['line', i + 1, ...issue.path.map(String)].join('.'), message: issue.message });
       continue;
     }
     valid.push(parsed.data);
   }
-  if (errors.length > 0) throw new ApiError('VALIDATION_FAILED', `${errors.length} invalid line(s); nothing was stored`, { errors: errors.slice(0, 100) });
-  if (count === 0) throw new ApiError('VALIDATION_FAILED', 'The batch holds no pages', { errors: [{ path: '(root)', message: 'no JSON lines' }] });
+  if (errors.length > 0)
+    throw new ApiError('VALIDATION_FAILED', `${errors.length} invalid line(s); nothing was stored`, {
+      errors: errors.slice(0, 100),
+    });
+  if (count === 0)
+    throw new ApiError('VALIDATION_FAILED', 'The batch holds no pages', {
+      errors: [{ path: '(root)', message: 'no JSON lines' }],
+    });
   const pages: PageInput[] = [];
   for (const p of valid) pages.push(await toPageInput(p));
   return pages;
@@ -309,7 +347,11 @@ plagiarismPageRoutes.openapi(ingestRoute, async (c) => {
   const page = await toPageInput(c.req.valid('json'));
   const [stored] = await corpusOf(c).ingest([page]);
   // ingest() reads back every page it committed (it logs, never throws, if one were missing).
-  if (!stored) throw new ApiError('INTERNAL_ERROR', 'The page was stored but could not be read back; the request id identifies it in the logs');
+  if (!stored)
+    throw new ApiError(
+      'INTERNAL_ERROR',
+      'The page was stored but could not be read back; the request id identifies it in the logs',
+    );
   return c.json(stored, stored.replaced ? 200 : 201);
 });
 

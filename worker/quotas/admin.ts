@@ -91,7 +91,8 @@ const createRouteDef = createRoute({
   path: '/',
   tags: [TAG],
   summary: 'Create a workspace with its plan limits and anchor day',
-  description: 'Every usage type gets a quota row; types missing from `quotas` get limits 0 (every metered call for them is refused).',
+  description:
+    'Every usage type gets a quota row; types missing from `quotas` get limits 0 (every metered call for them is refused).',
   security,
   request: { body: jsonBody(CreateWorkspaceSchema) },
   responses: {
@@ -111,7 +112,11 @@ const getRouteDef = createRoute({
   summary: 'Read a workspace, its cycle and its quotas',
   security,
   request: { params: wsParams },
-  responses: { 200: { description: 'The workspace', content: json(WorkspaceSchema) }, ...adminErrors, ...errorResponses({ 404: 'No such workspace' }) },
+  responses: {
+    200: { description: 'The workspace', content: json(WorkspaceSchema) },
+    ...adminErrors,
+    ...errorResponses({ 404: 'No such workspace' }),
+  },
 });
 
 const patchRouteDef = createRoute({
@@ -157,7 +162,8 @@ const bonusRouteDef = createRoute({
   path: '/{workspaceId}/quotas/{usageTypeKey}/bonus',
   tags: [TAG],
   summary: 'Add bonus credits to the running cycle',
-  description: 'Bonus credits belong to the running cycle; what is unused at its end counts towards the spillover (capped at limitAmount).',
+  description:
+    'Bonus credits belong to the running cycle; what is unused at its end counts towards the spillover (capped at limitAmount).',
   security,
   request: { params: quotaParams, body: jsonBody(AddBonusSchema) },
   responses: {
@@ -179,14 +185,21 @@ const ledgerRouteDef = createRoute({
   request: {
     params: wsParams,
     query: z.object({
-      usageTypeKey: z.string().max(LIMITS.usageTypeKeyCharacters).optional().openapi({ param: { name: 'usageTypeKey', in: 'query' } }),
+      usageTypeKey: z
+        .string()
+        .max(LIMITS.usageTypeKeyCharacters)
+        .optional()
+        .openapi({ param: { name: 'usageTypeKey', in: 'query' } }),
       page: pageQuery,
       size: sizeQuery,
       order: orderQuery,
     }),
   },
   responses: {
-    200: { description: 'One page of ledger entries, oldest first unless order=desc', content: json(z.object({ data: z.array(LedgerEntrySchema), page: PageSchema })) },
+    200: {
+      description: 'One page of ledger entries, oldest first unless order=desc',
+      content: json(z.object({ data: z.array(LedgerEntrySchema), page: PageSchema })),
+    },
     ...adminErrors,
     ...errorResponses({
       404: 'No such workspace',
@@ -203,7 +216,10 @@ const auditRouteDef = createRoute({
   security,
   request: { params: wsParams, query: z.object({ page: pageQuery, size: sizeQuery, order: orderQuery }) },
   responses: {
-    200: { description: 'One page of audit entries, oldest first unless order=desc', content: json(z.object({ data: z.array(AuditEntrySchema), page: PageSchema })) },
+    200: {
+      description: 'One page of audit entries, oldest first unless order=desc',
+      content: json(z.object({ data: z.array(AuditEntrySchema), page: PageSchema })),
+    },
     ...adminErrors,
     ...errorResponses({
       404: 'No such workspace',
@@ -220,16 +236,22 @@ adminWorkspaceRoutes.openapi(createRouteDef, async (c) => {
   const types = await listUsageTypes(c.env.DB);
   const known = new Set(types.map((t) => t.key));
   const errors = body.quotas.flatMap((q, i) => {
-    if (!known.has(q.usageTypeKey)) return [{ path: `quotas.${i}.usageTypeKey`, message: `Unknown usage type '${q.usageTypeKey}'` }];
+    if (!known.has(q.usageTypeKey))
+      return [{ path: `quotas.${i}.usageTypeKey`, message: `Unknown usage type '${q.usageTypeKey}'` }];
     if (body.quotas.findIndex((o) => o.usageTypeKey === q.usageTypeKey) !== i)
       return [{ path: `quotas.${i}.usageTypeKey`, message: `Usage type '${q.usageTypeKey}' is listed twice` }];
     return [];
   });
   if (errors.length > 0) throw new ApiError('VALIDATION_FAILED', 'Invalid quotas', { errors });
   const quotas: QuotaLimits[] = types.map(
-    (t) => body.quotas.find((q) => q.usageTypeKey === t.key) ?? { usageTypeKey: t.key, limitAmount: 0, limitAmountDaily: 0 },
+    (t) =>
+      body.quotas.find((q) => q.usageTypeKey === t.key) ?? { usageTypeKey: t.key, limitAmount: 0, limitAmountDaily: 0 },
   );
-  const ws = await createWorkspace(c.env.DB, { id: body.id, name: body.name ?? body.id, anchorDay: body.anchorDay, quotas }, auditContext(c, atMs));
+  const ws = await createWorkspace(
+    c.env.DB,
+    { id: body.id, name: body.name ?? body.id, anchorDay: body.anchorDay, quotas },
+    auditContext(c, atMs),
+  );
   return c.json(await workspaceView(c.env.DB, ws, atMs), 201);
 });
 
@@ -261,8 +283,16 @@ adminWorkspaceRoutes.openapi(bonusRouteDef, async (c) => {
   const body = c.req.valid('json');
   const atMs = nowMs();
   await requireUsageType(c.env.DB, usageTypeKey);
-  const ws = await addBonus(c.env.DB, workspaceId, usageTypeKey, body.amount, body.reason ?? null, auditContext(c, atMs));
-  if (!ws) throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' has no ${usageTypeKey} quota; set its limits first`);
+  const ws = await addBonus(
+    c.env.DB,
+    workspaceId,
+    usageTypeKey,
+    body.amount,
+    body.reason ?? null,
+    auditContext(c, atMs),
+  );
+  if (!ws)
+    throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' has no ${usageTypeKey} quota; set its limits first`);
   const quota = (await syncMeter(c.env, ws.id, atMs)).quotas.find((q) => q.usageTypeKey === usageTypeKey);
   return c.json(quota!, 200);
 });
@@ -284,6 +314,10 @@ adminWorkspaceRoutes.openapi(auditRouteDef, async (c) => {
   const { workspaceId } = c.req.valid('param');
   const q = c.req.valid('query');
   await requireWorkspaceRow(c.env.DB, workspaceId);
-  const { total, entries } = await listAudit(c.env.DB, workspaceId, { offset: (q.page - 1) * q.size, limit: q.size, order: q.order ?? 'asc' });
+  const { total, entries } = await listAudit(c.env.DB, workspaceId, {
+    offset: (q.page - 1) * q.size,
+    limit: q.size,
+    order: q.order ?? 'asc',
+  });
   return c.json({ data: entries, page: pageObject(q.page, q.size, total) }, 200);
 });

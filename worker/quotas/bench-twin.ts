@@ -20,5 +20,9 @@ export const BENCH_TWIN_HEADER = 'x-bench-unmetered';
 
 /** True only in the bench build and only for a request carrying `X-Bench-Unmetered: 1`. */
 export function isBenchTwin(c: Context<AppEnv>): boolean {
-  return typeof __BENCH_UNMETERED_TWIN__ !== 'undefined' && __BENCH_UNMETERED_TWIN__ === true && c.req.header(BENCH_TWIN_HEADER) === '1';
+  return (
+    typeof __BENCH_UNMETERED_TWIN__ !== 'undefined' &&
+    __BENCH_UNMETERED_TWIN__ === true &&
+    c.req.header(BENCH_TWIN_HEADER) === '1'
+  );
 }

@@ -44,7 +44,8 @@ export interface ChargeRequest {
  */
 export async function charge(c: Context<AppEnv>, req: ChargeRequest): Promise<ConsumeOutcome> {
   const workspaceId = req.workspaceId ?? c.req.param('workspaceId');
-  if (!workspaceId) throw new ApiError('INTERNAL_ERROR', 'charge() was called on a route without a workspaceId path parameter');
+  if (!workspaceId)
+    throw new ApiError('INTERNAL_ERROR', 'charge() was called on a route without a workspaceId path parameter');
   const idempotencyKey = idempotencyKeyOf(c);
   const atMs = nowMs();
   // bench:api's unmetered twin (a bench build only; bench-twin.ts): everything but the meter call.

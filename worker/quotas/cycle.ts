@@ -32,7 +32,8 @@ export function anchorDateOf(year: number, month0: number, anchorDay: number): n
 }
 
 function checkAnchor(anchorDay: number): void {
-  if (!Number.isInteger(anchorDay) || anchorDay < 1 || anchorDay > 31) throw new RangeError(`anchor day ${anchorDay} is not in 1..31`);
+  if (!Number.isInteger(anchorDay) || anchorDay < 1 || anchorDay > 31)
+    throw new RangeError(`anchor day ${anchorDay} is not in 1..31`);
 }
 
 /** Epoch ms (00:00 UTC) of the cycle holding `ms`. */

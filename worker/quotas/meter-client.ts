@@ -36,19 +36,31 @@ export class MeterUnavailable extends Error {
     cause: unknown,
     readonly retryable = false,
   ) {
-    super(`meter.${operation} failed: ${cause instanceof Error ? cause.message.slice(0, 300) : String(cause).slice(0, 300)}`);
+    super(
+      `meter.${operation} failed: ${cause instanceof Error ? cause.message.slice(0, 300) : String(cause).slice(0, 300)}`,
+    );
     this.name = 'MeterUnavailable';
   }
 }
 
 function unavailable(operation: string): ApiError {
-  return new ApiError('STORAGE_UNAVAILABLE', `The workspace's meter did not answer (${operation}); nothing was charged, retry the request`, {
-    headers: { 'retry-after': '1' },
-  });
+  return new ApiError(
+    'STORAGE_UNAVAILABLE',
+    `The workspace's meter did not answer (${operation}); nothing was charged, retry the request`,
+    {
+      headers: { 'retry-after': '1' },
+    },
+  );
 }
 
 /** One bounded call; a fresh stub per attempt (a stub that saw an exception may stay broken). */
-async function attempt<T>(env: MeterEnv, workspaceId: string, operation: string, ms: number, fn: (stub: Stub) => Promise<T>): Promise<T> {
+async function attempt<T>(
+  env: MeterEnv,
+  workspaceId: string,
+  operation: string,
+  ms: number,
+  fn: (stub: Stub) => Promise<T>,
+): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | null = null;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new MeterUnavailable(operation, new Error(`no answer within ${ms} ms`))), ms);
@@ -71,7 +83,13 @@ async function attempt<T>(env: MeterEnv, workspaceId: string, operation: string,
  * Calls the meter of `workspaceId`; `repeatable` says whether a retryable failure may be tried
  * again. Any failure that remains is ApiError 503 STORAGE_UNAVAILABLE (Retry-After: 1).
  */
-export async function callMeter<T>(env: MeterEnv, workspaceId: string, operation: string, repeatable: boolean, fn: (stub: Stub, deadlineMs: number) => Promise<T>): Promise<T> {
+export async function callMeter<T>(
+  env: MeterEnv,
+  workspaceId: string,
+  operation: string,
+  repeatable: boolean,
+  fn: (stub: Stub, deadlineMs: number) => Promise<T>,
+): Promise<T> {
   const ms = meterTimeoutMs(env);
   for (let i = 1; ; i++) {
     // The meter refuses a charge that reaches it after the deadline, so a timed-out call does not
@@ -98,7 +116,9 @@ export async function consume(
   req: Omit<MeterChargeRequest, 'deadlineMs'>,
   dailyRetryAfterSeconds: number,
 ): Promise<ConsumeOutcome> {
-  const result = await callMeter(env, req.workspaceId, 'charge', req.idempotencyKey !== null, (stub, deadlineMs) => stub.charge({ ...req, deadlineMs }));
+  const result = await callMeter(env, req.workspaceId, 'charge', req.idempotencyKey !== null, (stub, deadlineMs) =>
+    stub.charge({ ...req, deadlineMs }),
+  );
   switch (result.status) {
     case 'charged':
     case 'replayed':
@@ -108,14 +128,21 @@ export async function consume(
       throw unavailable('charge');
     default:
       if (result.code === 'DAILY_LIMIT_REACHED') {
-        throw new ApiError('DAILY_LIMIT_REACHED', result.detail, { headers: { 'retry-after': String(dailyRetryAfterSeconds) } });
+        throw new ApiError('DAILY_LIMIT_REACHED', result.detail, {
+          headers: { 'retry-after': String(dailyRetryAfterSeconds) },
+        });
       }
       throw new ApiError(result.code, result.detail);
   }
 }
 
 /** The live quotas of a workspace from its meter; 404 when there is no such workspace. */
-export async function meterQuotas(env: MeterEnv, workspaceId: string, atMs: number, usageTypeKey?: UsageTypeKey | string): Promise<MeterQuotas> {
+export async function meterQuotas(
+  env: MeterEnv,
+  workspaceId: string,
+  atMs: number,
+  usageTypeKey?: UsageTypeKey | string,
+): Promise<MeterQuotas> {
   const out = await callMeter(env, workspaceId, 'quotas', true, (stub) => stub.quotas(workspaceId, atMs, usageTypeKey));
   if (!out) throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' does not exist`);
   return out;
@@ -135,12 +162,31 @@ export function claimKey(
   request: { method: string; path: string; bodySha256: string; lock: string; atMs: number; leaseMs: number },
 ): Promise<ClaimResult> {
   return callMeter(env, workspaceId, 'claim', true, (stub) =>
-    stub.claimKey(workspaceId, key, request.method, request.path, request.bodySha256, request.lock, request.atMs, request.leaseMs),
+    stub.claimKey(
+      workspaceId,
+      key,
+      request.method,
+      request.path,
+      request.bodySha256,
+      request.lock,
+      request.atMs,
+      request.leaseMs,
+    ),
   );
 }
 
-export function completeKey(env: MeterEnv, workspaceId: string, key: string, lock: string, status: number, contentType: string | null, body: string): Promise<void> {
-  return callMeter(env, workspaceId, 'complete', true, (stub) => stub.completeKey(key, lock, status, contentType, body));
+export function completeKey(
+  env: MeterEnv,
+  workspaceId: string,
+  key: string,
+  lock: string,
+  status: number,
+  contentType: string | null,
+  body: string,
+): Promise<void> {
+  return callMeter(env, workspaceId, 'complete', true, (stub) =>
+    stub.completeKey(key, lock, status, contentType, body),
+  );
 }
 
 export function releaseKey(env: MeterEnv, workspaceId: string, key: string, lock: string): Promise<void> {

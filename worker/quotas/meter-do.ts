@@ -63,7 +63,11 @@ export interface MeterChargeRequest {
 
 /** Refusals travel as values (an RPC exception keeps only its message). */
 export type MeterRefusal =
-  | { status: 'refused'; code: 'NOT_FOUND' | 'ERROR_NO_REMAINING_QUOTA' | 'ERROR_NO_REMAINING_PLAGIARISM_CHECKS' | 'CONFLICT'; detail: string }
+  | {
+      status: 'refused';
+      code: 'NOT_FOUND' | 'ERROR_NO_REMAINING_QUOTA' | 'ERROR_NO_REMAINING_PLAGIARISM_CHECKS' | 'CONFLICT';
+      detail: string;
+    }
   | { status: 'refused'; code: 'DAILY_LIMIT_REACHED'; detail: string; daily: true }
   /** The request arrived after the caller's deadline: nothing was charged. */
   | { status: 'expired' };
@@ -167,7 +171,8 @@ export class WorkspaceMeter extends DurableObject<Env> {
 
   /** Checks and deducts in one synchronous transaction; refusals are returned, not thrown. */
   async charge(req: MeterChargeRequest): Promise<MeterChargeResult> {
-    if (!(await this.ready(req.workspaceId, req.atMs))) return { status: 'refused', code: 'NOT_FOUND', detail: `Workspace '${req.workspaceId}' does not exist` };
+    if (!(await this.ready(req.workspaceId, req.atMs)))
+      return { status: 'refused', code: 'NOT_FOUND', detail: `Workspace '${req.workspaceId}' does not exist` };
     // The caller gave up (timeout): making the charge now would consume for a failed request.
     if (req.deadlineMs !== undefined && Date.now() > req.deadlineMs) return { status: 'expired' };
     this.see(req.atMs);
@@ -188,7 +193,9 @@ export class WorkspaceMeter extends DurableObject<Env> {
     return {
       anchorDay: meta.anchorDay,
       cycleStart,
-      quotas: rows.filter((r) => usageTypeKey === undefined || r.usage_type_key === usageTypeKey).map((r) => quotaView(r, workspaceId, p)),
+      quotas: rows
+        .filter((r) => usageTypeKey === undefined || r.usage_type_key === usageTypeKey)
+        .map((r) => quotaView(r, workspaceId, p)),
     };
   }
 
@@ -201,7 +208,16 @@ export class WorkspaceMeter extends DurableObject<Env> {
   }
 
   /** Claims an Idempotency-Key for a request (worker/idempotency.ts), one synchronous transaction. */
-  async claimKey(workspaceId: string, key: string, method: string, path: string, bodySha256: string, lock: string, atMs: number, leaseMs: number): Promise<ClaimResult> {
+  async claimKey(
+    workspaceId: string,
+    key: string,
+    method: string,
+    path: string,
+    bodySha256: string,
+    lock: string,
+    atMs: number,
+    leaseMs: number,
+  ): Promise<ClaimResult> {
     const meta = await this.ready(workspaceId, atMs);
     if (!meta) return { kind: 'unknown-workspace' };
     this.see(atMs);
@@ -213,7 +229,14 @@ export class WorkspaceMeter extends DurableObject<Env> {
       if (!row || row.expires_at <= atMs) {
         this.sql.exec(
           "INSERT OR REPLACE INTO request_keys (idempotency_key, method, path, body_sha256, state, lock_token, locked_until, created_at, expires_at) VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?, ?)",
-          key, method, path, bodySha256, lock, atMs + leaseMs, isoTimestamp(atMs), atMs + LIMITS.idempotencyKeyTtlMs,
+          key,
+          method,
+          path,
+          bodySha256,
+          lock,
+          atMs + leaseMs,
+          isoTimestamp(atMs),
+          atMs + LIMITS.idempotencyKeyTtlMs,
         );
         return { kind: 'claimed' };
       }
@@ -224,12 +247,17 @@ export class WorkspaceMeter extends DurableObject<Env> {
         return { kind: 'replay', status: row.status, contentType: row.content_type, body: row.response_body ?? '' };
       }
       if ((row.locked_until ?? 0) > atMs) {
-        return { kind: 'in-progress', retryAfterSeconds: Math.max(1, Math.ceil(((row.locked_until ?? atMs) - atMs) / 1000)) };
+        return {
+          kind: 'in-progress',
+          retryAfterSeconds: Math.max(1, Math.ceil(((row.locked_until ?? atMs) - atMs) / 1000)),
+        };
       }
       // An abandoned lease of the same request: take it over (its charge is recognized by charge_keys).
       this.sql.exec(
         "UPDATE request_keys SET state = 'in_progress', lock_token = ?, locked_until = ?, status = NULL, content_type = NULL, response_body = NULL WHERE idempotency_key = ?",
-        lock, atMs + leaseMs, key,
+        lock,
+        atMs + leaseMs,
+        key,
       );
       return { kind: 'claimed' };
     });
@@ -238,10 +266,20 @@ export class WorkspaceMeter extends DurableObject<Env> {
   }
 
   /** Stores the 2xx answer of the request holding the key. */
-  async completeKey(key: string, lock: string, status: number, contentType: string | null, body: string): Promise<void> {
+  async completeKey(
+    key: string,
+    lock: string,
+    status: number,
+    contentType: string | null,
+    body: string,
+  ): Promise<void> {
     this.sql.exec(
       "UPDATE request_keys SET state = 'done', status = ?, content_type = ?, response_body = ?, lock_token = NULL, locked_until = NULL WHERE idempotency_key = ? AND lock_token = ?",
-      status, contentType, body, key, lock,
+      status,
+      contentType,
+      body,
+      key,
+      lock,
     );
   }
 
@@ -270,7 +308,9 @@ export class WorkspaceMeter extends DurableObject<Env> {
       // D1 unreachable: the events stay in the outbox and the flush is tried again later.
       const delay = FLUSH_BACKOFF_MS[Math.min(this.flushFailures, FLUSH_BACKOFF_MS.length - 1)];
       this.flushFailures++;
-      console.error(`[meter] flush of ${this.meta?.workspaceId ?? '?'} failed (${this.flushFailures}x), retry in ${delay} ms: ${(err as Error).message.slice(0, 200)}`);
+      console.error(
+        `[meter] flush of ${this.meta?.workspaceId ?? '?'} failed (${this.flushFailures}x), retry in ${delay} ms: ${(err as Error).message.slice(0, 200)}`,
+      );
       this.scheduleFlush(delay, true);
       return;
     }
@@ -316,7 +356,8 @@ export class WorkspaceMeter extends DurableObject<Env> {
   }
 
   private writeMeta(m: Meta): void {
-    const set = (k: string, v: SqlStorageValue) => this.sql.exec('INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)', k, v);
+    const set = (k: string, v: SqlStorageValue) =>
+      this.sql.exec('INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)', k, v);
     set('workspace_id', m.workspaceId);
     set('anchor_day', m.anchorDay);
     set('audit_id', m.auditId);
@@ -326,21 +367,33 @@ export class WorkspaceMeter extends DurableObject<Env> {
   }
 
   private rows(): MeterRow[] {
-    return this.sql.exec<Record<string, SqlStorageValue>>(`SELECT ${ROW_COLUMNS} FROM quotas ORDER BY usage_type_key`).toArray() as unknown as MeterRow[];
+    return this.sql
+      .exec<Record<string, SqlStorageValue>>(`SELECT ${ROW_COLUMNS} FROM quotas ORDER BY usage_type_key`)
+      .toArray() as unknown as MeterRow[];
   }
 
   private writeRow(r: MeterRow): void {
     this.sql.exec(
       `INSERT OR REPLACE INTO quotas (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      r.usage_type_key, r.quota_id, r.limit_amount, r.limit_amount_daily, r.used_amount, r.used_amount_daily,
-      r.bonus_amount, r.spillover_amount, r.cycle_start, r.daily_date, r.fair_use_policy_limit,
+      r.usage_type_key,
+      r.quota_id,
+      r.limit_amount,
+      r.limit_amount_daily,
+      r.used_amount,
+      r.used_amount_daily,
+      r.bonus_amount,
+      r.spillover_amount,
+      r.cycle_start,
+      r.daily_date,
+      r.fair_use_policy_limit,
     );
   }
 
   /** The seeded state; seeds a cold object from D1 first (once, however many calls wait for it). */
   private async ready(workspaceId: string, atMs: number): Promise<Meta | null> {
     if (this.meta) {
-      if (this.meta.workspaceId !== workspaceId) throw new Error(`meter of ${this.meta.workspaceId} called for ${workspaceId}`);
+      if (this.meta.workspaceId !== workspaceId)
+        throw new Error(`meter of ${this.meta.workspaceId} called for ${workspaceId}`);
       return this.meta;
     }
     this.seeding ??= this.seed(workspaceId, atMs).finally(() => (this.seeding = null));
@@ -358,7 +411,11 @@ export class WorkspaceMeter extends DurableObject<Env> {
         )
         .bind(workspaceId),
       db.prepare('SELECT COALESCE(MAX(id), 0) AS id FROM admin_audit_log WHERE workspace_id = ?1').bind(workspaceId),
-      db.prepare('SELECT COALESCE(MAX(id), 0) AS id, COALESCE(MAX(meter_seq), 0) AS seq FROM usage_ledger WHERE workspace_id = ?1').bind(workspaceId),
+      db
+        .prepare(
+          'SELECT COALESCE(MAX(id), 0) AS id, COALESCE(MAX(meter_seq), 0) AS seq FROM usage_ledger WHERE workspace_id = ?1',
+        )
+        .bind(workspaceId),
       db
         .prepare(
           'SELECT idempotency_key, method, path, body_sha256, state, lock_token, locked_until, status, content_type, response_body, created_at, expires_at ' +
@@ -366,7 +423,9 @@ export class WorkspaceMeter extends DurableObject<Env> {
         )
         .bind(workspaceId, atMs),
       db
-        .prepare('SELECT idempotency_key, usage_type_key, amount, created_at FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key IS NOT NULL AND created_at >= ?2 ORDER BY id')
+        .prepare(
+          'SELECT idempotency_key, usage_type_key, amount, created_at FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key IS NOT NULL AND created_at >= ?2 ORDER BY id',
+        )
         .bind(workspaceId, isoTimestamp(atMs - LIMITS.idempotencyKeyTtlMs)),
     ]);
     const wsRow = ws.results[0] as { anchor_day: number } | undefined;
@@ -386,13 +445,30 @@ export class WorkspaceMeter extends DurableObject<Env> {
       for (const k of requestKeys.results) {
         this.sql.exec(
           'INSERT OR REPLACE INTO request_keys (idempotency_key, method, path, body_sha256, state, lock_token, locked_until, status, content_type, response_body, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          ...(['idempotency_key', 'method', 'path', 'body_sha256', 'state', 'lock_token', 'locked_until', 'status', 'content_type', 'response_body', 'created_at', 'expires_at'].map(
-            (c) => k[c] as SqlStorageValue,
-          )),
+          ...[
+            'idempotency_key',
+            'method',
+            'path',
+            'body_sha256',
+            'state',
+            'lock_token',
+            'locked_until',
+            'status',
+            'content_type',
+            'response_body',
+            'created_at',
+            'expires_at',
+          ].map((c) => k[c] as SqlStorageValue),
         );
       }
       for (const k of chargeKeys.results) {
-        this.sql.exec('INSERT OR REPLACE INTO charge_keys (idempotency_key, usage_type_key, amount, at_ms) VALUES (?, ?, ?, ?)', k.idempotency_key as string, k.usage_type_key as string, Number(k.amount), Date.parse(String(k.created_at)));
+        this.sql.exec(
+          'INSERT OR REPLACE INTO charge_keys (idempotency_key, usage_type_key, amount, at_ms) VALUES (?, ?, ?, ?)',
+          k.idempotency_key as string,
+          k.usage_type_key as string,
+          Number(k.amount),
+          Date.parse(String(k.created_at)),
+        );
       }
       this.writeMeta(meta);
     });
@@ -402,10 +478,16 @@ export class WorkspaceMeter extends DurableObject<Env> {
 
   private chargeSync(meta: Meta, req: MeterChargeRequest): MeterChargeResult {
     const p = cycleParams(req.atMs, meta.anchorDay);
-    const stored = this.sql.exec<Record<string, SqlStorageValue>>(`SELECT ${ROW_COLUMNS} FROM quotas WHERE usage_type_key = ?`, req.usageTypeKey).toArray()[0] as unknown as MeterRow | undefined;
+    const stored = this.sql
+      .exec<Record<string, SqlStorageValue>>(
+        `SELECT ${ROW_COLUMNS} FROM quotas WHERE usage_type_key = ?`,
+        req.usageTypeKey,
+      )
+      .toArray()[0] as unknown as MeterRow | undefined;
     const exhausted = (detail: string): MeterRefusal => ({
       status: 'refused',
-      code: req.usageTypeKey === 'plagiarismChecks' ? 'ERROR_NO_REMAINING_PLAGIARISM_CHECKS' : 'ERROR_NO_REMAINING_QUOTA',
+      code:
+        req.usageTypeKey === 'plagiarismChecks' ? 'ERROR_NO_REMAINING_PLAGIARISM_CHECKS' : 'ERROR_NO_REMAINING_QUOTA',
       detail,
     });
     if (req.amount === 0) {
@@ -414,13 +496,21 @@ export class WorkspaceMeter extends DurableObject<Env> {
       const q = roll(stored, p);
       if (available(q) <= 0) return exhausted(`The monthly ${req.usageTypeKey} allowance is exhausted`);
       if (q.used_amount_daily >= q.limit_amount_daily) {
-        return { status: 'refused', code: 'DAILY_LIMIT_REACHED', daily: true, detail: `The daily ${req.usageTypeKey} limit of ${q.limit_amount_daily} is reached; it resets at midnight UTC` };
+        return {
+          status: 'refused',
+          code: 'DAILY_LIMIT_REACHED',
+          daily: true,
+          detail: `The daily ${req.usageTypeKey} limit of ${q.limit_amount_daily} is reached; it resets at midnight UTC`,
+        };
       }
       return { status: 'free' };
     }
     if (req.idempotencyKey !== null) {
       const prior = this.sql
-        .exec<{ usage_type_key: string; amount: number; at_ms: number }>('SELECT usage_type_key, amount, at_ms FROM charge_keys WHERE idempotency_key = ?', req.idempotencyKey)
+        .exec<{ usage_type_key: string; amount: number; at_ms: number }>(
+          'SELECT usage_type_key, amount, at_ms FROM charge_keys WHERE idempotency_key = ?',
+          req.idempotencyKey,
+        )
         .toArray()[0];
       // Keys count for 24 hours; afterwards the key may be used again.
       if (prior && prior.at_ms >= req.atMs - LIMITS.idempotencyKeyTtlMs) {
@@ -438,7 +528,9 @@ export class WorkspaceMeter extends DurableObject<Env> {
     const q = roll(stored, p);
     // Monthly before daily: when both apply, waiting for midnight would not help.
     if (available(q) < req.amount) {
-      return exhausted(`The monthly ${req.usageTypeKey} allowance is exhausted: ${available(q)} available, ${req.amount} requested`);
+      return exhausted(
+        `The monthly ${req.usageTypeKey} allowance is exhausted: ${available(q)} available, ${req.amount} requested`,
+      );
     }
     if (q.used_amount_daily + req.amount > q.limit_amount_daily) {
       return {
@@ -454,12 +546,24 @@ export class WorkspaceMeter extends DurableObject<Env> {
     q.used_amount_daily += req.amount;
     this.writeRow(q);
     if (req.idempotencyKey !== null) {
-      this.sql.exec('INSERT OR REPLACE INTO charge_keys (idempotency_key, usage_type_key, amount, at_ms) VALUES (?, ?, ?, ?)', req.idempotencyKey, req.usageTypeKey, req.amount, req.atMs);
+      this.sql.exec(
+        'INSERT OR REPLACE INTO charge_keys (idempotency_key, usage_type_key, amount, at_ms) VALUES (?, ?, ?, ?)',
+        req.idempotencyKey,
+        req.usageTypeKey,
+        req.amount,
+        req.atMs,
+      );
     }
     const seq = meta.nextSeq;
     this.sql.exec(
       'INSERT INTO outbox (seq, usage_type_key, amount, request_id, idempotency_key, cycle_start, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      seq, req.usageTypeKey, req.amount, req.requestId, req.idempotencyKey, q.cycle_start, isoTimestamp(req.atMs),
+      seq,
+      req.usageTypeKey,
+      req.amount,
+      req.requestId,
+      req.idempotencyKey,
+      q.cycle_start,
+      isoTimestamp(req.atMs),
     );
     // Only the sequence moved (one row, not the whole meta: this is the hot path).
     this.sql.exec("UPDATE meta SET v = ? WHERE k = 'next_seq'", seq + 1);
@@ -477,19 +581,38 @@ export class WorkspaceMeter extends DurableObject<Env> {
     if (!meta) return;
     const db = this.env.DB;
     const [audit, legacy, types] = await db.batch<Record<string, unknown>>([
-      db.prepare('SELECT id, action, usage_type_key, details, created_at FROM admin_audit_log WHERE workspace_id = ?1 AND id > ?2 ORDER BY id').bind(meta.workspaceId, meta.auditId),
       db
-        .prepare('SELECT id, usage_type_key, amount, idempotency_key, created_at FROM usage_ledger WHERE workspace_id = ?1 AND id > ?2 AND meter_seq IS NULL ORDER BY id')
+        .prepare(
+          'SELECT id, action, usage_type_key, details, created_at FROM admin_audit_log WHERE workspace_id = ?1 AND id > ?2 ORDER BY id',
+        )
+        .bind(meta.workspaceId, meta.auditId),
+      db
+        .prepare(
+          'SELECT id, usage_type_key, amount, idempotency_key, created_at FROM usage_ledger WHERE workspace_id = ?1 AND id > ?2 AND meter_seq IS NULL ORDER BY id',
+        )
         .bind(meta.workspaceId, meta.legacyLedgerId),
-      db.prepare('SELECT q.id, q.usage_type_key, ut.fair_use_policy_limit FROM quotas q JOIN usage_types ut ON ut.key = q.usage_type_key WHERE q.workspace_id = ?1').bind(meta.workspaceId),
+      db
+        .prepare(
+          'SELECT q.id, q.usage_type_key, ut.fair_use_policy_limit FROM quotas q JOIN usage_types ut ON ut.key = q.usage_type_key WHERE q.workspace_id = ?1',
+        )
+        .bind(meta.workspaceId),
     ]);
     if (audit.results.length === 0 && legacy.results.length === 0) return;
-    const d1Quotas = new Map(types.results.map((t) => [String(t.usage_type_key), { id: String(t.id), fair: t.fair_use_policy_limit as number | null }]));
+    const d1Quotas = new Map(
+      types.results.map((t) => [
+        String(t.usage_type_key),
+        { id: String(t.id), fair: t.fair_use_policy_limit as number | null },
+      ]),
+    );
     this.ctx.storage.transactionSync(() => {
       const m = { ...this.meta! };
       const events = [
-        ...audit.results.filter((a) => Number(a.id) > m.auditId).map((a) => ({ at: Date.parse(String(a.created_at)), audit: a, ledger: undefined })),
-        ...legacy.results.filter((l) => Number(l.id) > m.legacyLedgerId).map((l) => ({ at: Date.parse(String(l.created_at)), audit: undefined, ledger: l })),
+        ...audit.results
+          .filter((a) => Number(a.id) > m.auditId)
+          .map((a) => ({ at: Date.parse(String(a.created_at)), audit: a, ledger: undefined })),
+        ...legacy.results
+          .filter((l) => Number(l.id) > m.legacyLedgerId)
+          .map((l) => ({ at: Date.parse(String(l.created_at)), audit: undefined, ledger: l })),
       ].sort((x, y) => x.at - y.at);
       for (const ev of events) {
         if (ev.audit) {
@@ -505,7 +628,12 @@ export class WorkspaceMeter extends DurableObject<Env> {
   }
 
   /** One admin change, at its instant: the rollover up to then with the old settings, then the change. */
-  private applyAudit(m: Meta, a: Record<string, unknown>, at: number, d1Quotas: Map<string, { id: string; fair: number | null }>): void {
+  private applyAudit(
+    m: Meta,
+    a: Record<string, unknown>,
+    at: number,
+    d1Quotas: Map<string, { id: string; fair: number | null }>,
+  ): void {
     const details = JSON.parse(String(a.details)) as Record<string, unknown>;
     const p = cycleParams(at, m.anchorDay);
     const type = a.usage_type_key === null ? null : String(a.usage_type_key);
@@ -522,10 +650,16 @@ export class WorkspaceMeter extends DurableObject<Env> {
     if (a.action === 'quota.limits_set') {
       const after = details.after as { limitAmount: number; limitAmountDaily: number };
       if (stored) {
-        this.writeRow({ ...roll(stored, p), limit_amount: after.limitAmount, limit_amount_daily: after.limitAmountDaily });
+        this.writeRow({
+          ...roll(stored, p),
+          limit_amount: after.limitAmount,
+          limit_amount_daily: after.limitAmountDaily,
+        });
       } else {
         // A new row joins the running cycle of the workspace's other rows.
-        const running = current.map((r) => roll(r, p)).reduce((s, r) => (r.cycle_start > s ? r.cycle_start : s), cycleStartFor(at, m.anchorDay));
+        const running = current
+          .map((r) => roll(r, p))
+          .reduce((s, r) => (r.cycle_start > s ? r.cycle_start : s), cycleStartFor(at, m.anchorDay));
         const d1 = d1Quotas.get(type);
         this.writeRow({
           usage_type_key: type,
@@ -555,7 +689,13 @@ export class WorkspaceMeter extends DurableObject<Env> {
     const amount = Number(l.amount);
     this.writeRow({ ...q, used_amount: q.used_amount + amount, used_amount_daily: q.used_amount_daily + amount });
     if (l.idempotency_key !== null) {
-      this.sql.exec('INSERT OR REPLACE INTO charge_keys (idempotency_key, usage_type_key, amount, at_ms) VALUES (?, ?, ?, ?)', String(l.idempotency_key), String(l.usage_type_key), amount, at);
+      this.sql.exec(
+        'INSERT OR REPLACE INTO charge_keys (idempotency_key, usage_type_key, amount, at_ms) VALUES (?, ?, ?, ?)',
+        String(l.idempotency_key),
+        String(l.usage_type_key),
+        amount,
+        at,
+      );
     }
   }
 
@@ -566,7 +706,9 @@ export class WorkspaceMeter extends DurableObject<Env> {
     let written = 0;
     for (;;) {
       const meta = this.meta;
-      const events = this.sql.exec<Record<string, SqlStorageValue>>('SELECT * FROM outbox ORDER BY seq LIMIT ?', FLUSH_BATCH).toArray() as unknown as OutboxRow[];
+      const events = this.sql
+        .exec<Record<string, SqlStorageValue>>('SELECT * FROM outbox ORDER BY seq LIMIT ?', FLUSH_BATCH)
+        .toArray() as unknown as OutboxRow[];
       const rows = this.rows();
       const lastSeq = events.length > 0 ? events[events.length - 1].seq : meta.nextSeq - 1;
       const statements = events.map((e) =>
@@ -575,7 +717,16 @@ export class WorkspaceMeter extends DurableObject<Env> {
             'INSERT INTO usage_ledger (workspace_id, usage_type_key, amount, request_id, idempotency_key, cycle_start, created_at, meter_seq) ' +
               'VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (workspace_id, meter_seq) DO NOTHING',
           )
-          .bind(meta.workspaceId, e.usage_type_key, e.amount, e.request_id, e.idempotency_key, e.cycle_start, e.created_at, e.seq),
+          .bind(
+            meta.workspaceId,
+            e.usage_type_key,
+            e.amount,
+            e.request_id,
+            e.idempotency_key,
+            e.cycle_start,
+            e.created_at,
+            e.seq,
+          ),
       );
       // The counters as the object holds them, for D1 readers and a re-seed; skipped while D1 has
       // an admin change this object has not applied yet (the next flush writes it).
@@ -587,7 +738,18 @@ export class WorkspaceMeter extends DurableObject<Env> {
                 'WHERE workspace_id = ?1 AND usage_type_key = ?2 AND meter_seq <= ?9 ' +
                 'AND NOT EXISTS (SELECT 1 FROM admin_audit_log WHERE workspace_id = ?1 AND id > ?10)',
             )
-            .bind(meta.workspaceId, r.usage_type_key, r.used_amount, r.used_amount_daily, r.bonus_amount, r.spillover_amount, r.cycle_start, r.daily_date, lastSeq, meta.auditId),
+            .bind(
+              meta.workspaceId,
+              r.usage_type_key,
+              r.used_amount,
+              r.used_amount_daily,
+              r.bonus_amount,
+              r.spillover_amount,
+              r.cycle_start,
+              r.daily_date,
+              lastSeq,
+              meta.auditId,
+            ),
         );
       }
       if (statements.length > 0) await db.batch(statements);

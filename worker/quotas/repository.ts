@@ -39,7 +39,8 @@ const effSpill = (p: string) =>
 // request of the new day has written never wipes the new day's counter (it counts into it).
 const effDaily = (p: string) => `(CASE WHEN ${p}daily_date >= ?3 THEN ${p}used_amount_daily ELSE 0 END)`;
 const effDailyDate = (p: string) => `(CASE WHEN ${p}daily_date >= ?3 THEN ${p}daily_date ELSE ?3 END)`;
-const effCycleStart = (p: string, start = '?1') => `(CASE WHEN ${p}cycle_start >= ${start} THEN ${p}cycle_start ELSE ${start} END)`;
+const effCycleStart = (p: string, start = '?1') =>
+  `(CASE WHEN ${p}cycle_start >= ${start} THEN ${p}cycle_start ELSE ${start} END)`;
 /**
  * The running cycle of workspace `workspace` (SQL parameters such as '?4'): the latest effective
  * cycle start of its quota rows (after an anchor-day change it can be later than `start`), or
@@ -62,7 +63,8 @@ const cycleBinds = (p: CycleParams): [string, string, string] => [p.cycleStart, 
  * "Workspace `id` still has anchor day `anchorDay`" (both SQL parameters such as '?1'): the guard
  * that keeps a statement computed for one anchor day from writing after a concurrent anchor change.
  */
-const anchorGuard = (id: string, anchorDay: string) => `EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ${id} AND w.anchor_day = ${anchorDay})`;
+const anchorGuard = (id: string, anchorDay: string) =>
+  `EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ${id} AND w.anchor_day = ${anchorDay})`;
 
 export function isoTimestamp(ms: number): string {
   return new Date(ms).toISOString();
@@ -182,7 +184,12 @@ function toQuota(r: QuotaRow, today: string): Quota {
 }
 
 /** The statement reading the workspace's quota rows (of one usage type) as of the cycle of `p`. */
-function quotasStatement(db: D1Database, workspaceId: string, p: CycleParams, usageTypeKey?: string): D1PreparedStatement {
+function quotasStatement(
+  db: D1Database,
+  workspaceId: string,
+  p: CycleParams,
+  usageTypeKey?: string,
+): D1PreparedStatement {
   const filter = usageTypeKey === undefined ? '' : ' AND q.usage_type_key = ?5';
   const stmt = db.prepare(`${QUOTA_SELECT} WHERE q.workspace_id = ?4${filter} ORDER BY q.usage_type_key`);
   const binds: unknown[] = [...cycleBinds(p), workspaceId];
@@ -191,7 +198,12 @@ function quotasStatement(db: D1Database, workspaceId: string, p: CycleParams, us
 }
 
 /** The workspace's quotas as of `atMs` (rollovers applied, nothing written). */
-export async function listQuotas(db: D1Database, workspace: Workspace, atMs: number, usageTypeKey?: string): Promise<Quota[]> {
+export async function listQuotas(
+  db: D1Database,
+  workspace: Workspace,
+  atMs: number,
+  usageTypeKey?: string,
+): Promise<Quota[]> {
   const p = cycleParams(atMs, workspace.anchorDay);
   const { results } = await quotasStatement(db, workspace.id, p, usageTypeKey).all<QuotaRow>();
   return results.map((r) => toQuota(r, p.today));
@@ -241,7 +253,8 @@ export interface QuotaLimits {
   limitAmountDaily: number;
 }
 
-const AUDIT_INSERT = 'INSERT INTO admin_audit_log (workspace_id, action, usage_type_key, details, actor, request_id, created_at)';
+const AUDIT_INSERT =
+  'INSERT INTO admin_audit_log (workspace_id, action, usage_type_key, details, actor, request_id, created_at)';
 
 /**
  * The audit row of an admin change. With `anchorDay`, it is written only while the workspace
@@ -256,7 +269,15 @@ function auditInsert(
   audit: AuditContext,
   anchorDay?: number,
 ): D1PreparedStatement {
-  const binds: unknown[] = [workspaceId, action, usageTypeKey, JSON.stringify(details), audit.actor, audit.requestId, isoTimestamp(audit.atMs)];
+  const binds: unknown[] = [
+    workspaceId,
+    action,
+    usageTypeKey,
+    JSON.stringify(details),
+    audit.actor,
+    audit.requestId,
+    isoTimestamp(audit.atMs),
+  ];
   let sql = `${AUDIT_INSERT} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7`;
   if (anchorDay !== undefined) {
     sql += ` WHERE ${anchorGuard('?1', '?8')}`;
@@ -265,7 +286,13 @@ function auditInsert(
   return db.prepare(sql).bind(...binds);
 }
 
-function materialize(db: D1Database, ws: Workspace, p: CycleParams, at: string, usageTypeKey?: string): D1PreparedStatement {
+function materialize(
+  db: D1Database,
+  ws: Workspace,
+  p: CycleParams,
+  at: string,
+  usageTypeKey?: string,
+): D1PreparedStatement {
   const filter = usageTypeKey === undefined ? '' : ' AND usage_type_key = ?7';
   const binds: unknown[] = [...cycleBinds(p), at, ws.id, ws.anchorDay];
   if (usageTypeKey !== undefined) binds.push(usageTypeKey);
@@ -302,7 +329,14 @@ export async function createWorkspace(
         )
         .bind(quotaId(), input.id, q.usageTypeKey, q.limitAmount, q.limitAmountDaily, cycleStart, today, at),
     ),
-    auditInsert(db, input.id, 'workspace.created', null, { name: input.name, anchorDay: input.anchorDay, quotas: input.quotas }, audit),
+    auditInsert(
+      db,
+      input.id,
+      'workspace.created',
+      null,
+      { name: input.name, anchorDay: input.anchorDay, quotas: input.quotas },
+      audit,
+    ),
   ];
   try {
     await db.batch(statements);
@@ -316,7 +350,11 @@ export async function createWorkspace(
 }
 
 /** Retries an admin batch whose anchor-day guard lost a race with another anchor change. */
-async function withWorkspace<T>(db: D1Database, workspaceId: string, fn: (ws: Workspace) => Promise<T | undefined>): Promise<T> {
+async function withWorkspace<T>(
+  db: D1Database,
+  workspaceId: string,
+  fn: (ws: Workspace) => Promise<T | undefined>,
+): Promise<T> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const out = await fn(await requireWorkspaceRow(db, workspaceId));
     if (out !== undefined) return out;
@@ -328,7 +366,12 @@ async function withWorkspace<T>(db: D1Database, workspaceId: string, fn: (ws: Wo
  * Sets monthly and daily limits of one usage type (creates the quota row when missing); returns
  * the workspace the change was made for.
  */
-export async function setQuotaLimits(db: D1Database, workspaceId: string, limits: QuotaLimits, audit: AuditContext): Promise<Workspace> {
+export async function setQuotaLimits(
+  db: D1Database,
+  workspaceId: string,
+  limits: QuotaLimits,
+  audit: AuditContext,
+): Promise<Workspace> {
   const at = isoTimestamp(audit.atMs);
   return withWorkspace(db, workspaceId, async (ws) => {
     const p = cycleParams(audit.atMs, ws.anchorDay);
@@ -342,7 +385,16 @@ export async function setQuotaLimits(db: D1Database, workspaceId: string, limits
             `(SELECT json_object('limitAmount', limit_amount, 'limitAmountDaily', limit_amount_daily) FROM quotas WHERE workspace_id = ?1 AND usage_type_key = ?3), ` +
             `'after', json_object('limitAmount', ?4, 'limitAmountDaily', ?5)), ?6, ?7, ?8 WHERE ${guard}`,
         )
-        .bind(ws.id, ws.anchorDay, limits.usageTypeKey, limits.limitAmount, limits.limitAmountDaily, audit.actor, audit.requestId, at),
+        .bind(
+          ws.id,
+          ws.anchorDay,
+          limits.usageTypeKey,
+          limits.limitAmount,
+          limits.limitAmountDaily,
+          audit.actor,
+          audit.requestId,
+          at,
+        ),
       db
         .prepare(
           `INSERT INTO quotas (id, workspace_id, usage_type_key, limit_amount, limit_amount_daily, cycle_start, daily_date, created_at, updated_at) ` +
@@ -351,7 +403,17 @@ export async function setQuotaLimits(db: D1Database, workspaceId: string, limits
             `ON CONFLICT (workspace_id, usage_type_key) DO UPDATE SET limit_amount = excluded.limit_amount, ` +
             `limit_amount_daily = excluded.limit_amount_daily, updated_at = excluded.updated_at`,
         )
-        .bind(ws.id, ws.anchorDay, quotaId(), limits.usageTypeKey, limits.limitAmount, limits.limitAmountDaily, p.cycleStart, p.today, at),
+        .bind(
+          ws.id,
+          ws.anchorDay,
+          quotaId(),
+          limits.usageTypeKey,
+          limits.limitAmount,
+          limits.limitAmountDaily,
+          p.cycleStart,
+          p.today,
+          at,
+        ),
     ]);
     return results[2].meta.changes === 1 ? ws : undefined;
   });
@@ -437,7 +499,11 @@ async function workspacePage(
   const dir = q.order === 'desc' ? 'DESC' : 'ASC';
   const [count, rows] = await db.batch<Record<string, unknown>>([
     db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE workspace_id = ?1${filter}`).bind(...binds),
-    db.prepare(`SELECT * FROM ${table} WHERE workspace_id = ?1${filter} ORDER BY id ${dir} LIMIT ${q.limit} OFFSET ${q.offset}`).bind(...binds),
+    db
+      .prepare(
+        `SELECT * FROM ${table} WHERE workspace_id = ?1${filter} ORDER BY id ${dir} LIMIT ${q.limit} OFFSET ${q.offset}`,
+      )
+      .bind(...binds),
   ]);
   return { total: Number(count.results[0].n), rows: rows.results };
 }
@@ -463,7 +529,11 @@ export async function listLedger(
   };
 }
 
-export async function listAudit(db: D1Database, workspaceId: string, q: PageQuery): Promise<{ total: number; entries: AuditEntry[] }> {
+export async function listAudit(
+  db: D1Database,
+  workspaceId: string,
+  q: PageQuery,
+): Promise<{ total: number; entries: AuditEntry[] }> {
   const { total, rows } = await workspacePage(db, 'admin_audit_log', workspaceId, q);
   return {
     total,

@@ -7,14 +7,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { nowMs } from '../clock';
 import { listUsageTypes, type Quota, type UsageType } from './repository';
 import { meterQuotas } from './meter-client';
-import {
-  QuotaSchema,
-  UsageTypeSchema,
-  WorkspaceIdParam,
-  orderQuery,
-  pageQuery,
-  sizeQuery,
-} from './schemas';
+import { QuotaSchema, UsageTypeSchema, WorkspaceIdParam, orderQuery, pageQuery, sizeQuery } from './schemas';
 import { PageSchema, errorResponses, pageObject, security } from '../http/openapi';
 import { newRouter } from '../http/router';
 import { LIMITS } from '../../core/limits';
@@ -60,7 +53,11 @@ const quotasRoute = createRoute({
   request: {
     params: z.object({ workspaceId: WorkspaceIdParam }),
     query: z.object({
-      usageTypeKey: z.string().max(LIMITS.usageTypeKeyCharacters).optional().openapi({ param: { name: 'usageTypeKey', in: 'query' }, example: 'tokens' }),
+      usageTypeKey: z
+        .string()
+        .max(LIMITS.usageTypeKeyCharacters)
+        .optional()
+        .openapi({ param: { name: 'usageTypeKey', in: 'query' }, example: 'tokens' }),
       page: pageQuery,
       size: sizeQuery,
       sort: z

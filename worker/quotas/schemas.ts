@@ -3,7 +3,6 @@ import { z } from '@hono/zod-openapi';
 import { LIMITS } from '../../core/limits';
 import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 
-
 // The workspace id (worker/ids.ts: no import of ../schemas, which imports it too).
 import { WORKSPACE_ID, WorkspaceIdParam } from '../ids';
 export { WORKSPACE_ID, WorkspaceIdParam };
@@ -27,7 +26,12 @@ export const sizeQuery = z.coerce
   .min(1)
   .max(LIMITS.listPageSize)
   .default(20)
-  .openapi({ param: { name: 'size', in: 'query' }, description: `Elements per page, at most ${LIMITS.listPageSize}`, example: 20, type: 'integer' });
+  .openapi({
+    param: { name: 'size', in: 'query' },
+    description: `Elements per page, at most ${LIMITS.listPageSize}`,
+    example: 20,
+    type: 'integer',
+  });
 
 export const orderQuery = z
   .enum(['asc', 'desc'])
@@ -45,8 +49,13 @@ export const QuotaSchema = z
     usedAmountDaily: z.number().int().describe('Consumed since midnight UTC today'),
     availableAmount: z.number().int().describe('max(0, limitAmount + bonusAmount + spilloverAmount - usedAmount)'),
     bonusAmount: z.number().int().describe('Bonus credits of the current cycle'),
-    spilloverAmount: z.number().int().describe('Unused credits carried over from the previous cycle, at most limitAmount'),
-    fairUseLimitReached: z.boolean().describe("usedAmount >= the usage type's fairUsePolicyLimit (false when it has none)"),
+    spilloverAmount: z
+      .number()
+      .int()
+      .describe('Unused credits carried over from the previous cycle, at most limitAmount'),
+    fairUseLimitReached: z
+      .boolean()
+      .describe("usedAmount >= the usage type's fairUsePolicyLimit (false when it has none)"),
     dailyRefreshed: z.string().describe('ISO date (UTC) on which the daily counter last reset'),
   })
   .openapi('Quota');
@@ -79,8 +88,14 @@ export const CreateWorkspaceSchema = z
   .object({
     id: z.string().regex(WORKSPACE_ID),
     name: workspaceName.optional(),
-    anchorDay: anchorDay.default(1).describe('Day of the month on which billing cycles start (29-31: the last day in shorter months)'),
-    quotas: z.array(QuotaLimitsSchema).max(LIMITS.quotasPerWorkspace).default([]).describe('Limits per usage type; usage types not listed get limits 0'),
+    anchorDay: anchorDay
+      .default(1)
+      .describe('Day of the month on which billing cycles start (29-31: the last day in shorter months)'),
+    quotas: z
+      .array(QuotaLimitsSchema)
+      .max(LIMITS.quotasPerWorkspace)
+      .default([])
+      .describe('Limits per usage type; usage types not listed get limits 0'),
   })
   .openapi('CreateWorkspace');
 
@@ -92,9 +107,7 @@ export const UpdateWorkspaceSchema = z
   .refine((v) => v.name !== undefined || v.anchorDay !== undefined, { message: 'Send name and/or anchorDay' })
   .openapi('UpdateWorkspace');
 
-export const SetLimitsSchema = z
-  .object({ limitAmount: amount, limitAmountDaily: amount })
-  .openapi('SetQuotaLimits');
+export const SetLimitsSchema = z.object({ limitAmount: amount, limitAmountDaily: amount }).openapi('SetQuotaLimits');
 
 export const AddBonusSchema = z
   .object({

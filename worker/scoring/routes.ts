@@ -7,16 +7,8 @@ import { createRoute } from '@hono/zod-openapi';
 import { charge } from '../quotas/charge';
 import { engineOf } from '../sources';
 import { metered } from '../http/timing';
-import {
-  errorResponses,
-  jsonBody,
-  requests,
-  responses,
-  security,
-  WorkspaceParams,
-} from '../http/openapi';
+import { errorResponses, jsonBody, requests, responses, security, WorkspaceParams } from '../http/openapi';
 import { newRouter } from '../http/router';
-
 
 const textScoresRoute = createRoute({
   method: 'post',
@@ -28,7 +20,10 @@ const textScoresRoute = createRoute({
   security,
   request: { params: WorkspaceParams, body: jsonBody(requests.TextScoresRequestSchema) },
   responses: {
-    200: { description: 'One scored text per submitted text, in order', content: { 'application/json': { schema: responses.TextScoresResponseSchema } } },
+    200: {
+      description: 'One scored text per submitted text, in order',
+      content: { 'application/json': { schema: responses.TextScoresResponseSchema } },
+    },
     ...errorResponses(401, 403, 404, 413, 422, 429, 503),
   },
 });
@@ -43,7 +38,10 @@ const wordScoresRoute = createRoute({
   security,
   request: { params: WorkspaceParams, body: jsonBody(requests.WordScoresRequestSchema) },
   responses: {
-    200: { description: 'Scored words and averages', content: { 'application/json': { schema: responses.WordScoresResponseSchema } } },
+    200: {
+      description: 'Scored words and averages',
+      content: { 'application/json': { schema: responses.WordScoresResponseSchema } },
+    },
     ...errorResponses(401, 403, 404, 413, 422, 429, 503),
   },
 });
@@ -58,7 +56,10 @@ const autocompleteRoute = createRoute({
   security,
   request: { params: WorkspaceParams, body: jsonBody(requests.AutocompleteRequestSchema) },
   responses: {
-    200: { description: 'Suggestions, best first', content: { 'application/json': { schema: responses.AutocompleteResponseSchema } } },
+    200: {
+      description: 'Suggestions, best first',
+      content: { 'application/json': { schema: responses.AutocompleteResponseSchema } },
+    },
     ...errorResponses(401, 403, 404, 413, 422, 503),
   },
 });

@@ -15,14 +15,17 @@ const route = createRoute({
   path: '/tokenizations',
   summary: 'Split a text into tokens with lemma, stop-word flag and synonyms (en, de, fr, ja)',
   description:
-    'Punctuation is not a token; numbers, hyphenated words, URLs and e-mail addresses are one token each; French elisions (L\'homme -> L\', homme) and English contractions (don\'t -> do, n\'t) are split. Japanese is segmented into words. Meters `tokens` = tokenCount.',
+    "Punctuation is not a token; numbers, hyphenated words, URLs and e-mail addresses are one token each; French elisions (L'homme -> L', homme) and English contractions (don't -> do, n't) are split. Japanese is segmented into words. Meters `tokens` = tokenCount.",
   security,
   request: {
     params: WorkspaceParams,
     body: jsonBody(requests.TokenizationRequestSchema),
   },
   responses: {
-    200: { description: 'Tokens in original order', content: { 'application/json': { schema: responses.TokenizationResponseSchema } } },
+    200: {
+      description: 'Tokens in original order',
+      content: { 'application/json': { schema: responses.TokenizationResponseSchema } },
+    },
     ...errorResponses({
       401: 'Missing or invalid token',
       403: 'Wrong workspace, or ERROR_NO_REMAINING_QUOTA',

@@ -17,14 +17,33 @@ import { newRouter } from '../http/router';
 
 export const WordTranslationsRequestSchema = z
   .object({
-    words: z.array(z.string().max(LIMITS.wordCharacters)).min(1).max(LIMITS.translationWords).openapi({ description: `1 to ${LIMITS.translationWords} words of the source model's language.`, example: ['Haus', 'Hund'] }),
-    limit: z.number().int().min(1).max(LIMITS.translationsPerWord).optional().openapi({ description: `Translations per word, 1..${LIMITS.translationsPerWord} (default ${TRANSLATION_LIMIT_DEFAULT}).`, example: 5 }),
+    words: z
+      .array(z.string().max(LIMITS.wordCharacters))
+      .min(1)
+      .max(LIMITS.translationWords)
+      .openapi({
+        description: `1 to ${LIMITS.translationWords} words of the source model's language.`,
+        example: ['Haus', 'Hund'],
+      }),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(LIMITS.translationsPerWord)
+      .optional()
+      .openapi({
+        description: `Translations per word, 1..${LIMITS.translationsPerWord} (default ${TRANSLATION_LIMIT_DEFAULT}).`,
+        example: 5,
+      }),
     targetModelId: z
       .string()
       .min(1)
       .max(LIMITS.nameCharacters)
       .optional()
-      .openapi({ description: `A model in the same vector space (features aligned-en, or ${ENGLISH_COMPANION_ID} itself). Default: ${ENGLISH_COMPANION_ID}; required on ${ENGLISH_COMPANION_ID} itself.`, example: 'de-aligned-glove-6b-100d' }),
+      .openapi({
+        description: `A model in the same vector space (features aligned-en, or ${ENGLISH_COMPANION_ID} itself). Default: ${ENGLISH_COMPANION_ID}; required on ${ENGLISH_COMPANION_ID} itself.`,
+        example: 'de-aligned-glove-6b-100d',
+      }),
   })
   .strict()
   .openapi('WordTranslationsRequest');
@@ -39,7 +58,10 @@ const route = createRoute({
   security,
   request: { params: ModelParams, body: jsonBody(WordTranslationsRequestSchema) },
   responses: {
-    200: { description: 'One entry per requested word, in order', content: { 'application/json': { schema: responses.WordTranslationsResponseSchema } } },
+    200: {
+      description: 'One entry per requested word, in order',
+      content: { 'application/json': { schema: responses.WordTranslationsResponseSchema } },
+    },
     ...errorResponses(401, 403, 404, 413, 422, 429, 503),
   },
 });
@@ -50,7 +72,8 @@ translationRoutes.openapi(route, async (c) => {
   const { embeddingModelId } = c.req.valid('param');
   const body = c.req.valid('json');
   const workspaceId = c.get('auth')?.workspaceId;
-  if (!workspaceId) throw new ApiError('WORKSPACE_FORBIDDEN', 'word-translations is metered: the token needs a workspace claim');
+  if (!workspaceId)
+    throw new ApiError('WORKSPACE_FORBIDDEN', 'word-translations is metered: the token needs a workspace claim');
   const result = await engineOf(c).wordTranslations(embeddingModelId, body);
   const translated = result.data.filter((d) => d.isAvailable).length;
   if (translated > 0) await charge(c, { usageTypeKey: 'tokens', amount: translated, workspaceId });

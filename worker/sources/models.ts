@@ -106,7 +106,8 @@ function startLoad(env: Env, id: string, ctx: WaitUntil | undefined): Entry {
     (err: unknown) => {
       if (err instanceof UnknownModel || !known) {
         if (entries.get(id) === entry) entries.delete(id);
-        if (!known && !(err instanceof UnknownModel)) console.error(`[models] manifest of ${clip(id)} could not be read: ${clip(err)}`);
+        if (!known && !(err instanceof UnknownModel))
+          console.error(`[models] manifest of ${clip(id)} could not be read: ${clip(err)}`);
         throw err;
       }
       entry.status = 'error';
@@ -132,9 +133,13 @@ async function shouldRetry(env: Env, id: string, entry: Entry): Promise<boolean>
 }
 
 function unavailable(id: string, entry: Entry | undefined): ApiError {
-  return new ApiError('EMBEDDING_MODEL_UNAVAILABLE', `Embedding model '${id}' could not be loaded: ${entry?.error ?? 'unknown error'}`, {
-    headers: { 'retry-after': String(Math.ceil(MODEL_RETRY_MS / 1000)) },
-  });
+  return new ApiError(
+    'EMBEDDING_MODEL_UNAVAILABLE',
+    `Embedding model '${id}' could not be loaded: ${entry?.error ?? 'unknown error'}`,
+    {
+      headers: { 'retry-after': String(Math.ceil(MODEL_RETRY_MS / 1000)) },
+    },
+  );
 }
 
 /** The loaded model; throws 404 EMBEDDING_MODEL_NOT_FOUND or 503 EMBEDDING_MODEL_UNAVAILABLE. */
@@ -160,12 +165,20 @@ async function getModelOnce(env: Env, id: string, ctx?: WaitUntil): Promise<Load
     return await entry.promise;
   } catch (err) {
     if (err instanceof UnknownModel) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
-    throw unavailable(id, entry.error === undefined ? { ...entry, error: err instanceof Error ? err.message : String(err) } : entry);
+    throw unavailable(
+      id,
+      entry.error === undefined ? { ...entry, error: err instanceof Error ? err.message : String(err) } : entry,
+    );
   }
 }
 
 /** Memory held by the models loaded in this isolate (bench/diagnostics). */
-export function registryMemory(): { models: Array<{ id: string; retainedBytes: number }>; wasmMemoryBytes: number; evictions: number; budgetBytes: number } {
+export function registryMemory(): {
+  models: Array<{ id: string; retainedBytes: number }>;
+  wasmMemoryBytes: number;
+  evictions: number;
+  budgetBytes: number;
+} {
   const models: Array<{ id: string; retainedBytes: number }> = [];
   for (const [id, e] of entries) if (e.model) models.push({ id, retainedBytes: e.model.retainedBytes });
   return { models, wasmMemoryBytes: currentKernels()?.memoryBytes ?? 0, evictions, budgetBytes: memoryBudget };
@@ -251,7 +264,8 @@ function evict(model: LoadedModel): void {
   // Its language data goes too when no loaded model speaks that language any more.
   const language = model.manifest.language;
   let spoken = false;
-  for (const e of entries.values()) if (e.model && !e.model.released && e.model.manifest.language === language) spoken = true;
+  for (const e of entries.values())
+    if (e.model && !e.model.released && e.model.manifest.language === language) spoken = true;
   if (!spoken) dropLanguageData(language);
   console.log(`[models] evicted ${model.id} (least recently used) to stay within ${memoryBudget} bytes`);
 }
@@ -281,6 +295,7 @@ export function modelLoadsInFlight(): number {
 /** Settled entries of the per-model caches (parsed mapper bundles, normalization statistics) over the loaded models. */
 export function modelCacheEntries(): number {
   let n = 0;
-  for (const e of entries.values()) if (e.model) n += e.model.bundles.size - loadsInFlight(e.model.bundles) + e.model.stats.size;
+  for (const e of entries.values())
+    if (e.model) n += e.model.bundles.size - loadsInFlight(e.model.bundles) + e.model.stats.size;
   return n;
 }

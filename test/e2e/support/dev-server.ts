@@ -55,14 +55,28 @@ export async function startWranglerDev(args: string[], base: string, cwd = ROOT)
  * The whole local service as `npm start` runs it, but in the state directory `persistTo`: builds
  * what is missing, migrates D1, seeds R2, then wrangler dev on 127.0.0.1:`port` (startWranglerDev).
  */
-export async function startLocalWorker(port: number, persistTo: string, extraArgs: string[] = []): Promise<ChildProcess> {
+export async function startLocalWorker(
+  port: number,
+  persistTo: string,
+  extraArgs: string[] = [],
+): Promise<ChildProcess> {
   ensureDevVars(ROOT);
   const artifacts = await ensureBuilt();
   fs.mkdirSync(persistTo, { recursive: true });
   migrateLocal(persistTo);
   seedR2(artifacts, persistTo);
   return startWranglerDev(
-    ['--ip', '127.0.0.1', '--port', String(port), '--local', '--persist-to', persistTo, '--show-interactive-dev-session=false', ...extraArgs],
+    [
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--local',
+      '--persist-to',
+      persistTo,
+      '--show-interactive-dev-session=false',
+      ...extraArgs,
+    ],
     `http://127.0.0.1:${port}`,
   );
 }
@@ -72,7 +86,8 @@ export async function startLocalWorker(port: number, persistTo: string, extraArg
  * when it is still running 5 s later; resolves once it has exited.
  */
 export function stopWranglerDev(child: ChildProcess | null): Promise<void> {
-  if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve();
   const pid = child.pid;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const signal = (s: NodeJS.Signals) => {

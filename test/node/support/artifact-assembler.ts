@@ -4,7 +4,13 @@
  * corrupt files (so the documentation is tested too). Shared by the artifact tests.
  */
 import { expect } from 'vitest';
-import { ArtifactError, ARTIFACT_FORMAT_VERSION, murmur3, parseArtifact, type ArtifactInput } from '../../../core/artifact';
+import {
+  ArtifactError,
+  ARTIFACT_FORMAT_VERSION,
+  murmur3,
+  parseArtifact,
+  type ArtifactInput,
+} from '../../../core/artifact';
 import { quantizeRows } from '../../../core/quantize';
 import { prng } from '../../../core/prng';
 
@@ -21,7 +27,12 @@ export function baseManifest(id = 'test-model'): ArtifactInput['manifest'] {
     tag: 'fixture',
     trainingYear: '2020',
     trainingMonth: '02',
-    labels: { label: 'English (United States), February 2020', languageLabel: 'English', countryLabel: 'United States', monthLabel: 'February' },
+    labels: {
+      label: 'English (United States), February 2020',
+      languageLabel: 'English',
+      countryLabel: 'United States',
+      monthLabel: 'February',
+    },
     tokenCount: 12345,
     hasTranslation: false,
     license: 'CC0-1.0',
@@ -30,7 +41,30 @@ export function baseManifest(id = 'test-model'): ArtifactInput['manifest'] {
 
 export const rng = prng;
 
-export const ALPHABET = ['a', 'b', 'c', 'z', 'A', 'B', 'Z', 'é', 'É', 'ß', 'İ', 'ı', 'Σ', 'σ', 'ς', 'ǅ', 'K', '中', '😀', '-', "'", '0'];
+export const ALPHABET = [
+  'a',
+  'b',
+  'c',
+  'z',
+  'A',
+  'B',
+  'Z',
+  'é',
+  'É',
+  'ß',
+  'İ',
+  'ı',
+  'Σ',
+  'σ',
+  'ς',
+  'ǅ',
+  'K',
+  '中',
+  '😀',
+  '-',
+  "'",
+  '0',
+];
 
 export function randomVocabulary(n: number, rand: () => number): string[] {
   const out = new Set<string>();
@@ -85,7 +119,15 @@ export function mm3Words(words: number[]): number {
 
 export function assemble(
   sections: RawSection[],
-  header: { version?: number; n: number; dims: number; fileBytes?: number; contentChecksum?: number; headerChecksum?: number; magic?: string },
+  header: {
+    version?: number;
+    n: number;
+    dims: number;
+    fileBytes?: number;
+    contentChecksum?: number;
+    headerChecksum?: number;
+    magic?: string;
+  },
 ): Uint8Array {
   const tableEnd = 64 + 16 * sections.length;
   const align = (x: number) => Math.ceil(x / 16) * 16;
@@ -105,7 +147,9 @@ export function assemble(
   dv.setUint32(20, header.n, true);
   dv.setUint32(24, header.dims, true);
   const checksums = sections.map((s) => s.checksum ?? mm3(s.bytes));
-  const content = header.contentChecksum ?? mm3Words(sections.map((s, i) => (s.tag === 'MANI' ? -1 : checksums[i]!)).filter((c) => c !== -1));
+  const content =
+    header.contentChecksum ??
+    mm3Words(sections.map((s, i) => (s.tag === 'MANI' ? -1 : checksums[i]!)).filter((c) => c !== -1));
   dv.setUint32(32, content, true);
   sections.forEach((s, i) => {
     const e = 64 + 16 * i;
@@ -150,14 +194,20 @@ export function replaceSection(sections: RawSection[], tag: string, bytes: Uint8
 export function replaceData(sections: RawSection[], tag: string, bytes: Uint8Array): RawSection[] {
   const next = replaceSection(sections, tag, bytes);
   const content = mm3Words(next.filter((s) => s.tag !== 'MANI').map((s) => mm3(s.bytes)));
-  const mani = JSON.parse(new TextDecoder().decode(next.find((s) => s.tag === 'MANI')!.bytes)) as Record<string, unknown>;
+  const mani = JSON.parse(new TextDecoder().decode(next.find((s) => s.tag === 'MANI')!.bytes)) as Record<
+    string,
+    unknown
+  >;
   mani.checksum = `murmur3:${content.toString(16).padStart(8, '0')}`;
   return replaceSection(next, 'MANI', enc.encode(JSON.stringify(mani)));
 }
 
 export function withManifest(file: Uint8Array, edit: (m: Record<string, unknown>) => unknown): Uint8Array {
   const secs = sectionsOf(file);
-  const mani = JSON.parse(new TextDecoder().decode(secs.find((s) => s.tag === 'MANI')!.bytes)) as Record<string, unknown>;
+  const mani = JSON.parse(new TextDecoder().decode(secs.find((s) => s.tag === 'MANI')!.bytes)) as Record<
+    string,
+    unknown
+  >;
   const edited = edit(mani) ?? mani;
   return assemble(replaceSection(secs, 'MANI', enc.encode(JSON.stringify(edited))), headerOf(file));
 }

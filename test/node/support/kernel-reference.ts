@@ -76,10 +76,21 @@ export function randomQuery(dims: number, seed: number): Float32Array {
 }
 
 /** Checks one topK call against the kernel's own per-row scores (exact order) and the float64 reference (values). */
-export function checkTopK(k: Kernels, slot: MatrixSlot, m: Mat, q: Float32Array, kk: number, options: TopKOptions = {}): void {
+export function checkTopK(
+  k: Kernels,
+  slot: MatrixSlot,
+  m: Mat,
+  q: Float32Array,
+  kk: number,
+  options: TopKOptions = {},
+): void {
   const res = k.topK(slot, q, kk, options);
   const eligible = eligibleRows(m, options);
-  const all = k.scores(slot, q, Array.from({ length: m.n }, (_, i) => i));
+  const all = k.scores(
+    slot,
+    q,
+    Array.from({ length: m.n }, (_, i) => i),
+  );
   const expected = selectTopK(eligible, (r) => all[r], kk);
   expect(Array.from(res.rows)).toEqual(expected);
   expect(Array.from(res.scores)).toEqual(expected.map((r) => all[r]));

@@ -5,7 +5,12 @@ import { quantizeRows } from '../../../core/quantize';
 import { loadKernels } from '../../../build/load-model';
 
 /** Writes `words` with their row-major `vectors` as an artifact and loads it; also returns the artifact bytes. */
-export function modelFromVectors(words: string[], vectors: Float32Array, dims: number, options?: ModelLoadOptions): { model: EmbeddingModel; buffer: ArrayBuffer } {
+export function modelFromVectors(
+  words: string[],
+  vectors: Float32Array,
+  dims: number,
+  options?: ModelLoadOptions,
+): { model: EmbeddingModel; buffer: ArrayBuffer } {
   const { rows, scales } = quantizeRows(vectors, words.length, dims);
   const bytes = writeArtifact({
     manifest: {

@@ -36,7 +36,12 @@ export interface Called<T = any> {
   body: T;
 }
 
-export async function call<T = any>(method: string, path: string, body?: unknown, opts: { token?: string | null; raw?: string } = {}): Promise<Called<T>> {
+export async function call<T = any>(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { token?: string | null; raw?: string } = {},
+): Promise<Called<T>> {
   const headers: Record<string, string> = {};
   const tok = opts.token === undefined ? await token() : opts.token;
   if (tok) headers.authorization = `Bearer ${tok}`;
@@ -70,16 +75,106 @@ export const rng = prng;
 
 /** Vocabulary of the synthetic English model, in frequency order (row = rank - 1). */
 export const BASE_WORDS = [
-  'the', 'of', 'and', 'to', 'a', 'in', 'is', 'it', 'that', 'was',
-  'good', 'bad', 'happy', 'sad', 'great', 'terrible', 'love', 'hate', 'cat', 'dog',
-  'food', 'bread', 'cheese', 'apple', 'apples', 'application', 'apply', 'applied', 'banana', 'river',
-  'mountain', 'forest', 'tree', 'science', 'computer', 'data', 'software', 'research', 'sport', 'football',
-  'team', 'match', 'money', 'bank', 'market', 'run', 'running', 'ran', 'walk', 'house',
-  ',', '.', '123', '2020', '!!', 'wonderful', 'awful', 'beautiful', 'ugly', 'success',
-  'failure', 'excellent', 'horrible', 'positive', 'negative', 'best', 'worst', 'nature', 'animal', 'flower',
-  'ocean', 'cooking', 'recipe', 'meal', 'kitchen', 'restaurant', 'dinner', 'delicious', 'technology', 'engineering',
-  'physics', 'laboratory', 'scientist', 'soccer', 'basketball', 'tennis', 'championship', 'athlete', 'tournament', 'business',
-  'company', 'finance', 'investment', 'profit', 'economy', 'stock', 'revenue', 'health', 'medical', 'doctor',
+  'the',
+  'of',
+  'and',
+  'to',
+  'a',
+  'in',
+  'is',
+  'it',
+  'that',
+  'was',
+  'good',
+  'bad',
+  'happy',
+  'sad',
+  'great',
+  'terrible',
+  'love',
+  'hate',
+  'cat',
+  'dog',
+  'food',
+  'bread',
+  'cheese',
+  'apple',
+  'apples',
+  'application',
+  'apply',
+  'applied',
+  'banana',
+  'river',
+  'mountain',
+  'forest',
+  'tree',
+  'science',
+  'computer',
+  'data',
+  'software',
+  'research',
+  'sport',
+  'football',
+  'team',
+  'match',
+  'money',
+  'bank',
+  'market',
+  'run',
+  'running',
+  'ran',
+  'walk',
+  'house',
+  ',',
+  '.',
+  '123',
+  '2020',
+  '!!',
+  'wonderful',
+  'awful',
+  'beautiful',
+  'ugly',
+  'success',
+  'failure',
+  'excellent',
+  'horrible',
+  'positive',
+  'negative',
+  'best',
+  'worst',
+  'nature',
+  'animal',
+  'flower',
+  'ocean',
+  'cooking',
+  'recipe',
+  'meal',
+  'kitchen',
+  'restaurant',
+  'dinner',
+  'delicious',
+  'technology',
+  'engineering',
+  'physics',
+  'laboratory',
+  'scientist',
+  'soccer',
+  'basketball',
+  'tennis',
+  'championship',
+  'athlete',
+  'tournament',
+  'business',
+  'company',
+  'finance',
+  'investment',
+  'profit',
+  'economy',
+  'stock',
+  'revenue',
+  'health',
+  'medical',
+  'doctor',
 ];
 
 export interface SyntheticModel {
@@ -93,7 +188,10 @@ export interface SyntheticModel {
 }
 
 /** A synthetic model: clustered random vectors (words of the same topic group close together). */
-export function makeModel(id: string, opts: { words?: string[]; dims?: number; seed?: number; extra?: number; language?: string; country?: string } = {}): SyntheticModel {
+export function makeModel(
+  id: string,
+  opts: { words?: string[]; dims?: number; seed?: number; extra?: number; language?: string; country?: string } = {},
+): SyntheticModel {
   const words = [...(opts.words ?? BASE_WORDS)];
   for (let i = 0; i < (opts.extra ?? 0); i++) words.push(`w${i}x`);
   const dims = opts.dims ?? 16;
@@ -117,7 +215,12 @@ export function makeModel(id: string, opts: { words?: string[]; dims?: number; s
       tag: '',
       trainingYear: '2024',
       trainingMonth: '01',
-      labels: { label: `Synthetic ${id}`, languageLabel: 'English', countryLabel: 'United States', monthLabel: 'January' },
+      labels: {
+        label: `Synthetic ${id}`,
+        languageLabel: 'English',
+        countryLabel: 'United States',
+        monthLabel: 'January',
+      },
       tokenCount: 1000,
       hasTranslation: false,
       license: 'MIT',
@@ -143,7 +246,12 @@ export async function uploadModel(m: SyntheticModel): Promise<void> {
   await invalidateCatalog(env);
 }
 
-export function mapperInfo(modelId: string, key: string, variables: string[], extra: Partial<MapperBundleInfo> = {}): MapperBundleInfo {
+export function mapperInfo(
+  modelId: string,
+  key: string,
+  variables: string[],
+  extra: Partial<MapperBundleInfo> = {},
+): MapperBundleInfo {
   return {
     key,
     variables,
@@ -163,7 +271,12 @@ export function mapperInfo(modelId: string, key: string, variables: string[], ex
 }
 
 /** Uploads a mapper bundle whose values are given per row (NaN = none) and invalidates the cached catalog; returns the info. */
-export async function uploadMapper(m: SyntheticModel, key: string, values: Record<string, Float64Array>, extra: Partial<MapperBundleInfo> = {}): Promise<MapperBundleInfo> {
+export async function uploadMapper(
+  m: SyntheticModel,
+  key: string,
+  values: Record<string, Float64Array>,
+  extra: Partial<MapperBundleInfo> = {},
+): Promise<MapperBundleInfo> {
   const info = mapperInfo(m.id, key, Object.keys(values), { modelChecksum: m.manifest.checksum, ...extra });
   const bytes = writeMapperBundle(info, values);
   await env.ARTIFACTS.put(`mappers/${m.id}/${key}.bin`, bytes);
@@ -240,7 +353,11 @@ export async function fetchWorker(
   const h: Record<string, string> = { ...headers };
   if (body !== undefined) h['content-type'] = 'application/json';
   const exec = createExecutionContext();
-  const res = await worker.fetch(new Request(`http://x${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) }), bindings as never, exec);
+  const res = await worker.fetch(
+    new Request(`http://x${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) }),
+    bindings as never,
+    exec,
+  );
   await waitOnExecutionContext(exec);
   const text = await res.text();
   let parsed: unknown = text;

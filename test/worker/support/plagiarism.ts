@@ -69,16 +69,25 @@ export interface CheckJson {
 }
 
 export async function check(workspaceId: string, text: string): Promise<Response> {
-  return api('POST', `/api/v1/workspaces/${workspaceId}/plagiarism-checks`, { token: await token({ workspaceId }), json: { text } });
+  return api('POST', `/api/v1/workspaces/${workspaceId}/plagiarism-checks`, {
+    token: await token({ workspaceId }),
+    json: { text },
+  });
 }
 
 export async function ingest(page: { url: string; title?: string; text?: string; html?: string }): Promise<Response> {
   return api('POST', '/api/admin/v1/plagiarism/pages', { token: await adminToken(), json: page });
 }
 
-export async function ingestOk(page: { url: string; title?: string; text?: string; html?: string }): Promise<{ id: number; replaced: boolean }> {
+export async function ingestOk(page: {
+  url: string;
+  title?: string;
+  text?: string;
+  html?: string;
+}): Promise<{ id: number; replaced: boolean }> {
   const res = await ingest(page);
-  if (res.status !== 201 && res.status !== 200) throw new Error(`ingest ${page.url}: ${res.status} ${await res.text()}`);
+  if (res.status !== 201 && res.status !== 200)
+    throw new Error(`ingest ${page.url}: ${res.status} ${await res.text()}`);
   return res.json();
 }
 

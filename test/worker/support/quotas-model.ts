@@ -56,7 +56,16 @@ export class QuotaModel {
     let start = dayOf(t);
     while (!isAnchorDate(start, anchor)) start -= DAY;
     for (const l of limits) {
-      this.quotas.set(l.type, { limit: l.limit, daily: l.daily, used: 0, usedDaily: 0, bonus: 0, spill: 0, cycleStart: start, day: dayOf(t) });
+      this.quotas.set(l.type, {
+        limit: l.limit,
+        daily: l.daily,
+        used: 0,
+        usedDaily: 0,
+        bonus: 0,
+        spill: 0,
+        cycleStart: start,
+        day: dayOf(t),
+      });
     }
   }
 

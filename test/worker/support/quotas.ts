@@ -56,12 +56,17 @@ export interface Limits {
 }
 
 export async function createWorkspace(id: string, anchorDay: number, quotas: Limits[]): Promise<void> {
-  const res = await call('POST', '/api/admin/v1/workspaces', { token: await adminToken(), body: { id, anchorDay, quotas } });
+  const res = await call('POST', '/api/admin/v1/workspaces', {
+    token: await adminToken(),
+    body: { id, anchorDay, quotas },
+  });
   if (res.status !== 201) throw new Error(`create workspace ${id}: ${res.status} ${await res.text()}`);
 }
 
 export async function listQuotas(workspaceId: string, query = ''): Promise<{ data: QuotaJson[]; page: PageJson }> {
-  const res = await call('GET', `/api/usage-service/v1/workspaces/${workspaceId}/quotas${query}`, { token: await workspaceToken(workspaceId) });
+  const res = await call('GET', `/api/usage-service/v1/workspaces/${workspaceId}/quotas${query}`, {
+    token: await workspaceToken(workspaceId),
+  });
   expect(res.status, await res.clone().text()).toBe(200);
   return res.json();
 }
@@ -72,7 +77,12 @@ export async function quotaOf(workspaceId: string, usageTypeKey: string): Promis
   return data[0];
 }
 
-export async function setLimits(workspaceId: string, usageTypeKey: string, limitAmount: number, limitAmountDaily: number): Promise<Response> {
+export async function setLimits(
+  workspaceId: string,
+  usageTypeKey: string,
+  limitAmount: number,
+  limitAmountDaily: number,
+): Promise<Response> {
   return call('PUT', `/api/admin/v1/workspaces/${workspaceId}/quotas/${usageTypeKey}`, {
     token: await adminToken(),
     body: { limitAmount, limitAmountDaily },
@@ -80,7 +90,10 @@ export async function setLimits(workspaceId: string, usageTypeKey: string, limit
 }
 
 export async function addBonus(workspaceId: string, usageTypeKey: string, amount: number): Promise<Response> {
-  return call('POST', `/api/admin/v1/workspaces/${workspaceId}/quotas/${usageTypeKey}/bonus`, { token: await adminToken(), body: { amount } });
+  return call('POST', `/api/admin/v1/workspaces/${workspaceId}/quotas/${usageTypeKey}/bonus`, {
+    token: await adminToken(),
+    body: { amount },
+  });
 }
 
 export async function setAnchorDay(workspaceId: string, anchorDay: number): Promise<Response> {
@@ -115,7 +128,8 @@ export async function readLedger(workspaceId: string): Promise<LedgerJson[]> {
   await flushLedger(workspaceId);
   return allPages(`/api/admin/v1/workspaces/${workspaceId}/usage-ledger`);
 }
-export const readAudit = (workspaceId: string): Promise<AuditJson[]> => allPages(`/api/admin/v1/workspaces/${workspaceId}/audit-log`);
+export const readAudit = (workspaceId: string): Promise<AuditJson[]> =>
+  allPages(`/api/admin/v1/workspaces/${workspaceId}/audit-log`);
 
 export async function problemOf(res: Response): Promise<{ code: string; status: number; detail: string }> {
   expect(res.headers.get('content-type')).toContain('application/problem+json');
@@ -139,6 +153,8 @@ export async function restartMeter(workspaceId: string): Promise<void> {
 /** The meter's outbox (charges not yet flushed to the D1 ledger), in charge order. */
 export async function outboxOf(workspaceId: string): Promise<Array<{ usage_type_key: string; amount: number }>> {
   return runInDurableObject(meterOf(workspaceId), (_, state) =>
-    state.storage.sql.exec<{ usage_type_key: string; amount: number }>('SELECT usage_type_key, amount FROM outbox ORDER BY seq').toArray(),
+    state.storage.sql
+      .exec<{ usage_type_key: string; amount: number }>('SELECT usage_type_key, amount FROM outbox ORDER BY seq')
+      .toArray(),
   );
 }

@@ -72,7 +72,12 @@ export class GatedBucket {
 
   /** Holds operations `op` whose key (list: prefix) matches until the hold is opened. */
   hold(op: Op, match: string | ((subject: string) => boolean)): Hold {
-    const entry: Entry = { op, match: typeof match === 'string' ? (s) => s === match : match, name: crypto.randomUUID(), hit: false };
+    const entry: Entry = {
+      op,
+      match: typeof match === 'string' ? (s) => s === match : match,
+      name: crypto.randomUUID(),
+      hit: false,
+    };
     this.holds.push(entry);
     return {
       reached: () => gate('reached', entry.name),
