@@ -8,32 +8,14 @@
  * N = -0.74 on bipolar factors, 0.26 on unipolar ones; w_i: the contrast weight).
  * With composition "mean" every item has w = 1, scale = 1 and no negation: the plain mean.
  */
-import { composedValue, type ComposedItem, type PositionedToken } from './composition';
+import { composedValue, type ComposedItem } from './composition';
 import { LIMITS } from '../limits';
 import type { ExplainedToken, ResolvedMapper } from './types';
 
 /** At most this many tokens per factor in `explanation`. */
 const EXPLAIN_TOKENS = LIMITS.explainedTokens;
 
-/** Items of composition "mean": every non-stop token, unchanged (used when `explain` asks for them). */
-export function plainItems(tokens: readonly PositionedToken[]): ComposedItem[] {
-  const out: ComposedItem[] = [];
-  tokens.forEach((t, i) => {
-    if (!t.isStop)
-      out.push({
-        tokenIndex: i,
-        string: t.string,
-        token: t.token,
-        indexStart: t.indexStart,
-        indexEnd: t.indexEnd,
-        negations: 0,
-        scale: 1,
-        weight: 1,
-        rules: [],
-      });
-  });
-  return out;
-}
+export { plainItems } from './composition';
 
 /** Neutral point and polarity of a factor's scale. */
 export interface FactorScale {

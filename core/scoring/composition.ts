@@ -320,25 +320,7 @@ export function composeText(
       if (flags[i] & F_CASED) cased++;
       if (flags[i] & F_ALL_CAPS) upper++;
     }
-    if (plain && !(upper > 0 && upper < cased)) {
-      const items: ComposedItem[] = [];
-      for (let i = 0; i < n; i++) {
-        const t = tokens[i];
-        if (t.isStop) continue;
-        items.push({
-          tokenIndex: i,
-          string: t.string,
-          token: t.token,
-          indexStart: t.indexStart,
-          indexEnd: t.indexEnd,
-          negations: 0,
-          scale: 1,
-          weight: 1,
-          rules: NO_RULES,
-        });
-      }
-      return items;
-    }
+    if (plain && !(upper > 0 && upper < cased)) return plainItems(tokens);
   }
 
   // Gaps: clause and sentence breaks before each token; '!' count of the gap after the last token.
@@ -528,18 +510,7 @@ export function composeText(
       s *= 1 + b * FACTORS.exclamation;
       addRule(rulesOf(i), 'exclamation');
     }
-    const t = tokens[i];
-    items.push({
-      tokenIndex: i,
-      string: t.string,
-      token: t.token,
-      indexStart: t.indexStart,
-      indexEnd: t.indexEnd,
-      negations: negations[i],
-      scale: s,
-      weight: weight[i],
-      rules: ruleSets[i] ?? NO_RULES,
-    });
+    items.push(tokenItem(tokens[i], i, negations[i], s, weight[i], ruleSets[i] ?? NO_RULES));
   }
   if (symbols.length > 0) {
     // Symbols take the contrast weight of their sentence side and merge in text order.
@@ -633,6 +604,35 @@ const NO_RULES: RuleName[] = [];
 
 function addRule(list: RuleName[], r: RuleName): void {
   if (!list.includes(r)) list.push(r);
+}
+
+/** A token's item with its composed emphasis. */
+function tokenItem(
+  t: PositionedToken,
+  i: number,
+  negations: number,
+  scale: number,
+  weight: number,
+  rules: RuleName[],
+): ComposedItem {
+  return {
+    tokenIndex: i,
+    string: t.string,
+    token: t.token,
+    indexStart: t.indexStart,
+    indexEnd: t.indexEnd,
+    negations,
+    scale,
+    weight,
+    rules,
+  };
+}
+
+/** Items of composition "mean" (and of plain texts under "rules"): every non-stop token, unchanged. */
+export function plainItems(tokens: readonly PositionedToken[]): ComposedItem[] {
+  const out: ComposedItem[] = [];
+  for (let i = 0; i < tokens.length; i++) if (!tokens[i].isStop) out.push(tokenItem(tokens[i], i, 0, 1, 1, NO_RULES));
+  return out;
 }
 
 /** First token starting at or after `pos`. */
