@@ -37,7 +37,7 @@ import autocannon from 'autocannon';
 import { DEFAULT_MODEL_ID } from '../build/default-model';
 import { languageFile } from '../build/lang-data';
 import { loadDefaultModel, readArrayBuffer } from '../build/load-model';
-import { parseLanguageData, tokenize } from '../core/tokenizer';
+import { parseLanguageData, scoringTokenizer, tokenize } from '../core/tokenizer';
 import {
   BoundedCache,
   languageLexicon,
@@ -341,7 +341,7 @@ async function main(): Promise<void> {
       () =>
         scoreTexts(textReq, {
           index: model,
-          tokenize: (t) => tokenize(t, lang).tokens,
+          tokenize: scoringTokenizer(lang),
           mappers: [],
           storedDimensions,
           stats,
@@ -382,7 +382,7 @@ async function main(): Promise<void> {
       (req) =>
         scoreTexts(req, {
           index: model,
-          tokenize: (t) => tokenize(t, lang, { synonyms: false }).tokens,
+          tokenize: scoringTokenizer(lang),
           mappers,
           storedDimensions,
           stats,

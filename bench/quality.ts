@@ -36,7 +36,7 @@ import {
   type ResolvedMapper,
   type TextScoresRequest,
 } from '../core/scoring';
-import { parseLanguageData, tokenize, type LanguageData } from '../core/tokenizer';
+import { parseLanguageData, scoringTokenizer, tokenize, type LanguageData } from '../core/tokenizer';
 import type { MapperValues, VectorIndex } from '../core/types';
 
 const require = createRequire(import.meta.url);
@@ -400,7 +400,7 @@ function score(s: Scorer, texts: string[], extra: Partial<TextScoresRequest>) {
     };
     const { response } = scoreTexts(req, {
       index: s.index,
-      tokenize: (t) => tokenize(t, s.lang, { synonyms: false }).tokens,
+      tokenize: scoringTokenizer(s.lang),
       mappers: s.mappers,
       storedDimensions: new Map(),
       stats: s.stats,

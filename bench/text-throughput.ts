@@ -34,7 +34,7 @@ import {
   type TextScoresRequest,
   type TextScoringInput,
 } from '../core/scoring';
-import { parseLanguageData, tokenize, type Language, type LanguageData } from '../core/tokenizer';
+import { parseLanguageData, scoringTokenizer, type Language, type LanguageData } from '../core/tokenizer';
 import { FLAG } from '../core/tokenizer/data';
 import { runIfMain } from './main';
 
@@ -138,7 +138,7 @@ export function realisticTexts(
   return out;
 }
 
-interface LanguageSetup {
+export interface LanguageSetup {
   language: Language;
   model: EmbeddingModel;
   data: LanguageData;
@@ -146,7 +146,7 @@ interface LanguageSetup {
   request: Omit<TextScoresRequest, 'texts'>;
 }
 
-function setup(language: Language, english: EmbeddingModel): LanguageSetup | null {
+export function setup(language: Language, english: EmbeddingModel): LanguageSetup | null {
   let model = english;
   let id = DEFAULT_MODEL_ID;
   if (language !== 'en') {
@@ -167,7 +167,7 @@ function setup(language: Language, english: EmbeddingModel): LanguageSetup | nul
   });
   const input: TextScoringInput = {
     index: model,
-    tokenize: (t: string) => tokenize(t, data, { synonyms: false }).tokens,
+    tokenize: scoringTokenizer(data),
     mappers,
     storedDimensions: new Map(),
     stats: new BoundedCache<FactorStats>(256),

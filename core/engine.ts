@@ -26,10 +26,9 @@ import {
   type FactorStats,
   type ResolvedMapper,
   type StoredDimensionSeeds,
-  type TokenLike,
 } from './scoring';
 import { sharedLoad, type WaitUntil } from './shared-load';
-import { tokenize, type LanguageData, type Language } from './tokenizer';
+import { scoringTokenizer, tokenize, type LanguageData, type Language, type ScoringTokenizer } from './tokenizer';
 import type { WordTranslationsResponse } from './responses';
 import { translateWords, TRANSLATION_LIMIT_DEFAULT } from './translation';
 import type { ModelManifest, VectorIndex } from './types';
@@ -94,8 +93,8 @@ export function currentKernels(): Kernels | null {
 }
 
 /** A tokenize function bound to a language's data, as text scoring uses it (no synonyms). */
-export function tokenizerFor(data: LanguageData): (text: string) => TokenLike[] {
-  return (text: string) => tokenize(text, data, { synonyms: false }).tokens;
+export function tokenizerFor(data: LanguageData): ScoringTokenizer {
+  return scoringTokenizer(data);
 }
 
 /** The 503 of language data that could not be loaded. */

@@ -15,7 +15,7 @@
  * (as in VADER, where a word without valence gets no increment).
  */
 import type { CompositionData } from '../tokenizer/format';
-import type { TokenLike } from './types';
+import type { FormLike, TokenLike } from './types';
 
 export const VADER = {
   N_SCALAR: -0.74,
@@ -108,7 +108,7 @@ export interface CompiledComposition {
 const cache = new WeakMap<CompositionData, CompiledComposition>();
 
 /** What composeText needs of a token that depends only on its surface form and lemma. */
-interface FormInfo {
+export interface FormInfo {
   surface: string;
   /** C_* bits of both keys. */
   cls: number;
@@ -205,7 +205,7 @@ function isAllCaps(s: string): boolean {
 }
 
 /** Both lookup keys of a token: lower-cased surface (typographic apostrophe normalized) and lemma. */
-function keysOf(t: TokenLike): [string, string] {
+function keysOf(t: FormLike): [string, string] {
   const s = t.string.toLowerCase();
   const l = t.token === t.string ? s : t.token.toLowerCase();
   return [s.includes('\u2019') ? s.replace(/\u2019/g, "'") : s, l.includes('\u2019') ? l.replace(/\u2019/g, "'") : l];
@@ -222,6 +222,14 @@ const hasKey = (set: ReadonlySet<string>, k: [string, string]): boolean => set.h
 function formInfo(rules: CompiledComposition, t: TokenLike): FormInfo {
   const hit = rules.forms.get(t.token);
   if (hit !== undefined && hit.surface === t.string) return hit;
+  const info = formClasses(rules, t);
+  if (rules.forms.size >= FORMS_MAX) rules.forms.clear();
+  rules.forms.set(t.token, info);
+  return info;
+}
+
+/** A token's composition classes (C_* bits of its surface and lemma keys) and case flags (F_*), computed afresh. */
+export function formClasses(rules: CompiledComposition, t: FormLike): FormInfo {
   const k = keysOf(t);
   const classes = rules.classes;
   const cls = (classes.get(k[0]) ?? 0) | (k[1] !== k[0] ? (classes.get(k[1]) ?? 0) : 0);
@@ -231,8 +239,6 @@ function formInfo(rules: CompiledComposition, t: TokenLike): FormInfo {
     cls,
     flags: (cased ? F_CASED : 0) | (isAllCaps(t.string) ? F_ALL_CAPS : 0),
   };
-  if (rules.forms.size >= FORMS_MAX) rules.forms.clear();
-  rules.forms.set(t.token, info);
   return info;
 }
 
@@ -246,12 +252,92 @@ export function composeText(
   rules: CompiledComposition,
 ): ComposedItem[] {
   const n = tokens.length;
-  // Lookup keys only where a phrase or booster needs them (rare); classes and case from formInfo.
-  const keyCache: Array<[string, string] | undefined> = new Array(n);
-  const keyOf = (i: number): [string, string] => (keyCache[i] ??= keysOf(tokens[i]));
   const sc = scratch(n);
+  for (let i = 0; i < n; i++) {
+    const t = tokens[i];
+    const f = formInfo(rules, t);
+    sc.cls[i] = f.cls;
+    sc.flags[i] = f.flags;
+    sc.starts[i] = t.indexStart;
+    sc.ends[i] = t.indexEnd;
+  }
+  const ruleSets: Array<RuleName[] | undefined> = new Array(n);
+  const symbols = applyRules(text, n, tokens, rules, sc, ruleSets);
+  if (!symbols) return plainItems(tokens);
+  const items: ComposedItem[] = [];
+  for (let i = 0; i < n; i++) {
+    if (sc.kind[i] === 0)
+      items.push(tokenItem(tokens[i], i, sc.negations[i], sc.scale[i], sc.weight[i], ruleSets[i] ?? NO_RULES));
+  }
+  if (symbols.length > 0) {
+    items.push(...symbols);
+    items.sort((a, b) => a.indexStart - b.indexStart);
+  }
+  return items;
+}
+
+/** What composeForms leaves in the scratch arrays (valid until the next composition). */
+export interface ComposedTokens {
+  /** Per token: 0 scored, else not. */
+  kind: Uint8Array;
+  negations: Uint8Array;
+  scale: Float64Array;
+  weight: Float64Array;
+}
+
+/** The per-token inputs of composeForms: classes (C_* bits, formClasses), case flags and offsets. */
+export interface CompositionInput {
+  cls: Uint8Array;
+  flags: Uint8Array;
+  starts: Int32Array;
+  ends: Int32Array;
+}
+
+/** The arrays composeForms reads for n tokens (shared scratch: fill them, then call composeForms before any other composition). */
+export function compositionInput(n: number): CompositionInput {
+  return scratch(n);
+}
+
+/**
+ * composeText without item objects (the text scorer's lean path, core/scoring/batch.ts) over
+ * `input` from compositionInput(n), filled by the caller: returns the text's emoticon/emoji
+ * items and the per-token results, or null for a plain text (every non-stop token scored with
+ * scale 1, weight 1 and no negation: composeText's plainItems).
+ */
+export function composeForms(
+  text: string,
+  n: number,
+  tokens: ArrayLike<FormLike>,
+  rules: CompiledComposition,
+  input: CompositionInput,
+): { symbols: ComposedItem[]; out: ComposedTokens } | null {
+  if (input !== scratchBuf) throw new Error('composeForms: input is not the current composition scratch');
+  const symbols = applyRules(text, n, tokens, rules, scratchBuf, null);
+  return symbols ? { symbols, out: scratchBuf } : null;
+}
+
+/**
+ * The rules over the n tokens whose classes, case flags and offsets are in sc: leaves kind,
+ * negations, scale (every emphasis factor) and weight per token in sc, and returns the text's
+ * emoticon and emoji items with their contrast weight, or null when no rule applies (plain
+ * text). ruleSets (null: not wanted) receives each token's rule names.
+ */
+function applyRules(
+  text: string,
+  n: number,
+  tokens: ArrayLike<FormLike>,
+  rules: CompiledComposition,
+  sc: Scratch,
+  ruleSets: Array<RuleName[] | undefined> | null,
+): ComposedItem[] | null {
+  // Lookup keys only where a phrase or booster needs them (rare); classes and case from the caller.
+  const keyCache: Array<[string, string] | undefined> = [];
+  const keyOf = (i: number): [string, string] => (keyCache[i] ??= keysOf(tokens[i]));
   const {
     cls,
+    flags,
+    starts,
+    ends,
     kind,
     covered,
     clauseBefore,
@@ -264,12 +350,6 @@ export function composeText(
     scale,
     weight,
   } = sc;
-  const flags = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    const f = formInfo(rules, tokens[i]);
-    cls[i] = f.cls;
-    flags[i] = f.flags;
-  }
   /** 0 candidate, 1 function word (negator, booster, contrast), 2 not scored (stop word, covered by an emoticon). */
   const symbols: ComposedItem[] = [];
 
@@ -295,8 +375,8 @@ export function composeText(
       if (v === undefined) continue;
       end = start + chunk.length;
       symbols.push(symbol(chunk, start, end, v, 'emoticon'));
-      while (ti < n && tokens[ti].indexEnd <= start) ti++;
-      for (let j = ti; j < n && tokens[j].indexStart < end; j++) covered[j] = 1;
+      while (ti < n && ends[ti] <= start) ti++;
+      for (let j = ti; j < n && starts[j] < end; j++) covered[j] = 1;
     }
   }
   if (rules.emoji.size > 0 && EMOJI_ANY.test(text)) {
@@ -320,15 +400,15 @@ export function composeText(
       if (flags[i] & F_CASED) cased++;
       if (flags[i] & F_ALL_CAPS) upper++;
     }
-    if (plain && !(upper > 0 && upper < cased)) return plainItems(tokens);
+    if (plain && !(upper > 0 && upper < cased)) return null;
   }
 
   // Gaps: clause and sentence breaks before each token; '!' count of the gap after the last token.
   const bangs: number[] = [];
   let sentence = 0;
   for (let i = 0; i <= n; i++) {
-    const from = i === 0 ? 0 : tokens[i - 1].indexEnd;
-    const to = i === n ? text.length : tokens[i].indexStart;
+    const from = i === 0 ? 0 : ends[i - 1];
+    const to = i === n ? text.length : starts[i];
     if (to - from <= 1 && (to === from || text.charCodeAt(from) === 32)) {
       // no gap or one space: neither a clause nor a sentence break (the common case, checked cheaply)
       if (i < n) sentenceOf[i] = sentence;
@@ -390,8 +470,7 @@ export function composeText(
   }
 
   // A booster with no scored token after it in its clause ("Das war super.") is a word like any other.
-  const ruleSets: Array<RuleName[] | undefined> = new Array(n);
-  const rulesOf = (i: number): RuleName[] => (ruleSets[i] ??= []);
+  const rulesOf = (i: number): RuleName[] | null => (ruleSets ? (ruleSets[i] ??= []) : null);
   for (let i = 0; i < n; i++) {
     if (boosterOf[i] === 0) continue;
     let target = -1;
@@ -497,7 +576,6 @@ export function composeText(
     if (flags[i] & F_ALL_CAPS) caps++;
   }
   const capsDiff = caps > 0 && caps < words;
-  const items: ComposedItem[] = [];
   for (let i = 0; i < n; i++) {
     if (kind[i] !== 0) continue;
     let s = scale[i];
@@ -510,22 +588,18 @@ export function composeText(
       s *= 1 + b * FACTORS.exclamation;
       addRule(rulesOf(i), 'exclamation');
     }
-    items.push(tokenItem(tokens[i], i, negations[i], s, weight[i], ruleSets[i] ?? NO_RULES));
+    scale[i] = s;
   }
-  if (symbols.length > 0) {
-    // Symbols take the contrast weight of their sentence side and merge in text order.
-    for (const sym of symbols) {
-      const next = lowerBound(tokens, sym.indexStart);
-      const ref = next < n ? next : n - 1;
-      if (ref >= 0 && weight[ref] !== 1 && sentenceOf[ref] === sentenceOf[Math.max(0, next - 1)]) {
-        sym.weight = weight[ref];
-        addRule(sym.rules, 'contrast');
-      }
+  // Symbols take the contrast weight of their sentence side.
+  for (const sym of symbols) {
+    const next = lowerBound(starts, n, sym.indexStart);
+    const ref = next < n ? next : n - 1;
+    if (ref >= 0 && weight[ref] !== 1 && sentenceOf[ref] === sentenceOf[Math.max(0, next - 1)]) {
+      sym.weight = weight[ref];
+      addRule(sym.rules, 'contrast');
     }
-    items.push(...symbols);
-    items.sort((a, b) => a.indexStart - b.indexStart);
   }
-  return items;
+  return symbols;
 }
 
 function symbol(s: string, start: number, end: number, valence: number, rule: 'emoticon' | 'emoji'): ComposedItem {
@@ -545,12 +619,15 @@ function symbol(s: string, start: number, end: number, valence: number, rule: 'e
 
 /**
  * Per-token working arrays, reused across calls (one composition at a time: the scorer is
- * synchronous). cls: list classes; kind: 0 scored, 1 function word, 2 not scored; negator: 1
+ * synchronous). cls: list classes; flags: case flags (F_*); starts/ends: offsets; kind: 0 scored, 1 function word, 2 not scored; negator: 1
  * negator, 2 needs an opener; cancelled: "not only" (neither negation nor contrast); boosterOf:
  * +1 booster / -1 dampener; scale and weight start at 1.
  */
 interface Scratch {
   cls: Uint8Array;
+  flags: Uint8Array;
+  starts: Int32Array;
+  ends: Int32Array;
   kind: Uint8Array;
   covered: Uint8Array;
   clauseBefore: Uint8Array;
@@ -571,6 +648,9 @@ function scratch(n: number): Scratch {
     const u8 = () => new Uint8Array(scratchCap);
     scratchBuf = {
       cls: u8(),
+      flags: u8(),
+      starts: new Int32Array(scratchCap),
+      ends: new Int32Array(scratchCap),
       kind: u8(),
       covered: u8(),
       clauseBefore: u8(),
@@ -602,8 +682,8 @@ function scratch(n: number): Scratch {
 /** Shared empty rule list of items without a rule (never mutated). */
 const NO_RULES: RuleName[] = [];
 
-function addRule(list: RuleName[], r: RuleName): void {
-  if (!list.includes(r)) list.push(r);
+function addRule(list: RuleName[] | null, r: RuleName): void {
+  if (list && !list.includes(r)) list.push(r);
 }
 
 /** A token's item with its composed emphasis. */
@@ -635,13 +715,13 @@ export function plainItems(tokens: readonly PositionedToken[]): ComposedItem[] {
   return out;
 }
 
-/** First token starting at or after `pos`. */
-function lowerBound(tokens: readonly PositionedToken[], pos: number): number {
+/** First of the n tokens starting at or after `pos`. */
+function lowerBound(starts: Int32Array, n: number, pos: number): number {
   let lo = 0;
-  let hi = tokens.length;
+  let hi = n;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (tokens[mid].indexStart < pos) lo = mid + 1;
+    if (starts[mid] < pos) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -653,7 +733,18 @@ function lowerBound(tokens: readonly PositionedToken[], pos: number): number {
  * by 1 + N_SCALAR (unipolar: damped).
  */
 export function composedValue(value: number, item: ComposedItem, neutral: number, bipolar: boolean): number {
-  let d = (value - neutral) * item.scale;
-  for (let k = 0; k < item.negations; k++) d *= bipolar ? FACTORS.negatedBipolar : FACTORS.negatedUnipolar;
+  return composeValue(value, item.scale, item.negations, neutral, bipolar);
+}
+
+/** composedValue of a value with the emphasis `scale` and `negations` of its token. */
+export function composeValue(
+  value: number,
+  scale: number,
+  negations: number,
+  neutral: number,
+  bipolar: boolean,
+): number {
+  let d = (value - neutral) * scale;
+  for (let k = 0; k < negations; k++) d *= bipolar ? FACTORS.negatedBipolar : FACTORS.negatedUnipolar;
   return neutral + d;
 }

@@ -15,14 +15,18 @@ import {
 } from './common';
 import type { WordLexicon } from './candidates';
 import { DEFAULT_REPRESENTATION, dimensionTextScores } from './representation';
-import { compileComposition, composeText } from './composition';
+import { compileComposition, composeText, type CompiledComposition } from './composition';
 import { composedScore, dimensionScale, mapperScale, plainItems, type TextItems } from './composed';
 import type { CompositionData } from '../tokenizer/format';
+import type { ScoringTokenizer } from '../tokenizer';
+import { batchScores, buildBatch, type RawTextScores } from './batch';
 import type {
   FactorStats,
+  FormLike,
   GoalConfig,
   GoalScoreFactor,
   Normalization,
+  Representation,
   ResolvedMapper,
   ScoredText,
   StatsCache,
@@ -35,7 +39,8 @@ import type {
 
 export interface TextScoringInput {
   index: VectorIndex;
-  tokenize: (text: string) => TokenLike[];
+  /** The texts' tokens; core/tokenizer scoringTokenizer adds `forms`, which the scorer's lean path (batch.ts) takes. */
+  tokenize: ((text: string) => TokenLike[]) & { forms?: ScoringTokenizer['forms'] };
   mappers: ResolvedMapper[];
   storedDimensions: StoredDimensionSeeds;
   /** English companion of an aligned model: seeds the model lacks are looked up there. */
@@ -83,7 +88,7 @@ function cachedRow(index: VectorIndex, cache: Map<string, number> | null, word: 
   return r;
 }
 
-function tokenRowCached(index: VectorIndex, t: TokenLike, cache: Map<string, number> | null): number {
+function tokenRowCached(index: VectorIndex, t: FormLike, cache: Map<string, number> | null): number {
   const lemma = t.token.toLowerCase();
   let r = cachedRow(index, cache, lemma);
   if (r < 0) {
@@ -209,8 +214,88 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
 
   const rules = (req.composition ?? 'rules') === 'rules';
   const compiled = rules ? compileComposition(input.composition) : null;
-  let tokenCount = 0;
+  const representation = req.representation ?? DEFAULT_REPRESENTATION;
   const rowCache = rowCacheOf(index);
+  const tokenizer = input.tokenize;
+  let tokenCount: number;
+  let rawScores: RawTextScores[];
+  let explanations: Array<TextExplanation | null> | null = null;
+  if (!req.explain && tokenizer.forms) {
+    // The lean path: no token or item objects (batch.ts); the same scores.
+    const batch = buildBatch(
+      req.texts,
+      tokenizer as ScoringTokenizer,
+      index,
+      (t) => tokenRowCached(index, t, rowCache),
+      compiled,
+    );
+    tokenCount = batch.tokenCount;
+    rawScores = batchScores(batch, index, dims, mappers, representation);
+  } else {
+    const items = itemScores(req, input, dims, compiled, representation, rowCache);
+    tokenCount = items.tokenCount;
+    rawScores = items.rawScores;
+    explanations = items.explanations;
+  }
+
+  const goal = req.goalConfig;
+  const mode = goal?.normalization ?? 'none';
+  const factors = goal ? goalFactors(goal, mode, dims, input) : null;
+  // Top-level normalization (extension) of dimensionScores and mapperScores; goalConfig keeps the raw values.
+  const outMode = req.normalization ?? 'none';
+  const dimOutStats = dims.map((d) => (outMode === 'none' ? null : dimensionStats(index, d, input.stats)));
+  const mapperOutStats = mappers.map((m) => (outMode === 'none' ? null : mapperStats(index, m, input.stats)));
+
+  const data: ScoredText[] = rawScores.map(({ modelRankScore, dimensionScores, mapperScores }, i) => {
+    const explanation = explanations?.[i] ?? null;
+    const raw: ScoredText = { modelRankScore, goalScoreFactors: [], dimensionScores, mapperScores };
+    const scored: ScoredText =
+      outMode === 'none'
+        ? raw
+        : {
+            ...raw,
+            goalScoreFactors: [],
+            dimensionScores: normalizedScores(dims, (d) => d.key, dimensionScores, dimOutStats, outMode),
+            mapperScores: normalizedScores(mappers, (m) => m.id, mapperScores, mapperOutStats, outMode),
+          };
+    if (factors) {
+      const applied: Array<{ f: GoalFactor; s: number }> = [];
+      for (const f of factors) {
+        const v = f.raw(raw);
+        if (v !== undefined) applied.push({ f, s: normalize(v, f.stats, mode) });
+      }
+      let wSum = 0;
+      for (const { f } of applied) wSum += Math.abs(f.w);
+      let goalScore = 0;
+      for (const { f, s } of applied) {
+        const value = wSum > 0 ? (f.w * s) / wSum : 0;
+        goalScore += value;
+        scored.goalScoreFactors.push({ field: f.field, value, type: f.type, id: f.id });
+      }
+      scored.goalScore = goalScore;
+    }
+    if (explanation) scored.explanation = explanation;
+    return scored;
+  });
+
+  return { response: { data }, tokenCount };
+}
+
+/**
+ * The scores of every text through token objects and composed items: the path of `explain`
+ * and of tokenizers without `forms` (the lean path, batch.ts, gives the same scores).
+ */
+function itemScores(
+  req: TextScoresRequest,
+  input: TextScoringInput,
+  dims: readonly DimensionQuery[],
+  compiled: CompiledComposition | null,
+  representation: Representation,
+  rowCache: Map<string, number>,
+): { tokenCount: number; rawScores: RawTextScores[]; explanations: Array<TextExplanation | null> } {
+  const { index, mappers } = input;
+  const rules = compiled !== null;
+  let tokenCount = 0;
   const perText: TextRows[] = req.texts.map((text) => {
     const tokens = input.tokenize(text);
     tokenCount += tokens.length;
@@ -242,7 +327,6 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   for (const t of perText) offsets.push(offsets[offsets.length - 1] + t.content.length);
   const flat = new Int32Array(offsets[offsets.length - 1]);
   perText.forEach((t, i) => flat.set(t.content, offsets[i]));
-  const representation = req.representation ?? DEFAULT_REPRESENTATION;
   const composedDims = perText.some((t) => t.items);
   // meanCosine with composed items: per-token cosines (one kernel call per dimension), composed below;
   // the vector representations score the text vector of the same tokens (composition does not apply to them).
@@ -264,17 +348,11 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
     return v;
   });
 
-  const goal = req.goalConfig;
-  const mode = goal?.normalization ?? 'none';
-  const factors = goal ? goalFactors(goal, mode, dims, input) : null;
-  // Top-level normalization (extension) of dimensionScores and mapperScores; goalConfig keeps the raw values.
-  const outMode = req.normalization ?? 'none';
-  const dimOutStats = dims.map((d) => (outMode === 'none' ? null : dimensionStats(index, d, input.stats)));
-  const mapperOutStats = mappers.map((m) => (outMode === 'none' ? null : mapperStats(index, m, input.stats)));
   const V = index.size;
   const mapperScales = mappers.map(mapperScale);
 
-  const data: ScoredText[] = perText.map((t, i) => {
+  const explanations: Array<TextExplanation | null> = [];
+  const rawScores: RawTextScores[] = perText.map((t, i) => {
     let fSum = 0;
     for (const r of t.all) fSum += frequencyScore(r + 1, V);
     const modelRankScore = t.all.length > 0 ? fSum / t.all.length : null;
@@ -311,35 +389,8 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
       if (v !== null) mapperScores[m.id] = v;
     });
 
-    const raw: ScoredText = { modelRankScore, goalScoreFactors: [], dimensionScores, mapperScores };
-    const scored: ScoredText =
-      outMode === 'none'
-        ? raw
-        : {
-            ...raw,
-            goalScoreFactors: [],
-            dimensionScores: normalizedScores(dims, (d) => d.key, dimensionScores, dimOutStats, outMode),
-            mapperScores: normalizedScores(mappers, (m) => m.id, mapperScores, mapperOutStats, outMode),
-          };
-    if (factors) {
-      const applied: Array<{ f: GoalFactor; s: number }> = [];
-      for (const f of factors) {
-        const v = f.raw(raw);
-        if (v !== undefined) applied.push({ f, s: normalize(v, f.stats, mode) });
-      }
-      let wSum = 0;
-      for (const { f } of applied) wSum += Math.abs(f.w);
-      let goalScore = 0;
-      for (const { f, s } of applied) {
-        const value = wSum > 0 ? (f.w * s) / wSum : 0;
-        goalScore += value;
-        scored.goalScoreFactors.push({ field: f.field, value, type: f.type, id: f.id });
-      }
-      scored.goalScore = goalScore;
-    }
-    if (explanation) scored.explanation = explanation;
-    return scored;
+    explanations.push(explanation);
+    return { modelRankScore, dimensionScores, mapperScores };
   });
-
-  return { response: { data }, tokenCount };
+  return { tokenCount, rawScores, explanations };
 }

@@ -38,6 +38,9 @@ export interface TokenLike {
   indexEnd: number;
 }
 
+/** What the scorer reads of a token apart from its position (core/tokenizer TokenForm satisfies it). */
+export type FormLike = Pick<TokenLike, 'token' | 'string' | 'isStop'>;
+
 /** A mapper variable id (mapperKeys entry) resolved to its loaded bundle. */
 export interface ResolvedMapper {
   id: string;

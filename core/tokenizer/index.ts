@@ -401,11 +401,13 @@ export interface TokenizeOptions {
 /**
  * What the tokenizer knows of one surface form apart from its context, cached per language
  * (WORD_CACHE): its lower-cased form and dictionary entry, its roles as the left or right
- * context of another token (ROLE_*), and its token and stop-word flag per context (CTX_*),
- * computed on first use. Scoring sees the same few thousand forms again and again, so most
- * tokens cost one Map lookup instead of dictionary searches and lemma rules.
+ * context of another token (ROLE_*), and its TokenForm per context (CTX_*), computed on first
+ * use. Scoring sees the same few thousand forms again and again, so most tokens cost one Map
+ * lookup instead of dictionary searches and lemma rules.
  */
-interface WordInfo {
+export interface WordInfo {
+  /** The surface form (the word cache's key). */
+  string: string;
   /** The surface form with typographic apostrophes normalized. */
   aposString: string;
   lower: string;
@@ -416,9 +418,25 @@ interface WordInfo {
   upper: boolean;
   /** de: the dictionary has separated-verb keys "lower|particle" (germanSeparable can find one). */
   separable: boolean;
-  /** Token per context, and isStop per context in bit ctx of `stops`. */
-  tokens: Array<string | undefined>;
-  stops: number;
+  /** The form's token per context (index ctx). */
+  forms: Array<TokenForm | undefined>;
+}
+
+/**
+ * A token apart from its position: surface form, token and stop-word flag in one context.
+ * Every occurrence of a form in that context shares this object (through the word cache), so
+ * a consumer can keep per-form results on it: `memo` is the text scorer's slot
+ * (core/scoring/batch.ts); the tokenizer never reads it.
+ */
+export class TokenForm {
+  memo: unknown = undefined;
+  constructor(
+    readonly string: string,
+    readonly token: string,
+    readonly isStop: boolean,
+    readonly info: WordInfo,
+    readonly ctx: number,
+  ) {}
 }
 
 // Roles of a form as the neighbour of another token (bits of WordInfo.roles).
@@ -430,7 +448,7 @@ const ROLE_DE_ARTICLE = 16;
 const ROLE_FR_NOUN_CONTEXT = 32;
 const ROLE_FR_IL = 64;
 
-// Contexts (index into WordInfo.tokens). en: see lemmaEn; de: after an article, sentence-initial; fr: after a determiner, "s'" before il/ils.
+// Contexts (index into WordInfo.forms). en: see lemmaEn; de: after an article, sentence-initial; fr: after a determiner, "s'" before il/ils.
 const CTX_EN_NOUN = 1;
 const CTX_EN_VERB = 2;
 const CTX_EN_NT = 4;
@@ -467,6 +485,7 @@ function newWordInfo(data: LanguageData, string: string): WordInfo {
   const index = data.find(lower);
   const language = data.language;
   return {
+    string,
     aposString,
     lower,
     index,
@@ -474,8 +493,7 @@ function newWordInfo(data: LanguageData, string: string): WordInfo {
     roles: rolesOf(language, lower),
     upper: language === 'de' && /^\p{Lu}/u.test(string),
     separable: language === 'de' && data.keys.hasPrefix(`${lower}|`),
-    tokens: [],
-    stops: 0,
+    forms: [],
   };
 }
 
@@ -490,8 +508,8 @@ function wordInfo(data: LanguageData, cache: Map<string, WordInfo> | null, strin
 }
 
 /** The token of a form in a context (not a German separated verb), computed once per form and context. */
-function contextToken(data: LanguageData, w: WordInfo, ctx: number): string {
-  const cached = w.tokens[ctx];
+function contextForm(data: LanguageData, w: WordInfo, ctx: number): TokenForm {
+  const cached = w.forms[ctx];
   if (cached !== undefined) return cached;
   const { lower } = w;
   let token: string;
@@ -519,12 +537,10 @@ function contextToken(data: LanguageData, w: WordInfo, ctx: number): string {
         ctx & CTX_FR_S_IL && lower === "s'" ? 'si' : (lemmaLexicon(data, [lower], (ctx & CTX_FR_NOUN) !== 0) ?? lower);
       break;
     default:
-      // ja: the surface form (tokenizeWith sets it without asking here).
-      token = w.aposString;
+      // ja: token = string (as the interface says).
+      token = w.string;
   }
-  w.tokens[ctx] = token;
-  if (isStop) w.stops |= 1 << ctx;
-  return token;
+  return (w.forms[ctx] = new TokenForm(w.string, token, isStop, w, ctx));
 }
 
 /** Whether the character range text[from, to) holds a sentence end (. ! ? …). */
@@ -538,9 +554,111 @@ function hasSentenceEnd(text: string, from: number, to: number): boolean {
 
 /** Splits text into tokens with lemma, stop-word flag and synonyms. */
 export function tokenize(text: string, data: LanguageData, options: TokenizeOptions = {}): Tokenization {
+  return tokenizeWith(text, data, options.synonyms !== false, wordCacheOf(data));
+}
+
+function wordCacheOf(data: LanguageData): Map<string, WordInfo> {
   let cache = wordCaches.get(data);
   if (!cache) wordCaches.set(data, (cache = new Map()));
-  return tokenizeWith(text, data, options.synonyms !== false, cache);
+  return cache;
+}
+
+/** Word infos of the spans, reused between calls (tokenizing is synchronous). */
+let infoScratch: WordInfo[] = [];
+
+/** The TokenForm of every span (forms[k] for spans[k]): the context rules of the header, per token. */
+function formsOf(
+  text: string,
+  data: LanguageData,
+  cache: Map<string, WordInfo> | null,
+  spans: Span[],
+  forms: TokenForm[],
+): void {
+  const language: Language = data.language;
+  const n = spans.length;
+  if (infoScratch.length < n) infoScratch = new Array(Math.max(n, 2 * infoScratch.length));
+  const infos = infoScratch;
+  for (let k = 0; k < n; k++) {
+    const sp = spans[k]!;
+    infos[k] = wordInfo(data, cache, text.slice(sp.start, sp.end));
+  }
+  let prevToken: string | undefined;
+  for (let k = 0; k < n; k++) {
+    const w = infos[k]!;
+    let form: TokenForm;
+    if (language === 'ja') {
+      form = w.forms[0] ??= new TokenForm(w.string, w.string, (w.flags & FLAG.STOP) !== 0, w, 0);
+    } else {
+      const prevRoles = k > 0 ? infos[k - 1]!.roles : 0;
+      const nextRoles = k + 1 < n ? infos[k + 1]!.roles : 0;
+      let ctx = 0;
+      let separated: string | null = null;
+      if (language === 'en') {
+        if (prevRoles & ROLE_EN_DETERMINER && prevToken !== 'be') ctx |= CTX_EN_NOUN;
+        if (prevRoles & ROLE_EN_SUBJECT) ctx |= CTX_EN_VERB;
+        if (nextRoles & ROLE_EN_NT) ctx |= CTX_EN_NT;
+        if (prevRoles & ROLE_EN_S_IS) ctx |= CTX_EN_S_IS;
+      } else if (language === 'de') {
+        if (prevRoles & ROLE_DE_ARTICLE) ctx |= CTX_DE_NOUN;
+        if (k === 0 || hasSentenceEnd(text, spans[k - 1]!.end, spans[k]!.start)) ctx |= CTX_DE_INITIAL;
+        if (w.separable) separated = germanSeparable(data, text, spans, k, w.lower);
+      } else {
+        if (prevRoles & ROLE_FR_NOUN_CONTEXT) ctx |= CTX_FR_NOUN;
+        if (nextRoles & ROLE_FR_IL) ctx |= CTX_FR_S_IL;
+      }
+      // A German separated verb depends on more than the context: a form of its own.
+      form =
+        separated !== null
+          ? new TokenForm(w.string, separated, (w.flags & FLAG.STOP) !== 0, w, ctx)
+          : contextForm(data, w, ctx);
+    }
+    prevToken = form.token;
+    forms[k] = form;
+  }
+}
+
+/**
+ * Tokens of a text for the text scorer (core/scoring/batch.ts), without token objects: per
+ * token its shared TokenForm and offsets. The same tokens as tokenize(text, data, { synonyms: false }).
+ */
+export interface FormTokens {
+  count: number;
+  forms: TokenForm[];
+  starts: Int32Array;
+  ends: Int32Array;
+}
+
+export function newFormTokens(): FormTokens {
+  return { count: 0, forms: [], starts: new Int32Array(64), ends: new Int32Array(64) };
+}
+
+/** Fills `out` with the tokens of text (see FormTokens) and returns it. */
+export function formTokens(text: string, data: LanguageData, out: FormTokens): FormTokens {
+  const spans = segment(text, data);
+  const n = spans.length;
+  if (out.starts.length < n) {
+    out.starts = new Int32Array(Math.max(n, 2 * out.starts.length));
+    out.ends = new Int32Array(out.starts.length);
+  }
+  formsOf(text, data, wordCacheOf(data), spans, out.forms);
+  for (let k = 0; k < n; k++) {
+    out.starts[k] = spans[k]!.start;
+    out.ends[k] = spans[k]!.end;
+  }
+  out.count = n;
+  return out;
+}
+
+/** The text scorer's tokenizer: tokenize(text, data, { synonyms: false }).tokens, and formTokens for its lean path. */
+export interface ScoringTokenizer {
+  (text: string): Token[];
+  forms(text: string, out: FormTokens): FormTokens;
+}
+
+export function scoringTokenizer(data: LanguageData): ScoringTokenizer {
+  return Object.assign((text: string) => tokenize(text, data, { synonyms: false }).tokens, {
+    forms: (text: string, out: FormTokens) => formTokens(text, data, out),
+  });
 }
 
 /** tokenize with the given word cache; null computes every form afresh (the reference of the cache's test). */
@@ -553,52 +671,19 @@ export function tokenizeWith(
   const spans = segment(text, data);
   const language: Language = data.language;
   const n = spans.length;
-  const strings: string[] = new Array(n);
-  const infos: WordInfo[] = new Array(n);
-  for (let k = 0; k < n; k++) {
-    const sp = spans[k]!;
-    const string = text.slice(sp.start, sp.end);
-    strings[k] = string;
-    infos[k] = wordInfo(data, cache, string);
-  }
+  const forms: TokenForm[] = new Array(n);
+  formsOf(text, data, cache, spans, forms);
   const tokens: Token[] = new Array(n);
-  let prevToken: string | undefined;
   for (let k = 0; k < n; k++) {
     const sp = spans[k]!;
-    const string = strings[k]!;
-    const w = infos[k]!;
-    const prevRoles = k > 0 ? infos[k - 1]!.roles : 0;
-    const nextRoles = k + 1 < n ? infos[k + 1]!.roles : 0;
-    let ctx = 0;
-    let token: string | null = null;
-    let capitalizedInside = false;
-    if (language === 'ja') {
-      token = string;
-    } else if (language === 'en') {
-      if (prevRoles & ROLE_EN_DETERMINER && prevToken !== 'be') ctx |= CTX_EN_NOUN;
-      if (prevRoles & ROLE_EN_SUBJECT) ctx |= CTX_EN_VERB;
-      if (nextRoles & ROLE_EN_NT) ctx |= CTX_EN_NT;
-      if (prevRoles & ROLE_EN_S_IS) ctx |= CTX_EN_S_IS;
-    } else if (language === 'de') {
-      if (prevRoles & ROLE_DE_ARTICLE) ctx |= CTX_DE_NOUN;
-      const initial = k === 0 || hasSentenceEnd(text, spans[k - 1]!.end, sp.start);
-      if (initial) ctx |= CTX_DE_INITIAL;
-      capitalizedInside = w.upper && !initial;
-      if (w.separable) token = germanSeparable(data, text, spans, k, w.lower);
-    } else {
-      if (prevRoles & ROLE_FR_NOUN_CONTEXT) ctx |= CTX_FR_NOUN;
-      if (nextRoles & ROLE_FR_IL) ctx |= CTX_FR_S_IL;
-    }
-    let isStop: boolean;
-    if (token === null) {
-      token = contextToken(data, w, ctx);
-      isStop = (w.stops & (1 << ctx)) !== 0;
-    } else isStop = (w.flags & FLAG.STOP) !== 0;
-    prevToken = token;
-    let synonyms: string[] = NO_SYNONYMS;
+    const f = forms[k]!;
+    const { string, token, isStop } = f;
+    let synonyms: string[] = [];
     if (withSynonyms) {
+      const w = f.info;
       const lower = w.lower;
-      const prev = k > 0 ? infos[k - 1]!.lower : undefined;
+      const prev = k > 0 ? forms[k - 1]!.info.lower : undefined;
+      const capitalizedInside = language === 'de' && w.upper && !(f.ctx & CTX_DE_INITIAL);
       // Content words only: no synonyms for stop words, pronouns, auxiliaries, numbers.
       const closed = isStop || ((w.flags | data.flagsOf(data.find(token))) & CLOSED) !== 0 || /\p{N}/u.test(string);
       const synKeys = language === 'ja' ? [string] : [token, lower];
@@ -606,16 +691,7 @@ export function tokenizeWith(
         ? []
         : synonymsFor(data, synKeys, token, partOfSpeechGuess(data, language, lower, token, prev, capitalizedInside));
     }
-    tokens[k] = {
-      string,
-      token,
-      indexStart: sp.start,
-      indexEnd: sp.end,
-      isStop,
-      synonyms: synonyms === NO_SYNONYMS ? [] : synonyms,
-    };
+    tokens[k] = { string, token, indexStart: sp.start, indexEnd: sp.end, isStop, synonyms };
   }
   return { tokenCount: n, tokens };
 }
-
-const NO_SYNONYMS: string[] = [];
