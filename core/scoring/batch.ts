@@ -2,8 +2,8 @@
  * The text scorer's lean path (issue 17), taken when the tokenizer is core/tokenizer's
  * scoringTokenizer and no `explain` is asked: no token or item objects per token. Texts repeat
  * their words, so everything that depends only on a form (surface, token, stop flag in its
- * context: one shared TokenForm) is computed once and kept on it (TokenForm.memo): its model
- * row, its frequency score, its composition classes and case flags. Per request each distinct
+ * context: one shared TokenForm) is computed once and kept on it: its model row, its frequency
+ * score, its composition classes and case flags. Per request each distinct
  * form gets a slot; factor values (cosines, mapper values) are computed once per slot and each
  * scored token reads its slot's value. Same values in the same order as the item path of
  * text.ts, so the scores are bit for bit the same (test/node/text-batch.test.ts).
@@ -21,21 +21,6 @@ import {
   type ComposedItem,
 } from './composition';
 import type { FormLike, Representation, ResolvedMapper } from './types';
-
-/** What the scorer keeps on a TokenForm (TokenForm.memo) for one vector index. */
-interface FormMemo {
-  index: VectorIndex;
-  /** Model row (-1: not in the vocabulary) and its frequency score f(row + 1). */
-  row: number;
-  freq: number;
-  /** Composition classes and case flags under `rules` (null: not computed yet). */
-  rules: CompiledComposition | null;
-  cls: number;
-  flags: number;
-  /** The request (batch stamp) this form last got a slot in, and the slot. */
-  stamp: number;
-  slot: number;
-}
 
 /** Scored tokens of a request, text by text (see buildBatch). */
 export interface TextBatch {
@@ -61,35 +46,37 @@ export interface TextBatch {
 
 let batchStamp = 0;
 const formBuffer: FormTokens = newFormTokens();
-let memoScratch: FormMemo[] = [];
 
-function memoOf(
+/** Fills the form's scorer fields for this index and composition (once per form; TokenForm). */
+function prepare(
   f: TokenForm,
   index: VectorIndex,
   rowOf: (t: FormLike) => number,
   rules: CompiledComposition | null,
-): FormMemo {
-  let m = f.memo as FormMemo | undefined;
-  if (m === undefined || m.index !== index) {
+): void {
+  if (f.scoredBy !== index) {
     const row = rowOf(f);
-    f.memo = m = {
-      index,
-      row,
-      freq: row >= 0 ? frequencyScore(row + 1, index.size) : 0,
-      rules: null,
-      cls: 0,
-      flags: 0,
-      stamp: 0,
-      slot: -1,
-    };
+    f.row = row;
+    f.freq = row >= 0 ? frequencyScore(row + 1, index.size) : 0;
+    f.stamp = 0;
+    f.scoredBy = index;
   }
-  if (rules !== null && m.rules !== rules) {
+  if (rules !== null && f.composedBy !== rules) {
     const c = formClasses(rules, f);
-    m.cls = c.cls;
-    m.flags = c.flags;
-    m.rules = rules;
+    f.cls = c.cls;
+    f.caseFlags = c.flags;
+    f.composedBy = rules;
   }
-  return m;
+}
+
+/** The form's slot in this request (stamp), given on first use: its row joins `rows`. */
+function slotOf(f: TokenForm, stamp: number, rows: number[]): number {
+  if (f.stamp !== stamp) {
+    f.stamp = stamp;
+    f.slot = rows.length;
+    rows.push(f.row);
+  }
+  return f.slot;
 }
 
 /**
@@ -126,45 +113,38 @@ export function buildBatch(
     const n = ft.count;
     tokenCount += n;
     const forms = ft.forms;
-    if (memoScratch.length < n) memoScratch = new Array(Math.max(n, 2 * memoScratch.length));
-    const memos = memoScratch;
     const input = rules ? compositionInput(n) : null;
     let fs = 0;
     let fc = 0;
     for (let k = 0; k < n; k++) {
-      const m = memoOf(forms[k], index, rowOf, rules);
-      memos[k] = m;
-      if (m.row >= 0) {
-        fs += m.freq;
+      const f = forms[k];
+      prepare(f, index, rowOf, rules);
+      if (f.row >= 0) {
+        fs += f.freq;
         fc++;
       }
       if (input) {
-        input.cls[k] = m.cls;
-        input.flags[k] = m.flags;
+        input.cls[k] = f.cls;
+        input.flags[k] = f.caseFlags;
       }
     }
     fSum[i] = fs;
     fCount[i] = fc;
-    const add = (m: FormMemo): void => {
-      if (m.stamp !== stamp) {
-        m.stamp = stamp;
-        m.slot = rows.length;
-        rows.push(m.row);
-      }
-      slot.push(m.slot);
-    };
     let c: ReturnType<typeof composeForms> = null;
     if (input) {
-      input.starts.set(ft.starts.subarray(0, n));
-      input.ends.set(ft.ends.subarray(0, n));
+      const { starts, ends } = ft;
+      for (let k = 0; k < n; k++) {
+        input.starts[k] = starts[k];
+        input.ends[k] = ends[k];
+      }
       c = composeForms(text, n, forms, rules!, input);
     }
     if (c && composed) {
       const { kind, scale, negations, weight } = c.out;
       for (let k = 0; k < n; k++) {
-        const m = memos[k];
-        if (kind[k] !== 0 || m.row < 0) continue;
-        add(m);
+        const f = forms[k];
+        if (kind[k] !== 0 || f.row < 0) continue;
+        slot.push(slotOf(f, stamp, rows));
         composed.scale.push(scale[k]);
         composed.negations.push(negations[k]);
         composed.weight.push(weight[k]);
@@ -173,9 +153,9 @@ export function buildBatch(
     } else {
       // "mean", or a plain text under "rules": every in-vocabulary non-stop token, unchanged.
       for (let k = 0; k < n; k++) {
-        const m = memos[k];
-        if (forms[k].isStop || m.row < 0) continue;
-        add(m);
+        const f = forms[k];
+        if (f.isStop || f.row < 0) continue;
+        slot.push(slotOf(f, stamp, rows));
         if (composed) {
           composed.scale.push(1);
           composed.negations.push(0);

@@ -331,8 +331,8 @@ function applyRules(
   ruleSets: Array<RuleName[] | undefined> | null,
 ): ComposedItem[] | null {
   // Lookup keys only where a phrase or booster needs them (rare); classes and case from the caller.
+  // No closures in here: bundlers that keep function names (tsx, wrangler) pay for each one per call.
   const keyCache: Array<[string, string] | undefined> = [];
-  const keyOf = (i: number): [string, string] => (keyCache[i] ??= keysOf(tokens[i]));
   const {
     cls,
     flags,
@@ -426,17 +426,16 @@ function applyRules(
   if (bangs.length === sentence) bangs.push(0);
 
   // Function words and two-token phrases ("not only", "kind of").
-  const pair = (i: number): [string, string] | null =>
-    i + 1 < n && !clauseBefore[i + 1] && (cls[i] & C_PAIR_HEAD) !== 0
-      ? [keyOf(i)[0] + rules.joiner + keyOf(i + 1)[0], keyOf(i)[1] + rules.joiner + keyOf(i + 1)[1]]
-      : null;
   let notOnlyInSentence = -1;
   for (let i = 0; i < n; i++) {
     if (covered[i]) {
       kind[i] = 2;
       continue;
     }
-    const p = pair(i);
+    const p =
+      i + 1 < n && !clauseBefore[i + 1] && (cls[i] & C_PAIR_HEAD) !== 0
+        ? pairKeys(keyAt(keyCache, tokens, i), keyAt(keyCache, tokens, i + 1), rules.joiner)
+        : null;
     if (p && hasKey(rules.notNegating, p)) {
       kind[i] = kind[i + 1] = 1;
       cancelled[i] = cancelled[i + 1] = 1;
@@ -462,7 +461,7 @@ function applyRules(
       if (i + 1 < n) clauseBefore[i + 1] = 1;
     } else if (c & C_BOOSTER) {
       kind[i] = 1;
-      const k = keyOf(i);
+      const k = keyAt(keyCache, tokens, i);
       boosterOf[i] = rules.boosters.get(k[0]) ?? rules.boosters.get(k[1])!;
     } else if (tokens[i].isStop && !(c & C_POLAR)) {
       kind[i] = 2;
@@ -470,7 +469,6 @@ function applyRules(
   }
 
   // A booster with no scored token after it in its clause ("Das war super.") is a word like any other.
-  const rulesOf = (i: number): RuleName[] | null => (ruleSets ? (ruleSets[i] ??= []) : null);
   for (let i = 0; i < n; i++) {
     if (boosterOf[i] === 0) continue;
     let target = -1;
@@ -487,10 +485,10 @@ function applyRules(
     const decay = FACTORS.boosterDistance[Math.min(target - i, 3)];
     if (boosterOf[i] > 0) {
       scale[target] *= 1 + (FACTORS.booster - 1) * decay;
-      addRule(rulesOf(target), 'intensified');
+      addRule(ruleListAt(ruleSets, target), 'intensified');
     } else {
       scale[target] *= 1 - (1 - FACTORS.dampener) * decay;
-      addRule(rulesOf(target), 'downtoned');
+      addRule(ruleListAt(ruleSets, target), 'downtoned');
     }
   }
 
@@ -508,11 +506,11 @@ function applyRules(
       }
       if (inScope && rules.concord) {
         // Negative concord: "ne ... jamais rien", "ありませ|ん" are one negation.
-        scopes = scopes.map(() => NEGATION_SCOPE);
+        scopes.fill(NEGATION_SCOPE);
         continue;
       }
       if (rules.direction === 'backward') {
-        negateBackward(i);
+        negateBackward(i, kind, negations, clauseBefore, ruleSets);
         continue;
       }
       let hasTarget = false;
@@ -523,25 +521,18 @@ function applyRules(
         }
       }
       // German: a negator with nothing after it in its clause looks back ("Ich mag es nicht.").
-      if (!hasTarget && rules.direction === 'forward-else-backward') negateBackward(i);
+      if (!hasTarget && rules.direction === 'forward-else-backward')
+        negateBackward(i, kind, negations, clauseBefore, ruleSets);
       else scopes.push(NEGATION_SCOPE); // a second negator inside a scope (en, de) negates again
       continue;
     }
     if (kind[i] === 0 && scopes.length > 0) {
       negations[i] = scopes.length;
-      addRule(rulesOf(i), 'negated');
-      scopes = scopes.map((left) => left - 1).filter((left) => left > 0);
-    }
-  }
-
-  function negateBackward(i: number): void {
-    for (let j = i - 1, left = NEGATION_SCOPE; j >= 0 && left > 0; j--) {
-      if (kind[j] === 0) {
-        negations[j]++;
-        addRule(rulesOf(j), 'negated');
-        left--;
-      }
-      if (clauseBefore[j]) break;
+      addRule(ruleListAt(ruleSets, i), 'negated');
+      // Each scope has one scored token less left; spent scopes end.
+      let kept = 0;
+      for (const left of scopes) if (left > 1) scopes[kept++] = left - 1;
+      scopes.length = kept;
     }
   }
 
@@ -561,7 +552,7 @@ function applyRules(
       for (let j = si; j < end; j++) {
         if (kind[j] !== 0) continue;
         weight[j] = j < c ? VADER.BUT_BEFORE : VADER.BUT_AFTER;
-        addRule(rulesOf(j), 'contrast');
+        addRule(ruleListAt(ruleSets, j), 'contrast');
       }
     }
     si = end;
@@ -581,12 +572,12 @@ function applyRules(
     let s = scale[i];
     if (capsDiff && flags[i] & F_ALL_CAPS) {
       s *= FACTORS.caps;
-      addRule(rulesOf(i), 'caps');
+      addRule(ruleListAt(ruleSets, i), 'caps');
     }
     const b = Math.min(bangs[sentenceOf[i]] ?? 0, VADER.EXCL_MAX);
     if (b > 0) {
       s *= 1 + b * FACTORS.exclamation;
-      addRule(rulesOf(i), 'exclamation');
+      addRule(ruleListAt(ruleSets, i), 'exclamation');
     }
     scale[i] = s;
   }
@@ -600,6 +591,39 @@ function applyRules(
     }
   }
   return symbols;
+}
+
+/** The scored tokens before negator i in its clause, at most NEGATION_SCOPE of them, take one negation more. */
+function negateBackward(
+  i: number,
+  kind: Uint8Array,
+  negations: Uint8Array,
+  clauseBefore: Uint8Array,
+  ruleSets: Array<RuleName[] | undefined> | null,
+): void {
+  for (let j = i - 1, left = NEGATION_SCOPE; j >= 0 && left > 0; j--) {
+    if (kind[j] === 0) {
+      negations[j]++;
+      addRule(ruleListAt(ruleSets, j), 'negated');
+      left--;
+    }
+    if (clauseBefore[j]) break;
+  }
+}
+
+/** Both lookup keys of token i, computed once per composition. */
+function keyAt(cache: Array<[string, string] | undefined>, tokens: ArrayLike<FormLike>, i: number): [string, string] {
+  return (cache[i] ??= keysOf(tokens[i]));
+}
+
+/** The two-token phrase keys of two tokens' keys. */
+function pairKeys(a: [string, string], b: [string, string], joiner: string): [string, string] {
+  return [a[0] + joiner + b[0], a[1] + joiner + b[1]];
+}
+
+/** Token i's rule list (created on first use); null when rule names are not wanted. */
+function ruleListAt(ruleSets: Array<RuleName[] | undefined> | null, i: number): RuleName[] | null {
+  return ruleSets ? (ruleSets[i] ??= []) : null;
 }
 
 function symbol(s: string, start: number, end: number, valence: number, rule: 'emoticon' | 'emoji'): ComposedItem {

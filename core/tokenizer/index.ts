@@ -24,6 +24,7 @@ import { segmentAlphabetic, segmentJapanese, type Span } from './segment';
 import type { Language } from './languages';
 import { LIMITS } from '../limits';
 import type { Token, Tokenization } from '../responses';
+import { WordTable } from './word-table';
 
 export { SUPPORTED_LANGUAGES, normalizeLanguage, type Language } from './languages';
 export { parseLanguageData, LanguageData } from './data';
@@ -420,16 +421,29 @@ export interface WordInfo {
   separable: boolean;
   /** The form's token per context (index ctx). */
   forms: Array<TokenForm | undefined>;
+  /** The form last handed out (most tokens see the same context as the form's last occurrence). */
+  last: TokenForm | undefined;
 }
 
 /**
  * A token apart from its position: surface form, token and stop-word flag in one context.
  * Every occurrence of a form in that context shares this object (through the word cache), so
- * a consumer can keep per-form results on it: `memo` is the text scorer's slot
- * (core/scoring/batch.ts); the tokenizer never reads it.
+ * the text scorer keeps its per-form results on it (the fields below; core/scoring/batch.ts
+ * owns them, the tokenizer never reads them). Plain fields rather than a memo object: one
+ * object per token to load instead of two.
  */
 export class TokenForm {
-  memo: unknown = undefined;
+  /** Vector index the row and frequency score belong to (null: not computed). */
+  scoredBy: unknown = null;
+  row = -1;
+  freq = 0;
+  /** Compiled composition the classes and case flags belong to (null: not computed). */
+  composedBy: unknown = null;
+  cls = 0;
+  caseFlags = 0;
+  /** Request stamp of the last slot given to the form, and the slot. */
+  stamp = 0;
+  slot = -1;
   constructor(
     readonly string: string,
     readonly token: string,
@@ -461,7 +475,12 @@ const CTX_FR_S_IL = 2;
 /** Per language at most this many forms are cached (then the cache starts over), each at most WORD_CACHE_MAX_LENGTH long. */
 const WORD_CACHE_SIZE = 50_000;
 const WORD_CACHE_MAX_LENGTH = 64;
-const wordCaches = new WeakMap<LanguageData, Map<string, WordInfo>>();
+const wordCaches = new WeakMap<LanguageData, WordTable<WordInfo>>();
+
+/** A word cache for tokenizeWith (tokenize() keeps one per language). */
+export function newWordCache(): WordTable<WordInfo> {
+  return new WordTable<WordInfo>(WORD_CACHE_SIZE, WORD_CACHE_MAX_LENGTH);
+}
 
 function rolesOf(language: Language, lower: string): number {
   let r = 0;
@@ -494,16 +513,21 @@ function newWordInfo(data: LanguageData, string: string): WordInfo {
     upper: language === 'de' && /^\p{Lu}/u.test(string),
     separable: language === 'de' && data.keys.hasPrefix(`${lower}|`),
     forms: [],
+    last: undefined,
   };
 }
 
-function wordInfo(data: LanguageData, cache: Map<string, WordInfo> | null, string: string): WordInfo {
-  if (!cache || string.length > WORD_CACHE_MAX_LENGTH) return newWordInfo(data, string);
-  let w = cache.get(string);
-  if (w === undefined) {
-    if (cache.size >= WORD_CACHE_SIZE) cache.clear();
-    cache.set(string, (w = newWordInfo(data, string)));
-  }
+/** The WordInfo of the form text[start, end). */
+function wordInfo(
+  data: LanguageData,
+  cache: WordTable<WordInfo> | null,
+  text: string,
+  start: number,
+  end: number,
+): WordInfo {
+  if (!cache || end - start > WORD_CACHE_MAX_LENGTH) return newWordInfo(data, text.slice(start, end));
+  let w = cache.get(text, start, end);
+  if (w === undefined) cache.add(text, start, end, (w = newWordInfo(data, text.slice(start, end))));
   return w;
 }
 
@@ -557,9 +581,9 @@ export function tokenize(text: string, data: LanguageData, options: TokenizeOpti
   return tokenizeWith(text, data, options.synonyms !== false, wordCacheOf(data));
 }
 
-function wordCacheOf(data: LanguageData): Map<string, WordInfo> {
+function wordCacheOf(data: LanguageData): WordTable<WordInfo> {
   let cache = wordCaches.get(data);
-  if (!cache) wordCaches.set(data, (cache = new Map()));
+  if (!cache) wordCaches.set(data, (cache = newWordCache()));
   return cache;
 }
 
@@ -570,7 +594,7 @@ let infoScratch: WordInfo[] = [];
 function formsOf(
   text: string,
   data: LanguageData,
-  cache: Map<string, WordInfo> | null,
+  cache: WordTable<WordInfo> | null,
   spans: Span[],
   forms: TokenForm[],
 ): void {
@@ -580,7 +604,7 @@ function formsOf(
   const infos = infoScratch;
   for (let k = 0; k < n; k++) {
     const sp = spans[k]!;
-    infos[k] = wordInfo(data, cache, text.slice(sp.start, sp.end));
+    infos[k] = wordInfo(data, cache, text, sp.start, sp.end);
   }
   let prevToken: string | undefined;
   for (let k = 0; k < n; k++) {
@@ -607,10 +631,11 @@ function formsOf(
         if (nextRoles & ROLE_FR_IL) ctx |= CTX_FR_S_IL;
       }
       // A German separated verb depends on more than the context: a form of its own.
-      form =
-        separated !== null
-          ? new TokenForm(w.string, separated, (w.flags & FLAG.STOP) !== 0, w, ctx)
-          : contextForm(data, w, ctx);
+      if (separated !== null) form = new TokenForm(w.string, separated, (w.flags & FLAG.STOP) !== 0, w, ctx);
+      else {
+        const last = w.last;
+        form = last !== undefined && last.ctx === ctx ? last : (w.last = contextForm(data, w, ctx));
+      }
     }
     prevToken = form.token;
     forms[k] = form;
@@ -666,7 +691,7 @@ export function tokenizeWith(
   text: string,
   data: LanguageData,
   withSynonyms: boolean,
-  cache: Map<string, WordInfo> | null,
+  cache: WordTable<WordInfo> | null,
 ): Tokenization {
   const spans = segment(text, data);
   const language: Language = data.language;

@@ -139,9 +139,9 @@ export function scanWords(
   from: number,
   to: number,
   locale: string,
-  fallback: (from: number, to: number) => Span[],
+  fallback: (from: number, to: number, text: string) => Span[],
 ): Span[] {
-  return scannerAgrees(locale) ? scanWordsUnchecked(text, from, to, fallback) : fallback(from, to);
+  return scannerAgrees(locale) ? scanWordsUnchecked(text, from, to, fallback) : fallback(from, to, text);
 }
 
 /** scanWords without the agreement check (the check itself, tests). */
@@ -149,7 +149,7 @@ export function scanWordsUnchecked(
   text: string,
   from: number,
   to: number,
-  fallback: (from: number, to: number) => Span[],
+  fallback: (from: number, to: number, text: string) => Span[],
 ): Span[] {
   const out: Span[] = [];
   let complexFrom = -1;
@@ -177,12 +177,12 @@ export function scanWordsUnchecked(
       continue;
     }
     if (complexFrom >= 0) {
-      for (const sp of fallback(complexFrom, complexTo)) out.push(sp);
+      for (const sp of fallback(complexFrom, complexTo, text)) out.push(sp);
       complexFrom = -1;
     }
     scanChunk(text, start, i, out);
   }
-  if (complexFrom >= 0) for (const sp of fallback(complexFrom, complexTo)) out.push(sp);
+  if (complexFrom >= 0) for (const sp of fallback(complexFrom, complexTo, text)) out.push(sp);
   return out;
 }
 

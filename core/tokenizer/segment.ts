@@ -65,9 +65,28 @@ function wordSegmenter(locale: string): Intl.Segmenter {
   return s;
 }
 
+/**
+ * Whether text holds what every URL_RE match needs: "://", "www." (any case) or "@". Most texts
+ * hold none, and this costs a few indexOf calls instead of the regex's per-position work.
+ */
+function mayHoldUrl(text: string): boolean {
+  if (text.includes('://') || text.includes('@')) return true;
+  for (let i = text.indexOf('.', 3); i >= 0; i = text.indexOf('.', i + 1)) {
+    // c | 32 is 119 only for "w" and "W".
+    if (
+      (text.charCodeAt(i - 1) | 32) === 119 &&
+      (text.charCodeAt(i - 2) | 32) === 119 &&
+      (text.charCodeAt(i - 3) | 32) === 119
+    )
+      return true;
+  }
+  return false;
+}
+
 /** URL and e-mail spans (atomic tokens). */
 function urlSpans(text: string): Span[] {
   const out: Span[] = [];
+  if (!mayHoldUrl(text)) return out;
   // Without an '@' only the URL branch can match; skipping the e-mail branch saves its per-position work.
   const re = text.includes('@') ? URL_RE : URL_ONLY_RE;
   re.lastIndex = 0;
@@ -164,15 +183,24 @@ function splitElisions(text: string, spans: Span[]): Span[] {
   return out;
 }
 
+/** Whether text[from, to) holds ' or ’ (APOS), without a substring. */
+function hasApostrophe(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x27 || c === 0x2019) return true;
+  }
+  return false;
+}
+
 /** English contractions, as the Penn Treebank tokenizer does: don't -> do n't, I'm -> I 'm. */
 function splitContractions(text: string, spans: Span[], data: LanguageData | null): Span[] {
   const out: Span[] = [];
   for (const sp of spans) {
-    const w = text.slice(sp.start, sp.end);
-    if (!APOS.test(w) || w.length < 3) {
+    if (sp.end - sp.start < 3 || !hasApostrophe(text, sp.start, sp.end)) {
       out.push(sp);
       continue;
     }
+    const w = text.slice(sp.start, sp.end);
     const nt = EN_NT.exec(w);
     const cl = EN_CLITIC.exec(w);
     const known = data ? data.has(w.toLowerCase().replace(/\u2019/g, "'"), FLAG.KNOWN) : false;
@@ -236,6 +264,31 @@ function joinHyphens(text: string, spans: Span[], language: Language, data: Lang
 
 const ICU_LOCALE: Record<Language, string> = { en: 'en', de: 'de', fr: 'fr', ja: 'en' };
 
+/** Intl.Segmenter words of text[from, to) in a locale: scanWords's fallback, one function per locale (no closure per call). */
+const icuFallbacks = new Map<string, (from: number, to: number, text: string) => Span[]>();
+function icuFallback(locale: string): (from: number, to: number, text: string) => Span[] {
+  let f = icuFallbacks.get(locale);
+  if (!f) icuFallbacks.set(locale, (f = (a, b, t) => icuWords(t, a, b, locale)));
+  return f;
+}
+
+/** Appends the words of text[from, to) (no URL inside) to out. */
+function appendWords(
+  text: string,
+  from: number,
+  to: number,
+  language: Language,
+  data: LanguageData | null,
+  out: Span[],
+): void {
+  // Latin-script chunks by the char-code scanner (scan.ts), the rest by Intl.Segmenter.
+  const locale = ICU_LOCALE[language];
+  let words = scanWords(text, from, to, locale, icuFallback(locale));
+  if (language === 'fr') words = splitElisions(text, words);
+  if (language === 'en') words = splitContractions(text, words, data);
+  for (const w of joinHyphens(text, words, language, data)) out.push(w);
+}
+
 /** Segments a text without Japanese script. */
 export function segmentAlphabetic(
   text: string,
@@ -244,24 +297,14 @@ export function segmentAlphabetic(
   language: Language,
   data: LanguageData | null,
 ): Span[] {
-  const urls = urlSpans(text.slice(from, to)).map((u) => ({ start: u.start + from, end: u.end + from }));
   const out: Span[] = [];
   let pos = from;
-  const locale = ICU_LOCALE[language];
-  const icu = (a: number, b: number) => icuWords(text, a, b, locale);
-  const flush = (end: number) => {
-    // Latin-script chunks by the char-code scanner (scan.ts), the rest by Intl.Segmenter.
-    let words = scanWords(text, pos, end, locale, icu);
-    if (language === 'fr') words = splitElisions(text, words);
-    if (language === 'en') words = splitContractions(text, words, data);
-    for (const w of joinHyphens(text, words, language, data)) out.push(w);
-  };
-  for (const u of urls) {
-    flush(u.start);
-    out.push(u);
-    pos = u.end;
+  for (const u of urlSpans(text.slice(from, to))) {
+    appendWords(text, pos, u.start + from, language, data, out);
+    out.push({ start: u.start + from, end: u.end + from });
+    pos = u.end + from;
   }
-  flush(to);
+  appendWords(text, pos, to, language, data, out);
   return out;
 }
 

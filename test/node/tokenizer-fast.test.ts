@@ -17,6 +17,7 @@ import {
   parseLanguageData,
   tokenize,
   tokenizeWith,
+  newWordCache,
   SUPPORTED_LANGUAGES,
   type Language,
   type LanguageData,
@@ -310,7 +311,7 @@ describe('word cache of tokenize()', () => {
     it(`${l}: cached tokens (cold and warm, with and without synonyms) equal tokens computed afresh`, () => {
       const texts = contextTexts(l);
       for (const synonyms of [false, true]) {
-        const cache = new Map();
+        const cache = newWordCache();
         for (let pass = 0; pass < 2; pass++) {
           for (const t of texts)
             expect(tokenizeWith(t, data[l], synonyms, cache), `${l} ${t}`).toEqual(
