@@ -11,10 +11,12 @@
 import type { VectorIndex } from '../types';
 import { newFormTokens, type FormTokens, type ScoringTokenizer, type TokenForm } from '../tokenizer';
 import { frequencyScore, type DimensionQuery } from './common';
-import { composedScoreOf, dimensionScale, mapperScale } from './composed';
+import { dimensionScale, mapperScale, type FactorScale } from './composed';
+import { composeValue } from './composition';
 import { dimensionTextScores } from './representation';
 import {
-  compositionInput,
+  compositionScratch,
+  F_STOP,
   composeForms,
   formClasses,
   type CompiledComposition,
@@ -35,8 +37,12 @@ export interface TextBatch {
   slot: number[];
   /** Per slot: the model row (in-vocabulary only). */
   rows: Int32Array;
-  /** Composition "rules": per scored token its emphasis, negations and contrast weight, per text its emoticons/emoji. */
+  /**
+   * Composition "rules": per text its emoticons/emoji and where its tokens' emphasis, negations
+   * and contrast weight start in the arrays (from[i]; -1: a plain text, every value 1, 0, 1).
+   */
   composed: {
+    from: Int32Array;
     scale: number[];
     negations: number[];
     weight: number[];
@@ -100,6 +106,7 @@ export function buildBatch(
   const rows: number[] = [];
   const composed = rules
     ? {
+        from: new Int32Array(T),
         scale: [] as number[],
         negations: [] as number[],
         weight: [] as number[],
@@ -113,7 +120,7 @@ export function buildBatch(
     const n = ft.count;
     tokenCount += n;
     const forms = ft.forms;
-    const input = rules ? compositionInput(n) : null;
+    const sc = rules ? compositionScratch(n) : null;
     let fs = 0;
     let fc = 0;
     for (let k = 0; k < n; k++) {
@@ -123,24 +130,18 @@ export function buildBatch(
         fs += f.freq;
         fc++;
       }
-      if (input) {
-        input.cls[k] = f.cls;
-        input.flags[k] = f.caseFlags;
+      if (sc) {
+        sc.cls[k] = f.cls;
+        sc.flags[k] = f.isStop ? f.caseFlags | F_STOP : f.caseFlags;
       }
     }
     fSum[i] = fs;
     fCount[i] = fc;
-    let c: ReturnType<typeof composeForms> = null;
-    if (input) {
-      const { starts, ends } = ft;
-      for (let k = 0; k < n; k++) {
-        input.starts[k] = starts[k];
-        input.ends[k] = ends[k];
-      }
-      c = composeForms(text, n, forms, rules!, input);
-    }
-    if (c && composed) {
-      const { kind, scale, negations, weight } = c.out;
+    const symbols = sc ? composeForms(text, n, forms, ft.starts, ft.ends, rules!, sc) : null;
+    if (sc && symbols && composed) {
+      // Composed: the tokens the rules score, with their emphasis, negations and contrast weight.
+      const { kind, scale, negations, weight } = sc;
+      composed.from[i] = composed.scale.length;
       for (let k = 0; k < n; k++) {
         const f = forms[k];
         if (kind[k] !== 0 || f.row < 0) continue;
@@ -149,20 +150,17 @@ export function buildBatch(
         composed.negations.push(negations[k]);
         composed.weight.push(weight[k]);
       }
-      composed.symbols.push(c.symbols.length > 0 ? c.symbols : null);
+      composed.symbols.push(symbols.length > 0 ? symbols : null);
     } else {
       // "mean", or a plain text under "rules": every in-vocabulary non-stop token, unchanged.
       for (let k = 0; k < n; k++) {
         const f = forms[k];
-        if (f.isStop || f.row < 0) continue;
-        slot.push(slotOf(f, stamp, rows));
-        if (composed) {
-          composed.scale.push(1);
-          composed.negations.push(0);
-          composed.weight.push(1);
-        }
+        if (!f.isStop && f.row >= 0) slot.push(slotOf(f, stamp, rows));
       }
-      composed?.symbols.push(null);
+      if (composed) {
+        composed.from[i] = -1;
+        composed.symbols.push(null);
+      }
     }
     offsets[i + 1] = slot.length;
   }
@@ -236,18 +234,7 @@ export function batchScores(
       else {
         const c = cos![k];
         if (!c) v = null;
-        else if (composed)
-          v = composedScoreOf(
-            c,
-            slot,
-            from,
-            to,
-            composed.scale,
-            composed.negations,
-            composed.weight,
-            null,
-            dimScales[k],
-          );
+        else if (composed) v = composedScoreOf(c, slot, from, to, composed, i, false, dimScales[k]);
         else v = slotMean(c, slot, from, to);
       }
       if (v !== null) dimensionScores[dims[k].key] = v;
@@ -255,17 +242,7 @@ export function batchScores(
     for (let k = 0; k < mappers.length; k++) {
       const scale = mapperScales[k];
       const v = composed
-        ? composedScoreOf(
-            values[k],
-            slot,
-            from,
-            to,
-            composed.scale,
-            composed.negations,
-            composed.weight,
-            scale.bipolar ? composed.symbols[i] : null,
-            scale,
-          )
+        ? composedScoreOf(values[k], slot, from, to, composed, i, scale.bipolar, scale)
         : slotMean(values[k], slot, from, to);
       if (v !== null) mapperScores[mappers[k].id] = v;
     }
@@ -276,4 +253,53 @@ export function batchScores(
     };
   }
   return out;
+}
+
+/**
+ * composed.ts composedScore over the batch arrays: text i's scored tokens are positions p in
+ * [from, to) with raw value values[slot[p]] (NaN = none); `symbols`: count its emoticons and
+ * emoji (bipolar factors). The same arithmetic in the same order as composedScore, so the same
+ * bits; a plain text (composed.from[i] < 0) has scale 1, no negation and weight 1 everywhere.
+ */
+function composedScoreOf(
+  values: ArrayLike<number>,
+  slot: ArrayLike<number>,
+  from: number,
+  to: number,
+  composed: NonNullable<TextBatch['composed']>,
+  i: number,
+  symbols: boolean,
+  f: FactorScale,
+): number | null {
+  const { neutral, bipolar } = f;
+  let sw = 0;
+  let swc = 0;
+  const c0 = composed.from[i];
+  if (c0 < 0) {
+    for (let p = from; p < to; p++) {
+      const v = values[slot[p]];
+      if (Number.isNaN(v)) continue;
+      sw += 1;
+      swc += neutral + (v - neutral);
+    }
+    return sw > 0 ? swc / sw : null;
+  }
+  const { scale, negations, weight } = composed;
+  for (let p = from, q = c0; p < to; p++, q++) {
+    const v = values[slot[p]];
+    if (Number.isNaN(v)) continue;
+    const c = composeValue(v, scale[q], negations[q], neutral, bipolar);
+    const w = weight[q];
+    sw += w;
+    swc += w * c;
+  }
+  const sym = symbols ? composed.symbols[i] : null;
+  if (sym) {
+    for (const it of sym) {
+      const c = neutral + it.valence! * f.halfRange;
+      sw += it.weight;
+      swc += it.weight * c;
+    }
+  }
+  return sw > 0 ? swc / sw : null;
 }

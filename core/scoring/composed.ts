@@ -8,7 +8,7 @@
  * N = -0.74 on bipolar factors, 0.26 on unipolar ones; w_i: the contrast weight).
  * With composition "mean" every item has w = 1, scale = 1 and no negation: the plain mean.
  */
-import { composeValue, composedValue, type ComposedItem } from './composition';
+import { composedValue, type ComposedItem } from './composition';
 import { LIMITS } from '../limits';
 import type { ExplainedToken, ResolvedMapper } from './types';
 
@@ -93,42 +93,4 @@ export function composedScore(
       rules: [...item.rules, ...extra],
     })),
   };
-}
-
-/**
- * composedScore without explanation over arrays (the lean path, batch.ts): the text's scored
- * tokens are positions p in [from, to) with raw value values[slot[p]] (NaN = none), emphasis
- * scale[p], negations[p] and contrast weight[p]; `symbols` (null: none or not counted) are
- * its emoticons and emoji. The same arithmetic in the same order as composedScore.
- */
-export function composedScoreOf(
-  values: ArrayLike<number>,
-  slot: ArrayLike<number>,
-  from: number,
-  to: number,
-  scale: ArrayLike<number>,
-  negations: ArrayLike<number>,
-  weight: ArrayLike<number>,
-  symbols: readonly ComposedItem[] | null,
-  f: FactorScale,
-): number | null {
-  const { neutral, bipolar } = f;
-  let sw = 0;
-  let swc = 0;
-  for (let p = from; p < to; p++) {
-    const v = values[slot[p]];
-    if (Number.isNaN(v)) continue;
-    const c = composeValue(v, scale[p], negations[p], neutral, bipolar);
-    const w = weight[p];
-    sw += w;
-    swc += w * c;
-  }
-  if (symbols) {
-    for (const it of symbols) {
-      const c = neutral + it.valence! * f.halfRange;
-      sw += it.weight;
-      swc += it.weight * c;
-    }
-  }
-  return sw > 0 ? swc / sw : null;
 }

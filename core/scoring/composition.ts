@@ -103,6 +103,9 @@ export interface CompiledComposition {
   pairHeads: Set<string>;
   /** Characters that mark a chunk as a possible emoticon (not letters, digits or . , ! ? ' "). */
   emoticonMarks: RegExp | null;
+  /** The same characters as UTF-16 units: a table for ASCII, a set for the others (applyRules' pre-scan). */
+  asciiMarks: Uint8Array;
+  otherMarks: Set<number>;
 }
 
 const cache = new WeakMap<CompositionData, CompiledComposition>();
@@ -117,6 +120,8 @@ export interface FormInfo {
 }
 const F_CASED = 1;
 const F_ALL_CAPS = 2;
+/** In the scratch flags only (not a property of the form's case): the token is a stop word. */
+export const F_STOP = 4;
 /** Distinct forms kept per language before the map starts afresh (bounds memory on hostile input). */
 const FORMS_MAX = 50_000;
 const C_NEG = 1;
@@ -154,6 +159,16 @@ export function compileComposition(data: CompositionData | null | undefined): Co
   const marks = new Set<string>();
   for (const k of emoticons.keys()) for (const ch of k) if (!/[\p{L}\p{N}.,!?'"]/u.test(ch)) marks.add(ch);
   const esc = [...marks].map((ch) => ch.replace(/[\\\]^-]/g, '\\$&')).join('');
+  const asciiMarks = new Uint8Array(128);
+  const otherMarks = new Set<number>();
+  for (const ch of marks) {
+    // Every UTF-16 unit of a mark: a mark outside the BMP shows up as its surrogates.
+    for (let i = 0; i < ch.length; i++) {
+      const c = ch.charCodeAt(i);
+      if (c < 128) asciiMarks[c] = 1;
+      else otherMarks.add(c);
+    }
+  }
   const classes = new Map<string, number>();
   const mark = (keys: Iterable<string>, bit: number) => {
     for (const k of keys) classes.set(k, (classes.get(k) ?? 0) | bit);
@@ -181,15 +196,72 @@ export function compileComposition(data: CompositionData | null | undefined): Co
     emoticonMax: Math.max(0, ...[...emoticons.keys()].map((k) => k.length)),
     pairHeads,
     emoticonMarks: esc ? new RegExp(`[${esc}]`, 'gu') : null,
+    asciiMarks,
+    otherMarks,
     forms: new Map(),
   };
   cache.set(d, c);
   return c;
 }
 
-const CLAUSE_BREAK = /[.,;:!?()[\]{}"“”«»„…\u3001\u3002\uff01\uff1f\uff0c\uff1b\uff1a]/;
-const SENTENCE_BREAK = /[.!?…\u3002\uff01\uff1f]|\n/;
-const EXCLAMATION = /[!\uff01]/g;
+// Gap characters between tokens (bits of gapClass): clause breaks . , ; : ! ? ( ) [ ] { } " “ ” « » „ … 、 。 ！ ？ ， ； ：,
+// sentence breaks . ! ? … 。 ！ ？ and the line feed, exclamation marks ! ！.
+const GAP_CLAUSE = 1;
+const GAP_SENTENCE = 2;
+const GAP_BANG = 4;
+const GAP_ASCII = new Uint8Array(128);
+for (const ch of '.,;:!?()[]{}"') GAP_ASCII[ch.charCodeAt(0)] |= GAP_CLAUSE;
+for (const ch of '.!?\n') GAP_ASCII[ch.charCodeAt(0)] |= GAP_SENTENCE;
+GAP_ASCII[0x21] |= GAP_BANG;
+
+function gapClass(c: number): number {
+  if (c < 128) return GAP_ASCII[c];
+  switch (c) {
+    case 0x201c: // “
+    case 0x201d: // ”
+    case 0xab: // «
+    case 0xbb: // »
+    case 0x201e: // „
+    case 0x3001: // 、
+    case 0xff0c: // ，
+    case 0xff1b: // ；
+    case 0xff1a: // ：
+      return GAP_CLAUSE;
+    case 0x2026: // …
+    case 0x3002: // 。
+    case 0xff1f: // ？
+      return GAP_CLAUSE | GAP_SENTENCE;
+    case 0xff01: // ！
+      return GAP_CLAUSE | GAP_SENTENCE | GAP_BANG;
+    default:
+      return 0;
+  }
+}
+
+// What preScan saw in a text: an exclamation mark, an emoticon mark, a unit from which an
+// Extended_Pictographic code point can start (all are at or above U+00A9).
+const SEEN_BANG = 1;
+const SEEN_MARK = 2;
+const SEEN_EMOJI = 4;
+
+/** One pass over the text instead of a regex, an emoji regex and two indexOf per text (SEEN_* bits). */
+function preScan(text: string, rules: CompiledComposition): number {
+  const ascii = rules.asciiMarks;
+  const other = rules.otherMarks;
+  let seen = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) {
+      if (c === 0x21) seen |= SEEN_BANG;
+      else if (ascii[c] === 1) seen |= SEEN_MARK;
+    } else {
+      if (c >= 0xa9) seen |= SEEN_EMOJI;
+      if (c === 0xff01) seen |= SEEN_BANG;
+      if (other.size > 0 && other.has(c)) seen |= SEEN_MARK;
+    }
+  }
+  return seen;
+}
 const EMOJI = /\p{Extended_Pictographic}/gu;
 const EMOJI_ANY = /\p{Extended_Pictographic}/u;
 const TRAILING = /[.,!?;]+$/;
@@ -257,12 +329,12 @@ export function composeText(
     const t = tokens[i];
     const f = formInfo(rules, t);
     sc.cls[i] = f.cls;
-    sc.flags[i] = f.flags;
+    sc.flags[i] = t.isStop ? f.flags | F_STOP : f.flags;
     sc.starts[i] = t.indexStart;
     sc.ends[i] = t.indexEnd;
   }
   const ruleSets: Array<RuleName[] | undefined> = new Array(n);
-  const symbols = applyRules(text, n, tokens, rules, sc, ruleSets);
+  const symbols = applyRules(text, n, tokens, sc.starts, sc.ends, rules, sc, ruleSets);
   if (!symbols) return plainItems(tokens);
   const items: ComposedItem[] = [];
   for (let i = 0; i < n; i++) {
@@ -276,8 +348,11 @@ export function composeText(
   return items;
 }
 
-/** What composeForms leaves in the scratch arrays (valid until the next composition). */
-export interface ComposedTokens {
+/** composeForms' working arrays: the caller fills cls and flags, composeForms leaves its results in the others. */
+export interface CompositionScratch {
+  /** Per token: C_* classes and case flags (formClasses), the latter | F_STOP for a stop word. */
+  cls: Uint8Array;
+  flags: Uint8Array;
   /** Per token: 0 scored, else not. */
   kind: Uint8Array;
   negations: Uint8Array;
@@ -285,35 +360,28 @@ export interface ComposedTokens {
   weight: Float64Array;
 }
 
-/** The per-token inputs of composeForms: classes (C_* bits, formClasses), case flags and offsets. */
-export interface CompositionInput {
-  cls: Uint8Array;
-  flags: Uint8Array;
-  starts: Int32Array;
-  ends: Int32Array;
-}
-
-/** The arrays composeForms reads for n tokens (shared scratch: fill them, then call composeForms before any other composition). */
-export function compositionInput(n: number): CompositionInput {
+/** The arrays of composeForms for n tokens (shared scratch: fill cls and flags, then call composeForms before any other composition). */
+export function compositionScratch(n: number): CompositionScratch {
   return scratch(n);
 }
 
 /**
  * composeText without item objects (the text scorer's lean path, core/scoring/batch.ts) over
- * `input` from compositionInput(n), filled by the caller: returns the text's emoticon/emoji
- * items and the per-token results, or null for a plain text (every non-stop token scored with
- * scale 1, weight 1 and no negation: composeText's plainItems).
+ * `sc` from compositionScratch(n), cls and flags filled by the caller: returns the text's
+ * emoticon/emoji items with the per-token results in sc, or null for a plain text (every
+ * non-stop token scored with scale 1, weight 1 and no negation: composeText's plainItems).
  */
 export function composeForms(
   text: string,
   n: number,
   tokens: ArrayLike<FormLike>,
+  starts: Int32Array,
+  ends: Int32Array,
   rules: CompiledComposition,
-  input: CompositionInput,
-): { symbols: ComposedItem[]; out: ComposedTokens } | null {
-  if (input !== scratchBuf) throw new Error('composeForms: input is not the current composition scratch');
-  const symbols = applyRules(text, n, tokens, rules, scratchBuf, null);
-  return symbols ? { symbols, out: scratchBuf } : null;
+  sc: CompositionScratch,
+): ComposedItem[] | null {
+  if (sc !== scratchBuf) throw new Error('composeForms: not the current composition scratch');
+  return applyRules(text, n, tokens, starts, ends, rules, scratchBuf, null);
 }
 
 /**
@@ -326,18 +394,19 @@ function applyRules(
   text: string,
   n: number,
   tokens: ArrayLike<FormLike>,
+  starts: Int32Array,
+  ends: Int32Array,
   rules: CompiledComposition,
   sc: Scratch,
   ruleSets: Array<RuleName[] | undefined> | null,
 ): ComposedItem[] | null {
   // Lookup keys only where a phrase or booster needs them (rare); classes and case from the caller.
   // No closures in here: bundlers that keep function names (tsx, wrangler) pay for each one per call.
-  const keyCache: Array<[string, string] | undefined> = [];
+  const keyCache = keyScratch;
+  keyCache.length = 0;
   const {
     cls,
     flags,
-    starts,
-    ends,
     kind,
     covered,
     clauseBefore,
@@ -352,11 +421,12 @@ function applyRules(
   } = sc;
   /** 0 candidate, 1 function word (negator, booster, contrast), 2 not scored (stop word, covered by an emoticon). */
   const symbols: ComposedItem[] = [];
+  const seen = preScan(text, rules);
 
   // Emoticons: whitespace-separated chunks that are VADER emoticons (":)", ":-(", "<3", ":D"); only
   // chunks holding an emoticon character are looked at.
   const marks = rules.emoticonMarks;
-  if (marks) {
+  if (marks && seen & SEEN_MARK) {
     marks.lastIndex = 0;
     let ti = 0;
     for (let m = marks.exec(text); m; m = marks.exec(text)) {
@@ -379,7 +449,7 @@ function applyRules(
       for (let j = ti; j < n && starts[j] < end; j++) covered[j] = 1;
     }
   }
-  if (rules.emoji.size > 0 && EMOJI_ANY.test(text)) {
+  if (seen & SEEN_EMOJI && rules.emoji.size > 0 && EMOJI_ANY.test(text)) {
     for (const m of text.matchAll(EMOJI)) {
       const v = rules.emoji.get(m[0]);
       if (v !== undefined) symbols.push(symbol(m[0], m.index!, m.index! + m[0].length, v, 'emoji'));
@@ -388,7 +458,7 @@ function applyRules(
 
   // Plain text, the common case: no word of the lists, no emoticon or emoji, no "!" and no all-caps
   // emphasis. Every rule below would leave each item at scale 1, weight 1 and no negation.
-  if (symbols.length === 0 && text.indexOf('!') < 0 && text.indexOf('\uff01') < 0) {
+  if (symbols.length === 0 && !(seen & SEEN_BANG)) {
     let plain = true;
     let cased = 0;
     let upper = 0;
@@ -404,7 +474,8 @@ function applyRules(
   }
 
   // Gaps: clause and sentence breaks before each token; '!' count of the gap after the last token.
-  const bangs: number[] = [];
+  const bangs = bangScratch;
+  bangs.length = 0;
   let sentence = 0;
   for (let i = 0; i <= n; i++) {
     const from = i === 0 ? 0 : ends[i - 1];
@@ -414,10 +485,16 @@ function applyRules(
       if (i < n) sentenceOf[i] = sentence;
       continue;
     }
-    const gap = text.slice(from, to);
-    if (i > 0 && CLAUSE_BREAK.test(gap)) clauseBefore[i] = 1;
-    if (i > 0 && SENTENCE_BREAK.test(gap)) {
-      bangs.push((gap.match(EXCLAMATION) ?? []).length);
+    let gap = 0;
+    let bang = 0;
+    for (let k = from; k < to; k++) {
+      const g = gapClass(text.charCodeAt(k));
+      gap |= g;
+      if (g & GAP_BANG) bang++;
+    }
+    if (i > 0 && gap & GAP_CLAUSE) clauseBefore[i] = 1;
+    if (i > 0 && gap & GAP_SENTENCE) {
+      bangs.push(bang);
       sentence++;
       clauseBefore[i] = 1;
     }
@@ -463,7 +540,7 @@ function applyRules(
       kind[i] = 1;
       const k = keyAt(keyCache, tokens, i);
       boosterOf[i] = rules.boosters.get(k[0]) ?? rules.boosters.get(k[1])!;
-    } else if (tokens[i].isStop && !(c & C_POLAR)) {
+    } else if (flags[i] & F_STOP && !(c & C_POLAR)) {
       kind[i] = 2;
     }
   }
@@ -479,7 +556,7 @@ function applyRules(
       }
     }
     if (target < 0) {
-      if (!tokens[i].isStop || cls[i] & C_POLAR) kind[i] = 0;
+      if (!(flags[i] & F_STOP) || cls[i] & C_POLAR) kind[i] = 0;
       continue;
     }
     const decay = FACTORS.boosterDistance[Math.min(target - i, 3)];
@@ -493,15 +570,16 @@ function applyRules(
   }
 
   // Negation scopes: each active forward scope covers its next NEGATION_SCOPE scored tokens.
-  let scopes: number[] = [];
+  const scopes = scopeScratch;
+  scopes.length = 0;
   for (let i = 0; i < n; i++) {
-    if (clauseBefore[i]) scopes = [];
+    if (clauseBefore[i]) scopes.length = 0;
     if (negator[i] && !cancelled[i]) {
       const inScope =
         scopes.length > 0 || (rules.direction === 'backward' && i > 0 && negator[i - 1] > 0 && !clauseBefore[i]);
       if (negator[i] === 2 && !inScope) {
         // "plus" without "ne": not a negation; a content word ("personne") is scored as usual.
-        if (!tokens[i].isStop) kind[i] = 0;
+        if (!(flags[i] & F_STOP)) kind[i] = 0;
         continue;
       }
       if (inScope && rules.concord) {
@@ -611,6 +689,11 @@ function negateBackward(
   }
 }
 
+// applyRules' small working lists, reused (one composition at a time).
+const keyScratch: Array<[string, string] | undefined> = [];
+const bangScratch: number[] = [];
+const scopeScratch: number[] = [];
+
 /** Both lookup keys of token i, computed once per composition. */
 function keyAt(cache: Array<[string, string] | undefined>, tokens: ArrayLike<FormLike>, i: number): [string, string] {
   return (cache[i] ??= keysOf(tokens[i]));
@@ -689,17 +772,20 @@ function scratch(n: number): Scratch {
     };
   }
   const b = scratchBuf;
-  const m = n + 1;
-  b.kind.fill(0, 0, m);
-  b.covered.fill(0, 0, m);
-  b.clauseBefore.fill(0, 0, m);
-  b.negator.fill(0, 0, m);
-  b.contrastAt.fill(0, 0, m);
-  b.cancelled.fill(0, 0, m);
-  b.negations.fill(0, 0, m);
-  b.boosterOf.fill(0, 0, m);
-  b.scale.fill(1, 0, m);
-  b.weight.fill(1, 0, m);
+  // One loop rather than ten fill() calls: texts are short, so the calls were the cost.
+  const { kind, covered, clauseBefore, negator, contrastAt, cancelled, negations, boosterOf, scale, weight } = b;
+  for (let i = 0; i <= n; i++) {
+    kind[i] = 0;
+    covered[i] = 0;
+    clauseBefore[i] = 0;
+    negator[i] = 0;
+    contrastAt[i] = 0;
+    cancelled[i] = 0;
+    negations[i] = 0;
+    boosterOf[i] = 0;
+    scale[i] = 1;
+    weight[i] = 1;
+  }
   return b;
 }
 
