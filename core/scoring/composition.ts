@@ -101,14 +101,21 @@ export interface CompiledComposition {
   forms: Map<string, FormInfo>;
   /** First tokens of the two-token phrases (only these build a pair key). */
   pairHeads: Set<string>;
+  /** The two-token phrases (notNegating and booster keys) by head and tail key (pairEntry). */
+  pairs: Map<string, Map<string, PairEntry>>;
   /** Characters that mark a chunk as a possible emoticon (not letters, digits or . , ! ? ' "). */
   emoticonMarks: RegExp | null;
   /** The same characters as UTF-16 units: a table for ASCII, a set for the others (applyRules' pre-scan). */
   asciiMarks: Uint8Array;
   otherMarks: Set<number>;
+  /** Any ASCII mark (preScan); null when there is none. */
+  asciiMarkTest: RegExp | null;
 }
 
 const cache = new WeakMap<CompositionData, CompiledComposition>();
+
+/** A UTF-16 unit as a regex escape (\uXXXX). */
+const unitEscape = (c: number): string => `\\u${c.toString(16).padStart(4, '0')}`;
 
 /** What composeText needs of a token that depends only on its surface form and lemma. */
 export interface FormInfo {
@@ -148,12 +155,24 @@ export function compileComposition(data: CompositionData | null | undefined): Co
   const emoticons = new Map(Object.entries(d.emoticons));
   const joiner = d.joiner ?? ' ';
   const pairHeads = new Set<string>();
+  // Every way a key can be head + joiner + tail: the first space (joiner " "), else every cut.
+  const pairs = new Map<string, Map<string, PairEntry>>();
+  const notNegating = new Set(d.notNegating);
+  const boosters = new Map(Object.entries(d.boosters));
   for (const k of [...d.notNegating, ...Object.keys(d.boosters)]) {
+    const cuts: number[] = [];
     if (joiner === ' ') {
       const cut = k.indexOf(' ');
-      if (cut > 0) pairHeads.add(k.slice(0, cut));
+      if (cut > 0) cuts.push(cut);
     } else {
-      for (let i = 1; i < k.length; i++) pairHeads.add(k.slice(0, i));
+      for (let i = 1; i < k.length; i++) cuts.push(i);
+    }
+    for (const cut of cuts) {
+      const head = k.slice(0, cut);
+      pairHeads.add(head);
+      let tails = pairs.get(head);
+      if (!tails) pairs.set(head, (tails = new Map()));
+      tails.set(k.slice(cut + joiner.length), { notNegating: notNegating.has(k), booster: boosters.get(k) });
     }
   }
   const marks = new Set<string>();
@@ -186,8 +205,9 @@ export function compileComposition(data: CompositionData | null | undefined): Co
     openers: new Set(d.negationOpeners ?? []),
     concord: d.negativeConcord === true,
     direction: d.negationDirection,
-    notNegating: new Set(d.notNegating),
-    boosters: new Map(Object.entries(d.boosters)),
+    notNegating,
+    boosters,
+    pairs,
     contrast: new Set(d.contrast),
     polar: new Set(d.polarStopWords),
     emoticons,
@@ -198,6 +218,14 @@ export function compileComposition(data: CompositionData | null | undefined): Co
     emoticonMarks: esc ? new RegExp(`[${esc}]`, 'gu') : null,
     asciiMarks,
     otherMarks,
+    asciiMarkTest: asciiMarks.some((m) => m === 1)
+      ? new RegExp(
+          `[${[...asciiMarks.keys()]
+            .filter((c) => asciiMarks[c])
+            .map(unitEscape)
+            .join('')}]`,
+        )
+      : null,
     forms: new Map(),
   };
   cache.set(d, c);
@@ -238,30 +266,30 @@ function gapClass(c: number): number {
   }
 }
 
-// What preScan saw in a text: an exclamation mark, an emoticon mark, a unit from which an
-// Extended_Pictographic code point can start (all are at or above U+00A9).
-const SEEN_BANG = 1;
+// What preScan saw in a text: an emoticon mark, a unit from which an Extended_Pictographic code
+// point can start (all are at or above U+00A9).
 const SEEN_MARK = 2;
 const SEEN_EMOJI = 4;
 
-/** One pass over the text instead of a regex, an emoji regex and two indexOf per text (SEEN_* bits). */
+/**
+ * SEEN_* bits of a text (a superset: a bit may be set where the regex it guards finds nothing):
+ * two cheap native scans, an ASCII character class of the marks and any unit at or above
+ * U+00A9 (where every Extended_Pictographic code point and every non-ASCII mark lies); "!" is
+ * looked for only where it decides something (SEEN_BANG is not set here).
+ */
 function preScan(text: string, rules: CompiledComposition): number {
-  const ascii = rules.asciiMarks;
-  const other = rules.otherMarks;
   let seen = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) {
-      if (c === 0x21) seen |= SEEN_BANG;
-      else if (ascii[c] === 1) seen |= SEEN_MARK;
-    } else {
-      if (c >= 0xa9) seen |= SEEN_EMOJI;
-      if (c === 0xff01) seen |= SEEN_BANG;
-      if (other.size > 0 && other.has(c)) seen |= SEEN_MARK;
-    }
-  }
+  if (rules.asciiMarkTest !== null && rules.asciiMarkTest.test(text)) seen |= SEEN_MARK;
+  if (HIGH_UNIT.test(text)) seen |= rules.otherMarks.size > 0 ? SEEN_EMOJI | SEEN_MARK : SEEN_EMOJI;
   return seen;
 }
+
+/** Whether the text holds "!" or "！". */
+function hasBang(text: string): boolean {
+  return text.indexOf('!') >= 0 || text.indexOf('\uff01') >= 0;
+}
+
+const HIGH_UNIT = /[\u00a9-\uffff]/;
 const EMOJI = /\p{Extended_Pictographic}/gu;
 const EMOJI_ANY = /\p{Extended_Pictographic}/u;
 const TRAILING = /[.,!?;]+$/;
@@ -385,10 +413,13 @@ export function composeForms(
 }
 
 /**
- * The rules over the n tokens whose classes, case flags and offsets are in sc: leaves kind,
- * negations, scale (every emphasis factor) and weight per token in sc, and returns the text's
- * emoticon and emoji items with their contrast weight, or null when no rule applies (plain
- * text). ruleSets (null: not wanted) receives each token's rule names.
+ * The rules over the n tokens whose classes and case flags (| F_STOP) are in sc and offsets in
+ * starts/ends: leaves kind, negations, scale (every emphasis factor) and weight per token in sc,
+ * and returns the text's emoticon and emoji items with their contrast weight, or null when no
+ * rule applies (plain text). ruleSets (null: not wanted) receives each token's rule names.
+ * A pass whose words the text does not hold (boosters, negators, contrast, caps or "!") is
+ * skipped: it would change nothing. No closures in here: bundlers that keep function names
+ * (tsx, wrangler) pay a defineProperty for each one per call.
  */
 function applyRules(
   text: string,
@@ -400,10 +431,6 @@ function applyRules(
   sc: Scratch,
   ruleSets: Array<RuleName[] | undefined> | null,
 ): ComposedItem[] | null {
-  // Lookup keys only where a phrase or booster needs them (rare); classes and case from the caller.
-  // No closures in here: bundlers that keep function names (tsx, wrangler) pay for each one per call.
-  const keyCache = keyScratch;
-  keyCache.length = 0;
   const {
     cls,
     flags,
@@ -419,14 +446,16 @@ function applyRules(
     scale,
     weight,
   } = sc;
-  /** 0 candidate, 1 function word (negator, booster, contrast), 2 not scored (stop word, covered by an emoticon). */
-  const symbols: ComposedItem[] = [];
+  let symbols: ComposedItem[] = NO_SYMBOLS;
   const seen = preScan(text, rules);
+  let coveredReset = false;
 
   // Emoticons: whitespace-separated chunks that are VADER emoticons (":)", ":-(", "<3", ":D"); only
   // chunks holding an emoticon character are looked at.
   const marks = rules.emoticonMarks;
   if (marks && seen & SEEN_MARK) {
+    covered.fill(0, 0, n + 1);
+    coveredReset = true;
     marks.lastIndex = 0;
     let ti = 0;
     for (let m = marks.exec(text); m; m = marks.exec(text)) {
@@ -444,6 +473,7 @@ function applyRules(
       }
       if (v === undefined) continue;
       end = start + chunk.length;
+      if (symbols === NO_SYMBOLS) symbols = [];
       symbols.push(symbol(chunk, start, end, v, 'emoticon'));
       while (ti < n && ends[ti] <= start) ti++;
       for (let j = ti; j < n && starts[j] < end; j++) covered[j] = 1;
@@ -452,30 +482,45 @@ function applyRules(
   if (seen & SEEN_EMOJI && rules.emoji.size > 0 && EMOJI_ANY.test(text)) {
     for (const m of text.matchAll(EMOJI)) {
       const v = rules.emoji.get(m[0]);
-      if (v !== undefined) symbols.push(symbol(m[0], m.index!, m.index! + m[0].length, v, 'emoji'));
+      if (v === undefined) continue;
+      if (symbols === NO_SYMBOLS) symbols = [];
+      symbols.push(symbol(m[0], m.index!, m.index! + m[0].length, v, 'emoji'));
     }
   }
 
+  // List classes and case: all-caps emphasis only when the text mixes cases (VADER's allcap_differential).
+  let anyClass = 0;
+  let cased = 0;
+  let upper = 0;
+  for (let i = 0; i < n; i++) {
+    anyClass |= cls[i];
+    const f = flags[i];
+    if (f & F_CASED) {
+      cased++;
+      if (f & F_ALL_CAPS) upper++;
+    }
+  }
+  const capsDiff = upper > 0 && upper < cased;
   // Plain text, the common case: no word of the lists, no emoticon or emoji, no "!" and no all-caps
   // emphasis. Every rule below would leave each item at scale 1, weight 1 and no negation.
-  if (symbols.length === 0 && !(seen & SEEN_BANG)) {
-    let plain = true;
-    let cased = 0;
-    let upper = 0;
-    for (let i = 0; i < n; i++) {
-      if (cls[i] !== 0) {
-        plain = false;
-        break;
-      }
-      if (flags[i] & F_CASED) cased++;
-      if (flags[i] & F_ALL_CAPS) upper++;
-    }
-    if (plain && !(upper > 0 && upper < cased)) return null;
+  const bang = hasBang(text);
+  if (symbols.length === 0 && !bang && anyClass === 0 && !capsDiff) return null;
+
+  for (let i = 0; i <= n; i++) {
+    kind[i] = 0;
+    clauseBefore[i] = 0;
+    negator[i] = 0;
+    contrastAt[i] = 0;
+    cancelled[i] = 0;
+    negations[i] = 0;
+    boosterOf[i] = 0;
+    scale[i] = 1;
+    weight[i] = 1;
   }
+  if (!coveredReset) covered.fill(0, 0, n + 1);
 
   // Gaps: clause and sentence breaks before each token; '!' count of the gap after the last token.
-  const bangs = bangScratch;
-  bangs.length = 0;
+  const bangs: number[] = [];
   let sentence = 0;
   for (let i = 0; i <= n; i++) {
     const from = i === 0 ? 0 : ends[i - 1];
@@ -486,15 +531,15 @@ function applyRules(
       continue;
     }
     let gap = 0;
-    let bang = 0;
+    let gapBangs = 0;
     for (let k = from; k < to; k++) {
       const g = gapClass(text.charCodeAt(k));
       gap |= g;
-      if (g & GAP_BANG) bang++;
+      if (g & GAP_BANG) gapBangs++;
     }
     if (i > 0 && gap & GAP_CLAUSE) clauseBefore[i] = 1;
     if (i > 0 && gap & GAP_SENTENCE) {
-      bangs.push(bang);
+      bangs.push(gapBangs);
       sentence++;
       clauseBefore[i] = 1;
     }
@@ -503,50 +548,58 @@ function applyRules(
   if (bangs.length === sentence) bangs.push(0);
 
   // Function words and two-token phrases ("not only", "kind of").
+  let keyCache: Array<[string, string] | undefined> | null = null;
+  let boosters = 0;
+  let negators = 0;
+  let contrasts = 0;
   let notOnlyInSentence = -1;
   for (let i = 0; i < n; i++) {
     if (covered[i]) {
       kind[i] = 2;
       continue;
     }
-    const p =
-      i + 1 < n && !clauseBefore[i + 1] && (cls[i] & C_PAIR_HEAD) !== 0
-        ? pairKeys(keyAt(keyCache, tokens, i), keyAt(keyCache, tokens, i + 1), rules.joiner)
-        : null;
-    if (p && hasKey(rules.notNegating, p)) {
-      kind[i] = kind[i + 1] = 1;
-      cancelled[i] = cancelled[i + 1] = 1;
-      notOnlyInSentence = sentenceOf[i];
-      i++;
-      continue;
-    }
-    if (p && (rules.boosters.has(p[0]) || rules.boosters.has(p[1]))) {
-      kind[i] = kind[i + 1] = 1;
-      boosterOf[i + 1] = rules.boosters.get(p[0]) ?? rules.boosters.get(p[1])!;
-      i++;
-      continue;
-    }
     const c = cls[i];
+    if (c & C_PAIR_HEAD && i + 1 < n && !clauseBefore[i + 1]) {
+      const pair = pairEntry(rules, keyAt((keyCache ??= []), tokens, i), keyAt(keyCache, tokens, i + 1));
+      if (pair !== null && pair.notNegating) {
+        kind[i] = kind[i + 1] = 1;
+        cancelled[i] = cancelled[i + 1] = 1;
+        notOnlyInSentence = sentenceOf[i];
+        i++;
+        continue;
+      }
+      if (pair !== null && pair.booster !== undefined) {
+        kind[i] = kind[i + 1] = 1;
+        boosterOf[i + 1] = pair.booster;
+        boosters++;
+        i++;
+        continue;
+      }
+    }
     if (c & C_NEG) {
       kind[i] = 1;
       negator[i] = c & C_OPENER_NEEDED ? 2 : 1;
+      negators++;
     } else if (c & C_CONTRAST) {
       kind[i] = 1;
-      if (notOnlyInSentence !== sentenceOf[i]) contrastAt[i] = 1;
-      else cancelled[i] = 1;
+      if (notOnlyInSentence !== sentenceOf[i]) {
+        contrastAt[i] = 1;
+        contrasts++;
+      } else cancelled[i] = 1;
       clauseBefore[i] = 1;
       if (i + 1 < n) clauseBefore[i + 1] = 1;
     } else if (c & C_BOOSTER) {
       kind[i] = 1;
-      const k = keyAt(keyCache, tokens, i);
+      const k = keyAt((keyCache ??= []), tokens, i);
       boosterOf[i] = rules.boosters.get(k[0]) ?? rules.boosters.get(k[1])!;
+      boosters++;
     } else if (flags[i] & F_STOP && !(c & C_POLAR)) {
       kind[i] = 2;
     }
   }
 
   // A booster with no scored token after it in its clause ("Das war super.") is a word like any other.
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; boosters > 0 && i < n; i++) {
     if (boosterOf[i] === 0) continue;
     let target = -1;
     for (let j = i + 1; j < n && j <= i + VADER.BOOSTER_WINDOW && !clauseBefore[j]; j++) {
@@ -570,10 +623,9 @@ function applyRules(
   }
 
   // Negation scopes: each active forward scope covers its next NEGATION_SCOPE scored tokens.
-  const scopes = scopeScratch;
-  scopes.length = 0;
-  for (let i = 0; i < n; i++) {
-    if (clauseBefore[i]) scopes.length = 0;
+  let scopes: number[] = [];
+  for (let i = 0; negators > 0 && i < n; i++) {
+    if (clauseBefore[i] && scopes.length > 0) scopes = [];
     if (negator[i] && !cancelled[i]) {
       const inScope =
         scopes.length > 0 || (rules.direction === 'backward' && i > 0 && negator[i - 1] > 0 && !clauseBefore[i]);
@@ -616,7 +668,7 @@ function applyRules(
 
   // Contrast: the first contrast word of a sentence weights the sentence before it 0.5 and after it 1.5.
   let si = 0;
-  while (si < n) {
+  while (contrasts > 0 && si < n) {
     let end = si;
     while (end < n && sentenceOf[end] === sentenceOf[si]) end++;
     let c = -1;
@@ -636,16 +688,8 @@ function applyRules(
     si = end;
   }
 
-  // All-caps emphasis (only when the text mixes cases, as VADER's allcap_differential) and "!".
-  let caps = 0;
-  let words = 0;
-  for (let i = 0; i < n; i++) {
-    if (!(flags[i] & F_CASED)) continue;
-    words++;
-    if (flags[i] & F_ALL_CAPS) caps++;
-  }
-  const capsDiff = caps > 0 && caps < words;
-  for (let i = 0; i < n; i++) {
+  // All-caps emphasis and "!" (only a text with "!" can have a sentence with exclamation marks).
+  for (let i = 0; (capsDiff || bang) && i < n; i++) {
     if (kind[i] !== 0) continue;
     let s = scale[i];
     if (capsDiff && flags[i] & F_ALL_CAPS) {
@@ -668,7 +712,7 @@ function applyRules(
       addRule(sym.rules, 'contrast');
     }
   }
-  return symbols;
+  return symbols === NO_SYMBOLS ? [] : symbols;
 }
 
 /** The scored tokens before negator i in its clause, at most NEGATION_SCOPE of them, take one negation more. */
@@ -689,19 +733,38 @@ function negateBackward(
   }
 }
 
-// applyRules' small working lists, reused (one composition at a time).
-const keyScratch: Array<[string, string] | undefined> = [];
-const bangScratch: number[] = [];
-const scopeScratch: number[] = [];
-
 /** Both lookup keys of token i, computed once per composition. */
 function keyAt(cache: Array<[string, string] | undefined>, tokens: ArrayLike<FormLike>, i: number): [string, string] {
   return (cache[i] ??= keysOf(tokens[i]));
 }
 
-/** The two-token phrase keys of two tokens' keys. */
-function pairKeys(a: [string, string], b: [string, string], joiner: string): [string, string] {
-  return [a[0] + joiner + b[0], a[1] + joiner + b[1]];
+/** What a two-token phrase is (CompiledComposition.pairs). */
+interface PairEntry {
+  /** "not only": cancels negation and contrast. */
+  notNegating: boolean;
+  /** "kind of", "a bit": the booster value of the phrase. */
+  booster: number | undefined;
+}
+
+/**
+ * The phrase of two tokens with keys a and b: by the surface forms first, then by the lemmas, as
+ * the joined keys a + joiner + b would be looked up, without building them.
+ */
+function pairEntry(rules: CompiledComposition, a: [string, string], b: [string, string]): PairEntry | null {
+  if (rules.joiner === ' ' && (a[0].includes(' ') || a[1].includes(' '))) {
+    // A head with a space of its own (no tokenizer gives one): the joined keys themselves.
+    const p: [string, string] = [a[0] + ' ' + b[0], a[1] + ' ' + b[1]];
+    const booster = rules.boosters.get(p[0]) ?? rules.boosters.get(p[1]);
+    const notNegating = hasKey(rules.notNegating, p);
+    return notNegating || booster !== undefined ? { notNegating, booster } : null;
+  }
+  const s = rules.pairs.get(a[0])?.get(b[0]);
+  const l = rules.pairs.get(a[1])?.get(b[1]);
+  if (s === undefined && l === undefined) return null;
+  return {
+    notNegating: (s?.notNegating ?? false) || (l?.notNegating ?? false),
+    booster: s?.booster ?? l?.booster,
+  };
 }
 
 /** Token i's rule list (created on first use); null when rule names are not wanted. */
@@ -771,23 +834,13 @@ function scratch(n: number): Scratch {
       weight: new Float64Array(scratchCap),
     };
   }
+  // applyRules resets the arrays it uses (plain texts never touch them).
   const b = scratchBuf;
-  // One loop rather than ten fill() calls: texts are short, so the calls were the cost.
-  const { kind, covered, clauseBefore, negator, contrastAt, cancelled, negations, boosterOf, scale, weight } = b;
-  for (let i = 0; i <= n; i++) {
-    kind[i] = 0;
-    covered[i] = 0;
-    clauseBefore[i] = 0;
-    negator[i] = 0;
-    contrastAt[i] = 0;
-    cancelled[i] = 0;
-    negations[i] = 0;
-    boosterOf[i] = 0;
-    scale[i] = 1;
-    weight[i] = 1;
-  }
   return b;
 }
+
+/** Shared empty symbol list (never mutated). */
+const NO_SYMBOLS: ComposedItem[] = [];
 
 /** Shared empty rule list of items without a rule (never mutated). */
 const NO_RULES: RuleName[] = [];
