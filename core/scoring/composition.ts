@@ -712,7 +712,11 @@ function applyRules(
       addRule(sym.rules, 'contrast');
     }
   }
-  return symbols === NO_SYMBOLS ? [] : symbols;
+  if (symbols === NO_SYMBOLS) return [];
+  // In text order (emoticons were found before emoji): the order composeText's items have, and so
+  // the order their values are summed in.
+  if (symbols.length > 1) symbols.sort((a, b) => a.indexStart - b.indexStart);
+  return symbols;
 }
 
 /** The scored tokens before negator i in its clause, at most NEGATION_SCOPE of them, take one negation more. */

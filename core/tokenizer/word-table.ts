@@ -11,8 +11,9 @@
  */
 
 /** Slots a lookup or insert looks at before giving up. */
-const MAX_PROBE = 32;
-const INITIAL_SLOTS = 1 << 12;
+export const MAX_PROBE = 32;
+/** Slots of a new table (it doubles at half load). */
+export const INITIAL_SLOTS = 1 << 12;
 const INITIAL_POOL = 1 << 15;
 
 export class WordTable<T> {
@@ -24,13 +25,14 @@ export class WordTable<T> {
   private pool = new Uint16Array(INITIAL_POOL);
   private poolUsed = 0;
   private values: T[] = [];
-  private readonly seed = (Math.random() * 0x100000000) | 0;
   /** Hash of the last get() (add() after a miss reuses it). */
   private lastHash = 0;
 
   constructor(
     readonly capacity: number,
     readonly maxLength: number,
+    /** Hash seed (random unless a test fixes it). */
+    private readonly seed = (Math.random() * 0x100000000) | 0,
   ) {}
 
   get size(): number {
@@ -38,10 +40,7 @@ export class WordTable<T> {
   }
 
   private hash(text: string, start: number, end: number): number {
-    let h = 0x811c9dc5 ^ this.seed;
-    for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-    h ^= h >>> 16;
-    return Math.imul(h, 0x45d9f3b) ^ (h >>> 13);
+    return wordHash(this.seed, text, start, end);
   }
 
   /** The value of the form text[start, end), or undefined. */
@@ -130,4 +129,12 @@ function resized(a: Int32Array, n: number): Int32Array<ArrayBuffer> {
   const out = new Int32Array(n);
   out.set(a);
   return out;
+}
+
+/** The table's hash of text[start, end): FNV-1a over the UTF-16 units from a seeded basis, then mixed. */
+export function wordHash(seed: number, text: string, start: number, end: number): number {
+  let h = 0x811c9dc5 ^ seed;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  return Math.imul(h, 0x45d9f3b) ^ (h >>> 13);
 }
