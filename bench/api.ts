@@ -22,7 +22,7 @@
  * requests without the meter call (the bench-only twin: the server is started with
  * `--define __BENCH_UNMETERED_TWIN__:true`, worker/quotas/bench-twin.ts) at 1 and 16
  * connections over 8 workspaces (JSON: metered_overhead_p50_ms, metered_throughput_ratio_16);
- * BENCH_API_ONLY=metering runs only that section.
+ * BENCH_API_ONLY=metering runs only that section; BENCH_API_ONLY=text-scores-100x200 only the issue-17 request.
  *
  * Options (env): BENCH_API_SECONDS (per endpoint, default 10), BENCH_API_CONNECTIONS (default 1:
  * latency without queueing in the single-threaded local workerd; raise it for throughput).
@@ -308,6 +308,40 @@ async function main(): Promise<void> {
       },
     };
 
+    const bigText = () => {
+      const mappers = ['sentiment', 'afinn'].map((key) => ({
+        id: `${key}_valence`,
+        variable: 'valence',
+        values: parseMapperBundle(readArrayBuffer(path.join(GENERATED, 'mappers', MODEL, `${key}.bin`)), {
+          id: MODEL,
+          vocabularySize: model.size,
+          checksum: model.manifest.checksum,
+        }),
+      }));
+      const composition = lang.meta.composition;
+      return textScores100x200(
+        `/api/v1/workspaces/${workspace}`,
+        wsToken,
+        text,
+        dims,
+        (req) =>
+          scoreTexts(req, {
+            index: model,
+            tokenize: scoringTokenizer(lang),
+            mappers,
+            storedDimensions,
+            stats,
+            composition,
+            lexicon: languageLexicon(lang),
+          }).tokenCount,
+      );
+    };
+    // BENCH_API_ONLY=text-scores-100x200: only the issue-17 request (its p50 beside its core time).
+    if (process.env.BENCH_API_ONLY === 'text-scores-100x200') {
+      console.log(JSON.stringify({ seconds: SECONDS, ...(await bigText()) }));
+      return;
+    }
+
     // Kernel time = the WASM calls the request needs; core time = the whole core/scoring function.
     const centroid = model.centroid(seeds.map((w) => model.rowOf(w)))!;
     const kernelFind = timeIt(() => model.topK(centroid, 100 + seeds.length + 32));
@@ -364,32 +398,7 @@ async function main(): Promise<void> {
     const find = await load('find-and-score', 'POST', `${ws}/word-scores`, wsToken, findReq);
     const whitelist = await load('whitelist', 'POST', `${ws}/word-scores`, wsToken, whitelistReq);
     const texts = await load('text-scores', 'POST', `${ws}/text-scores`, wsToken, textReq);
-    const mappers = ['sentiment', 'afinn'].map((key) => ({
-      id: `${key}_valence`,
-      variable: 'valence',
-      values: parseMapperBundle(readArrayBuffer(path.join(GENERATED, 'mappers', MODEL, `${key}.bin`)), {
-        id: MODEL,
-        vocabularySize: model.size,
-        checksum: model.manifest.checksum,
-      }),
-    }));
-    const composition = lang.meta.composition;
-    const big = await textScores100x200(
-      ws,
-      wsToken,
-      text,
-      dims,
-      (req) =>
-        scoreTexts(req, {
-          index: model,
-          tokenize: scoringTokenizer(lang),
-          mappers,
-          storedDimensions,
-          stats,
-          composition,
-          lexicon: languageLexicon(lang),
-        }).tokenCount,
-    );
+    const big = await bigText();
     const rows = [
       ['trivial GET /api/health', trivial, NaN, NaN],
       ['find-and-score (limit 100)', find, kernelFind, coreFind],
