@@ -110,6 +110,8 @@ export interface CompiledComposition {
   otherMarks: Set<number>;
   /** Any ASCII mark (preScan); null when there is none. */
   asciiMarkTest: RegExp | null;
+  /** Any "!", "！", mark or unit at or above U+00A9 (what every preScan bit and hasBang need). */
+  anySpecial: RegExp;
 }
 
 const cache = new WeakMap<CompositionData, CompiledComposition>();
@@ -218,6 +220,13 @@ export function compileComposition(data: CompositionData | null | undefined): Co
     emoticonMarks: esc ? new RegExp(`[${esc}]`, 'gu') : null,
     asciiMarks,
     otherMarks,
+    anySpecial: new RegExp(
+      `[!\\uff01${[...asciiMarks.keys()]
+        .filter((c) => asciiMarks[c])
+        .concat([...otherMarks])
+        .map(unitEscape)
+        .join('')}\\u00a9-\\uffff]`,
+    ),
     asciiMarkTest: asciiMarks.some((m) => m === 1)
       ? new RegExp(
           `[${[...asciiMarks.keys()]
@@ -447,7 +456,9 @@ function applyRules(
     weight,
   } = sc;
   let symbols: ComposedItem[] = NO_SYMBOLS;
-  const seen = preScan(text, rules);
+  // Most texts hold no "!", mark or unit >= U+00A9 at all: one scan tells, and the others are skipped.
+  const special = rules.anySpecial.test(text);
+  const seen = special ? preScan(text, rules) : 0;
   let coveredReset = false;
 
   // Emoticons: whitespace-separated chunks that are VADER emoticons (":)", ":-(", "<3", ":D"); only
@@ -503,7 +514,7 @@ function applyRules(
   const capsDiff = upper > 0 && upper < cased;
   // Plain text, the common case: no word of the lists, no emoticon or emoji, no "!" and no all-caps
   // emphasis. Every rule below would leave each item at scale 1, weight 1 and no negation.
-  const bang = hasBang(text);
+  const bang = special && hasBang(text);
   if (symbols.length === 0 && !bang && anyClass === 0 && !capsDiff) return null;
 
   for (let i = 0; i <= n; i++) {
