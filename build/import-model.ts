@@ -35,7 +35,7 @@ import {
 import { bumpCatalogGeneration, GENERATED, R2_BUCKET, r2Put } from './wrangler';
 
 /** Bump when the importer's output for the same input changes (the default model is rebuilt). */
-export const IMPORTER_VERSION = 2;
+export const IMPORTER_VERSION = 3;
 
 export interface ImportOptions {
   input: string;
