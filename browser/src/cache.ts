@@ -5,10 +5,10 @@
  * reachable and used as is when it is not.
  *
  * Keys: ['model', id] -> CachedModelInfo (the current version of a model),
- *       ['model-parts', id, version] -> the parsed artifact (model-store.ts),
+ *       ['model-parts', id, version] -> the parsed artifact, ['model-head', id, version] -> its head (model-store.ts),
  *       ['mapper', id, version, key], ['lang', language], ['dimensions'] -> StoredArtifact.
  */
-import { createStore, del, delMany, get, keys, set, type UseStore } from 'idb-keyval';
+import { createStore, del, delMany, get, keys, set, setMany, type UseStore } from 'idb-keyval';
 import { sha256Hex } from '../../core/digest';
 import { ApiError, asApiError, problemBody, type ProblemCode } from '../../core/problem';
 import type { OfflineProblem, Progress } from './protocol';
@@ -223,4 +223,4 @@ export async function cachedArtifact(
   return { artifact, fromCache: false, online: true };
 }
 
-export { get, set, del, delMany, keys };
+export { get, set, setMany, del, delMany, keys };
