@@ -165,7 +165,8 @@ async function readBody(res: Response, total: number, onBytes: (loaded: number) 
 
 /**
  * A small artifact (language data, mapper bundle, stored seeds) through the cache: revalidated
- * when online, the cached copy when offline. Returns null when neither is available and
+ * when online, the cached copy when offline. `revalidate` may be a promise (the IndexedDB read
+ * starts at once, the request only once it says so). Returns null when neither is available and
  * `optional` is set.
  */
 export async function cachedArtifact(
@@ -174,7 +175,7 @@ export async function cachedArtifact(
   token: string | undefined,
   path: string,
   progress: { artifact: Progress['artifact']; name: string; onProgress?: ProgressFn },
-  revalidate = true,
+  revalidate: boolean | Promise<boolean> = true,
 ): Promise<{ artifact: StoredArtifact; fromCache: boolean; online: boolean }> {
   const cached = await get<StoredArtifact>(key, idb());
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
@@ -186,7 +187,7 @@ export async function cachedArtifact(
       totalBytes: total,
       fromCache,
     });
-  if (cached && !revalidate) {
+  if (cached && !(await revalidate)) {
     report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
     return { artifact: cached, fromCache: true, online: false };
   }

@@ -25,6 +25,7 @@ import {
   cachedArtifact,
   delMany,
   fetchArtifact,
+  type Fetched,
   get,
   idb,
   keys,
@@ -52,7 +53,7 @@ import type {
 export interface Loaded {
   info: LoadedModelInfo;
   model: LoadedModel;
-  bundleBytes: Map<string, ArrayBuffer>;
+  bundles: Bundles;
   /** A head (progressive cold start): resolves with the complete model once it is in. */
   complete?: Promise<Loaded>;
   /** Requests running on this head; its matrix is freed when none is left after completion. */
@@ -114,7 +115,11 @@ async function fetchCatalogEntry(id: string): Promise<CatalogEntry | null> {
   return (await res.json()) as CatalogEntry;
 }
 
-function loadLanguage(language: string, onProgress?: ProgressFn, revalidate = true): Promise<LanguageData> {
+function loadLanguage(
+  language: string,
+  onProgress?: ProgressFn,
+  revalidate: boolean | Promise<boolean> = true,
+): Promise<LanguageData> {
   return sharedLoad(languages, language, undefined, async () => {
     const { artifact } = await cachedArtifact(
       ['lang', language],
@@ -128,7 +133,7 @@ function loadLanguage(language: string, onProgress?: ProgressFn, revalidate = tr
   });
 }
 
-async function loadStoredSeeds(onProgress?: ProgressFn, revalidate = true): Promise<void> {
+async function loadStoredSeeds(onProgress?: ProgressFn, revalidate: boolean | Promise<boolean> = true): Promise<void> {
   try {
     const { artifact } = await cachedArtifact(
       ['dimensions'],
@@ -150,22 +155,23 @@ async function loadStoredSeeds(onProgress?: ProgressFn, revalidate = true): Prom
 }
 
 /**
- * `full`: the background load after a head (never a head again); `bundleBytes`: the mapper
- * bundles that head already read (not read again).
+ * `full`: the background load after a head (never a head again); `bundles`: the mapper bundles
+ * of that head (read once).
  */
-type LoadOptions = LoadModelOptions & { full?: boolean; bundleBytes?: Map<string, ArrayBuffer> };
+type LoadOptions = LoadModelOptions & { full?: boolean; bundles?: Bundles };
 
-/** Language data, mapper bundles and stored seeds of a model version (cached, revalidated when asked). */
+/**
+ * Language data and stored seeds (cached; revalidated when `revalidate` says so: a promise lets
+ * the IndexedDB reads start before the service has answered).
+ */
 function loadSmall(
-  info: CachedModelInfo,
+  language: string,
   onProgress: ProgressFn | undefined,
-  revalidate: boolean,
-  bundles?: Map<string, ArrayBuffer>,
-): Promise<[Array<[string, ArrayBuffer]>, unknown, void]> {
+  revalidate: boolean | Promise<boolean>,
+): Promise<[unknown, void]> {
   const p = Promise.all([
-    bundles ? Promise.resolve([...bundles]) : phase('mapper-bundles', () => fetchBundles(info, onProgress, revalidate)),
-    info.language
-      ? phase('language-data', () => loadLanguage(info.language, onProgress, revalidate)).catch(() => null)
+    language
+      ? phase('language-data', () => loadLanguage(language, onProgress, revalidate)).catch(() => null)
       : Promise.resolve(null),
     phase('stored-seeds', () => loadStoredSeeds(onProgress, revalidate)),
   ]);
@@ -204,17 +210,19 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     : Promise.resolve(undefined);
   headP.catch(() => {});
   cachedP.catch(() => {});
-  // The cached version's small artifacts are read (and revalidated when online) beside the model.
-  let small = pointer ? loadSmall(pointer, onProgress, revalidate, options.bundleBytes) : null;
+  // The cached version's language data, seeds and bundles are read from IndexedDB beside the
+  // model, and revalidated once the service has answered (when it did).
+  let settleOnline: (online: boolean) => void = () => {};
+  const revalidateP = new Promise<boolean>((resolve) => (settleOnline = resolve));
+  let small = pointer ? loadSmall(pointer.language, onProgress, revalidateP) : null;
   let smallLanguage = pointer?.language;
+  let bundles = options.bundles ?? (pointer ? new Bundles(pointer, onProgress, revalidateP) : null);
   const modelPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}`;
 
-  let online = false;
-  let catalog: CatalogEntry | null = null;
-  let fetched: Awaited<ReturnType<typeof fetchArtifact>> | null = null;
-  if (revalidate || !pointer) {
-    // Without a usable answer (offline, or e.g. an expired token) a cached copy is used; an
-    // unknown model (404) is an error either way.
+  // Without a usable answer (offline, or e.g. an expired token) a cached copy is used; an
+  // unknown model (404) is an error either way.
+  const ask = async (): Promise<[CatalogEntry | null, Fetched | null]> => {
+    if (!(revalidate || !pointer)) return [null, null];
     const fallback = (err: unknown): null => {
       const notFound = err instanceof ApiError || (err instanceof ProblemError && err.problem.status === 404);
       if (err instanceof NetworkUnavailable || (pointer && !notFound)) return null;
@@ -226,13 +234,21 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
         report(phase, l, t, false),
       ),
     ).catch(fallback);
-    catalog = await catalogP.catch(async (err: unknown) => {
+    const entry = await catalogP.catch(async (err: unknown) => {
       await fetchP.catch(() => null);
       return fallback(err);
     });
-    fetched = await fetchP;
-    online = catalog !== null && fetched !== null;
+    return [entry, await fetchP];
+  };
+  let answered: [CatalogEntry | null, Fetched | null] = [null, null];
+  try {
+    answered = await ask();
+  } finally {
+    settleOnline(revalidate && answered[0] !== null && answered[1] !== null);
   }
+  const catalog = answered[0];
+  let fetched = answered[1];
+  const online = catalog !== null && fetched !== null;
   const head = await headP.catch(() => undefined);
   let cached = await cachedP.catch(() => undefined);
   if (online && fetched!.status === 304 && !cached && !head) {
@@ -272,27 +288,32 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     info = { ...pointer!, mapperBundles: catalogBundles ?? pointer!.mapperBundles };
   }
 
-  // Small artifacts (language data, mapper bundles, stored seeds) load while the model is built;
-  // those of another version or bundle list than the cached pointer's are loaded again.
+  // Small artifacts (language data, stored seeds) load while the model is built; the mapper
+  // bundles of another version or bundle list than the cached pointer's are loaded anew. A new
+  // download fetches (and caches) every bundle now; a cached load reads a bundle when a request
+  // names it (and revalidates them all in the background when online).
   const revalidateSmall = online && revalidate;
-  if (!small || !sameBundles(info, pointer!)) {
-    small = loadSmall(info, onProgress, revalidateSmall);
+  if (!small) {
+    small = loadSmall(info.language, onProgress, revalidateSmall);
     smallLanguage = info.language;
   }
-  const smallP = small;
+  if (!bundles || !sameBundles(info, bundles.info)) bundles = new Bundles(info, onProgress, revalidateSmall);
+  const allBundles = fresh || revalidateSmall ? phase('mapper-bundles', () => bundles.all()) : null;
+  allBundles?.catch(() => {});
+  const smallP = fresh ? Promise.all([small, allBundles]) : small;
   const k = await getKernels();
 
   if (!fresh && !cached && head) {
     // The cached head scores at once; the full model is read from IndexedDB in the background.
     const full = (head.manifest as HeadManifest).partialOf!;
     const headModel = phase('build-head', () => EmbeddingModel.fromParsed(head, k, { retainBuffer: true }));
-    const [bundleBytes] = await smallP;
+    await smallP;
     if (full.language !== smallLanguage)
       await loadLanguage(full.language, onProgress, revalidateSmall).catch(() => null);
     if (JSON.stringify(info) !== JSON.stringify(pointer))
       await phase('idb-pointer-store', () => set(['model', id], info, idb()));
     report('partial', head.byteLength, info.bytes, true);
-    const bundles = new Map(bundleBytes);
+    const headBundles = bundles;
     return partialLoaded(
       id,
       headModel,
@@ -310,11 +331,11 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
         bytes: info.bytes,
         partial: true,
       },
-      bundles,
+      headBundles,
       // From IndexedDB; should the full record be unreadable, from the service.
       () =>
-        load(id, { full: true, revalidate: false, bundleBytes: bundles }, onProgress).catch(() =>
-          load(id, { full: true, bundleBytes: bundles }, onProgress),
+        load(id, { full: true, revalidate: false, bundles: headBundles }, onProgress).catch(() =>
+          load(id, { full: true, bundles: headBundles }, onProgress),
         ),
     );
   }
@@ -341,7 +362,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     if (pointer && pointer.version !== info.version) await dropVersion(pointer);
     await phase('idb-store', () => storeModel(id, info.version, stored, config.rawModelCache));
   }
-  const [bundleBytes] = await smallP;
+  await smallP;
   if (info.language !== smallLanguage) await loadLanguage(info.language, onProgress, revalidateSmall).catch(() => null);
   // A cache of an earlier release has no head yet: written once, after this load.
   if (headFirst && !fresh) void phase('idb-head-store', () => storeHead(id, info.version, stored)).catch(() => {});
@@ -364,7 +385,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     },
     // The engine parses the bundles when a request names them (core/engine.ts).
     model: new LoadedModel(id, index, same ? current!.model.stats : undefined),
-    bundleBytes: new Map(bundleBytes),
+    bundles,
   };
   models.set(id, loaded);
   return loaded;
@@ -413,13 +434,9 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
     cachedAt: new Date().toISOString(),
     mapperBundles: catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })),
   };
-  // Language data, mapper bundles and stored seeds download (and are cached) beside the head.
-  const smallP = Promise.all([
-    phase('mapper-bundles', () => fetchBundles(info, onProgress, true)),
-    phase('language-data', () => loadLanguage(catalog.language, onProgress, true)).catch(() => null),
-    phase('stored-seeds', () => loadStoredSeeds(onProgress, true)),
-  ]);
-  smallP.catch(() => {});
+  // Language data and stored seeds download (and are cached) beside the head; the mapper bundles
+  // once it is in (a request's bundle first, when it names one), not to share the link with it.
+  const smallP = loadSmall(catalog.language, onProgress, true);
   const head = await headP;
   if (!head || head.status !== 200) {
     await smallP.catch(() => null);
@@ -434,7 +451,9 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
   }
   const k = await getKernels();
   const headModel = phase('build-head', () => EmbeddingModel.fromParsed(parsed, k));
-  const [bundleBytes] = await smallP;
+  await smallP;
+  const bundles = new Bundles(info, onProgress, true);
+  void phase('mapper-bundles', () => bundles.all()).catch(() => {});
   report('partial', head.bytes!.byteLength, head.bytes!.byteLength);
   return partialLoaded(
     id,
@@ -453,8 +472,8 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
       bytes: head.bytes!.byteLength,
       partial: true,
     },
-    new Map(bundleBytes),
-    () => load(id, { full: true }, onProgress),
+    bundles,
+    () => load(id, { full: true, bundles }, onProgress),
   );
 }
 
@@ -468,13 +487,13 @@ function partialLoaded(
   headModel: EmbeddingModel,
   full: ModelManifest,
   info: LoadedModelInfo,
-  bundleBytes: Map<string, ArrayBuffer>,
+  bundles: Bundles,
   rest: () => Promise<Loaded>,
 ): Loaded {
   const loaded: Loaded = {
     info,
     model: new LoadedModel(id, new PartialIndex(headModel, full)),
-    bundleBytes,
+    bundles,
     inflight: 0,
   };
   let completed = false;
@@ -500,31 +519,45 @@ function partialLoaded(
   return loaded;
 }
 
-/** The bytes of the model's mapper bundles (a bundle neither cached nor downloadable is left out). */
-async function fetchBundles(
-  info: CachedModelInfo,
-  onProgress: ProgressFn | undefined,
-  revalidate: boolean,
-): Promise<Array<[string, ArrayBuffer]>> {
-  const out = await Promise.all(
-    info.mapperBundles.map(async (b): Promise<[string, ArrayBuffer] | null> => {
-      try {
-        const { artifact } = await cachedArtifact(
-          ['mapper', info.id, info.version, b.key],
-          config.baseUrl,
-          config.token,
-          `/api/v1/artifacts/mappers/${encodeURIComponent(info.id)}/${encodeURIComponent(b.key)}`,
-          { artifact: 'mapper', name: b.key, onProgress },
-          revalidate,
-        );
-        return [b.key, artifact.bytes];
-      } catch (err) {
+/**
+ * The mapper bundles of a model version: each read once, from IndexedDB (revalidated when
+ * `revalidate` says so) or downloaded, when a request names it or all at once (`all`). A bundle
+ * neither cached nor downloadable is null.
+ */
+export class Bundles {
+  private readonly read = new Map<string, Promise<ArrayBuffer | null>>();
+
+  constructor(
+    readonly info: CachedModelInfo,
+    private readonly onProgress: ProgressFn | undefined,
+    private readonly revalidate: boolean | Promise<boolean>,
+  ) {}
+
+  get(key: string): Promise<ArrayBuffer | null> {
+    const known = this.read.get(key);
+    if (known) return known;
+    if (!this.info.mapperBundles.some((b) => b.key === key)) return Promise.resolve(null);
+    const p = cachedArtifact(
+      ['mapper', this.info.id, this.info.version, key],
+      config.baseUrl,
+      config.token,
+      `/api/v1/artifacts/mappers/${encodeURIComponent(this.info.id)}/${encodeURIComponent(key)}`,
+      { artifact: 'mapper', name: key, onProgress: this.onProgress },
+      this.revalidate,
+    ).then(
+      ({ artifact }) => artifact.bytes,
+      (err: unknown) => {
         if (!(err instanceof ProblemError)) throw err;
         return null;
-      }
-    }),
-  );
-  return out.filter((x): x is [string, ArrayBuffer] => x !== null);
+      },
+    );
+    this.read.set(key, p);
+    return p;
+  }
+
+  async all(): Promise<void> {
+    await Promise.all(this.info.mapperBundles.map((b) => this.get(b.key)));
+  }
 }
 
 async function dropVersion(p: CachedModelInfo): Promise<void> {
@@ -568,7 +601,7 @@ export function offlineSource(onProgress?: ProgressFn, use: Use = (m) => m): Eng
   return {
     model: async (id) => use(await modelFor(id, onProgress)).model,
     languageData: (language) => loadLanguage(language, onProgress),
-    mapperBundleBytes: async (model, bundleKey) => models.get(model.id)?.bundleBytes.get(bundleKey) ?? null,
+    mapperBundleBytes: async (model, bundleKey) => (await models.get(model.id)?.bundles.get(bundleKey)) ?? null,
     async storedSeeds(ids): Promise<StoredDimensionSeeds> {
       // Without the stored seeds only dimensions of type `dimension` are affected (422 as unknown).
       const out = new Map<number, { words: string[]; name?: string }>();
