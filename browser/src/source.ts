@@ -435,7 +435,7 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
     mapperBundles: catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })),
   };
   // Language data and stored seeds download (and are cached) beside the head; the mapper bundles
-  // once it is in (a request's bundle first, when it names one), not to share the link with it.
+  // after it, not to share the link with it.
   const smallP = loadSmall(catalog.language, onProgress, true);
   const head = await headP;
   if (!head || head.status !== 200) {
@@ -452,8 +452,8 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
   const k = await getKernels();
   const headModel = phase('build-head', () => EmbeddingModel.fromParsed(parsed, k));
   await smallP;
+  // A request's bundle is downloaded when it names it; all of them with the rest of the model.
   const bundles = new Bundles(info, onProgress, true);
-  void phase('mapper-bundles', () => bundles.all()).catch(() => {});
   report('partial', head.bytes!.byteLength, head.bytes!.byteLength);
   return partialLoaded(
     id,
