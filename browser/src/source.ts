@@ -332,10 +332,14 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
         partial: true,
       },
       headBundles,
-      // From IndexedDB; should the full record be unreadable, from the service.
+      // From IndexedDB (the version this load checked: online as it was); should the full record be unreadable, from the service.
       () =>
-        load(id, { full: true, revalidate: false, bundles: headBundles }, onProgress).catch(() =>
-          load(id, { full: true, bundles: headBundles }, onProgress),
+        load(id, { full: true, revalidate: false, bundles: headBundles }, onProgress).then(
+          (m) => {
+            m.info.online = online;
+            return m;
+          },
+          () => load(id, { full: true, bundles: headBundles }, onProgress),
         ),
     );
   }

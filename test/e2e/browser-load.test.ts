@@ -183,7 +183,12 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
       { tok: token, m: MODEL },
     );
     expect(r.info).toMatchObject({ id: MODEL, fromCache: true, online: true });
-    expect(r.phases).toEqual(expect.arrayContaining(['idb-model', 'build-model', 'revalidate-model']));
+    // Head first (the 50,000 most frequent rows kept beside the full model), the full model after it.
+    expect(r.phases).toEqual(
+      expect.arrayContaining(['idb-head', 'build-head', 'idb-model', 'build-model', 'revalidate-model']),
+    );
+    expect(r.phases.indexOf('idb-head')).toBeLessThan(r.phases.indexOf('idb-model'));
+    expect(r.stored.keys).toContain(JSON.stringify(['model-head', MODEL, r.info.version]));
     expect(r.phases.filter((p: string) => p.startsWith('parse-verify') || p.startsWith('download'))).toEqual([]);
     expect(r.stored.rows).toBe('[object Int8Array]');
     expect(r.stored.keys.filter((k: string) => k.startsWith('["model-bytes"'))).toEqual([]);
