@@ -13,6 +13,7 @@
 import kernelsBytes from '../../build/generated/kernels.wasm?bytes';
 import { parseArtifact } from '../../core/artifact';
 import { LoadedModel, sharedKernels, type EngineSource } from '../../core/engine';
+import { splitMapperVariableId } from '../../core/mapper-bundle';
 import { Kernels } from '../../core/kernels';
 import { EmbeddingModel } from '../../core/model';
 import { PartialIndex, type HeadManifest } from '../../core/partial-index';
@@ -217,6 +218,8 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   let small = pointer ? loadSmall(pointer.language, onProgress, revalidateP) : null;
   let smallLanguage = pointer?.language;
   let bundles = options.bundles ?? (pointer ? new Bundles(pointer, onProgress, revalidateP) : null);
+  // The bundles the waiting requests name are read now, not after the model.
+  if (bundles && !options.full) for (const key of hintedBundles.keys()) bundles.get(key).catch(() => {});
   const modelPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}`;
 
   // Without a usable answer (offline, or e.g. an expired token) a cached copy is used; an
@@ -521,6 +524,34 @@ function partialLoaded(
   loaded.complete.catch(() => {});
   models.set(id, loaded);
   return loaded;
+}
+
+/** Mapper bundle keys named by the requests in progress (withBundleHints), counted. */
+const hintedBundles = new Map<string, number>();
+
+/**
+ * Runs a scoring call whose request names mapper variables (`mapperKeys`): a model loaded
+ * meanwhile reads their bundles from IndexedDB beside the model instead of after it. Only a
+ * hint: the engine validates the request and resolves the mappers as always.
+ */
+export async function withBundleHints<T>(body: unknown, fn: () => Promise<T>): Promise<T> {
+  const named = (body as { mapperKeys?: unknown } | null)?.mapperKeys;
+  const keys = new Set<string>();
+  if (Array.isArray(named))
+    for (const id of named.slice(0, 32)) {
+      const split = typeof id === 'string' ? splitMapperVariableId(id) : null;
+      if (split) keys.add(split.bundleKey);
+    }
+  for (const k of keys) hintedBundles.set(k, (hintedBundles.get(k) ?? 0) + 1);
+  try {
+    return await fn();
+  } finally {
+    for (const k of keys) {
+      const n = (hintedBundles.get(k) ?? 1) - 1;
+      if (n > 0) hintedBundles.set(k, n);
+      else hintedBundles.delete(k);
+    }
+  }
 }
 
 /**
