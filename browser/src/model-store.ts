@@ -20,6 +20,7 @@
 import { parseArtifact, type ParsedArtifact } from '../../core/artifact';
 import { headOf } from '../../core/model-head';
 import { del, get, idb, set, setMany } from './cache';
+import { readHeadFile, writeHeadFile } from './head-file';
 
 export const STORED_MODEL_FORMAT = 1;
 
@@ -42,29 +43,43 @@ export function toStored(parsed: ParsedArtifact, sha256: string): StoredModel {
  * `raw`: the cache of earlier releases (the raw artifact, parsed and verified on every load),
  * kept as the baseline of `npm run bench:browser` (ScorerConfig `rawModelCache`).
  */
-export function storeModel(id: string, version: string, model: StoredModel, raw = false): Promise<void> {
+export async function storeModel(id: string, version: string, model: StoredModel, raw = false): Promise<void> {
   if (raw) return set(legacyKey(id, version), model.rows.buffer, idb());
-  const head = headOf(model);
-  if (!head) return set(partsKey(id, version), model, idb());
-  return setMany(
+  const parsedHead = headOf(model);
+  if (!parsedHead) return set(partsKey(id, version), model, idb());
+  const head: StoredModel = { ...parsedHead, format: STORED_MODEL_FORMAT, sha256: model.sha256 };
+  await setMany(
     [
       [partsKey(id, version), model],
-      [headKey(id, version), { ...head, format: STORED_MODEL_FORMAT, sha256: model.sha256 } satisfies StoredModel],
+      [headKey(id, version), head],
     ],
     idb(),
   );
+  await writeHeadFile(id, version, head);
 }
 
 /** Adds the head of a stored model (a cache written before heads were stored). */
 export async function storeHead(id: string, version: string, model: StoredModel): Promise<void> {
-  const head = headOf(model);
-  if (head) await set(headKey(id, version), { ...head, format: STORED_MODEL_FORMAT, sha256: model.sha256 }, idb());
+  const parsedHead = headOf(model);
+  if (!parsedHead) return;
+  const head: StoredModel = { ...parsedHead, format: STORED_MODEL_FORMAT, sha256: model.sha256 };
+  await set(headKey(id, version), head, idb());
+  await writeHeadFile(id, version, head);
 }
 
-/** The cached head of this version (core/model-head.ts), or undefined (none stored, e.g. a small model or an older cache). */
-export async function readStoredHead(id: string, version: string): Promise<StoredModel | undefined> {
+/**
+ * The cached head of this version (core/model-head.ts): its copy in the Origin Private File
+ * System (head-file.ts, read faster) when that is there and of this artifact, else the IndexedDB
+ * entry (whose copy is then written again); undefined when none is stored (a small model, or a
+ * cache of an earlier release).
+ */
+export async function readStoredHead(id: string, version: string, sha256: string): Promise<StoredModel | undefined> {
+  const copy = await readHeadFile(id, version);
+  if (copy && copy.format === STORED_MODEL_FORMAT && copy.sha256 === sha256) return copy;
   const head = await get<StoredModel>(headKey(id, version), idb());
-  return head && head.format === STORED_MODEL_FORMAT && head.rows instanceof Int8Array ? head : undefined;
+  if (!(head && head.format === STORED_MODEL_FORMAT && head.rows instanceof Int8Array)) return undefined;
+  void writeHeadFile(id, version, head);
+  return head;
 }
 
 /** The cached model of this version, or undefined (a legacy raw copy is converted on the way). */

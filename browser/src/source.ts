@@ -37,6 +37,7 @@ import {
   toProblem,
   type ProgressFn,
 } from './cache';
+import { removeHeadFiles } from './head-file';
 import { MODEL_DATA_KINDS, readStoredHead, readStoredModel, storeHead, storeModel, toStored } from './model-store';
 import { phase, phasesSince } from './phases';
 import type {
@@ -201,7 +202,9 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   // for the bench's raw-cache baseline. Both are read while the service is asked whether the
   // version is current.
   const headFirst = !!pointer && !options.full && !config.rawModelCache;
-  const headP = headFirst ? phase('idb-head', () => readStoredHead(id, pointer.version)) : Promise.resolve(undefined);
+  const headP = headFirst
+    ? phase('idb-head', () => readStoredHead(id, pointer.version, pointer.sha256))
+    : Promise.resolve(undefined);
   const cachedP = pointer
     ? headP.then((head) =>
         head
@@ -601,6 +604,7 @@ async function dropVersion(p: CachedModelInfo): Promise<void> {
     (k) => Array.isArray(k) && MODEL_DATA_KINDS.has(k[0]) && k[1] === p.id && k[2] === p.version,
   );
   await delMany(stale, idb());
+  await removeHeadFiles(p.id, p.version);
 }
 
 async function modelFor(id: string, onProgress?: ProgressFn): Promise<Loaded> {
@@ -676,6 +680,7 @@ export async function evictModel(id: string): Promise<boolean> {
   const all = await keys(idb());
   const mine = all.filter((k) => Array.isArray(k) && (k[0] === 'model' || MODEL_DATA_KINDS.has(k[0])) && k[1] === id);
   await delMany(mine, idb());
+  await removeHeadFiles(id);
   models.delete(id);
   return mine.length > 0;
 }
