@@ -178,7 +178,10 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
             };
           };
         });
-        return { info, phases: st.phases.map((p: { name: string }) => p.name), cached, stored };
+        // The head's copy in the Origin Private File System (browser/src/head-file.ts).
+        const files: string[] = [];
+        for await (const name of ((await navigator.storage.getDirectory()) as any).keys()) files.push(name);
+        return { info, phases: st.phases.map((p: { name: string }) => p.name), cached, stored, files };
       },
       { tok: token, m: MODEL },
     );
@@ -189,6 +192,7 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     );
     expect(r.phases.indexOf('idb-head')).toBeLessThan(r.phases.indexOf('idb-model'));
     expect(r.stored.keys).toContain(JSON.stringify(['model-head', MODEL, r.info.version]));
+    expect(r.files).toContain(`${encodeURIComponent(MODEL)}@${encodeURIComponent(r.info.version)}.head`);
     expect(r.phases.filter((p: string) => p.startsWith('parse-verify') || p.startsWith('download'))).toEqual([]);
     expect(r.stored.rows).toBe('[object Int8Array]');
     expect(r.stored.keys.filter((k: string) => k.startsWith('["model-bytes"'))).toEqual([]);
