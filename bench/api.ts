@@ -1,8 +1,8 @@
 /**
- * `npm run bench:api`: the scoring API under load, through the real Worker (wrangler dev, local
+ * `npm run bench:api`: the scoring API under load, through the real Worker (build/serve.ts, local
  * D1/R2/KV) with the default model (en-glove-6b-100d).
  *
- * Starts `wrangler dev` on 127.0.0.1:8796 with its own state directory (migrated and seeded like
+ * Starts the local server (build/serve.ts) on 127.0.0.1:8796 with its own state directory (migrated and seeded like
  * `npm start`), or reuses a server already answering there. Runs autocannon against:
  *   - a trivial route (GET /api/health),
  *   - find-and-score word-scores (limit 100),

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:browser`: time to first score of the offline scorer in Chromium (the Debian
- * package, driven by playwright-core), against wrangler dev on 127.0.0.1:8798 (test/e2e/support/server.ts).
+ * package, driven by playwright-core), against the local server (build/serve.ts) on 127.0.0.1:8798 (test/e2e/support/server.ts).
  * "Time to first score" = from creating the scorer (a new Web Worker) to the text-scores JSON in
  * the page. Each round, in the playground page:
  *
@@ -151,7 +151,7 @@ const phaseLine = (phases: Run['phases']): string =>
     .join(', ');
 
 async function main(): Promise<void> {
-  console.log('[bench:browser] starting wrangler dev on :8798 (build + seed when needed)');
+  console.log('[bench:browser] starting the local server on :8798 (build + seed when needed)');
   const server = await startServer();
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {

@@ -3,7 +3,17 @@
  * (burst.ts): the fixed-seed mix of ordinary and hostile requests, and a tally that checks every
  * answer (5xx, error bodies that are not problem+json).
  */
+import { Agent, fetch as undiciFetch } from 'undici';
 import { DEFAULT_MODEL_ID } from '../build/default-model';
+
+/**
+ * Connections idle for at most 1 s are reused. workerd closes a keep-alive connection after 5 s
+ * idle (kj's pipeline timeout) and fetch's default pool reuses one for up to 4 s; on a loaded
+ * machine the two race and a request written into a connection the server is closing is lost
+ * (ECONNRESET, "other side closed"): a client problem, not the Worker's (docs/reliability.md,
+ * defect 6). Clients of any HTTP/1.1 server with an idle timeout must keep theirs shorter.
+ */
+const pool = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
 
 const MODEL = DEFAULT_MODEL_ID;
 
@@ -184,18 +194,20 @@ export async function send(base: string, req: Req, token: string, adminToken: st
   let contentType = '';
   let text = '';
   try {
-    const res = await fetch(`${base}${req.path}`, {
+    const res = await undiciFetch(`${base}${req.path}`, {
       method: req.method,
       headers,
-      body: req.body as BodyInit | undefined,
+      body: req.body,
       signal: AbortSignal.timeout(120_000),
+      dispatcher: pool,
     });
     status = res.status;
     contentType = res.headers.get('content-type') ?? '';
     text = await res.text();
   } catch (err) {
     status = 599; // no answer at all (connection reset, timeout): counted as a 5xx
-    text = String(err);
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    text = `${String(err)}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''} after ${Math.round(performance.now() - t0)} ms`;
   }
   tally.latencies.push(performance.now() - t0);
   tally.total++;

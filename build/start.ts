@@ -1,6 +1,8 @@
 /**
  * `npm start`: build what is missing, migrate local D1, seed local R2, then serve the whole
- * API with wrangler dev on http://127.0.0.1:8787.
+ * API on http://127.0.0.1:8787 (build/serve.ts: the bundled Worker in Miniflare's workerd).
+ * `npm run dev`: the same, served by wrangler dev instead, which rebuilds and reloads the Worker
+ * when a source changes (for editing; its proxy loses requests under bursts, see serve.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,6 +10,7 @@ import crypto from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { ensureDevVars } from './dev-vars';
 import { ensureBuilt, type R2Artifact } from './ensure';
+import { serveWorker } from './serve';
 import { writeStamp } from './stamp';
 import { isCatalogKey } from '../core/storage-keys';
 import { bumpCatalogGeneration, r2Put, ROOT, wranglerSpawn, wranglerSync } from './wrangler';
@@ -63,7 +66,17 @@ async function main(): Promise<void> {
   migrateLocal();
   seedR2(artifacts);
   const port = process.env.PORT ?? '8787';
-  console.log(`[start] serving on http://127.0.0.1:${port}`);
+  if (!process.argv.includes('--dev')) {
+    const mf = await serveWorker({ port: Number(port) });
+    console.log(`[start] serving on http://127.0.0.1:${port}`);
+    const stop = (): void => {
+      void mf.dispose().finally(() => process.exit(0));
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    return;
+  }
+  console.log(`[start] serving on http://127.0.0.1:${port} (wrangler dev, reloads on change)`);
   const child = wranglerSpawn([
     'dev',
     '--ip',

@@ -1157,6 +1157,8 @@ export interface paths {
           };
           content: {
             'application/json': {
+              /** @description Random id of the isolate that answered; it changes when the runtime starts a new isolate */
+              isolateId: string;
               wasmMemoryBytes: number;
               models: {
                 id: string;

@@ -1,5 +1,5 @@
 /**
- * End to end in real Chromium against wrangler dev (port 8794, its own state directory): how the
+ * End to end in real Chromium against the local server (build/serve.ts, port 8794, its own state directory): how the
  * offline scorer loads a model (docs/offline-browser.md, Load path):
  *  1. progressive cold start: scores from the model's head (status partial) while the full
  *     artifact is held back, then delivers the complete model's answer (onFinal) equal to the
@@ -123,7 +123,7 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     for (const f of after.finals.filter((x: { which: string }) => x.which === 'inHead'))
       expect(f.f.changed).toBe(false);
     expect(heldBack).toBe(1);
-    // wrangler dev (workerd) sent the language data and the bundles gzipped; Chromium decoded them
+    // workerd sent the language data and the bundles gzipped; Chromium decoded them
     // (the scorer verified the decoded bodies' SHA-256 and answered with the API's JSON above).
     context.off('response', onResponse);
     const lang = small.find((res) => res.url().endsWith('/artifacts/languages/en'));

@@ -1,6 +1,6 @@
 /**
  * End to end in real Chromium (the Debian package, driven by playwright-core) against the Worker
- * under wrangler dev (port 8798, its own state directory):
+ * under the local server (build/serve.ts, port 8798, its own state directory):
  *  1. parity: for a fixed request set covering every scoring feature, the offline scorer's JSON
  *     (Web Worker, IndexedDB model) equals the API's response text byte for byte; refusals carry
  *     the same problem code;

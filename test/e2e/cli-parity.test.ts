@@ -1,5 +1,5 @@
 /**
- * The CLI against the served API (wrangler dev on port 8797, its own state directory, the
+ * The CLI against the served API (the local server, build/serve.ts, on port 8797, its own state directory, the
  * default model and mappers seeded as `npm start` does):
  *   - `score` run locally writes, for a sample, exactly the lines built from the API's
  *     text-scores answers (the typed client, batches of 100) for the same request;

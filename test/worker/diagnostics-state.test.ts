@@ -10,6 +10,7 @@ import { adminToken, call } from './support/api';
 import { installGatedArtifacts } from './support/storage-gate';
 
 interface Diagnostics {
+  isolateId: string;
   stateEntries: Record<string, number>;
   loadsInFlight: number;
 }
@@ -45,5 +46,12 @@ describe('diagnostics: settled state apart from loads in flight', () => {
     const after = await diagnostics();
     expect(after.stateEntries).toEqual(before.stateEntries);
     expect(after.loadsInFlight).toBe(before.loadsInFlight);
+  });
+
+  it('names the isolate that answered: a random id, the same on every answer of one isolate', async () => {
+    const a = await diagnostics();
+    const b = await diagnostics();
+    expect(a.isolateId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(b.isolateId).toBe(a.isolateId);
   });
 });

@@ -10,6 +10,12 @@ import { languageCacheSize, languageLoadsInFlight, languageMemory } from '../sou
 import { errorResponses, security } from '../http/openapi';
 import { newRouter } from '../http/router';
 
+/**
+ * This isolate's identity: a new isolate (a restart, an eviction) gets a new id (bench:soak counts
+ * them). Drawn at the first request: Workers allow no random values in the global scope.
+ */
+let isolateId: string | null = null;
+
 const route = createRoute({
   method: 'get',
   path: '/memory',
@@ -22,6 +28,9 @@ const route = createRoute({
       content: {
         'application/json': {
           schema: z.object({
+            isolateId: z.string().openapi({
+              description: 'Random id of the isolate that answered; it changes when the runtime starts a new isolate',
+            }),
             wasmMemoryBytes: z.number().int(),
             models: z.array(z.object({ id: z.string(), retainedBytes: z.number().int() })),
             languages: z.array(z.object({ language: z.string(), bytes: z.number().int() })),
@@ -65,6 +74,7 @@ diagnosticsRoutes.openapi(route, async (c) => {
   const loadsInFlight = modelLoadsInFlight() + languageLoadsInFlight();
   return c.json(
     {
+      isolateId: (isolateId ??= crypto.randomUUID()),
       wasmMemoryBytes: mem.wasmMemoryBytes,
       models: mem.models,
       languages,

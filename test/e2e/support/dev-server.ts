@@ -1,44 +1,43 @@
 /**
  * What the benches and the e2e server (test/e2e/support/server.ts) that go through the real Worker
- * share: `wrangler dev` in its own process group (wrangler and its workerd stop together),
- * waiting for /api/health, a local service with its own state directory, and development
- * tokens signed with the .dev.vars secret.
+ * share: the local server (build/serve.ts: the bundled Worker in Miniflare's workerd, no dev
+ * proxy) or `wrangler dev`, each in its own process group (stopped together with its workerd),
+ * waiting for /api/health, a local service with its own state directory, and development tokens
+ * signed with the .dev.vars secret.
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { SignJWT } from 'jose';
 import { ensureBuilt } from '../../../build/ensure';
 import { migrateLocal, seedR2 } from '../../../build/start';
 import { ensureDevVars, readDevVars } from '../../../build/dev-vars';
-import { ROOT, wranglerSpawn } from '../../../build/wrangler';
+import { QUIET_ENV, ROOT, wranglerSpawn } from '../../../build/wrangler';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** Times wrangler dev reloaded the Worker ("Reloading local server", e.g. after a watched file changed) per child. */
-const reloads = new WeakMap<ChildProcess, number>();
-export function wranglerReloads(child: ChildProcess): number {
-  return reloads.get(child) ?? 0;
-}
 
 /**
  * Runs `wrangler dev <args>` (from `cwd`) and resolves once `${base}/api/health` answers (at most 120 s).
  * BENCH_WRANGLER_LOG=<file> appends wrangler's whole output to that file.
  */
-export async function startWranglerDev(args: string[], base: string, cwd = ROOT): Promise<ChildProcess> {
+export function startWranglerDev(args: string[], base: string, cwd = ROOT): Promise<ChildProcess> {
   const child = wranglerSpawn(['dev', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  return waitForHealth(child, base, 'wrangler dev');
+}
+
+/** Resolves with `child` once `${base}/api/health` answers (at most 120 s); stops it and throws otherwise. */
+async function waitForHealth(child: ChildProcess, base: string, what: string): Promise<ChildProcess> {
   let log = '';
   const logFile = process.env.BENCH_WRANGLER_LOG;
   const onData = (d: Buffer | string): void => {
     const text = String(d);
     if (log.length < 1_000_000) log += text;
     if (logFile) fs.appendFileSync(logFile, `[${new Date().toISOString()}] ${text}`);
-    const n = text.split('Reloading local server').length - 1;
-    if (n > 0) reloads.set(child, wranglerReloads(child) + n);
   };
   child.stdout?.on('data', onData);
   child.stderr?.on('data', onData);
   for (let i = 0; i < 240; i++) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
+    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}):\n${log}`);
     try {
       const res = await fetch(`${base}/api/health`, { signal: AbortSignal.timeout(5000) });
       if (res.ok) return child;
@@ -48,12 +47,13 @@ export async function startWranglerDev(args: string[], base: string, cwd = ROOT)
     await sleep(500);
   }
   await stopWranglerDev(child);
-  throw new Error(`wrangler dev did not answer on ${base} within 120 s:\n${log.slice(-4000)}`);
+  throw new Error(`${what} did not answer on ${base} within 120 s:\n${log.slice(-4000)}`);
 }
 
 /**
  * The whole local service as `npm start` runs it, but in the state directory `persistTo`: builds
- * what is missing, migrates D1, seeds R2, then wrangler dev on 127.0.0.1:`port` (startWranglerDev).
+ * what is missing, migrates D1, seeds R2, then the local server (build/serve.ts) on
+ * 127.0.0.1:`port`. `extraArgs`: serve's options (`--define KEY:VALUE`, `--log-level warn`).
  */
 export async function startLocalWorker(
   port: number,
@@ -65,24 +65,25 @@ export async function startLocalWorker(
   fs.mkdirSync(persistTo, { recursive: true });
   migrateLocal(persistTo);
   seedR2(artifacts, persistTo);
-  return startWranglerDev(
+  const child = spawn(
+    process.execPath,
     [
-      '--ip',
-      '127.0.0.1',
+      '--import',
+      'tsx',
+      path.join(ROOT, 'build', 'serve.ts'),
       '--port',
       String(port),
-      '--local',
       '--persist-to',
       persistTo,
-      '--show-interactive-dev-session=false',
       ...extraArgs,
     ],
-    `http://127.0.0.1:${port}`,
+    { cwd: ROOT, env: QUIET_ENV, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
+  return waitForHealth(child, `http://127.0.0.1:${port}`, 'the local server (build/serve.ts)');
 }
 
 /**
- * SIGTERM to the process group of a startWranglerDev child (wrangler and its workerd), SIGKILL
+ * SIGTERM to the process group of a startWranglerDev or startLocalWorker child (with its workerd), SIGKILL
  * when it is still running 5 s later; resolves once it has exited.
  */
 export function stopWranglerDev(child: ChildProcess | null): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * The local service for the browser tests and the browser bench: builds what is missing (as
- * `npm start`), migrates D1 and seeds R2 in its own state directory, then runs wrangler dev on
+ * `npm start`), migrates D1 and seeds R2 in its own state directory, then runs the local server on
  * port 8798 (8787 belongs to `npm start`). Also mints development tokens with the .dev.vars secret
  * and launches the Debian Chromium (never a downloaded browser).
  */

@@ -1,0 +1,150 @@
+/**
+ * The local server of `npm start`, the benches and the e2e tests: the Worker bundled by wrangler
+ * (`wrangler deploy --dry-run`, the bytes a deploy would upload) and served by Miniflare's workerd
+ * directly, with the bindings of wrangler.toml and the state of `wrangler dev` (same directory
+ * layout, so the seeding commands and `npm run dev` share it).
+ *
+ * Why not `wrangler dev`: it puts a proxy Worker in a second workerd in front of the Worker, and
+ * the pooled connections between the two close after 5 s idle on both sides at once (kj's
+ * HttpClientSettings.idleTimeout and HttpServerSettings.pipelineTimeout; workers-sdk #14641,
+ * #15317). A request written into such a connection is lost before it reaches the Worker, and the
+ * proxy answers it with a plain-text 503 "Your worker restarted mid-request" (POST) or parks it
+ * until the next reload (GET). Under bursts on a loaded machine that hit 6-8% of requests
+ * (docs/reliability.md, issue 12 defect 6). Here clients talk to the Worker's own workerd.
+ * `npm run dev` keeps wrangler dev for editing (reload on change).
+ *
+ *   tsx build/serve.ts [--port 8787] [--persist-to DIR] [--define KEY:VALUE]... [--log-level info]
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Log, LogLevel, Miniflare } from 'miniflare';
+import { unstable_getMiniflareWorkerOptions } from 'wrangler';
+import { withLock, writeStamp, stampMatches } from './stamp';
+import { GENERATED, ROOT, wranglerSync } from './wrangler';
+
+/** Sources whose change needs a new bundle (walked for size and mtime). */
+const BUNDLE_INPUTS = ['worker', 'core', 'wrangler.toml', 'package-lock.json', path.join(GENERATED, 'kernels.wasm')];
+
+function fingerprint(defines: string[]): string {
+  const h = crypto.createHash('sha256').update(JSON.stringify(defines));
+  const walk = (p: string): void => {
+    const st = fs.statSync(p, { throwIfNoEntry: false });
+    if (!st) return;
+    if (st.isDirectory()) for (const name of fs.readdirSync(p).sort()) walk(path.join(p, name));
+    else h.update(`${path.relative(ROOT, p)}\0${st.size}\0${st.mtimeMs}\n`);
+  };
+  for (const input of BUNDLE_INPUTS) walk(path.resolve(ROOT, input));
+  return h.digest('hex');
+}
+
+/**
+ * Bundles the Worker with wrangler into build/generated/worker-bundle/<defines hash>/ unless the
+ * same sources were bundled there before; returns the directory. Two processes never bundle the
+ * same directory at once (withLock), and a reader never sees half a bundle (temp dir + rename).
+ */
+export async function bundleWorker(defines: string[] = []): Promise<string> {
+  const id = crypto.createHash('sha256').update(JSON.stringify(defines)).digest('hex').slice(0, 12);
+  const dir = path.join(GENERATED, 'worker-bundle', id);
+  const stampFile = `${dir}.stamp.json`;
+  const fresh = () =>
+    fs.existsSync(path.join(dir, 'index.js')) && stampMatches(stampFile, { fingerprint: fingerprint(defines) });
+  return withLock(
+    `${dir}.lock`,
+    300_000,
+    fresh,
+    async () => {
+      const stamp = { fingerprint: fingerprint(defines) };
+      const tmp = `${dir}.${process.pid}.tmp`;
+      fs.rmSync(tmp, { recursive: true, force: true });
+      console.log('[serve] bundling the Worker (wrangler deploy --dry-run)');
+      wranglerSync(['deploy', '--dry-run', '--outdir', tmp, ...defines.flatMap((d) => ['--define', d])]);
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.renameSync(tmp, dir);
+      writeStamp(stampFile, stamp);
+      return dir;
+    },
+    () => dir,
+  );
+}
+
+/** The bundle's files as Miniflare modules: the entry first, wasm compiled, the Swagger UI files as text (wrangler.toml rules). */
+function bundleModules(dir: string): Array<{ type: 'ESModule' | 'CompiledWasm' | 'Text'; path: string }> {
+  const files = fs.readdirSync(dir).filter((f) => !f.endsWith('.map') && f !== 'README.md');
+  const typeOf = (f: string) => (f === 'index.js' ? 'ESModule' : f.endsWith('.wasm') ? 'CompiledWasm' : 'Text');
+  return files
+    .map((f) => ({ type: typeOf(f), path: path.join(dir, f) }) as const)
+    .sort((a, b) => Number(b.type === 'ESModule') - Number(a.type === 'ESModule'));
+}
+
+export interface ServeOptions {
+  port: number;
+  /** State directory as wrangler's --persist-to (default .wrangler/state); the data lives in its v3/. */
+  persistTo?: string;
+  /** Build-time constants as wrangler's --define KEY:VALUE. */
+  defines?: string[];
+  /** none, error, warn, info (default: one line per request), debug. */
+  logLevel?: string;
+}
+
+function logLevel(name = 'info'): LogLevel {
+  const level = (LogLevel as unknown as Record<string, LogLevel | undefined>)[name.toUpperCase()];
+  if (level === undefined) throw new Error(`unknown log level '${name}' (none, error, warn, info, debug)`);
+  return level;
+}
+
+/** Bundles (when needed) and serves the Worker on 127.0.0.1:`port`; resolves once it answers. */
+export async function serveWorker(options: ServeOptions): Promise<Miniflare> {
+  const dir = await bundleWorker(options.defines ?? []);
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(path.join(ROOT, 'wrangler.toml'));
+  // The bundle's own files replace the rules (they name source paths, not bundle files).
+  const { modulesRules: _rules, ...bindings } = workerOptions;
+  const persistTo = path.resolve(ROOT, options.persistTo ?? path.join('.wrangler', 'state'));
+  const mf = new Miniflare({
+    ...bindings,
+    name: 'embedding-edge', // wrangler.toml's name: Durable Object state under do/embedding-edge-WorkspaceMeter
+    modules: bundleModules(dir),
+    modulesRoot: dir,
+    host: '127.0.0.1',
+    port: options.port,
+    defaultPersistRoot: path.join(persistTo, 'v3'),
+    cf: false, // no request to Cloudflare for a cf object (offline machines)
+    unsafeTriggerHandlers: true, // /cdn-cgi/handler/scheduled runs the cron handler, as in wrangler dev
+    log: new Log(logLevel(options.logLevel)),
+  });
+  await mf.ready;
+  return mf;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      port: { type: 'string', default: process.env.PORT ?? '8787' },
+      'persist-to': { type: 'string' },
+      define: { type: 'string', multiple: true, default: [] },
+      'log-level': { type: 'string', default: 'info' },
+    },
+  });
+  const port = Number(values.port);
+  const mf = await serveWorker({
+    port,
+    persistTo: values['persist-to'],
+    defines: values.define,
+    logLevel: values['log-level'],
+  });
+  console.log(`[serve] ready on http://127.0.0.1:${port}`);
+  const stop = (): void => {
+    void mf.dispose().finally(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
