@@ -198,7 +198,7 @@ async function main(): Promise<void> {
       }
       const f = (x: Run[]) => x.at(-1)!.firstMs.toFixed(0);
       console.log(
-        `[bench:browser] round ${round}: cached ${f(r.cached)} ms (baseline raw cache ${f(r.cachedBase)}), cached+revalidated ${f(r.cachedOnline)} ms; ` +
+        `[bench:browser] round ${round}: cached ${f(r.cached)} ms${r.cached.at(-1)!.partial ? ' (from the head)' : ''}, complete ${r.cached.at(-1)!.completeMs.toFixed(0)} ms (baseline raw cache ${f(r.cachedBase)}), cached+revalidated ${f(r.cachedOnline)} ms; ` +
           `cold ${LINK.mbit} Mbit/s: progressive first ${f(r.coldProg)} ms${prog.partial ? ' (partial)' : ' (final)'}, complete ${prog.completeMs.toFixed(0)} ms; ` +
           `full-load baseline ${f(r.coldBase)} ms`,
       );

@@ -35,7 +35,7 @@ export function wasmBytes(): Plugin {
 const worker = {
   format: 'es' as const,
   plugins: () => [wasmBytes()],
-  rollupOptions: { output: { entryFileNames: 'assets/offline-scorer.worker.js' } },
+  rollupOptions: { output: { entryFileNames: 'assets/offline-scorer.worker-[hash].js' } },
 };
 
 export default defineConfig(({ mode }) => {

@@ -5,10 +5,10 @@
  * reachable and used as is when it is not.
  *
  * Keys: ['model', id] -> CachedModelInfo (the current version of a model),
- *       ['model-parts', id, version] -> the parsed artifact (model-store.ts),
+ *       ['model-parts', id, version] -> the parsed artifact, ['model-head', id, version] -> its head (model-store.ts),
  *       ['mapper', id, version, key], ['lang', language], ['dimensions'] -> StoredArtifact.
  */
-import { createStore, del, delMany, get, keys, set, type UseStore } from 'idb-keyval';
+import { createStore, del, delMany, get, keys, set, setMany, type UseStore } from 'idb-keyval';
 import { sha256Hex } from '../../core/digest';
 import { ApiError, asApiError, problemBody, type ProblemCode } from '../../core/problem';
 import type { OfflineProblem, Progress } from './protocol';
@@ -165,7 +165,8 @@ async function readBody(res: Response, total: number, onBytes: (loaded: number) 
 
 /**
  * A small artifact (language data, mapper bundle, stored seeds) through the cache: revalidated
- * when online, the cached copy when offline. Returns null when neither is available and
+ * when online, the cached copy when offline. `revalidate` may be a promise (the IndexedDB read
+ * starts at once, the request only once it says so). Returns null when neither is available and
  * `optional` is set.
  */
 export async function cachedArtifact(
@@ -174,7 +175,7 @@ export async function cachedArtifact(
   token: string | undefined,
   path: string,
   progress: { artifact: Progress['artifact']; name: string; onProgress?: ProgressFn },
-  revalidate = true,
+  revalidate: boolean | Promise<boolean> = true,
 ): Promise<{ artifact: StoredArtifact; fromCache: boolean; online: boolean }> {
   const cached = await get<StoredArtifact>(key, idb());
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
@@ -186,7 +187,7 @@ export async function cachedArtifact(
       totalBytes: total,
       fromCache,
     });
-  if (cached && !revalidate) {
+  if (cached && !(await revalidate)) {
     report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
     return { artifact: cached, fromCache: true, online: false };
   }
@@ -223,4 +224,4 @@ export async function cachedArtifact(
   return { artifact, fromCache: false, online: true };
 }
 
-export { get, set, del, delMany, keys };
+export { get, set, setMany, del, delMany, keys };

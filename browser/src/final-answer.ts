@@ -3,13 +3,15 @@
  * model's head (core/partial-index.ts) and looked past it answers at once, marked partial by the
  * model's status; the complete model's answer follows through onFinal once the rest is in. A call
  * that failed on a head after looking past it waits for the complete model and answers from it.
- * Everything else (no head involved, or only head rows read) is final as it is.
+ * Everything else (no head involved, or only head rows read) is final as it is. A scorer without
+ * `progressive` (whose cached loads also score from the head first, source.ts) sends final answers
+ * only: a call that looked past the head waits for the complete model and answers from it.
  */
 import type { EngineSource } from '../../core/engine';
 import { incompleteAccesses } from '../../core/partial-index';
 import type { ProgressFn } from './cache';
 import type { FinalAnswer } from './protocol';
-import { offlineSource, type Loaded } from './source';
+import { offlineSource, progressive, type Loaded } from './source';
 
 export async function answer<T>(
   compute: (source: EngineSource) => Promise<T>,
@@ -41,6 +43,11 @@ export async function answer<T>(
     }
   }
   if (used.length === 0 || incompleteAccesses() === before) return result;
+  if (!progressive()) {
+    // Not a progressive scorer: only final answers go out, so this one waits for the complete model.
+    await complete();
+    return compute(offlineSource(onProgress));
+  }
   complete()
     .then(() => compute(offlineSource(onProgress)))
     .then((response) => onFinal?.({ response, changed: JSON.stringify(response) !== JSON.stringify(result) }))

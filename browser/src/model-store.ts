@@ -11,9 +11,16 @@
  * Key: ['model-parts', id, version] -> StoredModel. Caches of earlier releases kept the raw bytes
  * under ['model-bytes', id, version]: such an entry is parsed (and verified) once, stored in the
  * new form and dropped.
+ *
+ * Beside it, ['model-head', id, version] -> StoredModel of the head (core/model-head.ts: the most
+ * frequent 50,000 rows, ~6.6 MB in one buffer, written in the same transaction): a cached load
+ * reads only the head before it scores and the full model in the background (source.ts), as the
+ * progressive cold start does with the downloaded head.
  */
 import { parseArtifact, type ParsedArtifact } from '../../core/artifact';
-import { del, get, idb, set } from './cache';
+import { headOf } from '../../core/model-head';
+import { del, get, idb, set, setMany } from './cache';
+import { readHeadFile, writeHeadFile } from './head-file';
 
 export const STORED_MODEL_FORMAT = 1;
 
@@ -24,6 +31,7 @@ export interface StoredModel extends ParsedArtifact {
 }
 
 export const partsKey = (id: string, version: string): IDBValidKey => ['model-parts', id, version];
+export const headKey = (id: string, version: string): IDBValidKey => ['model-head', id, version];
 const legacyKey = (id: string, version: string): IDBValidKey => ['model-bytes', id, version];
 
 /** The stored form of a verified, parsed artifact. */
@@ -35,9 +43,43 @@ export function toStored(parsed: ParsedArtifact, sha256: string): StoredModel {
  * `raw`: the cache of earlier releases (the raw artifact, parsed and verified on every load),
  * kept as the baseline of `npm run bench:browser` (ScorerConfig `rawModelCache`).
  */
-export function storeModel(id: string, version: string, model: StoredModel, raw = false): Promise<void> {
+export async function storeModel(id: string, version: string, model: StoredModel, raw = false): Promise<void> {
   if (raw) return set(legacyKey(id, version), model.rows.buffer, idb());
-  return set(partsKey(id, version), model, idb());
+  const parsedHead = headOf(model);
+  if (!parsedHead) return set(partsKey(id, version), model, idb());
+  const head: StoredModel = { ...parsedHead, format: STORED_MODEL_FORMAT, sha256: model.sha256 };
+  await setMany(
+    [
+      [partsKey(id, version), model],
+      [headKey(id, version), head],
+    ],
+    idb(),
+  );
+  await writeHeadFile(id, version, head);
+}
+
+/** Adds the head of a stored model (a cache written before heads were stored). */
+export async function storeHead(id: string, version: string, model: StoredModel): Promise<void> {
+  const parsedHead = headOf(model);
+  if (!parsedHead) return;
+  const head: StoredModel = { ...parsedHead, format: STORED_MODEL_FORMAT, sha256: model.sha256 };
+  await set(headKey(id, version), head, idb());
+  await writeHeadFile(id, version, head);
+}
+
+/**
+ * The cached head of this version (core/model-head.ts): its copy in the Origin Private File
+ * System (head-file.ts, read faster) when that is there and of this artifact, else the IndexedDB
+ * entry (whose copy is then written again); undefined when none is stored (a small model, or a
+ * cache of an earlier release).
+ */
+export async function readStoredHead(id: string, version: string, sha256: string): Promise<StoredModel | undefined> {
+  const copy = await readHeadFile(id, version);
+  if (copy && copy.format === STORED_MODEL_FORMAT && copy.sha256 === sha256) return copy;
+  const head = await get<StoredModel>(headKey(id, version), idb());
+  if (!(head && head.format === STORED_MODEL_FORMAT && head.rows instanceof Int8Array)) return undefined;
+  void writeHeadFile(id, version, head);
+  return head;
 }
 
 /** The cached model of this version, or undefined (a legacy raw copy is converted on the way). */
@@ -69,4 +111,4 @@ export async function readStoredModel(
 }
 
 /** IndexedDB key kinds holding a model's data (eviction and version replacement drop them). */
-export const MODEL_DATA_KINDS: ReadonlySet<unknown> = new Set(['model-parts', 'model-bytes', 'mapper']);
+export const MODEL_DATA_KINDS: ReadonlySet<unknown> = new Set(['model-parts', 'model-head', 'model-bytes', 'mapper']);

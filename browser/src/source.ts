@@ -13,10 +13,12 @@
 import kernelsBytes from '../../build/generated/kernels.wasm?bytes';
 import { parseArtifact } from '../../core/artifact';
 import { LoadedModel, sharedKernels, type EngineSource } from '../../core/engine';
+import { splitMapperVariableId } from '../../core/mapper-bundle';
 import { Kernels } from '../../core/kernels';
 import { EmbeddingModel } from '../../core/model';
 import { PartialIndex, type HeadManifest } from '../../core/partial-index';
 import { ApiError } from '../../core/problem';
+import type { ModelManifest } from '../../core/types';
 import { sharedLoad } from '../../core/shared-load';
 import type { StoredDimensionSeeds } from '../../core/scoring';
 import { parseLanguageData, type LanguageData } from '../../core/tokenizer';
@@ -24,6 +26,7 @@ import {
   cachedArtifact,
   delMany,
   fetchArtifact,
+  type Fetched,
   get,
   idb,
   keys,
@@ -34,7 +37,8 @@ import {
   toProblem,
   type ProgressFn,
 } from './cache';
-import { MODEL_DATA_KINDS, readStoredModel, storeModel, toStored } from './model-store';
+import { removeHeadFiles } from './head-file';
+import { MODEL_DATA_KINDS, readStoredHead, readStoredModel, storeHead, storeModel, toStored } from './model-store';
 import { phase, phasesSince } from './phases';
 import type {
   CachedModelInfo,
@@ -51,7 +55,7 @@ import type {
 export interface Loaded {
   info: LoadedModelInfo;
   model: LoadedModel;
-  bundleBytes: Map<string, ArrayBuffer>;
+  bundles: Bundles;
   /** A head (progressive cold start): resolves with the complete model once it is in. */
   complete?: Promise<Loaded>;
   /** Requests running on this head; its matrix is freed when none is left after completion. */
@@ -113,7 +117,11 @@ async function fetchCatalogEntry(id: string): Promise<CatalogEntry | null> {
   return (await res.json()) as CatalogEntry;
 }
 
-function loadLanguage(language: string, onProgress?: ProgressFn, revalidate = true): Promise<LanguageData> {
+function loadLanguage(
+  language: string,
+  onProgress?: ProgressFn,
+  revalidate: boolean | Promise<boolean> = true,
+): Promise<LanguageData> {
   return sharedLoad(languages, language, undefined, async () => {
     const { artifact } = await cachedArtifact(
       ['lang', language],
@@ -127,7 +135,7 @@ function loadLanguage(language: string, onProgress?: ProgressFn, revalidate = tr
   });
 }
 
-async function loadStoredSeeds(onProgress?: ProgressFn, revalidate = true): Promise<void> {
+async function loadStoredSeeds(onProgress?: ProgressFn, revalidate: boolean | Promise<boolean> = true): Promise<void> {
   try {
     const { artifact } = await cachedArtifact(
       ['dimensions'],
@@ -148,8 +156,35 @@ async function loadStoredSeeds(onProgress?: ProgressFn, revalidate = true): Prom
   }
 }
 
-/** `full`: the background load after a head (never a head again). */
-type LoadOptions = LoadModelOptions & { full?: boolean };
+/**
+ * `full`: the background load after a head (never a head again); `bundles`: the mapper bundles
+ * of that head (read once).
+ */
+type LoadOptions = LoadModelOptions & { full?: boolean; bundles?: Bundles };
+
+/**
+ * Language data and stored seeds (cached; revalidated when `revalidate` says so: a promise lets
+ * the IndexedDB reads start before the service has answered).
+ */
+function loadSmall(
+  language: string,
+  onProgress: ProgressFn | undefined,
+  revalidate: boolean | Promise<boolean>,
+): Promise<[unknown, void]> {
+  const p = Promise.all([
+    language
+      ? phase('language-data', () => loadLanguage(language, onProgress, revalidate)).catch(() => null)
+      : Promise.resolve(null),
+    phase('stored-seeds', () => loadStoredSeeds(onProgress, revalidate)),
+  ]);
+  p.catch(() => {});
+  return p;
+}
+
+const sameBundles = (a: CachedModelInfo, b: CachedModelInfo): boolean =>
+  a.id === b.id &&
+  a.version === b.version &&
+  a.mapperBundles.map((m) => m.key).join('\n') === b.mapperBundles.map((m) => m.key).join('\n');
 
 async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): Promise<Loaded> {
   const revalidate = options.revalidate !== false;
@@ -161,20 +196,39 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     const head = await loadHead(id, onProgress);
     if (head) return head;
   }
-  // The cached model (parsed typed arrays, verified when downloaded: model-store.ts) is read from
-  // IndexedDB while the service is asked whether it is current.
-  const cachedP = pointer
-    ? phase('idb-model', () => readStoredModel(id, pointer.version, pointer.sha256, config.rawModelCache))
+  // A cached model is read head first (model-store.ts: the 50,000 most frequent rows, ~6.6 MB of
+  // the ~43 MB) and the rest in the background, like the progressive cold start; the full parsed
+  // typed arrays (verified when downloaded) when there is no head, for the background read and
+  // for the bench's raw-cache baseline. Both are read while the service is asked whether the
+  // version is current.
+  const headFirst = !!pointer && !options.full && !config.rawModelCache;
+  const headP = headFirst
+    ? phase('idb-head', () => readStoredHead(id, pointer.version, pointer.sha256))
     : Promise.resolve(undefined);
+  const cachedP = pointer
+    ? headP.then((head) =>
+        head
+          ? undefined
+          : phase('idb-model', () => readStoredModel(id, pointer.version, pointer.sha256, config.rawModelCache)),
+      )
+    : Promise.resolve(undefined);
+  headP.catch(() => {});
   cachedP.catch(() => {});
+  // The cached version's language data, seeds and bundles are read from IndexedDB beside the
+  // model, and revalidated once the service has answered (when it did).
+  let settleOnline: (online: boolean) => void = () => {};
+  const revalidateP = new Promise<boolean>((resolve) => (settleOnline = resolve));
+  let small = pointer ? loadSmall(pointer.language, onProgress, revalidateP) : null;
+  let smallLanguage = pointer?.language;
+  let bundles = options.bundles ?? (pointer ? new Bundles(pointer, onProgress, revalidateP) : null);
+  // The bundles the waiting requests name are read now, not after the model.
+  if (bundles && !options.full) for (const key of hintedBundles.keys()) bundles.get(key).catch(() => {});
   const modelPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}`;
 
-  let online = false;
-  let catalog: CatalogEntry | null = null;
-  let fetched: Awaited<ReturnType<typeof fetchArtifact>> | null = null;
-  if (revalidate || !pointer) {
-    // Without a usable answer (offline, or e.g. an expired token) a cached copy is used; an
-    // unknown model (404) is an error either way.
+  // Without a usable answer (offline, or e.g. an expired token) a cached copy is used; an
+  // unknown model (404) is an error either way.
+  const ask = async (): Promise<[CatalogEntry | null, Fetched | null]> => {
+    if (!(revalidate || !pointer)) return [null, null];
     const fallback = (err: unknown): null => {
       const notFound = err instanceof ApiError || (err instanceof ProblemError && err.problem.status === 404);
       if (err instanceof NetworkUnavailable || (pointer && !notFound)) return null;
@@ -186,21 +240,30 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
         report(phase, l, t, false),
       ),
     ).catch(fallback);
-    catalog = await catalogP.catch(async (err: unknown) => {
+    const entry = await catalogP.catch(async (err: unknown) => {
       await fetchP.catch(() => null);
       return fallback(err);
     });
-    fetched = await fetchP;
-    online = catalog !== null && fetched !== null;
+    return [entry, await fetchP];
+  };
+  let answered: [CatalogEntry | null, Fetched | null] = [null, null];
+  try {
+    answered = await ask();
+  } finally {
+    settleOnline(revalidate && answered[0] !== null && answered[1] !== null);
   }
+  const catalog = answered[0];
+  let fetched = answered[1];
+  const online = catalog !== null && fetched !== null;
+  const head = await headP.catch(() => undefined);
   let cached = await cachedP.catch(() => undefined);
-  if (online && fetched!.status === 304 && !cached) {
+  if (online && fetched!.status === 304 && !cached && !head) {
     // The pointer survived but its data did not: download again.
     fetched = await fetchArtifact(config.baseUrl, config.token, modelPath, undefined, (phase, l, t) =>
       report(phase, l, t, false),
     );
   }
-  if (!online && !(pointer && cached)) {
+  if (!online && !(pointer && (cached || head))) {
     throw problem('OFFLINE_NOT_CACHED', `Embedding model '${id}' is not cached and the service cannot be reached`);
   }
 
@@ -229,21 +292,65 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   } else {
     fromCache = true;
     info = { ...pointer!, mapperBundles: catalogBundles ?? pointer!.mapperBundles };
-    report('cache', cached!.byteLength, cached!.byteLength, true);
   }
-  const stored = cached!;
 
-  // Small artifacts (language data, mapper bundles, stored seeds) load while the model is built.
+  // Small artifacts (language data, stored seeds) load while the model is built; the mapper
+  // bundles of another version or bundle list than the cached pointer's are loaded anew. A new
+  // download fetches (and caches) every bundle now; a cached load reads a bundle when a request
+  // names it (and revalidates them all in the background when online).
   const revalidateSmall = online && revalidate;
-  const language = info.language || pointer?.language || '';
-  const smallP = Promise.all([
-    phase('mapper-bundles', () => fetchBundles(info, onProgress, revalidateSmall)),
-    language
-      ? phase('language-data', () => loadLanguage(language, onProgress, revalidateSmall)).catch(() => null)
-      : Promise.resolve(null),
-    phase('stored-seeds', () => loadStoredSeeds(onProgress, revalidateSmall)),
-  ]);
-  smallP.catch(() => {});
+  if (!small) {
+    small = loadSmall(info.language, onProgress, revalidateSmall);
+    smallLanguage = info.language;
+  }
+  if (!bundles || !sameBundles(info, bundles.info)) bundles = new Bundles(info, onProgress, revalidateSmall);
+  const allBundles = fresh || revalidateSmall ? phase('mapper-bundles', () => bundles.all()) : null;
+  allBundles?.catch(() => {});
+  const smallP = fresh ? Promise.all([small, allBundles]) : small;
+  const k = await getKernels();
+
+  if (!fresh && !cached && head) {
+    // The cached head scores at once; the full model is read from IndexedDB in the background.
+    const full = (head.manifest as HeadManifest).partialOf!;
+    const headModel = phase('build-head', () => EmbeddingModel.fromParsed(head, k, { retainBuffer: true }));
+    await smallP;
+    if (full.language !== smallLanguage)
+      await loadLanguage(full.language, onProgress, revalidateSmall).catch(() => null);
+    if (JSON.stringify(info) !== JSON.stringify(pointer))
+      await phase('idb-pointer-store', () => set(['model', id], info, idb()));
+    report('partial', head.byteLength, info.bytes, true);
+    const headBundles = bundles;
+    return partialLoaded(
+      id,
+      headModel,
+      full,
+      {
+        id,
+        version: info.version,
+        checksum: info.checksum || full.checksum,
+        language: full.language,
+        vocabularySize: full.vocabularySize,
+        dimensions: headModel.dims,
+        mapperBundles: info.mapperBundles,
+        fromCache: true,
+        online,
+        bytes: info.bytes,
+        partial: true,
+      },
+      headBundles,
+      // From IndexedDB (the version this load checked: online as it was); should the full record be unreadable, from the service.
+      () =>
+        load(id, { full: true, revalidate: false, bundles: headBundles }, onProgress).then(
+          (m) => {
+            m.info.online = online;
+            return m;
+          },
+          () => load(id, { full: true, bundles: headBundles }, onProgress),
+        ),
+    );
+  }
+  if (!fresh) report('cache', cached!.byteLength, cached!.byteLength, true);
+  const stored = cached!;
 
   // The same artifact already in memory (a complete model): reuse it.
   const current = models.get(id);
@@ -253,7 +360,6 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     !!info.checksum &&
     current.info.checksum === info.checksum &&
     current.info.version === info.version;
-  const k = await getKernels();
   const index = same
     ? (current!.model.index as EmbeddingModel)
     : phase('build-model', () => EmbeddingModel.fromParsed(stored, k));
@@ -266,8 +372,10 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     if (pointer && pointer.version !== info.version) await dropVersion(pointer);
     await phase('idb-store', () => storeModel(id, info.version, stored, config.rawModelCache));
   }
-  const [bundleBytes] = await smallP;
-  if (info.language !== language) await loadLanguage(info.language, onProgress, revalidateSmall).catch(() => null);
+  await smallP;
+  if (info.language !== smallLanguage) await loadLanguage(info.language, onProgress, revalidateSmall).catch(() => null);
+  // A cache of an earlier release has no head yet: written once, after this load.
+  if (headFirst && !fresh) void phase('idb-head-store', () => storeHead(id, info.version, stored)).catch(() => {});
   // A cached load rewrites the pointer only when it changed (an IndexedDB write before the first score).
   if (fresh || !pointer || JSON.stringify(info) !== JSON.stringify(pointer))
     await phase('idb-pointer-store', () => set(['model', id], info, idb()));
@@ -287,7 +395,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     },
     // The engine parses the bundles when a request names them (core/engine.ts).
     model: new LoadedModel(id, index, same ? current!.model.stats : undefined),
-    bundleBytes: new Map(bundleBytes),
+    bundles,
   };
   models.set(id, loaded);
   return loaded;
@@ -336,13 +444,9 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
     cachedAt: new Date().toISOString(),
     mapperBundles: catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })),
   };
-  // Language data, mapper bundles and stored seeds download (and are cached) beside the head.
-  const smallP = Promise.all([
-    phase('mapper-bundles', () => fetchBundles(info, onProgress, true)),
-    phase('language-data', () => loadLanguage(catalog.language, onProgress, true)).catch(() => null),
-    phase('stored-seeds', () => loadStoredSeeds(onProgress, true)),
-  ]);
-  smallP.catch(() => {});
+  // Language data and stored seeds download (and are cached) beside the head; the mapper bundles
+  // after it, not to share the link with it.
+  const smallP = loadSmall(catalog.language, onProgress, true);
   const head = await headP;
   if (!head || head.status !== 200) {
     await smallP.catch(() => null);
@@ -357,25 +461,49 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
   }
   const k = await getKernels();
   const headModel = phase('build-head', () => EmbeddingModel.fromParsed(parsed, k));
-  const index = new PartialIndex(headModel, full);
-  const [bundleBytes] = await smallP;
+  await smallP;
+  // A request's bundle is downloaded when it names it; all of them with the rest of the model.
+  const bundles = new Bundles(info, onProgress, true);
   report('partial', head.bytes!.byteLength, head.bytes!.byteLength);
-  const loaded: Loaded = {
-    info: {
+  return partialLoaded(
+    id,
+    headModel,
+    full,
+    {
       id,
       version: full.version ?? catalog.version,
       checksum: full.checksum,
       language: full.language,
       vocabularySize: full.vocabularySize,
-      dimensions: index.dims,
+      dimensions: headModel.dims,
       mapperBundles: info.mapperBundles,
       fromCache: false,
       online: true,
       bytes: head.bytes!.byteLength,
       partial: true,
     },
-    model: new LoadedModel(id, index),
-    bundleBytes: new Map(bundleBytes),
+    bundles,
+    () => load(id, { full: true, bundles }, onProgress),
+  );
+}
+
+/**
+ * A head in `models` as a PartialIndex with the full model's identity (core/partial-index.ts),
+ * scoring while `rest` loads the complete model (which replaces this entry in `models`); the
+ * head's matrix is freed once the complete model is in and no request runs on the head.
+ */
+function partialLoaded(
+  id: string,
+  headModel: EmbeddingModel,
+  full: ModelManifest,
+  info: LoadedModelInfo,
+  bundles: Bundles,
+  rest: () => Promise<Loaded>,
+): Loaded {
+  const loaded: Loaded = {
+    info,
+    model: new LoadedModel(id, new PartialIndex(headModel, full)),
+    bundles,
     inflight: 0,
   };
   let completed = false;
@@ -385,7 +513,7 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
       headModel.release();
     }
   };
-  loaded.complete = phase('complete-in-background', () => load(id, { full: true }, onProgress)).then(
+  loaded.complete = phase('complete-in-background', rest).then(
     (m) => {
       completed = true;
       loaded.release?.();
@@ -401,31 +529,73 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
   return loaded;
 }
 
-/** The bytes of the model's mapper bundles (a bundle neither cached nor downloadable is left out). */
-async function fetchBundles(
-  info: CachedModelInfo,
-  onProgress: ProgressFn | undefined,
-  revalidate: boolean,
-): Promise<Array<[string, ArrayBuffer]>> {
-  const out = await Promise.all(
-    info.mapperBundles.map(async (b): Promise<[string, ArrayBuffer] | null> => {
-      try {
-        const { artifact } = await cachedArtifact(
-          ['mapper', info.id, info.version, b.key],
-          config.baseUrl,
-          config.token,
-          `/api/v1/artifacts/mappers/${encodeURIComponent(info.id)}/${encodeURIComponent(b.key)}`,
-          { artifact: 'mapper', name: b.key, onProgress },
-          revalidate,
-        );
-        return [b.key, artifact.bytes];
-      } catch (err) {
+/** Mapper bundle keys named by the requests in progress (withBundleHints), counted. */
+const hintedBundles = new Map<string, number>();
+
+/**
+ * Runs a scoring call whose request names mapper variables (`mapperKeys`): a model loaded
+ * meanwhile reads their bundles from IndexedDB beside the model instead of after it. Only a
+ * hint: the engine validates the request and resolves the mappers as always.
+ */
+export async function withBundleHints<T>(body: unknown, fn: () => Promise<T>): Promise<T> {
+  const named = (body as { mapperKeys?: unknown } | null)?.mapperKeys;
+  const keys = new Set<string>();
+  if (Array.isArray(named))
+    for (const id of named.slice(0, 32)) {
+      const split = typeof id === 'string' ? splitMapperVariableId(id) : null;
+      if (split) keys.add(split.bundleKey);
+    }
+  for (const k of keys) hintedBundles.set(k, (hintedBundles.get(k) ?? 0) + 1);
+  try {
+    return await fn();
+  } finally {
+    for (const k of keys) {
+      const n = (hintedBundles.get(k) ?? 1) - 1;
+      if (n > 0) hintedBundles.set(k, n);
+      else hintedBundles.delete(k);
+    }
+  }
+}
+
+/**
+ * The mapper bundles of a model version: each read once, from IndexedDB (revalidated when
+ * `revalidate` says so) or downloaded, when a request names it or all at once (`all`). A bundle
+ * neither cached nor downloadable is null.
+ */
+export class Bundles {
+  private readonly read = new Map<string, Promise<ArrayBuffer | null>>();
+
+  constructor(
+    readonly info: CachedModelInfo,
+    private readonly onProgress: ProgressFn | undefined,
+    private readonly revalidate: boolean | Promise<boolean>,
+  ) {}
+
+  get(key: string): Promise<ArrayBuffer | null> {
+    const known = this.read.get(key);
+    if (known) return known;
+    if (!this.info.mapperBundles.some((b) => b.key === key)) return Promise.resolve(null);
+    const p = cachedArtifact(
+      ['mapper', this.info.id, this.info.version, key],
+      config.baseUrl,
+      config.token,
+      `/api/v1/artifacts/mappers/${encodeURIComponent(this.info.id)}/${encodeURIComponent(key)}`,
+      { artifact: 'mapper', name: key, onProgress: this.onProgress },
+      this.revalidate,
+    ).then(
+      ({ artifact }) => artifact.bytes,
+      (err: unknown) => {
         if (!(err instanceof ProblemError)) throw err;
         return null;
-      }
-    }),
-  );
-  return out.filter((x): x is [string, ArrayBuffer] => x !== null);
+      },
+    );
+    this.read.set(key, p);
+    return p;
+  }
+
+  async all(): Promise<void> {
+    await Promise.all(this.info.mapperBundles.map((b) => this.get(b.key)));
+  }
 }
 
 async function dropVersion(p: CachedModelInfo): Promise<void> {
@@ -434,6 +604,7 @@ async function dropVersion(p: CachedModelInfo): Promise<void> {
     (k) => Array.isArray(k) && MODEL_DATA_KINDS.has(k[0]) && k[1] === p.id && k[2] === p.version,
   );
   await delMany(stale, idb());
+  await removeHeadFiles(p.id, p.version);
 }
 
 async function modelFor(id: string, onProgress?: ProgressFn): Promise<Loaded> {
@@ -469,7 +640,7 @@ export function offlineSource(onProgress?: ProgressFn, use: Use = (m) => m): Eng
   return {
     model: async (id) => use(await modelFor(id, onProgress)).model,
     languageData: (language) => loadLanguage(language, onProgress),
-    mapperBundleBytes: async (model, bundleKey) => models.get(model.id)?.bundleBytes.get(bundleKey) ?? null,
+    mapperBundleBytes: async (model, bundleKey) => (await models.get(model.id)?.bundles.get(bundleKey)) ?? null,
     async storedSeeds(ids): Promise<StoredDimensionSeeds> {
       // Without the stored seeds only dimensions of type `dimension` are affected (422 as unknown).
       const out = new Map<number, { words: string[]; name?: string }>();
@@ -489,8 +660,13 @@ export async function loadModel(
   options: LoadModelOptions,
   onProgress?: ProgressFn,
 ): Promise<LoadedModelInfo> {
-  return (await loadModelInternal(id, options, onProgress)).info;
+  const m = await loadModelInternal(id, options, onProgress);
+  // Only a progressive scorer reports a head as loaded; otherwise loading means the complete model.
+  return (m.complete && !config.progressive ? await m.complete : m).info;
 }
+
+/** Whether partial answers go out (`progressive: true`); otherwise a call waits for the complete model when it needs it. */
+export const progressive = (): boolean => config.progressive === true;
 
 export async function listCachedModels(): Promise<CachedModelInfo[]> {
   const all = await keys(idb());
@@ -504,6 +680,7 @@ export async function evictModel(id: string): Promise<boolean> {
   const all = await keys(idb());
   const mine = all.filter((k) => Array.isArray(k) && (k[0] === 'model' || MODEL_DATA_KINDS.has(k[0])) && k[1] === id);
   await delMany(mine, idb());
+  await removeHeadFiles(id);
   models.delete(id);
   return mine.length > 0;
 }

@@ -9,7 +9,16 @@ import { sha256Hex } from '../../core/digest';
 import { toProblem, type ProgressFn } from './cache';
 import { answer } from './final-answer';
 import type { FinalAnswer, LoadModelOptions, ScorerConfig } from './protocol';
-import { configure, evictModel, kernelsBytes, listCachedModels, loadModel, offlineSource, status } from './source';
+import {
+  configure,
+  evictModel,
+  kernelsBytes,
+  listCachedModels,
+  loadModel,
+  offlineSource,
+  status,
+  withBundleHints,
+} from './source';
 
 /** The JSON the API would send: a JSON round trip drops undefined fields exactly like c.json(). */
 const asJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
@@ -30,10 +39,14 @@ type OnFinal = (f: FinalAnswer) => unknown;
  * an answer from a model's head is followed by the complete model's through onFinal (final-answer.ts).
  */
 const scoring = <T>(
+  body: unknown,
   onProgress: ProgressFn | undefined,
   onFinal: OnFinal | undefined,
   fn: (engine: Engine) => Promise<T>,
-) => guarded(() => answer(async (source) => asJson(await fn(createEngine(source))), onProgress, onFinal));
+) =>
+  guarded(() =>
+    withBundleHints(body, () => answer(async (source) => asJson(await fn(createEngine(source))), onProgress, onFinal)),
+  );
 
 /** The exposed API: the scoring endpoints' request and response shapes. */
 const api = {
@@ -45,15 +58,15 @@ const api = {
   listCachedModels: () => guarded(listCachedModels),
   evictModel: (id: string) => guarded(() => evictModel(id)),
   textScores: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(onProgress, onFinal, async (e) => (await e.textScores(body)).response),
+    scoring(body, onProgress, onFinal, async (e) => (await e.textScores(body)).response),
   wordScores: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(onProgress, onFinal, (e) => e.wordScores(body)),
+    scoring(body, onProgress, onFinal, (e) => e.wordScores(body)),
   autocomplete: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(onProgress, onFinal, (e) => e.autocomplete(body)),
+    scoring(body, onProgress, onFinal, (e) => e.autocomplete(body)),
   wordAvailabilities: (embeddingModelId: string, body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(onProgress, onFinal, (e) => e.wordAvailabilities(embeddingModelId, body)),
+    scoring(body, onProgress, onFinal, (e) => e.wordAvailabilities(embeddingModelId, body)),
   similarityMatrix: (embeddingModelId: string, body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(onProgress, onFinal, (e) => e.similarityMatrix(embeddingModelId, body)),
+    scoring(body, onProgress, onFinal, (e) => e.similarityMatrix(embeddingModelId, body)),
   /** The models in memory (`partial` while only the head is in) and the timed load phases. */
   status: () => guarded(status),
   tokenize: (body: { language: string; text: string }, onProgress?: ProgressFn) =>

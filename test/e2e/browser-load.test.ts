@@ -178,12 +178,21 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
             };
           };
         });
-        return { info, phases: st.phases.map((p: { name: string }) => p.name), cached, stored };
+        // The head's copy in the Origin Private File System (browser/src/head-file.ts).
+        const files: string[] = [];
+        for await (const name of ((await navigator.storage.getDirectory()) as any).keys()) files.push(name);
+        return { info, phases: st.phases.map((p: { name: string }) => p.name), cached, stored, files };
       },
       { tok: token, m: MODEL },
     );
     expect(r.info).toMatchObject({ id: MODEL, fromCache: true, online: true });
-    expect(r.phases).toEqual(expect.arrayContaining(['idb-model', 'build-model', 'revalidate-model']));
+    // Head first (the 50,000 most frequent rows kept beside the full model), the full model after it.
+    expect(r.phases).toEqual(
+      expect.arrayContaining(['idb-head', 'build-head', 'idb-model', 'build-model', 'revalidate-model']),
+    );
+    expect(r.phases.indexOf('idb-head')).toBeLessThan(r.phases.indexOf('idb-model'));
+    expect(r.stored.keys).toContain(JSON.stringify(['model-head', MODEL, r.info.version]));
+    expect(r.files).toContain(`${encodeURIComponent(MODEL)}@${encodeURIComponent(r.info.version)}.head`);
     expect(r.phases.filter((p: string) => p.startsWith('parse-verify') || p.startsWith('download'))).toEqual([]);
     expect(r.stored.rows).toBe('[object Int8Array]');
     expect(r.stored.keys.filter((k: string) => k.startsWith('["model-bytes"'))).toEqual([]);
