@@ -11,6 +11,7 @@ import { parseArtifact, writeArtifact, type ParsedArtifact } from '../../core/ar
 import { headOf, HEAD_ROWS } from '../../core/model-head';
 import { buildHead, HEAD_ROWS as BUILD_HEAD_ROWS } from '../../build/model-heads';
 import type { HeadManifest } from '../../core/partial-index';
+import { TEST_MANIFEST } from './support/model-fixture';
 
 const SECTIONS = [
   'rows',
@@ -51,21 +52,7 @@ function artifact(n: number, dims: number): Uint8Array {
   const scales = new Float32Array(n).map((_, i) => 1 / (100 + i));
   const flags = new Uint16Array(n).map((_, i) => i % 5);
   return writeArtifact({
-    manifest: {
-      id: 'm',
-      language: 'en',
-      country: 'US',
-      version: '1',
-      sources: [],
-      features: ['test'],
-      tag: '',
-      trainingYear: '2024',
-      trainingMonth: '01',
-      labels: { label: 'm', languageLabel: 'English', countryLabel: 'US', monthLabel: 'January' },
-      tokenCount: 1,
-      hasTranslation: false,
-      license: 'MIT',
-    },
+    manifest: TEST_MANIFEST,
     words: unique,
     rows,
     scales,

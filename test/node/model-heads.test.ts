@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeWord, parseArtifact, writeArtifact } from '../../core/artifact';
 import { buildHead } from '../../build/model-heads';
+import { TEST_MANIFEST } from './support/model-fixture';
 
 function fullArtifact(n: number, dims: number): Uint8Array {
   const words = Array.from({ length: n }, (_, i) => (i % 3 === 0 ? `Word${i}` : `word${i}`));
@@ -13,21 +14,7 @@ function fullArtifact(n: number, dims: number): Uint8Array {
   const scales = new Float32Array(n).map((_, i) => 1 / (100 + i));
   const flags = new Uint16Array(n).map((_, i) => i % 5);
   return writeArtifact({
-    manifest: {
-      id: 'm',
-      language: 'en',
-      country: 'US',
-      version: '1',
-      sources: [],
-      features: ['test'],
-      tag: '',
-      trainingYear: '2024',
-      trainingMonth: '01',
-      labels: { label: 'm', languageLabel: 'English', countryLabel: 'US', monthLabel: 'January' },
-      tokenCount: 1,
-      hasTranslation: false,
-      license: 'MIT',
-    },
+    manifest: TEST_MANIFEST,
     words,
     rows,
     scales,

@@ -4,6 +4,23 @@ import { EmbeddingModel, type ModelLoadOptions } from '../../../core/model';
 import { quantizeRows } from '../../../core/quantize';
 import { loadKernels } from '../../../build/load-model';
 
+/** The manifest of every test artifact written here and by the head tests. */
+export const TEST_MANIFEST = {
+  id: 'm',
+  language: 'en',
+  country: 'US',
+  version: '1',
+  sources: [],
+  features: [],
+  tag: '',
+  trainingYear: '2020',
+  trainingMonth: '01',
+  labels: { label: 'x', languageLabel: 'English', countryLabel: 'United States', monthLabel: 'January' },
+  tokenCount: 0,
+  hasTranslation: false,
+  license: 'CC0-1.0',
+};
+
 /** Writes `words` with their row-major `vectors` as an artifact and loads it; also returns the artifact bytes. */
 export function modelFromVectors(
   words: string[],
@@ -13,21 +30,7 @@ export function modelFromVectors(
 ): { model: EmbeddingModel; buffer: ArrayBuffer } {
   const { rows, scales } = quantizeRows(vectors, words.length, dims);
   const bytes = writeArtifact({
-    manifest: {
-      id: 'm',
-      language: 'en',
-      country: 'US',
-      version: '1',
-      sources: [],
-      features: [],
-      tag: '',
-      trainingYear: '2020',
-      trainingMonth: '01',
-      labels: { label: 'x', languageLabel: 'English', countryLabel: 'United States', monthLabel: 'January' },
-      tokenCount: 0,
-      hasTranslation: false,
-      license: 'CC0-1.0',
-    },
+    manifest: TEST_MANIFEST,
     words,
     rows,
     scales,
