@@ -49,14 +49,14 @@ export async function bundleWorker(defines: string[] = []): Promise<string> {
   const id = crypto.createHash('sha256').update(JSON.stringify(defines)).digest('hex').slice(0, 12);
   const dir = path.join(GENERATED, 'worker-bundle', id);
   const stampFile = `${dir}.stamp.json`;
-  const fresh = () =>
-    fs.existsSync(path.join(dir, 'index.js')) && stampMatches(stampFile, { fingerprint: fingerprint(defines) });
+  // The sources do not change while this process waits for the lock: one walk serves both checks.
+  const stamp = { fingerprint: fingerprint(defines) };
+  const fresh = () => fs.existsSync(path.join(dir, 'index.js')) && stampMatches(stampFile, stamp);
   return withLock(
     `${dir}.lock`,
     300_000,
     fresh,
     async () => {
-      const stamp = { fingerprint: fingerprint(defines) };
       const tmp = `${dir}.${process.pid}.tmp`;
       fs.rmSync(tmp, { recursive: true, force: true });
       console.log('[serve] bundling the Worker (wrangler deploy --dry-run)');
@@ -135,6 +135,11 @@ async function main(): Promise<void> {
     logLevel: values['log-level'],
   });
   console.log(`[serve] ready on http://127.0.0.1:${port}`);
+  disposeOnSignals(mf);
+}
+
+/** Stops workerd and exits on SIGINT / SIGTERM. */
+export function disposeOnSignals(mf: Miniflare): void {
   const stop = (): void => {
     void mf.dispose().finally(() => process.exit(0));
   };

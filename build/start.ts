@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { ensureDevVars } from './dev-vars';
 import { ensureBuilt, type R2Artifact } from './ensure';
-import { serveWorker } from './serve';
+import { disposeOnSignals, serveWorker } from './serve';
 import { writeStamp } from './stamp';
 import { isCatalogKey } from '../core/storage-keys';
 import { bumpCatalogGeneration, r2Put, ROOT, wranglerSpawn, wranglerSync } from './wrangler';
@@ -69,11 +69,7 @@ async function main(): Promise<void> {
   if (!process.argv.includes('--dev')) {
     const mf = await serveWorker({ port: Number(port) });
     console.log(`[start] serving on http://127.0.0.1:${port}`);
-    const stop = (): void => {
-      void mf.dispose().finally(() => process.exit(0));
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    disposeOnSignals(mf);
     return;
   }
   console.log(`[start] serving on http://127.0.0.1:${port} (wrangler dev, reloads on change)`);
