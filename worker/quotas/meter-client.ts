@@ -53,29 +53,31 @@ function unavailable(operation: string): ApiError {
   );
 }
 
-/** One bounded call; a fresh stub per attempt (a stub that saw an exception may stay broken). */
-async function attempt<T>(
+/**
+ * One bounded call; a fresh stub per attempt (a stub that saw an exception may stay broken). One
+ * promise and one timer per call (this is on every metered request's path).
+ */
+function attempt<T>(
   env: MeterEnv,
   workspaceId: string,
   operation: string,
   ms: number,
   fn: (stub: Stub) => Promise<T>,
 ): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new MeterUnavailable(operation, new Error(`no answer within ${ms} ms`))), ms);
-  });
-  let started: Promise<T>;
-  try {
-    started = Promise.resolve(fn(meterStub(env, workspaceId)));
-  } catch (err) {
-    started = Promise.reject(err);
-  }
-  const wrapped = started.catch((err: unknown) => {
-    throw new MeterUnavailable(operation, err, (err as { retryable?: unknown } | null)?.retryable === true);
-  });
-  return Promise.race([wrapped, timeout]).finally(() => {
-    if (timer !== null) clearTimeout(timer);
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new MeterUnavailable(operation, new Error(`no answer within ${ms} ms`))), ms);
+    const fail = (err: unknown) => {
+      clearTimeout(timer);
+      reject(new MeterUnavailable(operation, err, (err as { retryable?: unknown } | null)?.retryable === true));
+    };
+    try {
+      fn(meterStub(env, workspaceId)).then((value) => {
+        clearTimeout(timer);
+        resolve(value);
+      }, fail);
+    } catch (err) {
+      fail(err);
+    }
   });
 }
 

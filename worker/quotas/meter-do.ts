@@ -25,7 +25,7 @@ import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env';
 import { nowMs } from '../clock';
 import type { UsageTypeKey } from './charge';
-import { cycleParams, cycleStartFor, isoDate } from './cycle';
+import { cycleParams, cycleStartFor, DAY_MS, isoDate, type CycleParams } from './cycle';
 import { available, quotaView, roll, type MeterRow } from './meter-rules';
 import { isoTimestamp, type Quota } from './repository';
 import { LIMITS } from '../../core/limits';
@@ -139,7 +139,13 @@ interface Meta {
   auditId: number;
   /** Last usage_ledger id of a D1-era charge (meter_seq NULL) applied to the counters. */
   legacyLedgerId: number;
-  /** Next outbox sequence number (continues the workspace's meter_seq in D1). */
+  /**
+   * Next outbox sequence number (continues the workspace's meter_seq in D1). Held in memory: a
+   * charge does not write it. Stored as `next_seq` only with the rest of the meta and when a flush
+   * deletes outbox rows (in the same transaction); on load it is the larger of that and the
+   * outbox's highest seq + 1, so a sequence is never handed out twice (D1 ignores a repeated
+   * (workspace, meter_seq), which would lose the event).
+   */
   nextSeq: number;
 }
 
@@ -153,6 +159,14 @@ export class WorkspaceMeter extends DurableObject<Env> {
   /** The latest service instant a call carried (the purge's "now" when the service clock is injected). */
   private lastAtMs = 0;
   private readonly flushDelayMs: number;
+  /**
+   * The quota rows as stored, by usage type (write-through: writeRow updates both), so a charge
+   * reads no row from SQLite; null until loaded, and dropped whenever a transaction throws (its
+   * writes were rolled back) or a seed or pull rewrote rows.
+   */
+  private rowCache: Map<string, MeterRow> | null = null;
+  /** cycleParams of the last UTC day and anchor seen (they depend on the instant only through its day). */
+  private params: { day: number; anchorDay: number; p: CycleParams } | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -171,13 +185,15 @@ export class WorkspaceMeter extends DurableObject<Env> {
 
   /** Checks and deducts in one synchronous transaction; refusals are returned, not thrown. */
   async charge(req: MeterChargeRequest): Promise<MeterChargeResult> {
-    if (!(await this.ready(req.workspaceId, req.atMs)))
+    // A seeded object answers without awaiting ready() (the hot path).
+    const seeded = this.meta !== null && this.meta.workspaceId === req.workspaceId;
+    if (!seeded && !(await this.ready(req.workspaceId, req.atMs)))
       return { status: 'refused', code: 'NOT_FOUND', detail: `Workspace '${req.workspaceId}' does not exist` };
     // The caller gave up (timeout): making the charge now would consume for a failed request.
     if (req.deadlineMs !== undefined && Date.now() > req.deadlineMs) return { status: 'expired' };
     this.see(req.atMs);
     // this.meta as of now (not as of before the await): other calls may have moved it meanwhile.
-    const result = this.ctx.storage.transactionSync(() => this.chargeSync(this.meta!, req));
+    const result = this.transaction(() => this.chargeSync(this.meta!, req));
     if (result.status === 'charged' && result.seq !== undefined) this.scheduleFlush(this.flushDelayMs);
     return result;
   }
@@ -187,7 +203,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
     if (!(await this.ready(workspaceId, atMs))) return null;
     const meta = this.meta!;
     this.see(atMs);
-    const p = cycleParams(atMs, meta.anchorDay);
+    const p = this.paramsAt(atMs, meta.anchorDay);
     const rows = this.rows().map((r) => roll(r, p));
     const cycleStart = rows.reduce((m, r) => (r.cycle_start > m ? r.cycle_start : m), p.cycleStart);
     return {
@@ -221,7 +237,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
     const meta = await this.ready(workspaceId, atMs);
     if (!meta) return { kind: 'unknown-workspace' };
     this.see(atMs);
-    const result = this.ctx.storage.transactionSync((): ClaimResult => {
+    const result = this.transaction((): ClaimResult => {
       const row = this.sql
         .exec<Record<string, SqlStorageValue>>('SELECT * FROM request_keys WHERE idempotency_key = ?', key)
         .toArray()[0] as unknown as RequestKeyRow | undefined;
@@ -330,6 +346,29 @@ export class WorkspaceMeter extends DurableObject<Env> {
     return Math.max(nowMs(), this.lastAtMs);
   }
 
+  /**
+   * transactionSync that keeps the in-memory state true to storage: when `fn` throws, SQLite rolls
+   * its writes back, so the rows cached and the meta (which may have been moved) are reloaded.
+   */
+  private transaction<T>(fn: () => T): T {
+    try {
+      return this.ctx.storage.transactionSync(fn);
+    } catch (err) {
+      this.rowCache = null;
+      this.meta = this.readMeta();
+      throw err;
+    }
+  }
+
+  private paramsAt(atMs: number, anchorDay: number): CycleParams {
+    const day = Math.floor(atMs / DAY_MS);
+    const c = this.params;
+    if (c !== null && c.day === day && c.anchorDay === anchorDay) return c.p;
+    const p = cycleParams(atMs, anchorDay);
+    this.params = { day, anchorDay, p };
+    return p;
+  }
+
   private count(table: 'outbox' | 'request_keys' | 'charge_keys'): number {
     return Number(this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).one().n);
   }
@@ -346,12 +385,16 @@ export class WorkspaceMeter extends DurableObject<Env> {
     const rows = this.sql.exec<{ k: string; v: SqlStorageValue }>('SELECT k, v FROM meta').toArray();
     if (rows.length === 0) return null;
     const m = new Map(rows.map((r) => [r.k, r.v]));
+    // Charges do not store next_seq: the outbox's highest seq + 1 when that is larger.
+    const outboxNext = Number(
+      this.sql.exec<{ n: number }>('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM outbox').one().n,
+    );
     return {
       workspaceId: String(m.get('workspace_id')),
       anchorDay: Number(m.get('anchor_day')),
       auditId: Number(m.get('audit_id')),
       legacyLedgerId: Number(m.get('legacy_ledger_id')),
-      nextSeq: Number(m.get('next_seq')),
+      nextSeq: Math.max(Number(m.get('next_seq')), outboxNext),
     };
   }
 
@@ -366,10 +409,22 @@ export class WorkspaceMeter extends DurableObject<Env> {
     this.meta = m;
   }
 
+  /** The stored rows by usage type (loaded once; callers must not mutate them: roll() copies). */
+  private rowMap(): Map<string, MeterRow> {
+    if (this.rowCache === null) {
+      const rows = this.sql
+        .exec<Record<string, SqlStorageValue>>(`SELECT ${ROW_COLUMNS} FROM quotas ORDER BY usage_type_key`)
+        .toArray() as unknown as MeterRow[];
+      this.rowCache = new Map(rows.map((r) => [r.usage_type_key, r]));
+    }
+    return this.rowCache;
+  }
+
+  /** The stored rows in usage-type order. */
   private rows(): MeterRow[] {
-    return this.sql
-      .exec<Record<string, SqlStorageValue>>(`SELECT ${ROW_COLUMNS} FROM quotas ORDER BY usage_type_key`)
-      .toArray() as unknown as MeterRow[];
+    return [...this.rowMap().values()].sort((a, b) =>
+      a.usage_type_key < b.usage_type_key ? -1 : a.usage_type_key > b.usage_type_key ? 1 : 0,
+    );
   }
 
   private writeRow(r: MeterRow): void {
@@ -387,6 +442,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
       r.daily_date,
       r.fair_use_policy_limit,
     );
+    this.rowCache?.set(r.usage_type_key, r);
   }
 
   /** The seeded state; seeds a cold object from D1 first (once, however many calls wait for it). */
@@ -440,7 +496,8 @@ export class WorkspaceMeter extends DurableObject<Env> {
       legacyLedgerId: Number(ledger.results[0].id),
       nextSeq: Number(ledger.results[0].seq) + 1,
     };
-    this.ctx.storage.transactionSync(() => {
+    this.rowCache = null;
+    this.transaction(() => {
       for (const r of quotas.results as unknown as MeterRow[]) this.writeRow(r);
       for (const k of requestKeys.results) {
         this.sql.exec(
@@ -477,13 +534,8 @@ export class WorkspaceMeter extends DurableObject<Env> {
   }
 
   private chargeSync(meta: Meta, req: MeterChargeRequest): MeterChargeResult {
-    const p = cycleParams(req.atMs, meta.anchorDay);
-    const stored = this.sql
-      .exec<Record<string, SqlStorageValue>>(
-        `SELECT ${ROW_COLUMNS} FROM quotas WHERE usage_type_key = ?`,
-        req.usageTypeKey,
-      )
-      .toArray()[0] as unknown as MeterRow | undefined;
+    const p = this.paramsAt(req.atMs, meta.anchorDay);
+    const stored = this.rowMap().get(req.usageTypeKey);
     const exhausted = (detail: string): MeterRefusal => ({
       status: 'refused',
       code:
@@ -544,7 +596,19 @@ export class WorkspaceMeter extends DurableObject<Env> {
     }
     q.used_amount += req.amount;
     q.used_amount_daily += req.amount;
-    this.writeRow(q);
+    // An UPDATE in place of writeRow's REPLACE (which deletes and reinserts the row and its key):
+    // only what a charge or its rollover changes.
+    this.sql.exec(
+      'UPDATE quotas SET used_amount = ?, used_amount_daily = ?, bonus_amount = ?, spillover_amount = ?, cycle_start = ?, daily_date = ? WHERE usage_type_key = ?',
+      q.used_amount,
+      q.used_amount_daily,
+      q.bonus_amount,
+      q.spillover_amount,
+      q.cycle_start,
+      q.daily_date,
+      q.usage_type_key,
+    );
+    this.rowCache!.set(q.usage_type_key, q);
     if (req.idempotencyKey !== null) {
       this.sql.exec(
         'INSERT OR REPLACE INTO charge_keys (idempotency_key, usage_type_key, amount, at_ms) VALUES (?, ?, ?, ?)',
@@ -565,9 +629,8 @@ export class WorkspaceMeter extends DurableObject<Env> {
       q.cycle_start,
       isoTimestamp(req.atMs),
     );
-    // Only the sequence moved (one row, not the whole meta: this is the hot path).
-    this.sql.exec("UPDATE meta SET v = ? WHERE k = 'next_seq'", seq + 1);
-    this.meta = { ...meta, nextSeq: seq + 1 };
+    // In memory only: the outbox row just written carries it across a restart (readMeta).
+    meta.nextSeq = seq + 1;
     return { status: 'charged', seq };
   }
 
@@ -604,7 +667,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
         { id: String(t.id), fair: t.fair_use_policy_limit as number | null },
       ]),
     );
-    this.ctx.storage.transactionSync(() => {
+    this.transaction(() => {
       const m = { ...this.meta! };
       const events = [
         ...audit.results
@@ -625,6 +688,8 @@ export class WorkspaceMeter extends DurableObject<Env> {
       }
       this.writeMeta(m);
     });
+    // Rows were rewritten at their own instants: read them back rather than trust the cache.
+    this.rowCache = null;
   }
 
   /** One admin change, at its instant: the rollover up to then with the old settings, then the change. */
@@ -753,7 +818,16 @@ export class WorkspaceMeter extends DurableObject<Env> {
         );
       }
       if (statements.length > 0) await db.batch(statements);
-      if (events.length > 0) this.sql.exec('DELETE FROM outbox WHERE seq <= ?', lastSeq);
+      if (events.length > 0) {
+        // The deleted rows no longer carry the sequence across a restart: next_seq does, from now on.
+        this.transaction(() => {
+          this.sql.exec('DELETE FROM outbox WHERE seq <= ?', lastSeq);
+          this.sql.exec(
+            "INSERT OR REPLACE INTO meta (k, v) VALUES ('next_seq', ?)",
+            Math.max(this.meta!.nextSeq, lastSeq + 1),
+          );
+        });
+      }
       written += events.length;
       if (events.length < FLUSH_BATCH) break;
     }
