@@ -20,7 +20,8 @@
 import { parseArtifact, type ParsedArtifact } from '../../core/artifact';
 import { headOf } from '../../core/model-head';
 import { del, get, idb, set, setMany } from './cache';
-import { readHeadFile, writeHeadFile } from './head-file';
+import { parseHeadFile, readHeadFile, writeHeadFile } from './head-file';
+import type { HeadOffer } from './head-offer';
 
 export const STORED_MODEL_FORMAT = 1;
 
@@ -73,8 +74,18 @@ export async function storeHead(id: string, version: string, model: StoredModel)
  * entry (whose copy is then written again); undefined when none is stored (a small model, or a
  * cache of an earlier release).
  */
-export async function readStoredHead(id: string, version: string, sha256: string): Promise<StoredModel | undefined> {
-  const copy = await readHeadFile(id, version);
+export async function readStoredHead(
+  id: string,
+  version: string,
+  sha256: string,
+  offered: Promise<HeadOffer | null> = Promise.resolve(null),
+): Promise<StoredModel | undefined> {
+  // The page's read of the same file (head-offer.ts), started while this worker was starting.
+  const offer = await offered;
+  const copy =
+    offer?.kind === 'file' && offer.version === version
+      ? parseHeadFile(new Uint8Array(offer.bytes))
+      : await readHeadFile(id, version);
   if (copy && copy.format === STORED_MODEL_FORMAT && copy.sha256 === sha256) return copy;
   const head = await get<StoredModel>(headKey(id, version), idb());
   if (!(head && head.format === STORED_MODEL_FORMAT && head.rows instanceof Int8Array)) return undefined;

@@ -38,6 +38,8 @@ import {
   type ProgressFn,
 } from './cache';
 import { removeHeadFiles } from './head-file';
+import type { HeadOffer } from './head-offer';
+import { takeOffer } from './offers';
 import { MODEL_DATA_KINDS, readStoredHead, readStoredModel, storeHead, storeModel, toStored } from './model-store';
 import { phase, phasesSince } from './phases';
 import type {
@@ -188,12 +190,14 @@ const sameBundles = (a: CachedModelInfo, b: CachedModelInfo): boolean =>
 
 async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): Promise<Loaded> {
   const revalidate = options.revalidate !== false;
+  // The head the page is reading for this load (head-offer.ts), if it announced one.
+  const offer = options.full ? Promise.resolve(null) : takeOffer(id);
   const pointer = await phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb()));
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
     onProgress?.({ artifact: 'model', name: id, phase, loadedBytes: loaded, totalBytes: total, fromCache });
   // Progressive cold start: nothing cached, so score from the head while the rest downloads.
   if (!pointer && config.progressive && !options.full) {
-    const head = await loadHead(id, onProgress);
+    const head = await loadHead(id, onProgress, offer);
     if (head) return head;
   }
   // A cached model is read head first (model-store.ts: the 50,000 most frequent rows, ~6.6 MB of
@@ -203,7 +207,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   // version is current.
   const headFirst = !!pointer && !options.full && !config.rawModelCache;
   const headP = headFirst
-    ? phase('idb-head', () => readStoredHead(id, pointer.version, pointer.sha256))
+    ? phase('idb-head', () => readStoredHead(id, pointer.version, pointer.sha256, offer))
     : Promise.resolve(undefined);
   const cachedP = pointer
     ? headP.then((head) =>
@@ -407,7 +411,11 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
  * background (a plain load, which replaces this entry in `models`). Null when the model has no
  * head or the service cannot be reached (the caller then loads the usual way).
  */
-async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | null> {
+async function loadHead(
+  id: string,
+  onProgress?: ProgressFn,
+  offered: Promise<HeadOffer | null> = Promise.resolve(null),
+): Promise<Loaded | null> {
   const headPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}/head`;
   const report = (phase: Progress['phase'], loaded: number, total: number): void =>
     onProgress?.({
@@ -419,9 +427,18 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
       fromCache: false,
     });
   const catalogP = phase('catalog', () => fetchCatalogEntry(id));
-  const headP = phase('download-head', () =>
-    fetchArtifact(config.baseUrl, config.token, headPath, undefined, report),
-  ).catch((err: unknown) => {
+  // The page's download of the head (head-offer.ts), started while this worker was starting, or our own.
+  const headP = phase('download-head', async () => {
+    const offer = await offered;
+    return fetchArtifact(
+      config.baseUrl,
+      config.token,
+      headPath,
+      undefined,
+      report,
+      offer?.kind === 'http' ? offer : undefined,
+    );
+  }).catch((err: unknown) => {
     if (err instanceof NetworkUnavailable || (err instanceof ProblemError && err.problem.status === 404)) return null;
     throw err;
   });
