@@ -133,7 +133,7 @@ function loadLanguage(
       { artifact: 'language', name: language, onProgress },
       revalidate,
     );
-    return parseLanguageData(artifact.bytes);
+    return phase('language-parse', () => parseLanguageData(artifact.bytes));
   });
 }
 
@@ -717,5 +717,5 @@ export function status(): { models: ModelStatus[]; phases: PhaseTiming[]; timeOr
       ...(failed && m.complete ? { error: failed } : {}),
     });
   }
-  return { models: out, phases: phasesSince(0), timeOrigin: performance.timeOrigin };
+  return { models: out, phases: phasesSince(), timeOrigin: performance.timeOrigin };
 }

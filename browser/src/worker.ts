@@ -3,6 +3,7 @@
  * the same zod request schemas, problem bodies, core/scoring and kernels.wasm bytes) over the
  * IndexedDB/HTTP source (source.ts), so its JSON, errors included, equals the API's.
  */
+import './boot-mark';
 import * as Comlink from 'comlink';
 import { createEngine, type Engine } from '../../core/engine';
 import { sha256Hex } from '../../core/digest';
