@@ -4,19 +4,36 @@
  * hands the bytes to the worker without a copy (a transferred ArrayBuffer). Nothing here is
  * trusted more than the worker's own read would be: the worker checks an offered head file like
  * its own OPFS read (layout, the pointer's SHA-256; head-file.ts) and an offered download like its
- * own (X-Content-SHA256 of the body, cache.ts fetchArtifact), and reads or downloads itself when
+ * own (X-Content-SHA256 of the body, cache.ts fetchArtifact), takes offered language data as
+ * its own IndexedDB read of it (then revalidated as usual), and reads or downloads itself when
  * the offer is null or does not fit.
  *
- *   cached (a model pointer in IndexedDB): the head's OPFS copy (head-file.ts), File.arrayBuffer()
+ *   cached (a model pointer in IndexedDB): the head's OPFS copy (head-file.ts), File.arrayBuffer(),
+ *                                           and the model's cached language data (IndexedDB)
  *   not cached, `progressive: true`:       GET /api/v1/artifacts/models/{id}/head
  *
  * Kept free of the worker's modules (core/, zod): this file is part of the page bundle.
  */
 import { DB_NAME, headFileName, STORE_NAME } from './store-names';
 
+/** A cached small artifact as the worker stores it (cache.ts StoredArtifact). */
+export interface OfferedArtifact {
+  etag: string;
+  sha256: string;
+  bytes: ArrayBuffer;
+  headers: Record<string, string>;
+  storedAt: string;
+}
+
 /** What the page hands to the worker for a model: the head file's bytes, or the head download's answer. */
 export type HeadOffer = (
-  | { kind: 'file'; version: string; bytes: ArrayBuffer }
+  | {
+      kind: 'file';
+      version: string;
+      bytes: ArrayBuffer;
+      /** The cached language data of the model (read in the pointer's transaction). */
+      language?: { language: string; artifact: OfferedArtifact };
+    }
   | { kind: 'http'; status: number; headers: Record<string, string>; bytes: ArrayBuffer }
 ) & {
   /** When the page started and finished the read (epoch ms), for the worker's phase timings. */
@@ -26,13 +43,18 @@ export type HeadOffer = (
 
 interface Pointer {
   version: string;
+  language?: string;
 }
 
+const isArtifact = (v: unknown): v is OfferedArtifact =>
+  !!v && typeof v === 'object' && (v as OfferedArtifact).bytes instanceof ArrayBuffer;
+
 /**
- * The model's pointer (['model', id]) or null; the connection is closed at once (an open one
- * would block a deleteDatabase of the page), and no database is created when there is none.
+ * The model's pointer (['model', id]) and its language data (['lang', language]) or null; the
+ * connection is closed at once (an open one would block a deleteDatabase of the page), and no
+ * database is created when there is none.
  */
-function readPointer(id: string): Promise<Pointer | null> {
+function readPointer(id: string): Promise<{ pointer: Pointer; language: OfferedArtifact | null } | null> {
   return new Promise((resolve) => {
     let req: IDBOpenDBRequest;
     try {
@@ -47,20 +69,24 @@ function readPointer(id: string): Promise<Pointer | null> {
     req.onblocked = () => resolve(null);
     req.onsuccess = () => {
       const db = req.result;
+      const done = (v: { pointer: Pointer; language: OfferedArtifact | null } | null): void => {
+        db.close();
+        resolve(v);
+      };
       try {
-        const get = db.transaction(STORE_NAME, 'readonly').objectStore(STORE_NAME).get(['model', id]);
+        const store = db.transaction(STORE_NAME, 'readonly').objectStore(STORE_NAME);
+        const get = store.get(['model', id]);
+        get.onerror = () => done(null);
         get.onsuccess = () => {
-          db.close();
-          const v = get.result as Pointer | undefined;
-          resolve(v && typeof v.version === 'string' ? v : null);
-        };
-        get.onerror = () => {
-          db.close();
-          resolve(null);
+          const pointer = get.result as Pointer | undefined;
+          if (!(pointer && typeof pointer.version === 'string')) return done(null);
+          if (typeof pointer.language !== 'string') return done({ pointer, language: null });
+          const lang = store.get(['lang', pointer.language]);
+          lang.onerror = () => done({ pointer, language: null });
+          lang.onsuccess = () => done({ pointer, language: isArtifact(lang.result) ? lang.result : null });
         };
       } catch {
-        db.close();
-        resolve(null);
+        done(null);
       }
     };
   });
@@ -108,13 +134,28 @@ export async function offerHead(
   if (options.rawModelCache) return null;
   const now = (): number => performance.timeOrigin + performance.now();
   const startedAt = now();
-  const pointer = await readPointer(id);
+  const cached = await readPointer(id);
   let offer: HeadOffer | null = null;
-  if (pointer) {
+  if (cached) {
+    const { pointer, language } = cached;
     const bytes = await readHeadFileBytes(id, pointer.version);
-    offer = bytes ? { kind: 'file', version: pointer.version, bytes } : null;
+    offer = bytes
+      ? {
+          kind: 'file',
+          version: pointer.version,
+          bytes,
+          ...(language && pointer.language ? { language: { language: pointer.language, artifact: language } } : {}),
+        }
+      : null;
   } else if (options.progressive) {
     offer = await downloadHead(options.baseUrl, options.token, id);
   }
   return offer && { ...offer, startedAt, endedAt: now() };
+}
+
+/** The buffers of an offer, moved to the worker (not copied). */
+export function transferables(offer: HeadOffer): ArrayBuffer[] {
+  const out = [offer.bytes];
+  if (offer.kind === 'file' && offer.language) out.push(offer.language.artifact.bytes);
+  return out;
 }

@@ -20,7 +20,7 @@ import type {
   WordScoresResponse,
 } from '../../core/scoring';
 import type { Tokenization } from '../../core/tokenizer';
-import { offerHead } from './head-offer';
+import { offerHead, transferables } from './head-offer';
 import type { OfflineScorerApi } from './worker';
 import type {
   CachedModelInfo,
@@ -145,7 +145,7 @@ export function createOfflineScorer(options: OfflineScorerOptions): OfflineScore
       rawModelCache: options.rawModelCache === true,
     })
       .catch(() => null)
-      .then((offer) => remote.headOffer(id, offer && Comlink.transfer(offer, [offer.bytes])))
+      .then((offer) => remote.headOffer(id, offer && Comlink.transfer(offer, transferables(offer))))
       .catch(() => {}); // terminated meanwhile
   };
   /** A call on model `id`: its head read starts here (announce), the call once the worker is configured. */

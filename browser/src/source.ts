@@ -123,6 +123,7 @@ function loadLanguage(
   language: string,
   onProgress?: ProgressFn,
   revalidate: boolean | Promise<boolean> = true,
+  offered?: Promise<HeadOffer | null>,
 ): Promise<LanguageData> {
   return sharedLoad(languages, language, undefined, async () => {
     const { artifact } = await cachedArtifact(
@@ -132,6 +133,8 @@ function loadLanguage(
       `/api/v1/artifacts/languages/${language}`,
       { artifact: 'language', name: language, onProgress },
       revalidate,
+      // The page's read of this entry (head-offer.ts), when it read the same language's.
+      offered?.then((o) => (o?.kind === 'file' && o.language?.language === language ? o.language.artifact : null)),
     );
     return phase('language-parse', () => parseLanguageData(artifact.bytes));
   });
@@ -172,10 +175,11 @@ function loadSmall(
   language: string,
   onProgress: ProgressFn | undefined,
   revalidate: boolean | Promise<boolean>,
+  offered?: Promise<HeadOffer | null>,
 ): Promise<[unknown, void]> {
   const p = Promise.all([
     language
-      ? phase('language-data', () => loadLanguage(language, onProgress, revalidate)).catch(() => null)
+      ? phase('language-data', () => loadLanguage(language, onProgress, revalidate, offered)).catch(() => null)
       : Promise.resolve(null),
     phase('stored-seeds', () => loadStoredSeeds(onProgress, revalidate)),
   ]);
@@ -222,7 +226,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   // model, and revalidated once the service has answered (when it did).
   let settleOnline: (online: boolean) => void = () => {};
   const revalidateP = new Promise<boolean>((resolve) => (settleOnline = resolve));
-  let small = pointer ? loadSmall(pointer.language, onProgress, revalidateP) : null;
+  let small = pointer ? loadSmall(pointer.language, onProgress, revalidateP, headFirst ? offer : undefined) : null;
   let smallLanguage = pointer?.language;
   let bundles = options.bundles ?? (pointer ? new Bundles(pointer, onProgress, revalidateP) : null);
   // The bundles the waiting requests name are read now, not after the model.
