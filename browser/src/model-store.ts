@@ -22,6 +22,7 @@ import { headOf } from '../../core/model-head';
 import { del, get, idb, set, setMany } from './cache';
 import { parseHeadFile, readHeadFile, writeHeadFile } from './head-file';
 import type { HeadOffer } from './head-offer';
+import { mark } from './phases';
 
 export const STORED_MODEL_FORMAT = 1;
 
@@ -82,11 +83,12 @@ export async function readStoredHead(
 ): Promise<StoredModel | undefined> {
   // The page's read of the same file (head-offer.ts), started while this worker was starting.
   const offer = await offered;
-  const copy =
-    offer?.kind === 'file' && offer.version === version
-      ? parseHeadFile(new Uint8Array(offer.bytes))
-      : await readHeadFile(id, version);
-  if (copy && copy.format === STORED_MODEL_FORMAT && copy.sha256 === sha256) return copy;
+  const fromPage = offer?.kind === 'file' && offer.version === version;
+  const copy = fromPage ? parseHeadFile(new Uint8Array(offer.bytes)) : await readHeadFile(id, version);
+  if (copy && copy.format === STORED_MODEL_FORMAT && copy.sha256 === sha256) {
+    if (fromPage) mark('head-from-page', performance.now());
+    return copy;
+  }
   const head = await get<StoredModel>(headKey(id, version), idb());
   if (!(head && head.format === STORED_MODEL_FORMAT && head.rows instanceof Int8Array)) return undefined;
   void writeHeadFile(id, version, head);

@@ -41,7 +41,7 @@ import { removeHeadFiles } from './head-file';
 import type { HeadOffer } from './head-offer';
 import { takeOffer } from './offers';
 import { MODEL_DATA_KINDS, readStoredHead, readStoredModel, storeHead, storeModel, toStored } from './model-store';
-import { phase, phasesSince } from './phases';
+import { mark, phase, phasesSince } from './phases';
 import type {
   CachedModelInfo,
   LoadedModelInfo,
@@ -134,7 +134,11 @@ function loadLanguage(
       { artifact: 'language', name: language, onProgress },
       revalidate,
       // The page's read of this entry (head-offer.ts), when it read the same language's.
-      offered?.then((o) => (o?.kind === 'file' && o.language?.language === language ? o.language.artifact : null)),
+      offered?.then((o) => {
+        if (!(o?.kind === 'file' && o.language?.language === language)) return null;
+        mark('language-from-page', performance.now());
+        return o.language.artifact;
+      }),
     );
     return phase('language-parse', () => parseLanguageData(artifact.bytes));
   });
@@ -434,14 +438,17 @@ async function loadHead(
   // The page's download of the head (head-offer.ts), started while this worker was starting, or our own.
   const headP = phase('download-head', async () => {
     const offer = await offered;
-    return fetchArtifact(
-      config.baseUrl,
-      config.token,
-      headPath,
-      undefined,
-      report,
-      offer?.kind === 'http' ? offer : undefined,
-    );
+    if (offer?.kind === 'http') {
+      // Verified like our own download; should it not match (damaged on the way), we download it again.
+      const fromPage = await fetchArtifact(config.baseUrl, config.token, headPath, undefined, report, offer).catch(
+        () => null,
+      );
+      if (fromPage) {
+        mark('head-from-page', performance.now());
+        return fromPage;
+      }
+    }
+    return fetchArtifact(config.baseUrl, config.token, headPath, undefined, report);
   }).catch((err: unknown) => {
     if (err instanceof NetworkUnavailable || (err instanceof ProblemError && err.problem.status === 404)) return null;
     throw err;
@@ -481,7 +488,8 @@ async function loadHead(
     return null;
   }
   const k = await getKernels();
-  const headModel = phase('build-head', () => EmbeddingModel.fromParsed(parsed, k));
+  // Views into the downloaded head, no copies (the head is dropped once the full model is in).
+  const headModel = phase('build-head', () => EmbeddingModel.fromParsed(parsed, k, { retainBuffer: true }));
   await smallP;
   // A request's bundle is downloaded when it names it; all of them with the rest of the model.
   const bundles = new Bundles(info, onProgress, true);
