@@ -15,9 +15,9 @@
  *                     from it, the rest in the background; first score and complete (the full
  *                     model loaded and stored, the final answer in)          (target <= 2 s)
  *     baseline        the full-load path: the whole artifact before the first score
- *   worker read       cached and cold progressive again with `pageHeadRead: false`: the worker
- *                     reads (downloads) the head itself once it has started, instead of taking
- *                     the page's read (browser/src/head-offer.ts); printed for comparison
+ *     worker download cold progressive again with `pageHeadRead: false`: the worker downloads
+ *                     the head itself once it has started, instead of taking the page's download
+ *                     (browser/src/head-offer.ts); printed for comparison
  *
  * Checks that every path scores the same goal score (the complete answers are the Worker's), and
  * prints the load phases of the last cached and cold progressive runs (ms from creating the
@@ -66,7 +66,7 @@ interface RunOptions {
   deleteCache: boolean;
   progressive?: boolean;
   rawModelCache?: boolean;
-  /** false: the worker reads (downloads) the head itself, after it has started (the comparison). */
+  /** false: the worker downloads the head itself, after it has started (the comparison). */
   pageHeadRead?: boolean;
 }
 
@@ -182,8 +182,7 @@ async function main(): Promise<void> {
       cachedOnline: [],
       coldProg: [],
       coldBase: [],
-      cachedWorkerRead: [],
-      coldWorkerRead: [],
+      coldWorkerDownload: [],
     };
     const goal = new Set<number>();
     let headBytes = 0;
@@ -197,7 +196,9 @@ async function main(): Promise<void> {
       await throttle(cdp, true);
       r.coldBase.push(await timed(page, token, { deleteCache: true }));
       const prog = await timed(page, token, { deleteCache: true, progressive: true });
-      r.coldWorkerRead.push(await timed(page, token, { deleteCache: true, progressive: true, pageHeadRead: false }));
+      r.coldWorkerDownload.push(
+        await timed(page, token, { deleteCache: true, progressive: true, pageHeadRead: false }),
+      );
       await throttle(cdp, false);
       r.coldProg.push(prog);
       headBytes = prog.downloaded - r.coldBase.at(-1)!.downloaded;
@@ -206,7 +207,6 @@ async function main(): Promise<void> {
       if (r.cachedOnline.at(-1)!.downloaded !== 0) throw new Error('the cached run downloaded again');
       await context.setOffline(true);
       r.cached.push(await timed(page, token, { deleteCache: false }));
-      r.cachedWorkerRead.push(await timed(page, token, { deleteCache: false, pageHeadRead: false }));
       await context.setOffline(false);
       for (const k of Object.keys(r)) {
         const x = r[k]!.at(-1)!;
@@ -217,7 +217,7 @@ async function main(): Promise<void> {
         `[bench:browser] round ${round}: cached ${f(r.cached)} ms${r.cached.at(-1)!.partial ? ' (from the head)' : ''}, complete ${r.cached.at(-1)!.completeMs.toFixed(0)} ms (baseline raw cache ${f(r.cachedBase)}), cached+revalidated ${f(r.cachedOnline)} ms; ` +
           `cold ${LINK.mbit} Mbit/s: progressive first ${f(r.coldProg)} ms${prog.partial ? ' (partial)' : ' (final)'}, complete ${prog.completeMs.toFixed(0)} ms; ` +
           `full-load baseline ${f(r.coldBase)} ms; ` +
-          `the worker reading the head itself: cached ${f(r.cachedWorkerRead)} ms, cold ${f(r.coldWorkerRead)} ms`,
+          `the worker downloading the head itself ${f(r.coldWorkerDownload)} ms`,
       );
     }
     if (goal.size !== 1) throw new Error(`the paths scored differently: ${[...goal].join(', ')}`);
@@ -234,8 +234,7 @@ async function main(): Promise<void> {
       cold_50mbit_first_score_baseline_ms: first('coldBase'),
       cold_50mbit_complete_ms: complete('coldProg'),
       cold_50mbit_complete_baseline_ms: complete('coldBase'),
-      cached_first_score_worker_read_ms: first('cachedWorkerRead'),
-      cold_50mbit_first_score_worker_read_ms: first('coldWorkerRead'),
+      cold_50mbit_first_score_worker_download_ms: first('coldWorkerDownload'),
       cold_first_answer_partial: r.coldProg.at(-1)!.partial,
       downloadedMB: Number((r.coldBase.at(-1)!.downloaded / 1e6).toFixed(1)),
       headExtraMB: Number((headBytes / 1e6).toFixed(1)),
@@ -244,13 +243,10 @@ async function main(): Promise<void> {
       targetsMet: first('cached') <= CACHED_TARGET_MS && first('coldProg') <= COLD_TARGET_MS ? 'yes' : 'no',
     };
     console.log(`[bench:browser] phases, cached (ms from creating the scorer): ${phaseLine(r.cached.at(-1)!.phases)}`);
-    console.log(
-      `[bench:browser] phases, cached, the worker reading the head: ${phaseLine(r.cachedWorkerRead.at(-1)!.phases)}`,
-    );
     console.log(`[bench:browser] phases, cached baseline: ${phaseLine(r.cachedBase.at(-1)!.phases)}`);
     console.log(`[bench:browser] phases, cold progressive: ${phaseLine(r.coldProg.at(-1)!.phases)}`);
     console.log(
-      `[bench:browser] phases, cold progressive, the worker downloading the head: ${phaseLine(r.coldWorkerRead.at(-1)!.phases)}`,
+      `[bench:browser] phases, cold progressive, the worker downloading the head: ${phaseLine(r.coldWorkerDownload.at(-1)!.phases)}`,
     );
     console.log(`[bench:browser] phases, cold full-load baseline: ${phaseLine(r.coldBase.at(-1)!.phases)}`);
     console.log(

@@ -193,10 +193,8 @@ export async function cachedArtifact(
   path: string,
   progress: { artifact: Progress['artifact']; name: string; onProgress?: ProgressFn },
   revalidate: boolean | Promise<boolean> = true,
-  offered: Promise<StoredArtifact | null> = Promise.resolve(null),
 ): Promise<{ artifact: StoredArtifact; fromCache: boolean; online: boolean }> {
-  // `offered`: this key's entry as the page read it (head-offer.ts), instead of reading it again.
-  const cached = (await offered) ?? (await get<StoredArtifact>(key, idb()));
+  const cached = await get<StoredArtifact>(key, idb());
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
     progress.onProgress?.({
       artifact: progress.artifact,

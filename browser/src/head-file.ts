@@ -11,7 +11,6 @@
  */
 import type { ParsedArtifact } from '../../core/artifact';
 import type { StoredModel } from './model-store';
-import { headFileName } from './store-names';
 
 interface SyncHandle {
   getSize(): number;
@@ -44,7 +43,8 @@ interface Layout {
   sections: Record<Section, [number, number]>;
 }
 
-const fileName = headFileName;
+const fileName = (id: string, version: string): string =>
+  `${encodeURIComponent(id)}@${encodeURIComponent(version)}.head`;
 
 async function root(): Promise<FileSystemDirectoryHandle | null> {
   try {
@@ -115,23 +115,15 @@ export async function readHeadFile(id: string, version: string): Promise<StoredM
   } catch {
     return undefined;
   }
-  return parseHeadFile(bytes);
-}
-
-/**
- * A head file's bytes (read here or by the page, head-offer.ts) as the stored head: views into
- * its buffer, no copy; undefined when the layout does not check out.
- */
-export function parseHeadFile(bytes: Uint8Array): StoredModel | undefined {
   try {
-    const n = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
+    const n = new DataView(bytes.buffer).getUint32(0, true);
     const layout = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + n))) as Layout;
     const start = Math.ceil((4 + n) / 16) * 16;
     if (bytes.length - start !== layout.byteLength) return undefined;
     const views = {} as Record<Section, ArrayBufferView>;
     for (const name of Object.keys(VIEWS) as Section[]) {
       const [offset, count] = layout.sections[name];
-      views[name] = new VIEWS[name](bytes.buffer as ArrayBuffer, bytes.byteOffset + start + offset, count);
+      views[name] = new VIEWS[name](bytes.buffer as ArrayBuffer, start + offset, count);
     }
     return {
       ...(views as unknown as Pick<ParsedArtifact, Section>),

@@ -20,7 +20,7 @@ import type {
   WordScoresResponse,
 } from '../../core/scoring';
 import type { Tokenization } from '../../core/tokenizer';
-import { offerHead, transferables } from './head-offer';
+import { offerHead } from './head-offer';
 import type { OfflineScorerApi } from './worker';
 import type {
   CachedModelInfo,
@@ -73,7 +73,8 @@ export interface OfflineScorerOptions extends ScorerConfig {
   /** A Worker running the bundle's worker file; default: the file next to this module. */
   worker?: Worker;
   /**
-   * Read a model's head on the page while the worker starts (head-offer.ts); default true.
+   * Download a model's head on the page while the worker starts (progressive cold start,
+   * head-offer.ts); default true.
    * false only for the same-run comparison of `npm run bench:browser`.
    */
   pageHeadRead?: boolean;
@@ -136,8 +137,8 @@ export function createOfflineScorer(options: OfflineScorerOptions): OfflineScore
     rawModelCache: options.rawModelCache === true,
   });
   const call = <T>(fn: () => Promise<T>): Promise<T> => unwrap(ready.then(fn));
-  // The first call naming a model starts reading its head here while the worker starts, and
-  // hands it over without a copy (head-offer.ts); the worker checks it like its own read.
+  // The first call naming a model that is not cached starts its head's download here while the
+  // worker starts (progressive scorers), and hands it over without a copy (head-offer.ts).
   const announced = new Set<string>();
   const announce = (id: unknown): void => {
     if (options.pageHeadRead === false) return;
@@ -151,7 +152,7 @@ export function createOfflineScorer(options: OfflineScorerOptions): OfflineScore
       rawModelCache: options.rawModelCache === true,
     })
       .catch(() => null)
-      .then((offer) => remote.headOffer(id, offer && Comlink.transfer(offer, transferables(offer))))
+      .then((offer) => remote.headOffer(id, offer && Comlink.transfer(offer, [offer.bytes])))
       .catch(() => {}); // terminated meanwhile
   };
   /** A call on model `id`: its head read starts here (announce), the call once the worker is configured. */

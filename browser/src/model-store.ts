@@ -20,9 +20,7 @@
 import { parseArtifact, type ParsedArtifact } from '../../core/artifact';
 import { headOf } from '../../core/model-head';
 import { del, get, idb, set, setMany } from './cache';
-import { parseHeadFile, readHeadFile, writeHeadFile } from './head-file';
-import type { HeadOffer } from './head-offer';
-import { mark } from './phases';
+import { readHeadFile, writeHeadFile } from './head-file';
 
 export const STORED_MODEL_FORMAT = 1;
 
@@ -75,20 +73,9 @@ export async function storeHead(id: string, version: string, model: StoredModel)
  * entry (whose copy is then written again); undefined when none is stored (a small model, or a
  * cache of an earlier release).
  */
-export async function readStoredHead(
-  id: string,
-  version: string,
-  sha256: string,
-  offered: Promise<HeadOffer | null> = Promise.resolve(null),
-): Promise<StoredModel | undefined> {
-  // The page's read of the same file (head-offer.ts), started while this worker was starting.
-  const offer = await offered;
-  const fromPage = offer?.kind === 'file' && offer.version === version;
-  const copy = fromPage ? parseHeadFile(new Uint8Array(offer.bytes)) : await readHeadFile(id, version);
-  if (copy && copy.format === STORED_MODEL_FORMAT && copy.sha256 === sha256) {
-    if (fromPage) mark('head-from-page', performance.now());
-    return copy;
-  }
+export async function readStoredHead(id: string, version: string, sha256: string): Promise<StoredModel | undefined> {
+  const copy = await readHeadFile(id, version);
+  if (copy && copy.format === STORED_MODEL_FORMAT && copy.sha256 === sha256) return copy;
   const head = await get<StoredModel>(headKey(id, version), idb());
   if (!(head && head.format === STORED_MODEL_FORMAT && head.rows instanceof Int8Array)) return undefined;
   void writeHeadFile(id, version, head);

@@ -1,9 +1,8 @@
 /**
- * The worker side of the page's head reads (head-offer.ts): the page announces a head it is
- * reading (`expectOffer`, posted before the call that needs it, so it is known when the load
- * starts) and hands it over once read (`settleOffer`, a transferred ArrayBuffer). A load takes the
- * offer once (`takeOffer`) and falls back to its own read or download when the offer is null or
- * does not fit.
+ * The worker side of the page's head downloads (head-offer.ts): the page announces a head it may
+ * be downloading (`expectOffer`, posted before the call that needs it, so it is known when the
+ * load starts) and hands it over (`settleOffer`, a transferred ArrayBuffer, or null). A load
+ * takes the offer once (`takeOffer`) and downloads itself when it is null or does not match.
  */
 import type { HeadOffer } from './head-offer';
 import { mark } from './phases';

@@ -123,7 +123,6 @@ function loadLanguage(
   language: string,
   onProgress?: ProgressFn,
   revalidate: boolean | Promise<boolean> = true,
-  offered?: Promise<HeadOffer | null>,
 ): Promise<LanguageData> {
   return sharedLoad(languages, language, undefined, async () => {
     const { artifact } = await cachedArtifact(
@@ -133,12 +132,6 @@ function loadLanguage(
       `/api/v1/artifacts/languages/${language}`,
       { artifact: 'language', name: language, onProgress },
       revalidate,
-      // The page's read of this entry (head-offer.ts), when it read the same language's.
-      offered?.then((o) => {
-        if (!(o?.kind === 'file' && o.language?.language === language)) return null;
-        mark('language-from-page', performance.now());
-        return o.language.artifact;
-      }),
     );
     return phase('language-parse', () => parseLanguageData(artifact.bytes));
   });
@@ -179,11 +172,10 @@ function loadSmall(
   language: string,
   onProgress: ProgressFn | undefined,
   revalidate: boolean | Promise<boolean>,
-  offered?: Promise<HeadOffer | null>,
 ): Promise<[unknown, void]> {
   const p = Promise.all([
     language
-      ? phase('language-data', () => loadLanguage(language, onProgress, revalidate, offered)).catch(() => null)
+      ? phase('language-data', () => loadLanguage(language, onProgress, revalidate)).catch(() => null)
       : Promise.resolve(null),
     phase('stored-seeds', () => loadStoredSeeds(onProgress, revalidate)),
   ]);
@@ -198,7 +190,7 @@ const sameBundles = (a: CachedModelInfo, b: CachedModelInfo): boolean =>
 
 async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): Promise<Loaded> {
   const revalidate = options.revalidate !== false;
-  // The head the page is reading for this load (head-offer.ts), if it announced one.
+  // The head the page is downloading for this load (head-offer.ts), if it announced one.
   const offer = options.full ? Promise.resolve(null) : takeOffer(id);
   const pointer = await phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb()));
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
@@ -215,7 +207,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   // version is current.
   const headFirst = !!pointer && !options.full && !config.rawModelCache;
   const headP = headFirst
-    ? phase('idb-head', () => readStoredHead(id, pointer.version, pointer.sha256, offer))
+    ? phase('idb-head', () => readStoredHead(id, pointer.version, pointer.sha256))
     : Promise.resolve(undefined);
   const cachedP = pointer
     ? headP.then((head) =>
@@ -230,7 +222,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   // model, and revalidated once the service has answered (when it did).
   let settleOnline: (online: boolean) => void = () => {};
   const revalidateP = new Promise<boolean>((resolve) => (settleOnline = resolve));
-  let small = pointer ? loadSmall(pointer.language, onProgress, revalidateP, headFirst ? offer : undefined) : null;
+  let small = pointer ? loadSmall(pointer.language, onProgress, revalidateP) : null;
   let smallLanguage = pointer?.language;
   let bundles = options.bundles ?? (pointer ? new Bundles(pointer, onProgress, revalidateP) : null);
   // The bundles the waiting requests name are read now, not after the model.

@@ -74,9 +74,9 @@ const api = {
   status: () => guarded(status),
   tokenize: (body: { language: string; text: string }, onProgress?: ProgressFn) =>
     guarded(() => createEngine(offlineSource(onProgress)).tokenize(body)),
-  /** The page is reading model `id`'s head (head-offer.ts): the next load of it waits for headOffer. */
+  /** The page may be downloading model `id`'s head (head-offer.ts): the next load of it waits for headOffer. */
   expectHead: (id: string) => expectOffer(id),
-  /** The page's read of the head (its ArrayBuffer transferred), or null: the load reads itself. */
+  /** The page's download of the head (its ArrayBuffer transferred), or null: the load fetches itself. */
   headOffer: (id: string, offer: HeadOffer | null) => settleOffer(id, offer),
   /** Hex SHA-256 of the kernels.wasm bytes this worker runs (compare with the Worker's build). */
   kernelsSha256: () => guarded(() => sha256Hex(kernelsBytes)),

@@ -5,9 +5,9 @@
  *     artifact is held back, then delivers the complete model's answer (onFinal) equal to the
  *     API's; language data and mapper bundles arrive gzipped and are decoded and verified;
  *  2. the parsed IndexedDB cache: a cached model loads as stored typed arrays, no re-hash;
- *  3. the page's head read (browser/src/head-offer.ts): a new scorer's first call reads the cached
- *     head and language data (or, cold, downloads the head) on the page while the worker starts,
- *     and the worker takes them only when they check out.
+ *  3. the page's head download (browser/src/head-offer.ts): a progressive scorer's first call
+ *     downloads the head on the page while the worker starts; the worker takes it only when its
+ *     SHA-256 checks out.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -228,28 +228,6 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
       },
       { tok: token, b: onPage, p: progressive },
     );
-
-  it('a new scorer reads the cached head and language data on the page while its worker starts and hands them over; a damaged head file is read from IndexedDB', async () => {
-    // The model is cached by the tests above.
-    const first = await freshScorer(false);
-    expect(first.phases).toEqual(expect.arrayContaining(['page-head-file', 'head-from-page', 'language-from-page']));
-    expect(first.json).toBe(await viaApi(onPage));
-    // The head file's layout damaged: the worker takes the head from IndexedDB, same answer.
-    const version = (await createClient({ baseUrl: server!.url, token }).getModel(MODEL)).version;
-    await page.evaluate(
-      async (name) => {
-        const file = await (await navigator.storage.getDirectory()).getFileHandle(name);
-        const w = await file.createWritable();
-        await w.write(new Uint8Array([7, 0, 0, 0, 123, 125]));
-        await w.close();
-      },
-      `${encodeURIComponent(MODEL)}@${encodeURIComponent(version)}.head`,
-    );
-    const damaged = await freshScorer(false);
-    expect(damaged.phases).toEqual(expect.arrayContaining(['page-head-file', 'idb-head', 'build-head']));
-    expect(damaged.phases).not.toContain('head-from-page');
-    expect(damaged.json).toBe(first.json);
-  }, 300_000);
 
   it('a progressive cold start downloads the head on the page while the worker starts; a head damaged on the way is downloaded again by the worker', async () => {
     const headPath = `${modelPath}/head`;
