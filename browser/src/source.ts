@@ -464,9 +464,12 @@ async function loadHead(
     cachedAt: new Date().toISOString(),
     mapperBundles: catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })),
   };
-  // Language data and stored seeds download (and are cached) beside the head; the mapper bundles
-  // after it, not to share the link with it.
+  // Language data, stored seeds and the bundles the waiting requests name download (and are
+  // cached) beside the head: the first answer needs them, and after the head they would share the
+  // link with the full model's download. The other bundles come with the full model.
   const smallP = loadSmall(catalog.language, onProgress, true);
+  const bundles = new Bundles(info, onProgress, true);
+  for (const key of hintedBundles.keys()) bundles.get(key).catch(() => {});
   const head = await headP;
   if (!head || head.status !== 200) {
     await smallP.catch(() => null);
@@ -483,8 +486,6 @@ async function loadHead(
   // Views into the downloaded head, no copies (the head is dropped once the full model is in).
   const headModel = phase('build-head', () => EmbeddingModel.fromParsed(parsed, k, { retainBuffer: true }));
   await smallP;
-  // A request's bundle is downloaded when it names it; all of them with the rest of the model.
-  const bundles = new Bundles(info, onProgress, true);
   report('partial', head.bytes!.byteLength, head.bytes!.byteLength);
   return partialLoaded(
     id,
