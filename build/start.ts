@@ -13,7 +13,8 @@ import { ensureBuilt, type R2Artifact } from './ensure';
 import { disposeOnSignals, serveWorker } from './serve';
 import { writeStamp } from './stamp';
 import { isCatalogKey } from '../core/storage-keys';
-import { bumpCatalogGeneration, r2Put, ROOT, wranglerSpawn, wranglerSync } from './wrangler';
+import { withLocalStorage } from './local-storage';
+import { ROOT, wranglerSpawn } from './wrangler';
 
 const DEFAULT_STAMP = path.join(ROOT, '.wrangler', 'seeded-artifacts.json');
 
@@ -23,48 +24,50 @@ function fingerprint(file: string): string {
 }
 
 /** Puts each artifact into local R2 unless the same file was seeded before (persistTo: another state dir). */
-export function seedR2(artifacts: R2Artifact[], persistTo?: string): void {
+export async function seedR2(artifacts: R2Artifact[], persistTo?: string): Promise<void> {
   const STAMP = persistTo ? path.join(persistTo, 'seeded-artifacts.json') : DEFAULT_STAMP;
   const seeded: Record<string, string> = fs.existsSync(STAMP) ? JSON.parse(fs.readFileSync(STAMP, 'utf8')) : {};
-  const where = ['--local', ...(persistTo ? ['--persist-to', persistTo] : [])];
   const save = (): void => {
     fs.mkdirSync(path.dirname(STAMP), { recursive: true });
     writeStamp(STAMP, seeded);
   };
-  // Catalog sidecars are stamped only after the generation bump, so a run killed in between puts
-  // (and bumps) them again next time instead of leaving the cached catalog stale.
-  const catalogSeeded: Array<[string, string]> = [];
-  for (const a of artifacts) {
-    const fp = fingerprint(a.file);
-    if (seeded[a.key] === fp) continue;
-    console.log(`[start] seeding local R2: ${a.key} (${(fs.statSync(a.file).size / 1e6).toFixed(1)} MB)`);
-    r2Put(a.key, a.file, a.contentType, where);
-    if (isCatalogKey(a.key)) {
-      catalogSeeded.push([a.key, fp]);
-      continue;
+  const todo = artifacts.map((a) => ({ ...a, fp: fingerprint(a.file) })).filter((a) => seeded[a.key] !== a.fp);
+  if (todo.length === 0) return;
+  await withLocalStorage(persistTo, async (storage) => {
+    // Catalog sidecars are stamped only after the generation bump, so a run killed in between puts
+    // (and bumps) them again next time instead of leaving the cached catalog stale.
+    const catalogSeeded: Array<[string, string]> = [];
+    for (const a of todo) {
+      console.log(`[start] seeding local R2: ${a.key} (${(fs.statSync(a.file).size / 1e6).toFixed(1)} MB)`);
+      await storage.putObject(a.key, a.file, a.contentType);
+      if (isCatalogKey(a.key)) {
+        catalogSeeded.push([a.key, a.fp]);
+        continue;
+      }
+      seeded[a.key] = a.fp;
+      save();
     }
-    seeded[a.key] = fp;
-    save();
-  }
-  // The Worker caches the catalog in KV (worker/catalog/store.ts): a new sidecar needs a new generation.
-  if (catalogSeeded.length > 0) {
-    bumpCatalogGeneration(where);
-    for (const [key, fp] of catalogSeeded) seeded[key] = fp;
-    save();
-  }
+    // The Worker caches the catalog in KV (worker/catalog/store.ts): a new sidecar needs a new generation.
+    if (catalogSeeded.length > 0) {
+      await storage.bumpCatalogGeneration();
+      for (const [key, fp] of catalogSeeded) seeded[key] = fp;
+      save();
+    }
+  });
 }
 
 /** Applies the D1 migrations to the local database (persistTo: another state dir). */
-export function migrateLocal(persistTo?: string): void {
-  wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local', ...(persistTo ? ['--persist-to', persistTo] : [])]);
+export async function migrateLocal(persistTo?: string): Promise<void> {
+  const applied = await withLocalStorage(persistTo, (storage) => storage.migrateD1());
+  for (const name of applied) console.log(`[start] applied D1 migration ${name}`);
 }
 
 async function main(): Promise<void> {
   ensureDevVars(ROOT);
   const artifacts = await ensureBuilt();
   console.log('[start] applying D1 migrations (local)');
-  migrateLocal();
-  seedR2(artifacts);
+  await migrateLocal();
+  await seedR2(artifacts);
   const port = process.env.PORT ?? '8787';
   if (!process.argv.includes('--dev')) {
     const mf = await serveWorker({ port: Number(port) });

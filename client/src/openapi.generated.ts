@@ -2925,7 +2925,7 @@ export interface components {
     };
     AutocompleteRequest: {
       /**
-       * @description Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions and puts proper nouns first. Order: dictionary words before their inflected forms ("sus" -> suspect, suspension, sustainable before suspected), each most frequent first; the typed word itself, when it is a word, among the first three (docs/vocabulary.md).
+       * @description Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions and puts proper nouns first. Order: dictionary words most frequent first, an inflected form of a suggested lemma ranked as if five times rarer ("sus" -> suspect, suspension, sustainable before suspected; "soldie" -> soldier, soldiers); the typed word itself, when it is a word, among the first three (docs/vocabulary.md).
        * @example comp
        */
       word: string;

@@ -23,16 +23,24 @@ function allowList(whitelistWords: readonly string[] | undefined): Set<string> |
 export const EXACT_WORD_POSITION = 2;
 
 /**
+ * How much rarer an inflected form of a shown lemma ranks: "soldie" -> soldier, soldiers (rank
+ * 630, far above soldiering); "sus" -> suspect, ..., sustainable before suspected and suspended.
+ * Chosen on bench:vocab's frequency-list words (docs/vocabulary.md "Autocomplete").
+ */
+export const FORM_DISCOUNT = 5;
+
+/**
  * Completions of a prefix (docs/vocabulary.md "Autocomplete"): entries whose folded form
  * (lower-cased, diacritics removed: "cafe" finds "café", "é" finds é and e) starts with the folded
  * prefix; no junk (entries without a letter, rare non-words), no stop words, pronouns or
  * auxiliaries; at most 10. Order, each tier most frequent first (the model's frequency rank):
  *   1. with a leading capital typed, proper nouns and acronyms ("Ber" -> Berlin, Bernard, ...);
- *   2. dictionary words that are not inflected forms of another dictionary word, so a lemma is
- *      not crowded out by its forms ("sus" -> suspect, suspension, sustainable; not suspected,
- *      suspended, suspects);
- *   3. the inflected forms;
- *   4. frequent non-dictionary entries.
+ *   2. dictionary words by frequency, where an inflected form of a lemma that is itself a
+ *      suggestion ranks as if FORM_DISCOUNT times rarer, so a lemma is not crowded out by its
+ *      forms ("sus" -> suspect, suspension, sustainable before suspected, suspended) while a
+ *      much more frequent form still comes early ("soldie" -> soldier, soldiers); a form whose
+ *      lemma does not match the prefix keeps its own place ("plann" -> planning, planned);
+ *   3. frequent non-dictionary entries.
  * The typed word itself, when it is a suggestion, is moved up to the third place at least.
  * Each suggestion in the casing a person expects (proper nouns capitalized, acronyms in capitals),
  * with the user's leading capital kept. With a non-empty whitelist: only words in it (compared
@@ -43,7 +51,8 @@ export function autocomplete(index: VectorIndex, req: AutocompleteRequest): Auto
   const allow = allowList(req.whitelistWords);
   const userCapital = /^\p{Lu}/u.test(prefix);
   const typed = foldKey(prefix);
-  // Tiers 1-4 (see above); rows come in frequency order, so each tier is too.
+  // Tiers 1-3 (see above; inflected forms collected apart for the discount); rows come in
+  // frequency order, so each list is too.
   const tiers: number[][] = [[], [], [], []];
   const seen = new Set<string>();
   let exact = -1;
@@ -67,7 +76,20 @@ export function autocomplete(index: VectorIndex, req: AutocompleteRequest): Auto
     const t = tiers[tier]!;
     if (t.length < MAX_SUGGESTIONS) t.push(r);
   }
-  const rows = tiers.flat().slice(0, MAX_SUGGESTIONS);
+  const [named, lemmas, forms, others] = tiers as [number[], number[], number[], number[]];
+  // Frequency order (the row is the frequency rank), but a form of a lemma that is itself a
+  // suggestion ranks as if FORM_DISCOUNT times rarer: it adds little beside its lemma.
+  const shown = lemmas.map((r) => foldKey(index.word(r)));
+  const rankKey = (r: number, form: boolean) => {
+    if (!form) return r + 1;
+    const w = foldKey(index.word(r));
+    const covered = shown.some((l) => w.startsWith(l) || (l.length >= 4 && w.startsWith(l.slice(0, -1))));
+    return covered ? (r + 1) * FORM_DISCOUNT : r + 1;
+  };
+  const ranked = [...lemmas.map((r) => [r, rankKey(r, false)]), ...forms.map((r) => [r, rankKey(r, true)])]
+    .sort((a, b) => a[1]! - b[1]!)
+    .map(([r]) => r!);
+  const rows = [...named, ...ranked, ...others].slice(0, MAX_SUGGESTIONS);
   if (exact >= 0) {
     const at = rows.indexOf(exact);
     if (at < 0 || at > EXACT_WORD_POSITION) {

@@ -275,13 +275,22 @@ describe('autocomplete', () => {
     expect(sus.slice(0, 5)).toEqual(expect.arrayContaining(['suspect', 'suspend']));
   });
 
-  it('inflected forms come after every dictionary word that is not one; they are reached by typing on', () => {
-    for (const prefix of ['plan', 'acti', 'writ', 'sus', 'stat', 'deliv']) {
-      const rows = ac(prefix).map((w) => model.rowOf(w.toLowerCase()));
-      const inflected = rows.map((r) => (model.flags(r) & VOCAB_FLAG.INFLECTED) !== 0);
-      const first = inflected.indexOf(true);
-      if (first >= 0) expect(inflected.slice(first), prefix).not.toContain(false);
+  it('an inflected form never comes before its shown lemma, yet a much more frequent form is not buried', () => {
+    for (const [prefix, lemma, forms] of [
+      ['plan', 'plan', ['plans', 'planned']],
+      ['sus', 'suspect', ['suspected', 'suspects']],
+      ['soldie', 'soldier', ['soldiers']],
+      ['deliv', 'deliver', ['delivered', 'delivering']],
+    ] as const) {
+      const list = ac(prefix);
+      expect(list, prefix).toContain(lemma);
+      for (const form of forms) {
+        expect(model.flags(model.rowOf(form)) & VOCAB_FLAG.INFLECTED, form).toBeTruthy();
+        if (list.includes(form)) expect(list.indexOf(form), `${prefix}: ${form}`).toBeGreaterThan(list.indexOf(lemma));
+      }
     }
+    // soldiers (rank ~630) is far more frequent than soldiering, soldiery: second, after soldier.
+    expect(ac('soldie').slice(0, 2)).toEqual(['soldier', 'soldiers']);
     expect(model.flags(model.rowOf('plans')) & VOCAB_FLAG.INFLECTED).toBeTruthy();
     // A noun in its own right is not a mere form ("planning").
     expect(model.flags(model.rowOf('planning')) & VOCAB_FLAG.INFLECTED).toBe(0);

@@ -63,8 +63,8 @@ export async function startLocalWorker(
   ensureDevVars(ROOT);
   const artifacts = await ensureBuilt();
   fs.mkdirSync(persistTo, { recursive: true });
-  migrateLocal(persistTo);
-  seedR2(artifacts, persistTo);
+  await migrateLocal(persistTo);
+  await seedR2(artifacts, persistTo);
   const child = spawn(
     process.execPath,
     [
