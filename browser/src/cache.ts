@@ -12,8 +12,6 @@ import { createStore, del, delMany, get, keys, set, setMany, type UseStore } fro
 import { sha256Hex } from '../../core/digest';
 import { ApiError, asApiError, problemBody, type ProblemCode } from '../../core/problem';
 import type { OfflineProblem, Progress } from './protocol';
-import { readArtifactFile, removeArtifactFile, writeArtifactFile } from './artifact-file';
-import { mark } from './phases';
 import { DB_NAME, STORE_NAME } from './store-names';
 
 export { DB_NAME };
@@ -195,13 +193,8 @@ export async function cachedArtifact(
   path: string,
   progress: { artifact: Progress['artifact']; name: string; onProgress?: ProgressFn },
   revalidate: boolean | Promise<boolean> = true,
-  copy?: { name: string; read: boolean },
 ): Promise<{ artifact: StoredArtifact; fromCache: boolean; online: boolean }> {
-  // `copy`: the entry is also kept in OPFS (artifact-file.ts), read first when `read` says so.
-  const fromFile = copy?.read ? await readArtifactFile(copy.name) : undefined;
-  if (fromFile) mark(`opfs-${copy!.name}`, performance.now());
-  const cached = fromFile ?? (await get<StoredArtifact>(key, idb()));
-  if (copy && cached && !fromFile) void writeArtifactFile(copy.name, cached);
+  const cached = await get<StoredArtifact>(key, idb());
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
     progress.onProgress?.({
       artifact: progress.artifact,
@@ -243,10 +236,7 @@ export async function cachedArtifact(
     storedAt: new Date().toISOString(),
   };
   report('store', artifact.bytes.byteLength, artifact.bytes.byteLength, false);
-  // The old copy goes first: it is never newer than the IndexedDB entry.
-  if (copy) await removeArtifactFile(copy.name);
   await set(key, artifact, idb());
-  if (copy) void writeArtifactFile(copy.name, artifact);
   report('ready', artifact.bytes.byteLength, artifact.bytes.byteLength, false);
   return { artifact, fromCache: false, online: true };
 }

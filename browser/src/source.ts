@@ -119,12 +119,10 @@ async function fetchCatalogEntry(id: string): Promise<CatalogEntry | null> {
   return (await res.json()) as CatalogEntry;
 }
 
-/** `readCopy`: a cached model's load (IndexedDB intact): the OPFS copy of the data is read first (artifact-file.ts). */
 function loadLanguage(
   language: string,
   onProgress?: ProgressFn,
   revalidate: boolean | Promise<boolean> = true,
-  readCopy = false,
 ): Promise<LanguageData> {
   return sharedLoad(languages, language, undefined, async () => {
     const { artifact } = await cachedArtifact(
@@ -134,7 +132,6 @@ function loadLanguage(
       `/api/v1/artifacts/languages/${language}`,
       { artifact: 'language', name: language, onProgress },
       revalidate,
-      { name: `lang-${language}`, read: readCopy },
     );
     return phase('language-parse', () => parseLanguageData(artifact.bytes));
   });
@@ -175,11 +172,10 @@ function loadSmall(
   language: string,
   onProgress: ProgressFn | undefined,
   revalidate: boolean | Promise<boolean>,
-  readCopy = false,
 ): Promise<[unknown, void]> {
   const p = Promise.all([
     language
-      ? phase('language-data', () => loadLanguage(language, onProgress, revalidate, readCopy)).catch(() => null)
+      ? phase('language-data', () => loadLanguage(language, onProgress, revalidate)).catch(() => null)
       : Promise.resolve(null),
     phase('stored-seeds', () => loadStoredSeeds(onProgress, revalidate)),
   ]);
@@ -226,7 +222,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   // model, and revalidated once the service has answered (when it did).
   let settleOnline: (online: boolean) => void = () => {};
   const revalidateP = new Promise<boolean>((resolve) => (settleOnline = resolve));
-  let small = pointer ? loadSmall(pointer.language, onProgress, revalidateP, true) : null;
+  let small = pointer ? loadSmall(pointer.language, onProgress, revalidateP) : null;
   let smallLanguage = pointer?.language;
   let bundles = options.bundles ?? (pointer ? new Bundles(pointer, onProgress, revalidateP) : null);
   // The bundles the waiting requests name are read now, not after the model.

@@ -194,9 +194,6 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
       expect.arrayContaining(['idb-head', 'build-head', 'idb-model', 'build-model', 'revalidate-model']),
     );
     expect(r.phases.indexOf('idb-head')).toBeLessThan(r.phases.indexOf('idb-model'));
-    // The language data from its OPFS copy (browser/src/artifact-file.ts), written when it was downloaded.
-    expect(r.phases).toContain('opfs-lang-en');
-    expect(r.files).toContain('lang-en.artifact');
     expect(r.stored.keys).toContain(JSON.stringify(['model-head', MODEL, r.info.version]));
     expect(r.files).toContain(`${encodeURIComponent(MODEL)}@${encodeURIComponent(r.info.version)}.head`);
     expect(r.phases.filter((p: string) => p.startsWith('parse-verify') || p.startsWith('download'))).toEqual([]);
@@ -231,22 +228,6 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
       },
       { tok: token, b: onPage, p: progressive },
     );
-
-  it('a damaged OPFS copy of the language data is passed over: the IndexedDB entry, the same answer', async () => {
-    const before = await freshScorer(false);
-    expect(before.phases).toContain('opfs-lang-en');
-    await page.evaluate(async () => {
-      const file = await (await navigator.storage.getDirectory()).getFileHandle('lang-en.artifact');
-      const w = await file.createWritable();
-      await w.write(new Uint8Array([9, 0, 0, 0, 1, 2]));
-      await w.close();
-    });
-    const damaged = await freshScorer(false);
-    expect(damaged.phases).toContain('language-data');
-    expect(damaged.phases).not.toContain('opfs-lang-en');
-    expect(damaged.json).toBe(before.json);
-    expect(damaged.json).toBe(await viaApi(onPage));
-  }, 300_000);
 
   it('a progressive cold start downloads the head on the page while the worker starts; a head damaged on the way is downloaded again by the worker', async () => {
     const headPath = `${modelPath}/head`;
