@@ -15,6 +15,9 @@
  *                     from it, the rest in the background; first score and complete (the full
  *                     model loaded and stored, the final answer in)          (target <= 2 s)
  *     baseline        the full-load path: the whole artifact before the first score
+ *     worker download cold progressive again with `pageHeadRead: false`: the worker downloads
+ *                     the head itself once it has started, instead of taking the page's download
+ *                     (browser/src/head-offer.ts); printed for comparison
  *
  * Checks that every path scores the same goal score (the complete answers are the Worker's), and
  * prints the load phases of the last cached and cold progressive runs (ms from creating the
@@ -63,6 +66,8 @@ interface RunOptions {
   deleteCache: boolean;
   progressive?: boolean;
   rawModelCache?: boolean;
+  /** false: the worker downloads the head itself, after it has started (the comparison). */
+  pageHeadRead?: boolean;
 }
 
 /** One timed run in the page: a fresh scorer (new Web Worker) until the first text-scores JSON, and until the model is complete. */
@@ -92,6 +97,7 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
         token: tok,
         progressive: !!o.progressive,
         rawModelCache: !!o.rawModelCache,
+        pageHeadRead: o.pageHeadRead !== false,
         onProgress: (p: { artifact: string; name: string; phase: string; loadedBytes: number }) => {
           if (p.phase === 'store') downloaded += p.loadedBytes;
           if (p.artifact === 'model' && p.name === model && p.phase === 'ready') readyAt = performance.now();
@@ -170,7 +176,14 @@ async function main(): Promise<void> {
     const cdp = await context.newCDPSession(page);
     await cdp.send('Network.enable');
 
-    const r: Record<string, Run[]> = { cached: [], cachedBase: [], cachedOnline: [], coldProg: [], coldBase: [] };
+    const r: Record<string, Run[]> = {
+      cached: [],
+      cachedBase: [],
+      cachedOnline: [],
+      coldProg: [],
+      coldBase: [],
+      coldWorkerDownload: [],
+    };
     const goal = new Set<number>();
     let headBytes = 0;
     for (let round = 1; round <= ROUNDS; round++) {
@@ -183,6 +196,9 @@ async function main(): Promise<void> {
       await throttle(cdp, true);
       r.coldBase.push(await timed(page, token, { deleteCache: true }));
       const prog = await timed(page, token, { deleteCache: true, progressive: true });
+      r.coldWorkerDownload.push(
+        await timed(page, token, { deleteCache: true, progressive: true, pageHeadRead: false }),
+      );
       await throttle(cdp, false);
       r.coldProg.push(prog);
       headBytes = prog.downloaded - r.coldBase.at(-1)!.downloaded;
@@ -200,7 +216,8 @@ async function main(): Promise<void> {
       console.log(
         `[bench:browser] round ${round}: cached ${f(r.cached)} ms${r.cached.at(-1)!.partial ? ' (from the head)' : ''}, complete ${r.cached.at(-1)!.completeMs.toFixed(0)} ms (baseline raw cache ${f(r.cachedBase)}), cached+revalidated ${f(r.cachedOnline)} ms; ` +
           `cold ${LINK.mbit} Mbit/s: progressive first ${f(r.coldProg)} ms${prog.partial ? ' (partial)' : ' (final)'}, complete ${prog.completeMs.toFixed(0)} ms; ` +
-          `full-load baseline ${f(r.coldBase)} ms`,
+          `full-load baseline ${f(r.coldBase)} ms; ` +
+          `the worker downloading the head itself ${f(r.coldWorkerDownload)} ms`,
       );
     }
     if (goal.size !== 1) throw new Error(`the paths scored differently: ${[...goal].join(', ')}`);
@@ -217,6 +234,7 @@ async function main(): Promise<void> {
       cold_50mbit_first_score_baseline_ms: first('coldBase'),
       cold_50mbit_complete_ms: complete('coldProg'),
       cold_50mbit_complete_baseline_ms: complete('coldBase'),
+      cold_50mbit_first_score_worker_download_ms: first('coldWorkerDownload'),
       cold_first_answer_partial: r.coldProg.at(-1)!.partial,
       downloadedMB: Number((r.coldBase.at(-1)!.downloaded / 1e6).toFixed(1)),
       headExtraMB: Number((headBytes / 1e6).toFixed(1)),
@@ -227,6 +245,9 @@ async function main(): Promise<void> {
     console.log(`[bench:browser] phases, cached (ms from creating the scorer): ${phaseLine(r.cached.at(-1)!.phases)}`);
     console.log(`[bench:browser] phases, cached baseline: ${phaseLine(r.cachedBase.at(-1)!.phases)}`);
     console.log(`[bench:browser] phases, cold progressive: ${phaseLine(r.coldProg.at(-1)!.phases)}`);
+    console.log(
+      `[bench:browser] phases, cold progressive, the worker downloading the head: ${phaseLine(r.coldWorkerDownload.at(-1)!.phases)}`,
+    );
     console.log(`[bench:browser] phases, cold full-load baseline: ${phaseLine(r.coldBase.at(-1)!.phases)}`);
     console.log(
       `[bench:browser] time to first score (median of ${ROUNDS}): IndexedDB cache ${figures.cached_first_score_ms} ms (baseline ${figures.cached_first_score_baseline_ms} ms; ` +

@@ -12,10 +12,11 @@ import { createStore, del, delMany, get, keys, set, setMany, type UseStore } fro
 import { sha256Hex } from '../../core/digest';
 import { ApiError, asApiError, problemBody, type ProblemCode } from '../../core/problem';
 import type { OfflineProblem, Progress } from './protocol';
+import { DB_NAME, STORE_NAME } from './store-names';
 
-export const DB_NAME = 'embedding-edge-offline';
+export { DB_NAME };
 let store: UseStore | null = null;
-export const idb = (): UseStore => (store ??= createStore(DB_NAME, 'artifacts'));
+export const idb = (): UseStore => (store ??= createStore(DB_NAME, STORE_NAME));
 
 export interface StoredArtifact {
   etag: string;
@@ -84,7 +85,13 @@ export async function fetchArtifact(
   path: string,
   etag: string | undefined,
   report: (phase: Progress['phase'], loaded: number, total: number) => void,
+  offered?: { headers: Record<string, string>; bytes: ArrayBuffer },
 ): Promise<Fetched> {
+  if (offered) {
+    // A 200 the page received (head-offer.ts): verified here like one of ours.
+    report('download', offered.bytes.byteLength, offered.bytes.byteLength);
+    return verified(path, offered.headers, offered.bytes, report);
+  }
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
   if (etag) headers['if-none-match'] = etag;
@@ -117,10 +124,20 @@ export async function fetchArtifact(
       ...(body.errors ? { errors: body.errors } : {}),
     });
   }
-  const expected = (picked['x-content-sha256'] ?? '').toLowerCase();
   const total = Number(res.headers.get('content-length') ?? 0) || 0;
   const bytes = await readBody(res, total, (loaded) => report('download', loaded, total));
-  report('verify', bytes.byteLength, total);
+  return verified(path, picked, bytes, report);
+}
+
+/** A 200's body checked against its X-Content-SHA256 (ARTIFACT_CHECKSUM_MISMATCH otherwise). */
+async function verified(
+  path: string,
+  picked: Record<string, string>,
+  bytes: ArrayBuffer,
+  report: (phase: Progress['phase'], loaded: number, total: number) => void,
+): Promise<Fetched> {
+  const expected = (picked['x-content-sha256'] ?? '').toLowerCase();
+  report('verify', bytes.byteLength, bytes.byteLength);
   const actual = await sha256Hex(bytes);
   if (!expected || actual !== expected) {
     throw problem(

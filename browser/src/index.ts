@@ -20,6 +20,7 @@ import type {
   WordScoresResponse,
 } from '../../core/scoring';
 import type { Tokenization } from '../../core/tokenizer';
+import { offerHead } from './head-offer';
 import type { OfflineScorerApi } from './worker';
 import type {
   CachedModelInfo,
@@ -71,6 +72,12 @@ export interface OfflineScorerOptions extends ScorerConfig {
   onProgress?: (p: Progress) => void;
   /** A Worker running the bundle's worker file; default: the file next to this module. */
   worker?: Worker;
+  /**
+   * Download a model's head on the page while the worker starts (progressive cold start,
+   * head-offer.ts); default true.
+   * false only for the same-run comparison of `npm run bench:browser`.
+   */
+  pageHeadRead?: boolean;
 }
 
 type Availabilities = { availabilities: Array<{ word: string; isAvailable: boolean }> };
@@ -121,27 +128,58 @@ export function createOfflineScorer(options: OfflineScorerOptions): OfflineScore
     options.worker ?? new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'offline-scorer' });
   const remote = Comlink.wrap<OfflineScorerApi>(worker);
   const progress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
+  const baseUrl = new URL(options.baseUrl, globalThis.location?.href).origin;
+  let token = options.token;
   const ready = remote.configure({
-    baseUrl: new URL(options.baseUrl, globalThis.location?.href).origin,
-    token: options.token,
+    baseUrl,
+    token,
     progressive: options.progressive === true,
     rawModelCache: options.rawModelCache === true,
   });
   const call = <T>(fn: () => Promise<T>): Promise<T> => unwrap(ready.then(fn));
+  // The first call naming a model that is not cached starts its head's download here while the
+  // worker starts (progressive scorers), and hands it over without a copy (head-offer.ts).
+  const announced = new Set<string>();
+  const announce = (id: unknown): void => {
+    if (options.pageHeadRead === false) return;
+    if (typeof id !== 'string' || id.length === 0 || id.length > 256 || announced.has(id)) return;
+    announced.add(id);
+    remote.expectHead(id).catch(() => {});
+    offerHead(id, {
+      baseUrl,
+      token,
+      progressive: options.progressive === true,
+      rawModelCache: options.rawModelCache === true,
+    })
+      .catch(() => null)
+      .then((offer) => remote.headOffer(id, offer && Comlink.transfer(offer, [offer.bytes])))
+      .catch(() => {}); // terminated meanwhile
+  };
+  /** A call on model `id`: its head read starts here (announce), the call once the worker is configured. */
+  const on = <T>(id: unknown, fn: () => Promise<T>): Promise<T> => {
+    announce(id);
+    return call(fn);
+  };
+  const named = (body: unknown): unknown => (body as { embeddingModelId?: unknown } | null)?.embeddingModelId;
   const final = <T>(o?: ScoreOptions<T>) =>
     o?.onFinal ? Comlink.proxy(o.onFinal as (f: FinalAnswer) => void) : undefined;
   return {
-    loadModel: (id, opts = {}) => call(() => remote.loadModel(id, opts, progress)),
+    loadModel: (id, opts = {}) => on(id, () => remote.loadModel(id, opts, progress)),
     listCachedModels: () => call(() => remote.listCachedModels()),
     evictModel: (id) => call(() => remote.evictModel(id)),
-    textScores: (body, o) => call(() => remote.textScores(body, progress, final(o))) as Promise<TextScoresResponse>,
-    wordScores: (body, o) => call(() => remote.wordScores(body, progress, final(o))) as Promise<WordScoresResponse>,
-    autocomplete: (body, o) => call(() => remote.autocomplete(body, progress, final(o))),
-    wordAvailabilities: (id, body, o) => call(() => remote.wordAvailabilities(id, body, progress, final(o))),
-    similarityMatrix: (id, body, o) => call(() => remote.similarityMatrix(id, body, progress, final(o))),
+    textScores: (body, o) =>
+      on(named(body), () => remote.textScores(body, progress, final(o))) as Promise<TextScoresResponse>,
+    wordScores: (body, o) =>
+      on(named(body), () => remote.wordScores(body, progress, final(o))) as Promise<WordScoresResponse>,
+    autocomplete: (body, o) => on(named(body), () => remote.autocomplete(body, progress, final(o))),
+    wordAvailabilities: (id, body, o) => on(id, () => remote.wordAvailabilities(id, body, progress, final(o))),
+    similarityMatrix: (id, body, o) => on(id, () => remote.similarityMatrix(id, body, progress, final(o))),
     status: () => call(() => remote.status()),
     tokenize: (body) => call(() => remote.tokenize(body, progress)) as Promise<Tokenization>,
-    setToken: (token) => call(() => remote.configure({ baseUrl: '', token })),
+    setToken: (next) => {
+      token = next;
+      return call(() => remote.configure({ baseUrl: '', token: next }));
+    },
     kernelsSha256: () => call(() => remote.kernelsSha256()),
     terminate: () => {
       remote[Comlink.releaseProxy]();

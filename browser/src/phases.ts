@@ -32,7 +32,7 @@ export function phase<T>(name: string, fn: () => T): T {
   return out;
 }
 
-/** The phases recorded since `from` (ms since the worker started). */
-export function phasesSince(from = 0): PhaseTiming[] {
+/** The phases recorded since `from` (ms since the worker started; the page's reads began before: negative). */
+export function phasesSince(from = -Infinity): PhaseTiming[] {
   return log.filter((p) => p.start >= from);
 }

@@ -38,8 +38,10 @@ import {
   type ProgressFn,
 } from './cache';
 import { removeHeadFiles } from './head-file';
+import type { HeadOffer } from './head-offer';
+import { takeOffer } from './offers';
 import { MODEL_DATA_KINDS, readStoredHead, readStoredModel, storeHead, storeModel, toStored } from './model-store';
-import { phase, phasesSince } from './phases';
+import { mark, phase, phasesSince } from './phases';
 import type {
   CachedModelInfo,
   LoadedModelInfo,
@@ -131,7 +133,7 @@ function loadLanguage(
       { artifact: 'language', name: language, onProgress },
       revalidate,
     );
-    return parseLanguageData(artifact.bytes);
+    return phase('language-parse', () => parseLanguageData(artifact.bytes));
   });
 }
 
@@ -188,12 +190,14 @@ const sameBundles = (a: CachedModelInfo, b: CachedModelInfo): boolean =>
 
 async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): Promise<Loaded> {
   const revalidate = options.revalidate !== false;
+  // The head the page is downloading for this load (head-offer.ts), if it announced one.
+  const offer = options.full ? Promise.resolve(null) : takeOffer(id);
   const pointer = await phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb()));
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
     onProgress?.({ artifact: 'model', name: id, phase, loadedBytes: loaded, totalBytes: total, fromCache });
   // Progressive cold start: nothing cached, so score from the head while the rest downloads.
   if (!pointer && config.progressive && !options.full) {
-    const head = await loadHead(id, onProgress);
+    const head = await loadHead(id, onProgress, offer);
     if (head) return head;
   }
   // A cached model is read head first (model-store.ts: the 50,000 most frequent rows, ~6.6 MB of
@@ -407,7 +411,11 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
  * background (a plain load, which replaces this entry in `models`). Null when the model has no
  * head or the service cannot be reached (the caller then loads the usual way).
  */
-async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | null> {
+async function loadHead(
+  id: string,
+  onProgress?: ProgressFn,
+  offered: Promise<HeadOffer | null> = Promise.resolve(null),
+): Promise<Loaded | null> {
   const headPath = `/api/v1/artifacts/models/${encodeURIComponent(id)}/head`;
   const report = (phase: Progress['phase'], loaded: number, total: number): void =>
     onProgress?.({
@@ -419,9 +427,21 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
       fromCache: false,
     });
   const catalogP = phase('catalog', () => fetchCatalogEntry(id));
-  const headP = phase('download-head', () =>
-    fetchArtifact(config.baseUrl, config.token, headPath, undefined, report),
-  ).catch((err: unknown) => {
+  // The page's download of the head (head-offer.ts), started while this worker was starting, or our own.
+  const headP = phase('download-head', async () => {
+    const offer = await offered;
+    if (offer?.kind === 'http') {
+      // Verified like our own download; should it not match (damaged on the way), we download it again.
+      const fromPage = await fetchArtifact(config.baseUrl, config.token, headPath, undefined, report, offer).catch(
+        () => null,
+      );
+      if (fromPage) {
+        mark('head-from-page', performance.now());
+        return fromPage;
+      }
+    }
+    return fetchArtifact(config.baseUrl, config.token, headPath, undefined, report);
+  }).catch((err: unknown) => {
     if (err instanceof NetworkUnavailable || (err instanceof ProblemError && err.problem.status === 404)) return null;
     throw err;
   });
@@ -444,9 +464,12 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
     cachedAt: new Date().toISOString(),
     mapperBundles: catalog._embedded.mappers.map((m) => ({ key: m.key, variables: m.variables, label: m.label })),
   };
-  // Language data and stored seeds download (and are cached) beside the head; the mapper bundles
-  // after it, not to share the link with it.
+  // Language data, stored seeds and the bundles the waiting requests name download (and are
+  // cached) beside the head: the first answer needs them, and after the head they would share the
+  // link with the full model's download. The other bundles come with the full model.
   const smallP = loadSmall(catalog.language, onProgress, true);
+  const bundles = new Bundles(info, onProgress, true);
+  for (const key of hintedBundles.keys()) bundles.get(key).catch(() => {});
   const head = await headP;
   if (!head || head.status !== 200) {
     await smallP.catch(() => null);
@@ -460,10 +483,9 @@ async function loadHead(id: string, onProgress?: ProgressFn): Promise<Loaded | n
     return null;
   }
   const k = await getKernels();
-  const headModel = phase('build-head', () => EmbeddingModel.fromParsed(parsed, k));
+  // Views into the downloaded head, no copies (the head is dropped once the full model is in).
+  const headModel = phase('build-head', () => EmbeddingModel.fromParsed(parsed, k, { retainBuffer: true }));
   await smallP;
-  // A request's bundle is downloaded when it names it; all of them with the rest of the model.
-  const bundles = new Bundles(info, onProgress, true);
   report('partial', head.bytes!.byteLength, head.bytes!.byteLength);
   return partialLoaded(
     id,
@@ -700,5 +722,5 @@ export function status(): { models: ModelStatus[]; phases: PhaseTiming[]; timeOr
       ...(failed && m.complete ? { error: failed } : {}),
     });
   }
-  return { models: out, phases: phasesSince(0), timeOrigin: performance.timeOrigin };
+  return { models: out, phases: phasesSince(), timeOrigin: performance.timeOrigin };
 }

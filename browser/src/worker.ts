@@ -3,11 +3,14 @@
  * the same zod request schemas, problem bodies, core/scoring and kernels.wasm bytes) over the
  * IndexedDB/HTTP source (source.ts), so its JSON, errors included, equals the API's.
  */
+import './boot-mark';
 import * as Comlink from 'comlink';
 import { createEngine, type Engine } from '../../core/engine';
 import { sha256Hex } from '../../core/digest';
 import { toProblem, type ProgressFn } from './cache';
 import { answer } from './final-answer';
+import type { HeadOffer } from './head-offer';
+import { expectOffer, settleOffer } from './offers';
 import type { FinalAnswer, LoadModelOptions, ScorerConfig } from './protocol';
 import {
   configure,
@@ -71,6 +74,10 @@ const api = {
   status: () => guarded(status),
   tokenize: (body: { language: string; text: string }, onProgress?: ProgressFn) =>
     guarded(() => createEngine(offlineSource(onProgress)).tokenize(body)),
+  /** The page may be downloading model `id`'s head (head-offer.ts): the next load of it waits for headOffer. */
+  expectHead: (id: string) => expectOffer(id),
+  /** The page's download of the head (its ArrayBuffer transferred), or null: the load fetches itself. */
+  headOffer: (id: string, offer: HeadOffer | null) => settleOffer(id, offer),
   /** Hex SHA-256 of the kernels.wasm bytes this worker runs (compare with the Worker's build). */
   kernelsSha256: () => guarded(() => sha256Hex(kernelsBytes)),
 };

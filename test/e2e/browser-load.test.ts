@@ -4,7 +4,10 @@
  *  1. progressive cold start: scores from the model's head (status partial) while the full
  *     artifact is held back, then delivers the complete model's answer (onFinal) equal to the
  *     API's; language data and mapper bundles arrive gzipped and are decoded and verified;
- *  2. the parsed IndexedDB cache: a cached model loads as stored typed arrays, no re-hash.
+ *  2. the parsed IndexedDB cache: a cached model loads as stored typed arrays, no re-hash;
+ *  3. the page's head download (browser/src/head-offer.ts): a progressive scorer's first call
+ *     downloads the head on the page while the worker starts; the worker takes it only when its
+ *     SHA-256 checks out.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -200,5 +203,69 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     const res = await fetch(`${server!.url}${modelPath}`, { headers: { authorization: `Bearer ${token}` } });
     await res.body?.cancel();
     expect(r.cached.find((c: { id: string }) => c.id === MODEL)?.sha256).toBe(res.headers.get('x-content-sha256'));
+  }, 300_000);
+
+  const onPage = {
+    texts: ['The river winds through the quiet forest below the mountain.'],
+    embeddingModelId: MODEL,
+    dimensions: [{ id: 1, type: 'manual', words: ['forest', 'river'] }],
+    mapperKeys: ['sentiment_valence'],
+  };
+  const viaApi = async (body: unknown) =>
+    JSON.stringify(
+      await createClient({ baseUrl: server!.url, token }).textScores(body as never, { workspaceId: 'ws_demo' }),
+    );
+  /** A fresh scorer (new Web Worker) answering `onPage`: its JSON and the names of its load phases. */
+  const freshScorer = (progressive: boolean) =>
+    page.evaluate(
+      async ({ tok, b, p }) => {
+        const pg = (window as any).playground;
+        const s = pg.createOfflineScorer({ baseUrl: location.origin, token: tok, progressive: p });
+        const res = await s.textScores(b);
+        const st = await s.status();
+        s.terminate();
+        return { json: JSON.stringify(res), phases: st.phases.map((x: { name: string }) => x.name) as string[] };
+      },
+      { tok: token, b: onPage, p: progressive },
+    );
+
+  it('a progressive cold start downloads the head on the page while the worker starts; a head damaged on the way is downloaded again by the worker', async () => {
+    const headPath = `${modelPath}/head`;
+    const evict = () =>
+      page.evaluate(
+        async ({ tok, m }) => {
+          const s = (window as any).playground.createOfflineScorer({ baseUrl: location.origin, token: tok });
+          await s.evictModel(m);
+          s.terminate();
+        },
+        { tok: token, m: MODEL },
+      );
+    // The first head request (the page's) gets one byte flipped; later ones go through.
+    let heads = 0;
+    const isHead = (url: URL) => url.pathname === headPath;
+    await context.route(isHead, async (route) => {
+      if (heads++ > 0) return route.continue();
+      const res = await route.fetch();
+      const body = await res.body();
+      body[body.length >> 1] ^= 0xff;
+      const headers = { ...res.headers() };
+      delete headers['content-encoding'];
+      delete headers['content-length'];
+      await route.fulfill({ response: res, body, headers });
+    });
+    await evict();
+    const damaged = await freshScorer(true);
+    expect(heads).toBe(2);
+    expect(damaged.phases).toContain('page-head-http');
+    expect(damaged.phases).not.toContain('head-from-page');
+    // Only head rows read: the head's answer is the API's.
+    expect(damaged.json).toBe(await viaApi(onPage));
+
+    await evict();
+    const cold = await freshScorer(true);
+    expect(heads).toBe(3);
+    expect(cold.phases).toEqual(expect.arrayContaining(['page-head-http', 'head-from-page', 'build-head']));
+    expect(cold.json).toBe(damaged.json);
+    await context.unroute(isHead);
   }, 300_000);
 });

@@ -134,6 +134,16 @@ describe('GET /api/v1/artifacts/models/{id}/head', () => {
     expect(res.headers.get('x-model-checksum')).toBe(model.manifest.checksum);
     const again = await get('/api/v1/artifacts/models/art-model/head', { 'if-none-match': res.headers.get('etag')! });
     expect(again.status).toBe(304);
+    // Gzipped when accepted (the cold start waits for the head); the digest is the decoded body's.
+    const gz = await get('/api/v1/artifacts/models/art-model/head', { 'accept-encoding': 'gzip' });
+    expect(gz.headers.get('content-encoding')).toBe('gzip');
+    expect(gz.headers.get('x-content-sha256')).toBe(await sha256(bytes));
+    const raw = new Uint8Array(await gz.arrayBuffer());
+    const decoded =
+      raw[0] === 0x1f && raw[1] === 0x8b
+        ? await new Response(new Blob([raw]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer()
+        : raw;
+    expectSameBytes(decoded, bytes);
     expectProblem(await call('GET', '/api/v1/artifacts/models/nope/head'), 404, 'EMBEDDING_MODEL_NOT_FOUND');
     await env.ARTIFACTS.delete('model-heads/art-model.emb');
   });

@@ -1,0 +1,7 @@
+/**
+ * Imported first by worker.ts: the moment the worker's script starts to run (its modules are
+ * evaluated after this one), so the load phases show the worker's start apart from its code's.
+ */
+import { mark } from './phases';
+
+mark('worker-script', 0, performance.now());
