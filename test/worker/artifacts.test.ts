@@ -32,6 +32,14 @@ function expectSameBytes(got: ArrayBuffer | Uint8Array, want: ArrayBuffer | Uint
   expect(first, `first differing byte at ${first}`).toBe(-1);
 }
 
+/** A gzip answer's body decoded (the runtime may already have decoded it: then as it came). */
+async function decodedBody(res: Response): Promise<ArrayBuffer | Uint8Array> {
+  const raw = new Uint8Array(await res.arrayBuffer());
+  return raw[0] === 0x1f && raw[1] === 0x8b
+    ? new Response(new Blob([raw]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer()
+    : raw;
+}
+
 async function get(
   path: string,
   headers: Record<string, string> = {},
@@ -138,11 +146,7 @@ describe('GET /api/v1/artifacts/models/{id}/head', () => {
     const gz = await get('/api/v1/artifacts/models/art-model/head', { 'accept-encoding': 'gzip' });
     expect(gz.headers.get('content-encoding')).toBe('gzip');
     expect(gz.headers.get('x-content-sha256')).toBe(await sha256(bytes));
-    const raw = new Uint8Array(await gz.arrayBuffer());
-    const decoded =
-      raw[0] === 0x1f && raw[1] === 0x8b
-        ? await new Response(new Blob([raw]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer()
-        : raw;
+    const decoded = await decodedBody(gz);
     expectSameBytes(decoded, bytes);
     expectProblem(await call('GET', '/api/v1/artifacts/models/nope/head'), 404, 'EMBEDDING_MODEL_NOT_FOUND');
     await env.ARTIFACTS.delete('model-heads/art-model.emb');
@@ -162,11 +166,7 @@ describe('language data and mapper bundles', () => {
     expect(gz.status).toBe(200);
     expect(gz.headers.get('content-encoding')).toBe('gzip');
     expect(gz.headers.get('x-content-sha256')).toBe(await sha256(stored));
-    const raw = new Uint8Array(await gz.arrayBuffer());
-    const decoded =
-      raw[0] === 0x1f && raw[1] === 0x8b
-        ? await new Response(new Blob([raw]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer()
-        : raw;
+    const decoded = await decodedBody(gz);
     expectSameBytes(decoded, stored);
     const refused = await get('/api/v1/artifacts/languages/en', { 'accept-encoding': 'gzip;q=0, identity' });
     expect(refused.headers.get('content-encoding')).toBeNull();
