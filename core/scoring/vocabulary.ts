@@ -78,17 +78,16 @@ export function autocomplete(index: VectorIndex, req: AutocompleteRequest): Auto
   }
   const [named, lemmas, forms, others] = tiers as [number[], number[], number[], number[]];
   // Frequency order (the row is the frequency rank), but a form of a lemma that is itself a
-  // suggestion ranks as if FORM_DISCOUNT times rarer: it adds little beside its lemma.
+  // suggestion ranks as if FORM_DISCOUNT times rarer: it adds little beside its lemma. Its lemma
+  // is a shown lemma it starts with, whole or without its last letter (plan -> planned, study ->
+  // studied).
   const shown = lemmas.map((r) => foldKey(index.word(r)));
-  const rankKey = (r: number, form: boolean) => {
-    if (!form) return r + 1;
-    const w = foldKey(index.word(r));
-    const covered = shown.some((l) => w.startsWith(l) || (l.length >= 4 && w.startsWith(l.slice(0, -1))));
-    return covered ? (r + 1) * FORM_DISCOUNT : r + 1;
-  };
-  const ranked = [...lemmas.map((r) => [r, rankKey(r, false)]), ...forms.map((r) => [r, rankKey(r, true)])]
-    .sort((a, b) => a[1]! - b[1]!)
-    .map(([r]) => r!);
+  const ofShownLemma = (w: string) =>
+    shown.some((l) => w.startsWith(l) || (l.length >= 4 && w.startsWith(l.slice(0, -1))));
+  const rank = new Map<number, number>(lemmas.map((r) => [r, r + 1]));
+  for (const r of forms) rank.set(r, ofShownLemma(foldKey(index.word(r))) ? (r + 1) * FORM_DISCOUNT : r + 1);
+  // A stable sort: on equal ranks, lemmas (inserted first) stay ahead.
+  const ranked = [...rank.keys()].sort((a, b) => rank.get(a)! - rank.get(b)!);
   const rows = [...named, ...ranked, ...others].slice(0, MAX_SUGGESTIONS);
   if (exact >= 0) {
     const at = rows.indexOf(exact);
