@@ -23,8 +23,11 @@ function fingerprint(file: string): string {
   return crypto.createHash('sha1').update(`${st.size}:${st.mtimeMs}`).digest('hex');
 }
 
-/** Puts each artifact into local R2 unless the same file was seeded before (persistTo: another state dir). */
-export async function seedR2(artifacts: R2Artifact[], persistTo?: string): Promise<void> {
+/**
+ * Migrates local D1 and seeds local R2 in one Miniflare instance (build/local-storage.ts); each
+ * artifact is put unless the same file was seeded before (persistTo: another state dir).
+ */
+export async function prepareLocalState(artifacts: R2Artifact[], persistTo?: string): Promise<void> {
   const STAMP = persistTo ? path.join(persistTo, 'seeded-artifacts.json') : DEFAULT_STAMP;
   const seeded: Record<string, string> = fs.existsSync(STAMP) ? JSON.parse(fs.readFileSync(STAMP, 'utf8')) : {};
   const save = (): void => {
@@ -32,8 +35,8 @@ export async function seedR2(artifacts: R2Artifact[], persistTo?: string): Promi
     writeStamp(STAMP, seeded);
   };
   const todo = artifacts.map((a) => ({ ...a, fp: fingerprint(a.file) })).filter((a) => seeded[a.key] !== a.fp);
-  if (todo.length === 0) return;
   await withLocalStorage(persistTo, async (storage) => {
+    for (const name of await storage.migrateD1()) console.log(`[start] applied D1 migration ${name}`);
     // Catalog sidecars are stamped only after the generation bump, so a run killed in between puts
     // (and bumps) them again next time instead of leaving the cached catalog stale.
     const catalogSeeded: Array<[string, string]> = [];
@@ -56,18 +59,11 @@ export async function seedR2(artifacts: R2Artifact[], persistTo?: string): Promi
   });
 }
 
-/** Applies the D1 migrations to the local database (persistTo: another state dir). */
-export async function migrateLocal(persistTo?: string): Promise<void> {
-  const applied = await withLocalStorage(persistTo, (storage) => storage.migrateD1());
-  for (const name of applied) console.log(`[start] applied D1 migration ${name}`);
-}
-
 async function main(): Promise<void> {
   ensureDevVars(ROOT);
   const artifacts = await ensureBuilt();
-  console.log('[start] applying D1 migrations (local)');
-  await migrateLocal();
-  await seedR2(artifacts);
+  console.log('[start] applying D1 migrations and seeding R2 (local)');
+  await prepareLocalState(artifacts);
   const port = process.env.PORT ?? '8787';
   if (!process.argv.includes('--dev')) {
     const mf = await serveWorker({ port: Number(port) });

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SignJWT } from 'jose';
 import { ensureBuilt } from '../../../build/ensure';
-import { migrateLocal, seedR2 } from '../../../build/start';
+import { prepareLocalState } from '../../../build/start';
 import { ensureDevVars, readDevVars } from '../../../build/dev-vars';
 import { QUIET_ENV, ROOT, wranglerSpawn } from '../../../build/wrangler';
 
@@ -63,8 +63,7 @@ export async function startLocalWorker(
   ensureDevVars(ROOT);
   const artifacts = await ensureBuilt();
   fs.mkdirSync(persistTo, { recursive: true });
-  await migrateLocal(persistTo);
-  await seedR2(artifacts, persistTo);
+  await prepareLocalState(artifacts, persistTo);
   const child = spawn(
     process.execPath,
     [
