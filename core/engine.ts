@@ -156,7 +156,13 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
         return buf
           ? parseMapperBundle(
               buf,
-              { id: model.id, vocabularySize: model.index.size, checksum: model.manifest.checksum },
+              {
+                id: model.id,
+                vocabularySize: model.index.size,
+                checksum: model.manifest.checksum,
+                // A model's head accepts the bundle's head (the values of its rows) as well.
+                rowsPresent: model.index.rows,
+              },
               !source.bundlesVerified,
             )
           : null;
