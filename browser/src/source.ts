@@ -606,20 +606,15 @@ export class Bundles {
     if (known) return known;
     if (!this.info.mapperBundles.some((b) => b.key === key)) return Promise.resolve(null);
     const p = this.heads
-      ? fetchArtifact(
-          config.baseUrl,
-          config.token,
-          `${this.path(key)}/head`,
-          undefined,
-          (phase, loaded, total) =>
-            this.onProgress?.({
-              artifact: 'mapper',
-              name: `${key}#head`,
-              phase,
-              loadedBytes: loaded,
-              totalBytes: total,
-              fromCache: false,
-            }),
+      ? fetchArtifact(config.baseUrl, config.token, `${this.path(key)}/head`, undefined, (phase, loaded, total) =>
+          this.onProgress?.({
+            artifact: 'mapper',
+            name: `${key}#head`,
+            phase,
+            loadedBytes: loaded,
+            totalBytes: total,
+            fromCache: false,
+          }),
         ).then(
           (f) => f.bytes!,
           (err: unknown) => {

@@ -144,7 +144,10 @@ describe('mapper bundle format', () => {
     // The head's rows hold a narrower range than the whole: re-quantizing them would change the values.
     valence[4000] = -1;
     arousal[4500] = 9;
-    const linear = { valence: { weights: new Float32Array([0.5, -0.25]), bias: 0.1 }, arousal: { weights: new Float32Array([1, 2]), bias: -1 } };
+    const linear = {
+      valence: { weights: new Float32Array([0.5, -0.25]), bias: 0.1 },
+      arousal: { weights: new Float32Array([1, 2]), bias: -1 },
+    };
     const bytes = writeMapperBundle(info(), { valence, arousal }, { linear, lexiconRows: [4999, 12, 1000, 1001, 7] });
     const full = parseMapperBundle(bytes);
     const headBytes = mapperBundleHead(bytes, 1001);

@@ -201,7 +201,11 @@ describe('language data and mapper bundles', () => {
     expectSameBytes(await decodedBody(gz), head);
     // It is the full bundle's head: the same values for its rows, accepted only for a model's head.
     const parsedFull = parseMapperBundle(full);
-    const parsedHead = parseMapperBundle(head, { id: 'art-model', vocabularySize: parsedFull.vocabularySize, rowsPresent: 3 });
+    const parsedHead = parseMapperBundle(head, {
+      id: 'art-model',
+      vocabularySize: parsedFull.vocabularySize,
+      rowsPresent: 3,
+    });
     for (const v of parsedFull.info.variables)
       for (let r = 0; r < 3; r++) expect(parsedHead.value(v, r)).toBe(parsedFull.value(v, r));
     expect(() => parseMapperBundle(head, { id: 'art-model', vocabularySize: parsedFull.vocabularySize })).toThrow(

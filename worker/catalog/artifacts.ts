@@ -113,7 +113,8 @@ const mapperHeadRoute = createRoute({
   method: 'get',
   path: '/mappers/{modelId}/{key}/head',
   tags: ['Artifacts'],
-  summary: "Download the head of a mapper bundle: the values of the model's head rows (the offline scorer's progressive cold start)",
+  summary:
+    "Download the head of a mapper bundle: the values of the model's head rows (the offline scorer's progressive cold start)",
   description:
     "The bundle (core/mapper-bundle.ts, same format, info and quantization) cut to the rows of the model's head (GET .../models/{id}/head: the most frequent 50,000 rows), every value equal to the full bundle's. It applies only to the model's head; the complete model needs the full bundle. 404 when there is none (download the full bundle).",
   security,
