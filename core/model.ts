@@ -25,6 +25,11 @@ export interface ModelLoadOptions {
    * 0 builds it on the first call, Infinity never.
    */
   lookupTableAfter?: number;
+  /**
+   * The model's rows and scales are already in this slot of the kernels' memory (read there
+   * directly, e.g. the offline scorer's cached head): adopted instead of copying `rows`/`scales`.
+   */
+  matrix?: MatrixSlot;
 }
 
 const utf8Encoder = new TextEncoder();
@@ -72,7 +77,10 @@ export class EmbeddingModel implements VectorIndex {
     this.flagWords = retain ? parsed.flags : parsed.flags.slice();
     this.antonymPairs = retain ? parsed.antonyms : parsed.antonyms.slice();
     this.offsets = parsed.wordOffsets;
-    this.matrix = kernels.loadMatrix(parsed.rows, parsed.scales, parsed.size, parsed.dims);
+    const given = options.matrix;
+    if (given && (given.n !== parsed.size || given.dims !== parsed.dims))
+      throw new RangeError(`the matrix slot is ${given.n} x ${given.dims}, the model ${parsed.size} x ${parsed.dims}`);
+    this.matrix = given ?? kernels.loadMatrix(parsed.rows, parsed.scales, parsed.size, parsed.dims);
     this.tableAfter = options.lookupTableAfter ?? 1024;
     this.compoundFallback = Array.isArray(this.manifest.features) && this.manifest.features.includes(COMPOUND_FEATURE);
     this.baseBytes =

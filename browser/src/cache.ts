@@ -10,6 +10,7 @@
  */
 import { createStore, del, delMany, get, keys, set, setMany, type UseStore } from 'idb-keyval';
 import { sha256Hex } from '../../core/digest';
+import { readCopy, removeCopies, writeCopy } from './opfs';
 import { ApiError, asApiError, problemBody, type ProblemCode } from '../../core/problem';
 import type { OfflineProblem, Progress } from './protocol';
 import { DB_NAME, STORE_NAME } from './store-names';
@@ -193,8 +194,15 @@ export async function cachedArtifact(
   path: string,
   progress: { artifact: Progress['artifact']; name: string; onProgress?: ProgressFn },
   revalidate: boolean | Promise<boolean> = true,
+  /** Also kept as an OPFS copy of this name (opfs.ts), read before IndexedDB. */
+  copyName?: string,
 ): Promise<{ artifact: StoredArtifact; fromCache: boolean; online: boolean }> {
-  const cached = await get<StoredArtifact>(key, idb());
+  let cached = copyName ? await readArtifactCopy(copyName) : undefined;
+  if (!cached) {
+    cached = await get<StoredArtifact>(key, idb());
+    // A cache written before copies were kept gets its copy now (in the background).
+    if (cached && copyName) void writeArtifactCopy(copyName, cached);
+  }
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
     progress.onProgress?.({
       artifact: progress.artifact,
@@ -237,8 +245,31 @@ export async function cachedArtifact(
   };
   report('store', artifact.bytes.byteLength, artifact.bytes.byteLength, false);
   await set(key, artifact, idb());
+  if (copyName) void writeArtifactCopy(copyName, artifact);
   report('ready', artifact.bytes.byteLength, artifact.bytes.byteLength, false);
   return { artifact, fromCache: false, online: true };
+}
+
+interface CopyDescription extends Omit<StoredArtifact, 'bytes'> {
+  byteLength: number;
+}
+
+/** The OPFS copy of a cached artifact, or undefined (none, or not intact). */
+async function readArtifactCopy(name: string): Promise<StoredArtifact | undefined> {
+  const copy = await readCopy<CopyDescription>(name);
+  if (!copy || copy.bytes.byteLength !== copy.description.byteLength) return undefined;
+  const { byteLength: _n, ...rest } = copy.description;
+  return { ...rest, bytes: copy.bytes.buffer };
+}
+
+/**
+ * Writes the OPFS copy of a cached artifact. Should the write fail (e.g. another worker holds the
+ * file open), the old copy is removed: a stale copy must not be read before IndexedDB's newer one.
+ */
+async function writeArtifactCopy(name: string, a: StoredArtifact): Promise<void> {
+  const { bytes, ...rest } = a;
+  const description: CopyDescription = { ...rest, byteLength: bytes.byteLength };
+  if (!(await writeCopy(name, description, new Uint8Array(bytes)))) await removeCopies((n) => n === name);
 }
 
 export { get, set, setMany, del, delMany, keys };

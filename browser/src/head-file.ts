@@ -1,23 +1,18 @@
 /**
- * A copy of a cached model's head (model-store.ts) in the Origin Private File System: Chromium
- * reads a 6.7 MB file there with a read-only sync access handle in 36 ms where IndexedDB takes
- * 73-100 ms (docs/benchmarks.md, a Web Worker at load 3), and the head's read is what the first
- * score from the cache waits for. IndexedDB stays the cache of record (the `model-head` entry);
- * this file is only read first when it is there and intact (its length and layout check out),
- * and dropped with the model.
+ * A copy of a cached model's head (model-store.ts) in the Origin Private File System (opfs.ts):
+ * Chromium reads a 6.7 MB file there with a read-only sync access handle in 36 ms where IndexedDB
+ * takes 73-100 ms (docs/benchmarks.md, a Web Worker at load 3), and the head's read is what the
+ * first score from the cache waits for. IndexedDB stays the cache of record (the `model-head`
+ * entry); this file is only read first when it is there and intact (its length and layout check
+ * out), and dropped with the model.
  *
- * File `{id}@{version}.head`, percent-encoded: u32 length of a UTF-8 JSON layout, the layout
- * (manifest, size, dims, sha256, section offsets), zero padding to 16, the head's one buffer.
+ * File `{id}@{version}.head`, percent-encoded (opfs.ts container): the description is the layout
+ * (manifest, size, dims, sha256, section offsets), the bytes the head's one buffer.
  */
 import type { ParsedArtifact } from '../../core/artifact';
+import type { MatrixSlot } from '../../core/kernels';
 import type { StoredModel } from './model-store';
-
-interface SyncHandle {
-  getSize(): number;
-  read(buffer: ArrayBufferView, options?: { at: number }): number;
-  close(): void;
-}
-type ReadOnlyOpen = (options?: { mode: 'read-only' }) => Promise<SyncHandle>;
+import { readCopy, removeCopies, writeCopy } from './opfs';
 
 const VIEWS = {
   rows: Int8Array,
@@ -46,20 +41,8 @@ interface Layout {
 const fileName = (id: string, version: string): string =>
   `${encodeURIComponent(id)}@${encodeURIComponent(version)}.head`;
 
-async function root(): Promise<FileSystemDirectoryHandle | null> {
-  try {
-    return typeof navigator !== 'undefined' && navigator.storage?.getDirectory
-      ? await navigator.storage.getDirectory()
-      : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Writes the head's copy (replacing an older one); false when OPFS is not available. */
 export async function writeHeadFile(id: string, version: string, head: StoredModel): Promise<boolean> {
-  const dir = await root();
-  if (!dir) return false;
   const buffer = head.rows.buffer as ArrayBuffer;
   const sections = {} as Layout['sections'];
   for (const name of Object.keys(VIEWS) as Section[]) {
@@ -76,54 +59,55 @@ export async function writeHeadFile(id: string, version: string, head: StoredMod
     byteLength: buffer.byteLength,
     sections,
   };
-  const json = new TextEncoder().encode(JSON.stringify(layout));
-  const start = Math.ceil((4 + json.length) / 16) * 16;
-  const prefix = new Uint8Array(start);
-  new DataView(prefix.buffer).setUint32(0, json.length, true);
-  prefix.set(json, 4);
-  try {
-    const file = await dir.getFileHandle(fileName(id, version), { create: true });
-    const w = await file.createWritable();
-    await w.write(prefix);
-    await w.write(new Uint8Array(buffer));
-    await w.close();
-    return true;
-  } catch {
-    return false;
-  }
+  return writeCopy(fileName(id, version), layout, new Uint8Array(buffer));
 }
 
-/** The head's copy, or undefined (none, not readable now, or not intact). */
-export async function readHeadFile(id: string, version: string): Promise<StoredModel | undefined> {
-  const dir = await root();
-  if (!dir) return undefined;
-  let bytes: Uint8Array;
+/** A head read from its copy: the rows and scales already in a WASM matrix slot when one was given. */
+export type HeadRead = StoredModel & { matrix?: MatrixSlot };
+
+/** Where readHeadFile may put a head's rows and scales (WASM memory of the kernels). */
+export interface MatrixPlace {
+  matrix(n: number, dims: number): MatrixSlot;
+  free(slot: MatrixSlot): void;
+}
+
+/**
+ * The head's copy, or undefined (none, not readable now, or not intact). With `place`, its rows
+ * and scales are read straight into the matrix slot place.matrix(size, dims) hands out (WASM
+ * memory: no copy afterwards) and the result's `rows`/`scales` are empty; on failure the slot is freed.
+ */
+export async function readHeadFile(id: string, version: string, place?: MatrixPlace): Promise<HeadRead | undefined> {
+  let matrix: MatrixSlot | undefined;
+  const ranges = (layout: Layout) => {
+    if (!place || !(layout.size > 0 && layout.dims > 0)) return undefined;
+    const [rowsAt, rowsCount] = layout.sections.rows;
+    const [scalesAt, scalesCount] = layout.sections.scales;
+    if (rowsCount !== layout.size * layout.dims || scalesCount !== layout.size) return undefined;
+    matrix = place.matrix(layout.size, layout.dims);
+    const rows = matrix.rows();
+    const scales = matrix.scales();
+    return [
+      { offset: rowsAt, into: new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength) },
+      { offset: scalesAt, into: new Uint8Array(scales.buffer, scales.byteOffset, scales.byteLength) },
+    ];
+  };
+  const copy = await readCopy<Layout>(fileName(id, version), ranges);
+  const out = copy ? headOf(copy.description, copy.bytes, matrix) : undefined;
+  if (!out && matrix) place!.free(matrix);
+  return out;
+}
+
+function headOf(layout: Layout, bytes: Uint8Array<ArrayBuffer>, matrix: MatrixSlot | undefined): HeadRead | undefined {
   try {
-    const file = await dir.getFileHandle(fileName(id, version));
-    const open = (file as unknown as { createSyncAccessHandle?: ReadOnlyOpen }).createSyncAccessHandle;
-    if (open) {
-      const h = await open.call(file, { mode: 'read-only' });
-      try {
-        bytes = new Uint8Array(h.getSize());
-        if (h.read(bytes, { at: 0 }) !== bytes.length) return undefined;
-      } finally {
-        h.close();
-      }
-    } else {
-      bytes = new Uint8Array(await (await file.getFile()).arrayBuffer());
-    }
-  } catch {
-    return undefined;
-  }
-  try {
-    const n = new DataView(bytes.buffer).getUint32(0, true);
-    const layout = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + n))) as Layout;
-    const start = Math.ceil((4 + n) / 16) * 16;
-    if (bytes.length - start !== layout.byteLength) return undefined;
+    if (bytes.length !== layout.byteLength) return undefined;
     const views = {} as Record<Section, ArrayBufferView>;
     for (const name of Object.keys(VIEWS) as Section[]) {
       const [offset, count] = layout.sections[name];
-      views[name] = new VIEWS[name](bytes.buffer as ArrayBuffer, start + offset, count);
+      // Read into the matrix slot, not into `bytes` (whose pages there were never touched).
+      views[name] =
+        matrix && (name === 'rows' || name === 'scales')
+          ? new VIEWS[name](0)
+          : new VIEWS[name](bytes.buffer, offset, count);
     }
     return {
       ...(views as unknown as Pick<ParsedArtifact, Section>),
@@ -133,6 +117,7 @@ export async function readHeadFile(id: string, version: string): Promise<StoredM
       byteLength: layout.byteLength,
       format: layout.format as StoredModel['format'],
       sha256: layout.sha256,
+      ...(matrix ? { matrix } : {}),
     };
   } catch {
     return undefined;
@@ -141,16 +126,8 @@ export async function readHeadFile(id: string, version: string): Promise<StoredM
 
 /** Removes the head copies of a model (all versions, or one). */
 export async function removeHeadFiles(id: string, version?: string): Promise<void> {
-  const dir = await root();
-  if (!dir) return;
   const prefix = `${encodeURIComponent(id)}@`;
-  try {
-    const names: string[] = [];
-    for await (const name of (dir as unknown as { keys(): AsyncIterable<string> }).keys()) {
-      if (version === undefined ? name.startsWith(prefix) : name === fileName(id, version)) names.push(name);
-    }
-    await Promise.all(names.map((name) => dir.removeEntry(name).catch(() => {})));
-  } catch {
-    // nothing to remove
-  }
+  await removeCopies((name) =>
+    version === undefined ? name.startsWith(prefix) && name.endsWith('.head') : name === fileName(id, version),
+  );
 }

@@ -20,7 +20,7 @@
 import { parseArtifact, type ParsedArtifact } from '../../core/artifact';
 import { headOf } from '../../core/model-head';
 import { del, get, idb, set, setMany } from './cache';
-import { readHeadFile, writeHeadFile } from './head-file';
+import { readHeadFile, writeHeadFile, type HeadRead, type MatrixPlace } from './head-file';
 
 export const STORED_MODEL_FORMAT = 1;
 
@@ -71,11 +71,18 @@ export async function storeHead(id: string, version: string, model: StoredModel)
  * The cached head of this version (core/model-head.ts): its copy in the Origin Private File
  * System (head-file.ts, read faster) when that is there and of this artifact, else the IndexedDB
  * entry (whose copy is then written again); undefined when none is stored (a small model, or a
- * cache of an earlier release).
+ * cache of an earlier release). With `place`, a copy's rows and scales go straight into WASM
+ * memory (head-file.ts; the result's `matrix`).
  */
-export async function readStoredHead(id: string, version: string, sha256: string): Promise<StoredModel | undefined> {
-  const copy = await readHeadFile(id, version);
+export async function readStoredHead(
+  id: string,
+  version: string,
+  sha256: string,
+  place?: MatrixPlace,
+): Promise<HeadRead | undefined> {
+  const copy = await readHeadFile(id, version, place);
   if (copy && copy.format === STORED_MODEL_FORMAT && copy.sha256 === sha256) return copy;
+  if (copy?.matrix) place!.free(copy.matrix);
   const head = await get<StoredModel>(headKey(id, version), idb());
   if (!(head && head.format === STORED_MODEL_FORMAT && head.rows instanceof Int8Array)) return undefined;
   void writeHeadFile(id, version, head);

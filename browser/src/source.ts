@@ -136,6 +136,8 @@ function loadLanguage(
       `/api/v1/artifacts/languages/${language}`,
       { artifact: 'language', name: language, onProgress },
       revalidate,
+      // Read first from its OPFS copy: with the model's head, what a first score from the cache waits for.
+      `lang-${encodeURIComponent(language)}.bin`,
     );
     return phase('language-parse', () => parseLanguageData(artifact.bytes));
   });
@@ -210,8 +212,15 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   // for the bench's raw-cache baseline. Both are read while the service is asked whether the
   // version is current.
   const headFirst = !!pointer && !options.full && !config.rawModelCache;
+  // The head's rows go straight into the kernels' memory (no copy after the read).
   const headP = headFirst
-    ? phase('idb-head', () => readStoredHead(id, pointer.version, pointer.sha256))
+    ? phase('idb-head', async () => {
+        const k = await getKernels();
+        return readStoredHead(id, pointer.version, pointer.sha256, {
+          matrix: (n, dims) => k.allocMatrix(n, dims),
+          free: (slot) => k.freeMatrix(slot),
+        });
+      })
     : Promise.resolve(undefined);
   const cachedP = pointer
     ? headP.then((head) =>
@@ -257,6 +266,10 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   let answered: [CatalogEntry | null, Fetched | null] = [null, null];
   try {
     answered = await ask();
+  } catch (err) {
+    // An error answer (e.g. the model is gone): the head read meanwhile is not used.
+    void headP.then(async (h) => h?.matrix && (await getKernels()).freeMatrix(h.matrix)).catch(() => {});
+    throw err;
   } finally {
     settleOnline(revalidate && answered[0] !== null && answered[1] !== null);
   }
@@ -320,7 +333,9 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   if (!fresh && !cached && head) {
     // The cached head scores at once; the full model is read from IndexedDB in the background.
     const full = (head.manifest as HeadManifest).partialOf!;
-    const headModel = phase('build-head', () => EmbeddingModel.fromParsed(head, k, { retainBuffer: true }));
+    const headModel = phase('build-head', () =>
+      EmbeddingModel.fromParsed(head, k, { retainBuffer: true, matrix: head.matrix }),
+    );
     await smallP;
     if (full.language !== smallLanguage)
       await loadLanguage(full.language, onProgress, revalidateSmall).catch(() => null);
@@ -357,6 +372,8 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
         ),
     );
   }
+  // The head was read but is not used (a new version was downloaded, or the complete model was read).
+  if (head?.matrix) k.freeMatrix(head.matrix);
   if (!fresh) report('cache', cached!.byteLength, cached!.byteLength, true);
   const stored = cached!;
 

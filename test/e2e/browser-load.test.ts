@@ -204,6 +204,8 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     expect(r.phases.indexOf('idb-head')).toBeLessThan(r.phases.indexOf('idb-model'));
     expect(r.stored.keys).toContain(JSON.stringify(['model-head', MODEL, r.info.version]));
     expect(r.files).toContain(`${encodeURIComponent(MODEL)}@${encodeURIComponent(r.info.version)}.head`);
+    // The language data's copy there too (browser/src/opfs.ts), read before IndexedDB.
+    expect(r.files).toContain('lang-en.bin');
     expect(r.phases.filter((p: string) => p.startsWith('parse-verify') || p.startsWith('download'))).toEqual([]);
     expect(r.stored.rows).toBe('[object Int8Array]');
     expect(r.stored.keys.filter((k: string) => k.startsWith('["model-bytes"'))).toEqual([]);

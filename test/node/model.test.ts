@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ArtifactError } from '../../core/artifact';
+import { ArtifactError, parseArtifact } from '../../core/artifact';
 import { EmbeddingModel, type ModelLoadOptions } from '../../core/model';
 import { loadDefaultFloatVectors, loadDefaultModel, loadKernels } from '../../build/load-model';
 import { modelFromVectors } from './support/model-fixture';
@@ -261,6 +261,28 @@ describe('EmbeddingModel vectors and loading', () => {
     const { model, buffer } = buildModel(words, 16, 3, { retainBuffer: true });
     expect(model.retainedBytes).toBeGreaterThanOrEqual(buffer.byteLength);
     expect(model.word(10)).toBe('w10');
+  });
+
+  it('adopts a matrix slot its rows were read into (options.matrix) instead of copying; a slot of another shape is refused', () => {
+    const { buffer } = buildModel(words, 16, 5);
+    const parsed = parseArtifact(buffer);
+    const k = loadKernels();
+    const reference = EmbeddingModel.fromParsed(parsed, k);
+    const slot = k.allocMatrix(parsed.size, parsed.dims);
+    slot.rows().set(parsed.rows);
+    slot.scales().set(parsed.scales);
+    const grown = k.memoryBytes;
+    // The rows and scales handed over are never read: empty arrays stand in for them.
+    const adopted = EmbeddingModel.fromParsed({ ...parsed, rows: new Int8Array(0), scales: new Float32Array(0) }, k, {
+      matrix: slot,
+    });
+    expect(k.memoryBytes).toBe(grown);
+    const q = reference.vector(42);
+    expect(adopted.topK(q, 10)).toEqual(reference.topK(q, 10));
+    expect(Array.from(adopted.vector(7))).toEqual(Array.from(reference.vector(7)));
+    expect(() => EmbeddingModel.fromParsed(parsed, k, { matrix: k.allocMatrix(parsed.size - 1, parsed.dims) })).toThrow(
+      RangeError,
+    );
   });
 
   it('a corrupt artifact fails to load with an ArtifactError', () => {
