@@ -37,7 +37,9 @@ export async function ensureBuilt(options: EnsureOptions = {}): Promise<R2Artifa
     const run = await step.load();
     artifacts.push(...(await run(options)));
   }
-  // The models' heads (progressive cold start of the offline scorer) from the model artifacts above.
-  artifacts.push(...(await import('./model-heads')).ensureModelHeads(artifacts));
+  // The models' heads and their mapper bundles' heads (progressive cold start of the offline
+  // scorer) from the artifacts above.
+  const heads = await import('./model-heads');
+  artifacts.push(...heads.ensureModelHeads(artifacts), ...heads.ensureMapperHeads(artifacts));
   return artifacts;
 }

@@ -9,10 +9,16 @@
  *
  * R2 key `model-heads/{id}.emb` (outside `models/`, which the catalog lists), served by
  * GET /api/v1/artifacts/models/{id}/head. Rebuilt when the full artifact changes.
+ *
+ * Beside it, the head of each of the model's mapper bundles (core/mapper-bundle.ts
+ * mapperBundleHead: the values of the same rows, ~7x smaller), R2 `mapper-heads/{id}/{key}.bin`,
+ * served by GET /api/v1/artifacts/mappers/{id}/{key}/head: the first score of a cold start needs
+ * the bundles its request names, but only for the head's rows.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { decodeWord, parseArtifact, writeArtifact, type ArtifactInput } from '../core/artifact';
+import { mapperBundleHead } from '../core/mapper-bundle';
 import { R2_KEYS } from '../core/storage-keys';
 import type { R2Artifact } from './ensure';
 import { stampMatches, writeAtomic, writeStamp } from './stamp';
@@ -23,6 +29,7 @@ export const HEAD_ROWS = 50_000;
 export const HEAD_VERSION = 1;
 
 const HEAD_DIR = path.join(GENERATED, 'model-heads');
+const MAPPER_HEAD_DIR = path.join(GENERATED, 'mapper-heads');
 
 /** The head artifact of a full artifact (rows [0, min(rows, n))). */
 export function buildHead(full: Uint8Array, rows = HEAD_ROWS): Uint8Array {
@@ -67,6 +74,28 @@ export function ensureModelHeads(earlier: readonly R2Artifact[]): R2Artifact[] {
       console.error(`[build] model head ${id}: ${HEAD_ROWS} rows, ${(head.byteLength / 1e6).toFixed(1)} MB`);
     }
     out.push({ key: R2_KEYS.modelHead(id), file, contentType: 'application/octet-stream' });
+  }
+  return out;
+}
+
+/** Ensure step: the head of every mapper bundle produced by the earlier steps (HEAD_ROWS rows). */
+export function ensureMapperHeads(earlier: readonly R2Artifact[]): R2Artifact[] {
+  const out: R2Artifact[] = [];
+  for (const a of earlier) {
+    const m = /^mappers\/([^/]+)\/([^/]+)\.bin$/.exec(a.key);
+    if (!m || !fs.existsSync(a.file)) continue;
+    const [, modelId, key] = m as unknown as [string, string, string];
+    const dir = path.join(MAPPER_HEAD_DIR, modelId);
+    const file = path.join(dir, `${key}.bin`);
+    const stampFile = path.join(dir, `${key}.stamp.json`);
+    const stat = fs.statSync(a.file);
+    const quick = { version: HEAD_VERSION, rows: HEAD_ROWS, size: stat.size, mtimeMs: stat.mtimeMs };
+    if (!(fs.existsSync(file) && stampMatches(stampFile, quick))) {
+      fs.mkdirSync(dir, { recursive: true });
+      writeAtomic(file, mapperBundleHead(new Uint8Array(fs.readFileSync(a.file)), HEAD_ROWS));
+      writeStamp(stampFile, quick);
+    }
+    out.push({ key: R2_KEYS.mapperHead(modelId, key), file, contentType: 'application/octet-stream' });
   }
   return out;
 }

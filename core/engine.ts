@@ -109,10 +109,17 @@ type ZodLike<T> = {
   safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ZodIssues } };
 };
 
-const schemas = requestSchemas();
+/**
+ * Built on the first validation, not at module load: constructing every zod schema takes tens of
+ * ms, which the offline scorer's Web Worker would otherwise spend before it can start reading its
+ * cache (browser/src/worker.ts starts the model's read first, then validates).
+ */
+let built: Schemas | null = null;
+const schemas = (): Schemas => (built ??= requestSchemas());
 
+type Schemas = ReturnType<typeof requestSchemas>;
 /** The request schemas' output types (what validation hands on). */
-type Req<K extends keyof typeof schemas> = ReturnType<(typeof schemas)[K]['parse']>;
+type Req<K extends keyof Schemas> = ReturnType<Schemas[K]['parse']>;
 
 function invalid(path: string, message: string): ApiError {
   return new ApiError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
@@ -149,7 +156,13 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
         return buf
           ? parseMapperBundle(
               buf,
-              { id: model.id, vocabularySize: model.index.size, checksum: model.manifest.checksum },
+              {
+                id: model.id,
+                vocabularySize: model.index.size,
+                checksum: model.manifest.checksum,
+                // A model's head accepts the bundle's head (the values of its rows) as well.
+                rowsPresent: model.index.rows,
+              },
               !source.bundlesVerified,
             )
           : null;
@@ -249,7 +262,7 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
 
     /** POST text-scores, with the token count the API meters. */
     async textScores(body: unknown) {
-      const req = validate<Req<'TextScoresRequestSchema'>>(schemas.TextScoresRequestSchema, body);
+      const req = validate<Req<'TextScoresRequestSchema'>>(schemas().TextScoresRequestSchema, body);
       const model = await source.model(req.embeddingModelId);
       const [lang, mappers, storedDimensions, companion] = await Promise.all([
         languageData(model.manifest.language as Language),
@@ -274,7 +287,7 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
 
     /** POST word-scores (whitelist or find-and-score). */
     async wordScores(body: unknown) {
-      const req = validate<Req<'WordScoresRequestSchema'>>(schemas.WordScoresRequestSchema, body);
+      const req = validate<Req<'WordScoresRequestSchema'>>(schemas().WordScoresRequestSchema, body);
       const model = await source.model(req.embeddingModelId);
       // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
       const [mappers, storedDimensions, lexicon, companion] = await Promise.all([
@@ -299,21 +312,21 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
 
     /** POST autocomplete-suggestions. */
     async autocomplete(body: unknown) {
-      const req = validate<Req<'AutocompleteRequestSchema'>>(schemas.AutocompleteRequestSchema, body);
+      const req = validate<Req<'AutocompleteRequestSchema'>>(schemas().AutocompleteRequestSchema, body);
       const model = await source.model(req.embeddingModelId);
       return autocomplete(model.index, req);
     },
 
     /** POST word-availabilities of a model. */
     async wordAvailabilities(embeddingModelId: string, body: unknown) {
-      const req = validate<Req<'WordAvailabilitiesRequestSchema'>>(schemas.WordAvailabilitiesRequestSchema, body);
+      const req = validate<Req<'WordAvailabilitiesRequestSchema'>>(schemas().WordAvailabilitiesRequestSchema, body);
       const model = await source.model(embeddingModelId);
       return wordAvailabilities(model.index, req);
     },
 
     /** POST word-similarity-matrices of a model. */
     async similarityMatrix(embeddingModelId: string, body: unknown) {
-      const req = validate<Req<'SimilarityMatrixRequestSchema'>>(schemas.SimilarityMatrixRequestSchema, body);
+      const req = validate<Req<'SimilarityMatrixRequestSchema'>>(schemas().SimilarityMatrixRequestSchema, body);
       const model = await source.model(embeddingModelId);
       mark('load');
       const result = similarityMatrix(model.index, req);
@@ -323,7 +336,7 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
 
     /** POST tokenizations. */
     async tokenize(body: unknown) {
-      const req = validate<Req<'TokenizationRequestSchema'>>(schemas.TokenizationRequestSchema, body);
+      const req = validate<Req<'TokenizationRequestSchema'>>(schemas().TokenizationRequestSchema, body);
       const data = await languageData(requireLanguage(req.language));
       return tokenize(req.text, data);
     },

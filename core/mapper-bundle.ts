@@ -308,6 +308,11 @@ export interface ExpectedModel {
   vocabularySize: number;
   /** ModelManifest.checksum; compared with info.modelChecksum when both are present. */
   checksum?: string;
+  /**
+   * The rows present when only the model's head is loaded (core/partial-index.ts): a bundle's
+   * head (mapperBundleHead) of exactly these rows is accepted too.
+   */
+  rowsPresent?: number;
 }
 
 /**
@@ -391,7 +396,7 @@ export function parseMapperBundle(
         `mapper bundle "${info.key}" was trained for model "${info.modelId}", not "${expectedModel.id}"`,
       );
     }
-    if (vocab !== expectedModel.vocabularySize) {
+    if (vocab !== expectedModel.vocabularySize && vocab !== expectedModel.rowsPresent) {
       throw new MapperBundleError(
         'WRONG_MODEL',
         `mapper bundle "${info.key}" covers ${vocab} rows, model "${expectedModel.id}" has ${expectedModel.vocabularySize}`,
@@ -433,4 +438,47 @@ export function parseMapperBundle(
       throw new MapperBundleError('CORRUPT', 'mapper bundle lexicon rows are not ascending vocabulary rows');
   }
   return new MapperBundle(info, vocab, dims, offsets, steps, codes, linear, lexiconRows);
+}
+
+/**
+ * The head of a bundle: the same bundle (info, quantization table, linear weights, format
+ * version) for the model's first `rows` rows only, its codes copied byte for byte (so every value
+ * equals the full bundle's) and the lexicon rows below `rows`. Served beside the model's head
+ * (GET /api/v1/artifacts/mappers/{modelId}/{key}/head): the offline scorer's progressive cold start
+ * scores the head's rows and needs only their values (~100 KB instead of ~700 KB per variable).
+ * The input is verified (checksum included); the output carries its own checksum.
+ */
+export function mapperBundleHead(input: ArrayBuffer | Uint8Array, rows: number): Uint8Array {
+  const bytes = input instanceof Uint8Array ? input : new Uint8Array(input);
+  const full = parseMapperBundle(bytes);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const version = view.getUint32(4, true);
+  const nVars = full.info.variables.length;
+  const jsonLen = view.getUint32(20, true);
+  const k = Math.max(0, Math.min(Math.floor(rows), full.vocabularySize));
+  const src = layout(jsonLen, nVars, full.dims, full.vocabularySize, version, full.lexiconSize);
+  const lexicon: number[] = [];
+  if (version >= 2) {
+    for (let i = 0; i < full.lexiconSize; i++) {
+      const r = view.getUint32(src.lexiconStart + 4 + 4 * i, true);
+      if (r < k) lexicon.push(r);
+    }
+  }
+  const dst = layout(jsonLen, nVars, full.dims, k, version, lexicon.length);
+  const out = new Uint8Array(dst.total);
+  const outView = new DataView(out.buffer);
+  // Header, info JSON, quantization table and linear weights: unchanged but for V, length, checksum.
+  out.set(bytes.subarray(0, dst.valuesStart), 0);
+  outView.setUint32(8, k, true);
+  outView.setUint32(24, dst.total, true);
+  for (let i = 0; i < nVars; i++) {
+    const from = src.valuesStart + src.sectionBytes * i;
+    out.set(bytes.subarray(from, from + 2 * k), dst.valuesStart + dst.sectionBytes * i);
+  }
+  if (version >= 2) {
+    outView.setUint32(dst.lexiconStart, lexicon.length, true);
+    lexicon.forEach((r, i) => outView.setUint32(dst.lexiconStart + 4 + 4 * i, r, true));
+  }
+  outView.setUint32(28, crc32(out.subarray(HEADER_BYTES)), true);
+  return out;
 }

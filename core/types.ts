@@ -46,6 +46,8 @@ export interface VectorIndex {
   readonly manifest: ModelManifest;
   readonly size: number;
   readonly dims: number;
+  /** Rows present when only the model's head is loaded (core/partial-index.ts); absent when complete. */
+  readonly rows?: number;
   /** The vocabulary entry of a row, as stored. */
   word(row: number): string;
   /** Row of a word: exact entry first, then its lower-cased form; -1 when absent. */

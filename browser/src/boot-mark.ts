@@ -4,4 +4,6 @@
  */
 import { mark } from './phases';
 
-mark('worker-script', 0, performance.now());
+/** When the worker's code began to run (ms since the worker started). */
+export const scriptStart = performance.now();
+mark('worker-script', 0, scriptStart);

@@ -18,6 +18,7 @@ import { Kernels } from '../../core/kernels';
 import { EmbeddingModel } from '../../core/model';
 import { PartialIndex, type HeadManifest } from '../../core/partial-index';
 import { ApiError } from '../../core/problem';
+import { IDENTIFIER } from '../../core/requests';
 import type { ModelManifest } from '../../core/types';
 import { sharedLoad } from '../../core/shared-load';
 import type { StoredDimensionSeeds } from '../../core/scoring';
@@ -468,7 +469,7 @@ async function loadHead(
   // cached) beside the head: the first answer needs them, and after the head they would share the
   // link with the full model's download. The other bundles come with the full model.
   const smallP = loadSmall(catalog.language, onProgress, true);
-  const bundles = new Bundles(info, onProgress, true);
+  const bundles = new Bundles(info, onProgress, true, true);
   for (const key of hintedBundles.keys()) bundles.get(key).catch(() => {});
   const head = await headP;
   if (!head || head.status !== 200) {
@@ -505,7 +506,8 @@ async function loadHead(
       partial: true,
     },
     bundles,
-    () => load(id, { full: true, bundles }, onProgress),
+    // The complete model gets (downloads and caches) the full bundles.
+    () => load(id, { full: true }, onProgress),
   );
 }
 
@@ -583,6 +585,11 @@ export async function withBundleHints<T>(body: unknown, fn: () => Promise<T>): P
  * The mapper bundles of a model version: each read once, from IndexedDB (revalidated when
  * `revalidate` says so) or downloaded, when a request names it or all at once (`all`). A bundle
  * neither cached nor downloadable is null.
+ *
+ * `heads`: the bundles of a downloaded model head (progressive cold start) are the bundles' heads
+ * (GET .../mappers/{id}/{key}/head: the values of the head's rows, ~7x fewer bytes before the
+ * first score; not cached, the complete model downloads and caches the full bundles); a server
+ * without them gets the full bundle.
  */
 export class Bundles {
   private readonly read = new Map<string, Promise<ArrayBuffer | null>>();
@@ -591,17 +598,45 @@ export class Bundles {
     readonly info: CachedModelInfo,
     private readonly onProgress: ProgressFn | undefined,
     private readonly revalidate: boolean | Promise<boolean>,
+    private readonly heads = false,
   ) {}
 
   get(key: string): Promise<ArrayBuffer | null> {
     const known = this.read.get(key);
     if (known) return known;
     if (!this.info.mapperBundles.some((b) => b.key === key)) return Promise.resolve(null);
-    const p = cachedArtifact(
+    const p = this.heads
+      ? fetchArtifact(config.baseUrl, config.token, `${this.path(key)}/head`, undefined, (phase, loaded, total) =>
+          this.onProgress?.({
+            artifact: 'mapper',
+            name: `${key}#head`,
+            phase,
+            loadedBytes: loaded,
+            totalBytes: total,
+            fromCache: false,
+          }),
+        ).then(
+          (f) => f.bytes!,
+          (err: unknown) => {
+            if (!(err instanceof ProblemError)) throw err;
+            return this.full(key);
+          },
+        )
+      : this.full(key);
+    this.read.set(key, p);
+    return p;
+  }
+
+  private path(key: string): string {
+    return `/api/v1/artifacts/mappers/${encodeURIComponent(this.info.id)}/${encodeURIComponent(key)}`;
+  }
+
+  private full(key: string): Promise<ArrayBuffer | null> {
+    return cachedArtifact(
       ['mapper', this.info.id, this.info.version, key],
       config.baseUrl,
       config.token,
-      `/api/v1/artifacts/mappers/${encodeURIComponent(this.info.id)}/${encodeURIComponent(key)}`,
+      this.path(key),
       { artifact: 'mapper', name: key, onProgress: this.onProgress },
       this.revalidate,
     ).then(
@@ -611,8 +646,6 @@ export class Bundles {
         return null;
       },
     );
-    this.read.set(key, p);
-    return p;
   }
 
   async all(): Promise<void> {
@@ -647,6 +680,17 @@ function loadModelInternal(id: string, options: LoadOptions, onProgress?: Progre
     () => load(id, options, onProgress),
     () => false,
   );
+}
+
+/**
+ * Starts loading the model a scoring call names before the engine validates the call, so the
+ * cache reads run while the request schemas are built and checked (the first call's validation
+ * takes ~10-20 ms). Only a hint: an invalid request still gets its 422 first (the engine awaits
+ * the model after validating), and a model that fails to load fails that call as before.
+ */
+export function prefetchModel(id: unknown, onProgress?: ProgressFn): void {
+  if (typeof id !== 'string' || !IDENTIFIER.test(id) || models.has(id)) return;
+  loadModelInternal(id, {}, onProgress).catch(() => {});
 }
 
 /** Marks a model as used by a running request (final-answer.ts); identity by default. */

@@ -3,7 +3,7 @@
  * the same zod request schemas, problem bodies, core/scoring and kernels.wasm bytes) over the
  * IndexedDB/HTTP source (source.ts), so its JSON, errors included, equals the API's.
  */
-import './boot-mark';
+import { scriptStart } from './boot-mark';
 import * as Comlink from 'comlink';
 import { createEngine, type Engine } from '../../core/engine';
 import { sha256Hex } from '../../core/digest';
@@ -11,6 +11,7 @@ import { toProblem, type ProgressFn } from './cache';
 import { answer } from './final-answer';
 import type { HeadOffer } from './head-offer';
 import { expectOffer, settleOffer } from './offers';
+import { mark } from './phases';
 import type { FinalAnswer, LoadModelOptions, ScorerConfig } from './protocol';
 import {
   configure,
@@ -19,6 +20,7 @@ import {
   listCachedModels,
   loadModel,
   offlineSource,
+  prefetchModel,
   status,
   withBundleHints,
 } from './source';
@@ -42,13 +44,17 @@ type OnFinal = (f: FinalAnswer) => unknown;
  * an answer from a model's head is followed by the complete model's through onFinal (final-answer.ts).
  */
 const scoring = <T>(
+  modelId: string | undefined,
   body: unknown,
   onProgress: ProgressFn | undefined,
   onFinal: OnFinal | undefined,
   fn: (engine: Engine) => Promise<T>,
 ) =>
   guarded(() =>
-    withBundleHints(body, () => answer(async (source) => asJson(await fn(createEngine(source))), onProgress, onFinal)),
+    withBundleHints(body, () => {
+      prefetchModel(modelId ?? (body as { embeddingModelId?: unknown } | null)?.embeddingModelId, onProgress);
+      return answer(async (source) => asJson(await fn(createEngine(source))), onProgress, onFinal);
+    }),
   );
 
 /** The exposed API: the scoring endpoints' request and response shapes. */
@@ -61,15 +67,15 @@ const api = {
   listCachedModels: () => guarded(listCachedModels),
   evictModel: (id: string) => guarded(() => evictModel(id)),
   textScores: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(body, onProgress, onFinal, async (e) => (await e.textScores(body)).response),
+    scoring(undefined, body, onProgress, onFinal, async (e) => (await e.textScores(body)).response),
   wordScores: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(body, onProgress, onFinal, (e) => e.wordScores(body)),
+    scoring(undefined, body, onProgress, onFinal, (e) => e.wordScores(body)),
   autocomplete: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(body, onProgress, onFinal, (e) => e.autocomplete(body)),
+    scoring(undefined, body, onProgress, onFinal, (e) => e.autocomplete(body)),
   wordAvailabilities: (embeddingModelId: string, body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(body, onProgress, onFinal, (e) => e.wordAvailabilities(embeddingModelId, body)),
+    scoring(embeddingModelId, body, onProgress, onFinal, (e) => e.wordAvailabilities(embeddingModelId, body)),
   similarityMatrix: (embeddingModelId: string, body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(body, onProgress, onFinal, (e) => e.similarityMatrix(embeddingModelId, body)),
+    scoring(embeddingModelId, body, onProgress, onFinal, (e) => e.similarityMatrix(embeddingModelId, body)),
   /** The models in memory (`partial` while only the head is in) and the timed load phases. */
   status: () => guarded(status),
   tokenize: (body: { language: string; text: string }, onProgress?: ProgressFn) =>
@@ -85,3 +91,5 @@ const api = {
 export type OfflineScorerApi = typeof api;
 
 Comlink.expose(api);
+// The end of the modules' evaluation (boot-mark.ts marks their start).
+mark('worker-modules', scriptStart);

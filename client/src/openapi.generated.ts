@@ -2654,6 +2654,89 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/artifacts/mappers/{modelId}/{key}/head': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Download the head of a mapper bundle: the values of the model's head rows (the offline scorer's progressive cold start)
+     * @description The bundle (core/mapper-bundle.ts, same format, info and quantization) cut to the rows of the model's head (GET .../models/{id}/head: the most frequent 50,000 rows), every value equal to the full bundle's. It applies only to the model's head; the complete model needs the full bundle. 404 when there is none (download the full bundle).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description An ETag from an earlier download */
+          'if-none-match'?: string;
+        };
+        path: {
+          modelId: string;
+          key: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The mapper bundle's head (core/mapper-bundle.ts). Headers: ETag, X-Content-SHA256 (hex SHA-256 of the body), Content-Length. */
+        200: {
+          headers: {
+            /** @description Entity tag; send it back in If-None-Match */
+            ETag: string;
+            /** @description Hex SHA-256 of the body; verify before caching */
+            'X-Content-SHA256': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/octet-stream': string;
+          };
+        };
+        /** @description Not modified (If-None-Match matched the ETag) */
+        304: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/artifacts/dimensions': {
     parameters: {
       query?: never;

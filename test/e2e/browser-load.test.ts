@@ -3,7 +3,8 @@
  * offline scorer loads a model (docs/offline-browser.md, Load path):
  *  1. progressive cold start: scores from the model's head (status partial) while the full
  *     artifact is held back, then delivers the complete model's answer (onFinal) equal to the
- *     API's; language data and mapper bundles arrive gzipped and are decoded and verified;
+ *     API's; language data and mapper bundles arrive gzipped and are decoded and verified (the
+ *     first answer with the bundle's head, the complete model with the full bundle);
  *  2. the parsed IndexedDB cache: a cached model loads as stored typed arrays, no re-hash;
  *  3. the page's head download (browser/src/head-offer.ts): a progressive scorer's first call
  *     downloads the head on the page while the worker starts; the worker takes it only when its
@@ -131,7 +132,14 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     context.off('response', onResponse);
     const lang = small.find((res) => res.url().endsWith('/artifacts/languages/en'));
     expect(lang, 'language data downloaded by the scorer').toBeDefined();
-    expect(small.some((res) => res.url().includes('/artifacts/mappers/'))).toBe(true);
+    // The first answer used the bundle's head (the values of the head's rows); the complete model
+    // downloaded the full bundle.
+    const bundleHead = small.find((res) => res.url().endsWith(`/artifacts/mappers/${MODEL}/sentiment/head`));
+    expect(bundleHead, "the mapper bundle's head").toBeDefined();
+    expect((await bundleHead!.body()).byteLength).toBe(
+      fs.statSync(path.join(ROOT, 'build', 'generated', 'mapper-heads', MODEL, 'sentiment.bin')).size,
+    );
+    expect(small.some((res) => res.url().endsWith(`/artifacts/mappers/${MODEL}/sentiment`))).toBe(true);
     for (const res of small) {
       const headers = await res.allHeaders();
       expect(headers['content-encoding'], res.url()).toBe('gzip');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   MAPPER_FORMAT_VERSION,
   MapperBundleError,
+  mapperBundleHead,
   mapperVariableId,
   parseMapperBundle,
   writeMapperBundle,
@@ -133,6 +134,39 @@ describe('mapper bundle format', () => {
     expect(() => writeMapperBundle(info({ variables: ['valence'] }), values, { lexiconRows: [50] })).toThrow(
       RangeError,
     );
+  });
+
+  it("a bundle's head keeps the first rows' values exactly (same quantization), the lexicon rows below, and applies only to a model's head", () => {
+    const r = rng(11);
+    const n = 5003;
+    const valence = new Float32Array(n).map(() => (r() < 0.1 ? NaN : r() * 2 - 1));
+    const arousal = new Float32Array(n).map(() => r() * 9);
+    // The head's rows hold a narrower range than the whole: re-quantizing them would change the values.
+    valence[4000] = -1;
+    arousal[4500] = 9;
+    const linear = {
+      valence: { weights: new Float32Array([0.5, -0.25]), bias: 0.1 },
+      arousal: { weights: new Float32Array([1, 2]), bias: -1 },
+    };
+    const bytes = writeMapperBundle(info(), { valence, arousal }, { linear, lexiconRows: [4999, 12, 1000, 1001, 7] });
+    const full = parseMapperBundle(bytes);
+    const headBytes = mapperBundleHead(bytes, 1001);
+    expect(headBytes.byteLength).toBeLessThan(bytes.byteLength / 4);
+    const model = { id: 'model-a', vocabularySize: n, checksum: 'murmur3:00000001' };
+    const head = parseMapperBundle(headBytes, { ...model, rowsPresent: 1001 });
+    expect(head.info).toEqual(full.info);
+    expect(head.vocabularySize).toBe(1001);
+    for (const v of ['valence', 'arousal'])
+      for (let row = 0; row < 1001; row++) expect(Object.is(head.value(v, row), full.value(v, row))).toBe(true);
+    expect(head.value('valence', 1001)).toBeNaN();
+    expect(head.applyLinear('arousal', [1, 1])).toBe(full.applyLinear('arousal', [1, 1]));
+    expect([7, 12, 1000].every((row) => head.isLexiconRow(row))).toBe(true);
+    expect(head.lexiconSize).toBe(3);
+    // A complete model of n rows refuses it (its values stop at row 1,000).
+    expect(() => parseMapperBundle(headBytes, model)).toThrow(MapperBundleError);
+    expect(() => parseMapperBundle(headBytes, { ...model, rowsPresent: 2000 })).toThrow(/covers 1001 rows/);
+    // More rows than the bundle has: the whole bundle.
+    expect(mapperBundleHead(bytes, n + 10)).toEqual(bytes);
   });
 
   it('a constant or all-NaN variable is stored exactly', () => {

@@ -5,6 +5,7 @@
  */
 import { env, SELF } from 'cloudflare:test';
 import { createApp } from '../../worker/app';
+import { mapperBundleHead, parseMapperBundle } from '../../core/mapper-bundle';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   adminToken,
@@ -185,6 +186,35 @@ describe('language data and mapper bundles', () => {
     expect(res.headers.get('x-content-sha256')).toBe(await sha256(stored));
     expectProblem(await call('GET', '/api/v1/artifacts/mappers/art-model/none'), 404, 'NOT_FOUND');
   });
+
+  it("serves a mapper bundle's head (the values of the model's head rows), gzipped when accepted; 404 without one", async () => {
+    expectProblem(await call('GET', '/api/v1/artifacts/mappers/art-model/tone/head'), 404, 'NOT_FOUND');
+    const full = new Uint8Array(await (await env.ARTIFACTS.get('mappers/art-model/tone.bin'))!.arrayBuffer());
+    const head = mapperBundleHead(full, 3);
+    await env.ARTIFACTS.put('mapper-heads/art-model/tone.bin', head);
+    const res = await get('/api/v1/artifacts/mappers/art-model/tone/head');
+    expect(res.status).toBe(200);
+    expectSameBytes(await res.arrayBuffer(), head);
+    expect(res.headers.get('x-content-sha256')).toBe(await sha256(head));
+    const gz = await get('/api/v1/artifacts/mappers/art-model/tone/head', { 'accept-encoding': 'gzip' });
+    expect(gz.headers.get('content-encoding')).toBe('gzip');
+    expectSameBytes(await decodedBody(gz), head);
+    // It is the full bundle's head: the same values for its rows, accepted only for a model's head.
+    const parsedFull = parseMapperBundle(full);
+    const parsedHead = parseMapperBundle(head, {
+      id: 'art-model',
+      vocabularySize: parsedFull.vocabularySize,
+      rowsPresent: 3,
+    });
+    for (const v of parsedFull.info.variables)
+      for (let r = 0; r < 3; r++) expect(parsedHead.value(v, r)).toBe(parsedFull.value(v, r));
+    expect(() => parseMapperBundle(head, { id: 'art-model', vocabularySize: parsedFull.vocabularySize })).toThrow(
+      /covers 3 rows/,
+    );
+    expectProblem(await call('GET', '/api/v1/artifacts/mappers/art-model/none/head'), 404, 'NOT_FOUND');
+    expectProblem(await call('GET', '/api/v1/artifacts/mappers/art-model/..%2Fx/head'), 422, 'VALIDATION_FAILED');
+    await env.ARTIFACTS.delete('mapper-heads/art-model/tone.bin');
+  });
 });
 
 describe('GET /api/v1/artifacts/dimensions', () => {
@@ -218,6 +248,8 @@ describe('OpenAPI and the playground route', () => {
       '/api/v1/artifacts/models/{id}',
       '/api/v1/artifacts/languages/{language}',
       '/api/v1/artifacts/mappers/{modelId}/{key}',
+      '/api/v1/artifacts/mappers/{modelId}/{key}/head',
+      '/api/v1/artifacts/models/{id}/head',
       '/api/v1/artifacts/dimensions',
     ]) {
       expect(doc.paths[p]?.get, p).toBeTruthy();

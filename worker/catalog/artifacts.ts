@@ -109,6 +109,25 @@ const mapperRoute = createRoute({
   responses: { ...binaryResponses('The mapper bundle (core/mapper-bundle.ts)'), ...errorResponses(401, 404, 422) },
 });
 
+const mapperHeadRoute = createRoute({
+  method: 'get',
+  path: '/mappers/{modelId}/{key}/head',
+  tags: ['Artifacts'],
+  summary:
+    "Download the head of a mapper bundle: the values of the model's head rows (the offline scorer's progressive cold start)",
+  description:
+    "The bundle (core/mapper-bundle.ts, same format, info and quantization) cut to the rows of the model's head (GET .../models/{id}/head: the most frequent 50,000 rows), every value equal to the full bundle's. It applies only to the model's head; the complete model needs the full bundle. 404 when there is none (download the full bundle).",
+  security,
+  request: {
+    params: z.object({ modelId: segment('modelId', 'en-glove-6b-100d'), key: segment('key', 'sentiment') }),
+    headers: ifNoneMatch,
+  },
+  responses: {
+    ...binaryResponses("The mapper bundle's head (core/mapper-bundle.ts)"),
+    ...errorResponses(401, 404, 422),
+  },
+});
+
 export const StoredSeedsSchema = z
   .object({
     data: z.array(
@@ -268,6 +287,17 @@ artifactRoutes.openapi(mapperRoute, async (c) => {
     c,
     R2_KEYS.mapper(modelId, key),
     () => new ApiError('NOT_FOUND', `No mapper bundle '${key}' for embedding model '${modelId}'`),
+    {},
+    true,
+  ) as never;
+});
+
+artifactRoutes.openapi(mapperHeadRoute, async (c) => {
+  const { modelId, key } = c.req.valid('param');
+  return serveObject(
+    c,
+    R2_KEYS.mapperHead(modelId, key),
+    () => new ApiError('NOT_FOUND', `No head of mapper bundle '${key}' for embedding model '${modelId}'`),
     {},
     true,
   ) as never;
