@@ -56,6 +56,8 @@ interface Run {
   firstMs: number;
   completeMs: number;
   downloaded: number;
+  /** Bytes of the heads (model, mapper bundles) downloaded before the first score (decoded). */
+  headBytes: number;
   partial: boolean;
   goalScore: number;
   finalGoalScore: number;
@@ -88,6 +90,7 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
         });
       }
       let downloaded = 0;
+      const heads: Record<string, number> = {};
       let readyAt = 0;
       let finalAt = 0;
       let finalGoal: number | null = null;
@@ -100,6 +103,9 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
         pageHeadRead: o.pageHeadRead !== false,
         onProgress: (p: { artifact: string; name: string; phase: string; loadedBytes: number }) => {
           if (p.phase === 'store') downloaded += p.loadedBytes;
+          // The heads (model and mapper bundles) are not stored: their size from their own events.
+          if (p.name.endsWith('#head') && (p.phase === 'download' || p.phase === 'partial'))
+            heads[p.name] = Math.max(heads[p.name] ?? 0, p.loadedBytes);
           if (p.artifact === 'model' && p.name === model && p.phase === 'ready') readyAt = performance.now();
         },
       });
@@ -126,6 +132,7 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
         firstMs,
         completeMs: Math.max(readyAt, finalAt) - t0,
         downloaded,
+        headBytes: Object.values(heads).reduce((a, b) => a + b, 0),
         partial,
         goalScore: res.data[0].goalScore as number,
         finalGoalScore: (finalGoal ?? res.data[0].goalScore) as number,
@@ -201,7 +208,7 @@ async function main(): Promise<void> {
       );
       await throttle(cdp, false);
       r.coldProg.push(prog);
-      headBytes = prog.downloaded - r.coldBase.at(-1)!.downloaded;
+      headBytes = prog.headBytes;
 
       r.cachedOnline.push(await timed(page, token, { deleteCache: false }));
       if (r.cachedOnline.at(-1)!.downloaded !== 0) throw new Error('the cached run downloaded again');

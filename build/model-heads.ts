@@ -54,6 +54,22 @@ export function buildHead(full: Uint8Array, rows = HEAD_ROWS): Uint8Array {
   });
 }
 
+/**
+ * Writes `file` = build(source bytes) unless its stamp says it was made from this very source
+ * (a source is rewritten atomically when rebuilt: size + mtime identify it); returns whether it
+ * was (re)built.
+ */
+function ensureDerived(source: string, file: string, build: (bytes: Uint8Array) => Uint8Array): boolean {
+  const stampFile = file.replace(/\.[^./]+$/, '.stamp.json');
+  const stat = fs.statSync(source);
+  const quick = { version: HEAD_VERSION, rows: HEAD_ROWS, size: stat.size, mtimeMs: stat.mtimeMs };
+  if (fs.existsSync(file) && stampMatches(stampFile, quick)) return false;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  writeAtomic(file, build(new Uint8Array(fs.readFileSync(source))));
+  writeStamp(stampFile, quick);
+  return true;
+}
+
 /** Ensure step: a head for every model artifact produced by the earlier steps. */
 export function ensureModelHeads(earlier: readonly R2Artifact[]): R2Artifact[] {
   const out: R2Artifact[] = [];
@@ -62,17 +78,8 @@ export function ensureModelHeads(earlier: readonly R2Artifact[]): R2Artifact[] {
     if (!m || !fs.existsSync(a.file)) continue;
     const id = m[1]!;
     const file = path.join(HEAD_DIR, `${id}.emb`);
-    const stampFile = path.join(HEAD_DIR, `${id}.stamp.json`);
-    const stat = fs.statSync(a.file);
-    // The full artifact is rewritten atomically when rebuilt: size + mtime identify it.
-    const quick = { version: HEAD_VERSION, rows: HEAD_ROWS, size: stat.size, mtimeMs: stat.mtimeMs };
-    if (!(fs.existsSync(file) && stampMatches(stampFile, quick))) {
-      fs.mkdirSync(HEAD_DIR, { recursive: true });
-      const head = buildHead(new Uint8Array(fs.readFileSync(a.file)));
-      writeAtomic(file, head);
-      writeStamp(stampFile, quick);
-      console.error(`[build] model head ${id}: ${HEAD_ROWS} rows, ${(head.byteLength / 1e6).toFixed(1)} MB`);
-    }
+    if (ensureDerived(a.file, file, (bytes) => buildHead(bytes)))
+      console.error(`[build] model head ${id}: ${HEAD_ROWS} rows, ${(fs.statSync(file).size / 1e6).toFixed(1)} MB`);
     out.push({ key: R2_KEYS.modelHead(id), file, contentType: 'application/octet-stream' });
   }
   return out;
@@ -85,16 +92,8 @@ export function ensureMapperHeads(earlier: readonly R2Artifact[]): R2Artifact[] 
     const m = /^mappers\/([^/]+)\/([^/]+)\.bin$/.exec(a.key);
     if (!m || !fs.existsSync(a.file)) continue;
     const [, modelId, key] = m as unknown as [string, string, string];
-    const dir = path.join(MAPPER_HEAD_DIR, modelId);
-    const file = path.join(dir, `${key}.bin`);
-    const stampFile = path.join(dir, `${key}.stamp.json`);
-    const stat = fs.statSync(a.file);
-    const quick = { version: HEAD_VERSION, rows: HEAD_ROWS, size: stat.size, mtimeMs: stat.mtimeMs };
-    if (!(fs.existsSync(file) && stampMatches(stampFile, quick))) {
-      fs.mkdirSync(dir, { recursive: true });
-      writeAtomic(file, mapperBundleHead(new Uint8Array(fs.readFileSync(a.file)), HEAD_ROWS));
-      writeStamp(stampFile, quick);
-    }
+    const file = path.join(MAPPER_HEAD_DIR, modelId, `${key}.bin`);
+    ensureDerived(a.file, file, (bytes) => mapperBundleHead(bytes, HEAD_ROWS));
     out.push({ key: R2_KEYS.mapperHead(modelId, key), file, contentType: 'application/octet-stream' });
   }
   return out;

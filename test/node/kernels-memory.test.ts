@@ -83,6 +83,35 @@ describe('quantization and memory', () => {
     expect(k.topK(slotB, q, 50, { rankCutoff: 15000 })).toEqual(other.topK(slotB2, q, 50, { rankCutoff: 15000 }));
     expect(Array.from(k.dequantizeRow(slotB, 123))).toEqual(Array.from(refRow(b, 123), Math.fround));
   });
+
+  it('prefault maps the memory of the next matrix without allocating it or disturbing loaded ones', () => {
+    const k = Kernels.fromModule(module);
+    const a = randomUnitMatrix(300, 48, 41).m;
+    const slotA = k.loadMatrix(a.rows, a.scales, a.n, a.dims);
+    const q = randomQuery(48, 42);
+    const before = k.topK(slotA, q, 10);
+    const b = randomUnitMatrix(30000, 48, 43).m;
+    const grown = k.memoryBytes;
+    k.prefault(b.n, b.dims);
+    expect(k.memoryBytes).toBeGreaterThanOrEqual(grown + Kernels.matrixBytes(b.n, b.dims) - 65536);
+    const prefaulted = k.memoryBytes;
+    // The next matrix fits in the prefaulted space: no further growth, the same results as a fresh instance.
+    const slotB = k.loadMatrix(b.rows, b.scales, b.n, b.dims);
+    expect(k.memoryBytes).toBe(prefaulted);
+    const other = Kernels.fromModule(module);
+    expect(k.topK(slotB, q, 25)).toEqual(other.topK(other.loadMatrix(b.rows, b.scales, b.n, b.dims), q, 25));
+    expect(k.topK(slotA, q, 10)).toEqual(before);
+    // Nonsense sizes do nothing.
+    for (const [n, d] of [
+      [0, 48],
+      [-1, 48],
+      [10, 0],
+      [1.5, 48],
+      [10, 1e9],
+    ])
+      k.prefault(n!, d!);
+    expect(k.memoryBytes).toBe(prefaulted);
+  });
 });
 
 describe('matrix memory reuse (eviction)', () => {
