@@ -110,9 +110,15 @@ export interface MapperBundleInfo {
     string,
     {
       method: string;
-      /** pi(x) = logistic(weights . x + bias) on the unit vector; a non-lexicon value is n + pi^gamma (v - n). */
+      /**
+       * pi = logistic(weights . x + featureWeights . f + bias) on the unit vector x and the row's
+       * flag indicators f (named by `features`; absent before training version 4); a non-lexicon
+       * value is n + pi^gamma (v - n).
+       */
       membership: {
         weights: number[];
+        features?: string[];
+        featureWeights?: number[];
         bias: number;
         lambda: number;
         gamma: number;
@@ -123,16 +129,21 @@ export interface MapperBundleInfo {
       neutral: number;
       crossValidation: { folds: number; items: number; lexiconItems: number; mse: number; mseUnshrunk: number };
       heldOutLexicon: { pearsonR: number; pearsonRShrunk: number };
-      neutralCheck: {
-        nouns: number;
-        meanAbs: number;
-        shareOfHalfRange: number;
-        limit: number;
-        pass: boolean;
-        source: string;
-      };
+      neutralCheck: MapperNeutralCheck;
+      /** The same over concrete nouns whatever their other readings (since training version 4). */
+      neutralCheckAllReadings?: MapperNeutralCheck;
     }
   >;
+}
+
+/** Mean |value - neutral| over a list of concrete nouns no sentiment lexicon lists, against the limit. */
+export interface MapperNeutralCheck {
+  nouns: number;
+  meanAbs: number;
+  shareOfHalfRange: number;
+  limit: number;
+  pass: boolean;
+  source: string;
 }
 
 /** A loaded mapper bundle: materialized values per vocabulary row. */

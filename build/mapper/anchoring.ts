@@ -2,13 +2,16 @@
  * Lexicon-anchored mapper values (decisions.md "Text scores that mean what they say"):
  *   - a word of the training lexicon takes its lexicon value;
  *   - any other word takes the regression's value shrunk toward the scale's neutral point n by
- *     how far it lies from the lexicon: v = n + pi(x)^gamma * (v_reg - n).
- * pi(x) is a learned distance to the lexicon: the probability that a word with unit vector x
- * belongs to the lexicon, by L2-regularized logistic regression (IRLS) of the lexicon's words
- * (positives) against the unlisted words among the 20,000 most frequent (negatives: letters
- * only, in no sentiment lexicon, not a neutral-check noun). This is the hurdle (two-part) model
- * of the lexicons' own convention - VADER, AFINN and pattern score an unlisted word 0 - with the
- * expected value pi * v_reg + (1 - pi) * n tempered by gamma.
+ *     how far it lies from the lexicon: v = n + pi^gamma * (v_reg - n).
+ * pi is a learned distance to the lexicon: the probability that a word belongs to the lexicon
+ * given its unit vector x and its part-of-speech / dictionary flags (MEMBERSHIP_FEATURES), by
+ * L2-regularized logistic regression (IRLS) of the lexicon's words (positives) against the
+ * unlisted words among the 20,000 most frequent (negatives: letters only, in no sentiment
+ * lexicon, in neither neutral-check list). This is the hurdle (two-part) model of the lexicons'
+ * own convention - VADER, AFINN and pattern score an unlisted word 0 - with the expected value
+ * pi * v_reg + (1 - pi) * n tempered by gamma. With the vector alone (training version 3) pi
+ * separated pattern's adjectives from frequent nouns too poorly for subjectivity to pass the
+ * neutral-word check without lowering its held-out r (docs/text-scores.md).
  *
  * Why not the cosine to the nearest lexicon word (the first version, a ramp kernel on it): in
  * GloVe that cosine separates lexicon words from concrete nouns poorly (median 0.75 vs 0.57,
@@ -28,10 +31,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { foldAssignment, pearson, solveSpd } from './stats';
 import { ROOT } from '../wrangler';
+import { VOCAB_FLAG } from '../../core/vocab-quality';
 
 export interface Membership {
-  /** Logistic regression on the dequantized unit vector: pi = 1 / (1 + exp(-(w . x + b))). */
+  /**
+   * Logistic regression on the dequantized unit vector x and the word's flag indicators f:
+   * pi = 1 / (1 + exp(-(w . x + u . f + b))).
+   */
   weights: number[];
+  /** Names of the flag features (MEMBERSHIP_FEATURES), in the order of featureWeights. */
+  features: string[];
+  featureWeights: number[];
   bias: number;
   lambda: number;
   gamma: number;
@@ -50,18 +60,50 @@ export interface Anchoring {
   /** Pearson r of held-out lexicon words (outer-CV predictions): the regression alone and shrunk as served. */
   heldOutLexicon: { pearsonR: number; pearsonRShrunk: number };
   /** Mean |value - neutral| over the neutral-check nouns, as a share of the scale's half-range (limit 0.15). */
-  neutralCheck: {
-    nouns: number;
-    meanAbs: number;
-    shareOfHalfRange: number;
-    limit: number;
-    pass: boolean;
-    source: string;
-  };
+  neutralCheck: NeutralCheck;
+  /** The same over the second list: concrete nouns whatever their other readings (neutral-nouns.ts). */
+  neutralCheckAllReadings: NeutralCheck;
+}
+
+export interface NeutralCheck {
+  nouns: number;
+  meanAbs: number;
+  shareOfHalfRange: number;
+  limit: number;
+  pass: boolean;
+  source: string;
 }
 
 export const ANCHORING_METHOD =
-  'lexicon values; others n + pi(x)^gamma (v - n), pi = logistic P(word in the lexicon | vector)';
+  'lexicon values; others n + pi^gamma (v - n), pi = logistic P(word in the lexicon | vector, part-of-speech and dictionary flags)';
+
+/**
+ * Flag features of the membership model: the vocabulary flags of the model artifact (VFLG,
+ * build/vocab-flags.ts), i.e. the parts of speech of the word or its lemma in the language
+ * data (en: WordNet + Morphy) and whether the word list knows it (as a word; only capitalized).
+ * They carry what the vector does not: pattern's lexicon is almost all adjectives (1,307 of its
+ * 1,456 rows) while most frequent unlisted words are nouns. The POSITIVE/NEGATIVE flags are left
+ * out on purpose: they come from a polarity lexicon, i.e. from lexicon membership itself.
+ */
+export const MEMBERSHIP_FEATURES: ReadonlyArray<readonly [name: string, bit: number]> = [
+  ['noun', VOCAB_FLAG.NOUN],
+  ['verb', VOCAB_FLAG.VERB],
+  ['adj', VOCAB_FLAG.ADJ],
+  ['adv', VOCAB_FLAG.ADV],
+  ['dictionary', VOCAB_FLAG.DICTIONARY],
+  ['proper', VOCAB_FLAG.PROPER],
+];
+const FEATURE_BIT = new Map(MEMBERSHIP_FEATURES);
+
+/** Writes the 0/1 flag indicators of `names` for a row's flags into out[offset..]. */
+export function flagFeatures(names: readonly string[], flags: number, out: Float64Array, offset = 0): Float64Array {
+  names.forEach((name, k) => {
+    const bit = FEATURE_BIT.get(name);
+    if (bit === undefined) throw new Error(`unknown membership feature ${name}`);
+    out[offset + k] = flags & bit ? 1 : 0;
+  });
+  return out;
+}
 export const GAMMAS = [0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1];
 export const LAMBDAS = [0.1, 1, 10];
 
@@ -75,10 +117,19 @@ export const round = (x: number): number => Math.round(x * 100000) / 100000;
 
 const sigmoid = (z: number): number => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
 
-/** pi(x) of the membership model for a vector x (length d). */
-export function membershipProbability(m: { weights: ArrayLike<number>; bias: number }, x: ArrayLike<number>): number {
+/**
+ * pi of the membership model for a vector x (length d) and the row's vocabulary flags (a model
+ * recorded without flag features - training version 3 - ignores them).
+ */
+export function membershipProbability(
+  m: { weights: ArrayLike<number>; bias: number; features?: readonly string[]; featureWeights?: ArrayLike<number> },
+  x: ArrayLike<number>,
+  flags = 0,
+): number {
   let z = m.bias;
   for (let j = 0; j < m.weights.length; j++) z += m.weights[j] * x[j];
+  const names = m.features ?? [];
+  for (let k = 0; k < names.length; k++) if (flags & FEATURE_BIT.get(names[k])!) z += m.featureWeights![k];
   return sigmoid(z);
 }
 
@@ -136,14 +187,31 @@ export function fitLogistic(
   return { weights: w.slice(0, d), bias: w[d] };
 }
 
+/** pi of a fitted logistic model for the row of X starting at `offset`. */
+function linearProbability(m: { weights: Float64Array; bias: number }, X: Float64Array, offset: number): number {
+  let z = m.bias;
+  for (let j = 0; j < m.weights.length; j++) z += m.weights[j] * X[offset + j];
+  return sigmoid(z);
+}
+
 export interface MembershipFit {
   membership: Omit<Membership, 'gamma'>;
   /** Out-of-fold pi of every item (aligned with the items passed in). */
   oof: Float64Array;
 }
 
-/** Fits the membership model: lambda by 5-fold CV log-loss, out-of-fold pi per item, final fit on all. */
-export function fitMembership(X: Float64Array, t: ArrayLike<number>, d: number, seed = 20240611): MembershipFit {
+/**
+ * Fits the membership model: lambda by 5-fold CV log-loss, out-of-fold pi per item, final fit on
+ * all. X holds per item the d vector components, then one column per name of `features`.
+ */
+export function fitMembership(
+  X: Float64Array,
+  t: ArrayLike<number>,
+  d: number,
+  features: readonly string[] = [],
+  seed = 20240611,
+): MembershipFit {
+  const cols = d + features.length;
   const n = t.length;
   const folds = foldAssignment(n, 5, seed);
   let best: { lambda: number; loss: number; oof: Float64Array } | null = null;
@@ -153,8 +221,8 @@ export function fitMembership(X: Float64Array, t: ArrayLike<number>, d: number, 
       const train: number[] = [];
       const test: number[] = [];
       folds.forEach((g, i) => (g === f ? test : train).push(i));
-      const m = fitLogistic(X, t, d, train, lambda);
-      for (const i of test) oof[i] = membershipProbability(m, X.subarray(i * d, (i + 1) * d));
+      const m = fitLogistic(X, t, cols, train, lambda);
+      for (const i of test) oof[i] = linearProbability(m, X, i * cols);
     }
     let loss = 0;
     for (let i = 0; i < n; i++) {
@@ -165,12 +233,14 @@ export function fitMembership(X: Float64Array, t: ArrayLike<number>, d: number, 
     if (!best || loss < best.loss - 1e-12) best = { lambda, loss, oof };
   }
   const all = Array.from({ length: n }, (_, i) => i);
-  const m = fitLogistic(X, t, d, all, best!.lambda);
+  const m = fitLogistic(X, t, cols, all, best!.lambda);
   let positives = 0;
   for (let i = 0; i < n; i++) positives += t[i] ? 1 : 0;
   return {
     membership: {
-      weights: Array.from(m.weights, (x) => round(x)),
+      weights: Array.from(m.weights.subarray(0, d), (x) => round(x)),
+      features: [...features],
+      featureWeights: Array.from(m.weights.subarray(d), (x) => round(x)),
       bias: round(m.bias),
       lambda: best!.lambda,
       positives,

