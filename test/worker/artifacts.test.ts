@@ -172,6 +172,20 @@ describe('language data and mapper bundles', () => {
     const refused = await get('/api/v1/artifacts/languages/en', { 'accept-encoding': 'gzip;q=0, identity' });
     expect(refused.headers.get('content-encoding')).toBeNull();
     expectSameBytes(await refused.arrayBuffer(), stored);
+    // On Cloudflare the Worker always sees "br, gzip"; the client's own header is cf.clientAcceptEncoding.
+    const viaEdge = (clientAcceptEncoding: string) =>
+      token().then((t) =>
+        SELF.fetch('http://x/api/v1/artifacts/languages/en', {
+          headers: { authorization: `Bearer ${t}`, 'accept-encoding': 'br, gzip' },
+          cf: { clientAcceptEncoding },
+        } as RequestInit),
+      );
+    const plain = await viaEdge('identity');
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    expectSameBytes(await plain.arrayBuffer(), stored);
+    const zipped = await viaEdge('gzip, deflate, br');
+    expect(zipped.headers.get('content-encoding')).toBe('gzip');
+    expectSameBytes(await decodedBody(zipped), stored);
     expectProblem(await call('GET', '/api/v1/artifacts/languages/xx'), 422, 'VALIDATION_FAILED');
     await env.ARTIFACTS.delete('lang/ja.bin');
     expectProblem(await call('GET', '/api/v1/artifacts/languages/ja'), 404, 'NOT_FOUND');

@@ -185,9 +185,16 @@ async function sha256Of(env: Env, key: string, obj: R2Object, ctx: WaitUntil | u
   });
 }
 
-/** Whether the request accepts a gzip body (Accept-Encoding, q=0 refuses). */
+/**
+ * Whether the client accepts a gzip body (q=0 refuses). On Cloudflare (and in Miniflare) the
+ * Worker always sees `Accept-Encoding: br, gzip`; the client's own header is
+ * `request.cf.clientAcceptEncoding` (Cloudflare docs, HTTP request headers: Accept-Encoding), so
+ * that one decides when it is there.
+ */
 function acceptsGzip(c: Context<AppEnv>): boolean {
-  const ae = c.req.header('accept-encoding') ?? '';
+  const cf = (c.req.raw as { cf?: { clientAcceptEncoding?: unknown } }).cf;
+  const ae =
+    typeof cf?.clientAcceptEncoding === 'string' ? cf.clientAcceptEncoding : (c.req.header('accept-encoding') ?? '');
   return ae.split(',').some((part) => {
     const [coding, ...params] = part.trim().toLowerCase().split(';');
     if (coding !== 'gzip' && coding !== '*') return false;
