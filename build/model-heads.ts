@@ -19,13 +19,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { decodeWord, parseArtifact, writeArtifact, type ArtifactInput } from '../core/artifact';
 import { mapperBundleHead } from '../core/mapper-bundle';
+import { HEAD_ROWS } from '../core/model-head';
 import { R2_KEYS } from '../core/storage-keys';
 import type { R2Artifact } from './ensure';
 import { stampMatches, writeAtomic, writeStamp } from './stamp';
 import { GENERATED } from './wrangler';
 
-/** Rows of the head: the most frequent words, enough for nearly every token of running text. */
-export const HEAD_ROWS = 50_000;
+/** Rows of the head (core/model-head.ts: the offline scorer derives the same head from a cached model). */
+export { HEAD_ROWS };
 export const HEAD_VERSION = 1;
 
 const HEAD_DIR = path.join(GENERATED, 'model-heads');

@@ -175,11 +175,14 @@ export class Kernels {
    */
   prefault(n: number, dims: number): void {
     if (!(Number.isInteger(n) && n > 0 && Number.isInteger(dims) && dims > 0 && dims <= MAX_DIMS)) return;
+    const bytes = Kernels.matrixBytes(n, dims);
+    // A freed region that fits is where allocMatrix puts it (its pages were mapped by their last use).
+    if (this.holes.some((h) => h.end - h.start >= bytes)) return;
     const start = align(this.top, 64);
-    const end = start + Kernels.matrixBytes(n, dims);
+    const end = start + bytes;
     this.ensure(end);
-    const bytes = new Uint8Array(this.buffer());
-    for (let p = start; p < end; p += 4096) bytes[p] = 0;
+    const mem = new Uint8Array(this.buffer());
+    for (let p = start; p < end; p += 4096) mem[p] = 0;
   }
 
   /**

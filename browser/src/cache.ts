@@ -198,7 +198,17 @@ export async function cachedArtifact(
   copyName?: string,
 ): Promise<{ artifact: StoredArtifact; fromCache: boolean; online: boolean }> {
   let cached = copyName ? await readArtifactCopy(copyName) : undefined;
-  if (!cached) {
+  if (cached && copyName) {
+    // IndexedDB is the cache of record: should its entry differ from the copy (a newer version
+    // written while the copy could not be replaced, e.g. by another worker), the copy is dropped,
+    // checked once the first answer is out of the way.
+    const etag = cached.etag;
+    setTimeout(() => {
+      get<StoredArtifact>(key, idb())
+        .then((entry) => (entry?.etag === etag ? undefined : removeCopies((n) => n === copyName)))
+        .catch(() => {});
+    }, COPY_CHECK_DELAY_MS);
+  } else {
     cached = await get<StoredArtifact>(key, idb());
     // A cache written before copies were kept gets its copy now (in the background).
     if (cached && copyName) void writeArtifactCopy(copyName, cached);
@@ -244,11 +254,17 @@ export async function cachedArtifact(
     storedAt: new Date().toISOString(),
   };
   report('store', artifact.bytes.byteLength, artifact.bytes.byteLength, false);
+  // The old copy goes first: should the new one not be written (a closed tab, an error), no copy is
+  // read before IndexedDB's newer entry.
+  if (copyName) await removeCopies((n) => n === copyName);
   await set(key, artifact, idb());
   if (copyName) void writeArtifactCopy(copyName, artifact);
   report('ready', artifact.bytes.byteLength, artifact.bytes.byteLength, false);
   return { artifact, fromCache: false, online: true };
 }
+
+/** When a copy read is checked against IndexedDB (ms after it). */
+const COPY_CHECK_DELAY_MS = 3000;
 
 interface CopyDescription extends Omit<StoredArtifact, 'bytes'> {
   byteLength: number;

@@ -102,7 +102,7 @@ export async function readCopy<D>(
     const description = JSON.parse(new TextDecoder().decode(all.subarray(4, 4 + n))) as D;
     const bytes = all.slice(start);
     for (const r of place?.(description) ?? []) {
-      if (r.offset + r.into.length > bytes.length) return undefined;
+      if (r.offset < 0 || r.offset + r.into.length > bytes.length) return undefined;
       r.into.set(bytes.subarray(r.offset, r.offset + r.into.length));
     }
     return { description, bytes };

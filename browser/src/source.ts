@@ -295,6 +295,8 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   let info: CachedModelInfo;
   let fresh = false;
   if (online && fetched!.status === 200) {
+    // A new version: the cached head read into WASM memory is not used (freed before anything here may throw).
+    if (head?.matrix) (await getKernels()).freeMatrix(head.matrix);
     // Verified once here (SHA-256 in fetchArtifact, section checksums in parseArtifact), then cached parsed.
     const parsed = phase('parse-verify', () => parseArtifact(fetched!.bytes!));
     cached = toStored(parsed, fetched!.sha256);
@@ -336,11 +338,17 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     const headModel = phase('build-head', () =>
       EmbeddingModel.fromParsed(head, k, { retainBuffer: true, matrix: head.matrix }),
     );
-    await smallP;
-    if (full.language !== smallLanguage)
-      await loadLanguage(full.language, onProgress, revalidateSmall).catch(() => null);
-    if (JSON.stringify(info) !== JSON.stringify(pointer))
-      await phase('idb-pointer-store', () => set(['model', id], info, idb()));
+    try {
+      await smallP;
+      if (full.language !== smallLanguage)
+        await loadLanguage(full.language, onProgress, revalidateSmall).catch(() => null);
+      if (JSON.stringify(info) !== JSON.stringify(pointer))
+        await phase('idb-pointer-store', () => set(['model', id], info, idb()));
+    } catch (err) {
+      // The load fails: the head's matrix would stay allocated in WASM memory.
+      headModel.release();
+      throw err;
+    }
     report('partial', head.byteLength, info.bytes, true);
     const headBundles = bundles;
     return partialLoaded(
@@ -372,7 +380,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
         ),
     );
   }
-  // The head was read but is not used (a new version was downloaded, or the complete model was read).
+  // The head was read but is not used (the complete model was read instead; freeing twice is a no-op).
   if (head?.matrix) k.freeMatrix(head.matrix);
   if (!fresh) report('cache', cached!.byteLength, cached!.byteLength, true);
   const stored = cached!;
@@ -645,13 +653,15 @@ export class Bundles {
           }),
         ).then(
           (f) => f.bytes!,
-          (err: unknown) => {
-            if (!(err instanceof ProblemError)) throw err;
-            return this.full(key);
-          },
+          // No head (404, an older server) or its download failed: the full bundle, as without heads.
+          () => this.full(key),
         )
       : this.full(key);
     this.read.set(key, p);
+    // A read that failed (e.g. offline) is tried again by the next call, not remembered.
+    p.catch(() => {
+      if (this.read.get(key) === p) this.read.delete(key);
+    });
     return p;
   }
 

@@ -101,6 +101,10 @@ describe('quantization and memory', () => {
     const other = Kernels.fromModule(module);
     expect(k.topK(slotB, q, 25)).toEqual(other.topK(other.loadMatrix(b.rows, b.scales, b.n, b.dims), q, 25));
     expect(k.topK(slotA, q, 10)).toEqual(before);
+    // A freed region that fits is where the next matrix goes: prefault grows nothing for it.
+    k.freeMatrix(slotB);
+    k.prefault(b.n, b.dims);
+    expect(k.memoryBytes).toBe(prefaulted);
     // Nonsense sizes do nothing.
     for (const [n, d] of [
       [0, 48],
