@@ -198,7 +198,10 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   const revalidate = options.revalidate !== false;
   // The head the page is downloading for this load (head-offer.ts), if it announced one.
   const offer = options.full ? Promise.resolve(null) : takeOffer(id);
-  const pointer = await phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb()));
+  // The read a scoring call started before its validation (readPointerEarly), else our own.
+  const early = options.full ? undefined : earlyPointers.get(id);
+  earlyPointers.delete(id);
+  const pointer = await (early ?? phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb())));
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
     onProgress?.({ artifact: 'model', name: id, phase, loadedBytes: loaded, totalBytes: total, fromCache });
   // Progressive cold start: nothing cached, so score from the head while the rest downloads.
@@ -720,15 +723,25 @@ function loadModelInternal(id: string, options: LoadOptions, onProgress?: Progre
   );
 }
 
+/** Pointer reads started for a scoring call before its validation (readPointerEarly), by model id. */
+const earlyPointers = new Map<string, Promise<CachedModelInfo | undefined>>();
+
 /**
- * Starts loading the model a scoring call names before the engine validates the call, so the
- * cache reads run while the request schemas are built and checked (the first call's validation
- * takes ~10-20 ms). Only a hint: an invalid request still gets its 422 first (the engine awaits
- * the model after validating), and a model that fails to load fails that call as before.
+ * Starts reading the cached pointer of the model a scoring call names before the engine validates
+ * the call, so that IndexedDB read runs while the request schemas are built and checked (the
+ * first call's validation takes ~10-20 ms); the call's load takes it (load()). Only a read: an
+ * invalid call gets its 422 and loads or downloads nothing. Returns the function that forgets the
+ * read once the call has settled (a later load reads the pointer afresh).
  */
-export function prefetchModel(id: unknown, onProgress?: ProgressFn): void {
-  if (typeof id !== 'string' || !IDENTIFIER.test(id) || models.has(id)) return;
-  loadModelInternal(id, {}, onProgress).catch(() => {});
+export function readPointerEarly(id: unknown): () => void {
+  if (typeof id !== 'string' || !IDENTIFIER.test(id) || models.has(id) || loading.has(id) || earlyPointers.has(id))
+    return () => {};
+  const read = phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb()));
+  read.catch(() => {});
+  earlyPointers.set(id, read);
+  return () => {
+    if (earlyPointers.get(id) === read) earlyPointers.delete(id);
+  };
 }
 
 /** Marks a model as used by a running request (final-answer.ts); identity by default. */

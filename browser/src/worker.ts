@@ -20,7 +20,7 @@ import {
   listCachedModels,
   loadModel,
   offlineSource,
-  prefetchModel,
+  readPointerEarly,
   status,
   withBundleHints,
 } from './source';
@@ -51,9 +51,13 @@ const scoring = <T>(
   fn: (engine: Engine) => Promise<T>,
 ) =>
   guarded(() =>
-    withBundleHints(body, () => {
-      prefetchModel(modelId ?? (body as { embeddingModelId?: unknown } | null)?.embeddingModelId, onProgress);
-      return answer(async (source) => asJson(await fn(createEngine(source))), onProgress, onFinal);
+    withBundleHints(body, async () => {
+      const forget = readPointerEarly(modelId ?? (body as { embeddingModelId?: unknown } | null)?.embeddingModelId);
+      try {
+        return await answer(async (source) => asJson(await fn(createEngine(source))), onProgress, onFinal);
+      } finally {
+        forget();
+      }
     }),
   );
 

@@ -278,4 +278,32 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     expect(cold.json).toBe(damaged.json);
     await context.unroute(isHead);
   }, 300_000);
+
+  it('an invalid call naming a model that is not cached gets its 422 and downloads nothing', async () => {
+    const requested: string[] = [];
+    const onRequest = (req: { url(): string }) => {
+      if (req.url().includes('/api/v1/artifacts/')) requested.push(req.url());
+    };
+    context.on('request', onRequest);
+    const r = await page.evaluate(
+      async ({ tok, m }) => {
+        const s = (window as any).playground.createOfflineScorer({ baseUrl: location.origin, token: tok });
+        await s.evictModel(m);
+        let problem: { status: number; code: string } | null = null;
+        try {
+          await s.textScores({ texts: 'not an array', embeddingModelId: m });
+        } catch (err) {
+          problem = (err as { problem: { status: number; code: string } }).problem;
+        }
+        const cached = (await s.listCachedModels()).map((x: { id: string }) => x.id);
+        s.terminate();
+        return { problem, cached };
+      },
+      { tok: token, m: MODEL },
+    );
+    context.off('request', onRequest);
+    expect(r.problem).toMatchObject({ status: 422, code: 'VALIDATION_FAILED' });
+    expect(r.cached).not.toContain(MODEL);
+    expect(requested).toEqual([]);
+  }, 120_000);
 });
