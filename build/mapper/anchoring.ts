@@ -32,6 +32,7 @@ import path from 'node:path';
 import { foldAssignment, pearson, solveSpd } from './stats';
 import { ROOT } from '../wrangler';
 import { VOCAB_FLAG } from '../../core/vocab-quality';
+import type { MapperNeutralCheck } from '../../core/types';
 
 export interface Membership {
   /**
@@ -65,14 +66,8 @@ export interface Anchoring {
   neutralCheckAllReadings: NeutralCheck;
 }
 
-export interface NeutralCheck {
-  nouns: number;
-  meanAbs: number;
-  shareOfHalfRange: number;
-  limit: number;
-  pass: boolean;
-  source: string;
-}
+/** The bundle info's record of a neutral-word check (core/types.ts). */
+export type NeutralCheck = MapperNeutralCheck;
 
 export const ANCHORING_METHOD =
   'lexicon values; others n + pi^gamma (v - n), pi = logistic P(word in the lexicon | vector, part-of-speech and dictionary flags)';
