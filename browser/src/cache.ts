@@ -10,8 +10,8 @@
  */
 import { createStore, del, delMany, get, keys, set, setMany, type UseStore } from 'idb-keyval';
 import { sha256Hex } from '../../core/digest';
-import { readCopy, removeCopies, writeCopy } from './opfs';
 import { ApiError, asApiError, problemBody, type ProblemCode } from '../../core/problem';
+import { readCopy, removeCopy, writeCopy } from './opfs';
 import type { OfflineProblem, Progress } from './protocol';
 import { DB_NAME, STORE_NAME } from './store-names';
 
@@ -198,21 +198,27 @@ export async function cachedArtifact(
   copyName?: string,
 ): Promise<{ artifact: StoredArtifact; fromCache: boolean; online: boolean }> {
   let cached = copyName ? await readArtifactCopy(copyName) : undefined;
-  if (cached && copyName) {
-    // IndexedDB is the cache of record: should its entry differ from the copy (a newer version
-    // written while the copy could not be replaced, e.g. by another worker), the copy is dropped,
-    // checked once the first answer is out of the way.
-    const etag = cached.etag;
-    setTimeout(() => {
-      get<StoredArtifact>(key, idb())
-        .then((entry) => (entry?.etag === etag ? undefined : removeCopies((n) => n === copyName)))
-        .catch(() => {});
-    }, COPY_CHECK_DELAY_MS);
-  } else {
+  const fromCopy = cached !== undefined;
+  if (!cached) {
     cached = await get<StoredArtifact>(key, idb());
     // A cache written before copies were kept gets its copy now (in the background).
     if (cached && copyName) void writeArtifactCopy(copyName, cached);
   }
+  /**
+   * The copy answered without the service confirming it: IndexedDB is the cache of record, so
+   * should its entry differ (a newer version written while the copy could not be replaced, e.g.
+   * by another worker), the copy is dropped; checked once the first answer is out of the way.
+   * (A 304 or a new download settles it without reading the 2.2 MB entry again.)
+   */
+  const checkCopy = (): void => {
+    if (!fromCopy || !copyName) return;
+    const etag = cached!.etag;
+    setTimeout(() => {
+      get<StoredArtifact>(key, idb())
+        .then((entry) => (entry?.etag === etag ? undefined : removeCopy(copyName)))
+        .catch(() => {});
+    }, COPY_CHECK_DELAY_MS);
+  };
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
     progress.onProgress?.({
       artifact: progress.artifact,
@@ -223,6 +229,7 @@ export async function cachedArtifact(
       fromCache,
     });
   if (cached && !(await revalidate)) {
+    checkCopy();
     report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
     return { artifact: cached, fromCache: true, online: false };
   }
@@ -232,6 +239,7 @@ export async function cachedArtifact(
   } catch (err) {
     // Offline, or a failed answer (e.g. an expired token): the cached copy; 404 = really gone.
     if (cached && (err instanceof NetworkUnavailable || (err instanceof ProblemError && err.problem.status !== 404))) {
+      checkCopy();
       report('ready', cached.bytes.byteLength, cached.bytes.byteLength, true);
       return { artifact: cached, fromCache: true, online: false };
     }
@@ -256,7 +264,7 @@ export async function cachedArtifact(
   report('store', artifact.bytes.byteLength, artifact.bytes.byteLength, false);
   // The old copy goes first: should the new one not be written (a closed tab, an error), no copy is
   // read before IndexedDB's newer entry.
-  if (copyName) await removeCopies((n) => n === copyName);
+  if (copyName) await removeCopy(copyName);
   await set(key, artifact, idb());
   if (copyName) void writeArtifactCopy(copyName, artifact);
   report('ready', artifact.bytes.byteLength, artifact.bytes.byteLength, false);
@@ -285,7 +293,7 @@ async function readArtifactCopy(name: string): Promise<StoredArtifact | undefine
 async function writeArtifactCopy(name: string, a: StoredArtifact): Promise<void> {
   const { bytes, ...rest } = a;
   const description: CopyDescription = { ...rest, byteLength: bytes.byteLength };
-  if (!(await writeCopy(name, description, new Uint8Array(bytes)))) await removeCopies((n) => n === name);
+  if (!(await writeCopy(name, description, new Uint8Array(bytes)))) await removeCopy(name);
 }
 
 export { get, set, setMany, del, delMany, keys };

@@ -124,3 +124,8 @@ export async function removeCopies(match: (name: string) => boolean): Promise<vo
     // nothing to remove
   }
 }
+
+/** Removes one copy (none there: nothing to do). */
+export async function removeCopy(name: string): Promise<void> {
+  await (await opfsRoot())?.removeEntry(name).catch(() => {});
+}
