@@ -29,6 +29,7 @@ import { cycleParams, cycleStartFor, DAY_MS, isoDate, type CycleParams } from '.
 import { available, quotaView, roll, type MeterRow } from './meter-rules';
 import { isoTimestamp, type Quota } from './repository';
 import { LIMITS } from '../../core/limits';
+import { isBenchBuild, type BenchProbe } from './bench-twin';
 
 /**
  * Default delay between a charge and the flush of the outbox (the ledger lags by about this plus
@@ -196,6 +197,21 @@ export class WorkspaceMeter extends DurableObject<Env> {
     const result = this.transaction(() => this.chargeSync(this.meta!, req));
     if (result.status === 'charged' && result.seq !== undefined) this.scheduleFlush(this.flushDelayMs);
     return result;
+  }
+
+  /**
+   * bench:api's meter probes (bench-twin.ts), only in the bench build: `rpc` answers at once,
+   * `write` makes the smallest durable write (one row of its own in one synchronous transaction;
+   * the answer leaves after the commit, as a charge's) and touches no counter, outbox or key.
+   */
+  private probeWrites = 0;
+  async benchProbe(probe: BenchProbe): Promise<void> {
+    if (!isBenchBuild()) throw new Error('meter probes exist only in the bench build');
+    if (probe === 'write') {
+      this.ctx.storage.transactionSync(() =>
+        this.sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('bench_probe', ?)", ++this.probeWrites),
+      );
+    }
   }
 
   /** The workspace's quotas as of `atMs` (rollovers applied, nothing written); null: no such workspace. */
