@@ -205,6 +205,7 @@ export function flushMeter(env: MeterEnv, workspaceId: string, atMs?: number): P
 }
 
 /** bench:api only (bench-twin.ts): the meter call of a charge without the charge; the meter refuses it outside the bench build. */
-export function probeMeter(env: MeterEnv, workspaceId: string, probe: BenchProbe): Promise<void> {
-  return callMeter(env, workspaceId, 'probe', false, (stub) => stub.benchProbe(probe));
+export async function probeMeter(env: MeterEnv, workspaceId: string, probe: BenchProbe): Promise<void> {
+  if (!(await callMeter(env, workspaceId, 'probe', false, (stub) => stub.benchProbe(probe))))
+    throw new ApiError('INTERNAL_ERROR', 'The meter refused the bench probe (not a bench build)');
 }

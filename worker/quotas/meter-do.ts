@@ -168,6 +168,8 @@ export class WorkspaceMeter extends DurableObject<Env> {
   private rowCache: Map<string, MeterRow> | null = null;
   /** cycleParams of the last UTC day and anchor seen (they depend on the instant only through its day). */
   private params: { day: number; anchorDay: number; p: CycleParams } | null = null;
+  /** bench:api's write probe (benchProbe): a new value per probe, so each one dirties its row. */
+  private probeWrites = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -200,18 +202,19 @@ export class WorkspaceMeter extends DurableObject<Env> {
   }
 
   /**
-   * bench:api's meter probes (bench-twin.ts), only in the bench build: `rpc` answers at once,
-   * `write` makes the smallest durable write (one row of its own in one synchronous transaction;
-   * the answer leaves after the commit, as a charge's) and touches no counter, outbox or key.
+   * bench:api's meter probes (bench-twin.ts): `rpc` answers at once, `write` makes the smallest
+   * durable write (one row of its own in one synchronous transaction; the answer leaves after the
+   * commit, as a charge's) and touches no counter, outbox or key. Outside the bench build it does
+   * nothing and answers false.
    */
-  private probeWrites = 0;
-  async benchProbe(probe: BenchProbe): Promise<void> {
-    if (!isBenchBuild()) throw new Error('meter probes exist only in the bench build');
+  async benchProbe(probe: BenchProbe): Promise<boolean> {
+    if (!isBenchBuild()) return false;
     if (probe === 'write') {
       this.ctx.storage.transactionSync(() =>
         this.sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('bench_probe', ?)", ++this.probeWrites),
       );
     }
+    return true;
   }
 
   /** The workspace's quotas as of `atMs` (rollovers applied, nothing written); null: no such workspace. */
