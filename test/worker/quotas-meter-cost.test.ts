@@ -63,7 +63,11 @@ describe('meter probes: off outside the bench build', () => {
       harness.fetch(
         new Request(`http://x/api/v1/workspaces/${ws}/harness-twin`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-bench-meter-probe': probe },
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'x-bench-meter-probe': probe,
+          },
           body: '{}',
         }),
         env,
