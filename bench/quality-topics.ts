@@ -27,7 +27,7 @@ import {
   tokenRow,
   type DimensionRequest,
   type FactorStats,
-  type Normalization,
+  type TextNormalization,
   type Representation,
   type TextScoringInput,
 } from '../core/scoring';
@@ -80,6 +80,8 @@ export const SEED_SETS = { label: LABEL_SEEDS, descriptive: DESCRIPTIVE_SEEDS } 
 /** Expansion sizes measured; EXPAND_DEFAULT is the one the targets are stated for (see docs/dimensions.md). */
 export const EXPAND_SWEEP = [10, 20, 50] as const;
 export const EXPAND_DEFAULT = 20;
+/** Batch sizes at which batchZscore is measured besides the whole set (random batches). */
+export const BATCH_SIZES = [14, 50, 200] as const;
 
 interface Item {
   text: string;
@@ -141,7 +143,7 @@ function argMax(scores: ReadonlyArray<number | undefined>, classes: readonly str
 
 export interface Method {
   seeds: keyof typeof SEED_SETS;
-  normalization: Normalization;
+  normalization: TextNormalization;
   representation: Representation;
   expand: number;
 }
@@ -184,7 +186,10 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
 
   const texts = items.map((i) => i.text);
   /** Predictions of one method through scoreTexts (and the expansion words, for the log). */
-  const classify = (m: Method): { predicted: string[]; ties: number; expanded: string[][] } => {
+  const classify = (
+    m: Method,
+    subset: readonly number[] | null = null,
+  ): { predicted: string[]; ties: number; expanded: string[][] } => {
     const seeds = SEED_SETS[m.seeds];
     const dimensions: DimensionRequest[] = classes.map((c, k) => ({
       id: k + 1,
@@ -194,7 +199,7 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
     }));
     const res = scoreTexts(
       {
-        texts,
+        texts: subset ? subset.map((i) => texts[i]) : texts,
         embeddingModelId: model.manifest.id,
         dimensions,
         normalization: m.normalization,
@@ -250,19 +255,21 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
       });
       record(`${seedSet}/baseline-glove-centroid`, predicted);
     }
-    for (const normalization of ['none', 'zscore'] as const) {
+    for (const normalization of ['none', 'zscore', 'batchZscore'] as const) {
       for (const representation of REPRESENTATIONS) {
         for (const expand of [0, EXPAND_DEFAULT]) {
           const m: Method = { seeds: seedSet, normalization, representation, expand };
           const { predicted, ties, expanded } = classify(m);
           record(methodName(m), predicted, ties);
-          if (normalization === 'zscore') {
-            // The same method on two halves (even and odd lines): a default must hold on both.
+          if (normalization !== 'none') {
+            // The same method on two halves (even and odd lines): a default must hold on both. With
+            // batchZscore each half is its own request, so its statistics come from that half only.
             const halves = [0, 1].map((h) => {
               const idx = gold.map((_, i) => i).filter((i) => i % 2 === h);
+              const p = normalization === 'batchZscore' ? classify(m, idx).predicted : idx.map((i) => predicted[i]);
               return evaluate(
                 idx.map((i) => gold[i]),
-                idx.map((i) => predicted[i]),
+                p,
                 classes,
               ).accuracy;
             });
@@ -290,12 +297,44 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
       }
     }
   }
+  // batchZscore depends on the batch: the same methods on random batches of BATCH_SIZES texts (one
+  // fixed shuffle), each batch its own request.
+  for (const size of BATCH_SIZES) {
+    const order = gold.map((_, i) => i);
+    const rand = prng(17);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    for (const [seeds, expand] of [
+      ['label', EXPAND_DEFAULT],
+      ['descriptive', 0],
+    ] as const) {
+      const m: Method = { seeds, normalization: 'batchZscore', representation: 'contentMean', expand };
+      const predicted: string[] = new Array<string>(gold.length);
+      let ties = 0;
+      for (let b = 0; b < order.length; b += size) {
+        const idx = order.slice(b, b + size);
+        const r = classify(m, idx);
+        idx.forEach((i, k) => (predicted[i] = r.predicted[k]));
+        ties += r.ties;
+      }
+      record(`${methodName(m)}/batches-of-${size}`, predicted, ties);
+    }
+  }
   const target = (k: string) => figures[`topics_${k}_accuracy`];
   figures.topics_target_label_expand = target(`label/zscore/${DEFAULT_REPRESENTATION}/expand${EXPAND_DEFAULT}`);
   figures.topics_target_descriptive = target(`descriptive/zscore/${DEFAULT_REPRESENTATION}/expand0`);
   log(
     `[bench topics] targets (zscore, ${DEFAULT_REPRESENTATION}): label seeds + expand ${EXPAND_DEFAULT} ${figures.topics_target_label_expand.toFixed(3)} (target 0.70), ` +
       `descriptive seeds ${figures.topics_target_descriptive.toFixed(3)} (target 0.85)`,
+  );
+  // The same targets with the statistics of the batch's texts and content words (docs/dimensions.md).
+  figures.topics_batch_label_expand = target(`label/batchZscore/contentMean/expand${EXPAND_DEFAULT}`);
+  figures.topics_batch_descriptive = target(`descriptive/batchZscore/contentMean/expand0`);
+  log(
+    `[bench topics] targets (batchZscore, contentMean): label seeds + expand ${EXPAND_DEFAULT} ${figures.topics_batch_label_expand.toFixed(3)} (target 0.70), ` +
+      `descriptive seeds ${figures.topics_batch_descriptive.toFixed(3)} (target 0.85)`,
   );
   return { figures, rows };
 }

@@ -343,6 +343,13 @@ function checkGoalRefs<T>(
   });
 }
 
+/** Statistics of a factor over the texts of one request (batchZscore); texts without the score are left out. */
+export function batchStats(values: ReadonlyArray<number | undefined>): FactorStats {
+  const kept: number[] = [];
+  for (const v of values) if (v !== undefined) kept.push(v);
+  return statsOf(kept);
+}
+
 function statsOf(values: ArrayLike<number>): FactorStats {
   const kept: number[] = [];
   for (let i = 0; i < values.length; i++) if (!Number.isNaN(values[i])) kept.push(values[i]);

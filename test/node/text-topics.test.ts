@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { passesQualityFilter } from '../../core/vocab-quality';
+import { passesQualityFilter, VOCAB_FLAG } from '../../core/vocab-quality';
 import { languageFile } from '../../build/lang-data';
 import { loadDefaultModel } from '../../build/load-model';
 import { parseMapperBundle } from '../../core/mapper-bundle';
@@ -149,7 +149,83 @@ describe('top-level normalization of dimensionScores and mapperScores', () => {
   });
 });
 
+describe("batchZscore: statistics over the request's own texts", () => {
+  it('standardizes each dimension and mapper over the texts that have the score, clipped and divided by 3', () => {
+    const texts = [...TEXTS, 'zzqx vvbn', 'A quiet lake in the mountains.'];
+    const req = { texts, embeddingModelId: model.manifest.id, dimensions: dims, mapperKeys: [afinn.id] } as const;
+    const raw = scoreTexts({ ...req, composition: 'mean' }, input).response;
+    const b = scoreTexts({ ...req, composition: 'mean', normalization: 'batchZscore' }, input).response;
+    const check = (values: Array<number | undefined>, got: Array<number | undefined>) => {
+      const xs = values.filter((v): v is number => v !== undefined);
+      expect(xs.length).toBeGreaterThan(2);
+      const mean = xs.reduce((a, x) => a + x, 0) / xs.length;
+      const std = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
+      values.forEach((v, i) => {
+        if (v === undefined) expect(got[i]).toBeUndefined();
+        else expect(got[i]).toBeCloseTo(zscore(v, { mean, std }), 12);
+      });
+      // Centred on the batch: the unclipped z-scores sum to 0.
+      expect(xs.reduce((a, x) => a + (x - mean) / std, 0)).toBeCloseTo(0, 9);
+    };
+    for (const id of Object.keys(SEEDS))
+      check(
+        raw.data.map((t) => t.dimensionScores[id]),
+        b.data.map((t) => t.dimensionScores[id]),
+      );
+    check(
+      raw.data.map((t) => t.mapperScores[afinn.id]),
+      b.data.map((t) => t.mapperScores[afinn.id]),
+    );
+    // The text without an in-vocabulary token has no entry, as with any normalization.
+    expect(b.data[4].dimensionScores).toEqual({});
+    // A batch of one text: the std is 0, so every score is 0.
+    const one = scoreTexts({ ...req, texts: [TEXTS[0]], normalization: 'batchZscore' }, input).response;
+    expect(Object.values(one.data[0].dimensionScores)).toEqual([0, 0, 0]);
+    // The same text ranks differently against different batches: the statistics are the batch's.
+    const other = scoreTexts({ ...req, texts: [TEXTS[0], TEXTS[1]], normalization: 'batchZscore' }, input).response;
+    expect(other.data[0].dimensionScores['1']).not.toBeCloseTo(b.data[0].dimensionScores['1'], 3);
+  });
+});
+
 describe('text representations', () => {
+  it('contentMean weighs only content words (dictionary, not proper noun, acronym, number or 1-2 letters); a text without one falls back to the plain mean', () => {
+    const texts = [
+      'Gmina Wola is a village in Poland with 1,200 people and a church from 1850.',
+      'Warsaw Krakow Gdansk',
+    ];
+    const res = scoreTexts(
+      {
+        texts,
+        embeddingModelId: model.manifest.id,
+        dimensions: dims,
+        composition: 'mean',
+        representation: 'contentMean',
+      },
+      input,
+    ).response;
+    const isContent = (r: number) => {
+      const f = model.flags(r);
+      const non = VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM | VOCAB_FLAG.NUMBER | VOCAB_FLAG.SHORT;
+      return (f & VOCAB_FLAG.DICTIONARY) !== 0 && (f & non) === 0;
+    };
+    const rows = contentRows(texts[0]);
+    const kept = rows.filter(isContent);
+    // The sentence has both kinds, so the weights matter.
+    expect(kept.length).toBeGreaterThan(1);
+    expect(kept.length).toBeLessThan(rows.length);
+    expect(kept).toContain(model.rowOf('village'));
+    expect(kept).not.toContain(model.rowOf('poland'));
+    const names = contentRows(texts[1]);
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.filter(isContent)).toEqual([]);
+    for (const [id, words] of Object.entries(SEEDS)) {
+      const q = centroid64(rowsOf(words));
+      const mean = (rs: number[]) => rs.reduce((a, r) => a + dot(q, vec(r)), 0) / rs.length;
+      expect(res.data[0].dimensionScores[id]).toBeCloseTo(mean(kept), 3);
+      expect(res.data[1].dimensionScores[id]).toBeCloseTo(mean(names), 3);
+    }
+  });
+
   it('meanCosine, meanVector and sif compute their documented formulas (float64 reference)', () => {
     const V = model.size;
     const H = Math.log(V) + 0.5772156649015329 + 1 / (2 * V);
