@@ -247,19 +247,19 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   // batchZscore: zscore with the statistics of the request's own raw scores instead of the words'.
   const batch = requested === 'batchZscore';
   const outMode: Normalization = batch ? 'zscore' : requested;
+  const outStats = (value: (t: RawTextScores) => number | undefined, words: () => FactorStats | null) =>
+    outMode === 'none' ? null : batch ? batchStats(rawScores.map(value)) : words();
   const dimOutStats = dims.map((d) =>
-    outMode === 'none'
-      ? null
-      : batch
-        ? batchStats(rawScores.map((t) => t.dimensionScores[d.key]))
-        : dimensionStats(index, d, input.stats),
+    outStats(
+      (t) => t.dimensionScores[d.key],
+      () => dimensionStats(index, d, input.stats),
+    ),
   );
   const mapperOutStats = mappers.map((m) =>
-    outMode === 'none'
-      ? null
-      : batch
-        ? batchStats(rawScores.map((t) => t.mapperScores[m.id]))
-        : mapperStats(index, m, input.stats),
+    outStats(
+      (t) => t.mapperScores[m.id],
+      () => mapperStats(index, m, input.stats),
+    ),
   );
 
   const data: ScoredText[] = rawScores.map(({ modelRankScore, dimensionScores, mapperScores }, i) => {
