@@ -10,11 +10,11 @@
  *               cosine, on the scale of word cosines, so the zscore/percentile word statistics
  *               describe it (the plain cosine of an averaged vector is larger than any word's
  *               and saturates them; see meanVector in docs/dimensions.md).
- *   contentMean sum_i c_i cos(q, u_i) / sum_i c_i,       c_i = 1 for a content word (CONTENT_FLAGS: a
+ *   contentMean sum_i c_i cos(q, u_i) / sum_i c_i,       c_i = 1 for a content word (contentWeight: a
  *               dictionary word that is not a proper noun, acronym, number or one/two-letter
  *               entry, by the artifact's vocabulary flags), else 0: names and numbers say where
  *               and when, not what a text is about, and their vectors lean toward the places and
- *               people they co-occur with ("Gmina", "Voivodeship" pull toward any place class).
+ *               people they co-occur with.
  *               A text without a content word falls back to meanCosine's plain mean; so does a
  *               model without vocabulary flags. Computed as cos(q, v) |v| (as sif), no composition.
  * p(w) is the Zipf estimate of the word's unigram probability from its model rank r (the model
@@ -36,7 +36,7 @@ export const REPRESENTATIONS = [
 
 export const DEFAULT_REPRESENTATION: Representation = 'meanCosine';
 
-/** Flags that make a row a non-content word for contentMean (any of them), and the flag it must have. */
+/** Flags of which any makes a row a non-content word for contentMean (besides lacking DICTIONARY). */
 const NON_CONTENT = VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM | VOCAB_FLAG.NUMBER | VOCAB_FLAG.SHORT;
 
 /** contentMean's weight of a row: 1 for a content word, 0 otherwise. */
