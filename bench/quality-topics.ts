@@ -26,6 +26,7 @@ import {
   scoreTexts,
   tokenRow,
   type DimensionRequest,
+  type ExpansionMode,
   type FactorStats,
   type TextNormalization,
   type Representation,
@@ -146,9 +147,12 @@ export interface Method {
   normalization: TextNormalization;
   representation: Representation;
   expand: number;
+  /** Ranking of the expansion words (default: nearest). */
+  expansion?: ExpansionMode;
 }
 
-export const methodName = (m: Method): string => `${m.seeds}/${m.normalization}/${m.representation}/expand${m.expand}`;
+export const methodName = (m: Method): string =>
+  `${m.seeds}/${m.normalization}/${m.representation}/expand${m.expand}${m.expansion === 'contrastive' ? '/contrastive' : ''}`;
 
 export interface TopicBenchResult {
   figures: Record<string, number>;
@@ -202,6 +206,7 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
         texts: subset ? subset.map((i) => texts[i]) : texts,
         embeddingModelId: model.manifest.id,
         dimensions,
+        ...(m.expansion ? { expansion: m.expansion } : {}),
         normalization: m.normalization,
         representation: m.representation,
         explain: true,
@@ -218,6 +223,36 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
     });
     const ex = res.data[0]?.explanation?.dimensions ?? {};
     return { predicted, ties, expanded: classes.map((_, k) => ex[String(k + 1)]?.expandedWords ?? []) };
+  };
+
+  /** Records one method; with a normalization also its accuracy on two halves (even and odd lines). */
+  const measure = (m: Method): void => {
+    const { predicted, ties, expanded } = classify(m);
+    record(methodName(m), predicted, ties);
+    if (m.normalization !== 'none') {
+      // A default must hold on both halves. With batchZscore each half is its own request, so its
+      // statistics come from that half only.
+      const halves = [0, 1].map((h) => {
+        const idx = gold.map((_, i) => i).filter((i) => i % 2 === h);
+        const p = m.normalization === 'batchZscore' ? classify(m, idx).predicted : idx.map((i) => predicted[i]);
+        return evaluate(
+          idx.map((i) => gold[i]),
+          p,
+          classes,
+        ).accuracy;
+      });
+      figures[`topics_${methodName(m)}_accuracy_even`] = +halves[0].toFixed(4);
+      figures[`topics_${methodName(m)}_accuracy_odd`] = +halves[1].toFixed(4);
+      log(`[bench topics]   halves (even / odd lines): accuracy ${halves[0].toFixed(3)} / ${halves[1].toFixed(3)}`);
+    }
+    const logged =
+      m.expand === EXPAND_DEFAULT &&
+      ((m.normalization === 'zscore' && m.representation === REPRESENTATIONS[0] && !m.expansion) ||
+        (m.normalization === 'batchZscore' && m.expansion === 'contrastive'));
+    if (logged)
+      log(
+        `[bench topics]   ${m.seeds} expansion (${m.expand}${m.expansion ? `, ${m.expansion}` : ''}): ${classes.map((c, k) => `${c}: ${expanded[k].slice(0, 8).join(' ')}`).join('; ')}`,
+      );
   };
 
   for (const seedSet of Object.keys(SEED_SETS) as Array<keyof typeof SEED_SETS>) {
@@ -257,35 +292,16 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
     }
     for (const normalization of ['none', 'zscore', 'batchZscore'] as const) {
       for (const representation of REPRESENTATIONS) {
-        for (const expand of [0, EXPAND_DEFAULT]) {
-          const m: Method = { seeds: seedSet, normalization, representation, expand };
-          const { predicted, ties, expanded } = classify(m);
-          record(methodName(m), predicted, ties);
-          if (normalization !== 'none') {
-            // The same method on two halves (even and odd lines): a default must hold on both. With
-            // batchZscore each half is its own request, so its statistics come from that half only.
-            const halves = [0, 1].map((h) => {
-              const idx = gold.map((_, i) => i).filter((i) => i % 2 === h);
-              const p = normalization === 'batchZscore' ? classify(m, idx).predicted : idx.map((i) => predicted[i]);
-              return evaluate(
-                idx.map((i) => gold[i]),
-                p,
-                classes,
-              ).accuracy;
-            });
-            figures[`topics_${methodName(m)}_accuracy_even`] = +halves[0].toFixed(4);
-            figures[`topics_${methodName(m)}_accuracy_odd`] = +halves[1].toFixed(4);
-            log(
-              `[bench topics]   halves (even / odd lines): accuracy ${halves[0].toFixed(3)} / ${halves[1].toFixed(3)}`,
-            );
-          }
-          if (expand && normalization === 'zscore' && representation === REPRESENTATIONS[0]) {
-            log(
-              `[bench topics]   ${seedSet} expansion (${expand}): ${classes.map((c, k) => `${c}: ${expanded[k].slice(0, 8).join(' ')}`).join('; ')}`,
-            );
-          }
-        }
+        for (const expand of [0, EXPAND_DEFAULT]) measure({ seeds: seedSet, normalization, representation, expand });
       }
+    }
+    // Contrastive expansion (docs/dimensions.md), with the word and with the batch statistics.
+    for (const [normalization, representation] of [
+      ['zscore', 'meanCosine'],
+      ['batchZscore', 'contentMean'],
+    ] as const) {
+      for (const expand of [EXPAND_DEFAULT, ...EXPAND_SWEEP.filter((e) => e !== EXPAND_DEFAULT)])
+        measure({ seeds: seedSet, normalization, representation, expand, expansion: 'contrastive' });
     }
     // Expansion size sweep on zscore, each representation (information for the default of EXPAND_DEFAULT).
     for (const representation of REPRESENTATIONS) {
@@ -306,11 +322,11 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
       const j = Math.floor(rand() * (i + 1));
       [order[i], order[j]] = [order[j], order[i]];
     }
-    for (const [seeds, expand] of [
-      ['label', EXPAND_DEFAULT],
-      ['descriptive', 0],
+    for (const [seeds, expand, expansion] of [
+      ['label', EXPAND_DEFAULT, 'contrastive'],
+      ['descriptive', 0, undefined],
     ] as const) {
-      const m: Method = { seeds, normalization: 'batchZscore', representation: 'contentMean', expand };
+      const m: Method = { seeds, normalization: 'batchZscore', representation: 'contentMean', expand, expansion };
       const predicted: string[] = new Array<string>(gold.length);
       let ties = 0;
       for (let b = 0; b < order.length; b += size) {
@@ -330,10 +346,10 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
       `descriptive seeds ${figures.topics_target_descriptive.toFixed(3)} (target 0.85)`,
   );
   // The same targets with the statistics of the batch's texts and content words (docs/dimensions.md).
-  figures.topics_batch_label_expand = target(`label/batchZscore/contentMean/expand${EXPAND_DEFAULT}`);
+  figures.topics_batch_label_expand = target(`label/batchZscore/contentMean/expand${EXPAND_DEFAULT}/contrastive`);
   figures.topics_batch_descriptive = target(`descriptive/batchZscore/contentMean/expand0`);
   log(
-    `[bench topics] targets (batchZscore, contentMean): label seeds + expand ${EXPAND_DEFAULT} ${figures.topics_batch_label_expand.toFixed(3)} (target 0.70), ` +
+    `[bench topics] targets (batchZscore, contentMean, contrastive expansion): label seeds + expand ${EXPAND_DEFAULT} ${figures.topics_batch_label_expand.toFixed(3)} (target 0.70), ` +
       `descriptive seeds ${figures.topics_batch_descriptive.toFixed(3)} (target 0.85)`,
   );
   return { figures, rows };

@@ -93,6 +93,10 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
   );
 
   const dimensions = z.array(DimensionSchema).max(LIMITS.dimensionsPerRequest).optional();
+  const expansion = doc(z.enum(['nearest', 'contrastive']).optional(), {
+    description:
+      "Extension: how `expand` ranks the candidate words. nearest (default): by cos(seed centroid, w) - b . w, b the mean unit vector of the 20,000 most frequent words (a hubness correction). contrastive: by cos(seed centroid, w) - max(b . w, the word's cosine with the seed centroid of any other non-axis dimension of the request), so a dimension takes the words that are nearer to its own seeds than to the others' (with one such dimension it ranks as nearest). See docs/dimensions.md.",
+  });
   const mapperKeys = doc(z.array(identifier()).max(LIMITS.mapperKeysPerRequest).optional(), {
     description: "Mapper variable ids (bundle key + '_' + variable).",
   });
@@ -103,6 +107,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
       embeddingModelId: modelId,
       goalConfig: GoalConfigSchema.optional(),
       dimensions,
+      expansion,
       mapperKeys,
       normalization: doc(z.enum(TEXT_NORMALIZATIONS).optional(), {
         description: `Extension: normalization of dimensionScores and mapperScores (goalConfig.normalization applies to the goal factors only). ${NORMALIZATION_DOC} A dimension's statistics are those of its words' cosines with the dimension, a mapper's those of its word values. batchZscore: standardized over this request's texts that have the score (their mean and population std), clipped to [-3, 3], divided by 3 (0 when the std is 0, e.g. for a single text): how a text stands among the others of the batch, which removes what all of them share (see docs/dimensions.md).`,
@@ -154,6 +159,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
         description: 'Weight of the seed similarity in goalScore; null (default) disables goal scores.',
       }),
       dimensions,
+      expansion,
       mapperKeys,
     }),
     'WordScoresRequest',

@@ -2893,6 +2893,11 @@ export interface components {
       embeddingModelId: string;
       goalConfig?: components['schemas']['GoalConfig'];
       dimensions?: components['schemas']['Dimension'][];
+      /**
+       * @description Extension: how `expand` ranks the candidate words. nearest (default): by cos(seed centroid, w) - b . w, b the mean unit vector of the 20,000 most frequent words (a hubness correction). contrastive: by cos(seed centroid, w) - max(b . w, the word's cosine with the seed centroid of any other non-axis dimension of the request), so a dimension takes the words that are nearer to its own seeds than to the others' (with one such dimension it ranks as nearest). See docs/dimensions.md.
+       * @enum {string}
+       */
+      expansion?: 'nearest' | 'contrastive';
       /** @description Mapper variable ids (bundle key + '_' + variable). */
       mapperKeys?: string[];
       /**
@@ -3000,6 +3005,11 @@ export interface components {
       /** @description Weight of the seed similarity in goalScore; null (default) disables goal scores. */
       seedScore?: number | null;
       dimensions?: components['schemas']['Dimension'][];
+      /**
+       * @description Extension: how `expand` ranks the candidate words. nearest (default): by cos(seed centroid, w) - b . w, b the mean unit vector of the 20,000 most frequent words (a hubness correction). contrastive: by cos(seed centroid, w) - max(b . w, the word's cosine with the seed centroid of any other non-axis dimension of the request), so a dimension takes the words that are nearer to its own seeds than to the others' (with one such dimension it ranks as nearest). See docs/dimensions.md.
+       * @enum {string}
+       */
+      expansion?: 'nearest' | 'contrastive';
       /** @description Mapper variable ids (bundle key + '_' + variable). */
       mapperKeys?: string[];
     };

@@ -210,6 +210,7 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
     input.storedDimensions,
     input.lexicon,
     input.companion,
+    req.expansion,
   );
   if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
 

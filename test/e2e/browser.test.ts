@@ -145,6 +145,7 @@ function requests(): Array<{ name: string; call: Call }> {
           mapperKeys,
           normalization,
           representation,
+          ...(normalization === 'batchZscore' ? { expansion: 'contrastive' } : {}),
           explain: true,
         },
       },

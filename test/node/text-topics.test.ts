@@ -12,6 +12,7 @@ import { loadDefaultModel } from '../../build/load-model';
 import { parseMapperBundle } from '../../core/mapper-bundle';
 import type { EmbeddingModel } from '../../core/model';
 import {
+  backgroundMean,
   BoundedCache,
   CANDIDATE_RANK_CUTOFF,
   languageLexicon,
@@ -21,6 +22,7 @@ import {
   scoreWords,
   SIF_A,
   tokenRow,
+  type DimensionRequest,
   type FactorStats,
   type ResolvedMapper,
   type TextScoresRequest,
@@ -284,15 +286,15 @@ describe('seed expansion (expand)', () => {
    * The documented rule by brute force: the rows below the cutoff that the rules accept, ranked by
    * cos(centroid, w) - b . w with b the mean vector of the 20,000 most frequent rows.
    */
-  function referenceExpansion(seeds: string[], n: number): string[] {
+  const all = Int32Array.from({ length: CANDIDATE_RANK_CUTOFF }, (_, r) => r);
+  function referenceExpansion(seeds: string[], n: number, rank?: () => ArrayLike<number>): string[] {
     const seedRowList = rowsOf(seeds);
     const c = model.centroid(seedRowList)!;
     const b = new Float64Array(model.dims);
     const nb = Math.min(20_000, model.size);
     for (let r = 0; r < nb; r++) model.vector(r).forEach((x, j) => (b[j] += x / nb));
     const q = Float32Array.from(c, (x, j) => x - b[j]);
-    const all = Int32Array.from({ length: CANDIDATE_RANK_CUTOFF }, (_, r) => r);
-    const s = model.scores(q, all);
+    const s = rank ? rank() : model.scores(q, all);
     const order = [...all].sort((a, b) => s[b] - s[a] || a - b);
     const out: string[] = [];
     const excluded = new Set([...seeds, ...seedRowList.map((r) => model.word(r))].map((x) => x.toLowerCase()));
@@ -341,6 +343,50 @@ describe('seed expansion (expand)', () => {
     // The words a person expects near the seeds; the pronouns that are among the nearest rows (we, you, me) are stop words and skipped.
     expect(ex['1'].expandedWords).toEqual(expect.arrayContaining(['tea', 'espresso']));
     for (const stop of ['we', 'you', 'me']) expect(ex['2'].expandedWords).not.toContain(stop);
+  });
+
+  it('expansion "contrastive" ranks by cos(c_k, w) - max(b . w, cos(c_j, w) of the other dimensions); with one dimension it is "nearest"', () => {
+    const seeds = [['plant'], ['factory', 'industry'], ['animal']];
+    const request = (expansion: 'nearest' | 'contrastive', dimensions: DimensionRequest[]) =>
+      scoreTexts(
+        {
+          texts: TEXTS.slice(0, 1),
+          embeddingModelId: model.manifest.id,
+          dimensions,
+          expansion,
+          explain: true,
+          composition: 'mean',
+        },
+        input,
+      ).response.data[0].explanation!.dimensions;
+    const dimensions: DimensionRequest[] = [
+      { id: 1, type: 'manual', words: seeds[0], expand: 15 },
+      { id: 2, type: 'manual', words: seeds[1] },
+      { id: 3, type: 'manual', words: seeds[2], expand: 15 },
+      // An axis is no competitor (its query is a difference of poles).
+      { id: 4, type: 'axis', words: ['good'], oppositeWords: ['bad'] },
+    ];
+    const contrastive = request('contrastive', dimensions);
+    const nearest = request('nearest', dimensions);
+    // The documented margin, by brute force over the same kernel scores.
+    const cos = seeds.map((w) => model.scores(model.centroid(rowsOf(w))!, all));
+    const background = model.scores(backgroundMean(model), all);
+    const margin = (k: number) => () =>
+      Float64Array.from(
+        all,
+        (r) => cos[k][r] - Math.max(background[r], ...cos.filter((_, j) => j !== k).map((c) => c[r])),
+      );
+    expect(contrastive['1'].expandedWords).toHaveLength(15);
+    expect(contrastive['1'].expandedWords).toEqual(referenceExpansion(seeds[0], 15, margin(0)));
+    expect(contrastive['3'].expandedWords).toEqual(referenceExpansion(seeds[2], 15, margin(2)));
+    // "plant" alone expands toward its industrial sense; against factory/industry seeds its words
+    // are the ones nearer to "plant" than to them.
+    const toIndustry = (w: string) => cos[1][model.rowOf(w)] - cos[0][model.rowOf(w)];
+    expect(nearest['1'].expandedWords!.filter((w) => toIndustry(w) > 0).length).toBeGreaterThan(0);
+    for (const w of contrastive['1'].expandedWords!) expect(toIndustry(w)).toBeLessThan(0);
+    // One dimension with seeds: nothing to contrast with, the same words as nearest.
+    const alone: DimensionRequest[] = [{ id: 1, type: 'manual', words: seeds[0], expand: 15 }, dimensions[3]];
+    expect(request('contrastive', alone)['1'].expandedWords).toEqual(request('nearest', alone)['1'].expandedWords);
   });
 
   it("the expanded dimension's query is unit(centroid(seeds) + centroid(expansion words))", () => {

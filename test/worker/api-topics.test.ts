@@ -134,6 +134,7 @@ describe('text-scores: expand, explain, representation, normalization', () => {
       { representation: 'cosineOfMean' },
       { representation: null },
       { normalization: 'minmax' },
+      { expansion: 'farthest' },
       // batchZscore is a top-level value only (goalConfig normalizes its factors with word statistics).
       { goalConfig: { dimensions: [{ id: 1, weight: 1 }], normalization: 'batchZscore' }, dimensions: [dim({})] },
       { explain: 'yes' },
@@ -160,6 +161,7 @@ describe('text-scores: expand, explain, representation, normalization', () => {
       dimensions: [dim({ expand: 50 })],
       representation: 'sif',
       normalization: 'percentile',
+      expansion: 'contrastive',
       explain: false,
     });
     expect(ok.status).toBe(200);
