@@ -79,8 +79,8 @@ describe('meter probes: off outside the bench build', () => {
     expect((await problemOf(refused)).code).toBe('ERROR_NO_REMAINING_QUOTA');
     expect((await quotaOf(ws, 'tokens')).usedAmount).toBe(2);
     const meter = env.METER.get(env.METER.idFromName(ws));
-    expect(await meter.benchProbe('write')).toBe(false);
-    expect(await meter.benchProbe('rpc')).toBe(false);
+    expect(await meter.benchProbe('write', ws, Date.now())).toBe('not-bench-build');
+    expect(await meter.benchProbe('rpc', ws, Date.now())).toBe('not-bench-build');
   });
 });
 

@@ -53,7 +53,7 @@ export async function charge(c: Context<AppEnv>, req: ChargeRequest): Promise<Co
   // bench:api's meter probes (a bench build only): the call to the meter without the charge.
   const probe = benchProbeOf(c);
   if (probe !== null) {
-    await probeMeter(c.env, workspaceId, probe);
+    await probeMeter(c.env, workspaceId, probe, atMs);
     return { status: 'free' };
   }
   const outcome = await consume(

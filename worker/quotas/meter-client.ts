@@ -205,7 +205,8 @@ export function flushMeter(env: MeterEnv, workspaceId: string, atMs?: number): P
 }
 
 /** bench:api only (bench-twin.ts): the meter call of a charge without the charge; the meter refuses it outside the bench build. */
-export async function probeMeter(env: MeterEnv, workspaceId: string, probe: BenchProbe): Promise<void> {
-  if (!(await callMeter(env, workspaceId, 'probe', false, (stub) => stub.benchProbe(probe))))
-    throw new ApiError('INTERNAL_ERROR', 'The meter refused the bench probe (not a bench build)');
+export async function probeMeter(env: MeterEnv, workspaceId: string, probe: BenchProbe, atMs: number): Promise<void> {
+  const out = await callMeter(env, workspaceId, 'probe', false, (stub) => stub.benchProbe(probe, workspaceId, atMs));
+  if (out === 'unknown-workspace') throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' does not exist`);
+  if (out !== 'done') throw new ApiError('INTERNAL_ERROR', 'The meter refused the bench probe (not a bench build)');
 }

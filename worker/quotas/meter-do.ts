@@ -202,19 +202,26 @@ export class WorkspaceMeter extends DurableObject<Env> {
   }
 
   /**
-   * bench:api's meter probes (bench-twin.ts): `rpc` answers at once, `write` makes the smallest
-   * durable write (one row of its own in one synchronous transaction; the answer leaves after the
-   * commit, as a charge's) and touches no counter, outbox or key. Outside the bench build it does
-   * nothing and answers false.
+   * bench:api's meter probes (bench-twin.ts): after the same readiness check as a charge, `rpc`
+   * answers at once and `write` makes the smallest durable write (one row of a table of its own, in
+   * one synchronous transaction; the answer leaves after the commit, as a charge's), touching no
+   * counter, outbox, key or meta row. Outside the bench build it does nothing.
    */
-  async benchProbe(probe: BenchProbe): Promise<boolean> {
-    if (!isBenchBuild()) return false;
+  async benchProbe(
+    probe: BenchProbe,
+    workspaceId: string,
+    atMs: number,
+  ): Promise<'done' | 'not-bench-build' | 'unknown-workspace'> {
+    if (!isBenchBuild()) return 'not-bench-build';
+    const seeded = this.meta !== null && this.meta.workspaceId === workspaceId;
+    if (!seeded && !(await this.ready(workspaceId, atMs))) return 'unknown-workspace';
     if (probe === 'write') {
-      this.ctx.storage.transactionSync(() =>
-        this.sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('bench_probe', ?)", ++this.probeWrites),
-      );
+      this.ctx.storage.transactionSync(() => {
+        this.sql.exec('CREATE TABLE IF NOT EXISTS bench_probe (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)');
+        this.sql.exec('INSERT OR REPLACE INTO bench_probe (id, n) VALUES (1, ?)', ++this.probeWrites);
+      });
     }
-    return true;
+    return 'done';
   }
 
   /** The workspace's quotas as of `atMs` (rollovers applied, nothing written); null: no such workspace. */
