@@ -39,6 +39,9 @@ try {
   const r = await run(mode === 'page');
   await browser.stopTracing();
   console.log('traced', mode, r.first, r.phases);
+  for (let i = 0; i < 4; i++) console.log('cached', (await run(true)).first);
+  const t = JSON.parse(fs.readFileSync('/tmp/h17c-exp/trace.json', 'utf8')); const ev = t.traceEvents ?? t;
+  for (const e of ev) if (/compileModule|produceModuleCache|v8.compile$|produceCache/i.test(e.name) && e.ph === 'X' && e.args?.data) console.log(e.name, (e.dur/1000).toFixed(1), JSON.stringify(e.args.data).slice(0, 200));
 } finally {
   await browser.close();
   await server.stop();
