@@ -187,7 +187,6 @@ async function main(): Promise<void> {
 
     const r: Record<string, Run[]> = {
       cached: [],
-      cachedWorkerRead: [],
       cachedBase: [],
       cachedOnline: [],
       coldProg: [],
@@ -221,12 +220,7 @@ async function main(): Promise<void> {
       r.cachedOnline.push(await timed(page, token, { deleteCache: false }));
       if (r.cachedOnline.at(-1)!.downloaded !== 0) throw new Error('the cached run downloaded again');
       await context.setOffline(true);
-      // The comparison: the worker reads the copies itself (no page reads while it starts); the
-      // two alternate which goes first.
-      const workerRead = () => timed(page, token, { deleteCache: false, pageHeadRead: false });
-      if (round % 2 === 0) r.cachedWorkerRead.push(await workerRead());
       r.cached.push(await timed(page, token, { deleteCache: false }));
-      if (round % 2 === 1) r.cachedWorkerRead.push(await workerRead());
       await context.setOffline(false);
       for (const k of Object.keys(r)) {
         const x = r[k]!.at(-1);
@@ -235,7 +229,7 @@ async function main(): Promise<void> {
       const f = (x: Run[]) => x.at(-1)!.firstMs.toFixed(0);
       if (ONLY_CACHED) {
         console.log(
-          `[bench:browser] round ${round}: cached ${f(r.cached)} ms (baseline raw cache ${f(r.cachedBase)}; the worker reading the copies itself ${f(r.cachedWorkerRead)}), cached+revalidated ${f(r.cachedOnline)} ms; ` +
+          `[bench:browser] round ${round}: cached ${f(r.cached)} ms (baseline raw cache ${f(r.cachedBase)}), cached+revalidated ${f(r.cachedOnline)} ms; ` +
             `phases: ${phaseLine(r.cached.at(-1)!.phases)}`,
         );
         continue;
@@ -258,9 +252,7 @@ async function main(): Promise<void> {
           only: 'cached',
           cached_first_score_ms: first('cached'),
           cached_first_score_baseline_ms: first('cachedBase'),
-          cached_first_score_worker_read_ms: first('cachedWorkerRead'),
           cached_revalidated_first_score_ms: first('cachedOnline'),
-          cached_worker_read_rounds_ms: r.cachedWorkerRead.map((x) => Math.round(x.firstMs)),
           cached_rounds_ms: r.cached.map((x) => Math.round(x.firstMs)),
           targetCachedMs: CACHED_TARGET_MS,
         }),
@@ -273,7 +265,6 @@ async function main(): Promise<void> {
       link: `${LINK.mbit} Mbit/s, ${LINK.latencyMs} ms latency`,
       cached_first_score_ms: first('cached'),
       cached_first_score_baseline_ms: first('cachedBase'),
-      cached_first_score_worker_read_ms: first('cachedWorkerRead'),
       cached_revalidated_first_score_ms: first('cachedOnline'),
       cold_50mbit_first_score_ms: first('coldProg'),
       cold_50mbit_first_score_baseline_ms: first('coldBase'),
@@ -288,9 +279,6 @@ async function main(): Promise<void> {
       targetsMet: first('cached') <= CACHED_TARGET_MS && first('coldProg') <= COLD_TARGET_MS ? 'yes' : 'no',
     };
     console.log(`[bench:browser] phases, cached (ms from creating the scorer): ${phaseLine(r.cached.at(-1)!.phases)}`);
-    console.log(
-      `[bench:browser] phases, cached, the worker reading the copies itself: ${phaseLine(r.cachedWorkerRead.at(-1)!.phases)}`,
-    );
     console.log(`[bench:browser] phases, cached baseline: ${phaseLine(r.cachedBase.at(-1)!.phases)}`);
     console.log(`[bench:browser] phases, cold progressive: ${phaseLine(r.coldProg.at(-1)!.phases)}`);
     console.log(

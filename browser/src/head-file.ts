@@ -13,7 +13,6 @@ import type { ParsedArtifact } from '../../core/artifact';
 import type { MatrixSlot } from '../../core/kernels';
 import type { StoredModel } from './model-store';
 import { readCopy, removeCopies, writeCopy } from './opfs';
-import { headFileName as fileName } from './store-names';
 
 const VIEWS = {
   rows: Int8Array,
@@ -38,6 +37,9 @@ interface Layout {
   /** [byte offset in the buffer, element count] of each section. */
   sections: Record<Section, [number, number]>;
 }
+
+const fileName = (id: string, version: string): string =>
+  `${encodeURIComponent(id)}@${encodeURIComponent(version)}.head`;
 
 /** Writes the head's copy (replacing an older one); false when OPFS is not available. */
 export async function writeHeadFile(id: string, version: string, head: StoredModel): Promise<boolean> {

@@ -1,14 +1,17 @@
 /**
- * The page side of a first call naming a model (docs/offline-browser.md), while the Web Worker is
- * still starting. A progressive cold start: the first call that names a model that is not cached
- * starts the head's download on the page and hands the bytes to the worker without a copy (a
- * transferred ArrayBuffer). The worker verifies them like its own download (X-Content-SHA256 of
- * the body, cache.ts fetchArtifact) and downloads the head itself when the offer is null or does
- * not match. A cached model: the page reads its OPFS copies (page-copies.ts).
+ * The page side of a progressive cold start (docs/offline-browser.md): the first call that names
+ * a model that is not cached starts the head's download on the page while the Web Worker is still
+ * starting, and hands the bytes to the worker without a copy (a transferred ArrayBuffer). The
+ * worker verifies them like its own download (X-Content-SHA256 of the body, cache.ts
+ * fetchArtifact) and downloads the head itself when the offer is null or does not match.
+ *
+ * Only downloads: a cached model's head is read by the worker (an OPFS sync access handle there,
+ * head-file.ts), since the page's read (File.arrayBuffer(), IndexedDB) was no faster in
+ * `npm run bench:browser` and would run on the page's main thread.
  *
  * Kept free of the worker's modules (core/, zod): this file is part of the page bundle.
  */
-import { readCopiesOnPage, readPointer, type CopiesOffer } from './page-copies';
+import { DB_NAME, STORE_NAME } from './store-names';
 
 /** The head download's answer as the page received it. */
 export interface HeadOffer {
@@ -21,37 +24,54 @@ export interface HeadOffer {
   endedAt?: number;
 }
 
+/**
+ * Whether IndexedDB holds the model's pointer (['model', id]): then the worker loads it from the
+ * cache. The connection is closed at once (an open one would block a deleteDatabase of the
+ * page), and no database is created when there is none.
+ */
+function isCached(id: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    let req: IDBOpenDBRequest;
+    try {
+      req = indexedDB.open(DB_NAME);
+    } catch {
+      resolve(false);
+      return;
+    }
+    // No database yet: leave creating it to the worker (idb-keyval creates its object store then).
+    req.onupgradeneeded = () => req.transaction?.abort();
+    req.onerror = () => resolve(false);
+    req.onblocked = () => resolve(true); // unknown: leave it to the worker
+    req.onsuccess = () => {
+      const db = req.result;
+      const done = (cached: boolean): void => {
+        db.close();
+        resolve(cached);
+      };
+      try {
+        const get = db.transaction(STORE_NAME, 'readonly').objectStore(STORE_NAME).getKey(['model', id]);
+        get.onsuccess = () => done(get.result !== undefined);
+        get.onerror = () => done(true);
+      } catch {
+        done(db.objectStoreNames.contains(STORE_NAME));
+      }
+    };
+  });
+}
+
 const PICKED = ['etag', 'x-content-sha256', 'x-model-version', 'x-model-checksum', 'content-type'];
 
 /**
- * The page's reads for the first call naming model `id`, while the worker starts. A cached model:
- * its pointer and OPFS copies go to `sendCopies` (page-copies.ts; null when there are none), and
- * the result is null. A model that is not cached: `sendCopies(null)` at once, and for a progressive
- * scorer the head downloaded for the worker, else null (no 200: the worker loads the usual way and
- * handles refusals itself). `sendCopies` is called exactly once.
+ * The head of model `id` downloaded for the worker, or null (cached, not a progressive scorer,
+ * or no 200: the worker loads the usual way and handles refusals itself).
  */
 export async function offerHead(
   id: string,
   options: { baseUrl: string; token?: string; progressive: boolean; rawModelCache: boolean },
-  sendCopies: (copies: CopiesOffer | null) => void,
 ): Promise<HeadOffer | null> {
+  if (options.rawModelCache || !options.progressive) return null;
   const startedAt = performance.timeOrigin + performance.now();
-  // The raw-cache baseline of the bench reads as releases before did (no head, no copies).
-  if (options.rawModelCache) {
-    sendCopies(null);
-    return null;
-  }
-  let pointer: Awaited<ReturnType<typeof readPointer>> = { state: 'unknown' };
-  try {
-    pointer = await readPointer(id);
-  } finally {
-    if (pointer.state !== 'cached') sendCopies(null);
-  }
-  if (pointer.state === 'cached') {
-    sendCopies(await readCopiesOnPage(pointer.pointer, id, startedAt).catch(() => null));
-    return null;
-  }
-  if (pointer.state === 'unknown' || !options.progressive) return null;
+  if (await isCached(id)) return null;
   try {
     const res = await fetch(new URL(`/api/v1/artifacts/models/${encodeURIComponent(id)}/head`, options.baseUrl), {
       headers: options.token ? { authorization: `Bearer ${options.token}` } : {},

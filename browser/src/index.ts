@@ -137,35 +137,20 @@ export function createOfflineScorer(options: OfflineScorerOptions): OfflineScore
     rawModelCache: options.rawModelCache === true,
   });
   const call = <T>(fn: () => Promise<T>): Promise<T> => unwrap(ready.then(fn));
-  // The first call naming a model starts the page's reads while the worker starts: a cached
-  // model's OPFS copies (page-copies.ts), or the head's download for a progressive scorer when it
-  // is not cached (head-offer.ts); both are handed over without a copy.
+  // The first call naming a model that is not cached starts its head's download here while the
+  // worker starts (progressive scorers), and hands it over without a copy (head-offer.ts).
   const announced = new Set<string>();
   const announce = (id: unknown): void => {
     if (options.pageHeadRead === false) return;
     if (typeof id !== 'string' || id.length === 0 || id.length > 256 || announced.has(id)) return;
     announced.add(id);
     remote.expectHead(id).catch(() => {});
-    offerHead(
-      id,
-      {
-        baseUrl,
-        token,
-        progressive: options.progressive === true,
-        rawModelCache: options.rawModelCache === true,
-      },
-      (copies) =>
-        void remote
-          .copiesOffer(
-            id,
-            copies &&
-              Comlink.transfer(
-                copies,
-                copies.files.map((f) => f.bytes),
-              ),
-          )
-          .catch(() => {}),
-    )
+    offerHead(id, {
+      baseUrl,
+      token,
+      progressive: options.progressive === true,
+      rawModelCache: options.rawModelCache === true,
+    })
       .catch(() => null)
       .then((offer) => remote.headOffer(id, offer && Comlink.transfer(offer, [offer.bytes])))
       .catch(() => {}); // terminated meanwhile

@@ -9,7 +9,6 @@
  * One file per copy: u32 length of a UTF-8 JSON description, the description, zero padding to 16,
  * the bytes.
  */
-import type { PageCopy } from './page-copies';
 
 interface SyncHandle {
   getSize(): number;
@@ -17,51 +16,6 @@ interface SyncHandle {
   close(): void;
 }
 type ReadOnlyOpen = (options?: { mode: 'read-only' }) => Promise<SyncHandle>;
-
-/**
- * A copy read by the page while this worker was starting (page-copies.ts): the file's description
- * (its JSON text) and its bytes (a transferred buffer of their own, offset 0).
- */
-export type { PageCopy };
-
-/** Copies handed over by the page (offerCopies), each taken by the next readCopy of its name. */
-const offered = new Map<string, PageCopy>();
-
-/** Makes the page's reads of these copies the next readCopy's answer (no second read of the file). */
-export function offerCopies(copies: PageCopy[]): void {
-  for (const c of copies) offered.set(c.name, c);
-}
-
-/** Drops the offered copies of these names that no read has taken (their memory is released). */
-export function dropOfferedCopies(names: string[]): void {
-  for (const n of names) offered.delete(n);
-}
-
-/** readCopy's answer from a copy the page read; undefined when it does not check out (then the file is read). */
-function fromPage<D>(
-  copy: PageCopy,
-  place: ((description: D) => Array<{ offset: number; into: Uint8Array }> | undefined) | undefined,
-): { description: D; bytes: Uint8Array<ArrayBuffer> } | undefined {
-  try {
-    const description = JSON.parse(copy.description) as D;
-    const all = new Uint8Array(copy.bytes);
-    const ranges = (place?.(description) ?? []).slice().sort((a, b) => a.offset - b.offset);
-    if (ranges.length === 0) return { description, bytes: all };
-    // The placed ranges go to their memory, the gaps to a buffer of their own (the page's buffer,
-    // placed ranges included, is dropped).
-    const bytes = new Uint8Array(all.length);
-    let at = 0;
-    for (const r of [...ranges, { offset: all.length, into: new Uint8Array(0) }]) {
-      if (r.offset < at || r.offset + r.into.length > all.length) return undefined;
-      bytes.set(all.subarray(at, r.offset), at);
-      r.into.set(all.subarray(r.offset, r.offset + r.into.length));
-      at = r.offset + r.into.length;
-    }
-    return { description, bytes };
-  } catch {
-    return undefined;
-  }
-}
 
 export async function opfsRoot(): Promise<FileSystemDirectoryHandle | null> {
   try {
@@ -106,12 +60,6 @@ export async function readCopy<D>(
    */
   place?: (description: D) => Array<{ offset: number; into: Uint8Array }> | undefined,
 ): Promise<{ description: D; bytes: Uint8Array<ArrayBuffer> } | undefined> {
-  const fromThePage = offered.get(name);
-  if (fromThePage) {
-    offered.delete(name);
-    const out = fromPage(fromThePage, place);
-    if (out) return out;
-  }
   const dir = await opfsRoot();
   if (!dir) return undefined;
   try {

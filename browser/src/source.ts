@@ -40,10 +40,8 @@ import {
   type ProgressFn,
 } from './cache';
 import { removeHeadFiles } from './head-file';
-import { languageFileName } from './store-names';
 import type { HeadOffer } from './head-offer';
-import { takeCopies, takeOffer } from './offers';
-import { dropOfferedCopies, offerCopies } from './opfs';
+import { takeOffer } from './offers';
 import { MODEL_DATA_KINDS, readStoredHead, readStoredModel, storeHead, storeModel, toStored } from './model-store';
 import { mark, phase, phasesSince } from './phases';
 import type {
@@ -139,7 +137,7 @@ function loadLanguage(
       { artifact: 'language', name: language, onProgress },
       revalidate,
       // Read first from its OPFS copy: with the model's head, what a first score from the cache waits for.
-      languageFileName(language),
+      `lang-${encodeURIComponent(language)}.bin`,
     );
     return phase('language-parse', () => parseLanguageData(artifact.bytes));
   });
@@ -196,9 +194,6 @@ const sameBundles = (a: CachedModelInfo, b: CachedModelInfo): boolean =>
   a.version === b.version &&
   a.mapperBundles.map((m) => m.key).join('\n') === b.mapperBundles.map((m) => m.key).join('\n');
 
-/** How long a cached load waits for the page's reads of its copies (they take ~50-100 ms). */
-const PAGE_COPIES_WAIT_MS = 1000;
-
 async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): Promise<Loaded> {
   const revalidate = options.revalidate !== false;
   // The head the page is downloading for this load (head-offer.ts), if it announced one.
@@ -206,14 +201,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   // The read a scoring call started before its validation (readPointerEarly), else our own.
   const early = options.full ? undefined : earlyPointers.get(id);
   earlyPointers.delete(id);
-  const own = early ?? phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb()));
-  // The page's reads of a cached model's copies (page-copies.ts), made while this worker started:
-  // its pointer read (the same IndexedDB record) counts as ours when it comes first.
-  const pageCopies = options.full || config.rawModelCache ? Promise.resolve(null) : takeCopies(id);
-  const pointer = await Promise.race([
-    own,
-    pageCopies.then((c) => (c ? (c.pointer as unknown as CachedModelInfo) : own)),
-  ]);
+  const pointer = await (early ?? phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb())));
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
     onProgress?.({ artifact: 'model', name: id, phase, loadedBytes: loaded, totalBytes: total, fromCache });
   // Progressive cold start: nothing cached, so score from the head while the rest downloads.
@@ -227,17 +215,6 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   // for the bench's raw-cache baseline. Both are read while the service is asked whether the
   // version is current.
   const headFirst = !!pointer && !options.full && !config.rawModelCache;
-  // The copies the page read are what the reads below (opfs.ts readCopy) take, when the page read
-  // the same version; whatever no read takes is dropped once the first reads are done.
-  // (Bounded: should the page never answer, this worker reads the files itself.)
-  const offered = headFirst
-    ? await Promise.race([pageCopies, new Promise<null>((r) => setTimeout(() => r(null), PAGE_COPIES_WAIT_MS))])
-    : null;
-  const offeredNames =
-    offered && pointer && offered.pointer.version === pointer.version && offered.pointer.sha256 === pointer.sha256
-      ? offered.files.map((f) => f.name)
-      : [];
-  if (offeredNames.length > 0) offerCopies(offered!.files);
   // The head's rows go straight into the kernels' memory (no copy after the read).
   const headP = headFirst
     ? phase('idb-head', async () => {
@@ -262,8 +239,6 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   let settleOnline: (online: boolean) => void = () => {};
   const revalidateP = new Promise<boolean>((resolve) => (settleOnline = resolve));
   let small = pointer ? loadSmall(pointer.language, onProgress, revalidateP) : null;
-  if (offeredNames.length > 0)
-    void Promise.allSettled([headP, small]).then(() => dropOfferedCopies(offeredNames));
   let smallLanguage = pointer?.language;
   let bundles = options.bundles ?? (pointer ? new Bundles(pointer, onProgress, revalidateP) : null);
   // The bundles the waiting requests name are read now, not after the model.

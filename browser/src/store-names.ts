@@ -5,10 +5,3 @@
  */
 export const DB_NAME = 'embedding-edge-offline';
 export const STORE_NAME = 'artifacts';
-
-/** The OPFS copy of a cached model's head (head-file.ts). */
-export const headFileName = (id: string, version: string): string =>
-  `${encodeURIComponent(id)}@${encodeURIComponent(version)}.head`;
-
-/** The OPFS copy of a language's tokenizer data (cache.ts, source.ts). */
-export const languageFileName = (language: string): string => `lang-${encodeURIComponent(language)}.bin`;

@@ -10,8 +10,7 @@ import { sha256Hex } from '../../core/digest';
 import { toProblem, type ProgressFn } from './cache';
 import { answer } from './final-answer';
 import type { HeadOffer } from './head-offer';
-import { expectOffer, settleCopies, settleOffer } from './offers';
-import type { CopiesOffer } from './page-copies';
+import { expectOffer, settleOffer } from './offers';
 import { mark } from './phases';
 import type { FinalAnswer, LoadModelOptions, ScorerConfig } from './protocol';
 import {
@@ -89,8 +88,6 @@ const api = {
   expectHead: (id: string) => expectOffer(id),
   /** The page's download of the head (its ArrayBuffer transferred), or null: the load fetches itself. */
   headOffer: (id: string, offer: HeadOffer | null) => settleOffer(id, offer),
-  /** The page's reads of cached model `id`'s copies (page-copies.ts, ArrayBuffers transferred), or null: the load reads itself. */
-  copiesOffer: (id: string, offer: CopiesOffer | null) => settleCopies(id, offer),
   /** Hex SHA-256 of the kernels.wasm bytes this worker runs (compare with the Worker's build). */
   kernelsSha256: () => guarded(() => sha256Hex(kernelsBytes)),
 };
