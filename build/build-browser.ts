@@ -84,11 +84,6 @@ self.addEventListener('fetch', (event) => {
     const key = req.mode === 'navigate' ? '/' : req;
     if (hashed) {
       const hit = await cache.match(req);
-      // A Web Worker's script as a new Response, not the cache's own: Chromium then does not
-      // produce a V8 code cache for it on every start (~15 ms on the worker's thread after its
-      // modules ran, and never consumed by a worker; docs/offline-browser.md).
-      if (hit && req.destination === 'worker')
-        return new Response(hit.body, { status: hit.status, statusText: hit.statusText, headers: hit.headers });
       if (hit) return hit;
     }
     try {
