@@ -26,8 +26,9 @@ import {
   scoreTexts,
   tokenRow,
   type DimensionRequest,
+  type ExpansionMode,
   type FactorStats,
-  type Normalization,
+  type TextNormalization,
   type Representation,
   type TextScoringInput,
 } from '../core/scoring';
@@ -80,6 +81,8 @@ export const SEED_SETS = { label: LABEL_SEEDS, descriptive: DESCRIPTIVE_SEEDS } 
 /** Expansion sizes measured; EXPAND_DEFAULT is the one the targets are stated for (see docs/dimensions.md). */
 export const EXPAND_SWEEP = [10, 20, 50] as const;
 export const EXPAND_DEFAULT = 20;
+/** Batch sizes at which batchZscore is measured besides the whole set (random batches). */
+export const BATCH_SIZES = [14, 50, 200] as const;
 
 interface Item {
   text: string;
@@ -141,12 +144,15 @@ function argMax(scores: ReadonlyArray<number | undefined>, classes: readonly str
 
 export interface Method {
   seeds: keyof typeof SEED_SETS;
-  normalization: Normalization;
+  normalization: TextNormalization;
   representation: Representation;
   expand: number;
+  /** Ranking of the expansion words (default: nearest). */
+  expansion?: ExpansionMode;
 }
 
-export const methodName = (m: Method): string => `${m.seeds}/${m.normalization}/${m.representation}/expand${m.expand}`;
+export const methodName = (m: Method): string =>
+  `${m.seeds}/${m.normalization}/${m.representation}/expand${m.expand}${m.expansion === 'contrastive' ? '/contrastive' : ''}`;
 
 export interface TopicBenchResult {
   figures: Record<string, number>;
@@ -184,7 +190,10 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
 
   const texts = items.map((i) => i.text);
   /** Predictions of one method through scoreTexts (and the expansion words, for the log). */
-  const classify = (m: Method): { predicted: string[]; ties: number; expanded: string[][] } => {
+  const classify = (
+    m: Method,
+    subset: readonly number[] | null = null,
+  ): { predicted: string[]; ties: number; expanded: string[][] } => {
     const seeds = SEED_SETS[m.seeds];
     const dimensions: DimensionRequest[] = classes.map((c, k) => ({
       id: k + 1,
@@ -194,9 +203,10 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
     }));
     const res = scoreTexts(
       {
-        texts,
+        texts: subset ? subset.map((i) => texts[i]) : texts,
         embeddingModelId: model.manifest.id,
         dimensions,
+        ...(m.expansion ? { expansion: m.expansion } : {}),
         normalization: m.normalization,
         representation: m.representation,
         explain: true,
@@ -213,6 +223,36 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
     });
     const ex = res.data[0]?.explanation?.dimensions ?? {};
     return { predicted, ties, expanded: classes.map((_, k) => ex[String(k + 1)]?.expandedWords ?? []) };
+  };
+
+  /** Records one method; with a normalization also its accuracy on two halves (even and odd lines). */
+  const measure = (m: Method): void => {
+    const { predicted, ties, expanded } = classify(m);
+    record(methodName(m), predicted, ties);
+    if (m.normalization !== 'none') {
+      // A default must hold on both halves. With batchZscore each half is its own request, so its
+      // statistics come from that half only.
+      const halves = [0, 1].map((h) => {
+        const idx = gold.map((_, i) => i).filter((i) => i % 2 === h);
+        const p = m.normalization === 'batchZscore' ? classify(m, idx).predicted : idx.map((i) => predicted[i]);
+        return evaluate(
+          idx.map((i) => gold[i]),
+          p,
+          classes,
+        ).accuracy;
+      });
+      figures[`topics_${methodName(m)}_accuracy_even`] = +halves[0].toFixed(4);
+      figures[`topics_${methodName(m)}_accuracy_odd`] = +halves[1].toFixed(4);
+      log(`[bench topics]   halves (even / odd lines): accuracy ${halves[0].toFixed(3)} / ${halves[1].toFixed(3)}`);
+    }
+    const logged =
+      m.expand === EXPAND_DEFAULT &&
+      ((m.normalization === 'zscore' && m.representation === REPRESENTATIONS[0] && !m.expansion) ||
+        (m.normalization === 'batchZscore' && m.expansion === 'contrastive'));
+    if (logged)
+      log(
+        `[bench topics]   ${m.seeds} expansion (${m.expand}${m.expansion ? `, ${m.expansion}` : ''}): ${classes.map((c, k) => `${c}: ${expanded[k].slice(0, 8).join(' ')}`).join('; ')}`,
+      );
   };
 
   for (const seedSet of Object.keys(SEED_SETS) as Array<keyof typeof SEED_SETS>) {
@@ -250,35 +290,18 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
       });
       record(`${seedSet}/baseline-glove-centroid`, predicted);
     }
-    for (const normalization of ['none', 'zscore'] as const) {
+    for (const normalization of ['none', 'zscore', 'batchZscore'] as const) {
       for (const representation of REPRESENTATIONS) {
-        for (const expand of [0, EXPAND_DEFAULT]) {
-          const m: Method = { seeds: seedSet, normalization, representation, expand };
-          const { predicted, ties, expanded } = classify(m);
-          record(methodName(m), predicted, ties);
-          if (normalization === 'zscore') {
-            // The same method on two halves (even and odd lines): a default must hold on both.
-            const halves = [0, 1].map((h) => {
-              const idx = gold.map((_, i) => i).filter((i) => i % 2 === h);
-              return evaluate(
-                idx.map((i) => gold[i]),
-                idx.map((i) => predicted[i]),
-                classes,
-              ).accuracy;
-            });
-            figures[`topics_${methodName(m)}_accuracy_even`] = +halves[0].toFixed(4);
-            figures[`topics_${methodName(m)}_accuracy_odd`] = +halves[1].toFixed(4);
-            log(
-              `[bench topics]   halves (even / odd lines): accuracy ${halves[0].toFixed(3)} / ${halves[1].toFixed(3)}`,
-            );
-          }
-          if (expand && normalization === 'zscore' && representation === REPRESENTATIONS[0]) {
-            log(
-              `[bench topics]   ${seedSet} expansion (${expand}): ${classes.map((c, k) => `${c}: ${expanded[k].slice(0, 8).join(' ')}`).join('; ')}`,
-            );
-          }
-        }
+        for (const expand of [0, EXPAND_DEFAULT]) measure({ seeds: seedSet, normalization, representation, expand });
       }
+    }
+    // Contrastive expansion (docs/dimensions.md), with the word and with the batch statistics.
+    for (const [normalization, representation] of [
+      ['zscore', 'meanCosine'],
+      ['batchZscore', 'contentMean'],
+    ] as const) {
+      for (const expand of [EXPAND_DEFAULT, ...EXPAND_SWEEP.filter((e) => e !== EXPAND_DEFAULT)])
+        measure({ seeds: seedSet, normalization, representation, expand, expansion: 'contrastive' });
     }
     // Expansion size sweep on zscore, each representation (information for the default of EXPAND_DEFAULT).
     for (const representation of REPRESENTATIONS) {
@@ -290,12 +313,44 @@ export async function runTopicBench(log: (line: string) => void = console.log): 
       }
     }
   }
+  // batchZscore depends on the batch: the same methods on random batches of BATCH_SIZES texts (one
+  // fixed shuffle), each batch its own request.
+  for (const size of BATCH_SIZES) {
+    const order = gold.map((_, i) => i);
+    const rand = prng(17);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    for (const [seeds, expand, expansion] of [
+      ['label', EXPAND_DEFAULT, 'contrastive'],
+      ['descriptive', 0, undefined],
+    ] as const) {
+      const m: Method = { seeds, normalization: 'batchZscore', representation: 'contentMean', expand, expansion };
+      const predicted: string[] = new Array<string>(gold.length);
+      let ties = 0;
+      for (let b = 0; b < order.length; b += size) {
+        const idx = order.slice(b, b + size);
+        const r = classify(m, idx);
+        idx.forEach((i, k) => (predicted[i] = r.predicted[k]));
+        ties += r.ties;
+      }
+      record(`${methodName(m)}/batches-of-${size}`, predicted, ties);
+    }
+  }
   const target = (k: string) => figures[`topics_${k}_accuracy`];
   figures.topics_target_label_expand = target(`label/zscore/${DEFAULT_REPRESENTATION}/expand${EXPAND_DEFAULT}`);
   figures.topics_target_descriptive = target(`descriptive/zscore/${DEFAULT_REPRESENTATION}/expand0`);
   log(
     `[bench topics] targets (zscore, ${DEFAULT_REPRESENTATION}): label seeds + expand ${EXPAND_DEFAULT} ${figures.topics_target_label_expand.toFixed(3)} (target 0.70), ` +
       `descriptive seeds ${figures.topics_target_descriptive.toFixed(3)} (target 0.85)`,
+  );
+  // The same targets with the statistics of the batch's texts and content words (docs/dimensions.md).
+  figures.topics_batch_label_expand = target(`label/batchZscore/contentMean/expand${EXPAND_DEFAULT}/contrastive`);
+  figures.topics_batch_descriptive = target(`descriptive/batchZscore/contentMean/expand0`);
+  log(
+    `[bench topics] targets (batchZscore, contentMean, contrastive expansion): label seeds + expand ${EXPAND_DEFAULT} ${figures.topics_batch_label_expand.toFixed(3)} (target 0.70), ` +
+      `descriptive seeds ${figures.topics_batch_descriptive.toFixed(3)} (target 0.85)`,
   );
   return { figures, rows };
 }

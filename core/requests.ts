@@ -24,6 +24,9 @@ export const IDENTIFIER_MESSAGE = `Letters, digits, . _ - (1 to ${LIMITS.identif
 /** An identifier schema: checked before anything is looked up in storage. */
 export const identifier = () => z.string().regex(IDENTIFIER, IDENTIFIER_MESSAGE);
 
+/** Top-level text-scores normalization: goalConfig's values plus batchZscore (statistics over the request's texts). */
+export const TEXT_NORMALIZATIONS = ['none', 'zscore', 'percentile', 'batchZscore'] as const;
+
 const NORMALIZATION_DOC =
   "none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1].";
 
@@ -90,6 +93,10 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
   );
 
   const dimensions = z.array(DimensionSchema).max(LIMITS.dimensionsPerRequest).optional();
+  const expansion = doc(z.enum(['nearest', 'contrastive']).optional(), {
+    description:
+      "Extension: how `expand` ranks the candidate words. nearest (default): by cos(seed centroid, w) - b . w, b the mean unit vector of the 20,000 most frequent words (a hubness correction). contrastive: by cos(seed centroid, w) - max(b . w, the word's cosine with the seed centroid of any other non-axis dimension of the request), so a dimension takes the words that are nearer to its own seeds than to the others' (with one such dimension it ranks as nearest). See docs/dimensions.md.",
+  });
   const mapperKeys = doc(z.array(identifier()).max(LIMITS.mapperKeysPerRequest).optional(), {
     description: "Mapper variable ids (bundle key + '_' + variable).",
   });
@@ -100,12 +107,13 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
       embeddingModelId: modelId,
       goalConfig: GoalConfigSchema.optional(),
       dimensions,
+      expansion,
       mapperKeys,
-      normalization: doc(z.enum(['none', 'zscore', 'percentile']).optional(), {
-        description: `Extension: normalization of dimensionScores and mapperScores (goalConfig.normalization applies to the goal factors only). ${NORMALIZATION_DOC} A dimension's statistics are those of its words' cosines with the dimension, a mapper's those of its word values.`,
+      normalization: doc(z.enum(TEXT_NORMALIZATIONS).optional(), {
+        description: `Extension: normalization of dimensionScores and mapperScores (goalConfig.normalization applies to the goal factors only). ${NORMALIZATION_DOC} A dimension's statistics are those of its words' cosines with the dimension, a mapper's those of its word values. batchZscore: standardized over this request's texts that have the score (their mean and population std), clipped to [-3, 3], divided by 3 (0 when the std is 0, e.g. for a single text): how a text stands among the others of the batch, which removes what all of them share (see docs/dimensions.md).`,
       }),
       representation: doc(z.enum(REPRESENTATIONS).optional(), {
-        description: `Extension: how a text's content tokens (in-vocabulary, non-stop) become its dimensionScores. meanCosine: the mean of the tokens' cosines with the dimension. meanVector: the cosine of the mean of the tokens' unit vectors. sif: the cosine of their mean weighted by smooth inverse frequency a/(a + p(w)) (Arora et al. 2017, a = 0.001, p from the model rank by Zipf's law). Default: ${DEFAULT_REPRESENTATION} (chosen on a topic benchmark, see docs/dimensions.md). With composition rules and meanCosine the per-token cosines are composed (docs/text-scores.md); mapperScores follow composition.`,
+        description: `Extension: how a text's content tokens (in-vocabulary, non-stop) become its dimensionScores. meanCosine: the mean of the tokens' cosines with the dimension. meanVector: the cosine of the mean of the tokens' unit vectors. sif: the cosine of their mean weighted by smooth inverse frequency a/(a + p(w)) (Arora et al. 2017, a = 0.001, p from the model rank by Zipf's law). contentMean: the mean cosine over the content words only (dictionary words that are not proper nouns, acronyms, numbers or one/two-letter entries; a text without one falls back to all its tokens). Default: ${DEFAULT_REPRESENTATION} (chosen on a topic benchmark, see docs/dimensions.md). With composition rules and meanCosine the per-token cosines are composed (docs/text-scores.md); mapperScores follow composition.`,
       }),
       composition: doc(z.enum(['rules', 'mean']).optional(), {
         description:
@@ -151,6 +159,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
         description: 'Weight of the seed similarity in goalScore; null (default) disables goal scores.',
       }),
       dimensions,
+      expansion,
       mapperKeys,
     }),
     'WordScoresRequest',
@@ -227,3 +236,4 @@ export type DimensionRequest = NonNullable<TextScoresRequest['dimensions']>[numb
 export type DimensionType = DimensionRequest['type'];
 export type GoalConfig = NonNullable<TextScoresRequest['goalConfig']>;
 export type Normalization = NonNullable<GoalConfig['normalization']>;
+export type TextNormalization = (typeof TEXT_NORMALIZATIONS)[number];

@@ -2893,18 +2893,23 @@ export interface components {
       embeddingModelId: string;
       goalConfig?: components['schemas']['GoalConfig'];
       dimensions?: components['schemas']['Dimension'][];
+      /**
+       * @description Extension: how `expand` ranks the candidate words. nearest (default): by cos(seed centroid, w) - b . w, b the mean unit vector of the 20,000 most frequent words (a hubness correction). contrastive: by cos(seed centroid, w) - max(b . w, the word's cosine with the seed centroid of any other non-axis dimension of the request), so a dimension takes the words that are nearer to its own seeds than to the others' (with one such dimension it ranks as nearest). See docs/dimensions.md.
+       * @enum {string}
+       */
+      expansion?: 'nearest' | 'contrastive';
       /** @description Mapper variable ids (bundle key + '_' + variable). */
       mapperKeys?: string[];
       /**
-       * @description Extension: normalization of dimensionScores and mapperScores (goalConfig.normalization applies to the goal factors only). none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1]. A dimension's statistics are those of its words' cosines with the dimension, a mapper's those of its word values.
+       * @description Extension: normalization of dimensionScores and mapperScores (goalConfig.normalization applies to the goal factors only). none (default): raw scores. zscore: standardized over the model's 20,000 most frequent words, clipped to [-3, 3], divided by 3. percentile: position among those words, mapped to [-1, 1]. A dimension's statistics are those of its words' cosines with the dimension, a mapper's those of its word values. batchZscore: standardized over this request's texts that have the score (their mean and population std), clipped to [-3, 3], divided by 3 (0 when the std is 0, e.g. for a single text): how a text stands among the others of the batch, which removes what all of them share (see docs/dimensions.md).
        * @enum {string}
        */
-      normalization?: 'none' | 'zscore' | 'percentile';
+      normalization?: 'none' | 'zscore' | 'percentile' | 'batchZscore';
       /**
-       * @description Extension: how a text's content tokens (in-vocabulary, non-stop) become its dimensionScores. meanCosine: the mean of the tokens' cosines with the dimension. meanVector: the cosine of the mean of the tokens' unit vectors. sif: the cosine of their mean weighted by smooth inverse frequency a/(a + p(w)) (Arora et al. 2017, a = 0.001, p from the model rank by Zipf's law). Default: meanCosine (chosen on a topic benchmark, see docs/dimensions.md). With composition rules and meanCosine the per-token cosines are composed (docs/text-scores.md); mapperScores follow composition.
+       * @description Extension: how a text's content tokens (in-vocabulary, non-stop) become its dimensionScores. meanCosine: the mean of the tokens' cosines with the dimension. meanVector: the cosine of the mean of the tokens' unit vectors. sif: the cosine of their mean weighted by smooth inverse frequency a/(a + p(w)) (Arora et al. 2017, a = 0.001, p from the model rank by Zipf's law). contentMean: the mean cosine over the content words only (dictionary words that are not proper nouns, acronyms, numbers or one/two-letter entries; a text without one falls back to all its tokens). Default: meanCosine (chosen on a topic benchmark, see docs/dimensions.md). With composition rules and meanCosine the per-token cosines are composed (docs/text-scores.md); mapperScores follow composition.
        * @enum {string}
        */
-      representation?: 'meanCosine' | 'meanVector' | 'sif';
+      representation?: 'meanCosine' | 'meanVector' | 'sif' | 'contentMean';
       /**
        * @description Extension. rules (default): negators with scope, boosters and dampeners, contrast ("but"), all-caps and "!" emphasis, emoticons and emoji (VADER constants; docs/text-scores.md). mean: the plain mean over in-vocabulary non-stop tokens.
        * @example rules
@@ -3000,6 +3005,11 @@ export interface components {
       /** @description Weight of the seed similarity in goalScore; null (default) disables goal scores. */
       seedScore?: number | null;
       dimensions?: components['schemas']['Dimension'][];
+      /**
+       * @description Extension: how `expand` ranks the candidate words. nearest (default): by cos(seed centroid, w) - b . w, b the mean unit vector of the 20,000 most frequent words (a hubness correction). contrastive: by cos(seed centroid, w) - max(b . w, the word's cosine with the seed centroid of any other non-axis dimension of the request), so a dimension takes the words that are nearer to its own seeds than to the others' (with one such dimension it ranks as nearest). See docs/dimensions.md.
+       * @enum {string}
+       */
+      expansion?: 'nearest' | 'contrastive';
       /** @description Mapper variable ids (bundle key + '_' + variable). */
       mapperKeys?: string[];
     };

@@ -4,7 +4,7 @@
  */
 import type { VectorIndex } from '../types';
 import type { WordLexicon } from './candidates';
-import { expansionRows } from './expansion';
+import { contrastContext, contrastiveExpansionRows, expansionRows, type ExpansionMode } from './expansion';
 import { ln } from './ln';
 import type {
   DimensionRequest,
@@ -227,6 +227,8 @@ const sortedKey = (rows: readonly number[]): string => [...rows].sort((a, b) => 
  * `expand: N` (manual, dimension) adds N expansion words (expansion.ts; the lexicon supplies
  * the stop-word and dictionary rules of the candidate filter): the query becomes
  * unit(centroid(seeds) + centroid(expansion words)), so the seeds keep half the weight.
+ * `expansion: "contrastive"` ranks every dimension's candidates against the other dimensions'
+ * seeds too (expansion.ts contrastContext).
  */
 export function dimensionQueries(
   index: VectorIndex,
@@ -234,10 +236,12 @@ export function dimensionQueries(
   stored: StoredDimensionSeeds,
   lexicon?: WordLexicon,
   companion?: VectorIndex | null,
+  expansion: ExpansionMode = 'nearest',
 ): DimensionQuery[] {
-  const out: DimensionQuery[] = [];
+  // First every dimension's seeds (and the checks), then expansions: a contrastive expansion needs
+  // the seed centroids of all the request's dimensions.
   const ids = new Set<number>();
-  (dimensions ?? []).forEach((d, i) => {
+  const seeded = (dimensions ?? []).map((d, i) => {
     if (ids.has(d.id))
       throw new ScoringError('VALIDATION_FAILED', `Dimension id ${d.id} is repeated`, `dimensions.${i}.id`);
     ids.add(d.id);
@@ -265,11 +269,23 @@ export function dimensionQueries(
       words = [...seeds.words, ...words];
       storedName = seeds.name;
     }
-    const pos = seedSet(index, words, companion);
+    return { d, words, storedName, pos: seedSet(index, words, companion) };
+  });
+  // Contrastive: the competitors are the non-axis dimensions with seeds in the vocabulary.
+  const expanding = seeded.some((s) => s.d.expand && s.d.type !== 'axis' && s.pos.rows.length > 0);
+  const competitors = seeded.map((s) => (s.d.type === 'axis' ? null : index.centroid(s.pos.rows)));
+  const contrast =
+    expansion === 'contrastive' && expanding && competitors.filter((c) => c !== null).length > 1
+      ? contrastContext(index, competitors)
+      : null;
+
+  return seeded.map(({ d, words, storedName, pos }, k) => {
     let expandedWords: string[] | undefined;
     let added: number[] = [];
     if (d.expand !== undefined && d.type !== 'axis') {
-      added = expansionRows(index, pos.rows, words, d.expand, lexicon);
+      added = contrast
+        ? contrastiveExpansionRows(index, contrast, k, pos.rows, words, d.expand, lexicon)
+        : expansionRows(index, pos.rows, words, d.expand, lexicon);
       expandedWords = added.map((r) => index.word(r).toLowerCase());
     }
     let query: Float32Array | null;
@@ -295,7 +311,7 @@ export function dimensionQueries(
       statsKey = `dim:${seedKey(pos)}`;
     }
     // Goal factor label: the request's name, else the stored dimension's name, else the id.
-    out.push({
+    return {
       id: d.id,
       key: String(d.id),
       name: d.name ?? storedName ?? String(d.id),
@@ -303,9 +319,8 @@ export function dimensionQueries(
       statsKey,
       axis: d.type === 'axis',
       ...(expandedWords ? { expandedWords } : {}),
-    });
+    };
   });
-  return out;
 }
 
 /** goalConfig must reference requested dimensions and mapperKeys, each at most once. */
@@ -341,6 +356,13 @@ function checkGoalRefs<T>(
       );
     seen.add(g.id);
   });
+}
+
+/** Statistics of a factor over the texts of one request (batchZscore); texts without the score are left out. */
+export function batchStats(values: ReadonlyArray<number | undefined>): FactorStats {
+  const kept: number[] = [];
+  for (const v of values) if (v !== undefined) kept.push(v);
+  return statsOf(kept);
 }
 
 function statsOf(values: ArrayLike<number>): FactorStats {

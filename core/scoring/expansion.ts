@@ -13,7 +13,7 @@
  * abstract seed set ("natural place", "means of transportation"); docs/dimensions.md.
  */
 import type { VectorIndex } from '../types';
-import { CANDIDATE_RANK_CUTOFF, candidateFilter, type WordLexicon } from './candidates';
+import { CANDIDATE_RANK_CUTOFF, candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
 import { findCandidates } from './words';
 
 /** Background sample of the expansion's hubness correction: the most frequent words (as the normalization statistics). */
@@ -37,6 +37,26 @@ export function backgroundMean(index: VectorIndex): Float32Array {
   return b;
 }
 
+/** How `expand` ranks its candidates (request field `expansion`). */
+export type ExpansionMode = 'nearest' | 'contrastive';
+
+/** The candidate filter of a dimension's expansion: not its seeds, the shared rules otherwise. */
+function expansionFilter(
+  index: VectorIndex,
+  seedRowList: readonly number[],
+  seedWords: readonly string[],
+  lexicon: WordLexicon | undefined,
+): CandidateFilter {
+  const excludedWords = new Set(seedWords.map((w) => w.trim().toLowerCase()));
+  for (const r of seedRowList) excludedWords.add(index.word(r).toLowerCase());
+  return candidateFilter(index, {
+    cutoff: CANDIDATE_RANK_CUTOFF,
+    excludedRows: new Set(seedRowList),
+    excludedWords,
+    lexicon,
+  });
+}
+
 /** Rows of the `n` expansion words of the seeds (best first); [] when n is 0 or there are no seeds. */
 export function expansionRows(
   index: VectorIndex,
@@ -51,13 +71,113 @@ export function expansionRows(
   const b = backgroundMean(index);
   const query = new Float32Array(centroid.length);
   for (let j = 0; j < query.length; j++) query[j] = centroid[j] - b[j];
-  const excludedWords = new Set(seedWords.map((w) => w.trim().toLowerCase()));
-  for (const r of seedRowList) excludedWords.add(index.word(r).toLowerCase());
-  const filter = candidateFilter(index, {
-    cutoff: CANDIDATE_RANK_CUTOFF,
-    excludedRows: new Set(seedRowList),
-    excludedWords,
-    lexicon,
-  });
+  const filter = expansionFilter(index, seedRowList, seedWords, lexicon);
   return findCandidates(index, query, n, filter, seedRowList.length);
+}
+
+/**
+ * `expansion: "contrastive"`: the competitors of every dimension of one request, scored once. A
+ * candidate w joins dimension k by its margin cos(c_k, w) - max(b . w, max_{j != k} cos(c_j, w)):
+ * how much nearer it is to k's seeds than to the background vocabulary (the hubness correction of
+ * "nearest") and to the seeds of every other dimension of the request, as discriminative category
+ * mining does (CatE, Meng et al. 2020). With one dimension it ranks exactly as "nearest".
+ */
+export interface ContrastContext {
+  /** Candidate rows 0..m-1 (the frequency cutoff, or the rows present in a model head). */
+  m: number;
+  /** Per row: the largest of b . w and the competitors' cosines; the competitor it came from (-1: b . w); the largest without it. */
+  best: Float32Array;
+  bestOwner: Int32Array;
+  second: Float32Array;
+  /** Per competitor: its cosines over the rows. */
+  cosines: Float32Array[];
+}
+
+/** Scores the competitors' seed centroids (one kernel call each) and keeps per row the best two. */
+export function contrastContext(index: VectorIndex, competitors: ReadonlyArray<Float32Array | null>): ContrastContext {
+  const m = Math.min(CANDIDATE_RANK_CUTOFF, index.rows ?? index.size);
+  const rows = new Int32Array(m);
+  for (let r = 0; r < m; r++) rows[r] = r;
+  const background = index.scores(backgroundMean(index), rows);
+  const best = Float32Array.from(background);
+  const bestOwner = new Int32Array(m).fill(-1);
+  const second = Float32Array.from(background);
+  const cosines = competitors.map((c, k) => {
+    if (!c) return new Float32Array(0);
+    const s = index.scores(c, rows);
+    for (let r = 0; r < m; r++) {
+      const v = s[r];
+      if (v > best[r]) {
+        second[r] = best[r];
+        best[r] = v;
+        bestOwner[r] = k;
+      } else if (v > second[r]) second[r] = v;
+    }
+    return s;
+  });
+  return { m, best, bestOwner, second, cosines };
+}
+
+/** Rows of the `n` contrastive expansion words of competitor k's seeds (best first). */
+export function contrastiveExpansionRows(
+  index: VectorIndex,
+  context: ContrastContext,
+  k: number,
+  seedRowList: readonly number[],
+  seedWords: readonly string[],
+  n: number,
+  lexicon: WordLexicon | undefined,
+): number[] {
+  const own = context.cosines[k];
+  if (n <= 0 || seedRowList.length === 0 || own.length === 0) return [];
+  const { m, best, bestOwner, second } = context;
+  const margin = new Float32Array(m);
+  for (let r = 0; r < m; r++) margin[r] = own[r] - (bestOwner[r] === k ? second[r] : best[r]);
+  const filter = expansionFilter(index, seedRowList, seedWords, lexicon);
+  for (let take = Math.min(m, n + seedRowList.length + 32); ; take = Math.min(m, 4 * take)) {
+    const seen = new Set<string>();
+    const picked: number[] = [];
+    for (const r of topRows(margin, take)) {
+      if (picked.length >= n) break;
+      const lower = index.word(r).toLowerCase();
+      if (seen.has(lower) || !filter.accept(r)) continue;
+      seen.add(lower);
+      picked.push(r);
+    }
+    if (picked.length >= n || take >= m) return picked;
+  }
+}
+
+/** The `k` rows with the largest values, largest first (ties: lower row first); a bounded min-heap. */
+function topRows(values: Float32Array, k: number): number[] {
+  const heap: number[] = [];
+  // a is "smaller" than b: lower value, or the same value and a later row.
+  const less = (a: number, b: number) => values[a] < values[b] || (values[a] === values[b] && a > b);
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let s = i;
+      if (l < heap.length && less(heap[l], heap[s])) s = l;
+      if (r < heap.length && less(heap[r], heap[s])) s = r;
+      if (s === i) return;
+      [heap[i], heap[s]] = [heap[s], heap[i]];
+      i = s;
+    }
+  };
+  for (let row = 0; row < values.length; row++) {
+    if (heap.length < k) {
+      heap.push(row);
+      for (let i = heap.length - 1; i > 0;) {
+        const p = (i - 1) >> 1;
+        if (!less(heap[i], heap[p])) break;
+        [heap[i], heap[p]] = [heap[p], heap[i]];
+        i = p;
+      }
+    } else if (k > 0 && less(heap[0], row)) {
+      heap[0] = row;
+      down(0);
+    }
+  }
+  return heap.sort((a, b) => (less(a, b) ? 1 : -1));
 }

@@ -10,18 +10,40 @@
  *               cosine, on the scale of word cosines, so the zscore/percentile word statistics
  *               describe it (the plain cosine of an averaged vector is larger than any word's
  *               and saturates them; see meanVector in docs/dimensions.md).
+ *   contentMean sum_i c_i cos(q, u_i) / sum_i c_i,       c_i = 1 for a content word (contentWeight: a
+ *               dictionary word that is not a proper noun, acronym, number or one/two-letter
+ *               entry, by the artifact's vocabulary flags), else 0: names and numbers say where
+ *               and when, not what a text is about, and their vectors lean toward the places and
+ *               people they co-occur with.
+ *               A text without a content word falls back to meanCosine's plain mean; so does a
+ *               model without vocabulary flags. Computed as cos(q, v) |v| (as sif), no composition.
  * p(w) is the Zipf estimate of the word's unigram probability from its model rank r (the model
  * is frequency-ordered; V = vocabulary size): p(r) = 1 / (r * H_V), H_V = ln V + 0.5772 + 1/(2V).
  * The default and the measured figures are in docs/dimensions.md.
  */
 import type { VectorIndex } from '../types';
+import { VOCAB_FLAG } from '../vocab-quality';
 import type { DimensionQuery } from './common';
 import { ln } from './ln';
 import type { Representation } from './types';
 
-export const REPRESENTATIONS = ['meanCosine', 'meanVector', 'sif'] as const satisfies readonly Representation[];
+export const REPRESENTATIONS = [
+  'meanCosine',
+  'meanVector',
+  'sif',
+  'contentMean',
+] as const satisfies readonly Representation[];
 
 export const DEFAULT_REPRESENTATION: Representation = 'meanCosine';
+
+/** Flags of which any makes a row a non-content word for contentMean (besides lacking DICTIONARY). */
+const NON_CONTENT = VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM | VOCAB_FLAG.NUMBER | VOCAB_FLAG.SHORT;
+
+/** contentMean's weight of a row: 1 for a content word, 0 otherwise. */
+export function contentWeight(index: VectorIndex, row: number): number {
+  const f = index.flags(row);
+  return f & VOCAB_FLAG.DICTIONARY && !(f & NON_CONTENT) ? 1 : 0;
+}
 
 /** SIF's a (Arora et al. 2017 use 1e-3 to 1e-4; 1e-3 is their default). */
 export const SIF_A = 1e-3;
@@ -51,25 +73,36 @@ export function dimensionTextScores(
 ): Array<Array<number | null>> {
   if (representation === 'meanCosine') return meanCosines(index, dims, content);
   const V = index.size;
-  const sif = representation === 'sif';
-  const weight = sif ? (row: number) => sifWeight(row + 1, V) : () => 1;
+  // sif and contentMean score the weighted mean vector (not re-normalized); meanVector the unit mean vector.
+  const weighted = representation !== 'meanVector';
+  const weight =
+    representation === 'sif'
+      ? (row: number) => sifWeight(row + 1, V)
+      : representation === 'contentMean'
+        ? (row: number) => contentWeight(index, row)
+        : () => 1;
   const vectors = new Map<number, Float32Array>();
   const textVectors = content.map((rows) => {
     if (rows.length === 0) return null;
     const v = new Float64Array(index.dims);
     let wSum = 0;
-    for (const r of rows) {
-      let u = vectors.get(r);
-      if (!u) vectors.set(r, (u = index.vector(r)));
-      const w = weight(r);
-      wSum += w;
-      for (let j = 0; j < u.length; j++) v[j] += w * u[j];
-    }
+    const add = (w: (row: number) => number) => {
+      for (const r of rows) {
+        const wr = w(r);
+        if (wr === 0) continue;
+        let u = vectors.get(r);
+        if (!u) vectors.set(r, (u = index.vector(r)));
+        wSum += wr;
+        for (let j = 0; j < u.length; j++) v[j] += wr * u[j];
+      }
+    };
+    add(weight);
+    // contentMean without a content word: the plain mean of all the tokens.
+    if (wSum === 0 && representation === 'contentMean') add(() => 1);
     let s = 0;
     for (let j = 0; j < v.length; j++) s += v[j] * v[j];
     if (!(s > 0) || !(wSum > 0)) return null;
-    // sif: the weighted mean vector (not re-normalized); meanVector: the unit mean vector.
-    const inv = sif ? 1 / wSum : 1 / Math.sqrt(s);
+    const inv = weighted ? 1 / wSum : 1 / Math.sqrt(s);
     for (let j = 0; j < v.length; j++) v[j] *= inv;
     return v;
   });

@@ -4,6 +4,7 @@
  */
 import type { VectorIndex } from '../types';
 import {
+  batchStats,
   checkGoalConfig,
   dimensionQueries,
   dimensionStats,
@@ -209,6 +210,7 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
     input.storedDimensions,
     input.lexicon,
     input.companion,
+    req.expansion,
   );
   if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
 
@@ -242,9 +244,24 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   const mode = goal?.normalization ?? 'none';
   const factors = goal ? goalFactors(goal, mode, dims, input) : null;
   // Top-level normalization (extension) of dimensionScores and mapperScores; goalConfig keeps the raw values.
-  const outMode = req.normalization ?? 'none';
-  const dimOutStats = dims.map((d) => (outMode === 'none' ? null : dimensionStats(index, d, input.stats)));
-  const mapperOutStats = mappers.map((m) => (outMode === 'none' ? null : mapperStats(index, m, input.stats)));
+  const requested = req.normalization ?? 'none';
+  // batchZscore: zscore with the statistics of the request's own raw scores instead of the words'.
+  const batch = requested === 'batchZscore';
+  const outMode: Normalization = batch ? 'zscore' : requested;
+  const outStats = (value: (t: RawTextScores) => number | undefined, words: () => FactorStats | null) =>
+    outMode === 'none' ? null : batch ? batchStats(rawScores.map(value)) : words();
+  const dimOutStats = dims.map((d) =>
+    outStats(
+      (t) => t.dimensionScores[d.key],
+      () => dimensionStats(index, d, input.stats),
+    ),
+  );
+  const mapperOutStats = mappers.map((m) =>
+    outStats(
+      (t) => t.mapperScores[m.id],
+      () => mapperStats(index, m, input.stats),
+    ),
+  );
 
   const data: ScoredText[] = rawScores.map(({ modelRankScore, dimensionScores, mapperScores }, i) => {
     const explanation = explanations?.[i] ?? null;

@@ -11,6 +11,7 @@ export type {
   DimensionType,
   GoalConfig,
   Normalization,
+  TextNormalization,
   TextScoresRequest,
   WordScoresRequest,
 } from '../requests';
@@ -27,7 +28,7 @@ export type {
 } from '../responses';
 
 /** How a text's tokens become one score per dimension (core/scoring/representation.ts). */
-export type Representation = 'meanCosine' | 'meanVector' | 'sif';
+export type Representation = 'meanCosine' | 'meanVector' | 'sif' | 'contentMean';
 
 /** What the text scorer needs from a tokenizer (core/tokenizer tokens satisfy it). */
 export interface TokenLike {

@@ -139,7 +139,14 @@ function dot(a: Float32Array, b: Float32Array): number {
 
 export function scoreWords(req: WordScoresRequest, input: WordScoringInput): WordScoresResponse {
   const { index, mappers } = input;
-  const dims = dimensionQueries(index, req.dimensions, input.storedDimensions, input.lexicon, input.companion);
+  const dims = dimensionQueries(
+    index,
+    req.dimensions,
+    input.storedDimensions,
+    input.lexicon,
+    input.companion,
+    req.expansion,
+  );
   const seeds = seedSet(index, req.seedWords);
   const centroid = seedCentroid(index, seeds);
 

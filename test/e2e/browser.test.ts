@@ -130,6 +130,27 @@ function requests(): Array<{ name: string; call: Call }> {
       },
     });
   }
+  for (const [normalization, representation] of [
+    ['zscore', 'sif'],
+    ['batchZscore', 'contentMean'],
+  ]) {
+    out.push({
+      name: `text-scores topic extensions: ${normalization}, ${representation}, expand, explain`,
+      call: {
+        kind: 'textScores',
+        body: {
+          texts,
+          embeddingModelId: MODEL,
+          dimensions: [{ id: 1, type: 'manual', words: ['river', 'lake'], expand: 5 }, ...dims.slice(1, 3)],
+          mapperKeys,
+          normalization,
+          representation,
+          ...(normalization === 'batchZscore' ? { expansion: 'contrastive' } : {}),
+          explain: true,
+        },
+      },
+    });
+  }
   out.push(
     {
       name: 'word-scores whitelist, seedScore null',
@@ -309,8 +330,14 @@ describe('offline scorer parity with the API (Chromium)', () => {
     const zs = JSON.parse((await both(reqs[3].call)).api.raw);
     const pc = JSON.parse((await both(reqs[4].call)).api.raw);
     expect(zs.data[0].goalScore).not.toBe(pc.data[0].goalScore);
-    const wl = JSON.parse((await both(reqs[5].call)).api.raw);
+    const named = (name: string) => reqs.find((r) => r.name === name)!.call;
+    const wl = JSON.parse((await both(named('word-scores whitelist, seedScore null'))).api.raw);
     expect(wl.data.every((w: { goalScore: unknown }) => w.goalScore === null)).toBe(true);
+    const topic = (n: string) =>
+      both(named(`text-scores topic extensions: ${n}, expand, explain`)).then((r) => JSON.parse(r.api.raw));
+    const [wordStats, batchStats] = [await topic('zscore, sif'), await topic('batchZscore, contentMean')];
+    expect(batchStats.data[0].explanation.dimensions['1'].expandedWords).toHaveLength(5);
+    expect(batchStats.data[0].dimensionScores['1']).not.toBe(wordStats.data[0].dimensionScores['1']);
     const explained = JSON.parse(
       (await both(reqs.find((r) => r.name === 'text-scores explain (rules)')!.call)).api.raw,
     );
@@ -318,7 +345,7 @@ describe('offline scorer parity with the API (Chromium)', () => {
       (t: { rules: string[] }) => t.rules,
     );
     expect(rules).toEqual(expect.arrayContaining(['negated', 'contrast', 'caps', 'exclamation', 'emoticon', 'emoji']));
-    const find = JSON.parse((await both(reqs[7].call)).api.raw);
+    const find = JSON.parse((await both(named('word-scores find mode, seedScore 0.5, rank cutoff'))).api.raw);
     expect(find.data.length).toBe(25);
     expect(find.data.every((w: { modelRank: number }) => w.modelRank <= 20000)).toBe(true);
   }, 600_000);

@@ -139,7 +139,7 @@ describe('lean text scoring path (batch.ts)', () => {
       });
       const all = texts(s, 300, 17);
       for (const composition of ['rules', 'mean'] as const) {
-        for (const representation of ['meanCosine', 'meanVector', 'sif'] as const) {
+        for (const representation of ['meanCosine', 'meanVector', 'sif', 'contentMean'] as const) {
           for (const normalization of ['none', 'zscore'] as const) {
             const req: TextScoresRequest = {
               texts: all,

@@ -6,12 +6,13 @@
  */
 import fs from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { passesQualityFilter } from '../../core/vocab-quality';
+import { passesQualityFilter, VOCAB_FLAG } from '../../core/vocab-quality';
 import { languageFile } from '../../build/lang-data';
 import { loadDefaultModel } from '../../build/load-model';
 import { parseMapperBundle } from '../../core/mapper-bundle';
 import type { EmbeddingModel } from '../../core/model';
 import {
+  backgroundMean,
   BoundedCache,
   CANDIDATE_RANK_CUTOFF,
   languageLexicon,
@@ -21,6 +22,7 @@ import {
   scoreWords,
   SIF_A,
   tokenRow,
+  type DimensionRequest,
   type FactorStats,
   type ResolvedMapper,
   type TextScoresRequest,
@@ -149,7 +151,83 @@ describe('top-level normalization of dimensionScores and mapperScores', () => {
   });
 });
 
+describe("batchZscore: statistics over the request's own texts", () => {
+  it('standardizes each dimension and mapper over the texts that have the score, clipped and divided by 3', () => {
+    const texts = [...TEXTS, 'zzqx vvbn', 'A quiet lake in the mountains.'];
+    const req = { texts, embeddingModelId: model.manifest.id, dimensions: dims, mapperKeys: [afinn.id] } as const;
+    const raw = scoreTexts({ ...req, composition: 'mean' }, input).response;
+    const b = scoreTexts({ ...req, composition: 'mean', normalization: 'batchZscore' }, input).response;
+    const check = (values: Array<number | undefined>, got: Array<number | undefined>) => {
+      const xs = values.filter((v): v is number => v !== undefined);
+      expect(xs.length).toBeGreaterThan(2);
+      const mean = xs.reduce((a, x) => a + x, 0) / xs.length;
+      const std = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
+      values.forEach((v, i) => {
+        if (v === undefined) expect(got[i]).toBeUndefined();
+        else expect(got[i]).toBeCloseTo(zscore(v, { mean, std }), 12);
+      });
+      // Centred on the batch: the unclipped z-scores sum to 0.
+      expect(xs.reduce((a, x) => a + (x - mean) / std, 0)).toBeCloseTo(0, 9);
+    };
+    for (const id of Object.keys(SEEDS))
+      check(
+        raw.data.map((t) => t.dimensionScores[id]),
+        b.data.map((t) => t.dimensionScores[id]),
+      );
+    check(
+      raw.data.map((t) => t.mapperScores[afinn.id]),
+      b.data.map((t) => t.mapperScores[afinn.id]),
+    );
+    // The text without an in-vocabulary token has no entry, as with any normalization.
+    expect(b.data[4].dimensionScores).toEqual({});
+    // A batch of one text: the std is 0, so every score is 0.
+    const one = scoreTexts({ ...req, texts: [TEXTS[0]], normalization: 'batchZscore' }, input).response;
+    expect(Object.values(one.data[0].dimensionScores)).toEqual([0, 0, 0]);
+    // The same text ranks differently against different batches: the statistics are the batch's.
+    const other = scoreTexts({ ...req, texts: [TEXTS[0], TEXTS[1]], normalization: 'batchZscore' }, input).response;
+    expect(other.data[0].dimensionScores['1']).not.toBeCloseTo(b.data[0].dimensionScores['1'], 3);
+  });
+});
+
 describe('text representations', () => {
+  it('contentMean weighs only content words (dictionary, not proper noun, acronym, number or 1-2 letters); a text without one falls back to the plain mean', () => {
+    const texts = [
+      'Gmina Wola is a village in Poland with 1,200 people and a church from 1850.',
+      'Warsaw Krakow Gdansk',
+    ];
+    const res = scoreTexts(
+      {
+        texts,
+        embeddingModelId: model.manifest.id,
+        dimensions: dims,
+        composition: 'mean',
+        representation: 'contentMean',
+      },
+      input,
+    ).response;
+    const isContent = (r: number) => {
+      const f = model.flags(r);
+      const non = VOCAB_FLAG.PROPER | VOCAB_FLAG.ACRONYM | VOCAB_FLAG.NUMBER | VOCAB_FLAG.SHORT;
+      return (f & VOCAB_FLAG.DICTIONARY) !== 0 && (f & non) === 0;
+    };
+    const rows = contentRows(texts[0]);
+    const kept = rows.filter(isContent);
+    // The sentence has both kinds, so the weights matter.
+    expect(kept.length).toBeGreaterThan(1);
+    expect(kept.length).toBeLessThan(rows.length);
+    expect(kept).toContain(model.rowOf('village'));
+    expect(kept).not.toContain(model.rowOf('poland'));
+    const names = contentRows(texts[1]);
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.filter(isContent)).toEqual([]);
+    for (const [id, words] of Object.entries(SEEDS)) {
+      const q = centroid64(rowsOf(words));
+      const mean = (rs: number[]) => rs.reduce((a, r) => a + dot(q, vec(r)), 0) / rs.length;
+      expect(res.data[0].dimensionScores[id]).toBeCloseTo(mean(kept), 3);
+      expect(res.data[1].dimensionScores[id]).toBeCloseTo(mean(names), 3);
+    }
+  });
+
   it('meanCosine, meanVector and sif compute their documented formulas (float64 reference)', () => {
     const V = model.size;
     const H = Math.log(V) + 0.5772156649015329 + 1 / (2 * V);
@@ -208,15 +286,15 @@ describe('seed expansion (expand)', () => {
    * The documented rule by brute force: the rows below the cutoff that the rules accept, ranked by
    * cos(centroid, w) - b . w with b the mean vector of the 20,000 most frequent rows.
    */
-  function referenceExpansion(seeds: string[], n: number): string[] {
+  const all = Int32Array.from({ length: CANDIDATE_RANK_CUTOFF }, (_, r) => r);
+  function referenceExpansion(seeds: string[], n: number, rank?: () => ArrayLike<number>): string[] {
     const seedRowList = rowsOf(seeds);
     const c = model.centroid(seedRowList)!;
     const b = new Float64Array(model.dims);
     const nb = Math.min(20_000, model.size);
     for (let r = 0; r < nb; r++) model.vector(r).forEach((x, j) => (b[j] += x / nb));
     const q = Float32Array.from(c, (x, j) => x - b[j]);
-    const all = Int32Array.from({ length: CANDIDATE_RANK_CUTOFF }, (_, r) => r);
-    const s = model.scores(q, all);
+    const s = rank ? rank() : model.scores(q, all);
     const order = [...all].sort((a, b) => s[b] - s[a] || a - b);
     const out: string[] = [];
     const excluded = new Set([...seeds, ...seedRowList.map((r) => model.word(r))].map((x) => x.toLowerCase()));
@@ -265,6 +343,50 @@ describe('seed expansion (expand)', () => {
     // The words a person expects near the seeds; the pronouns that are among the nearest rows (we, you, me) are stop words and skipped.
     expect(ex['1'].expandedWords).toEqual(expect.arrayContaining(['tea', 'espresso']));
     for (const stop of ['we', 'you', 'me']) expect(ex['2'].expandedWords).not.toContain(stop);
+  });
+
+  it('expansion "contrastive" ranks by cos(c_k, w) - max(b . w, cos(c_j, w) of the other dimensions); with one dimension it is "nearest"', () => {
+    const seeds = [['plant'], ['factory', 'industry'], ['animal']];
+    const request = (expansion: 'nearest' | 'contrastive', dimensions: DimensionRequest[]) =>
+      scoreTexts(
+        {
+          texts: TEXTS.slice(0, 1),
+          embeddingModelId: model.manifest.id,
+          dimensions,
+          expansion,
+          explain: true,
+          composition: 'mean',
+        },
+        input,
+      ).response.data[0].explanation!.dimensions;
+    const dimensions: DimensionRequest[] = [
+      { id: 1, type: 'manual', words: seeds[0], expand: 15 },
+      { id: 2, type: 'manual', words: seeds[1] },
+      { id: 3, type: 'manual', words: seeds[2], expand: 15 },
+      // An axis is no competitor (its query is a difference of poles).
+      { id: 4, type: 'axis', words: ['good'], oppositeWords: ['bad'] },
+    ];
+    const contrastive = request('contrastive', dimensions);
+    const nearest = request('nearest', dimensions);
+    // The documented margin, by brute force over the same kernel scores.
+    const cos = seeds.map((w) => model.scores(model.centroid(rowsOf(w))!, all));
+    const background = model.scores(backgroundMean(model), all);
+    const margin = (k: number) => () =>
+      Float64Array.from(
+        all,
+        (r) => cos[k][r] - Math.max(background[r], ...cos.filter((_, j) => j !== k).map((c) => c[r])),
+      );
+    expect(contrastive['1'].expandedWords).toHaveLength(15);
+    expect(contrastive['1'].expandedWords).toEqual(referenceExpansion(seeds[0], 15, margin(0)));
+    expect(contrastive['3'].expandedWords).toEqual(referenceExpansion(seeds[2], 15, margin(2)));
+    // "plant" alone expands toward its industrial sense; against factory/industry seeds its words
+    // are the ones nearer to "plant" than to them.
+    const toIndustry = (w: string) => cos[1][model.rowOf(w)] - cos[0][model.rowOf(w)];
+    expect(nearest['1'].expandedWords!.filter((w) => toIndustry(w) > 0).length).toBeGreaterThan(0);
+    for (const w of contrastive['1'].expandedWords!) expect(toIndustry(w)).toBeLessThan(0);
+    // One dimension with seeds: nothing to contrast with, the same words as nearest.
+    const alone: DimensionRequest[] = [{ id: 1, type: 'manual', words: seeds[0], expand: 15 }, dimensions[3]];
+    expect(request('contrastive', alone)['1'].expandedWords).toEqual(request('nearest', alone)['1'].expandedWords);
   });
 
   it("the expanded dimension's query is unit(centroid(seeds) + centroid(expansion words))", () => {

@@ -99,6 +99,20 @@ describe('text-scores: expand, explain, representation, normalization', () => {
     const sd = Math.sqrt(sample.reduce((a, b) => a + (b - mu) ** 2, 0) / sample.length);
     expect(z).toBeCloseTo(Math.max(-3, Math.min(3, (mean - mu) / sd)) / 3, 5);
 
+    // batchZscore: standardized over the request's texts; with two texts that differ, z = +1 and -1.
+    const two = await call('POST', `${WS_PATH}/text-scores`, {
+      ...body({ normalization: 'batchZscore' }),
+      texts: [text, 'the bank of the river'],
+    });
+    expect(two.status).toBe(200);
+    const zs = two.body.data.map((d: any) => d.dimensionScores['1']);
+    expect(zs.map((v: number) => Math.abs(v))).toEqual([1 / 3, 1 / 3]);
+    expect(zs[0] + zs[1]).toBe(0);
+    // contentMean is accepted (its formula: test/node/text-topics.test.ts).
+    const content = await call('POST', `${WS_PATH}/text-scores`, body({ representation: 'contentMean' }));
+    expect(content.status).toBe(200);
+    expect(typeof content.body.data[0].dimensionScores['1']).toBe('number');
+
     const w = await call('POST', `${WS_PATH}/word-scores`, {
       seedWords: ['tree'],
       whitelistWords: ['forest', 'bank'],
@@ -120,6 +134,9 @@ describe('text-scores: expand, explain, representation, normalization', () => {
       { representation: 'cosineOfMean' },
       { representation: null },
       { normalization: 'minmax' },
+      { expansion: 'farthest' },
+      // batchZscore is a top-level value only (goalConfig normalizes its factors with word statistics).
+      { goalConfig: { dimensions: [{ id: 1, weight: 1 }], normalization: 'batchZscore' }, dimensions: [dim({})] },
       { explain: 'yes' },
     ];
     for (const b of bad) {
@@ -144,6 +161,7 @@ describe('text-scores: expand, explain, representation, normalization', () => {
       dimensions: [dim({ expand: 50 })],
       representation: 'sif',
       normalization: 'percentile',
+      expansion: 'contrastive',
       explain: false,
     });
     expect(ok.status).toBe(200);
