@@ -35,4 +35,3 @@ export function asciiOnly(): Plugin {
     },
   };
 }
-

@@ -38,9 +38,7 @@ describe('escapeNonAscii', () => {
     it(`keeps the meaning of ${code}`, () => {
       const escaped = escapeNonAscii(code);
       expect(isAscii(escaped)).toBe(true);
-      // eslint-disable-next-line @typescript-eslint/no-implied-eval
       expect(new Function(`return (${escaped});`)()).toEqual(expected);
-      // eslint-disable-next-line @typescript-eslint/no-implied-eval
       expect(new Function(`return (${code});`)()).toEqual(expected);
     });
 
@@ -93,7 +91,9 @@ describe('the tokenizer, minified and escaped like the worker bundle', () => {
       expect(viaEscaped).toEqual(original);
       // And both equal the source's own tokenizer.
       expect(original.tokens.map((t) => t.token)).toEqual(
-        (await import('../../core/tokenizer/index')).tokenize(text, parseLanguageData(bytes)).tokens.map((t) => t.token),
+        (await import('../../core/tokenizer/index'))
+          .tokenize(text, parseLanguageData(bytes))
+          .tokens.map((t) => t.token),
       );
       expect(original.tokens.length).toBeGreaterThan(5);
     }
