@@ -21,7 +21,8 @@
  *
  * Checks that every path scores the same goal score (the complete answers are the Worker's), and
  * prints the load phases of the last cached and cold progressive runs (ms from creating the
- * scorer). Last line: one JSON object. Options: BENCH_BROWSER_ROUNDS (default 3).
+ * scorer). Last line: one JSON object. Options: BENCH_BROWSER_ROUNDS (default 3),
+ * BENCH_BROWSER_ONLY=cached (only the cached paths and their baseline, phases of every round).
  */
 import fs from 'node:fs';
 import os from 'node:os';
