@@ -21,7 +21,8 @@
  *
  * Checks that every path scores the same goal score (the complete answers are the Worker's), and
  * prints the load phases of the last cached and cold progressive runs (ms from creating the
- * scorer). Last line: one JSON object. Options: BENCH_BROWSER_ROUNDS (default 3).
+ * scorer). Last line: one JSON object. Options: BENCH_BROWSER_ROUNDS (default 3),
+ * BENCH_BROWSER_ONLY=cached (only the cached paths and their baseline, phases of every round).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -31,6 +32,8 @@ import { CHROMIUM, CHROMIUM_ARGS, devToken, startServer } from '../test/e2e/supp
 
 const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
 const ROUNDS = Number(process.env.BENCH_BROWSER_ROUNDS ?? 3);
+/** `cached`: only the cached paths (cached, its raw-cache baseline, revalidated); for quick same-run comparisons. */
+const ONLY_CACHED = process.env.BENCH_BROWSER_ONLY === 'cached';
 const CACHED_TARGET_MS = 150;
 const COLD_TARGET_MS = 2000;
 const LINK = { mbit: 50, latencyMs: 20 };
@@ -200,15 +203,20 @@ async function main(): Promise<void> {
       r.cachedBase.push(await timed(page, token, { deleteCache: false, rawModelCache: true }));
       await context.setOffline(false);
 
-      await throttle(cdp, true);
-      r.coldBase.push(await timed(page, token, { deleteCache: true }));
-      const prog = await timed(page, token, { deleteCache: true, progressive: true });
-      r.coldWorkerDownload.push(
-        await timed(page, token, { deleteCache: true, progressive: true, pageHeadRead: false }),
-      );
-      await throttle(cdp, false);
-      r.coldProg.push(prog);
-      headBytes = prog.headBytes;
+      let prog: Run;
+      if (ONLY_CACHED) {
+        prog = await timed(page, token, { deleteCache: true });
+      } else {
+        await throttle(cdp, true);
+        r.coldBase.push(await timed(page, token, { deleteCache: true }));
+        prog = await timed(page, token, { deleteCache: true, progressive: true });
+        r.coldWorkerDownload.push(
+          await timed(page, token, { deleteCache: true, progressive: true, pageHeadRead: false }),
+        );
+        await throttle(cdp, false);
+        r.coldProg.push(prog);
+        headBytes = prog.headBytes;
+      }
 
       r.cachedOnline.push(await timed(page, token, { deleteCache: false }));
       if (r.cachedOnline.at(-1)!.downloaded !== 0) throw new Error('the cached run downloaded again');
@@ -216,10 +224,17 @@ async function main(): Promise<void> {
       r.cached.push(await timed(page, token, { deleteCache: false }));
       await context.setOffline(false);
       for (const k of Object.keys(r)) {
-        const x = r[k]!.at(-1)!;
-        goal.add(x.finalGoalScore);
+        const x = r[k]!.at(-1);
+        if (x) goal.add(x.finalGoalScore);
       }
       const f = (x: Run[]) => x.at(-1)!.firstMs.toFixed(0);
+      if (ONLY_CACHED) {
+        console.log(
+          `[bench:browser] round ${round}: cached ${f(r.cached)} ms (baseline raw cache ${f(r.cachedBase)}), cached+revalidated ${f(r.cachedOnline)} ms; ` +
+            `phases: ${phaseLine(r.cached.at(-1)!.phases)}`,
+        );
+        continue;
+      }
       console.log(
         `[bench:browser] round ${round}: cached ${f(r.cached)} ms${r.cached.at(-1)!.partial ? ' (from the head)' : ''}, complete ${r.cached.at(-1)!.completeMs.toFixed(0)} ms (baseline raw cache ${f(r.cachedBase)}), cached+revalidated ${f(r.cachedOnline)} ms; ` +
           `cold ${LINK.mbit} Mbit/s: progressive first ${f(r.coldProg)} ms${prog.partial ? ' (partial)' : ' (final)'}, complete ${prog.completeMs.toFixed(0)} ms; ` +
@@ -230,6 +245,21 @@ async function main(): Promise<void> {
     if (goal.size !== 1) throw new Error(`the paths scored differently: ${[...goal].join(', ')}`);
     const first = (k: string) => Math.round(median(r[k]!.map((x) => x.firstMs)));
     const complete = (k: string) => Math.round(median(r[k]!.map((x) => x.completeMs)));
+    if (ONLY_CACHED) {
+      console.log(
+        JSON.stringify({
+          model: MODEL,
+          rounds: ROUNDS,
+          only: 'cached',
+          cached_first_score_ms: first('cached'),
+          cached_first_score_baseline_ms: first('cachedBase'),
+          cached_revalidated_first_score_ms: first('cachedOnline'),
+          cached_rounds_ms: r.cached.map((x) => Math.round(x.firstMs)),
+          targetCachedMs: CACHED_TARGET_MS,
+        }),
+      );
+      return;
+    }
     const figures = {
       model: MODEL,
       rounds: ROUNDS,

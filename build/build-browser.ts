@@ -47,6 +47,7 @@ function inputsHash(): string {
     ...walk(path.join(ROOT, 'core')),
     path.join(GENERATED, 'kernels.wasm'),
     path.join(ROOT, 'build', 'build-browser.ts'),
+    path.join(ROOT, 'build', 'ascii-only.ts'),
     path.join(ROOT, 'package-lock.json'),
   ];
   const h = crypto.createHash('sha256');

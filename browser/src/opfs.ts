@@ -17,14 +17,23 @@ interface SyncHandle {
 }
 type ReadOnlyOpen = (options?: { mode: 'read-only' }) => Promise<SyncHandle>;
 
-export async function opfsRoot(): Promise<FileSystemDirectoryHandle | null> {
-  try {
-    return typeof navigator !== 'undefined' && navigator.storage?.getDirectory
-      ? await navigator.storage.getDirectory()
-      : null;
-  } catch {
-    return null;
-  }
+let root: Promise<FileSystemDirectoryHandle | null> | undefined;
+
+/**
+ * The origin's OPFS directory, asked once (source.ts asks as the worker starts): a later read does
+ * not wait for the browser's answer again.
+ */
+export function opfsRoot(): Promise<FileSystemDirectoryHandle | null> {
+  root ??= (async () => {
+    try {
+      return typeof navigator !== 'undefined' && navigator.storage?.getDirectory
+        ? await navigator.storage.getDirectory()
+        : null;
+    } catch {
+      return null;
+    }
+  })();
+  return root;
 }
 
 /** Writes (replaces) a copy; false when OPFS is not available or the write failed. */

@@ -40,6 +40,7 @@ import {
   type ProgressFn,
 } from './cache';
 import { removeHeadFiles } from './head-file';
+import { opfsRoot } from './opfs';
 import type { HeadOffer } from './head-offer';
 import { takeOffer } from './offers';
 import { MODEL_DATA_KINDS, readStoredHead, readStoredModel, storeHead, storeModel, toStored } from './model-store';
@@ -78,6 +79,8 @@ let storedSeeds: Map<number, { words: string[]; name?: string }> | null = null;
 // Compiled off the main path from the worker's first moment (kernels.wasm is inlined).
 const kernelsModule = phase('wasm-compile', () => WebAssembly.compile(kernelsBytes));
 kernelsModule.catch(() => {});
+// The OPFS directory, where a first score from the cache reads its copies, asked for as early.
+void opfsRoot();
 
 async function getKernels(): Promise<Kernels> {
   const module = await kernelsModule;

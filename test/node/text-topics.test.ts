@@ -154,7 +154,12 @@ describe('top-level normalization of dimensionScores and mapperScores', () => {
 describe("batchZscore: statistics over the request's own texts", () => {
   it('standardizes each dimension and mapper over the texts that have the score, clipped and divided by 3', () => {
     const texts = [...TEXTS, 'zzqx vvbn', 'A quiet lake in the mountains.'];
-    const req = { texts, embeddingModelId: model.manifest.id, dimensions: dims, mapperKeys: [afinn.id] } as const;
+    const req: TextScoresRequest = {
+      texts,
+      embeddingModelId: model.manifest.id,
+      dimensions: dims,
+      mapperKeys: [afinn.id],
+    };
     const raw = scoreTexts({ ...req, composition: 'mean' }, input).response;
     const b = scoreTexts({ ...req, composition: 'mean', normalization: 'batchZscore' }, input).response;
     const check = (values: Array<number | undefined>, got: Array<number | undefined>) => {
