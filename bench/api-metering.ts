@@ -11,6 +11,12 @@
  *   starts its server so). After the run the section checks that every workspace's meter counted
  *   exactly its metered requests, so a server without the twin (a reused one) cannot pass as
  *   unmetered;
+ * - floor probes (1 connection only; bench build only, worker/quotas/bench-twin.ts): the very same
+ *   request with `X-Bench-Meter-Probe: rpc` (the bounded call to the workspace's meter, which
+ *   writes nothing) and `X-Bench-Meter-Probe: write` (the same call making the smallest durable
+ *   write the object can make: one row of its own, one synchronous transaction, answered after the
+ *   output gate, no charge). They split the meter's overhead into the round trip, the durable
+ *   commit every charge needs, and what the meter adds on top of both (metered - write);
  * - reference (not a target): POST /api/v1/embedding-models/{model}/word-availabilities for one
  *   word (auth, validation, model lookup, no scoring, no meter), the comparator used before.
  * All spread round-robin over 8 workspaces, at 1 and 16 connections (closed loops of sequential
@@ -19,7 +25,8 @@
  * Noise (the machine is small and shared; one run's figure used to swing 0.5 to 3 ms): the
  * unmetered and metered phases alternate in ROUNDS rounds (default 6, BENCH_METER_ROUNDS) in the
  * order U M, M U, U M, ... (ABBA: neither side always goes first, so a trend in the machine's
- * load cancels within each pair of rounds). Each phase first runs LEAD_IN_S unmeasured, then
+ * load cancels within each pair of rounds); at 1 connection the probes run in the same rounds
+ * (U R W M, M W R U, ...). Each phase first runs LEAD_IN_S unmeasured, then
  * measures a window of WINDOW_S: the lead-in is longer than the meter's flush delay (2 s,
  * METER_FLUSH_DELAY_MS), so the flush still pending from a metered phase runs before the next
  * window instead of inside an unmetered one, and a metered window sees its flushes at the
@@ -40,6 +47,9 @@ interface LoadFigures {
   requests: number;
   non2xx: number;
 }
+
+/** u: unmetered twin, r: rpc probe, w: write probe, m: metered. */
+type Side = 'u' | 'r' | 'w' | 'm';
 
 interface Target {
   path: string;
@@ -159,6 +169,13 @@ export async function benchMetering(o: MeteringBenchOptions): Promise<Record<str
   });
   const metered: Target[] = workspaces.map((_, i) => wordScores(i, false));
   const unmetered: Target[] = workspaces.map((_, i) => wordScores(i, true));
+  const probe = (kind: 'rpc' | 'write'): Target[] =>
+    workspaces.map((_, i) => {
+      const t = wordScores(i, false);
+      t.headers = { ...t.headers, 'x-bench-meter-probe': kind };
+      return t;
+    });
+  const sides: Record<Side, Target[]> = { u: unmetered, r: probe('rpc'), w: probe('write'), m: metered };
   const reference: Target[] = workspaces.map((_, i) => ({
     path: `/api/v1/embedding-models/${o.model}/word-availabilities`,
     token: tokens[i],
@@ -166,27 +183,39 @@ export async function benchMetering(o: MeteringBenchOptions): Promise<Record<str
     ok: 0,
   }));
   // Warm-up: every workspace's meter seeded, the model loaded, connections open.
-  await drive(o.base, [...metered, ...unmetered, ...reference], 4, 2);
+  await drive(o.base, [...metered, ...unmetered, ...sides.r, ...sides.w, ...reference], 4, 2);
 
   const figures: Record<string, LoadFigures> = {};
   const rounds: Record<string, { overheadP50Ms: number; ratio: number }[]> = {};
+  /** Per round at 1 connection: rpc - unmetered, write - unmetered and metered - write p50 (ms). */
+  const floorRounds: { rpcP50Ms: number; writeP50Ms: number; meteredOverWriteP50Ms: number }[] = [];
   for (const connections of [1, 16]) {
-    const u: LoadFigures[] = [];
-    const m: LoadFigures[] = [];
+    const runs: Record<Side, LoadFigures[]> = { u: [], r: [], w: [], m: [] };
+    // The probes only at 1 connection (the latency target).
+    const base: Side[] = connections === 1 ? ['u', 'r', 'w', 'm'] : ['u', 'm'];
     for (let round = 0; round < ROUNDS; round++) {
-      // ABBA: U M, M U, U M, ...
-      const order = round % 2 === 0 ? ['u', 'm'] : ['m', 'u'];
-      for (const side of order) {
-        const f = await drive(o.base, side === 'u' ? unmetered : metered, connections, WINDOW_S, LEAD_IN_S);
-        (side === 'u' ? u : m).push(f);
-      }
+      // ABBA: U M, M U, U M, ... (U R W M, M W R U, ... with the probes)
+      const order = round % 2 === 0 ? base : [...base].reverse();
+      for (const side of order) runs[side].push(await drive(o.base, sides[side], connections, WINDOW_S, LEAD_IN_S));
     }
+    const { u, r, w, m } = runs;
     figures[`unmetered_${connections}`] = combine(u);
     figures[`metered_${connections}`] = combine(m);
     rounds[connections] = u.map((ur, i) => ({
       overheadP50Ms: +(m[i].p50 - ur.p50).toFixed(3),
       ratio: +(m[i].reqPerSec / ur.reqPerSec).toFixed(3),
     }));
+    if (connections === 1) {
+      figures.probe_rpc_1 = combine(r);
+      figures.probe_write_1 = combine(w);
+      for (let i = 0; i < u.length; i++) {
+        floorRounds.push({
+          rpcP50Ms: +(r[i].p50 - u[i].p50).toFixed(3),
+          writeP50Ms: +(w[i].p50 - u[i].p50).toFixed(3),
+          meteredOverWriteP50Ms: +(m[i].p50 - w[i].p50).toFixed(3),
+        });
+      }
+    }
     figures[`reference_availabilities_${connections}`] = await drive(
       o.base,
       reference,
@@ -199,6 +228,9 @@ export async function benchMetering(o: MeteringBenchOptions): Promise<Record<str
   // The medians of the per-round pairs (each pair measured back to back).
   const overhead = median(rounds[1].map((r) => r.overheadP50Ms));
   const ratio = median(rounds[16].map((r) => r.ratio));
+  const rpcFloor = median(floorRounds.map((r) => r.rpcP50Ms));
+  const writeFloor = median(floorRounds.map((r) => r.writeP50Ms));
+  const overFloor = median(floorRounds.map((r) => r.meteredOverWriteP50Ms));
   const refOverhead = figures.metered_1.p50 - figures.reference_availabilities_1.p50;
   const refRatio = figures.metered_16.reqPerSec / figures.reference_availabilities_16.reqPerSec;
 
@@ -222,11 +254,23 @@ export async function benchMetering(o: MeteringBenchOptions): Promise<Record<str
       `metered/unmetered req/s at 16 connections (median of rounds): ${ratio.toFixed(2)} (target >= 0.7: ${ratio >= 0.7 ? 'MET' : 'NOT MET'})`,
   );
   console.log(
+    `per round, 1 connection, probe rpc - unmetered / probe write - unmetered / metered - probe write p50 ms: ${floorRounds
+      .map((r) => `${r.rpcP50Ms.toFixed(2)}/${r.writeP50Ms.toFixed(2)}/${r.meteredOverWriteP50Ms.toFixed(2)}`)
+      .join(' ')}`,
+  );
+  console.log(
+    `floor under the meter at 1 connection (medians of rounds): round trip to the meter ${rpcFloor.toFixed(2)} ms, ` +
+      `round trip + smallest durable write ${writeFloor.toFixed(2)} ms; the meter on top of that floor ${overFloor.toFixed(2)} ms`,
+  );
+  console.log(
     `against the word-availabilities reference instead (not the target's comparator): overhead ${refOverhead.toFixed(2)} ms, req/s ratio ${refRatio.toFixed(2)}`,
   );
   return {
     metering: figures,
-    metering_rounds: { connections_1: rounds[1], connections_16: rounds[16] },
+    metering_rounds: { connections_1: rounds[1], connections_16: rounds[16], floor_1: floorRounds },
+    meter_rpc_floor_p50_ms: +rpcFloor.toFixed(3),
+    meter_durable_write_floor_p50_ms: +writeFloor.toFixed(3),
+    metered_over_write_floor_p50_ms: +overFloor.toFixed(3),
     metered_overhead_p50_ms: +overhead.toFixed(3),
     metered_throughput_ratio_16: +ratio.toFixed(3),
     reference_overhead_p50_ms: +refOverhead.toFixed(3),

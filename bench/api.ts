@@ -21,7 +21,9 @@
  * Metering section (bench/api-metering.ts): metered 1-word word-scores requests vs the same
  * requests without the meter call (the bench-only twin: the server is started with
  * `--define __BENCH_UNMETERED_TWIN__:true`, worker/quotas/bench-twin.ts) at 1 and 16
- * connections over 8 workspaces (JSON: metered_overhead_p50_ms, metered_throughput_ratio_16);
+ * connections over 8 workspaces (JSON: metered_overhead_p50_ms, metered_throughput_ratio_16), and
+ * at 1 connection the floor under the meter from the bench-only probes (meter_rpc_floor_p50_ms,
+ * meter_durable_write_floor_p50_ms, metered_over_write_floor_p50_ms);
  * BENCH_API_ONLY=metering runs only that section; BENCH_API_ONLY=text-scores-100x200 only the issue-17 request.
  *
  * Options (env): BENCH_API_SECONDS (per endpoint, default 10), BENCH_API_CONNECTIONS (default 1:
