@@ -323,6 +323,26 @@ export function dimensionQueries(
   });
 }
 
+/** dimensionQueries of a request's `dimensions` and `expansion` (text-scores and word-scores alike). */
+export function requestDimensions(
+  req: { dimensions?: readonly DimensionRequest[]; expansion?: ExpansionMode },
+  input: {
+    index: VectorIndex;
+    storedDimensions: StoredDimensionSeeds;
+    lexicon?: WordLexicon;
+    companion?: VectorIndex | null;
+  },
+): DimensionQuery[] {
+  return dimensionQueries(
+    input.index,
+    req.dimensions,
+    input.storedDimensions,
+    input.lexicon,
+    input.companion,
+    req.expansion,
+  );
+}
+
 /** goalConfig must reference requested dimensions and mapperKeys, each at most once. */
 export function checkGoalConfig(
   goal: GoalConfig,

@@ -6,7 +6,7 @@ import type { VectorIndex } from '../types';
 import {
   batchStats,
   checkGoalConfig,
-  dimensionQueries,
+  requestDimensions,
   dimensionStats,
   frequencyScore,
   mapperStats,
@@ -204,14 +204,7 @@ function emptyExplanation(dims: readonly DimensionQuery[], mappers: readonly Res
 
 export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): TextScoringResult {
   const { index, mappers } = input;
-  const dims: DimensionQuery[] = dimensionQueries(
-    index,
-    req.dimensions,
-    input.storedDimensions,
-    input.lexicon,
-    input.companion,
-    req.expansion,
-  );
+  const dims: DimensionQuery[] = requestDimensions(req, input);
   if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
 
   const rules = (req.composition ?? 'rules') === 'rules';

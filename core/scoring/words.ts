@@ -7,7 +7,7 @@ import { POS_MASK, DEFAULT_WORDRANK_LIMIT } from '../vocab-quality';
 import { NEIGHBOURHOOD, neighbourhoodAntonyms, seedAntonyms } from './antonyms';
 import { candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
 import {
-  dimensionQueries,
+  requestDimensions,
   frequencyScore,
   hasLetter,
   phraseOf,
@@ -139,14 +139,7 @@ function dot(a: Float32Array, b: Float32Array): number {
 
 export function scoreWords(req: WordScoresRequest, input: WordScoringInput): WordScoresResponse {
   const { index, mappers } = input;
-  const dims = dimensionQueries(
-    index,
-    req.dimensions,
-    input.storedDimensions,
-    input.lexicon,
-    input.companion,
-    req.expansion,
-  );
+  const dims = requestDimensions(req, input);
   const seeds = seedSet(index, req.seedWords);
   const centroid = seedCentroid(index, seeds);
 
