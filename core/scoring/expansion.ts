@@ -93,12 +93,17 @@ export interface ContrastContext {
   cosines: Float32Array[];
 }
 
+/** b . w over the candidate rows, per index (the same for every request). */
+const backgroundScores = new WeakMap<VectorIndex, Float32Array>();
+
 /** Scores the competitors' seed centroids (one kernel call each) and keeps per row the best two. */
 export function contrastContext(index: VectorIndex, competitors: ReadonlyArray<Float32Array | null>): ContrastContext {
   const m = Math.min(CANDIDATE_RANK_CUTOFF, index.rows ?? index.size);
   const rows = new Int32Array(m);
   for (let r = 0; r < m; r++) rows[r] = r;
-  const background = index.scores(backgroundMean(index), rows);
+  let background = backgroundScores.get(index);
+  if (!background || background.length !== m)
+    backgroundScores.set(index, (background = index.scores(backgroundMean(index), rows)));
   const best = Float32Array.from(background);
   const bestOwner = new Int32Array(m).fill(-1);
   const second = Float32Array.from(background);
@@ -166,6 +171,8 @@ function topRows(values: Float32Array, k: number): number[] {
     }
   };
   for (let row = 0; row < values.length; row++) {
+    // Most rows fall below the heap's smallest value: one comparison rejects them.
+    if (heap.length === k && k > 0 && values[row] < values[heap[0]]) continue;
     if (heap.length < k) {
       heap.push(row);
       for (let i = heap.length - 1; i > 0;) {
