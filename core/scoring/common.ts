@@ -273,11 +273,11 @@ export function dimensionQueries(
   });
   // Contrastive: the competitors are the non-axis dimensions with seeds in the vocabulary.
   const expanding = seeded.some((s) => s.d.expand && s.d.type !== 'axis' && s.pos.rows.length > 0);
-  const competitors = seeded.map((s) => (s.d.type === 'axis' ? null : index.centroid(s.pos.rows)));
-  const contrast =
-    expansion === 'contrastive' && expanding && competitors.filter((c) => c !== null).length > 1
-      ? contrastContext(index, competitors)
-      : null;
+  const competitors =
+    expansion === 'contrastive' && expanding
+      ? seeded.map((s) => (s.d.type === 'axis' ? null : index.centroid(s.pos.rows)))
+      : [];
+  const contrast = competitors.filter((c) => c !== null).length > 1 ? contrastContext(index, competitors) : null;
 
   return seeded.map(({ d, words, storedName, pos }, k) => {
     let expandedWords: string[] | undefined;

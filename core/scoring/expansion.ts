@@ -14,7 +14,7 @@
  */
 import type { VectorIndex } from '../types';
 import { CANDIDATE_RANK_CUTOFF, candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
-import { findCandidates } from './words';
+import { findCandidates, pickCandidates } from './words';
 
 /** Background sample of the expansion's hubness correction: the most frequent words (as the normalization statistics). */
 export const BACKGROUND_WORDS = 20_000;
@@ -93,17 +93,25 @@ export interface ContrastContext {
   cosines: Float32Array[];
 }
 
-/** b . w over the candidate rows, per index (the same for every request). */
-const backgroundScores = new WeakMap<VectorIndex, Float32Array>();
+/** The candidate rows 0..m-1 and b . w over them, per index (the same for every request). */
+const candidateCache = new WeakMap<VectorIndex, { rows: Int32Array; background: Float32Array }>();
+
+function candidateRows(index: VectorIndex): { rows: Int32Array; background: Float32Array } {
+  let c = candidateCache.get(index);
+  if (!c) {
+    const m = Math.min(CANDIDATE_RANK_CUTOFF, index.rows ?? index.size);
+    const rows = new Int32Array(m);
+    for (let r = 0; r < m; r++) rows[r] = r;
+    c = { rows, background: index.scores(backgroundMean(index), rows) };
+    candidateCache.set(index, c);
+  }
+  return c;
+}
 
 /** Scores the competitors' seed centroids (one kernel call each) and keeps per row the best two. */
 export function contrastContext(index: VectorIndex, competitors: ReadonlyArray<Float32Array | null>): ContrastContext {
-  const m = Math.min(CANDIDATE_RANK_CUTOFF, index.rows ?? index.size);
-  const rows = new Int32Array(m);
-  for (let r = 0; r < m; r++) rows[r] = r;
-  let background = backgroundScores.get(index);
-  if (!background || background.length !== m)
-    backgroundScores.set(index, (background = index.scores(backgroundMean(index), rows)));
+  const { rows, background } = candidateRows(index);
+  const m = rows.length;
   const best = Float32Array.from(background);
   const bestOwner = new Int32Array(m).fill(-1);
   const second = Float32Array.from(background);
@@ -140,15 +148,7 @@ export function contrastiveExpansionRows(
   for (let r = 0; r < m; r++) margin[r] = own[r] - (bestOwner[r] === k ? second[r] : best[r]);
   const filter = expansionFilter(index, seedRowList, seedWords, lexicon);
   for (let take = Math.min(m, n + seedRowList.length + 32); ; take = Math.min(m, 4 * take)) {
-    const seen = new Set<string>();
-    const picked: number[] = [];
-    for (const r of topRows(margin, take)) {
-      if (picked.length >= n) break;
-      const lower = index.word(r).toLowerCase();
-      if (seen.has(lower) || !filter.accept(r)) continue;
-      seen.add(lower);
-      picked.push(r);
-    }
+    const picked = pickCandidates(index, topRows(margin, take), n, filter);
     if (picked.length >= n || take >= m) return picked;
   }
 }

@@ -47,6 +47,28 @@ function letterRowsOf(index: VectorIndex): Int32Array {
 }
 
 /**
+ * The first row of each new lower-cased word in `rows` (best first) that `filter` accepts (every
+ * row when null), up to `limit`: how ranked rows become candidate words (find-and-score, expansion).
+ */
+export function pickCandidates(
+  index: VectorIndex,
+  rows: ArrayLike<number>,
+  limit: number,
+  filter: CandidateFilter | null,
+): number[] {
+  const seen = new Set<string>();
+  const picked: number[] = [];
+  for (let i = 0; i < rows.length && picked.length < limit; i++) {
+    const r = rows[i];
+    const lower = index.word(r).toLowerCase();
+    if (seen.has(lower) || (filter && !filter.accept(r))) continue;
+    seen.add(lower);
+    picked.push(r);
+  }
+  return picked;
+}
+
+/**
  * Find-and-score candidates (also seed expansion's): the `limit` distinct lower-cased words
  * closest to the centroid that the candidate filter (core/scoring/candidates.ts, with the
  * vocabulary quality rules of core/vocab-quality.ts) accepts. A cased vocabulary may hold
@@ -63,19 +85,8 @@ export function findCandidates(
   filter: CandidateFilter,
   excludedCount = 0,
 ): number[] {
-  /** The first row of each new lower-cased word in `rows` (best first), up to `limit`. */
-  const pick = (rows: Int32Array, checkEligible: boolean): number[] => {
-    const seen = new Set<string>();
-    const picked: number[] = [];
-    for (let i = 0; i < rows.length && picked.length < limit; i++) {
-      const r = rows[i];
-      const lower = index.word(r).toLowerCase();
-      if (seen.has(lower) || (checkEligible && !filter.accept(r))) continue;
-      seen.add(lower);
-      picked.push(r);
-    }
-    return picked;
-  };
+  const pick = (rows: ArrayLike<number>, checkEligible: boolean): number[] =>
+    pickCandidates(index, rows, limit, checkEligible ? filter : null);
   const { available, cutoff } = filter;
   let k = Math.min(MAX_K, available, limit + excludedCount + 32);
   if (k <= 0) return [];
