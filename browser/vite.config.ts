@@ -1,7 +1,9 @@
 /**
  * Vite builds of the browser bundle (`npm run build:browser` runs both, see build/build-browser.ts):
  *   --mode lib         the library: build/generated/browser/offline-scorer.js (ES module entry)
- *                      + offline-scorer.worker.js (the Web Worker, kernels.wasm inlined)
+ *                      + offline-scorer.worker.js (the Web Worker's entry, kernels.wasm inlined)
+ *                      + offline-scorer.engine-[hash].js (its engine, imported by the entry: deploy
+ *                        both next to each other)
  *   --mode playground  the playground page served by the Worker at /: build/generated/web/
  * `*.wasm?bytes` imports inline the file as a Uint8Array (the same bytes as the Worker's).
  */
@@ -45,7 +47,13 @@ const esbuild = { charset: 'ascii' as const };
 const worker = {
   format: 'es' as const,
   plugins: () => [wasmBytes(), asciiOnly()],
-  rollupOptions: { output: { entryFileNames: 'assets/offline-scorer.worker-[hash].js' } },
+  rollupOptions: {
+    output: {
+      entryFileNames: 'assets/offline-scorer.worker-[hash].js',
+      // The engine chunk the worker's entry imports (browser/src/worker.ts): parsed off the worker's thread.
+      chunkFileNames: 'assets/offline-scorer.engine-[hash].js',
+    },
+  },
 };
 
 export default defineConfig(({ mode }) => {
@@ -75,7 +83,12 @@ export default defineConfig(({ mode }) => {
     logLevel: 'warn',
     plugins: [wasmBytes(), asciiOnly()],
     esbuild,
-    worker: { ...worker, rollupOptions: { output: { entryFileNames: 'offline-scorer.worker.js' } } },
+    worker: {
+      ...worker,
+      rollupOptions: {
+        output: { entryFileNames: 'offline-scorer.worker.js', chunkFileNames: 'offline-scorer.engine.js' },
+      },
+    },
     build: {
       outDir: path.join(root, 'build', 'generated', 'browser'),
       emptyOutDir: true,

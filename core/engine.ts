@@ -9,7 +9,6 @@
  *   score:    core/scoring on the WASM kernels (core/kernels.ts).
  * Refusals are ApiError / ScoringError (core/problem.ts), the same for all three.
  */
-import type { Kernels } from './kernels';
 import { MapperBundleError, parseMapperBundle, splitMapperVariableId, type MapperBundle } from './mapper-bundle';
 import { ApiError, requireLanguage, validationFailed, type ZodIssues } from './problem';
 import { ALIGNED_FEATURE, ENGLISH_COMPANION_ID, sharesEnglishSpace } from './projection';
@@ -82,15 +81,8 @@ export interface EngineOptions {
   mark?: (phase: 'load' | 'compute') => void;
 }
 
-let kernels: Kernels | null = null;
-/** The one kernels instance of this isolate, worker or process (one linear memory holds every loaded model). */
-export function sharedKernels(create: () => Kernels): Kernels {
-  return (kernels ??= create());
-}
-/** The shared kernels instance when one exists (diagnostics). */
-export function currentKernels(): Kernels | null {
-  return kernels;
-}
+// Defined beside the kernels (no engine imports) so the browser worker's first chunk can create it.
+export { currentKernels, sharedKernels } from './kernels';
 
 /** A tokenize function bound to a language's data, as text scoring uses it (no synonyms). */
 export function tokenizerFor(data: LanguageData): ScoringTokenizer {

@@ -395,3 +395,13 @@ export class Kernels {
     return out;
   }
 }
+
+let shared: Kernels | null = null;
+/** The one kernels instance of this isolate, worker or process (one linear memory holds every loaded model). */
+export function sharedKernels(create: () => Kernels): Kernels {
+  return (shared ??= create());
+}
+/** The shared kernels instance when one exists (diagnostics). */
+export function currentKernels(): Kernels | null {
+  return shared;
+}

@@ -84,3 +84,7 @@ export const LIMITS = {
   /** An Idempotency-Key record is kept (and replayed) for 24 hours. */
   idempotencyKeyTtlMs: 24 * 3600 * 1000,
 } as const;
+
+/** An identifier: letters, digits, `.`, `_`, `-`, starting with a letter or digit, at most 128 characters. */
+export const IDENTIFIER = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,${LIMITS.identifierCharacters - 1}}$`);
+export const IDENTIFIER_MESSAGE = `Letters, digits, . _ - (1 to ${LIMITS.identifierCharacters} characters, starting with a letter or digit)`;

@@ -14,6 +14,10 @@
  * count did not move has its final answer already, the others get the complete model's answer
  * once it is in (browser/src/final-answer.ts). Runtime-agnostic: the rows come from any
  * EmbeddingModel of a head artifact.
+ *
+ * With a RowSource the head's rows need not be in its matrix yet: every access to a row makes it
+ * present first (the browser reads a cached head's vocabulary and then only the rows a request
+ * uses from the head's file, browser/src/head-file.ts), so results are the same bytes either way.
  */
 import type { EmbeddingModel } from './model';
 import type { ModelManifest, TopKOptions, TopKResult, VectorIndex } from './types';
@@ -22,6 +26,14 @@ import type { ModelManifest, TopKOptions, TopKResult, VectorIndex } from './type
 export type HeadManifest = ModelManifest & { partialOf?: ModelManifest };
 
 let incomplete = 0;
+
+/** Fills a head's matrix rows (and their scales) on first use. */
+export interface RowSource {
+  /** Makes these rows of the head present (each in 0..head size - 1); throws when they cannot be read. */
+  ensure(rows: ArrayLike<number>): void;
+  /** Makes every row of the head present. */
+  ensureAll(): void;
+}
 
 /** Accesses that a head could answer differently from the full model, since the worker started. */
 export function incompleteAccesses(): number {
@@ -38,6 +50,7 @@ export class PartialIndex implements VectorIndex {
   constructor(
     readonly head: EmbeddingModel,
     full: ModelManifest,
+    private readonly source?: RowSource,
   ) {
     this.manifest = full;
     this.size = full.vocabularySize;
@@ -81,21 +94,26 @@ export class PartialIndex implements VectorIndex {
   }
 
   vector(row: number): Float32Array {
+    if (row >= 0 && row < this.rows) this.need([row]);
     return this.head.vector(row);
   }
 
   centroid(rows: ArrayLike<number>): Float32Array | null {
-    return this.head.centroid(this.inHead(rows));
+    const inside = this.inHead(rows);
+    this.need(inside);
+    return this.head.centroid(inside);
   }
 
   topK(query: Float32Array, k: number, options?: TopKOptions): TopKResult {
     incomplete++;
     const rows = options?.rows ? this.inHead(options.rows) : undefined;
+    this.need(rows);
     return this.head.topK(query, k, { ...options, ...(rows ? { rows } : {}) });
   }
 
   scores(query: Float32Array, rows: ArrayLike<number>): Float32Array {
     const inside = this.inHead(rows);
+    this.need(inside);
     if (inside === rows) return this.head.scores(query, rows);
     // Rows past the head score NaN (never reached: rows come from this index).
     const got = this.head.scores(query, inside);
@@ -106,7 +124,23 @@ export class PartialIndex implements VectorIndex {
 
   similarityMatrix(rows: ArrayLike<number>): Float32Array {
     if (this.inHead(rows) !== rows) throw new RangeError('similarityMatrix: a row past the head');
+    this.need(rows);
     return this.head.similarityMatrix(rows);
+  }
+
+  /**
+   * Makes rows of the head present (all when `rows` is undefined). A failed read counts as an
+   * incomplete access, so the request is answered again from the complete model.
+   */
+  private need(rows: ArrayLike<number> | undefined): void {
+    if (!this.source) return;
+    try {
+      if (rows) this.source.ensure(rows);
+      else this.source.ensureAll();
+    } catch (err) {
+      incomplete++;
+      throw err;
+    }
   }
 
   /** The rows inside the head (the same object when all are). */

@@ -10,16 +10,14 @@
  * @hono/zod-openapi (nor hono).
  */
 import { z } from 'zod';
-import { LIMITS } from './limits';
+import { IDENTIFIER, IDENTIFIER_MESSAGE, LIMITS } from './limits';
 import { CANDIDATE_RANK_CUTOFF } from './scoring/candidates';
 import { DEFAULT_REPRESENTATION, REPRESENTATIONS } from './scoring/representation';
 import { FIND_LIMIT_DEFAULT } from './scoring/words';
 import { DEFAULT_WORDRANK_LIMIT } from './vocab-quality';
 import { SUPPORTED_LANGUAGES } from './tokenizer/languages';
 
-/** An identifier: letters, digits, `.`, `_`, `-`, starting with a letter or digit, at most 128 characters. */
-export const IDENTIFIER = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,${LIMITS.identifierCharacters - 1}}$`);
-export const IDENTIFIER_MESSAGE = `Letters, digits, . _ - (1 to ${LIMITS.identifierCharacters} characters, starting with a letter or digit)`;
+export { IDENTIFIER, IDENTIFIER_MESSAGE };
 
 /** An identifier schema: checked before anything is looked up in storage. */
 export const identifier = () => z.string().regex(IDENTIFIER, IDENTIFIER_MESSAGE);

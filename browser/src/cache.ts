@@ -8,16 +8,17 @@
  *       ['model-parts', id, version] -> the parsed artifact, ['model-head', id, version] -> its head (model-store.ts),
  *       ['mapper', id, version, key], ['lang', language], ['dimensions'] -> StoredArtifact.
  */
-import { createStore, del, delMany, get, keys, set, setMany, type UseStore } from 'idb-keyval';
+import { del, delMany, get, keys, set, setMany } from 'idb-keyval';
 import { sha256Hex } from '../../core/digest';
 import { ApiError, asApiError, problemBody, type ProblemCode } from '../../core/problem';
+import { takeEarlyCopy, takeEarlyEntry } from './early-reads';
 import { readCopy, removeCopy, writeCopy } from './opfs';
 import type { OfflineProblem, Progress } from './protocol';
-import { DB_NAME, STORE_NAME } from './store-names';
+import { idb } from './idb-store';
+import { DB_NAME } from './store-names';
 
 export { DB_NAME };
-let store: UseStore | null = null;
-export const idb = (): UseStore => (store ??= createStore(DB_NAME, STORE_NAME));
+export { idb };
 
 export interface StoredArtifact {
   etag: string;
@@ -200,7 +201,7 @@ export async function cachedArtifact(
   let cached = copyName ? await readArtifactCopy(copyName) : undefined;
   const fromCopy = cached !== undefined;
   if (!cached) {
-    cached = await get<StoredArtifact>(key, idb());
+    cached = await (takeEarlyEntry<StoredArtifact>(key) ?? get<StoredArtifact>(key, idb()));
     // A cache written before copies were kept gets its copy now (in the background).
     if (cached && copyName) void writeArtifactCopy(copyName, cached);
   }
@@ -280,7 +281,8 @@ interface CopyDescription extends Omit<StoredArtifact, 'bytes'> {
 
 /** The OPFS copy of a cached artifact, or undefined (none, or not intact). */
 async function readArtifactCopy(name: string): Promise<StoredArtifact | undefined> {
-  const copy = await readCopy<CopyDescription>(name);
+  // Read early (early-reads.ts) when the worker's entry knew the name before this load.
+  const copy = await (takeEarlyCopy<CopyDescription>(name) ?? readCopy<CopyDescription>(name));
   if (!copy || copy.bytes.byteLength !== copy.description.byteLength) return undefined;
   const { byteLength: _n, ...rest } = copy.description;
   return { ...rest, bytes: copy.bytes.buffer };

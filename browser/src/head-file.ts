@@ -6,13 +6,17 @@
  * entry); this file is only read first when it is there and intact (its length and layout check
  * out), and dropped with the model.
  *
- * File `{id}@{version}.head`, percent-encoded (opfs.ts container): the description is the layout
- * (manifest, size, dims, sha256, section offsets), the bytes the head's one buffer.
+ * File `{id}.head`, percent-encoded (opfs.ts container): the description is the layout
+ * (manifest, size, dims, sha256, section offsets), the bytes the head's one buffer. One file per
+ * model, not per version: a load starts reading it while IndexedDB is still looking up which
+ * version is cached (source.ts), and keeps it only when its sha256 is that version's. Copies named
+ * `{id}@{version}.head` (earlier releases) are removed when the new one is written.
  */
 import type { ParsedArtifact } from '../../core/artifact';
 import type { MatrixSlot } from '../../core/kernels';
+import type { RowSource } from '../../core/partial-index';
 import type { StoredModel } from './model-store';
-import { readCopy, removeCopies, writeCopy } from './opfs';
+import { readCopy, removeCopies, writeCopy, type OpenCopy, type Placement } from './opfs';
 
 const VIEWS = {
   rows: Int8Array,
@@ -38,11 +42,13 @@ interface Layout {
   sections: Record<Section, [number, number]>;
 }
 
-const fileName = (id: string, version: string): string =>
-  `${encodeURIComponent(id)}@${encodeURIComponent(version)}.head`;
+const fileName = (id: string): string => `${encodeURIComponent(id)}.head`;
+/** The per-version copies of earlier releases. */
+const isLegacyName = (id: string, name: string): boolean =>
+  name.startsWith(`${encodeURIComponent(id)}@`) && name.endsWith('.head');
 
-/** Writes the head's copy (replacing an older one); false when OPFS is not available. */
-export async function writeHeadFile(id: string, version: string, head: StoredModel): Promise<boolean> {
+/** Writes the head's copy (replacing the model's older one); false when OPFS is not available. */
+export async function writeHeadFile(id: string, head: StoredModel): Promise<boolean> {
   const buffer = head.rows.buffer as ArrayBuffer;
   const sections = {} as Layout['sections'];
   for (const name of Object.keys(VIEWS) as Section[]) {
@@ -59,11 +65,16 @@ export async function writeHeadFile(id: string, version: string, head: StoredMod
     byteLength: buffer.byteLength,
     sections,
   };
-  return writeCopy(fileName(id, version), layout, new Uint8Array(buffer));
+  const written = await writeCopy(fileName(id), layout, new Uint8Array(buffer));
+  if (written) await removeCopies((name) => isLegacyName(id, name));
+  return written;
 }
 
-/** A head read from its copy: the rows and scales already in a WASM matrix slot when one was given. */
-export type HeadRead = StoredModel & { matrix?: MatrixSlot };
+/**
+ * A head read from its copy. With a WASM matrix slot (`matrix`), its rows and scales are in that
+ * slot, or, with `rowSource`, are read into it from the still open copy when first used.
+ */
+export type HeadRead = StoredModel & { matrix?: MatrixSlot; rowSource?: HeadRows };
 
 /** Where readHeadFile may put a head's rows and scales (WASM memory of the kernels). */
 export interface MatrixPlace {
@@ -72,29 +83,133 @@ export interface MatrixPlace {
 }
 
 /**
- * The head's copy, or undefined (none, not readable now, or not intact). With `place`, its rows
- * and scales are read straight into the matrix slot place.matrix(size, dims) hands out (WASM
- * memory: no copy afterwards) and the result's `rows`/`scales` are empty; on failure the slot is freed.
+ * The head's copy, or undefined (none, not readable now, or not intact); the caller compares its
+ * sha256 with the cached version's. With `place`, its rows and scales go into the matrix slot
+ * place.matrix(size, dims) hands out (WASM memory: no copy afterwards; the result's own
+ * `rows`/`scales` are empty): read when first used (the result's `rowSource`) while the copy
+ * stays open, or at once where files cannot be kept open (no sync access handles). A first score
+ * from the cache then reads the vocabulary and the few rows it needs instead of all 5 MB of rows,
+ * whose fresh WASM pages cost more than the read itself (docs/offline-browser.md). On failure the
+ * slot is freed.
  */
-export async function readHeadFile(id: string, version: string, place?: MatrixPlace): Promise<HeadRead | undefined> {
+export async function readHeadFile(id: string, place?: MatrixPlace): Promise<HeadRead | undefined> {
   let matrix: MatrixSlot | undefined;
-  const ranges = (layout: Layout) => {
+  const ranges = (layout: Layout): Placement[] | undefined => {
     if (!place || !(layout.size > 0 && layout.dims > 0)) return undefined;
     const [rowsAt, rowsCount] = layout.sections.rows;
     const [scalesAt, scalesCount] = layout.sections.scales;
     if (rowsCount !== layout.size * layout.dims || scalesCount !== layout.size) return undefined;
     matrix = place.matrix(layout.size, layout.dims);
-    const rows = matrix.rows();
-    const scales = matrix.scales();
     return [
-      { offset: rowsAt, into: new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength) },
-      { offset: scalesAt, into: new Uint8Array(scales.buffer, scales.byteOffset, scales.byteLength) },
+      { offset: rowsAt, skip: rowsCount },
+      { offset: scalesAt, skip: scalesCount * 4 },
     ];
   };
-  const copy = await readCopy<Layout>(fileName(id, version), ranges);
-  const out = copy ? headOf(copy.description, copy.bytes, matrix) : undefined;
+  const copy = await readCopy<Layout>(fileName(id), ranges, true);
+  let out = copy ? headOf(copy.description, copy.bytes, matrix) : undefined;
+  if (out && matrix) {
+    if (copy!.open) out = { ...out, rowSource: new HeadRows(copy!.open, copy!.description, matrix) };
+    else fill(matrix, copy!.description, copy!.bytes); // read whole: the rows are in `bytes`
+  } else copy?.open?.close();
   if (!out && matrix) place!.free(matrix);
   return out;
+}
+
+/** A head read that is not used: its copy is closed and its matrix slot freed. */
+export function discardHead(head: HeadRead | undefined, free: (slot: MatrixSlot) => void): void {
+  head?.rowSource?.close();
+  if (head?.matrix) free(head.matrix);
+}
+
+/** Copies a head's rows and scales from its bytes into its matrix slot. */
+function fill(matrix: MatrixSlot, layout: Layout, bytes: Uint8Array): void {
+  const [rowsAt, rowsCount] = layout.sections.rows;
+  const [scalesAt, scalesCount] = layout.sections.scales;
+  const rows = matrix.rows();
+  rows.set(new Int8Array(bytes.buffer, bytes.byteOffset + rowsAt, rowsCount));
+  const scales = matrix.scales();
+  new Uint8Array(scales.buffer, scales.byteOffset, scalesCount * 4).set(
+    bytes.subarray(scalesAt, scalesAt + scalesCount * 4),
+  );
+}
+
+/** Rows between two wanted ones read through rather than in a read of their own (a read costs a system call). */
+const READ_THROUGH_ROWS = 256;
+
+/**
+ * A head's rows and scales read from its open copy into its matrix slot on first use
+ * (core/partial-index.ts RowSource). The copy is closed once every row is in, or by close().
+ */
+export class HeadRows implements RowSource {
+  private readonly present: Uint8Array;
+  private missing: number;
+
+  constructor(
+    private readonly copy: OpenCopy,
+    private readonly layout: Layout,
+    private readonly matrix: MatrixSlot,
+  ) {
+    this.present = new Uint8Array(layout.size);
+    this.missing = layout.size;
+  }
+
+  ensure(rows: ArrayLike<number>): void {
+    if (this.missing === 0) return;
+    const want: number[] = [];
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      if (r >= 0 && r < this.present.length && this.present[r] === 0) want.push(r);
+    }
+    this.readRuns(want.sort((a, b) => a - b));
+  }
+
+  ensureAll(): void {
+    if (this.missing === 0) return;
+    const want: number[] = [];
+    for (let r = 0; r < this.present.length; r++) if (this.present[r] === 0) want.push(r);
+    this.readRuns(want);
+  }
+
+  /** Rows read so far. */
+  get rowsRead(): number {
+    return this.present.length - this.missing;
+  }
+
+  close(): void {
+    this.copy.close();
+  }
+
+  /** Reads the ascending rows `want`, in runs. */
+  private readRuns(want: number[]): void {
+    let i = 0;
+    while (i < want.length) {
+      let j = i + 1;
+      while (j < want.length && want[j]! - want[j - 1]! <= READ_THROUGH_ROWS) j++;
+      this.read(want[i]!, want[j - 1]! + 1);
+      i = j;
+    }
+  }
+
+  /** Reads rows a..b-1 and their scales (rows already present are read again: the same bytes). */
+  private read(a: number, b: number): void {
+    const { dims } = this.layout;
+    const [rowsAt] = this.layout.sections.rows;
+    const [scalesAt] = this.layout.sections.scales;
+    // Views made now: WASM memory may have grown (a new buffer) since the last read.
+    const rows = this.matrix.rows();
+    const scales = this.matrix.scales();
+    const rowBytes = new Uint8Array(rows.buffer, rows.byteOffset + a * dims, (b - a) * dims);
+    const scaleBytes = new Uint8Array(scales.buffer, scales.byteOffset + a * 4, (b - a) * 4);
+    if (!this.copy.read(rowBytes, rowsAt + a * dims) || !this.copy.read(scaleBytes, scalesAt + a * 4))
+      throw new Error(`the cached head could not be read (rows ${a}..${b - 1})`);
+    for (let r = a; r < b; r++) {
+      if (this.present[r] === 0) {
+        this.present[r] = 1;
+        this.missing--;
+      }
+    }
+    if (this.missing === 0) this.copy.close();
+  }
 }
 
 function headOf(layout: Layout, bytes: Uint8Array<ArrayBuffer>, matrix: MatrixSlot | undefined): HeadRead | undefined {
@@ -124,10 +239,7 @@ function headOf(layout: Layout, bytes: Uint8Array<ArrayBuffer>, matrix: MatrixSl
   }
 }
 
-/** Removes the head copies of a model (all versions, or one). */
-export async function removeHeadFiles(id: string, version?: string): Promise<void> {
-  const prefix = `${encodeURIComponent(id)}@`;
-  await removeCopies((name) =>
-    version === undefined ? name.startsWith(prefix) && name.endsWith('.head') : name === fileName(id, version),
-  );
+/** Removes the head copy of a model (and any of an earlier release's per-version copies). */
+export async function removeHeadFiles(id: string): Promise<void> {
+  await removeCopies((name) => name === fileName(id) || isLegacyName(id, name));
 }

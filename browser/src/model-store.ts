@@ -20,7 +20,7 @@
 import { parseArtifact, type ParsedArtifact } from '../../core/artifact';
 import { headOf } from '../../core/model-head';
 import { del, get, idb, set, setMany } from './cache';
-import { readHeadFile, writeHeadFile, type HeadRead, type MatrixPlace } from './head-file';
+import { discardHead, readHeadFile, writeHeadFile, type HeadRead, type MatrixPlace } from './head-file';
 
 export const STORED_MODEL_FORMAT = 1;
 
@@ -55,7 +55,7 @@ export async function storeModel(id: string, version: string, model: StoredModel
     ],
     idb(),
   );
-  await writeHeadFile(id, version, head);
+  await writeHeadFile(id, head);
 }
 
 /** Adds the head of a stored model (a cache written before heads were stored). */
@@ -64,7 +64,7 @@ export async function storeHead(id: string, version: string, model: StoredModel)
   if (!parsedHead) return;
   const head: StoredModel = { ...parsedHead, format: STORED_MODEL_FORMAT, sha256: model.sha256 };
   await set(headKey(id, version), head, idb());
-  await writeHeadFile(id, version, head);
+  await writeHeadFile(id, head);
 }
 
 /**
@@ -72,20 +72,22 @@ export async function storeHead(id: string, version: string, model: StoredModel)
  * System (head-file.ts, read faster) when that is there and of this artifact, else the IndexedDB
  * entry (whose copy is then written again); undefined when none is stored (a small model, or a
  * cache of an earlier release). With `place`, a copy's rows and scales go straight into WASM
- * memory (head-file.ts; the result's `matrix`).
+ * memory (head-file.ts; the result's `matrix`). `copy`: the copy's read when it was started
+ * before the version was known (source.ts), else it is read now.
  */
 export async function readStoredHead(
   id: string,
   version: string,
   sha256: string,
   place?: MatrixPlace,
+  copy: Promise<HeadRead | undefined> = readHeadFile(id, place),
 ): Promise<HeadRead | undefined> {
-  const copy = await readHeadFile(id, version, place);
-  if (copy && copy.format === STORED_MODEL_FORMAT && copy.sha256 === sha256) return copy;
-  if (copy?.matrix) place!.free(copy.matrix);
+  const read = await copy;
+  if (read && read.format === STORED_MODEL_FORMAT && read.sha256 === sha256) return read;
+  if (read) discardHead(read, place!.free);
   const head = await get<StoredModel>(headKey(id, version), idb());
   if (!(head && head.format === STORED_MODEL_FORMAT && head.rows instanceof Int8Array)) return undefined;
-  void writeHeadFile(id, version, head);
+  void writeHeadFile(id, head);
   return head;
 }
 

@@ -57,25 +57,47 @@ export async function writeCopy(name: string, description: unknown, bytes: Uint8
   }
 }
 
+/** A copy's description and its bytes (a buffer of their own, offset 0). */
+export interface Copy<D> {
+  description: D;
+  bytes: Uint8Array<ArrayBuffer>;
+}
+
 /**
- * A copy's description and its bytes (a buffer of their own, offset 0), or undefined (none, not
- * readable now, or cut short).
+ * Where some ranges of a copy's bytes go instead of `bytes`: read straight into other memory
+ * (`into`, e.g. a model's rows into WASM memory: no copy), or not read now (`skip` bytes, read later
+ * through an open copy). The pages of those ranges in `bytes` are never touched.
+ */
+export type Placement = { offset: number; into: Uint8Array } | { offset: number; skip: number };
+
+/** A copy open for reads (a read-only sync access handle) until close(). */
+export interface OpenCopy {
+  /** Reads into.length bytes at `offset` of the copy's bytes; false when cut short or closed. */
+  read(into: Uint8Array, offset: number): boolean;
+  close(): void;
+}
+
+const rangeLength = (r: Placement): number => ('into' in r ? r.into.length : r.skip);
+
+/**
+ * A copy's description and its bytes, or undefined (none, not readable now, or cut short).
+ * `place` may send ranges elsewhere (Placement). With `keepOpen` (and a skipped range) the copy
+ * stays open for later reads and is returned as `open` (only with a sync access handle: without
+ * one, every range is read now).
  */
 export async function readCopy<D>(
   name: string,
-  /**
-   * Ranges of the bytes to read straight into other memory (e.g. a model's rows into WASM memory:
-   * no copy, and the pages of those ranges in `bytes` are never touched); undefined reads all.
-   */
-  place?: (description: D) => Array<{ offset: number; into: Uint8Array }> | undefined,
-): Promise<{ description: D; bytes: Uint8Array<ArrayBuffer> } | undefined> {
+  place?: (description: D) => Placement[] | undefined,
+  keepOpen = false,
+): Promise<(Copy<D> & { open?: OpenCopy }) | undefined> {
   const dir = await opfsRoot();
   if (!dir) return undefined;
   try {
     const file = await dir.getFileHandle(name);
-    const open = (file as unknown as { createSyncAccessHandle?: ReadOnlyOpen }).createSyncAccessHandle;
-    if (open) {
-      const h = await open.call(file, { mode: 'read-only' });
+    const openHandle = (file as unknown as { createSyncAccessHandle?: ReadOnlyOpen }).createSyncAccessHandle;
+    if (openHandle) {
+      const h = await openHandle.call(file, { mode: 'read-only' });
+      let kept = false;
       try {
         const size = h.getSize();
         const head = new Uint8Array(4);
@@ -91,16 +113,34 @@ export async function readCopy<D>(
         const bytes = new Uint8Array(size - start);
         const ranges = (place?.(description) ?? []).slice().sort((a, b) => a.offset - b.offset);
         let at = 0;
-        for (const r of [...ranges, { offset: bytes.length, into: new Uint8Array(0) }]) {
-          if (r.offset < at || r.offset + r.into.length > bytes.length) return undefined;
+        let skipped = false;
+        for (const r of [...ranges, { offset: bytes.length, skip: 0 }]) {
+          if (r.offset < at || r.offset + rangeLength(r) > bytes.length) return undefined;
           const gap = bytes.subarray(at, r.offset);
           if (gap.length > 0 && h.read(gap, { at: start + at }) !== gap.length) return undefined;
-          if (r.into.length > 0 && h.read(r.into, { at: start + r.offset }) !== r.into.length) return undefined;
-          at = r.offset + r.into.length;
+          if ('into' in r && r.into.length > 0 && h.read(r.into, { at: start + r.offset }) !== r.into.length)
+            return undefined;
+          if ('skip' in r && r.skip > 0) skipped = true;
+          at = r.offset + rangeLength(r);
         }
-        return { description, bytes };
+        if (!(keepOpen && skipped)) return { description, bytes };
+        kept = true;
+        let closed = false;
+        const open: OpenCopy = {
+          read: (into, offset) =>
+            !closed &&
+            offset >= 0 &&
+            offset + into.length <= bytes.length &&
+            h.read(into, { at: start + offset }) === into.length,
+          close: () => {
+            if (closed) return;
+            closed = true;
+            h.close();
+          },
+        };
+        return { description, bytes, open };
       } finally {
-        h.close();
+        if (!kept) h.close();
       }
     }
     const all = new Uint8Array(await (await file.getFile()).arrayBuffer());
@@ -111,8 +151,8 @@ export async function readCopy<D>(
     const description = JSON.parse(new TextDecoder().decode(all.subarray(4, 4 + n))) as D;
     const bytes = all.slice(start);
     for (const r of place?.(description) ?? []) {
-      if (r.offset < 0 || r.offset + r.into.length > bytes.length) return undefined;
-      r.into.set(bytes.subarray(r.offset, r.offset + r.into.length));
+      if (r.offset < 0 || r.offset + rangeLength(r) > bytes.length) return undefined;
+      if ('into' in r) r.into.set(bytes.subarray(r.offset, r.offset + r.into.length));
     }
     return { description, bytes };
   } catch {

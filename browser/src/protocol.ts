@@ -67,6 +67,11 @@ export interface ModelStatus {
   state: 'partial' | 'complete';
   /** Rows in memory (the head's size while partial). */
   rows: number;
+  /**
+   * A head read from the cache (while partial): how many of its rows have been read so far; the
+   * others are read from its copy when a request first uses them (browser/src/head-file.ts).
+   */
+  rowsRead?: number;
   vocabularySize: number;
   fromCache: boolean;
   /** Set when the background download of the rest failed (the head keeps scoring). */

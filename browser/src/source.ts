@@ -10,16 +10,12 @@
  * rest could change get the complete model's answer later (final-answer.ts). Each load phase is
  * timed (phases.ts, status()).
  */
-import kernelsBytes from '../../build/generated/kernels.wasm?bytes';
 import { parseArtifact } from '../../core/artifact';
-import { LoadedModel, sharedKernels, type EngineSource } from '../../core/engine';
-import { splitMapperVariableId } from '../../core/mapper-bundle';
-import { Kernels } from '../../core/kernels';
+import { LoadedModel, type EngineSource } from '../../core/engine';
 import { EmbeddingModel } from '../../core/model';
 import { PartialIndex, type HeadManifest } from '../../core/partial-index';
 import { ApiError } from '../../core/problem';
 import { HEAD_ROWS } from '../../core/model-head';
-import { IDENTIFIER } from '../../core/requests';
 import type { ModelManifest } from '../../core/types';
 import { sharedLoad } from '../../core/shared-load';
 import type { StoredDimensionSeeds } from '../../core/scoring';
@@ -39,8 +35,19 @@ import {
   toProblem,
   type ProgressFn,
 } from './cache';
-import { removeHeadFiles } from './head-file';
-import { opfsRoot } from './opfs';
+import {
+  freeUnused,
+  getKernels,
+  languageCopyName,
+  matrixPlace,
+  namedBundles,
+  readEarly,
+  readHeadCopy,
+  readPointer,
+  takeEarlyHead,
+  takeEarlyPointer,
+} from './early-reads';
+import { discardHead, removeHeadFiles, type HeadRows } from './head-file';
 import type { HeadOffer } from './head-offer';
 import { takeOffer } from './offers';
 import { MODEL_DATA_KINDS, readStoredHead, readStoredModel, storeHead, storeModel, toStored } from './model-store';
@@ -66,6 +73,8 @@ export interface Loaded {
   /** Requests running on this head; its matrix is freed when none is left after completion. */
   inflight?: number;
   release?: () => void;
+  /** A cached head whose rows are read on first use (head-file.ts). */
+  rowSource?: HeadRows;
 }
 
 let config: ScorerConfig = { baseUrl: self.location.origin };
@@ -75,20 +84,6 @@ const languages = new Map<string, Promise<LanguageData>>();
 /** Background downloads of the rest of a model (after its head) that failed. */
 const failures = new Map<string, OfflineProblem>();
 let storedSeeds: Map<number, { words: string[]; name?: string }> | null = null;
-
-// Compiled off the main path from the worker's first moment (kernels.wasm is inlined).
-const kernelsModule = phase('wasm-compile', () => WebAssembly.compile(kernelsBytes));
-kernelsModule.catch(() => {});
-// The OPFS directory, where a first score from the cache reads its copies, asked for as early.
-void opfsRoot();
-
-async function getKernels(): Promise<Kernels> {
-  const module = await kernelsModule;
-  return sharedKernels(() => Kernels.fromModule(module));
-}
-
-/** The bytes of the kernels this worker runs (their SHA-256 is compared with the Worker's build). */
-export { kernelsBytes };
 
 export function configure(next: ScorerConfig): void {
   config = { ...config, ...next, baseUrl: next.baseUrl || config.baseUrl };
@@ -140,7 +135,7 @@ function loadLanguage(
       { artifact: 'language', name: language, onProgress },
       revalidate,
       // Read first from its OPFS copy: with the model's head, what a first score from the cache waits for.
-      `lang-${encodeURIComponent(language)}.bin`,
+      languageCopyName(language),
     );
     return phase('language-parse', () => parseLanguageData(artifact.bytes));
   });
@@ -201,12 +196,16 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   const revalidate = options.revalidate !== false;
   // The head the page is downloading for this load (head-offer.ts), if it announced one.
   const offer = options.full ? Promise.resolve(null) : takeOffer(id);
-  // The read a scoring call started before its validation (readPointerEarly), else our own.
-  const early = options.full ? undefined : earlyPointers.get(id);
-  earlyPointers.delete(id);
-  const pointer = await (early ?? phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb())));
+  // The reads a scoring call started before its validation (early-reads.ts), else our own: the
+  // head's OPFS copy is read while IndexedDB looks up the cached version (its sha256 decides after).
+  const early = options.full ? undefined : takeEarlyPointer(id);
+  const headCopy = options.full || config.rawModelCache ? undefined : (takeEarlyHead(id) ?? readHeadCopy(id));
+  const pointer = await (early ?? readPointer(id));
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
     onProgress?.({ artifact: 'model', name: id, phase, loadedBytes: loaded, totalBytes: total, fromCache });
+  const headFirst = !!pointer && !options.full && !config.rawModelCache;
+  // A head copy read for a model that is not cached (a leftover file) is not used.
+  if (!headFirst) void freeUnused(headCopy);
   // Progressive cold start: nothing cached, so score from the head while the rest downloads.
   if (!pointer && config.progressive && !options.full) {
     const head = await loadHead(id, onProgress, offer);
@@ -217,16 +216,11 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   // typed arrays (verified when downloaded) when there is no head, for the background read and
   // for the bench's raw-cache baseline. Both are read while the service is asked whether the
   // version is current.
-  const headFirst = !!pointer && !options.full && !config.rawModelCache;
-  // The head's rows go straight into the kernels' memory (no copy after the read).
+  // The head's rows go into the kernels' memory when a request first uses them (head-file.ts).
   const headP = headFirst
-    ? phase('idb-head', async () => {
-        const k = await getKernels();
-        return readStoredHead(id, pointer.version, pointer.sha256, {
-          matrix: (n, dims) => k.allocMatrix(n, dims),
-          free: (slot) => k.freeMatrix(slot),
-        });
-      })
+    ? phase('idb-head', async () =>
+        readStoredHead(id, pointer.version, pointer.sha256, matrixPlace(await getKernels()), headCopy),
+      )
     : Promise.resolve(undefined);
   const cachedP = pointer
     ? headP.then((head) =>
@@ -252,6 +246,8 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   // unknown model (404) is an error either way.
   const ask = async (): Promise<[CatalogEntry | null, Fetched | null]> => {
     if (!(revalidate || !pointer)) return [null, null];
+    // The browser knows it is offline: the cached copy without requests that can only fail.
+    if (pointer && self.navigator?.onLine === false) return [null, null];
     const fallback = (err: unknown): null => {
       const notFound = err instanceof ApiError || (err instanceof ProblemError && err.problem.status === 404);
       if (err instanceof NetworkUnavailable || (pointer && !notFound)) return null;
@@ -274,7 +270,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
     answered = await ask();
   } catch (err) {
     // An error answer (e.g. the model is gone): the head read meanwhile is not used.
-    void headP.then(async (h) => h?.matrix && (await getKernels()).freeMatrix(h.matrix)).catch(() => {});
+    void freeUnused(headP);
     throw err;
   } finally {
     settleOnline(revalidate && answered[0] !== null && answered[1] !== null);
@@ -302,7 +298,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
   let fresh = false;
   if (online && fetched!.status === 200) {
     // A new version: the cached head read into WASM memory is not used (freed before anything here may throw).
-    if (head?.matrix) (await getKernels()).freeMatrix(head.matrix);
+    discardHead(head, matrixPlace(await getKernels()).free);
     // Verified once here (SHA-256 in fetchArtifact, section checksums in parseArtifact), then cached parsed.
     const parsed = phase('parse-verify', () => parseArtifact(fetched!.bytes!));
     cached = toStored(parsed, fetched!.sha256);
@@ -352,6 +348,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
         await phase('idb-pointer-store', () => set(['model', id], info, idb()));
     } catch (err) {
       // The load fails: the head's matrix would stay allocated in WASM memory.
+      head.rowSource?.close();
       headModel.release();
       throw err;
     }
@@ -384,10 +381,12 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
           },
           () => load(id, { full: true, bundles: headBundles }, onProgress),
         ),
+      // The head's rows are read from its copy as requests use them (head-file.ts).
+      head.rowSource,
     );
   }
   // The head was read but is not used (the complete model was read instead; freeing twice is a no-op).
-  if (head?.matrix) k.freeMatrix(head.matrix);
+  discardHead(head, matrixPlace(k).free);
   if (!fresh) report('cache', cached!.byteLength, cached!.byteLength, true);
   const stored = cached!;
 
@@ -565,17 +564,20 @@ function partialLoaded(
   info: LoadedModelInfo,
   bundles: Bundles,
   rest: () => Promise<Loaded>,
+  rowSource?: HeadRows,
 ): Loaded {
   const loaded: Loaded = {
     info,
-    model: new LoadedModel(id, new PartialIndex(headModel, full)),
+    model: new LoadedModel(id, new PartialIndex(headModel, full, rowSource)),
     bundles,
     inflight: 0,
+    rowSource,
   };
   let completed = false;
   loaded.release = () => {
     if (completed && loaded.inflight === 0 && loaded.release) {
       loaded.release = undefined;
+      rowSource?.close();
       headModel.release();
     }
   };
@@ -604,13 +606,7 @@ const hintedBundles = new Map<string, number>();
  * hint: the engine validates the request and resolves the mappers as always.
  */
 export async function withBundleHints<T>(body: unknown, fn: () => Promise<T>): Promise<T> {
-  const named = (body as { mapperKeys?: unknown } | null)?.mapperKeys;
-  const keys = new Set<string>();
-  if (Array.isArray(named))
-    for (const id of named.slice(0, 32)) {
-      const split = typeof id === 'string' ? splitMapperVariableId(id) : null;
-      if (split) keys.add(split.bundleKey);
-    }
+  const keys = namedBundles(body);
   for (const k of keys) hintedBundles.set(k, (hintedBundles.get(k) ?? 0) + 1);
   try {
     return await fn();
@@ -703,7 +699,7 @@ async function dropVersion(p: CachedModelInfo): Promise<void> {
     (k) => Array.isArray(k) && MODEL_DATA_KINDS.has(k[0]) && k[1] === p.id && k[2] === p.version,
   );
   await delMany(stale, idb());
-  await removeHeadFiles(p.id, p.version);
+  await removeHeadFiles(p.id); // one copy per model: the new version's is written next
 }
 
 async function modelFor(id: string, onProgress?: ProgressFn): Promise<Loaded> {
@@ -726,25 +722,16 @@ function loadModelInternal(id: string, options: LoadOptions, onProgress?: Progre
   );
 }
 
-/** Pointer reads started for a scoring call before its validation (readPointerEarly), by model id. */
-const earlyPointers = new Map<string, Promise<CachedModelInfo | undefined>>();
-
 /**
- * Starts reading the cached pointer of the model a scoring call names before the engine validates
- * the call, so that IndexedDB read runs while the request schemas are built and checked (the
- * first call's validation takes ~10-20 ms); the call's load takes it (load()). Only a read: an
- * invalid call gets its 422 and loads or downloads nothing. Returns the function that forgets the
- * read once the call has settled (a later load reads the pointer afresh).
+ * Starts reading the cached pointer of the model a scoring call names, and its head's OPFS copy,
+ * before the engine validates the call (early-reads.ts), so those reads run while the request
+ * schemas are built and checked (the first call's validation takes ~10-20 ms); the call's load
+ * takes them. Nothing to read for a model in memory or loading. Returns the function that forgets
+ * the reads once the call has settled.
  */
 export function readPointerEarly(id: unknown): () => void {
-  if (typeof id !== 'string' || !IDENTIFIER.test(id) || models.has(id) || loading.has(id) || earlyPointers.has(id))
-    return () => {};
-  const read = phase('idb-pointer', () => get<CachedModelInfo>(['model', id], idb()));
-  read.catch(() => {});
-  earlyPointers.set(id, read);
-  return () => {
-    if (earlyPointers.get(id) === read) earlyPointers.delete(id);
-  };
+  if (typeof id === 'string' && (models.has(id) || loading.has(id))) return () => {};
+  return readEarly(id, !config.rawModelCache);
 }
 
 /** Marks a model as used by a running request (final-answer.ts); identity by default. */
@@ -817,6 +804,7 @@ export function status(): { models: ModelStatus[]; phases: PhaseTiming[]; timeOr
       rows: index instanceof PartialIndex ? index.rows : index.size,
       vocabularySize: index.size,
       fromCache: m.info.fromCache,
+      ...(m.complete && m.rowSource ? { rowsRead: m.rowSource.rowsRead } : {}),
       ...(failed && m.complete ? { error: failed } : {}),
     });
   }

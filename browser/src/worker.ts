@@ -1,99 +1,84 @@
 /**
- * The offline scorer, a Web Worker exposed with Comlink: the Worker's engine (core/engine.ts:
- * the same zod request schemas, problem bodies, core/scoring and kernels.wasm bytes) over the
- * IndexedDB/HTTP source (source.ts), so its JSON, errors included, equals the API's.
+ * The offline scorer, a Web Worker exposed with Comlink. This entry is kept small: the engine
+ * (scorer.ts: zod request schemas, core/scoring, the tokenizer, most of the code) is a chunk of its
+ * own, imported at once, which Chromium parses off this thread (about 30 ms for the whole bundle
+ * on the test machine, docs/offline-browser.md). Meanwhile the first call naming a model starts
+ * reading the model's cached pointer and head here (early-reads.ts), which is what a first score
+ * from the cache waits for. Every call is handed to the engine once it is in, in arrival order.
  */
 import { scriptStart } from './boot-mark';
 import * as Comlink from 'comlink';
-import { createEngine, type Engine } from '../../core/engine';
-import { sha256Hex } from '../../core/digest';
-import { toProblem, type ProgressFn } from './cache';
-import { answer } from './final-answer';
+import { namedBundles, readEarly } from './early-reads';
 import type { HeadOffer } from './head-offer';
 import { expectOffer, settleOffer } from './offers';
-import { mark } from './phases';
-import type { FinalAnswer, LoadModelOptions, ScorerConfig } from './protocol';
-import {
-  configure,
-  evictModel,
-  kernelsBytes,
-  listCachedModels,
-  loadModel,
-  offlineSource,
-  readPointerEarly,
-  status,
-  withBundleHints,
-} from './source';
+import { mark, phase } from './phases';
+import type { ScorerConfig } from './protocol';
+import type { ScorerApi } from './scorer';
 
-/** The JSON the API would send: a JSON round trip drops undefined fields exactly like c.json(). */
-const asJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+const scorer = phase('engine-import', () => import('./scorer'));
+scorer.catch(() => {});
+let engineIn = false;
+scorer.then(
+  () => (engineIn = true),
+  () => {},
+);
+/** The bench's raw-cache baseline reads no head copy (configure's rawModelCache). */
+let rawModelCache = false;
 
-/** Runs one call; a refusal is thrown as { problem } (Comlink passes a thrown non-Error value through structured clone unchanged). */
-async function guarded<T>(fn: () => Promise<T> | T): Promise<T> {
-  try {
-    return asJson(await fn());
-  } catch (err) {
-    throw { problem: toProblem(err) };
-  }
-}
-
-type OnFinal = (f: FinalAnswer) => unknown;
+type Method = keyof ScorerApi;
+type Args<K extends Method> = Parameters<ScorerApi[K]>;
+type Result<K extends Method> = Promise<Awaited<ReturnType<ScorerApi[K]>>>;
 
 /**
- * One scoring call on the engine over this call's source (its downloads report to onProgress);
- * an answer from a model's head is followed by the complete model's through onFinal (final-answer.ts).
+ * Method `name` of the engine's API, called once its chunk is in. `modelOf` names the model a call
+ * loads: while the engine is not in yet, that model's cached reads start now.
  */
-const scoring = <T>(
-  modelId: string | undefined,
-  body: unknown,
-  onProgress: ProgressFn | undefined,
-  onFinal: OnFinal | undefined,
-  fn: (engine: Engine) => Promise<T>,
-) =>
-  guarded(() =>
-    withBundleHints(body, async () => {
-      const forget = readPointerEarly(modelId ?? (body as { embeddingModelId?: unknown } | null)?.embeddingModelId);
-      try {
-        return await answer(async (source) => asJson(await fn(createEngine(source))), onProgress, onFinal);
-      } finally {
-        forget();
-      }
-    }),
-  );
+function later<K extends Method>(name: K, modelOf?: (...args: Args<K>) => unknown): (...args: Args<K>) => Result<K> {
+  const call = async (...args: Args<K>): Promise<unknown> => {
+    const forget =
+      modelOf && !engineIn ? readEarly(modelOf(...args), !rawModelCache, [...namedBundles(args[0])]) : undefined;
+    try {
+      const { api } = await scorer;
+      return await (api[name] as (...a: Args<K>) => unknown)(...args);
+    } finally {
+      forget?.();
+    }
+  };
+  return call as (...args: Args<K>) => Result<K>;
+}
 
-/** The exposed API: the scoring endpoints' request and response shapes. */
+const bodyModel = (body: unknown): unknown => (body as { embeddingModelId?: unknown } | null)?.embeddingModelId;
+const idArg = (id: unknown): unknown => id;
+
+const configureLater = later('configure');
+
+/** The exposed API: the scoring endpoints' request and response shapes (scorer.ts). */
 const api = {
-  configure(next: ScorerConfig): void {
-    configure(next);
+  configure(next: ScorerConfig): Promise<void> {
+    if (next.rawModelCache !== undefined) rawModelCache = next.rawModelCache;
+    return configureLater(next);
   },
-  loadModel: (id: string, options: LoadModelOptions = {}, onProgress?: ProgressFn) =>
-    guarded(() => loadModel(id, options, onProgress)),
-  listCachedModels: () => guarded(listCachedModels),
-  evictModel: (id: string) => guarded(() => evictModel(id)),
-  textScores: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(undefined, body, onProgress, onFinal, async (e) => (await e.textScores(body)).response),
-  wordScores: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(undefined, body, onProgress, onFinal, (e) => e.wordScores(body)),
-  autocomplete: (body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(undefined, body, onProgress, onFinal, (e) => e.autocomplete(body)),
-  wordAvailabilities: (embeddingModelId: string, body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(embeddingModelId, body, onProgress, onFinal, (e) => e.wordAvailabilities(embeddingModelId, body)),
-  similarityMatrix: (embeddingModelId: string, body: unknown, onProgress?: ProgressFn, onFinal?: OnFinal) =>
-    scoring(embeddingModelId, body, onProgress, onFinal, (e) => e.similarityMatrix(embeddingModelId, body)),
+  loadModel: later('loadModel', idArg),
+  listCachedModels: later('listCachedModels'),
+  evictModel: later('evictModel'),
+  textScores: later('textScores', bodyModel),
+  wordScores: later('wordScores', bodyModel),
+  autocomplete: later('autocomplete', bodyModel),
+  wordAvailabilities: later('wordAvailabilities', idArg),
+  similarityMatrix: later('similarityMatrix', idArg),
   /** The models in memory (`partial` while only the head is in) and the timed load phases. */
-  status: () => guarded(status),
-  tokenize: (body: { language: string; text: string }, onProgress?: ProgressFn) =>
-    guarded(() => createEngine(offlineSource(onProgress)).tokenize(body)),
+  status: later('status'),
+  tokenize: later('tokenize'),
   /** The page may be downloading model `id`'s head (head-offer.ts): the next load of it waits for headOffer. */
   expectHead: (id: string) => expectOffer(id),
   /** The page's download of the head (its ArrayBuffer transferred), or null: the load fetches itself. */
   headOffer: (id: string, offer: HeadOffer | null) => settleOffer(id, offer),
   /** Hex SHA-256 of the kernels.wasm bytes this worker runs (compare with the Worker's build). */
-  kernelsSha256: () => guarded(() => sha256Hex(kernelsBytes)),
+  kernelsSha256: later('kernelsSha256'),
 };
 
 export type OfflineScorerApi = typeof api;
 
 Comlink.expose(api);
-// The end of the modules' evaluation (boot-mark.ts marks their start).
+// The end of the entry's evaluation (boot-mark.ts marks its start).
 mark('worker-modules', scriptStart);

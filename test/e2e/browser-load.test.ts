@@ -203,7 +203,9 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
     );
     expect(r.phases.indexOf('idb-head')).toBeLessThan(r.phases.indexOf('idb-model'));
     expect(r.stored.keys).toContain(JSON.stringify(['model-head', MODEL, r.info.version]));
-    expect(r.files).toContain(`${encodeURIComponent(MODEL)}@${encodeURIComponent(r.info.version)}.head`);
+    // One copy per model (its sha256 is checked against the cached version when it is read).
+    expect(r.files).toContain(`${encodeURIComponent(MODEL)}.head`);
+    expect(r.files.filter((f: string) => f.endsWith('.head'))).toHaveLength(1);
     // The language data's copy there too (browser/src/opfs.ts), read before IndexedDB.
     expect(r.files).toContain('lang-en.bin');
     expect(r.phases.filter((p: string) => p.startsWith('parse-verify') || p.startsWith('download'))).toEqual([]);
@@ -238,6 +240,91 @@ describe('progressive cold start and the parsed IndexedDB cache (Chromium)', () 
       },
       { tok: token, b: onPage, p: progressive },
     );
+
+  it('a cached head reads the rows a request uses from its copy: a text, the normalization sample, a scan; each answer is the API JSON', async () => {
+    // The full model's parsed entry is dropped from IndexedDB (pointer, head and its copy stay), and
+    // its download held back: the head read from the cache is all this scorer has.
+    await page.evaluate(
+      async ({ m }) =>
+        new Promise<void>((resolve, reject) => {
+          const open = indexedDB.open('embedding-edge-offline');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const store = open.result.transaction('artifacts', 'readwrite').objectStore('artifacts');
+            const keys = store.getAllKeys();
+            keys.onsuccess = () => {
+              for (const k of keys.result)
+                if (Array.isArray(k) && k[0] === 'model-parts' && k[1] === m) store.delete(k);
+              store.transaction.oncomplete = () => {
+                open.result.close();
+                resolve();
+              };
+            };
+          };
+        }),
+      { m: MODEL },
+    );
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let heldBack = 0;
+    await context.route(fullArtifact, async (r) => {
+      // The revalidation (If-None-Match: 304) goes through, the download waits.
+      if (r.request().headers()['if-none-match']) return r.continue();
+      heldBack++;
+      await released;
+      await r.continue();
+    });
+    const zscore = { ...onPage, goalConfig: { normalization: 'zscore', dimensions: [{ id: 1, weight: 1 }] } };
+    const matrix = { words: ['river', 'forest', 'mountain', 'lake'] };
+    const find = { seedWords: ['ocean', 'river', 'lake'], embeddingModelId: MODEL, limit: 10 };
+    const r = await page.evaluate(
+      async ({ tok, m, a, z, mx, f }) => {
+        const pg = (window as any).playground;
+        const s = pg.createOfflineScorer({ baseUrl: location.origin, token: tok, progressive: true });
+        (window as any).__lazy = s;
+        (window as any).__lazyFinal = null;
+        const rows = async () => (await s.status()).models.find((x: { id: string }) => x.id === m);
+        const text = JSON.stringify(await s.textScores(a));
+        const afterText = await rows();
+        const normalized = JSON.stringify(await s.textScores(z));
+        const afterSample = await rows();
+        const sims = JSON.stringify(await s.similarityMatrix(m, mx));
+        const found = JSON.stringify(
+          await s.wordScores(f, { onFinal: (x: unknown) => ((window as any).__lazyFinal = x) }),
+        );
+        const afterScan = await rows();
+        return { text, normalized, sims, found, afterText, afterSample, afterScan };
+      },
+      { tok: token, m: MODEL, a: onPage, z: zscore, mx: matrix, f: find },
+    );
+    const api = createClient({ baseUrl: server!.url, token });
+    // A text: only the rows of its words and seeds were read, and the answer is final.
+    expect(r.afterText).toMatchObject({ state: 'partial', rows: 50_000, fromCache: true });
+    expect(r.afterText.rowsRead).toBeGreaterThan(0);
+    expect(r.afterText.rowsRead).toBeLessThan(5_000);
+    expect(r.text).toBe(await viaApi(onPage));
+    // z-scores: the normalization sample (the 20,000 most frequent rows) was read for them.
+    expect(r.afterSample.rowsRead).toBeGreaterThanOrEqual(20_000);
+    expect(r.afterSample.rowsRead).toBeLessThan(50_000);
+    expect(r.normalized).toBe(await viaApi(zscore));
+    expect(r.sims).toBe(JSON.stringify(await api.similarityMatrix(MODEL, matrix)));
+    // Nearest words scan the whole vocabulary: every head row was read; the complete answer follows.
+    expect(r.afterScan.rowsRead).toBe(50_000);
+    const apiFind = JSON.stringify(await api.wordScores(find as never, { workspaceId: 'ws_demo' }));
+    release();
+    await page.waitForFunction(() => (window as any).__lazyFinal !== null, null, { timeout: 300_000 });
+    const final = await page.evaluate(async () => {
+      const s = (window as any).__lazy;
+      const out = { final: (window as any).__lazyFinal, status: await s.status() };
+      s.terminate();
+      return out;
+    });
+    expect(JSON.stringify(final.final.response)).toBe(apiFind);
+    expect(final.status.models[0]).toMatchObject({ state: 'complete' });
+    expect(final.status.models[0].rowsRead).toBeUndefined();
+    expect(heldBack).toBeGreaterThanOrEqual(1);
+    await context.unroute(fullArtifact);
+  }, 600_000);
 
   it('a progressive cold start downloads the head on the page while the worker starts; a head damaged on the way is downloaded again by the worker', async () => {
     const headPath = `${modelPath}/head`;

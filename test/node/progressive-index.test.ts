@@ -9,7 +9,7 @@ import { EmbeddingModel } from '../../core/model';
 import { scoreWords, similarityMatrix } from '../../core/scoring';
 import { buildHead } from '../../build/model-heads';
 import { loadKernels } from '../../build/load-model';
-import { incompleteAccesses, PartialIndex } from '../../core/partial-index';
+import { incompleteAccesses, PartialIndex, type RowSource } from '../../core/partial-index';
 import { modelFromVectors } from './support/model-fixture';
 
 const N = 3000;
@@ -24,7 +24,7 @@ function fixture() {
   const { model, buffer } = modelFromVectors(words, vectors, DIMS);
   const headParsed = parseArtifact(buildHead(new Uint8Array(buffer), HEAD));
   const partial = new PartialIndex(EmbeddingModel.fromParsed(headParsed, loadKernels()), model.manifest);
-  return { words, model, partial };
+  return { words, model, partial, buffer };
 }
 
 describe('PartialIndex', () => {
@@ -73,5 +73,66 @@ describe('PartialIndex', () => {
     expect(incompleteAccesses()).toBe(before + 1);
     expect(partial.word(1500)).toBe('');
     expect(partial.word(10)).toBe(words[10]);
+  });
+
+  it('with a RowSource, reads each row on first use and answers exactly like the loaded head', () => {
+    const { words, model, buffer } = fixture();
+    const headParsed = parseArtifact(buildHead(new Uint8Array(buffer), HEAD));
+    const kernels = loadKernels();
+    // An empty slot: the rows arrive through the source, from the head's bytes (as the browser
+    // reads them from the head's file, browser/src/head-file.ts).
+    const slot = kernels.allocMatrix(HEAD, DIMS);
+    const present = new Set<number>();
+    const source: RowSource = {
+      ensure(rows) {
+        for (const r of Array.from(rows)) {
+          if (present.has(r)) continue;
+          slot.rows().set(headParsed.rows.subarray(r * DIMS, (r + 1) * DIMS), r * DIMS);
+          slot.scales()[r] = headParsed.scales[r]!;
+          present.add(r);
+        }
+      },
+      ensureAll() {
+        this.ensure(Array.from({ length: HEAD }, (_, r) => r));
+      },
+    };
+    const lazy = new PartialIndex(
+      EmbeddingModel.fromParsed(headParsed, kernels, { matrix: slot }),
+      model.manifest,
+      source,
+    );
+    const req = {
+      seedWords: [words[3]!, words[40]!],
+      whitelistWords: [words[7]!, words[900]!, words[12]!],
+      embeddingModelId: 'm',
+    };
+    const score = (index: PartialIndex | EmbeddingModel, body: unknown) =>
+      JSON.stringify(scoreWords(body as never, { index, mappers: [], storedDimensions: new Map() }));
+    const before = incompleteAccesses();
+    expect(score(lazy, req)).toBe(score(model, req));
+    expect(incompleteAccesses()).toBe(before);
+    expect([...present].sort((a, b) => a - b)).toEqual([3, 7, 12, 40, 900]);
+    const m = { words: [words[1]!, words[999]!] };
+    expect(JSON.stringify(similarityMatrix(lazy, m))).toBe(JSON.stringify(similarityMatrix(model, m)));
+    expect(present.size).toBe(7);
+    // A scan reads every row first (and is an incomplete access, as without a source).
+    const find = { seedWords: [words[3]!], embeddingModelId: 'm', limit: 10 };
+    const eager = new PartialIndex(EmbeddingModel.fromParsed(headParsed, kernels), model.manifest);
+    expect(score(lazy, find)).toBe(score(eager, find));
+    expect(present.size).toBe(HEAD);
+    // A row that cannot be read fails the request and counts as incomplete (final-answer.ts then
+    // answers from the complete model).
+    const other = kernels.allocMatrix(HEAD, DIMS);
+    const broken = new PartialIndex(EmbeddingModel.fromParsed(headParsed, kernels, { matrix: other }), model.manifest, {
+      ensure: () => {
+        throw new Error('unreadable');
+      },
+      ensureAll: () => {
+        throw new Error('unreadable');
+      },
+    });
+    const atFailure = incompleteAccesses();
+    expect(() => score(broken, req)).toThrow('unreadable');
+    expect(incompleteAccesses()).toBeGreaterThan(atFailure);
   });
 });
