@@ -25,8 +25,10 @@ import type { CachedModelInfo } from './protocol';
 // Compiled off the main path from the worker's first moment (kernels.wasm is inlined).
 const kernelsModule = phase('wasm-compile', () => WebAssembly.compile(kernelsBytes));
 kernelsModule.catch(() => {});
-// The OPFS directory, where a first score from the cache reads its copies, asked for as early.
+// The OPFS directory, where a first score from the cache reads its copies, and the IndexedDB
+// database (its opening is most of a first pointer read), asked for as early.
 void opfsRoot();
+idb();
 
 /** The bytes of the kernels this worker runs (their SHA-256 is compared with the Worker's build). */
 export { kernelsBytes };
@@ -124,9 +126,11 @@ export function readEarly(id: unknown, head: boolean, bundleKeys: readonly strin
   // The cached version's language data, seeds and named bundles, read as soon as the pointer is in.
   let language: string | undefined;
   const keys: string[] = [];
+  let forgotten = false;
   void pointer.then(
     (p) => {
-      if (!p || pointers.get(id) !== pointer) return;
+      // (The load may have taken the pointer already: these reads are still its.)
+      if (!p || forgotten) return;
       if (p.language) {
         language = languageCopyName(p.language);
         if (!copies.has(language))
@@ -153,6 +157,7 @@ export function readEarly(id: unknown, head: boolean, bundleKeys: readonly strin
   const copy = head ? readHeadCopy(id) : undefined;
   if (copy) heads.set(id, copy);
   return () => {
+    forgotten = true;
     if (pointers.get(id) === pointer) pointers.delete(id);
     if (language) copies.delete(language);
     for (const k of keys) entries.delete(k);
