@@ -6,6 +6,8 @@
  *   - The per-language word cache of tokenize() against computing every form afresh, on texts
  *     that put the context-dependent words (determiners, contractions, articles, separable
  *     verbs, elisions, s'il) in every neighbourhood, cold and warm, with and without synonyms.
+ *   - The compiled TinySegmenter (integer-keyed tables) against the published string algorithm,
+ *     on the Japanese gold sentences and random texts of the model's own characters.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,7 +25,8 @@ import {
   type LanguageData,
 } from '../../core/tokenizer/index';
 import { probeText, scannerAgrees, scanWords, scanWordsUnchecked } from '../../core/tokenizer/scan';
-import { icuWords, type Span } from '../../core/tokenizer/segment';
+import { icuWords, segmentAlphabetic, tinySegment, type Span } from '../../core/tokenizer/segment';
+import type { SegmenterModel } from '../../core/tokenizer/data';
 import { prng } from '../../core/prng';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -331,5 +334,121 @@ describe('word cache of tokenize()', () => {
     expect(out.tokenCount).toBe(60_001);
     expect(out.tokens[0]!.token).toBe('x'.repeat(100));
     expect(out.tokens[60_000]!.token).toBe('w59999');
+  });
+});
+
+/** TinySegmenter as published (Taku Kudo, BSD): string features, string-keyed tables. */
+function tinySegmentReference(chars: string[], model: SegmenterModel): number[] {
+  const get = (name: string, key: string): number => model.tables.get(name)?.get(key) ?? 0;
+  const ctype = (ch: string): string => {
+    if (/[一二三四五六七八九十百千万億兆]/.test(ch)) return 'M';
+    if (/[一-龠々〆ヵヶ]/.test(ch)) return 'H';
+    if (/[ぁ-ん]/.test(ch)) return 'I';
+    if (/[ァ-ヴーｱ-ﾝﾞｰ]/.test(ch)) return 'K';
+    if (/[a-zA-Zａ-ｚＡ-Ｚ]/.test(ch)) return 'A';
+    if (/[0-9０-９]/.test(ch)) return 'N';
+    return 'O';
+  };
+  const seg = ['B3', 'B2', 'B1', ...chars, 'E1', 'E2', 'E3'];
+  const ct = ['O', 'O', 'O', ...chars.map(ctype), 'O', 'O', 'O'];
+  const cuts: number[] = [];
+  let [p1, p2, p3] = ['U', 'U', 'U'];
+  for (let i = 4; i < seg.length - 3; ++i) {
+    const [w1, w2, w3, w4, w5, w6] = [seg[i - 3], seg[i - 2], seg[i - 1], seg[i], seg[i + 1], seg[i + 2]] as string[];
+    const [c1, c2, c3, c4, c5, c6] = [ct[i - 3], ct[i - 2], ct[i - 1], ct[i], ct[i + 1], ct[i + 2]] as string[];
+    let score = model.bias;
+    score += get('UP1', p1) + get('UP2', p2) + get('UP3', p3) + get('BP1', p1 + p2) + get('BP2', p2 + p3);
+    score += get('UW1', w1) + get('UW2', w2) + get('UW3', w3) + get('UW4', w4) + get('UW5', w5) + get('UW6', w6);
+    score += get('BW1', w2 + w3) + get('BW2', w3 + w4) + get('BW3', w4 + w5);
+    score += get('TW1', w1 + w2 + w3) + get('TW2', w2 + w3 + w4) + get('TW3', w3 + w4 + w5) + get('TW4', w4 + w5 + w6);
+    score += get('UC1', c1) + get('UC2', c2) + get('UC3', c3) + get('UC4', c4) + get('UC5', c5) + get('UC6', c6);
+    score += get('BC1', c2 + c3) + get('BC2', c3 + c4) + get('BC3', c4 + c5);
+    score += get('TC1', c1 + c2 + c3) + get('TC2', c2 + c3 + c4) + get('TC3', c3 + c4 + c5) + get('TC4', c4 + c5 + c6);
+    score += get('UQ1', p1 + c1) + get('UQ2', p2 + c2) + get('UQ3', p3 + c3);
+    score += get('BQ1', p2 + c2 + c3) + get('BQ2', p2 + c3 + c4) + get('BQ3', p3 + c2 + c3) + get('BQ4', p3 + c3 + c4);
+    score +=
+      get('TQ1', p2 + c1 + c2 + c3) +
+      get('TQ2', p2 + c2 + c3 + c4) +
+      get('TQ3', p3 + c1 + c2 + c3) +
+      get('TQ4', p3 + c2 + c3 + c4);
+    let p = 'O';
+    if (score > 0) {
+      cuts.push(i - 3);
+      p = 'B';
+    }
+    [p1, p2, p3] = [p2, p3, p];
+  }
+  return cuts;
+}
+
+describe('the compiled TinySegmenter', () => {
+  const codePoints = (text: string): string[] => Array.from(text);
+  const compare = (text: string): void => {
+    const model = data.ja.segmenter!;
+    const chars = codePoints(text);
+    const fast = tinySegment(
+      chars,
+      chars.map((c) => c.codePointAt(0)!),
+      model,
+    );
+    const cuts: number[] = [];
+    for (let i = 0; i < fast.length; i++) if (fast[i] === 1) cuts.push(i);
+    expect(cuts, text).toEqual(tinySegmentReference(chars, model));
+  };
+
+  it('skips runs between Japanese text that hold no letter or digit: they never hold a token (property)', () => {
+    // segmentJapanese no longer hands such runs to segmentAlphabetic; this is why that is exact.
+    const others = [
+      '。',
+      '、',
+      '「',
+      '」',
+      '・',
+      ' ',
+      '!',
+      '?',
+      '.',
+      '-',
+      '/',
+      ':',
+      '@',
+      '😀',
+      '♪',
+      '\u3000',
+      '\u0301',
+      '~',
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...others), { minLength: 1, maxLength: 40 }), (parts) => {
+        const text = parts.join('');
+        expect(/[\p{L}\p{N}]/u.test(text)).toBe(false);
+        expect(segmentAlphabetic(text, 0, text.length, 'ja', null)).toEqual([]);
+      }),
+      { numRuns: 300, seed: 7 },
+    );
+  });
+
+  it('cuts the Japanese gold sentences exactly where the published algorithm does', () => {
+    const gold = JSON.parse(fs.readFileSync(path.join(here, '..', 'gold', 'tokens-ja.json'), 'utf8')) as {
+      sentences: Array<{ text: string }>;
+    };
+    expect(gold.sentences.length).toBeGreaterThanOrEqual(8);
+    for (const { text } of gold.sentences) compare(text);
+  });
+
+  it("cuts random texts of the model's characters, the markers' letters, digits and others exactly alike (property)", () => {
+    const model = data.ja.segmenter!;
+    // Every character of the model's word tables, plus the letters of its markers and strangers.
+    const pool = new Set<string>(['B', 'E', '1', '2', '3', 'x', '😀', '。', '、', ' ', 'ａ', '９']);
+    for (const [name, table] of model.tables)
+      if (/^[UBT]W/.test(name)) for (const key of table.keys()) for (const ch of key) pool.add(ch);
+    const chars = [...pool];
+    expect(chars.length).toBeGreaterThan(300);
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: chars.length - 1 }), { minLength: 1, maxLength: 60 }), (picks) =>
+        compare(picks.map((i) => chars[i]).join('')),
+      ),
+      { numRuns: 400, seed: 17 },
+    );
   });
 });
