@@ -1,10 +1,11 @@
 /**
  * The offline scorer, a Web Worker exposed with Comlink. This entry is kept small: the engine
  * (scorer.ts: zod request schemas, core/scoring, the tokenizer, most of the code) is a chunk of its
- * own, imported at once, which Chromium parses off this thread (about 30 ms for the whole bundle
- * on the test machine, docs/offline-browser.md). Meanwhile the first call naming a model starts
- * reading the model's cached pointer and head here (early-reads.ts), which is what a first score
- * from the cache waits for. Every call is handed to the engine once it is in, in arrival order.
+ * own, imported at once. Compiling it takes this thread ~25 ms on the test machine
+ * (docs/offline-browser.md), so the entry runs first, and the first call naming a model starts
+ * reading the model's cached pointer and head here (early-reads.ts): what a first score from the
+ * cache waits for is read while the engine is fetched and compiled. Every call is handed to the
+ * engine once it is in, in arrival order.
  */
 import { scriptStart } from './boot-mark';
 import * as Comlink from 'comlink';
