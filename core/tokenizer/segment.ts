@@ -315,7 +315,8 @@ const JA_CHAR =
   /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}\u30fc\u3005\u3006\u30f5\u30f6\uff70\uff9e\uff9f]/u;
 const KATAKANA = /^[\p{Script=Katakana}\u30fc\uff70\uff9e\uff9f]+$/u;
 
-function ctype(ch: string): string {
+/** TinySegmenter's character type (exported for its test's reference implementation). */
+export function ctype(ch: string): string {
   if (/[一二三四五六七八九十百千万億兆]/.test(ch)) return 'M';
   if (/[一-龠々〆ヵヶ]/.test(ch)) return 'H';
   if (/[ぁ-ん]/.test(ch)) return 'I';

@@ -25,7 +25,7 @@ import {
   type LanguageData,
 } from '../../core/tokenizer/index';
 import { probeText, scannerAgrees, scanWords, scanWordsUnchecked } from '../../core/tokenizer/scan';
-import { icuWords, segmentAlphabetic, tinySegment, type Span } from '../../core/tokenizer/segment';
+import { ctype, icuWords, segmentAlphabetic, tinySegment, type Span } from '../../core/tokenizer/segment';
 import type { SegmenterModel } from '../../core/tokenizer/data';
 import { prng } from '../../core/prng';
 
@@ -337,18 +337,9 @@ describe('word cache of tokenize()', () => {
   });
 });
 
-/** TinySegmenter as published (Taku Kudo, BSD): string features, string-keyed tables. */
+/** TinySegmenter as published (Taku Kudo, BSD): string features, string-keyed tables (its ctype is core's). */
 function tinySegmentReference(chars: string[], model: SegmenterModel): number[] {
   const get = (name: string, key: string): number => model.tables.get(name)?.get(key) ?? 0;
-  const ctype = (ch: string): string => {
-    if (/[一二三四五六七八九十百千万億兆]/.test(ch)) return 'M';
-    if (/[一-龠々〆ヵヶ]/.test(ch)) return 'H';
-    if (/[ぁ-ん]/.test(ch)) return 'I';
-    if (/[ァ-ヴーｱ-ﾝﾞｰ]/.test(ch)) return 'K';
-    if (/[a-zA-Zａ-ｚＡ-Ｚ]/.test(ch)) return 'A';
-    if (/[0-9０-９]/.test(ch)) return 'N';
-    return 'O';
-  };
   const seg = ['B3', 'B2', 'B1', ...chars, 'E1', 'E2', 'E3'];
   const ct = ['O', 'O', 'O', ...chars.map(ctype), 'O', 'O', 'O'];
   const cuts: number[] = [];
