@@ -18,7 +18,6 @@ import { idb } from './idb-store';
 import { DB_NAME } from './store-names';
 
 export { DB_NAME };
-export { idb };
 
 export interface StoredArtifact {
   etag: string;

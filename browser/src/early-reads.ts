@@ -81,35 +81,24 @@ const copies = new Map<string, Promise<Copy<unknown> | undefined>>();
 /** IndexedDB entries of small artifacts (seeds, mapper bundles) read early, by JSON key. */
 const entries = new Map<string, Promise<unknown>>();
 
-/** The IndexedDB entry `key` read early, if one was (taken once). */
-export function takeEarlyEntry<T>(key: IDBValidKey): Promise<T | undefined> | undefined {
-  const k = JSON.stringify(key);
-  const read = entries.get(k);
-  entries.delete(k);
-  return read as Promise<T | undefined> | undefined;
+/** An early read of `key`, taken once (a later load reads afresh). */
+function take<V>(reads: Map<string, V>, key: string): V | undefined {
+  const read = reads.get(key);
+  reads.delete(key);
+  return read;
 }
+
+/** The IndexedDB entry `key` read early, if one was. */
+export const takeEarlyEntry = <T>(key: IDBValidKey) =>
+  take(entries, JSON.stringify(key)) as Promise<T | undefined> | undefined;
 
 /** The OPFS copy of a language's data (cache.ts cachedArtifact). */
 export const languageCopyName = (language: string): string => `lang-${encodeURIComponent(language)}.bin`;
 
-/** The copy `name` read early, if one was (taken once). */
-export function takeEarlyCopy<D>(name: string): Promise<Copy<D> | undefined> | undefined {
-  const read = copies.get(name);
-  copies.delete(name);
-  return read as Promise<Copy<D> | undefined> | undefined;
-}
-
-export function takeEarlyPointer(id: string): Promise<CachedModelInfo | undefined> | undefined {
-  const read = pointers.get(id);
-  pointers.delete(id);
-  return read;
-}
-
-export function takeEarlyHead(id: string): Promise<HeadRead | undefined> | undefined {
-  const read = heads.get(id);
-  heads.delete(id);
-  return read;
-}
+/** The copy `name` read early, if one was. */
+export const takeEarlyCopy = <D>(name: string) => take(copies, name) as Promise<Copy<D> | undefined> | undefined;
+export const takeEarlyPointer = (id: string) => take(pointers, id);
+export const takeEarlyHead = (id: string) => take(heads, id);
 
 /**
  * Starts reading the cached pointer of model `id` (when it is a valid identifier and no read of it

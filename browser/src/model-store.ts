@@ -19,7 +19,8 @@
  */
 import { parseArtifact, type ParsedArtifact } from '../../core/artifact';
 import { headOf } from '../../core/model-head';
-import { del, get, idb, set, setMany } from './cache';
+import { del, get, set, setMany } from './cache';
+import { idb } from './idb-store';
 import { discardHead, readHeadFile, writeHeadFile, type HeadRead, type MatrixPlace } from './head-file';
 
 export const STORED_MODEL_FORMAT = 1;

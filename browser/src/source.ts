@@ -26,7 +26,6 @@ import {
   fetchArtifact,
   type Fetched,
   get,
-  idb,
   keys,
   NetworkUnavailable,
   problem,
@@ -48,6 +47,7 @@ import {
   takeEarlyPointer,
 } from './early-reads';
 import { discardHead, removeHeadFiles, type HeadRows } from './head-file';
+import { idb } from './idb-store';
 import type { HeadOffer } from './head-offer';
 import { takeOffer } from './offers';
 import { MODEL_DATA_KINDS, readStoredHead, readStoredModel, storeHead, storeModel, toStored } from './model-store';
