@@ -26,8 +26,19 @@ export interface WordLexicon {
   info(word: string): { stop: boolean; known: boolean } | null;
 }
 
-/** A WordLexicon on the tokenizer's language data: the entry tokenized alone. */
+const lexicons = new WeakMap<LanguageData, WordLexicon>();
+
+/**
+ * A WordLexicon on the tokenizer's language data: the entry tokenized alone. One object per
+ * language data, so caches keyed by the lexicon (common.ts expansions) hold across requests.
+ */
 export function languageLexicon(data: LanguageData): WordLexicon {
+  let lexicon = lexicons.get(data);
+  if (!lexicon) lexicons.set(data, (lexicon = wordLexicon(data)));
+  return lexicon;
+}
+
+function wordLexicon(data: LanguageData): WordLexicon {
   return {
     info(word: string) {
       const tokens = tokenize(word, data, { synonyms: false }).tokens;

@@ -4,7 +4,13 @@
  */
 import type { VectorIndex } from '../types';
 import type { WordLexicon } from './candidates';
-import { contrastContext, contrastiveExpansionRows, expansionRows, type ExpansionMode } from './expansion';
+import {
+  contrastContext,
+  contrastiveExpansionRows,
+  expansionRows,
+  type ContrastContext,
+  type ExpansionMode,
+} from './expansion';
 import { ln } from './ln';
 import type {
   DimensionRequest,
@@ -277,15 +283,37 @@ export function dimensionQueries(
     expansion === 'contrastive' && expanding
       ? seeded.map((s) => (s.d.type === 'axis' ? null : index.centroid(s.pos.rows)))
       : [];
-  const contrast = competitors.filter((c) => c !== null).length > 1 ? contrastContext(index, competitors) : null;
+  const contrastive = competitors.filter((c) => c !== null).length > 1;
+  // The competitors' scans are the expensive part: made on the first expansion the cache lacks.
+  let contrast: ContrastContext | null = null;
+  const cache = expansionCache(index, lexicon);
+  const competitorKey = contrastive
+    ? seeded.map((s, j) => (competitors[j] ? s.pos.rows.join(',') : '-')).join(';')
+    : '';
 
   return seeded.map(({ d, words, storedName, pos }, k) => {
     let expandedWords: string[] | undefined;
     let added: number[] = [];
     if (d.expand !== undefined && d.type !== 'axis') {
-      added = contrast
-        ? contrastiveExpansionRows(index, contrast, k, pos.rows, words, d.expand, lexicon)
-        : expansionRows(index, pos.rows, words, d.expand, lexicon);
+      // Everything that decides the words: mode (with the competitors' seed rows and this
+      // dimension's place among them), N, the seed rows and the seed words (excluded as words).
+      const key = `${contrastive ? `c${k}:${competitorKey}` : 'n'}|${d.expand}|${pos.rows.join(',')}|${words.map((w) => w.trim().toLowerCase()).join('\u0000')}`;
+      let rows = cache?.get(key);
+      if (!rows) {
+        rows = contrastive
+          ? contrastiveExpansionRows(
+              index,
+              (contrast ??= contrastContext(index, competitors)),
+              k,
+              pos.rows,
+              words,
+              d.expand,
+              lexicon,
+            )
+          : expansionRows(index, pos.rows, words, d.expand, lexicon);
+        cache?.set(key, rows);
+      }
+      added = [...rows];
       expandedWords = added.map((r) => index.word(r).toLowerCase());
     }
     let query: Float32Array | null;
@@ -321,6 +349,30 @@ export function dimensionQueries(
       ...(expandedWords ? { expandedWords } : {}),
     };
   });
+}
+
+/** Expansions remembered per model (EXPANSION_CACHE_SIZE keys; see expansionCache). */
+export const EXPANSION_CACHE_SIZE = 512;
+
+const expansionCaches = new WeakMap<
+  VectorIndex,
+  { lexicon: WordLexicon | undefined; rows: BoundedCache<readonly number[]> }
+>();
+
+/**
+ * The expansion rows already found for this model and lexicon: clients that classify batch after
+ * batch send the same dimensions each time, and a contrastive expansion scans the candidate rows
+ * once per competing dimension (docs/dimensions.md). None for a model head (core/partial-index.ts):
+ * its answers are replaced once the complete model is in.
+ */
+function expansionCache(index: VectorIndex, lexicon: WordLexicon | undefined): BoundedCache<readonly number[]> | null {
+  if (index.rows !== undefined && index.rows < index.size) return null;
+  let c = expansionCaches.get(index);
+  if (!c || c.lexicon !== lexicon) {
+    c = { lexicon, rows: new BoundedCache<readonly number[]>(EXPANSION_CACHE_SIZE) };
+    expansionCaches.set(index, c);
+  }
+  return c.rows;
 }
 
 /** dimensionQueries of a request's `dimensions` and `expansion` (text-scores and word-scores alike). */

@@ -394,6 +394,55 @@ describe('seed expansion (expand)', () => {
     expect(request('contrastive', alone)['1'].expandedWords).toEqual(request('nearest', alone)['1'].expandedWords);
   });
 
+  it('remembers expansions per model, keyed by every seed that decides them: a changed competitor changes the words', () => {
+    const words = (expansion: 'nearest' | 'contrastive', dimensions: DimensionRequest[]) =>
+      scoreTexts(
+        { texts: TEXTS.slice(0, 1), embeddingModelId: model.manifest.id, dimensions, expansion, explain: true },
+        input,
+      ).response.data[0].explanation!.dimensions['1'].expandedWords!;
+    const background = model.scores(backgroundMean(model), all);
+    /** The contrastive reference of seedSets[0] against the other seed sets (brute force). */
+    const reference = (seedSets: string[][], n: number) => {
+      const cos = seedSets.map((w) => model.scores(model.centroid(rowsOf(w))!, all));
+      const margin = () =>
+        Float64Array.from(all, (r) => cos[0][r] - Math.max(background[r], ...cos.slice(1).map((c) => c[r])));
+      return referenceExpansion(seedSets[0], n, margin);
+    };
+    const plant: DimensionRequest = { id: 1, type: 'manual', words: ['plant'], expand: 12 };
+    const against = (seeds: string[]): DimensionRequest[] => [plant, { id: 2, type: 'manual', words: seeds }];
+    const industry = words('contrastive', against(['factory', 'industry']));
+    const garden = words('contrastive', against(['flower', 'garden']));
+    // The competitor decides the words, so a cache that ignored it would answer the first list twice.
+    expect(garden).not.toEqual(industry);
+    expect(industry).toEqual(reference([['plant'], ['factory', 'industry']], 12));
+    expect(garden).toEqual(reference([['plant'], ['flower', 'garden']], 12));
+    industry.push('mutated');
+    expect(words('contrastive', against(['factory', 'industry']))).toEqual(
+      reference([['plant'], ['factory', 'industry']], 12),
+    );
+    // The dimension's place among the competitors, N and the mode are part of the key too.
+    const swapped: DimensionRequest[] = [
+      { id: 2, type: 'manual', words: ['flower', 'garden'] },
+      { ...plant, id: 1 },
+    ];
+    expect(
+      scoreTexts(
+        {
+          texts: TEXTS.slice(0, 1),
+          embeddingModelId: model.manifest.id,
+          dimensions: swapped,
+          expansion: 'contrastive',
+          explain: true,
+        },
+        input,
+      ).response.data[0].explanation!.dimensions['1'].expandedWords,
+    ).toEqual(garden);
+    expect(words('contrastive', [{ ...plant, expand: 4 }, against(['flower', 'garden'])[1]])).toEqual(
+      garden.slice(0, 4),
+    );
+    expect(words('nearest', against(['flower', 'garden']))).toEqual(referenceExpansion(['plant'], 12));
+  });
+
   it("the expanded dimension's query is unit(centroid(seeds) + centroid(expansion words))", () => {
     const d = { id: 7, type: 'manual' as const, words: ['coffee'], expand: 10 };
     const res = scoreTexts(
