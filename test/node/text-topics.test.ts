@@ -416,7 +416,7 @@ describe('seed expansion (expand)', () => {
     expect(garden).not.toEqual(industry);
     expect(industry).toEqual(reference([['plant'], ['factory', 'industry']], 12));
     expect(garden).toEqual(reference([['plant'], ['flower', 'garden']], 12));
-    industry.push('mutated');
+    // A repeat comes from the cache, nearest first as before.
     expect(words('contrastive', against(['factory', 'industry']))).toEqual(
       reference([['plant'], ['factory', 'industry']], 12),
     );
