@@ -498,10 +498,50 @@ function rolesOf(language: Language, lower: string): number {
   return r;
 }
 
+/** A run of three or more of one letter ("sooo", "loooove"): lengthening for emphasis. */
+const ELONGATED = /(\p{L})\1{2,}/u;
+const ELONGATED_RUNS = /(\p{L})\1{2,}/gu;
+
+/** en/de/fr vowels: a shortened form without one ("mm", "hm", "brr" -> br) is no word. */
+const VOWEL = /[aeiouyàáâäæçéèêëíìîïóòôöœúùûüÿ]/;
+
+/** A word of the language data: a lemma or form, a stop word or a form with a lemma. */
+function knownWord(data: LanguageData, index: number): boolean {
+  return (
+    index >= 0 &&
+    ((data.flagsOf(index) & (FLAG.KNOWN | FLAG.STOP | POS_FLAGS)) !== 0 ||
+      data.lemmaOf(index) !== null ||
+      data.nounLemmaOf(index) !== null)
+  );
+}
+
+/**
+ * The word a lengthened form stands for ("goood" -> good, "sooo" -> so, "suuuper" -> super), as
+ * social-media sentiment work normalizes it (Go, Bhayani & Huang 2009 shorten such runs; Brody &
+ * Diakopoulos 2011 find them mostly on sentiment words): for a form the language data does not
+ * know, every run of three or more of one letter shortened to two letters, else to one, when the
+ * result is a word of the language data with a vowel. Null otherwise, and for Japanese.
+ */
+function unelongated(data: LanguageData, lower: string): string | null {
+  if (data.language === 'ja' || !ELONGATED.test(lower)) return null;
+  for (const run of ['$1$1', '$1']) {
+    const word = lower.replace(ELONGATED_RUNS, run);
+    if (VOWEL.test(word) && knownWord(data, data.find(word))) return word;
+  }
+  return null;
+}
+
 function newWordInfo(data: LanguageData, string: string): WordInfo {
   const aposString = apos(string);
-  const lower = apos(string.toLowerCase());
-  const index = data.find(lower);
+  let lower = apos(string.toLowerCase());
+  let index = data.find(lower);
+  if (!knownWord(data, index)) {
+    const word = unelongated(data, lower);
+    if (word !== null) {
+      lower = word;
+      index = data.find(word);
+    }
+  }
   const language = data.language;
   return {
     string,

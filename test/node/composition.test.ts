@@ -102,6 +102,12 @@ describe('en rules', () => {
     expect(has(compose('en', 'kind of good'), 'kind')).toBe(false);
     expect(FACTORS.booster).toBeCloseTo(1 + 0.293 / 1.544, 10);
   });
+  it('a lengthened booster or negator acts as the word ("sooo good", "nooot good")', () => {
+    expect(item(compose('en', 'sooo good'), 'good').scale).toBeCloseTo(FACTORS.booster, 10);
+    expect(has(compose('en', 'sooo good'), 'sooo')).toBe(false);
+    expect(item(compose('en', 'nooot good'), 'good').negations).toBe(1);
+  });
+
   it('contrast weights the sentence before "but" 0.5 and after it 1.5', () => {
     const items = compose('en', 'The food was bad but the service was great. Nice place.');
     expect(item(items, 'bad').weight).toBe(0.5);

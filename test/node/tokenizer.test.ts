@@ -286,6 +286,29 @@ describe('edge cases', () => {
     expect(lemmas('Qwrtzy', 'fr')).toEqual(['qwrtzy']);
   });
 
+  it('lengthened words ("sooo goood") stand for the word they lengthen; known words and runs without a word stay', () => {
+    expect(lemmas('I loooove it, sooo goood, seeen it, nooooo, WAAAAAAyyyyyy', 'en')).toEqual([
+      'i',
+      'love',
+      'it',
+      'so',
+      'good',
+      'see',
+      'it',
+      'no',
+      'way',
+    ]);
+    // The shortened form is still a stop word where the word is one ("sooo" like "so").
+    expect(tokenize('sooo', data.en).tokens[0]).toMatchObject({ string: 'sooo', token: 'so', isStop: true });
+    expect(lemmas('jaaa, neeein', 'de')).toEqual(['ja', 'nein']);
+    expect(lemmas('trooop géniaaal', 'fr')).toEqual(['trop', 'génial']);
+    // No word of the language with a vowel behind the run: unchanged.
+    expect(lemmas('hmmm www zzz III Brrr', 'en')).toEqual(['hmmm', 'www', 'zzz', 'iii', 'brrr']);
+    // Words the language data knows keep their letters ("aaa" is one; "aa" would be another).
+    expect(lemmas('aaa xiii', 'en')).toEqual(['aaa', 'xiii']);
+    expect(lemmas('aa', 'en')).toEqual(['aa']);
+  });
+
   it('long texts (segmented in white-space chunks) keep every word and offset', () => {
     const words = Array.from({ length: 3000 }, (_, i) => (i % 7 === 0 ? 'state-of-the-art' : `w${i}`));
     const text = `${words.join(i18nSep())} ${'y'.repeat(3000)} end`;
