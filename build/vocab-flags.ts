@@ -31,11 +31,11 @@ import { ROOT } from './wrangler';
 const require = createRequire(path.join(ROOT, 'package.json'));
 
 /**
- * Bump when the rules below change (the default model's stamp records it). 5: the tokenizer reads
+ * Bump when the rules below change (the default model's stamp records it). 5, 6: the tokenizer reads
  * lengthened entries ("sooo", "loooove") as their word, so those rows take its part of speech,
  * stop flag and polarity (they stay non-dictionary words).
  */
-export const VOCAB_FLAGS_VERSION = 5;
+export const VOCAB_FLAGS_VERSION = 6;
 
 interface Checker {
   correct(word: string): boolean;

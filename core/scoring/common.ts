@@ -286,10 +286,11 @@ export function dimensionQueries(
   const contrastive = competitors.filter((c) => c !== null).length > 1;
   // The competitors' scans are the expensive part: made on the first expansion the cache lacks.
   let contrast: ContrastContext | null = null;
-  const cache = expansionCache(index, lexicon);
-  const competitorKey = contrastive
-    ? seeded.map((s, j) => (competitors[j] ? s.pos.rows.join(',') : '-')).join(';')
-    : '';
+  let cache = expanding ? expansionCache(index, lexicon) : null;
+  const competitorKey =
+    cache && contrastive ? seeded.map((s, j) => (competitors[j] ? s.pos.rows.join(',') : '-')).join(';') : '';
+  // Requests with very many seeds are not remembered: their keys would crowd the isolate's memory.
+  if (competitorKey.length > EXPANSION_KEY_MAX_LENGTH) cache = null;
 
   return seeded.map(({ d, words, storedName, pos }, k) => {
     let expandedWords: string[] | undefined;
@@ -297,8 +298,11 @@ export function dimensionQueries(
     if (d.expand !== undefined && d.type !== 'axis') {
       // Everything that decides the words: mode (with the competitors' seed rows and this
       // dimension's place among them), N, the seed rows and the seed words (excluded as words).
-      const key = `${contrastive ? `c${k}:${competitorKey}` : 'n'}|${d.expand}|${pos.rows.join(',')}|${words.map((w) => w.trim().toLowerCase()).join('\u0000')}`;
-      let rows = cache?.get(key);
+      const key = cache
+        ? `${contrastive ? `c${k}:${competitorKey}` : 'n'}|${d.expand}|${pos.rows.join(',')}|${words.map((w) => w.trim().toLowerCase()).join('\u0000')}`
+        : '';
+      const store = key.length <= EXPANSION_KEY_MAX_LENGTH ? cache : null;
+      let rows = store?.get(key);
       if (!rows) {
         rows = contrastive
           ? contrastiveExpansionRows(
@@ -311,7 +315,7 @@ export function dimensionQueries(
               lexicon,
             )
           : expansionRows(index, pos.rows, words, d.expand, lexicon);
-        cache?.set(key, rows);
+        store?.set(key, rows);
       }
       added = [...rows];
       expandedWords = added.map((r) => index.word(r).toLowerCase());
@@ -351,12 +355,14 @@ export function dimensionQueries(
   });
 }
 
-/** Expansions remembered per model (EXPANSION_CACHE_SIZE keys; see expansionCache). */
+/** Expansions remembered per model and lexicon (see expansionCache), and the longest key kept. */
 export const EXPANSION_CACHE_SIZE = 512;
+export const EXPANSION_KEY_MAX_LENGTH = 4096;
 
+/** Per model: the cache without a lexicon and one per lexicon (core/scoring/candidates.ts languageLexicon). */
 const expansionCaches = new WeakMap<
   VectorIndex,
-  { lexicon: WordLexicon | undefined; rows: BoundedCache<readonly number[]> }
+  { none: BoundedCache<readonly number[]> | null; byLexicon: WeakMap<WordLexicon, BoundedCache<readonly number[]>> }
 >();
 
 /**
@@ -368,11 +374,11 @@ const expansionCaches = new WeakMap<
 function expansionCache(index: VectorIndex, lexicon: WordLexicon | undefined): BoundedCache<readonly number[]> | null {
   if (index.rows !== undefined && index.rows < index.size) return null;
   let c = expansionCaches.get(index);
-  if (!c || c.lexicon !== lexicon) {
-    c = { lexicon, rows: new BoundedCache<readonly number[]>(EXPANSION_CACHE_SIZE) };
-    expansionCaches.set(index, c);
-  }
-  return c.rows;
+  if (!c) expansionCaches.set(index, (c = { none: null, byLexicon: new WeakMap() }));
+  if (!lexicon) return (c.none ??= new BoundedCache<readonly number[]>(EXPANSION_CACHE_SIZE));
+  let rows = c.byLexicon.get(lexicon);
+  if (!rows) c.byLexicon.set(lexicon, (rows = new BoundedCache<readonly number[]>(EXPANSION_CACHE_SIZE)));
+  return rows;
 }
 
 /** dimensionQueries of a request's `dimensions` and `expansion` (text-scores and word-scores alike). */

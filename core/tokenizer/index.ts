@@ -501,9 +501,10 @@ function rolesOf(language: Language, lower: string): number {
 /** A run of three or more of one letter ("sooo", "loooove"): lengthening for emphasis. */
 const ELONGATED = /(\p{L})\1{2,}/u;
 const ELONGATED_RUNS = /(\p{L})\1{2,}/gu;
-
 /** en/de/fr vowels: a shortened form without one ("mm", "hm", "brr" -> br) is no word. */
-const VOWEL = /[aeiouyàáâäæçéèêëíìîïóòôöœúùûüÿ]/;
+const VOWEL = /[aeiouyàáâäæéèêëíìîïóòôöœúùûüÿ]/;
+/** Lengthened words with this many runs or fewer try every mix of one- and two-letter runs. */
+const ELONGATED_MIXED_RUNS = 3;
 
 /** A word of the language data: a lemma or form, a stop word or a form with a lemma. */
 function knownWord(data: LanguageData, index: number): boolean {
@@ -515,31 +516,66 @@ function knownWord(data: LanguageData, index: number): boolean {
   );
 }
 
+const capitalized = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1);
+
+const bitCount = (x: number): number => {
+  let n = 0;
+  for (; x; x &= x - 1) n++;
+  return n;
+};
+
 /**
- * The word a lengthened form stands for ("goood" -> good, "sooo" -> so, "suuuper" -> super), as
+ * The word a lengthened form stands for ("goood" -> good, "sooo" -> so, "goooodddd" -> good), as
  * social-media sentiment work normalizes it (Go, Bhayani & Huang 2009 shorten such runs; Brody &
  * Diakopoulos 2011 find them mostly on sentiment words): for a form the language data does not
- * know, every run of three or more of one letter shortened to two letters, else to one, when the
- * result is a word of the language data with a vowel. Null otherwise, and for Japanese.
+ * know, its runs of three or more of one letter shortened to two letters or to one, two-letter
+ * runs first (every mix for up to three runs, else all two or all one), the first result that is
+ * a word of the language data with a vowel and at least three letters, or a stop word ("so",
+ * "no"). Null otherwise, for Japanese and for short all-caps forms (IEEE, OOO: acronyms).
  */
-function unelongated(data: LanguageData, lower: string): string | null {
+function unelongated(data: LanguageData, string: string, lower: string): string | null {
   if (data.language === 'ja' || !ELONGATED.test(lower)) return null;
-  for (const run of ['$1$1', '$1']) {
-    const word = lower.replace(ELONGATED_RUNS, run);
-    if (VOWEL.test(word) && knownWord(data, data.find(word))) return word;
+  if (string.length <= 4 && string === string.toUpperCase()) return null;
+  const before: string[] = [];
+  const runs: string[] = [];
+  let last = 0;
+  for (const m of lower.matchAll(ELONGATED_RUNS)) {
+    before.push(lower.slice(last, m.index));
+    runs.push(m[1]!);
+    last = m.index + m[0].length;
+  }
+  const tail = lower.slice(last);
+  const r = runs.length;
+  // Bit i of a mix: run i shortened to one letter (else two); fewer one-letter runs first.
+  const mixes =
+    r <= ELONGATED_MIXED_RUNS
+      ? Array.from({ length: 1 << r }, (_, m) => m).sort((a, b) => bitCount(a) - bitCount(b) || a - b)
+      : [0, -1];
+  for (const mix of mixes) {
+    let word = '';
+    for (let i = 0; i < r; i++) word += before[i] + ((mix >> i) & 1 ? runs[i] : runs[i]! + runs[i]);
+    word += tail;
+    if (word.length < 2 || !VOWEL.test(word)) continue;
+    const index = data.find(word);
+    // German nouns are keyed capitalized ("Haaaus" -> Haus).
+    if (!knownWord(data, index) && !(data.language === 'de' && knownWord(data, data.find(capitalized(word))))) continue;
+    if (word.length >= 3 || data.flagsOf(index) & FLAG.STOP) return word;
   }
   return null;
 }
 
 function newWordInfo(data: LanguageData, string: string): WordInfo {
-  const aposString = apos(string);
+  let aposString = apos(string);
   let lower = apos(string.toLowerCase());
   let index = data.find(lower);
   if (!knownWord(data, index)) {
-    const word = unelongated(data, lower);
+    const word = unelongated(data, string, lower);
     if (word !== null) {
       lower = word;
       index = data.find(word);
+      // The surface form's case stays on the word ("Suuuper" -> "Super", "SOOO" -> "SO").
+      aposString =
+        string === string.toUpperCase() ? word.toUpperCase() : /^\p{Lu}/u.test(string) ? capitalized(word) : word;
     }
   }
   const language = data.language;

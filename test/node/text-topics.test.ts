@@ -416,11 +416,10 @@ describe('seed expansion (expand)', () => {
     expect(garden).not.toEqual(industry);
     expect(industry).toEqual(reference([['plant'], ['factory', 'industry']], 12));
     expect(garden).toEqual(reference([['plant'], ['flower', 'garden']], 12));
-    // A repeat comes from the cache, nearest first as before.
     expect(words('contrastive', against(['factory', 'industry']))).toEqual(
       reference([['plant'], ['factory', 'industry']], 12),
     );
-    // The dimension's place among the competitors, N and the mode are part of the key too.
+    // The competitors' order, N and the mode are part of the key too.
     const swapped: DimensionRequest[] = [
       { id: 2, type: 'manual', words: ['flower', 'garden'] },
       { ...plant, id: 1 },
@@ -441,6 +440,54 @@ describe('seed expansion (expand)', () => {
       garden.slice(0, 4),
     );
     expect(words('nearest', against(['flower', 'garden']))).toEqual(referenceExpansion(['plant'], 12));
+  });
+
+  it('a repeated expansion scans nothing; each lexicon has its own cache; a model head keeps none', () => {
+    /** The model with its scans over the candidate rows counted (a new index object: a cache of its own). */
+    const counted = (rows?: number) => {
+      const index = Object.create(model) as EmbeddingModel & { scans: number; rows?: number };
+      index.scans = 0;
+      index.scores = (q, r) => {
+        if (r.length >= 1000) index.scans++;
+        return model.scores(q, r);
+      };
+      if (rows !== undefined) index.rows = rows;
+      return index;
+    };
+    const dimensions: DimensionRequest[] = [
+      { id: 1, type: 'manual', words: ['plant'], expand: 10 },
+      { id: 2, type: 'manual', words: ['factory', 'industry'], expand: 10 },
+    ];
+    const run = (index: EmbeddingModel & { scans: number }, lexicon = input.lexicon) => {
+      index.scans = 0;
+      const ex = scoreTexts(
+        {
+          texts: TEXTS.slice(0, 1),
+          embeddingModelId: model.manifest.id,
+          dimensions,
+          expansion: 'contrastive',
+          explain: true,
+        },
+        { ...input, index, lexicon },
+      ).response.data[0].explanation!.dimensions;
+      return { words: [ex['1'].expandedWords, ex['2'].expandedWords], scans: index.scans };
+    };
+    const index = counted();
+    const first = run(index);
+    expect(first.scans).toBeGreaterThan(0);
+    expect(run(index)).toEqual({ words: first.words, scans: 0 });
+    // Another lexicon (the same language data parsed again) finds the words afresh, and the first
+    // lexicon's cache is still there afterwards.
+    const other = languageLexicon(parseLanguageData(fs.readFileSync(languageFile('en'))));
+    expect(other).not.toBe(input.lexicon);
+    const second = run(index, other);
+    expect(second.words).toEqual(first.words);
+    expect(second.scans).toBeGreaterThan(0);
+    expect(run(index).scans).toBe(0);
+    // A model head (fewer rows present than the model has) is never answered from a cache.
+    const head = counted(model.size - 1);
+    expect(run(head).scans).toBeGreaterThan(0);
+    expect(run(head).scans).toBeGreaterThan(0);
   });
 
   it("the expanded dimension's query is unit(centroid(seeds) + centroid(expansion words))", () => {
