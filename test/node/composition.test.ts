@@ -102,10 +102,11 @@ describe('en rules', () => {
     expect(has(compose('en', 'kind of good'), 'kind')).toBe(false);
     expect(FACTORS.booster).toBeCloseTo(1 + 0.293 / 1.544, 10);
   });
-  it('a lengthened booster or negator acts as the word ("sooo good", "nooot good")', () => {
+  it('a lengthened booster or negator acts as the word ("sooo good", "nooot good"), so does one in a hashtag (#NotHappy)', () => {
     expect(item(compose('en', 'sooo good'), 'good').scale).toBeCloseTo(FACTORS.booster, 10);
     expect(has(compose('en', 'sooo good'), 'sooo')).toBe(false);
     expect(item(compose('en', 'nooot good'), 'good').negations).toBe(1);
+    expect(item(compose('en', 'I am #NotHappy'), 'happy').negations).toBe(1);
   });
 
   it('contrast weights the sentence before "but" 0.5 and after it 1.5', () => {

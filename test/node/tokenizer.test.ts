@@ -325,6 +325,28 @@ describe('edge cases', () => {
     expect(data.en.find('aa')).toBeGreaterThanOrEqual(0);
   });
 
+  it('camel-case hashtags are split into their words (#NotHappy); #iPhone, #eBay and words without "#" stay whole', () => {
+    const text = 'I am #NotHappy, #LoveIt #soooGood #iPhone #eBay NotHappy';
+    const tokens = tokenize(text, data.en).tokens;
+    expect(tokens.map((t) => t.string)).toEqual([
+      'I',
+      'am',
+      'Not',
+      'Happy',
+      'Love',
+      'It',
+      'sooo',
+      'Good',
+      'iPhone',
+      'eBay',
+      'NotHappy',
+    ]);
+    expect(tokens.slice(2, 8).map((t) => t.token)).toEqual(['not', 'happy', 'love', 'it', 'so', 'good']);
+    for (const t of tokens) expect(text.slice(t.indexStart, t.indexEnd)).toBe(t.string);
+    expect(strings('#NichtGut', 'de')).toEqual(['Nicht', 'Gut']);
+    expect(strings('#PasBon', 'fr')).toEqual(['Pas', 'Bon']);
+  });
+
   it('long texts (segmented in white-space chunks) keep every word and offset', () => {
     const words = Array.from({ length: 3000 }, (_, i) => (i % 7 === 0 ? 'state-of-the-art' : `w${i}`));
     const text = `${words.join(i18nSep())} ${'y'.repeat(3000)} end`;
