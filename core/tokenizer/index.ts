@@ -25,6 +25,7 @@ import type { Language } from './languages';
 import { LIMITS } from '../limits';
 import type { Token, Tokenization } from '../responses';
 import { WordTable } from './word-table';
+import { capitalize } from '../vocab-quality';
 
 export { SUPPORTED_LANGUAGES, normalizeLanguage, type Language } from './languages';
 export { parseLanguageData, LanguageData } from './data';
@@ -530,12 +531,15 @@ function rolesOf(language: Language, lower: string): number {
 }
 
 /** A run of three or more of one letter ("sooo", "loooove"): lengthening for emphasis. */
-const ELONGATED = /(\p{L})\1{2,}/u;
 const ELONGATED_RUNS = /(\p{L})\1{2,}/gu;
 /** en/de/fr vowels: a shortened form without one ("mm", "hm", "brr" -> br) is no word. */
 const VOWEL = /[aeiouyàáâäæéèêëíìîïóòôöœúùûüÿ]/;
-/** Lengthened words with this many runs or fewer try every mix of one- and two-letter runs. */
-const ELONGATED_MIXED_RUNS = 3;
+/**
+ * The mixes tried for a form with r runs (ELONGATED_MIXES[r], up to three runs): bit i set shortens
+ * run i to one letter, else to two; fewer one-letter runs first. More runs: all two, then all one.
+ */
+const ELONGATED_MIXES = [[], [0, 1], [0, 1, 2, 3], [0, 1, 2, 4, 3, 5, 6, 7]];
+const ELONGATED_ALL_OR_NONE = [0, -1];
 
 /** A word of the language data: a lemma or form, a stop word or a form with a lemma. */
 function knownWord(data: LanguageData, index: number): boolean {
@@ -547,14 +551,6 @@ function knownWord(data: LanguageData, index: number): boolean {
   );
 }
 
-const capitalized = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1);
-
-const bitCount = (x: number): number => {
-  let n = 0;
-  for (; x; x &= x - 1) n++;
-  return n;
-};
-
 /**
  * The word a lengthened form stands for ("goood" -> good, "sooo" -> so, "goooodddd" -> good), as
  * social-media sentiment work normalizes it (Go, Bhayani & Huang 2009 shorten such runs; Brody &
@@ -565,8 +561,7 @@ const bitCount = (x: number): number => {
  * "no"). Null otherwise, for Japanese and for short all-caps forms (IEEE, OOO: acronyms).
  */
 function unelongated(data: LanguageData, string: string, lower: string): string | null {
-  if (data.language === 'ja' || !ELONGATED.test(lower)) return null;
-  if (string.length <= 4 && string === string.toUpperCase()) return null;
+  if (data.language === 'ja' || (string.length <= 4 && string === string.toUpperCase())) return null;
   const before: string[] = [];
   const runs: string[] = [];
   let last = 0;
@@ -575,21 +570,17 @@ function unelongated(data: LanguageData, string: string, lower: string): string 
     runs.push(m[1]!);
     last = m.index + m[0].length;
   }
-  const tail = lower.slice(last);
   const r = runs.length;
-  // Bit i of a mix: run i shortened to one letter (else two); fewer one-letter runs first.
-  const mixes =
-    r <= ELONGATED_MIXED_RUNS
-      ? Array.from({ length: 1 << r }, (_, m) => m).sort((a, b) => bitCount(a) - bitCount(b) || a - b)
-      : [0, -1];
-  for (const mix of mixes) {
+  if (r === 0) return null;
+  const tail = lower.slice(last);
+  for (const mix of ELONGATED_MIXES[r] ?? ELONGATED_ALL_OR_NONE) {
     let word = '';
     for (let i = 0; i < r; i++) word += before[i] + ((mix >> i) & 1 ? runs[i] : runs[i]! + runs[i]);
     word += tail;
     if (word.length < 2 || !VOWEL.test(word)) continue;
     const index = data.find(word);
     // German nouns are keyed capitalized ("Haaaus" -> Haus).
-    if (!knownWord(data, index) && !(data.language === 'de' && knownWord(data, data.find(capitalized(word))))) continue;
+    if (!knownWord(data, index) && !(data.language === 'de' && knownWord(data, data.find(capitalize(word))))) continue;
     if (word.length >= 3 || data.flagsOf(index) & FLAG.STOP) return word;
   }
   return null;
@@ -606,7 +597,7 @@ function newWordInfo(data: LanguageData, string: string): WordInfo {
       index = data.find(word);
       // The surface form's case stays on the word ("Suuuper" -> "Super", "SOOO" -> "SO").
       aposString =
-        string === string.toUpperCase() ? word.toUpperCase() : /^\p{Lu}/u.test(string) ? capitalized(word) : word;
+        string === string.toUpperCase() ? word.toUpperCase() : /^\p{Lu}/u.test(string) ? capitalize(word) : word;
     }
   }
   const language = data.language;
