@@ -12,13 +12,12 @@ import type { VectorIndex } from '../types';
 import { newFormTokens, type FormTokens, type ScoringTokenizer, type TokenForm } from '../tokenizer';
 import { frequencyScore, type DimensionQuery } from './common';
 import { dimensionScale, mapperScale, type FactorScale } from './composed';
-import { composeValue } from './composition';
 import { dimensionTextScores } from './representation';
 import {
-  compositionScratch,
-  F_STOP,
   composeForms,
+  emphasis,
   formClasses,
+  stopFlag,
   type CompiledComposition,
   type ComposedItem,
 } from './composition';
@@ -38,13 +37,16 @@ export interface TextBatch {
   /** Per slot: the model row (in-vocabulary only). */
   rows: Int32Array;
   /**
-   * Composition "rules": per text its emoticons/emoji and where its tokens' emphasis, negations
-   * and contrast weight start in the arrays (from[i]; -1: a plain text, every value 1, 0, 1).
+   * Composition "rules": per text its emoticons/emoji, and its scored tokens whose emphasis or
+   * contrast weight is not 1 (the rest have emphasis 1 and weight 1): entries from[i] ..
+   * from[i + 1] - 1 of `at` (the token's position in `slot`), the emphasis on bipolar and on
+   * unipolar factors, and the weight.
    */
   composed: {
     from: Int32Array;
-    scale: number[];
-    negations: number[];
+    at: number[];
+    emphasisBipolar: number[];
+    emphasisUnipolar: number[];
     weight: number[];
     symbols: Array<ComposedItem[] | null>;
   } | null;
@@ -68,9 +70,11 @@ function prepare(
     f.scoredBy = index;
   }
   if (rules !== null && f.composedBy !== rules) {
-    const c = formClasses(rules, f);
-    f.cls = c.cls;
-    f.caseFlags = c.flags;
+    const info = formClasses(rules, f);
+    f.compositionInfo = info;
+    f.compositionClasses = info.cls;
+    f.compositionFlags = info.flags | stopFlag(f.isStop);
+    f.compositionSummary = info.summary;
     f.composedBy = rules;
   }
 }
@@ -106,9 +110,10 @@ export function buildBatch(
   const rows: number[] = [];
   const composed = rules
     ? {
-        from: new Int32Array(T),
-        scale: [] as number[],
-        negations: [] as number[],
+        from: new Int32Array(T + 1),
+        at: [] as number[],
+        emphasisBipolar: [] as number[],
+        emphasisUnipolar: [] as number[],
         weight: [] as number[],
         symbols: [] as Array<ComposedItem[] | null>,
       }
@@ -120,7 +125,7 @@ export function buildBatch(
     const n = ft.count;
     tokenCount += n;
     const forms = ft.forms;
-    const sc = rules ? compositionScratch(n) : null;
+    let summary = 0;
     let fs = 0;
     let fc = 0;
     for (let k = 0; k < n; k++) {
@@ -130,39 +135,38 @@ export function buildBatch(
         fs += f.freq;
         fc++;
       }
-      if (sc) {
-        sc.cls[k] = f.cls;
-        sc.flags[k] = f.isStop ? f.caseFlags | F_STOP : f.caseFlags;
-      }
+      summary |= f.compositionSummary;
     }
     fSum[i] = fs;
     fCount[i] = fc;
-    const symbols = sc ? composeForms(text, n, forms, ft.starts, ft.ends, rules!, sc) : null;
-    if (sc && symbols && composed) {
-      // Composed: the tokens the rules score, with their emphasis, negations and contrast weight.
-      const { kind, scale, negations, weight } = sc;
-      composed.from[i] = composed.scale.length;
+    const rc = rules ? composeForms(text, n, summary, forms, ft.starts, ft.ends, rules) : null;
+    if (rc && composed) {
+      // Composed: the tokens the rules score, with their emphasis and contrast weight.
+      const { kind, scale, negations, weight } = rc.scratch;
       for (let k = 0; k < n; k++) {
         const f = forms[k];
         if (kind[k] !== 0 || f.row < 0) continue;
         slot.push(slotOf(f, stamp, rows));
-        composed.scale.push(scale[k]);
-        composed.negations.push(negations[k]);
-        composed.weight.push(weight[k]);
+        const s = scale[k];
+        const g = negations[k];
+        const w = weight[k];
+        if (s === 1 && g === 0 && w === 1) continue;
+        composed.at.push(slot.length - 1);
+        composed.emphasisBipolar.push(g === 0 ? s : emphasis(s, g, true));
+        composed.emphasisUnipolar.push(g === 0 ? s : emphasis(s, g, false));
+        composed.weight.push(w);
       }
-      composed.symbols.push(symbols.length > 0 ? symbols : null);
+      composed.symbols.push(rc.symbols.length > 0 ? rc.symbols : null);
     } else {
       // "mean", or a plain text under "rules": every in-vocabulary non-stop token, unchanged.
       for (let k = 0; k < n; k++) {
         const f = forms[k];
         if (!f.isStop && f.row >= 0) slot.push(slotOf(f, stamp, rows));
       }
-      if (composed) {
-        composed.from[i] = -1;
-        composed.symbols.push(null);
-      }
+      if (composed) composed.symbols.push(null);
     }
     offsets[i + 1] = slot.length;
+    if (composed) composed.from[i + 1] = composed.at.length;
   }
   return { texts: T, tokenCount, fSum, fCount, offsets, slot, rows: Int32Array.from(rows), composed };
 }
@@ -259,7 +263,7 @@ export function batchScores(
  * composed.ts composedScore over the batch arrays: text i's scored tokens are positions p in
  * [from, to) with raw value values[slot[p]] (NaN = none); `symbols`: count its emoticons and
  * emoji (bipolar factors). The same arithmetic in the same order as composedScore, so the same
- * bits; a plain text (composed.from[i] < 0) has scale 1, no negation and weight 1 everywhere.
+ * bits: a token without an entry in composed.at has emphasis 1 and weight 1.
  */
 function composedScoreOf(
   values: ArrayLike<number>,
@@ -272,28 +276,31 @@ function composedScoreOf(
   f: FactorScale,
 ): number | null {
   const { neutral, bipolar } = f;
+  const { at, weight } = composed;
+  const emphasis = bipolar ? composed.emphasisBipolar : composed.emphasisUnipolar;
   let sw = 0;
   let swc = 0;
-  const c0 = composed.from[i];
-  if (c0 < 0) {
-    for (let p = from; p < to; p++) {
-      const v = values[slot[p]];
-      if (Number.isNaN(v)) continue;
-      sw += 1;
-      swc += neutral + (v - neutral);
-    }
-    return sw > 0 ? swc / sw : null;
-  }
-  const { scale, negations, weight } = composed;
-  for (let p = from, q = c0; p < to; p++, q++) {
-    const v = values[slot[p]];
-    if (Number.isNaN(v)) continue;
-    const c = composeValue(v, scale[q], negations[q], neutral, bipolar);
-    const w = weight[q];
-    sw += w;
-    swc += w * c;
-  }
+  let q = composed.from[i];
+  const qEnd = composed.from[i + 1];
   const sym = symbols ? composed.symbols[i] : null;
+  // No token with an emphasis or weight other than 1 and no symbol: the plain mean, to the bit.
+  if (q === qEnd && sym === null) return slotMean(values, slot, from, to);
+  let next = q < qEnd ? at[q] : -1;
+  for (let p = from; p < to; p++) {
+    const v = values[slot[p]];
+    if (p === next) {
+      const e = emphasis[q];
+      const w = weight[q];
+      q++;
+      next = q < qEnd ? at[q] : -1;
+      if (Number.isNaN(v)) continue;
+      sw += w;
+      swc += w * (e === 1 ? v : neutral + (v - neutral) * e);
+    } else if (!Number.isNaN(v)) {
+      sw += 1;
+      swc += v;
+    }
+  }
   if (sym) {
     for (const it of sym) {
       const c = neutral + it.valence! * f.halfRange;

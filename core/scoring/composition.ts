@@ -95,6 +95,8 @@ export interface CompiledComposition {
   joiner: string;
   /** Longest emoticon, in UTF-16 units. */
   emoticonMax: number;
+  /** Longest run of ASCII letters in an emoticon (a chunk with a longer one is none: "well-made"). */
+  emoticonLetters: number;
   /** Every single-word key with its classes (C_* bits): one lookup per key instead of one per list. */
   classes: Map<string, number>;
   /** Per lemma: classes and case flags of the surface form last seen with it (see formInfo). */
@@ -105,19 +107,23 @@ export interface CompiledComposition {
   pairs: Map<string, Map<string, PairEntry>>;
   /** Characters that mark a chunk as a possible emoticon (not letters, digits or . , ! ? ' "). */
   emoticonMarks: RegExp | null;
-  /** The same characters as UTF-16 units: a table for ASCII, a set for the others (applyRules' pre-scan). */
-  asciiMarks: Uint8Array;
-  otherMarks: Set<number>;
-  /** Any ASCII mark (preScan); null when there is none. */
-  asciiMarkTest: RegExp | null;
-  /** Any "!", "！", mark or unit at or above U+00A9 (what every preScan bit and hasBang need). */
-  anySpecial: RegExp;
+  /** SEEN_* bits of each ASCII unit: "!" and the emoticon marks (seenIn). */
+  asciiSeen: Uint8Array;
+  /** Units from highFrom up (U+00A9, where every emoji starts, or a lower non-ASCII mark) stand for highSeen. */
+  highFrom: number;
+  highSeen: number;
 }
 
 const cache = new WeakMap<CompositionData, CompiledComposition>();
 
-/** A UTF-16 unit as a regex escape (\uXXXX). */
-const unitEscape = (c: number): string => `\\u${c.toString(16).padStart(4, '0')}`;
+/**
+ * Tests only: applyRules visits every token and reads every gap, the rules' plain definition,
+ * which its event-driven shortcuts must not change (test/node/composition.test.ts).
+ */
+let denseTraversal = false;
+export function setDenseTraversal(on: boolean): void {
+  denseTraversal = on;
+}
 
 /** What composeText needs of a token that depends only on its surface form and lemma. */
 export interface FormInfo {
@@ -126,11 +132,22 @@ export interface FormInfo {
   cls: number;
   /** F_CASED: has an upper- or lower-case letter; F_ALL_CAPS: two or more letters, all upper case. */
   flags: number;
+  /** Both lookup keys (keysOf): the same string objects every time, so their hashes are computed once. */
+  keys: [string, string];
+  /** The booster value of a booster (C_BOOSTER), else 0. */
+  booster: number;
+  /** What the form adds to its text's summary (S_* bits): its classes, its case and the SEEN_* bits of its string. */
+  summary: number;
+  /** A phrase head's tails by the surface key and by the lemma key (pairEntry); else empty. */
+  pairTails: ReadonlyArray<ReadonlyMap<string, PairEntry> | undefined>;
+  /** A key holds a space (pairEntry then joins the keys themselves). */
+  spaced: boolean;
 }
+const NO_TAILS: ReadonlyArray<ReadonlyMap<string, PairEntry> | undefined> = [undefined, undefined];
 const F_CASED = 1;
 const F_ALL_CAPS = 2;
 /** In the scratch flags only (not a property of the form's case): the token is a stop word. */
-export const F_STOP = 4;
+const F_STOP = 4;
 /** Distinct forms kept per language before the map starts afresh (bounds memory on hostile input). */
 const FORMS_MAX = 50_000;
 const C_NEG = 1;
@@ -139,6 +156,14 @@ const C_CONTRAST = 4;
 const C_BOOSTER = 8;
 const C_POLAR = 16;
 const C_PAIR_HEAD = 32;
+/** The classes a rule acts on (applyRules visits only these tokens after its first pass). */
+const C_SPECIAL = C_NEG | C_CONTRAST | C_BOOSTER | C_PAIR_HEAD;
+// Roles of a token in applyRules: a negator (that needs an opener), the contrast word of its
+// sentence, cancelled by "not only".
+const R_NEGATOR = 1;
+const R_NEEDS_OPENER = 2;
+const R_CONTRAST = 4;
+const R_CANCELLED = 8;
 const EMPTY: CompositionData = {
   negators: [],
   negationDirection: 'forward',
@@ -180,14 +205,20 @@ export function compileComposition(data: CompositionData | null | undefined): Co
   const marks = new Set<string>();
   for (const k of emoticons.keys()) for (const ch of k) if (!/[\p{L}\p{N}.,!?'"]/u.test(ch)) marks.add(ch);
   const esc = [...marks].map((ch) => ch.replace(/[\\\]^-]/g, '\\$&')).join('');
-  const asciiMarks = new Uint8Array(128);
-  const otherMarks = new Set<number>();
+  const asciiSeen = new Uint8Array(128);
+  asciiSeen[0x21] = SEEN_BANG;
+  let highSeen = SEEN_EMOJI | SEEN_BANG_WIDE;
+  // Every emoji starts at or above U+00A9; the range starts lower if a non-ASCII mark does.
+  let highFrom = 0xa9;
   for (const ch of marks) {
     // Every UTF-16 unit of a mark: a mark outside the BMP shows up as its surrogates.
     for (let i = 0; i < ch.length; i++) {
       const c = ch.charCodeAt(i);
-      if (c < 128) asciiMarks[c] = 1;
-      else otherMarks.add(c);
+      if (c < 128) asciiSeen[c] |= SEEN_MARK;
+      else {
+        highSeen |= SEEN_MARK;
+        highFrom = Math.min(highFrom, c);
+      }
     }
   }
   const classes = new Map<string, number>();
@@ -216,25 +247,13 @@ export function compileComposition(data: CompositionData | null | undefined): Co
     emoji: new Map(Object.entries(d.emoji)),
     joiner,
     emoticonMax: Math.max(0, ...[...emoticons.keys()].map((k) => k.length)),
+    emoticonLetters: Math.max(0, ...[...emoticons.keys()].map((k) => asciiLetterRun(k, 0, k.length))),
     pairHeads,
-    emoticonMarks: esc ? new RegExp(`[${esc}]`, 'gu') : null,
-    asciiMarks,
-    otherMarks,
-    anySpecial: new RegExp(
-      `[!\\uff01${[...asciiMarks.keys()]
-        .filter((c) => asciiMarks[c])
-        .concat([...otherMarks])
-        .map(unitEscape)
-        .join('')}\\u00a9-\\uffff]`,
-    ),
-    asciiMarkTest: asciiMarks.some((m) => m === 1)
-      ? new RegExp(
-          `[${[...asciiMarks.keys()]
-            .filter((c) => asciiMarks[c])
-            .map(unitEscape)
-            .join('')}]`,
-        )
-      : null,
+    // Unicode mode only when a mark lies outside the BMP (it is slower).
+    emoticonMarks: esc ? new RegExp(`[${esc}]`, [...marks].some((ch) => ch.length > 1) ? 'gu' : 'g') : null,
+    asciiSeen,
+    highFrom,
+    highSeen,
     forms: new Map(),
   };
   cache.set(d, c);
@@ -275,35 +294,75 @@ function gapClass(c: number): number {
   }
 }
 
-// What preScan saw in a text: an emoticon mark, a unit from which an Extended_Pictographic code
-// point can start (all are at or above U+00A9).
+/**
+ * What seenIn saw in a text: "!", an emoticon mark, a unit from which an Extended_Pictographic
+ * code point can start (all are at or above U+00A9) and so perhaps "！". A superset: a bit may be
+ * set where the rule it guards finds nothing.
+ */
+const SEEN_BANG = 1;
 const SEEN_MARK = 2;
 const SEEN_EMOJI = 4;
+/** A unit at or above U+00A9: perhaps "！" (seenInText looks). */
+const SEEN_BANG_WIDE = 8;
 
-/**
- * SEEN_* bits of a text (a superset: a bit may be set where the regex it guards finds nothing):
- * two cheap native scans, an ASCII character class of the marks and any unit at or above
- * U+00A9 (where every Extended_Pictographic code point and every non-ASCII mark lies); "!" is
- * looked for only where it decides something (SEEN_BANG is not set here).
- */
-function preScan(text: string, rules: CompiledComposition): number {
+/** SEEN_* bits of text[from, to). */
+function seenIn(rules: CompiledComposition, text: string, from: number, to: number): number {
   let seen = 0;
-  if (rules.asciiMarkTest !== null && rules.asciiMarkTest.test(text)) seen |= SEEN_MARK;
-  if (HIGH_UNIT.test(text)) seen |= rules.otherMarks.size > 0 ? SEEN_EMOJI | SEEN_MARK : SEEN_EMOJI;
+  for (let k = from; k < to; k++) {
+    const c = text.charCodeAt(k);
+    if (c < 128) seen |= rules.asciiSeen[c];
+    else if (c >= rules.highFrom) seen |= rules.highSeen;
+  }
   return seen;
 }
 
-/** Whether the text holds "!" or "！". */
-function hasBang(text: string): boolean {
-  return text.indexOf('!') >= 0 || text.indexOf('\uff01') >= 0;
+/**
+ * SEEN_* bits of a text from its tokens' forms (their summary) and the gaps between them: most
+ * gaps are one space, so most of the text is never read here.
+ */
+function seenInText(
+  rules: CompiledComposition,
+  text: string,
+  n: number,
+  starts: Int32Array,
+  ends: Int32Array,
+  summary: number,
+): number {
+  let seen = (summary >>> S_SEEN_SHIFT) & S_SEEN_MASK;
+  let from = 0;
+  if (denseTraversal) {
+    seen = seenIn(rules, text, 0, text.length);
+    n = -1;
+  }
+  for (let i = 0; i <= n; i++) {
+    const to = i === n ? text.length : starts[i];
+    if (to - from > 1 || (to - from === 1 && text.charCodeAt(from) !== 32)) seen |= seenIn(rules, text, from, to);
+    if (i < n) from = ends[i];
+  }
+  if (seen & SEEN_BANG_WIDE) {
+    seen &= ~SEEN_BANG_WIDE;
+    if (text.indexOf('\uff01') >= 0) seen |= SEEN_BANG;
+  }
+  return seen;
 }
 
-const HIGH_UNIT = /[\u00a9-\uffff]/;
 const EMOJI = /\p{Extended_Pictographic}/gu;
 const EMOJI_ANY = /\p{Extended_Pictographic}/u;
 const TRAILING = /[.,!?;]+$/;
 const CASED = /\p{Lu}/u;
 const LOWER = /\p{Ll}/u;
+
+/** Longest run of ASCII letters in text[from, to). */
+function asciiLetterRun(text: string, from: number, to: number): number {
+  let best = 0;
+  let run = 0;
+  for (let k = from; k < to; k++) {
+    const c = text.charCodeAt(k) | 0x20;
+    run = c >= 0x61 && c <= 0x7a ? run + 1 : 0;
+    if (run > best) best = run;
+  }
+  return best;
+}
 
 const isSpace = (c: number): boolean =>
   c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || c === 0x2028 || c === 0x2029 || c === 0x85;
@@ -347,6 +406,14 @@ export function formClasses(rules: CompiledComposition, t: FormLike): FormInfo {
     surface: t.string,
     cls,
     flags: (cased ? F_CASED : 0) | (isAllCaps(t.string) ? F_ALL_CAPS : 0),
+    keys: k,
+    booster: cls & C_BOOSTER ? (rules.boosters.get(k[0]) ?? rules.boosters.get(k[1]) ?? 0) : 0,
+    summary:
+      cls |
+      (cased ? (isAllCaps(t.string) ? S_ALL_CAPS : S_NOT_ALL_CAPS) : 0) |
+      (seenIn(rules, t.string, 0, t.string.length) << S_SEEN_SHIFT),
+    pairTails: cls & C_PAIR_HEAD ? [rules.pairs.get(k[0]), rules.pairs.get(k[1])] : NO_TAILS,
+    spaced: k[0].includes(' ') || k[1].includes(' '),
   };
   return info;
 }
@@ -362,16 +429,16 @@ export function composeText(
 ): ComposedItem[] {
   const n = tokens.length;
   const sc = scratch(n);
+  let summary = 0;
   for (let i = 0; i < n; i++) {
     const t = tokens[i];
     const f = formInfo(rules, t);
-    sc.cls[i] = f.cls;
-    sc.flags[i] = t.isStop ? f.flags | F_STOP : f.flags;
+    summary = addToken(sc, i, f, t.isStop, summary);
     sc.starts[i] = t.indexStart;
     sc.ends[i] = t.indexEnd;
   }
   const ruleSets: Array<RuleName[] | undefined> = new Array(n);
-  const symbols = applyRules(text, n, tokens, sc.starts, sc.ends, rules, sc, ruleSets);
+  const symbols = applyRules(text, n, summary, null, sc.starts, sc.ends, rules, sc, ruleSets);
   if (!symbols) return plainItems(tokens);
   const items: ComposedItem[] = [];
   for (let i = 0; i < n; i++) {
@@ -385,88 +452,105 @@ export function composeText(
   return items;
 }
 
-/** composeForms' working arrays: the caller fills cls and flags, composeForms leaves its results in the others. */
+/** composeForms' results per token (the shared scratch: valid until the next composition). */
 export interface CompositionScratch {
-  /** Per token: C_* classes and case flags (formClasses), the latter | F_STOP for a stop word. */
-  cls: Uint8Array;
-  flags: Uint8Array;
-  /** Per token: 0 scored, else not. */
+  /** 0 scored, else not. */
   kind: Uint8Array;
-  negations: Uint8Array;
+  /** Product of the emphasis factors, and the number of negations (composeValue). */
   scale: Float64Array;
+  negations: Uint8Array;
+  /** Contrast weight. */
   weight: Float64Array;
 }
 
-/** The arrays of composeForms for n tokens (shared scratch: fill cls and flags, then call composeForms before any other composition). */
-export function compositionScratch(n: number): CompositionScratch {
-  return scratch(n);
+/** What a token's stop-word flag adds to its case flags (ComposableForm.compositionFlags). */
+export const stopFlag = (isStop: boolean): number => (isStop ? F_STOP : 0);
+
+/**
+ * A token form that keeps what the composition needs of it (core/tokenizer's TokenForm), from
+ * info = formClasses(rules, form): the info, its cls and its flags | stopFlag(isStop).
+ */
+export interface ComposableForm {
+  compositionInfo: unknown;
+  compositionClasses: number;
+  compositionFlags: number;
 }
 
 /**
- * composeText without item objects (the text scorer's lean path, core/scoring/batch.ts) over
- * `sc` from compositionScratch(n), cls and flags filled by the caller: returns the text's
- * emoticon/emoji items with the per-token results in sc, or null for a plain text (every
- * non-stop token scored with scale 1, weight 1 and no negation: composeText's plainItems).
+ * composeText without item objects (the text scorer's lean path, core/scoring/batch.ts): the
+ * rules over the n forms, `summary` the | of their infos' summary. Returns the text's
+ * emoticon/emoji items with the per-token results in the shared scratch (valid until the next
+ * composition), or null for a plain text (every non-stop token scored with scale 1, weight 1
+ * and no negation: composeText's plainItems).
  */
 export function composeForms(
   text: string,
   n: number,
-  tokens: ArrayLike<FormLike>,
+  summary: number,
+  forms: ArrayLike<ComposableForm>,
   starts: Int32Array,
   ends: Int32Array,
   rules: CompiledComposition,
-  sc: CompositionScratch,
-): ComposedItem[] | null {
-  if (sc !== scratchBuf) throw new Error('composeForms: not the current composition scratch');
-  return applyRules(text, n, tokens, starts, ends, rules, scratchBuf, null);
+): { symbols: ComposedItem[]; scratch: CompositionScratch } | null {
+  const sc = scratch(n);
+  const symbols = applyRules(text, n, summary, forms, starts, ends, rules, sc, null);
+  if (symbols === null) return null;
+  sc.result.symbols = symbols;
+  return sc.result;
+}
+
+// What a text's tokens hold (addToken's summary): the union of their C_* classes, and whether a
+// cased token is all caps and whether one is not (both: all-caps emphasis applies).
+const S_CLASSES = 0xff;
+const S_ALL_CAPS = 0x100;
+const S_NOT_ALL_CAPS = 0x200;
+// And the SEEN_* bits of the tokens' strings (seenInText reads the gaps).
+const S_SEEN_SHIFT = 10;
+const S_SEEN_MASK = 0xf;
+
+/** Puts token i's info into the scratch and adds it to the text's summary. */
+function addToken(sc: Scratch, i: number, f: FormInfo, isStop: boolean, summary: number): number {
+  sc.infos[i] = f;
+  sc.cls[i] = f.cls;
+  sc.flags[i] = isStop ? f.flags | F_STOP : f.flags;
+  return summary | f.summary;
 }
 
 /**
- * The rules over the n tokens whose classes and case flags (| F_STOP) are in sc and offsets in
- * starts/ends: leaves kind, negations, scale (every emphasis factor) and weight per token in sc,
- * and returns the text's emoticon and emoji items with their contrast weight, or null when no
- * rule applies (plain text). ruleSets (null: not wanted) receives each token's rule names.
- * A pass whose words the text does not hold (boosters, negators, contrast, caps or "!") is
- * skipped: it would change nothing. No closures in here: bundlers that keep function names
- * (tsx, wrangler) pay a defineProperty for each one per call.
+ * The rules over the n tokens whose infos, classes and case flags (| F_STOP) are in `forms`
+ * (composeForms) or else in sc (addToken: composeText), `summary` the | of their infos' summary,
+ * and offsets in starts/ends: leaves kind,
+ * negations, scale (every emphasis factor) and weight per token in sc, and returns the text's
+ * emoticon and emoji items with their contrast weight, or null when no rule applies (plain
+ * text). ruleSets (null: not wanted) receives each token's rule names.
+ *
+ * Event-driven: after one pass that sets every token's defaults, the rules visit only the
+ * tokens of the lists (negators, boosters, contrast words, phrase heads) and the few tokens
+ * after them; clause breaks are read from the gap before a token when asked (clauseAt). Only a
+ * text with a contrast word or "!" has every gap read, since those rules act on whole
+ * sentences. No closures in here: bundlers that keep function names (tsx, wrangler) pay a
+ * defineProperty for each one per call.
  */
 function applyRules(
   text: string,
   n: number,
-  tokens: ArrayLike<FormLike>,
+  summary: number,
+  forms: ArrayLike<ComposableForm> | null,
   starts: Int32Array,
   ends: Int32Array,
   rules: CompiledComposition,
   sc: Scratch,
   ruleSets: Array<RuleName[] | undefined> | null,
 ): ComposedItem[] | null {
-  const {
-    cls,
-    flags,
-    kind,
-    covered,
-    clauseBefore,
-    negator,
-    contrastAt,
-    cancelled,
-    negations,
-    sentenceOf,
-    boosterOf,
-    scale,
-    weight,
-  } = sc;
+  const { infos, cls, flags, kind, covered, role, negations, scale, weight, specials } = sc;
   let symbols: ComposedItem[] = NO_SYMBOLS;
-  // Most texts hold no "!", mark or unit >= U+00A9 at all: one scan tells, and the others are skipped.
-  const special = rules.anySpecial.test(text);
-  const seen = special ? preScan(text, rules) : 0;
-  let coveredReset = false;
+  const seen = seenInText(rules, text, n, starts, ends, summary);
+  let anyCovered = false;
 
   // Emoticons: whitespace-separated chunks that are VADER emoticons (":)", ":-(", "<3", ":D"); only
   // chunks holding an emoticon character are looked at.
   const marks = rules.emoticonMarks;
   if (marks && seen & SEEN_MARK) {
-    covered.fill(0, 0, n + 1);
-    coveredReset = true;
     marks.lastIndex = 0;
     let ti = 0;
     for (let m = marks.exec(text); m; m = marks.exec(text)) {
@@ -475,7 +559,7 @@ function applyRules(
       let end = m.index + 1;
       while (end < text.length && !isSpace(text.charCodeAt(end))) end++;
       marks.lastIndex = end;
-      if (end - start > rules.emoticonMax + 3) continue;
+      if (end - start > rules.emoticonMax + 3 || asciiLetterRun(text, start, end) > rules.emoticonLetters) continue;
       let chunk = text.slice(start, end);
       let v = rules.emoticons.get(chunk) ?? rules.emoticons.get(chunk.toLowerCase());
       if (v === undefined) {
@@ -486,6 +570,8 @@ function applyRules(
       end = start + chunk.length;
       if (symbols === NO_SYMBOLS) symbols = [];
       symbols.push(symbol(chunk, start, end, v, 'emoticon'));
+      if (!anyCovered) covered.fill(0, 0, n + 1);
+      anyCovered = true;
       while (ti < n && ends[ti] <= start) ti++;
       for (let j = ti; j < n && starts[j] < end; j++) covered[j] = 1;
     }
@@ -499,121 +585,102 @@ function applyRules(
     }
   }
 
-  // List classes and case: all-caps emphasis only when the text mixes cases (VADER's allcap_differential).
-  let anyClass = 0;
-  let cased = 0;
-  let upper = 0;
-  for (let i = 0; i < n; i++) {
-    anyClass |= cls[i];
-    const f = flags[i];
-    if (f & F_CASED) {
-      cased++;
-      if (f & F_ALL_CAPS) upper++;
-    }
-  }
-  const capsDiff = upper > 0 && upper < cased;
+  // All-caps emphasis only when the text mixes cases (VADER's allcap_differential).
+  const anyClass = summary & S_CLASSES;
+  const capsDiff = (summary & (S_ALL_CAPS | S_NOT_ALL_CAPS)) === (S_ALL_CAPS | S_NOT_ALL_CAPS);
   // Plain text, the common case: no word of the lists, no emoticon or emoji, no "!" and no all-caps
   // emphasis. Every rule below would leave each item at scale 1, weight 1 and no negation.
-  const bang = special && hasBang(text);
+  const bang = (seen & SEEN_BANG) !== 0;
   if (symbols.length === 0 && !bang && anyClass === 0 && !capsDiff) return null;
 
-  for (let i = 0; i <= n; i++) {
-    kind[i] = 0;
-    clauseBefore[i] = 0;
-    negator[i] = 0;
-    contrastAt[i] = 0;
-    cancelled[i] = 0;
+  // Defaults: a stop word is not scored unless it is polar; emoticon characters are not scored.
+  // The tokens of the lists go to `specials`.
+  let ns = 0;
+  for (let i = 0; i < n; i++) {
+    let c: number;
+    let fl: number;
+    if (forms !== null) {
+      const f = forms[i];
+      cls[i] = c = f.compositionClasses;
+      flags[i] = fl = f.compositionFlags;
+    } else {
+      c = cls[i];
+      fl = flags[i];
+    }
+    kind[i] = fl & F_STOP && !(c & C_POLAR) ? 2 : 0;
+    role[i] = 0;
     negations[i] = 0;
-    boosterOf[i] = 0;
     scale[i] = 1;
     weight[i] = 1;
+    if (c & C_SPECIAL || denseTraversal) specials[ns++] = i;
   }
-  if (!coveredReset) covered.fill(0, 0, n + 1);
+  if (anyCovered) for (let i = 0; i < n; i++) if (covered[i]) kind[i] = 2;
 
-  // Gaps: clause and sentence breaks before each token; '!' count of the gap after the last token.
-  const bangs: number[] = [];
-  let sentence = 0;
-  for (let i = 0; i <= n; i++) {
-    const from = i === 0 ? 0 : ends[i - 1];
-    const to = i === n ? text.length : starts[i];
-    if (to - from <= 1 && (to === from || text.charCodeAt(from) === 32)) {
-      // no gap or one space: neither a clause nor a sentence break (the common case, checked cheaply)
-      if (i < n) sentenceOf[i] = sentence;
-      continue;
-    }
-    let gap = 0;
-    let gapBangs = 0;
-    for (let k = from; k < to; k++) {
-      const g = gapClass(text.charCodeAt(k));
-      gap |= g;
-      if (g & GAP_BANG) gapBangs++;
-    }
-    if (i > 0 && gap & GAP_CLAUSE) clauseBefore[i] = 1;
-    if (i > 0 && gap & GAP_SENTENCE) {
-      bangs.push(gapBangs);
-      sentence++;
-      clauseBefore[i] = 1;
-    }
-    if (i < n) sentenceOf[i] = sentence;
-  }
-  if (bangs.length === sentence) bangs.push(0);
+  // Contrast and "!" act on sentences: then every gap is read (clause and sentence breaks before
+  // each token, "!" count of each sentence). Otherwise clauseAt reads a gap when a rule asks.
+  const eager = bang || (anyClass & C_CONTRAST) !== 0 || denseTraversal;
+  const bangs: number[] = eager ? readGaps(text, n, starts, ends, sc) : NO_NUMBERS;
 
   // Function words and two-token phrases ("not only", "kind of").
-  let keyCache: Array<[string, string] | undefined> | null = null;
-  let boosters = 0;
-  let negators = 0;
+  const { sentenceOf, clauseBefore, boosterAt, boosterValue, negatorAt } = sc;
+  let nb = 0;
+  let nn = 0;
   let contrasts = 0;
   let notOnlyInSentence = -1;
-  for (let i = 0; i < n; i++) {
-    if (covered[i]) {
-      kind[i] = 2;
-      continue;
-    }
+  let skip = -1;
+  for (let s = 0; s < ns; s++) {
+    const i = specials[s];
+    if (i <= skip || (anyCovered && covered[i])) continue;
     const c = cls[i];
-    if (c & C_PAIR_HEAD && i + 1 < n && !clauseBefore[i + 1]) {
-      const pair = pairEntry(rules, keyAt((keyCache ??= []), tokens, i), keyAt(keyCache, tokens, i + 1));
+    if (c & C_PAIR_HEAD && i + 1 < n && !clauseAt(text, starts, ends, clauseBefore, eager, i + 1)) {
+      const pair = pairEntry(
+        rules,
+        forms !== null ? (forms[i].compositionInfo as FormInfo) : infos[i],
+        forms !== null ? (forms[i + 1].compositionInfo as FormInfo) : infos[i + 1],
+      );
       if (pair !== null && pair.notNegating) {
         kind[i] = kind[i + 1] = 1;
-        cancelled[i] = cancelled[i + 1] = 1;
-        notOnlyInSentence = sentenceOf[i];
-        i++;
+        role[i] |= R_CANCELLED;
+        role[i + 1] |= R_CANCELLED;
+        if (eager) notOnlyInSentence = sentenceOf[i];
+        skip = i + 1;
         continue;
       }
       if (pair !== null && pair.booster !== undefined) {
         kind[i] = kind[i + 1] = 1;
-        boosterOf[i + 1] = pair.booster;
-        boosters++;
-        i++;
+        boosterAt[nb] = i + 1;
+        boosterValue[nb++] = pair.booster;
+        skip = i + 1;
         continue;
       }
     }
     if (c & C_NEG) {
       kind[i] = 1;
-      negator[i] = c & C_OPENER_NEEDED ? 2 : 1;
-      negators++;
+      role[i] |= c & C_OPENER_NEEDED ? R_NEGATOR | R_NEEDS_OPENER : R_NEGATOR;
+      negatorAt[nn++] = i;
     } else if (c & C_CONTRAST) {
       kind[i] = 1;
       if (notOnlyInSentence !== sentenceOf[i]) {
-        contrastAt[i] = 1;
+        role[i] |= R_CONTRAST;
         contrasts++;
-      } else cancelled[i] = 1;
+      } else role[i] |= R_CANCELLED;
       clauseBefore[i] = 1;
       if (i + 1 < n) clauseBefore[i + 1] = 1;
     } else if (c & C_BOOSTER) {
       kind[i] = 1;
-      const k = keyAt((keyCache ??= []), tokens, i);
-      boosterOf[i] = rules.boosters.get(k[0]) ?? rules.boosters.get(k[1])!;
-      boosters++;
-    } else if (flags[i] & F_STOP && !(c & C_POLAR)) {
-      kind[i] = 2;
+      boosterAt[nb] = i;
+      boosterValue[nb++] = (forms !== null ? (forms[i].compositionInfo as FormInfo) : infos[i]).booster;
     }
   }
 
   // A booster with no scored token after it in its clause ("Das war super.") is a word like any other.
-  for (let i = 0; boosters > 0 && i < n; i++) {
-    if (boosterOf[i] === 0) continue;
+  for (let b = 0; b < nb; b++) {
+    const i = boosterAt[b];
+    const value = boosterValue[b];
+    if (value === 0) continue;
     let target = -1;
-    for (let j = i + 1; j < n && j <= i + VADER.BOOSTER_WINDOW && !clauseBefore[j]; j++) {
+    for (let j = i + 1; j < n && j <= i + VADER.BOOSTER_WINDOW; j++) {
+      if (clauseAt(text, starts, ends, clauseBefore, eager, j)) break;
       if (kind[j] === 0) {
         target = j;
         break;
@@ -624,7 +691,7 @@ function applyRules(
       continue;
     }
     const decay = FACTORS.boosterDistance[Math.min(target - i, 3)];
-    if (boosterOf[i] > 0) {
+    if (value > 0) {
       scale[target] *= 1 + (FACTORS.booster - 1) * decay;
       addRule(ruleListAt(ruleSets, target), 'intensified');
     } else {
@@ -633,29 +700,42 @@ function applyRules(
     }
   }
 
-  // Negation scopes: each active forward scope covers its next NEGATION_SCOPE scored tokens.
-  let scopes: number[] = [];
-  for (let i = 0; negators > 0 && i < n; i++) {
-    if (clauseBefore[i] && scopes.length > 0) scopes = [];
-    if (negator[i] && !cancelled[i]) {
+  // Negation scopes: each active forward scope covers its next NEGATION_SCOPE scored tokens
+  // (scopes[0 .. open - 1]: how many each has left). The sweep jumps from negator to negator while
+  // no scope is open.
+  const scopes = sc.scopes;
+  let open = 0;
+  for (let i = 0, q = 0; i < n; i++) {
+    if (open === 0 && !denseTraversal) {
+      while (q < nn && negatorAt[q] < i) q++;
+      if (q === nn) break;
+      i = negatorAt[q];
+    }
+    if (open > 0 && clauseAt(text, starts, ends, clauseBefore, eager, i)) open = 0;
+    const r = role[i];
+    if (r & R_NEGATOR && !(r & R_CANCELLED)) {
       const inScope =
-        scopes.length > 0 || (rules.direction === 'backward' && i > 0 && negator[i - 1] > 0 && !clauseBefore[i]);
-      if (negator[i] === 2 && !inScope) {
+        open > 0 ||
+        (rules.direction === 'backward' &&
+          i > 0 &&
+          role[i - 1] & R_NEGATOR &&
+          !clauseAt(text, starts, ends, clauseBefore, eager, i));
+      if (r & R_NEEDS_OPENER && !inScope) {
         // "plus" without "ne": not a negation; a content word ("personne") is scored as usual.
         if (!(flags[i] & F_STOP)) kind[i] = 0;
         continue;
       }
       if (inScope && rules.concord) {
         // Negative concord: "ne ... jamais rien", "ありませ|ん" are one negation.
-        scopes.fill(NEGATION_SCOPE);
+        scopes.fill(NEGATION_SCOPE, 0, open);
         continue;
       }
       if (rules.direction === 'backward') {
-        negateBackward(i, kind, negations, clauseBefore, ruleSets);
+        negateBackward(text, starts, ends, clauseBefore, eager, i, kind, negations, ruleSets);
         continue;
       }
       let hasTarget = false;
-      for (let j = i + 1; j < n && !clauseBefore[j]; j++) {
+      for (let j = i + 1; j < n && !clauseAt(text, starts, ends, clauseBefore, eager, j); j++) {
         if (kind[j] === 0) {
           hasTarget = true;
           break;
@@ -663,17 +743,17 @@ function applyRules(
       }
       // German: a negator with nothing after it in its clause looks back ("Ich mag es nicht.").
       if (!hasTarget && rules.direction === 'forward-else-backward')
-        negateBackward(i, kind, negations, clauseBefore, ruleSets);
-      else scopes.push(NEGATION_SCOPE); // a second negator inside a scope (en, de) negates again
+        negateBackward(text, starts, ends, clauseBefore, eager, i, kind, negations, ruleSets);
+      else scopes[open++] = NEGATION_SCOPE; // a second negator inside a scope (en, de) negates again
       continue;
     }
-    if (kind[i] === 0 && scopes.length > 0) {
-      negations[i] = scopes.length;
+    if (kind[i] === 0 && open > 0) {
+      negations[i] = open;
       addRule(ruleListAt(ruleSets, i), 'negated');
       // Each scope has one scored token less left; spent scopes end.
       let kept = 0;
-      for (const left of scopes) if (left > 1) scopes[kept++] = left - 1;
-      scopes.length = kept;
+      for (let k = 0; k < open; k++) if (scopes[k] > 1) scopes[kept++] = scopes[k] - 1;
+      open = kept;
     }
   }
 
@@ -684,7 +764,7 @@ function applyRules(
     while (end < n && sentenceOf[end] === sentenceOf[si]) end++;
     let c = -1;
     for (let j = si; j < end; j++) {
-      if (contrastAt[j]) {
+      if (role[j] & R_CONTRAST) {
         c = j;
         break;
       }
@@ -707,15 +787,15 @@ function applyRules(
       s *= FACTORS.caps;
       addRule(ruleListAt(ruleSets, i), 'caps');
     }
-    const b = Math.min(bangs[sentenceOf[i]] ?? 0, VADER.EXCL_MAX);
+    const b = bang ? Math.min(bangs[sentenceOf[i]] ?? 0, VADER.EXCL_MAX) : 0;
     if (b > 0) {
       s *= 1 + b * FACTORS.exclamation;
       addRule(ruleListAt(ruleSets, i), 'exclamation');
     }
     scale[i] = s;
   }
-  // Symbols take the contrast weight of their sentence side.
-  for (const sym of symbols) {
+  // Symbols take the contrast weight of their sentence side (only a contrast sets a weight).
+  for (const sym of contrasts > 0 ? symbols : NO_SYMBOLS) {
     const next = lowerBound(starts, n, sym.indexStart);
     const ref = next < n ? next : n - 1;
     if (ref >= 0 && weight[ref] !== 1 && sentenceOf[ref] === sentenceOf[Math.max(0, next - 1)]) {
@@ -730,12 +810,70 @@ function applyRules(
   return symbols;
 }
 
+/**
+ * Every gap of the text: clauseBefore (a clause or sentence break before the token) and sentenceOf
+ * per token; returns the "!" count of the gap that ends each sentence.
+ */
+function readGaps(text: string, n: number, starts: Int32Array, ends: Int32Array, sc: Scratch): number[] {
+  const { clauseBefore, sentenceOf } = sc;
+  const bangs: number[] = [];
+  let sentence = 0;
+  for (let i = 0; i <= n; i++) {
+    const from = i === 0 ? 0 : ends[i - 1];
+    const to = i === n ? text.length : starts[i];
+    clauseBefore[i] = 0;
+    if (to - from <= 1 && (to === from || text.charCodeAt(from) === 32)) {
+      // no gap or one space: neither a clause nor a sentence break (the common case, checked cheaply)
+      if (i < n) sentenceOf[i] = sentence;
+      continue;
+    }
+    let gap = 0;
+    let gapBangs = 0;
+    for (let k = from; k < to; k++) {
+      const g = gapClass(text.charCodeAt(k));
+      gap |= g;
+      if (g & GAP_BANG) gapBangs++;
+    }
+    if (i > 0 && gap & GAP_CLAUSE) clauseBefore[i] = 1;
+    if (i > 0 && gap & GAP_SENTENCE) {
+      bangs.push(gapBangs);
+      sentence++;
+      clauseBefore[i] = 1;
+    }
+    if (i < n) sentenceOf[i] = sentence;
+  }
+  if (bangs.length === sentence) bangs.push(0);
+  return bangs;
+}
+
+/** Whether a clause or sentence break comes before token j (0 < j < n): from readGaps' array when eager, else from the gap. */
+function clauseAt(
+  text: string,
+  starts: Int32Array,
+  ends: Int32Array,
+  clauseBefore: Uint8Array,
+  eager: boolean,
+  j: number,
+): boolean {
+  if (eager) return clauseBefore[j] === 1;
+  if (j === 0) return false;
+  const from = ends[j - 1];
+  const to = starts[j];
+  if (to - from <= 1 && (to === from || text.charCodeAt(from) === 32)) return false;
+  for (let k = from; k < to; k++) if (gapClass(text.charCodeAt(k)) & (GAP_CLAUSE | GAP_SENTENCE)) return true;
+  return false;
+}
+
 /** The scored tokens before negator i in its clause, at most NEGATION_SCOPE of them, take one negation more. */
 function negateBackward(
+  text: string,
+  starts: Int32Array,
+  ends: Int32Array,
+  clauseBefore: Uint8Array,
+  eager: boolean,
   i: number,
   kind: Uint8Array,
   negations: Uint8Array,
-  clauseBefore: Uint8Array,
   ruleSets: Array<RuleName[] | undefined> | null,
 ): void {
   for (let j = i - 1, left = NEGATION_SCOPE; j >= 0 && left > 0; j--) {
@@ -744,13 +882,8 @@ function negateBackward(
       addRule(ruleListAt(ruleSets, j), 'negated');
       left--;
     }
-    if (clauseBefore[j]) break;
+    if (clauseAt(text, starts, ends, clauseBefore, eager, j)) break;
   }
-}
-
-/** Both lookup keys of token i, computed once per composition. */
-function keyAt(cache: Array<[string, string] | undefined>, tokens: ArrayLike<FormLike>, i: number): [string, string] {
-  return (cache[i] ??= keysOf(tokens[i]));
 }
 
 /** What a two-token phrase is (CompiledComposition.pairs). */
@@ -762,24 +895,22 @@ interface PairEntry {
 }
 
 /**
- * The phrase of two tokens with keys a and b: by the surface forms first, then by the lemmas, as
- * the joined keys a + joiner + b would be looked up, without building them.
+ * The phrase of two tokens a and b: by the surface forms first, then by the lemmas, as the joined
+ * keys a + joiner + b would be looked up, without building them.
  */
-function pairEntry(rules: CompiledComposition, a: [string, string], b: [string, string]): PairEntry | null {
-  if (rules.joiner === ' ' && (a[0].includes(' ') || a[1].includes(' '))) {
+function pairEntry(rules: CompiledComposition, a: FormInfo, b: FormInfo): PairEntry | null {
+  if (rules.joiner === ' ' && a.spaced) {
     // A head with a space of its own (no tokenizer gives one): the joined keys themselves.
-    const p: [string, string] = [a[0] + ' ' + b[0], a[1] + ' ' + b[1]];
+    const p: [string, string] = [a.keys[0] + ' ' + b.keys[0], a.keys[1] + ' ' + b.keys[1]];
     const booster = rules.boosters.get(p[0]) ?? rules.boosters.get(p[1]);
     const notNegating = hasKey(rules.notNegating, p);
     return notNegating || booster !== undefined ? { notNegating, booster } : null;
   }
-  const s = rules.pairs.get(a[0])?.get(b[0]);
-  const l = rules.pairs.get(a[1])?.get(b[1]);
-  if (s === undefined && l === undefined) return null;
-  return {
-    notNegating: (s?.notNegating ?? false) || (l?.notNegating ?? false),
-    booster: s?.booster ?? l?.booster,
-  };
+  const s = a.pairTails[0]?.get(b.keys[0]);
+  const l = a.pairTails[1]?.get(b.keys[1]);
+  if (s === undefined) return l ?? null;
+  if (l === undefined || l === s) return s;
+  return { notNegating: s.notNegating || l.notNegating, booster: s.booster ?? l.booster };
 }
 
 /** Token i's rule list (created on first use); null when rule names are not wanted. */
@@ -804,26 +935,35 @@ function symbol(s: string, start: number, end: number, valence: number, rule: 'e
 
 /**
  * Per-token working arrays, reused across calls (one composition at a time: the scorer is
- * synchronous). cls: list classes; flags: case flags (F_*); starts/ends: offsets; kind: 0 scored, 1 function word, 2 not scored; negator: 1
- * negator, 2 needs an opener; cancelled: "not only" (neither negation nor contrast); boosterOf:
- * +1 booster / -1 dampener; scale and weight start at 1.
+ * synchronous). cls: list classes; flags: case flags (F_*); starts/ends: offsets; kind: 0
+ * scored, 1 function word, 2 not scored; covered: part of an emoticon; role: R_* bits;
+ * clauseBefore and sentenceOf: readGaps; scale and weight start at 1. The lists hold token
+ * positions in text order: specials (a C_SPECIAL class), boosterAt (with boosterValue) and
+ * negatorAt.
  */
 interface Scratch {
+  /** Per token: its formClasses info (composeText). */
+  infos: FormInfo[];
   cls: Uint8Array;
   flags: Uint8Array;
   starts: Int32Array;
   ends: Int32Array;
   kind: Uint8Array;
   covered: Uint8Array;
+  role: Uint8Array;
   clauseBefore: Uint8Array;
-  negator: Uint8Array;
-  contrastAt: Uint8Array;
-  cancelled: Uint8Array;
   negations: Uint8Array;
   sentenceOf: Int32Array;
-  boosterOf: Float64Array;
   scale: Float64Array;
   weight: Float64Array;
+  specials: Int32Array;
+  boosterAt: Int32Array;
+  boosterValue: Float64Array;
+  negatorAt: Int32Array;
+  /** Open negation scopes: scored tokens each has left (applyRules). */
+  scopes: Int32Array;
+  /** composeForms' answer (one object, reused). */
+  result: { symbols: ComposedItem[]; scratch: CompositionScratch };
 }
 let scratchCap = 0;
 let scratchBuf: Scratch | null = null;
@@ -832,27 +972,35 @@ function scratch(n: number): Scratch {
     scratchCap = Math.max(64, 2 * (n + 1));
     const u8 = () => new Uint8Array(scratchCap);
     scratchBuf = {
+      infos: [],
       cls: u8(),
       flags: u8(),
       starts: new Int32Array(scratchCap),
       ends: new Int32Array(scratchCap),
       kind: u8(),
       covered: u8(),
+      role: u8(),
       clauseBefore: u8(),
-      negator: u8(),
-      contrastAt: u8(),
-      cancelled: u8(),
       negations: u8(),
       sentenceOf: new Int32Array(scratchCap),
-      boosterOf: new Float64Array(scratchCap),
       scale: new Float64Array(scratchCap),
       weight: new Float64Array(scratchCap),
+      specials: new Int32Array(scratchCap),
+      boosterAt: new Int32Array(scratchCap),
+      boosterValue: new Float64Array(scratchCap),
+      negatorAt: new Int32Array(scratchCap),
+      scopes: new Int32Array(scratchCap),
+      result: { symbols: NO_SYMBOLS, scratch: null! },
     };
+    scratchBuf.result.scratch = scratchBuf;
   }
   // applyRules resets the arrays it uses (plain texts never touch them).
   const b = scratchBuf;
   return b;
 }
+
+/** Shared empty list of "!" counts (never mutated). */
+const NO_NUMBERS: number[] = [];
 
 /** Shared empty symbol list (never mutated). */
 const NO_SYMBOLS: ComposedItem[] = [];
@@ -914,7 +1062,17 @@ export function composedValue(value: number, item: ComposedItem, neutral: number
   return composeValue(value, item.scale, item.negations, neutral, bipolar);
 }
 
-/** composedValue of a value with the emphasis `scale` and `negations` of its token. */
+/**
+ * The factor on an item's distance from neutral: its emphasis `scale`, and per negation
+ * N_SCALAR (bipolar: flipped and damped) or 1 + N_SCALAR (unipolar: damped).
+ */
+export function emphasis(scale: number, negations: number, bipolar: boolean): number {
+  let m = scale;
+  for (let k = 0; k < negations; k++) m *= bipolar ? FACTORS.negatedBipolar : FACTORS.negatedUnipolar;
+  return m;
+}
+
+/** composedValue of a value with the emphasis `scale` and `negations` of its token (emphasis 1: the value itself). */
 export function composeValue(
   value: number,
   scale: number,
@@ -922,7 +1080,10 @@ export function composeValue(
   neutral: number,
   bipolar: boolean,
 ): number {
-  let d = (value - neutral) * scale;
-  for (let k = 0; k < negations; k++) d *= bipolar ? FACTORS.negatedBipolar : FACTORS.negatedUnipolar;
-  return neutral + d;
+  return emphasized(value, emphasis(scale, negations, bipolar), neutral);
+}
+
+/** A value whose distance from `neutral` is multiplied by `e` (e = 1: the value itself, to the bit). */
+function emphasized(value: number, e: number, neutral: number): number {
+  return e === 1 ? value : neutral + (value - neutral) * e;
 }

@@ -469,10 +469,15 @@ export class TokenForm {
   scoredBy: unknown = null;
   row = -1;
   freq = 0;
-  /** Compiled composition the classes and case flags belong to (null: not computed). */
+  /**
+   * Compiled composition of the scorer (core/scoring/composition.ts) and what it keeps of the
+   * form there: its info (opaque here), and of it the numbers every token needs.
+   */
   composedBy: unknown = null;
-  cls = 0;
-  caseFlags = 0;
+  compositionInfo: unknown = null;
+  compositionClasses = 0;
+  compositionFlags = 0;
+  compositionSummary = 0;
   /** Request stamp of the last slot given to the form, and the slot. */
   stamp = 0;
   slot = -1;

@@ -17,6 +17,7 @@ import {
   type ComposedItem,
   type ResolvedMapper,
 } from '../../core/scoring';
+import { setDenseTraversal } from '../../core/scoring/composition';
 import { parseLanguageData, tokenize, type Language, type LanguageData } from '../../core/tokenizer';
 import type { MapperBundleInfo, MapperValues } from '../../core/types';
 import { modelFromVectors } from './support/model-fixture';
@@ -217,6 +218,64 @@ describe('ja rules', () => {
     expect(item(compose('ja', '最高です！'), '最高').rules).toContain('exclamation');
     expect(compose('ja', 'ピザ😍').some((x) => x.rules.includes('emoji'))).toBe(true);
   });
+});
+
+describe('event-driven traversal', () => {
+  // Content words per language, with sentiment and without.
+  const WORDS: Record<Language, string[]> = {
+    en: ['good', 'bad', 'movie', 'great', 'terrible', 'happy', 'plot', 'love', 'boring', 'food'],
+    de: ['gut', 'schlecht', 'Film', 'toll', 'schrecklich', 'Essen', 'liebe', 'langweilig', 'mag', 'Haus'],
+    fr: ['bon', 'mauvais', 'film', 'génial', 'horrible', 'repas', 'aime', 'ennuyeux', 'belle', 'maison'],
+    ja: ['映画', '良い', '悪い', '楽しかっ', '嫌い', '美味しい', '普通', '問題', 'です', 'た'],
+  };
+  const PUNCT = ['.', ',', '!', '!!!', '?', ';', ':', ' - ', '…', '。', '、', '！', '\n', '"', '(', ')'];
+
+  // The composition visits only the list words and the tokens near them and reads a gap only when
+  // a rule asks; visiting every token and reading every gap must give the same items and rules.
+  for (const lang of ['en', 'de', 'fr', 'ja'] as const) {
+    it(`${lang}: the same items as visiting every token, on random texts of list words, words, punctuation and symbols`, () => {
+      const c = data[lang]!.meta.composition!;
+      const pieces = [
+        ...c.negators,
+        ...(c.negationNeedsOpener ?? []),
+        ...(c.negationOpeners ?? []),
+        ...c.notNegating,
+        ...Object.keys(c.boosters),
+        ...c.contrast,
+        ...c.polarStopWords,
+        ...WORDS[lang],
+        ...WORDS[lang],
+        ...PUNCT,
+        // Every seventh emoticon (some hold letters: "x-d", "o.O", "j/k") and emoji, alone and
+        // stuck to a word ("good:)").
+        ...Object.keys(c.emoticons).filter((_, k) => k % 7 === 0),
+        ...Object.keys(c.emoticons)
+          .filter((_, k) => k % 11 === 0)
+          .map((e, k) => WORDS[lang][k % WORDS[lang].length] + e),
+        ...Object.keys(c.emoji).slice(0, 10),
+      ];
+      const piece = fc.tuple(fc.constantFrom(...pieces), fc.boolean(), fc.integer({ min: 0, max: 9 }));
+      let composed = 0;
+      fc.assert(
+        fc.property(fc.array(piece, { minLength: 1, maxLength: 14 }), fc.boolean(), (parts, spaced) => {
+          const text = parts
+            .map(([p, upper, k]) => (upper && k === 0 ? p.toUpperCase() : p))
+            .join(lang === 'ja' && !spaced ? '' : ' ');
+          const sparse = JSON.stringify(compose(lang, text));
+          setDenseTraversal(true);
+          try {
+            expect(sparse).toBe(JSON.stringify(compose(lang, text)));
+          } finally {
+            setDenseTraversal(false);
+          }
+          if (sparse.includes('"rules":["')) composed++;
+        }),
+        { numRuns: 1500, seed: 13 },
+      );
+      // The texts do exercise the rules.
+      expect(composed).toBeGreaterThan(500);
+    });
+  }
 });
 
 describe('value transform', () => {
