@@ -135,7 +135,7 @@ export function buildBatch(
         fs += f.freq;
         fc++;
       }
-      summary |= f.compositionSummary;
+      if (rules !== null) summary |= f.compositionSummary;
     }
     fSum[i] = fs;
     fCount[i] = fc;
