@@ -156,6 +156,8 @@ const C_CONTRAST = 4;
 const C_BOOSTER = 8;
 const C_POLAR = 16;
 const C_PAIR_HEAD = 32;
+/** The second token of a two-token phrase: a head is looked up with its next token only then. Not a rule's class (not in a text's summary). */
+const C_PAIR_TAIL = 64;
 /** The classes a rule acts on (applyRules visits only these tokens after its first pass). */
 const C_SPECIAL = C_NEG | C_CONTRAST | C_BOOSTER | C_PAIR_HEAD;
 // Roles of a token in applyRules: a negator (that needs an opener), the contrast word of its
@@ -182,6 +184,7 @@ export function compileComposition(data: CompositionData | null | undefined): Co
   const emoticons = new Map(Object.entries(d.emoticons));
   const joiner = d.joiner ?? ' ';
   const pairHeads = new Set<string>();
+  const pairTails = new Set<string>();
   // Every way a key can be head + joiner + tail: the first space (joiner " "), else every cut.
   const pairs = new Map<string, Map<string, PairEntry>>();
   const notNegating = new Set(d.notNegating);
@@ -197,6 +200,7 @@ export function compileComposition(data: CompositionData | null | undefined): Co
     for (const cut of cuts) {
       const head = k.slice(0, cut);
       pairHeads.add(head);
+      pairTails.add(k.slice(cut + joiner.length));
       let tails = pairs.get(head);
       if (!tails) pairs.set(head, (tails = new Map()));
       tails.set(k.slice(cut + joiner.length), { notNegating: notNegating.has(k), booster: boosters.get(k) });
@@ -231,6 +235,7 @@ export function compileComposition(data: CompositionData | null | undefined): Co
   mark(Object.keys(d.boosters), C_BOOSTER);
   mark(d.polarStopWords, C_POLAR);
   for (const k of pairHeads) classes.set(k, (classes.get(k) ?? 0) | C_PAIR_HEAD);
+  for (const k of pairTails) classes.set(k, (classes.get(k) ?? 0) | C_PAIR_TAIL);
   c = {
     classes,
     negators: new Set(d.negators),
@@ -409,7 +414,7 @@ export function formClasses(rules: CompiledComposition, t: FormLike): FormInfo {
     keys: k,
     booster: cls & C_BOOSTER ? (rules.boosters.get(k[0]) ?? rules.boosters.get(k[1]) ?? 0) : 0,
     summary:
-      cls |
+      (cls & ~C_PAIR_TAIL) |
       (cased ? (isAllCaps(t.string) ? S_ALL_CAPS : S_NOT_ALL_CAPS) : 0) |
       (seenIn(rules, t.string, 0, t.string.length) << S_SEEN_SHIFT),
     pairTails: cls & C_PAIR_HEAD ? [rules.pairs.get(k[0]), rules.pairs.get(k[1])] : NO_TAILS,
@@ -632,12 +637,14 @@ function applyRules(
     const i = specials[s];
     if (i <= skip || (anyCovered && covered[i])) continue;
     const c = cls[i];
-    if (c & C_PAIR_HEAD && i + 1 < n && !clauseAt(text, starts, ends, clauseBefore, eager, i + 1)) {
-      const pair = pairEntry(
-        rules,
-        forms !== null ? (forms[i].compositionInfo as FormInfo) : infos[i],
-        forms !== null ? (forms[i + 1].compositionInfo as FormInfo) : infos[i + 1],
-      );
+    const head =
+      c & C_PAIR_HEAD && i + 1 < n ? (forms !== null ? (forms[i].compositionInfo as FormInfo) : infos[i]) : null;
+    if (
+      head !== null &&
+      (cls[i + 1] & C_PAIR_TAIL || head.spaced || denseTraversal) &&
+      !clauseAt(text, starts, ends, clauseBefore, eager, i + 1)
+    ) {
+      const pair = pairEntry(rules, head, forms !== null ? (forms[i + 1].compositionInfo as FormInfo) : infos[i + 1]);
       if (pair !== null && pair.notNegating) {
         kind[i] = kind[i + 1] = 1;
         role[i] |= R_CANCELLED;
