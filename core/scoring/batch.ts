@@ -16,7 +16,7 @@ import { dimensionTextScores } from './representation';
 import {
   composeForms,
   emphasis,
-  formClasses,
+  computeFormInfo,
   stopFlag,
   type CompiledComposition,
   type ComposedItem,
@@ -30,7 +30,7 @@ export interface TextBatch {
   /** Per text: sum and count of the frequency scores of its in-vocabulary tokens (modelRankScore). */
   fSum: Float64Array;
   fCount: Int32Array;
-  /** Scored tokens of text i: positions offsets[i] .. offsets[i + 1] - 1 of `slot` (and scale, negations, weight). */
+  /** Scored tokens of text i: positions offsets[i] .. offsets[i + 1] - 1 of `slot` (their emphasis and weight: `composed`). */
   offsets: Int32Array;
   /** Per scored token: its form's slot. */
   slot: number[];
@@ -70,7 +70,7 @@ function prepare(
     f.scoredBy = index;
   }
   if (rules !== null && f.composedBy !== rules) {
-    const info = formClasses(rules, f);
+    const info = computeFormInfo(rules, f);
     f.compositionInfo = info;
     f.compositionClasses = info.cls;
     f.compositionFlags = info.flags | stopFlag(f.isStop);
@@ -277,7 +277,7 @@ function composedScoreOf(
 ): number | null {
   const { neutral, bipolar } = f;
   const { at, weight } = composed;
-  const emphasis = bipolar ? composed.emphasisBipolar : composed.emphasisUnipolar;
+  const emphases = bipolar ? composed.emphasisBipolar : composed.emphasisUnipolar;
   let sw = 0;
   let swc = 0;
   let q = composed.from[i];
@@ -289,7 +289,7 @@ function composedScoreOf(
   for (let p = from; p < to; p++) {
     const v = values[slot[p]];
     if (p === next) {
-      const e = emphasis[q];
+      const e = emphases[q];
       const w = weight[q];
       q++;
       next = q < qEnd ? at[q] : -1;

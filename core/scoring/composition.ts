@@ -99,7 +99,7 @@ export interface CompiledComposition {
   emoticonLetters: number;
   /** Every single-word key with its classes (C_* bits): one lookup per key instead of one per list. */
   classes: Map<string, number>;
-  /** Per lemma: classes and case flags of the surface form last seen with it (see formInfo). */
+  /** Per lemma: the FormInfo of the surface form last seen with it (see formInfo). */
   forms: Map<string, FormInfo>;
   /** First tokens of the two-token phrases (only these build a pair key). */
   pairHeads: Set<string>;
@@ -333,16 +333,16 @@ function seenInText(
   ends: Int32Array,
   summary: number,
 ): number {
-  let seen = (summary >>> S_SEEN_SHIFT) & S_SEEN_MASK;
-  let from = 0;
-  if (denseTraversal) {
-    seen = seenIn(rules, text, 0, text.length);
-    n = -1;
-  }
-  for (let i = 0; i <= n; i++) {
-    const to = i === n ? text.length : starts[i];
-    if (to - from > 1 || (to - from === 1 && text.charCodeAt(from) !== 32)) seen |= seenIn(rules, text, from, to);
-    if (i < n) from = ends[i];
+  let seen: number;
+  if (denseTraversal) seen = seenIn(rules, text, 0, text.length);
+  else {
+    seen = (summary >>> S_SEEN_SHIFT) & S_SEEN_MASK;
+    let from = 0;
+    for (let i = 0; i <= n; i++) {
+      const to = i === n ? text.length : starts[i];
+      if (to - from > 1 || (to - from === 1 && text.charCodeAt(from) !== 32)) seen |= seenIn(rules, text, from, to);
+      if (i < n) from = ends[i];
+    }
   }
   if (seen & SEEN_BANG_WIDE) {
     seen &= ~SEEN_BANG_WIDE;
@@ -387,22 +387,25 @@ function keysOf(t: FormLike): [string, string] {
 const hasKey = (set: ReadonlySet<string>, k: [string, string]): boolean => set.has(k[0]) || set.has(k[1]);
 
 /**
- * A token's classes and case flags, computed once per form (texts repeat their words: two
- * lower-casings, two map lookups and the case tests per token were most of composeText's time).
+ * A token's FormInfo, computed once per form (texts repeat their words: two lower-casings, two
+ * map lookups and the case tests per token were most of composeText's time).
  * Keyed by the lemma, which the tokenizer hands out from its own cache (the same string object
  * every time, so its hash is computed once), and checked against the surface form.
  */
 function formInfo(rules: CompiledComposition, t: TokenLike): FormInfo {
   const hit = rules.forms.get(t.token);
   if (hit !== undefined && hit.surface === t.string) return hit;
-  const info = formClasses(rules, t);
+  const info = computeFormInfo(rules, t);
   if (rules.forms.size >= FORMS_MAX) rules.forms.clear();
   rules.forms.set(t.token, info);
   return info;
 }
 
-/** A token's composition classes (C_* bits of its surface and lemma keys) and case flags (F_*), computed afresh. */
-export function formClasses(rules: CompiledComposition, t: FormLike): FormInfo {
+/**
+ * What the composition needs of a token, computed afresh: its classes (C_* bits of its surface
+ * and lemma keys), case flags (F_*), lookup keys, booster value, phrase tails and summary bits.
+ */
+export function computeFormInfo(rules: CompiledComposition, t: FormLike): FormInfo {
   const k = keysOf(t);
   const classes = rules.classes;
   const cls = (classes.get(k[0]) ?? 0) | (k[1] !== k[0] ? (classes.get(k[1]) ?? 0) : 0);
@@ -473,7 +476,7 @@ export const stopFlag = (isStop: boolean): number => (isStop ? F_STOP : 0);
 
 /**
  * A token form that keeps what the composition needs of it (core/tokenizer's TokenForm), from
- * info = formClasses(rules, form): the info, its cls and its flags | stopFlag(isStop).
+ * info = computeFormInfo(rules, form): the info, its cls and its flags | stopFlag(isStop).
  */
 export interface ComposableForm {
   compositionInfo: unknown;
@@ -853,7 +856,10 @@ function readGaps(text: string, n: number, starts: Int32Array, ends: Int32Array,
   return bangs;
 }
 
-/** Whether a clause or sentence break comes before token j (0 < j < n): from readGaps' array when eager, else from the gap. */
+/**
+ * Whether a clause or sentence break comes before token j (j < n): from readGaps' array when
+ * eager (where a contrast word also sets one), else from the gap; none before the first token.
+ */
 function clauseAt(
   text: string,
   starts: Int32Array,
@@ -862,8 +868,8 @@ function clauseAt(
   eager: boolean,
   j: number,
 ): boolean {
-  if (eager) return clauseBefore[j] === 1;
   if (j === 0) return false;
+  if (eager) return clauseBefore[j] === 1;
   const from = ends[j - 1];
   const to = starts[j];
   if (to - from <= 1 && (to === from || text.charCodeAt(from) === 32)) return false;
@@ -949,7 +955,7 @@ function symbol(s: string, start: number, end: number, valence: number, rule: 'e
  * negatorAt.
  */
 interface Scratch {
-  /** Per token: its formClasses info (composeText). */
+  /** Per token: its FormInfo (composeText; composeForms reads the forms'). */
   infos: FormInfo[];
   cls: Uint8Array;
   flags: Uint8Array;
@@ -1080,13 +1086,7 @@ export function emphasis(scale: number, negations: number, bipolar: boolean): nu
 }
 
 /** composedValue of a value with the emphasis `scale` and `negations` of its token (emphasis 1: the value itself). */
-export function composeValue(
-  value: number,
-  scale: number,
-  negations: number,
-  neutral: number,
-  bipolar: boolean,
-): number {
+function composeValue(value: number, scale: number, negations: number, neutral: number, bipolar: boolean): number {
   return emphasized(value, emphasis(scale, negations, bipolar), neutral);
 }
 

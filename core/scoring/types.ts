@@ -30,7 +30,11 @@ export type {
 /** How a text's tokens become one score per dimension (core/scoring/representation.ts). */
 export type Representation = 'meanCosine' | 'meanVector' | 'sif' | 'contentMean';
 
-/** What the text scorer needs from a tokenizer (core/tokenizer tokens satisfy it). */
+/**
+ * What the text scorer needs from a tokenizer (core/tokenizer tokens satisfy it). Tokens come in
+ * text order without overlap, and `string` is the text between indexStart and indexEnd: the
+ * composition reads "!", emoticon marks and emoji from the tokens' strings and the gaps between them.
+ */
 export interface TokenLike {
   token: string;
   string: string;

@@ -17,8 +17,21 @@ import {
   type ComposedItem,
   type ResolvedMapper,
 } from '../../core/scoring';
-import { setDenseTraversal } from '../../core/scoring/composition';
-import { parseLanguageData, tokenize, type Language, type LanguageData } from '../../core/tokenizer';
+import {
+  composeForms,
+  computeFormInfo,
+  setDenseTraversal,
+  stopFlag,
+  type CompiledComposition,
+} from '../../core/scoring/composition';
+import {
+  newFormTokens,
+  parseLanguageData,
+  scoringTokenizer,
+  tokenize,
+  type Language,
+  type LanguageData,
+} from '../../core/tokenizer';
 import type { MapperBundleInfo, MapperValues } from '../../core/types';
 import { modelFromVectors } from './support/model-fixture';
 
@@ -137,6 +150,11 @@ describe('en rules', () => {
         'd',
       ),
     ).toBe(false);
+    // Emoticons with letters, and at a sentence's end; a word with a mark is no emoticon, nor is
+    // an emoticon stuck to a word (VADER reads whitespace-separated chunks).
+    const more = compose('en', 'fun x-d and great:) but a well-made :-/. movie');
+    expect(more.filter((x) => x.tokenIndex < 0).map((x) => x.string)).toEqual(['x-d', ':-/']);
+    expect(has(more, 'well-made')).toBe(true);
   });
 });
 
@@ -229,6 +247,33 @@ describe('event-driven traversal', () => {
     ja: ['映画', '良い', '悪い', '楽しかっ', '嫌い', '美味しい', '普通', '問題', 'です', 'た'],
   };
   const PUNCT = ['.', ',', '!', '!!!', '?', ';', ':', ' - ', '…', '。', '、', '！', '\n', '"', '(', ')'];
+  // Between pieces: mostly a space, sometimes nothing ("good,bad", "great!"), a tab, NBSP or two spaces.
+  const JOINS = [' ', ' ', ' ', '', '\t', '\u00a0', '  '];
+
+  /**
+   * The lean path's view of a text (composeForms over the tokenizer's forms, prepared as
+   * core/scoring/batch.ts prepares them) as composeText's items: must equal composeText's.
+   */
+  function leanItems(lang: Language, text: string, rules: CompiledComposition): unknown {
+    const ft = scoringTokenizer(data[lang]!).forms(text, newFormTokens());
+    let summary = 0;
+    for (let k = 0; k < ft.count; k++) {
+      const f = ft.forms[k];
+      const info = computeFormInfo(rules, f);
+      f.compositionInfo = info;
+      f.compositionClasses = info.cls;
+      f.compositionFlags = info.flags | stopFlag(f.isStop);
+      f.composedBy = rules;
+      summary |= info.summary;
+    }
+    const r = composeForms(text, ft.count, summary, ft.forms, ft.starts, ft.ends, rules);
+    const out: Array<[number, number, number, number]> = [];
+    for (let k = 0; k < ft.count; k++) {
+      if (r === null ? !ft.forms[k].isStop : r.scratch.kind[k] === 0)
+        out.push(r === null ? [k, 0, 1, 1] : [k, r.scratch.negations[k], r.scratch.scale[k], r.scratch.weight[k]]);
+    }
+    return { tokens: out, symbols: r === null ? [] : r.symbols.map((x) => [x.string, x.indexStart, x.weight]) };
+  }
 
   // The composition visits only the list words and the tokens near them and reads a gap only when
   // a rule asks; visiting every token and reading every gap must give the same items and rules.
@@ -254,20 +299,30 @@ describe('event-driven traversal', () => {
           .map((e, k) => WORDS[lang][k % WORDS[lang].length] + e),
         ...Object.keys(c.emoji).slice(0, 10),
       ];
-      const piece = fc.tuple(fc.constantFrom(...pieces), fc.boolean(), fc.integer({ min: 0, max: 9 }));
+      const rules = compileComposition(c);
+      const piece = fc.tuple(fc.constantFrom(...pieces), fc.integer({ min: 0, max: 3 }), fc.constantFrom(...JOINS));
       let composed = 0;
       fc.assert(
-        fc.property(fc.array(piece, { minLength: 1, maxLength: 14 }), fc.boolean(), (parts, spaced) => {
+        fc.property(fc.array(piece, { minLength: 1, maxLength: 14 }), (parts) => {
           const text = parts
-            .map(([p, upper, k]) => (upper && k === 0 ? p.toUpperCase() : p))
-            .join(lang === 'ja' && !spaced ? '' : ' ');
-          const sparse = JSON.stringify(compose(lang, text));
+            .map(
+              ([p, k, join], j) =>
+                (j > 0 ? (lang === 'ja' && join === ' ' ? '' : join) : '') + (k === 0 ? p.toUpperCase() : p),
+            )
+            .join('');
+          const items = compose(lang, text);
+          const sparse = JSON.stringify(items);
           setDenseTraversal(true);
           try {
             expect(sparse).toBe(JSON.stringify(compose(lang, text)));
           } finally {
             setDenseTraversal(false);
           }
+          // The lean path (forms) gives the same scored tokens, emphasis, weights and symbols.
+          expect(leanItems(lang, text, rules)).toEqual({
+            tokens: items.filter((x) => x.tokenIndex >= 0).map((x) => [x.tokenIndex, x.negations, x.scale, x.weight]),
+            symbols: items.filter((x) => x.tokenIndex < 0).map((x) => [x.string, x.indexStart, x.weight]),
+          });
           if (sparse.includes('"rules":["')) composed++;
         }),
         { numRuns: 1500, seed: 13 },
