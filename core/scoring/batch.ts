@@ -16,6 +16,7 @@ import { dimensionTextScores } from './representation';
 import {
   composeForms,
   emphasis,
+  emphasized,
   computeFormInfo,
   stopFlag,
   type CompiledComposition,
@@ -152,8 +153,8 @@ export function buildBatch(
         const w = weight[k];
         if (s === 1 && g === 0 && w === 1) continue;
         composed.at.push(slot.length - 1);
-        composed.emphasisBipolar.push(g === 0 ? s : emphasis(s, g, true));
-        composed.emphasisUnipolar.push(g === 0 ? s : emphasis(s, g, false));
+        composed.emphasisBipolar.push(emphasis(s, g, true));
+        composed.emphasisUnipolar.push(emphasis(s, g, false));
         composed.weight.push(w);
       }
       composed.symbols.push(rc.symbols.length > 0 ? rc.symbols : null);
@@ -295,7 +296,7 @@ function composedScoreOf(
       next = q < qEnd ? at[q] : -1;
       if (Number.isNaN(v)) continue;
       sw += w;
-      swc += w * (e === 1 ? v : neutral + (v - neutral) * e);
+      swc += w * emphasized(v, e, neutral);
     } else if (!Number.isNaN(v)) {
       sw += 1;
       swc += v;

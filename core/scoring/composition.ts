@@ -340,7 +340,7 @@ function seenInText(
     let from = 0;
     for (let i = 0; i <= n; i++) {
       const to = i === n ? text.length : starts[i];
-      if (to - from > 1 || (to - from === 1 && text.charCodeAt(from) !== 32)) seen |= seenIn(rules, text, from, to);
+      if (!isPlainGap(text, from, to)) seen |= seenIn(rules, text, from, to);
       if (i < n) from = ends[i];
     }
   }
@@ -368,6 +368,14 @@ function asciiLetterRun(text: string, from: number, to: number): number {
   }
   return best;
 }
+
+/** No gap, or one space, between two tokens: no break and no symbol (the common case, checked cheaply). */
+const isPlainGap = (text: string, from: number, to: number): boolean =>
+  to - from <= 1 && (to === from || text.charCodeAt(from) === 32);
+
+/** Token i's FormInfo: from its form (composeForms) or from the scratch (composeText). */
+const infoAt = (forms: ArrayLike<ComposableForm> | null, infos: FormInfo[], i: number): FormInfo =>
+  forms !== null ? (forms[i].compositionInfo as FormInfo) : infos[i];
 
 const isSpace = (c: number): boolean =>
   c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x3000 || c === 0x2028 || c === 0x2029 || c === 0x85;
@@ -640,14 +648,13 @@ function applyRules(
     const i = specials[s];
     if (i <= skip || (anyCovered && covered[i])) continue;
     const c = cls[i];
-    const head =
-      c & C_PAIR_HEAD && i + 1 < n ? (forms !== null ? (forms[i].compositionInfo as FormInfo) : infos[i]) : null;
+    const head = c & C_PAIR_HEAD && i + 1 < n ? infoAt(forms, infos, i) : null;
     if (
       head !== null &&
       (cls[i + 1] & C_PAIR_TAIL || head.spaced || denseTraversal) &&
       !clauseAt(text, starts, ends, clauseBefore, eager, i + 1)
     ) {
-      const pair = pairEntry(rules, head, forms !== null ? (forms[i + 1].compositionInfo as FormInfo) : infos[i + 1]);
+      const pair = pairEntry(rules, head, infoAt(forms, infos, i + 1));
       if (pair !== null && pair.notNegating) {
         kind[i] = kind[i + 1] = 1;
         role[i] |= R_CANCELLED;
@@ -679,7 +686,7 @@ function applyRules(
     } else if (c & C_BOOSTER) {
       kind[i] = 1;
       boosterAt[nb] = i;
-      boosterValue[nb++] = (forms !== null ? (forms[i].compositionInfo as FormInfo) : infos[i]).booster;
+      boosterValue[nb++] = infoAt(forms, infos, i).booster;
     }
   }
 
@@ -832,8 +839,7 @@ function readGaps(text: string, n: number, starts: Int32Array, ends: Int32Array,
     const from = i === 0 ? 0 : ends[i - 1];
     const to = i === n ? text.length : starts[i];
     clauseBefore[i] = 0;
-    if (to - from <= 1 && (to === from || text.charCodeAt(from) === 32)) {
-      // no gap or one space: neither a clause nor a sentence break (the common case, checked cheaply)
+    if (isPlainGap(text, from, to)) {
       if (i < n) sentenceOf[i] = sentence;
       continue;
     }
@@ -872,7 +878,7 @@ function clauseAt(
   if (eager) return clauseBefore[j] === 1;
   const from = ends[j - 1];
   const to = starts[j];
-  if (to - from <= 1 && (to === from || text.charCodeAt(from) === 32)) return false;
+  if (isPlainGap(text, from, to)) return false;
   for (let k = from; k < to; k++) if (gapClass(text.charCodeAt(k)) & (GAP_CLAUSE | GAP_SENTENCE)) return true;
   return false;
 }
@@ -1091,6 +1097,6 @@ function composeValue(value: number, scale: number, negations: number, neutral: 
 }
 
 /** A value whose distance from `neutral` is multiplied by `e` (e = 1: the value itself, to the bit). */
-function emphasized(value: number, e: number, neutral: number): number {
+export function emphasized(value: number, e: number, neutral: number): number {
   return e === 1 ? value : neutral + (value - neutral) * e;
 }
