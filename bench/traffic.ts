@@ -5,6 +5,7 @@
  */
 import { Agent, fetch as undiciFetch } from 'undici';
 import { DEFAULT_MODEL_ID } from '../build/default-model';
+import { LIMITS } from '../core/limits';
 
 /**
  * Connections idle for at most 1 s are reused. workerd closes a keep-alive connection after 5 s
@@ -32,10 +33,53 @@ export interface Req {
   admin?: boolean;
 }
 
-export function requestMix(rand: () => number, ws: string): Req {
+/** A model the mix scores with, and texts and words of its language. */
+export interface MixModel {
+  id: string;
+  texts: string[];
+  seeds: string[];
+  words: string[];
+}
+
+/** Texts and words per language for the scoring requests of the mix (model switching). */
+export const MIX_LANGUAGE: Record<string, Omit<MixModel, 'id'>> = {
+  en: { texts: [PROSE, 'I am not happy with this'], seeds: ['good', 'great'], words: ['fine', 'bad'] },
+  de: {
+    texts: ['Die Kinder spielen im Garten', 'Das Essen war nicht gut'],
+    seeds: ['gut'],
+    words: ['schlecht', 'Haus'],
+  },
+  fr: {
+    texts: ['Les enfants jouent dans le jardin', "Le repas n'était pas bon"],
+    seeds: ['bon'],
+    words: ['mauvais', 'maison'],
+  },
+  ja: { texts: ['東京都に住んでいます', '料理はとても美味しかった'], seeds: ['良い'], words: ['悪い', '家'] },
+};
+
+const DEFAULT_MIX_MODELS: MixModel[] = [{ id: MODEL, ...MIX_LANGUAGE.en }];
+
+/**
+ * A request drawn from the mix. `models`: the models the scoring requests pick from, one at
+ * random per request (several: every request may need another model than the last).
+ * `oversize`: the share of requests whose body is over the body limit (413).
+ */
+export function requestMix(
+  rand: () => number,
+  ws: string,
+  options: { models?: MixModel[]; oversize?: number } = {},
+): Req {
   const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
   const json = (o: unknown) => JSON.stringify(o);
   const w = `/api/v1/workspaces/${ws}`;
+  if (options.oversize && rand() < options.oversize)
+    return {
+      kind: 'oversize',
+      method: 'POST',
+      path: `${w}/text-scores`,
+      body: json({ texts: ['x'.repeat(LIMITS.bodyBytes + 1024)], embeddingModelId: MODEL }),
+    };
+  const model = pick(options.models ?? DEFAULT_MIX_MODELS);
   const r = rand();
   if (r < 0.2)
     return {
@@ -43,8 +87,8 @@ export function requestMix(rand: () => number, ws: string): Req {
       method: 'POST',
       path: `${w}/text-scores`,
       body: json({
-        texts: [PROSE, pick(PROTO), 'I am not happy with this'],
-        embeddingModelId: MODEL,
+        texts: [...model.texts, pick(PROTO)],
+        embeddingModelId: model.id,
         mapperKeys: ['sentiment_valence'],
       }),
     };
@@ -54,9 +98,9 @@ export function requestMix(rand: () => number, ws: string): Req {
       method: 'POST',
       path: `${w}/word-scores`,
       body: json({
-        seedWords: ['good', 'great'],
-        whitelistWords: ['fine', 'bad', pick(PROTO)],
-        embeddingModelId: MODEL,
+        seedWords: model.seeds,
+        whitelistWords: [...model.words, pick(PROTO)],
+        embeddingModelId: model.id,
       }),
     };
   if (r < 0.47) {
@@ -171,6 +215,10 @@ export interface Tally {
   latencies: number[];
   /** wrangler dev's plain-text 503 "Your worker restarted mid-request" (its proxy, not the Worker). */
   restarts: number;
+  /** 503 problem+json answers with Retry-After (a load shed: allowed up to a share of the requests). */
+  retryable503: number;
+  /** Requests with no answer at all (connection reset or closed, timeout). */
+  dropped: number;
 }
 
 export const newTally = (): Tally => ({
@@ -181,6 +229,8 @@ export const newTally = (): Tally => ({
   samples: [],
   latencies: [],
   restarts: 0,
+  retryable503: 0,
+  dropped: 0,
 });
 
 export async function send(base: string, req: Req, token: string, adminToken: string, tally: Tally): Promise<void> {
@@ -192,6 +242,7 @@ export async function send(base: string, req: Req, token: string, adminToken: st
   const t0 = performance.now();
   let status = 0;
   let contentType = '';
+  let retryAfter: string | null = null;
   let text = '';
   try {
     const res = await undiciFetch(`${base}${req.path}`, {
@@ -203,9 +254,11 @@ export async function send(base: string, req: Req, token: string, adminToken: st
     });
     status = res.status;
     contentType = res.headers.get('content-type') ?? '';
+    retryAfter = res.headers.get('retry-after');
     text = await res.text();
   } catch (err) {
     status = 599; // no answer at all (connection reset, timeout): counted as a 5xx
+    tally.dropped++;
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     text = `${String(err)}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''} after ${Math.round(performance.now() - t0)} ms`;
   }
@@ -219,6 +272,7 @@ export async function send(base: string, req: Req, token: string, adminToken: st
       );
   };
   if (text.includes('restarted mid-request')) tally.restarts++;
+  if (status === 503 && retryAfter !== null && contentType.includes('application/problem+json')) tally.retryable503++;
   if (status >= 500) {
     tally.fiveXX++;
     note();
@@ -258,6 +312,8 @@ export function mergeTallies(...tallies: Tally[]): Tally {
     all.fiveXX += t.fiveXX;
     all.nonProblem += t.nonProblem;
     all.restarts += t.restarts;
+    all.retryable503 += t.retryable503;
+    all.dropped += t.dropped;
     all.samples.push(...t.samples);
     for (const [s, n] of t.byStatus) all.byStatus.set(s, (all.byStatus.get(s) ?? 0) + n);
   }

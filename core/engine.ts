@@ -16,6 +16,7 @@ import { requestSchemas } from './requests';
 import {
   autocomplete,
   BoundedCache,
+  expansionCacheBytes,
   languageLexicon,
   scoreTexts,
   scoreWords,
@@ -40,18 +41,43 @@ import type { ModelManifest, VectorIndex } from './types';
 export class LoadedModel<I extends VectorIndex = VectorIndex> {
   /** Parsed mapper bundles by bundle key (a rejected or missing one is dropped so a later call retries). */
   readonly bundles = new Map<string, Promise<MapperBundle | null>>();
+  /** Bytes of each parsed bundle kept in `bundles`. */
+  readonly bundleBytes = new Map<string, number>();
+  /** Normalization statistics (mappers, modelRank: per model; dimensions: per seed set), at most STATS_CACHE_BYTES. */
+  readonly stats: BoundedCache<FactorStats>;
+
+  /** Asked before a cache keeps more bytes (the Worker's memory budget); absent: always yes. */
+  readonly mayGrow?: (bytes: number) => boolean;
 
   constructor(
     readonly id: string,
     readonly index: I,
-    /** Normalization statistics (mappers, modelRank: per model; dimensions: per seed set). */
-    readonly stats: BoundedCache<FactorStats> = new BoundedCache<FactorStats>(256),
-  ) {}
+    options: { stats?: BoundedCache<FactorStats>; mayGrow?: (bytes: number) => boolean } = {},
+  ) {
+    this.mayGrow = options.mayGrow;
+    this.stats =
+      options.stats ??
+      new BoundedCache<FactorStats>(256, {
+        maxBytes: STATS_CACHE_BYTES,
+        sizeOf: (s, key) => s.sorted.byteLength + 2 * key.length + 64,
+        mayGrow: options.mayGrow,
+      });
+  }
 
   get manifest(): ModelManifest {
     return this.index.manifest;
   }
+
+  /** Bytes of this model's caches: normalization statistics, seed expansions, parsed mapper bundles. */
+  get cacheBytes(): number {
+    let n = this.stats.bytes + expansionCacheBytes(this.index);
+    for (const b of this.bundleBytes.values()) n += b;
+    return n;
+  }
 }
+
+/** Bytes one model's normalization statistics may hold (a seed set's sample is 160 KB: about 50 sets). */
+export const STATS_CACHE_BYTES = 8_000_000;
 
 /** Where an engine's models, language data, mapper bundles and stored seeds come from. */
 export interface EngineSource {
@@ -159,7 +185,12 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
             )
           : null;
       },
-      (b) => b !== null,
+      // Kept when the memory budget allows its bytes (model.mayGrow); else parsed again next time.
+      (b) => {
+        if (b === null || (model.mayGrow && !model.mayGrow(b.byteLength))) return false;
+        model.bundleBytes.set(bundleKey, b.byteLength);
+        return true;
+      },
     );
     try {
       return await p;

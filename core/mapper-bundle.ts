@@ -209,6 +209,13 @@ export class MapperBundle implements MapperValues {
     this.index = new Map(info.variables.map((v, i) => [v, i]));
   }
 
+  /** Bytes this parsed bundle holds (the Worker's memory budget counts them). */
+  get byteLength(): number {
+    let n = this.offsets.byteLength + this.steps.byteLength + this.lexiconRows.byteLength;
+    for (const c of this.codes) n += c.byteLength;
+    return n + (this.linearWeights?.byteLength ?? 0);
+  }
+
   /** Mapper variable ids (bundle key + '_' + variable) of this bundle. */
   get variableIds(): string[] {
     return this.info.variables.map((v) => mapperVariableId(this.info.key, v));

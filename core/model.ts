@@ -30,6 +30,12 @@ export interface ModelLoadOptions {
    * directly, e.g. the offline scorer's cached head): adopted instead of copying `rows`/`scales`.
    */
   matrix?: MatrixSlot;
+  /**
+   * Asked before the lookup table's bytes are allocated (the Worker's memory budget,
+   * worker/sources/models.ts). When it answers false, rowOf keeps binary-searching (the same
+   * rows, a little slower) and asks again after another `lookupTableAfter` calls.
+   */
+  mayGrow?: (bytes: number) => boolean;
 }
 
 const utf8Encoder = new TextEncoder();
@@ -58,6 +64,7 @@ export class EmbeddingModel implements VectorIndex {
   private table: Uint32Array | null = null;
   private lookups = 0;
   private readonly tableAfter: number;
+  private readonly mayGrow: ((bytes: number) => boolean) | undefined;
   private readonly baseBytes: number;
   /** Manifest feature 'compound-head-fallback' (the aligned German model). */
   private readonly compoundFallback: boolean;
@@ -82,6 +89,7 @@ export class EmbeddingModel implements VectorIndex {
       throw new RangeError(`the matrix slot is ${given.n} x ${given.dims}, the model ${parsed.size} x ${parsed.dims}`);
     this.matrix = given ?? kernels.loadMatrix(parsed.rows, parsed.scales, parsed.size, parsed.dims);
     this.tableAfter = options.lookupTableAfter ?? 1024;
+    this.mayGrow = options.mayGrow;
     this.compoundFallback = Array.isArray(this.manifest.features) && this.manifest.features.includes(COMPOUND_FEATURE);
     this.baseBytes =
       (retain
@@ -109,6 +117,23 @@ export class EmbeddingModel implements VectorIndex {
   /** Bytes held outside WASM memory: vocabulary, offsets, index (or the whole artifact if retained), lookup table once built. */
   get retainedBytes(): number {
     return this.baseBytes + (this.table?.byteLength ?? 0);
+  }
+
+  /** Bytes the lookup table takes once built (8 per slot, slots a power of two >= 1.5 x words). */
+  get tableBytes(): number {
+    let cap = 2;
+    while (cap * 2 < this.size * 3) cap <<= 1;
+    return cap * 8;
+  }
+
+  /** Builds the lookup table unless mayGrow refuses its bytes (then binary search goes on for another tableAfter calls). */
+  private tableAllowed(): boolean {
+    if (this.mayGrow && !this.mayGrow(this.tableBytes)) {
+      this.lookups = 0;
+      return false;
+    }
+    this.table = this.buildTable();
+    return true;
   }
 
   /** Bytes of this model's matrix slot in WASM memory. */
@@ -154,7 +179,7 @@ export class EmbeddingModel implements VectorIndex {
     const key = keyBytes(word);
     let lo: number;
     let hi: number;
-    if (this.table || ++this.lookups > this.tableAfter) {
+    if (this.table || (++this.lookups > this.tableAfter && this.tableAllowed())) {
       const found = this.find(key);
       if (found < 0) return -1;
       // The common case: one entry with this key, so it is the exact, lower-cased or case-insensitive hit.
@@ -312,8 +337,7 @@ export class EmbeddingModel implements VectorIndex {
   }
 
   private buildTable(): Uint32Array {
-    let cap = 2;
-    while (cap * 2 < this.size * 3) cap <<= 1;
+    const cap = this.tableBytes / 8;
     const table = new Uint32Array(cap * 2);
     const mask = cap - 1;
     const v = this.vocab;

@@ -25,6 +25,10 @@ export interface Env extends Omit<Cloudflare.Env, 'JWT_SECRET' | 'JWT_WORKSPACE_
   STORAGE_TIMEOUT_MS?: string;
   /** Bound of every call to a workspace's meter in ms (worker/quotas/meter-client.ts; default 5,000). */
   METER_TIMEOUT_MS?: string;
+  /** Isolate memory the models, language data and their caches may take, in bytes (worker/sources/models.ts; default 100,000,000). */
+  MODEL_MEMORY_BUDGET_BYTES?: string;
+  /** How long a request waits for a model's load or for room in the budget, in ms (default 10,000), before 503 with Retry-After. */
+  MODEL_WAIT_MS?: string;
   /** Delay between a charge and the meter's flush of its outbox to the D1 ledger in ms (worker/quotas/meter-do.ts). */
   METER_FLUSH_DELAY_MS?: string;
 }

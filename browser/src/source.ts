@@ -432,7 +432,7 @@ async function load(id: string, options: LoadOptions, onProgress?: ProgressFn): 
       bytes: stored.byteLength,
     },
     // The engine parses the bundles when a request names them (core/engine.ts).
-    model: new LoadedModel(id, index, same ? current!.model.stats : undefined),
+    model: new LoadedModel(id, index, { stats: same ? current!.model.stats : undefined }),
     bundles,
   };
   models.set(id, loaded);

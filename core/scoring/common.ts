@@ -299,9 +299,9 @@ export function dimensionQueries(
       // Everything that decides the words: mode (with the competitors' seed rows and this
       // dimension's place among them), N, the seed rows and the seed words (excluded as words).
       const key = cache
-        ? `${contrastive ? `c${k}:${competitorKey}` : 'n'}|${d.expand}|${pos.rows.join(',')}|${words.map((w) => w.trim().toLowerCase()).join('\u0000')}`
+        ? `${cache.prefix}${contrastive ? `c${k}:${competitorKey}` : 'n'}|${d.expand}|${pos.rows.join(',')}|${words.map((w) => w.trim().toLowerCase()).join('\u0000')}`
         : '';
-      const store = key.length <= EXPANSION_KEY_MAX_LENGTH ? cache : null;
+      const store = cache && key.length <= EXPANSION_KEY_MAX_LENGTH ? cache.cache : null;
       let rows = store?.get(key);
       if (!rows) {
         rows = contrastive
@@ -359,26 +359,45 @@ export function dimensionQueries(
 export const EXPANSION_CACHE_SIZE = 512;
 export const EXPANSION_KEY_MAX_LENGTH = 4096;
 
-/** Per model: the cache without a lexicon and one per lexicon (core/scoring/candidates.ts languageLexicon). */
-const expansionCaches = new WeakMap<
-  VectorIndex,
-  { none: BoundedCache<readonly number[]> | null; byLexicon: WeakMap<WordLexicon, BoundedCache<readonly number[]>> }
->();
+/** Bytes the expansion cache of one model may hold (keys and rows; counted by the Worker's memory budget). */
+export const EXPANSION_CACHE_BYTES = 2_000_000;
+
+/** Per model: one cache; each entry's key starts with its lexicon's number (0: none). */
+const expansionCaches = new WeakMap<VectorIndex, BoundedCache<readonly number[]>>();
+const lexiconIds = new WeakMap<WordLexicon, number>();
+let lexiconCount = 0;
 
 /**
- * The expansion rows already found for this model and lexicon: clients that classify batch after
- * batch send the same dimensions each time, and a contrastive expansion scans the candidate rows
- * once per competing dimension (docs/dimensions.md). None for a model head (core/partial-index.ts):
- * its answers are replaced once the complete model is in.
+ * The expansion rows already found for this model (and lexicon: a key names it): clients that
+ * classify batch after batch send the same dimensions each time, and a contrastive expansion
+ * scans the candidate rows once per competing dimension (docs/dimensions.md). None for a model
+ * head (core/partial-index.ts): its answers are replaced once the complete model is in.
  */
-function expansionCache(index: VectorIndex, lexicon: WordLexicon | undefined): BoundedCache<readonly number[]> | null {
+function expansionCache(
+  index: VectorIndex,
+  lexicon: WordLexicon | undefined,
+): { cache: BoundedCache<readonly number[]>; prefix: string } | null {
   if (index.rows !== undefined && index.rows < index.size) return null;
-  let c = expansionCaches.get(index);
-  if (!c) expansionCaches.set(index, (c = { none: null, byLexicon: new WeakMap() }));
-  if (!lexicon) return (c.none ??= new BoundedCache<readonly number[]>(EXPANSION_CACHE_SIZE));
-  let rows = c.byLexicon.get(lexicon);
-  if (!rows) c.byLexicon.set(lexicon, (rows = new BoundedCache<readonly number[]>(EXPANSION_CACHE_SIZE)));
-  return rows;
+  let cache = expansionCaches.get(index);
+  if (!cache)
+    expansionCaches.set(
+      index,
+      (cache = new BoundedCache<readonly number[]>(EXPANSION_CACHE_SIZE, {
+        maxBytes: EXPANSION_CACHE_BYTES,
+        sizeOf: (rows, key) => 2 * key.length + 8 * rows.length + 64,
+      })),
+    );
+  let id = 0;
+  if (lexicon) {
+    id = lexiconIds.get(lexicon) ?? 0;
+    if (id === 0) lexiconIds.set(lexicon, (id = ++lexiconCount));
+  }
+  return { cache, prefix: `${id}|` };
+}
+
+/** Bytes held by the model's expansion cache (the Worker's memory budget and diagnostics). */
+export function expansionCacheBytes(index: VectorIndex): number {
+  return expansionCaches.get(index)?.bytes ?? 0;
 }
 
 /** dimensionQueries of a request's `dimensions` and `expansion` (text-scores and word-scores alike). */
@@ -532,9 +551,27 @@ export function normalize(value: number, stats: FactorStats | null, mode: Normal
 }
 
 /** A simple bounded Map cache (insertion-order eviction), usable as StatsCache. */
+/** A byte bound of a BoundedCache: entries' sizes, the most they may add up to, and the budget's say. */
+export interface CacheBounds<V> {
+  maxBytes: number;
+  sizeOf: (value: V, key: string) => number;
+  /** Asked before an entry's bytes are added (the Worker's memory budget): false keeps the entry out. */
+  mayGrow?: (bytes: number) => boolean;
+}
+
+/**
+ * Least-recently-used cache of at most `capacity` entries and, with bounds, at most
+ * `bounds.maxBytes` bytes. An entry that does not fit (or that the budget refuses once the
+ * older entries are gone) is not kept: the caller computes it again next time.
+ */
 export class BoundedCache<V> {
   private readonly map = new Map<string, V>();
-  constructor(private readonly capacity: number) {}
+  private readonly sizes = new Map<string, number>();
+  private held = 0;
+  constructor(
+    private readonly capacity: number,
+    private readonly bounds?: CacheBounds<V>,
+  ) {}
   get(key: string): V | undefined {
     const v = this.map.get(key);
     if (v !== undefined) {
@@ -544,11 +581,30 @@ export class BoundedCache<V> {
     return v;
   }
   set(key: string, value: V): void {
-    this.map.delete(key);
+    this.remove(key);
+    const b = this.bounds;
+    if (b) {
+      const size = b.sizeOf(value, key);
+      if (size > b.maxBytes) return;
+      while (this.map.size > 0 && (this.held + size > b.maxBytes || (b.mayGrow && !b.mayGrow(size))))
+        this.remove(this.map.keys().next().value as string);
+      if (this.held + size > b.maxBytes || (b.mayGrow && !b.mayGrow(size))) return;
+      this.sizes.set(key, size);
+      this.held += size;
+    }
     this.map.set(key, value);
-    while (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as string);
+    while (this.map.size > this.capacity) this.remove(this.map.keys().next().value as string);
+  }
+  private remove(key: string): void {
+    if (!this.map.delete(key)) return;
+    this.held -= this.sizes.get(key) ?? 0;
+    this.sizes.delete(key);
   }
   get size(): number {
     return this.map.size;
+  }
+  /** Bytes of the entries held (0 without bounds). */
+  get bytes(): number {
+    return this.held;
   }
 }

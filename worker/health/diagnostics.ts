@@ -32,11 +32,31 @@ const route = createRoute({
               description: 'Random id of the isolate that answered; it changes when the runtime starts a new isolate',
             }),
             wasmMemoryBytes: z.number().int(),
-            models: z.array(z.object({ id: z.string(), retainedBytes: z.number().int() })),
+            models: z.array(
+              z.object({
+                id: z.string(),
+                retainedBytes: z
+                  .number()
+                  .int()
+                  .openapi({ description: 'Vocabulary, index and lookup table outside WASM memory' }),
+                cacheBytes: z.number().int().openapi({
+                  description: 'Normalization statistics, seed expansions and parsed mapper bundles kept for the model',
+                }),
+                draining: z.boolean().openapi({
+                  description:
+                    'Chosen for eviction while requests use it: new requests wait for it to go and load it again',
+                }),
+              }),
+            ),
             languages: z.array(z.object({ language: z.string(), bytes: z.number().int() })),
-            totalBytes: z.number().int(),
+            cacheBytes: z.number().int().openapi({ description: "Sum of the models' cacheBytes" }),
+            totalBytes: z.number().int().openapi({
+              description:
+                "What the memory budget counts: WASM memory, the models' retained and cache bytes, language data, and the data being read or reserved for the loaded models' languages. Never above budgetBytes",
+            }),
             evictions: z.number().int().openapi({
-              description: 'Models evicted (least recently used) in this isolate to stay within budgetBytes',
+              description:
+                'Models evicted (idle ones least recently used first, then drained ones) in this isolate to stay within budgetBytes',
             }),
             budgetBytes: z.number().int(),
             // Per-isolate state keyed by request data: must stay bounded under any traffic (issue 12).
@@ -60,12 +80,8 @@ const route = createRoute({
 export const diagnosticsRoutes = newRouter();
 
 diagnosticsRoutes.openapi(route, async (c) => {
-  const mem = registryMemory();
-  const languages = await languageMemory();
-  const totalBytes =
-    mem.wasmMemoryBytes +
-    mem.models.reduce((s, m) => s + m.retainedBytes, 0) +
-    languages.reduce((s, l) => s + l.bytes, 0);
+  const mem = registryMemory(c.env);
+  const languages = languageMemory();
   const stateEntries = {
     models: settledRegistrySize(),
     modelCaches: modelCacheEntries(),
@@ -78,7 +94,8 @@ diagnosticsRoutes.openapi(route, async (c) => {
       wasmMemoryBytes: mem.wasmMemoryBytes,
       models: mem.models,
       languages,
-      totalBytes,
+      cacheBytes: mem.models.reduce((s, m) => s + m.cacheBytes, 0),
+      totalBytes: mem.totalBytes,
       evictions: mem.evictions,
       budgetBytes: mem.budgetBytes,
       stateEntries,

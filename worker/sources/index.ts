@@ -13,13 +13,19 @@ import { storedSeeds } from '../dimensions/store';
 import type { AppEnv, Env } from '../env';
 import { phases } from '../http/timing';
 import { getLanguageData } from './language-data';
-import { getModel } from './models';
+import { admitLanguage, awaitLanguage, getModel } from './models';
 
 export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource {
   return {
     waitUntil: ctx,
     model: (id) => getModel(env, id, ctx),
-    languageData: (language) => getLanguageData(env, language, ctx),
+    languageData: (language) =>
+      awaitLanguage(
+        env,
+        ctx,
+        language,
+        getLanguageData(env, language, ctx, (l) => admitLanguage(env, ctx, l)),
+      ),
     async mapperBundleBytes(model, bundleKey) {
       const obj = await env.ARTIFACTS.get(R2_KEYS.mapper(model.id, bundleKey));
       return obj ? obj.arrayBuffer() : null;

@@ -2,6 +2,10 @@
  * Tokenizer language data for the text endpoints: lang/{language}.bin from R2, parsed once per
  * isolate (one in-flight Promise per language; a failure is not cached, so the next request
  * retries). Missing or unreadable data: 503 LANGUAGE_DATA_UNAVAILABLE (core/engine.ts).
+ *
+ * The isolate's memory budget (./models.ts) counts every language's bytes: parsed data, data
+ * being read, and the data a loaded model's requests will read (its size from R2, learned once).
+ * A load first asks the budget for room (`admit`), like a model load.
  */
 import { parseLanguageData, type LanguageData } from '../../core/tokenizer';
 import { R2_KEYS } from '../../core/storage-keys';
@@ -9,25 +13,70 @@ import { loadsInFlight, sharedLoad, type WaitUntil } from '../../core/shared-loa
 import type { Env } from '../env';
 
 const cache = new Map<string, Promise<LanguageData>>();
-/** Bytes of each language's data once parsed (the model registry's memory budget counts them). */
+/** Bytes of each language's data once parsed. */
 const sizes = new Map<string, number>();
+/** Bytes of the languages being read now (admitted, not parsed yet). */
+const loading = new Map<string, number>();
+/** Size of each language's R2 object, once learned (a reserve for data not read yet). */
+const objectSizes = new Map<string, number>();
 
-/** Bytes of all language data parsed in this isolate. */
-export function languageBytes(): number {
+/** Room kept for a language whose size is not known yet (the largest, de, is 11.3 MB). */
+export const LANGUAGE_RESERVE_BYTES = 12_000_000;
+
+/**
+ * Bytes the budget counts for language data: parsed and loading data, and for each language of
+ * `spoken` (the loaded models' languages, plus one about to be loaded) that is neither, its size.
+ */
+export function languageBytes(spoken: Iterable<string> = []): number {
   let total = 0;
   for (const b of sizes.values()) total += b;
+  for (const b of loading.values()) total += b;
+  for (const language of new Set(spoken))
+    if (!sizes.has(language) && !loading.has(language)) total += objectSizes.get(language) ?? LANGUAGE_RESERVE_BYTES;
   return total;
 }
 
-/** The parsed data of `language` (rejects when R2 has none or it cannot be parsed). */
-export function getLanguageData(env: Env, language: string, ctx?: WaitUntil): Promise<LanguageData> {
+/** The size of the language's data in R2 (0 when there is none), learned once per isolate. */
+export async function languageObjectSize(env: Env, language: string): Promise<number> {
+  const known = sizes.get(language) ?? objectSizes.get(language);
+  if (known !== undefined) return known;
+  const head = await env.ARTIFACTS.head(R2_KEYS.languageData(language));
+  // None in R2: nothing to reserve (a later upload is admitted when it is read).
+  const size = head?.size ?? 0;
+  objectSizes.set(language, size);
+  return size;
+}
+
+/**
+ * The parsed data of `language` (rejects when R2 has none or it cannot be parsed). `admit`
+ * waits until the budget has room for the data (./models.ts admitLanguage) or rejects with 503.
+ */
+export function getLanguageData(
+  env: Env,
+  language: string,
+  ctx: WaitUntil | undefined,
+  admit: (language: string, bytes: number) => Promise<void>,
+): Promise<LanguageData> {
   return sharedLoad(cache, language, ctx, async () => {
-    const obj = await env.ARTIFACTS.get(R2_KEYS.languageData(language));
-    if (!obj) throw new Error(`${R2_KEYS.languageData(language)} is missing`);
-    const data = parseLanguageData(await obj.arrayBuffer());
-    sizes.set(language, data.byteLength);
-    return data;
+    const size = await languageObjectSize(env, language);
+    await admit(language, size);
+    loading.set(language, size);
+    try {
+      const obj = await env.ARTIFACTS.get(R2_KEYS.languageData(language));
+      if (!obj) throw new Error(`${R2_KEYS.languageData(language)} is missing`);
+      const data = parseLanguageData(await obj.arrayBuffer());
+      // Dropped while it was read (its last model was evicted): not kept.
+      if (cache.has(language)) sizes.set(language, data.byteLength);
+      return data;
+    } finally {
+      loading.delete(language);
+    }
   });
+}
+
+/** Parsed languages that no language of `spoken` names (the budget may drop them: dropLanguageData). */
+export function unspokenLanguages(spoken: ReadonlySet<string>): string[] {
+  return [...sizes.keys()].filter((language) => !spoken.has(language));
 }
 
 /** True when the language's data is parsed in this isolate. */
@@ -45,16 +94,8 @@ export function dropLanguageData(language: string): void {
 }
 
 /** Bytes of the language data loaded in this isolate (diagnostics). */
-export async function languageMemory(): Promise<Array<{ language: string; bytes: number }>> {
-  const out: Array<{ language: string; bytes: number }> = [];
-  for (const [language, p] of cache) {
-    try {
-      out.push({ language, bytes: (await p).byteLength });
-    } catch {
-      // failed loads hold nothing
-    }
-  }
-  return out;
+export function languageMemory(): Array<{ language: string; bytes: number }> {
+  return [...sizes].map(([language, bytes]) => ({ language, bytes }));
 }
 
 /** Languages this isolate holds data for (diagnostics; loads in flight: languageLoadsInFlight). */

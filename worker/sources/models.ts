@@ -7,6 +7,20 @@
  * when MODEL_RETRY_MS have passed since the failure, or at once when the artifact object in R2
  * changed (another etag, e.g. a fixed upload); otherwise it fails fast without touching the
  * artifact. A model id without a manifest (models/{id}.json) is unknown: 404, no entry kept.
+ *
+ * The memory budget is a promise (docs/reliability.md "Memory budget"): everything the isolate
+ * keeps for models (WASM memory, buffers outside it, the lookup tables, the per-model caches, the
+ * language data) is counted, and nothing is kept that would go over it:
+ * - a load is admitted only when its bytes fit: least-recently-used models no request uses are
+ *   evicted first; models in use are drained (no new request takes them; they go once their
+ *   requests have answered); a request waits for that at most MODEL_WAIT_MS, then gets 503 with
+ *   Retry-After, and so does one whose models cannot fit beside the models in use;
+ * - caches and lookup tables grow only while the budget has room (core/engine.ts mayGrow);
+ * - a model a request holds or waits for is never evicted (pins and waiters), so no request
+ *   sees its model's memory freed under it;
+ * - every wait has a timer of the waiting request's own, so no request waits on another
+ *   request's I/O alone (workerd would cancel it as hung).
+ * Loads are placed one at a time (one R2 read of a model in flight per isolate).
  */
 import kernelsWasm from '../../build/generated/kernels.wasm';
 import { Kernels } from '../../core/kernels';
@@ -17,20 +31,38 @@ import { type ModelManifest } from '../../core/types';
 import { keepAlive, loadsInFlight, type WaitUntil } from '../../core/shared-load';
 import { ApiError } from '../../core/problem';
 import type { Env } from '../env';
-import { dropLanguageData, languageBytes, languageLoaded } from './language-data';
+import { dropLanguageData, languageBytes, languageObjectSize, unspokenLanguages } from './language-data';
 import { clip } from '../log';
 
 export type LoadingStatus = 'not loaded' | 'loading' | 'loaded' | 'error';
 
 /** After a failed load, requests fail fast for this long unless the artifact changes. */
 export const MODEL_RETRY_MS = 30_000;
+/** Isolate memory the models, language data and their caches may take (the isolate limit is 128 MiB). */
+export const MEMORY_BUDGET_BYTES = 100_000_000;
+/** How long a request waits for a model (its load, room in the budget) before 503 with Retry-After. */
+export const MODEL_WAIT_MS = 10_000;
+/** Between two looks at the budget while a request waits for room. */
+const POLL_MS = 5;
+/** A load holding the placement turn longer than this is taken as abandoned (its request was cancelled). */
+const TURN_LEASE_MS = 60_000;
+
+/** The configured budget and wait (wrangler vars MODEL_MEMORY_BUDGET_BYTES, MODEL_WAIT_MS). */
+function settingOf(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && Number.isFinite(n) && n > 0 ? n : fallback;
+}
+/** The budget of the last request (caches ask it without an env). */
+let budget = MEMORY_BUDGET_BYTES;
 
 /** A model in isolate memory with its per-model caches (core/engine.ts) and its LRU state. */
 export class LoadedModel extends EngineModel<EmbeddingModel> {
   /** Last getModel of this model (LRU eviction). */
   lastUsed = Date.now();
-  /** Requests in flight that hold this model (never evicted while > 0). */
+  /** Requests that hold this model (never evicted while > 0). */
   pins = 0;
+  /** Chosen for eviction while requests held it: no new request takes it. */
+  draining = false;
   /** Evicted: its matrix memory may hold another model now; getModel loads it again. */
   released = false;
 
@@ -47,6 +79,9 @@ interface Entry {
   error?: string;
   failedAt?: number;
   failedEtag?: string | null;
+  /** Requests awaiting this entry's load (its model is not evicted while they are about to pin it). */
+  waiters: number;
+  startedAt: number;
 }
 
 /** The isolate's WASM kernels instance (one linear memory holds every loaded model). */
@@ -63,6 +98,8 @@ export function artifactReadCount(id: string): number {
 
 /** Distinguishes "no such model" (404) from load failures inside the loader promise. */
 class UnknownModel extends Error {}
+/** No room in the budget in time, or none possible beside the models in use: 503 with Retry-After. */
+class NoRoom extends Error {}
 
 export function loadingStatus(id: string): LoadingStatus {
   return entries.get(id)?.status ?? 'not loaded';
@@ -79,8 +116,28 @@ export async function getManifest(env: Env, id: string): Promise<ModelManifest |
   }
 }
 
-function startLoad(env: Env, id: string, ctx: WaitUntil | undefined): Entry {
-  const entry: Entry = { status: 'loading', promise: undefined as unknown as Promise<LoadedModel> };
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `p`, or NoRoom once `deadline` has passed (a timer of the caller's own request). */
+async function settleBy<T>(p: Promise<T>, deadline: number, why: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new NoRoom(why)), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+function startLoad(env: Env, id: string, ctx: WaitUntil | undefined, deadline: number): Entry {
+  const entry: Entry = {
+    status: 'loading',
+    promise: undefined as unknown as Promise<LoadedModel>,
+    waiters: 0,
+    startedAt: Date.now(),
+  };
   // Until the manifest is found the id may be unknown: a failure then (R2 down) keeps no entry,
   // so ids that do not exist never accumulate state in the isolate.
   let known = false;
@@ -88,23 +145,39 @@ function startLoad(env: Env, id: string, ctx: WaitUntil | undefined): Entry {
     const manifest = await getManifest(env, id);
     if (!manifest) throw new UnknownModel(id);
     known = true;
-    artifactReads.set(id, (artifactReads.get(id) ?? 0) + 1);
-    const obj = await env.ARTIFACTS.get(R2_KEYS.model(id));
-    if (!obj) throw new Error(`artifact ${R2_KEYS.model(id)} is missing`);
-    entry.failedEtag = obj.etag;
-    const buf = await obj.arrayBuffer();
-    // Synchronously from here: make room (evict least-recently-used models), then place the matrix.
-    makeRoom(manifest, id);
-    return new LoadedModel(id, EmbeddingModel.fromArrayBuffer(buf, getKernels()));
+    // Learns the size of the model's language data (reserved with the model: usedBytes).
+    await languageObjectSize(env, manifest.language);
+    const done = await takeTurn(deadline);
+    try {
+      const need = (): number => placementBytes(manifest);
+      await admit(need, deadline, ctx, `model '${id}'`);
+      artifactReads.set(id, (artifactReads.get(id) ?? 0) + 1);
+      const obj = await env.ARTIFACTS.get(R2_KEYS.model(id));
+      if (!obj) throw new Error(`artifact ${R2_KEYS.model(id)} is missing`);
+      entry.failedEtag = obj.etag;
+      const buf = await obj.arrayBuffer();
+      // Synchronously from here: a cache may have grown during the read, so look once more.
+      evictIdle(need);
+      if (need() > budget) throw new NoRoom(`no room for model '${id}' in this isolate's memory budget`);
+      const index = EmbeddingModel.fromArrayBuffer(buf, getKernels(), { mayGrow });
+      return new LoadedModel(id, index, { mayGrow });
+    } finally {
+      done();
+    }
   })().then(
     (model) => {
+      if (entries.get(id) !== entry) {
+        // Replaced while it ran (abandoned: see getModel): its memory goes back at once.
+        model.index.release();
+        throw new NoRoom(`the load of model '${id}' was abandoned`);
+      }
       entry.status = 'loaded';
       entry.model = model;
       entry.failedEtag = undefined;
       return model;
     },
     (err: unknown) => {
-      if (err instanceof UnknownModel || !known) {
+      if (err instanceof UnknownModel || err instanceof NoRoom || !known) {
         if (entries.get(id) === entry) entries.delete(id);
         if (!known && !(err instanceof UnknownModel))
           console.error(`[models] manifest of ${clip(id)} could not be read: ${clip(err)}`);
@@ -132,7 +205,7 @@ async function shouldRetry(env: Env, id: string, entry: Entry): Promise<boolean>
   return etag !== entry.failedEtag;
 }
 
-function unavailable(id: string, entry: Entry | undefined): ApiError {
+function unavailable(id: string, entry: { error?: string } | undefined): ApiError {
   return new ApiError(
     'EMBEDDING_MODEL_UNAVAILABLE',
     `Embedding model '${id}' could not be loaded: ${entry?.error ?? 'unknown error'}`,
@@ -142,63 +215,108 @@ function unavailable(id: string, entry: Entry | undefined): ApiError {
   );
 }
 
-/** The loaded model; throws 404 EMBEDDING_MODEL_NOT_FOUND or 503 EMBEDDING_MODEL_UNAVAILABLE. */
+/** The 503 of a request that found no room in time: the isolate is busy with other models. */
+function busy(
+  what: string,
+  err: NoRoom,
+  code: 'EMBEDDING_MODEL_UNAVAILABLE' | 'LANGUAGE_DATA_UNAVAILABLE' = 'EMBEDDING_MODEL_UNAVAILABLE',
+): ApiError {
+  return new ApiError(code, `${what} could not be served now: ${err.message}; nothing was charged, retry the request`, {
+    headers: { 'retry-after': '1' },
+  });
+}
+
+/** The loaded model, held (pinned) by the request until it answers; throws 404 or 503. */
 export async function getModel(env: Env, id: string, ctx?: WaitUntil): Promise<LoadedModel> {
-  for (let attempt = 0; ; attempt++) {
-    const model = await getModelOnce(env, id, ctx);
-    // Another request's load may have evicted it between its load and this continuation: load again.
-    if (!model.released || attempt >= 2) return use(model, ctx);
-  }
-}
-
-async function getModelOnce(env: Env, id: string, ctx?: WaitUntil): Promise<LoadedModel> {
-  let entry = entries.get(id);
-  if (entry?.status === 'loaded') return entry.model!;
-  if (entry?.status === 'error') {
-    if (!(await shouldRetry(env, id, entry))) throw unavailable(id, entry);
-    // Another request may have started the retry while we looked at R2.
-    const current = entries.get(id);
-    entry = current && current !== entry ? current : startLoad(env, id, ctx);
-  }
-  if (!entry) entry = startLoad(env, id, ctx);
+  budget = settingOf(env.MODEL_MEMORY_BUDGET_BYTES, MEMORY_BUDGET_BYTES);
+  const deadline = Date.now() + settingOf(env.MODEL_WAIT_MS, MODEL_WAIT_MS);
+  enter(ctx);
   try {
-    return await entry.promise;
-  } catch (err) {
-    if (err instanceof UnknownModel) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
-    throw unavailable(
-      id,
-      entry.error === undefined ? { ...entry, error: err instanceof Error ? err.message : String(err) } : entry,
-    );
+    for (;;) {
+      let entry = entries.get(id);
+      if (entry?.status === 'loaded') {
+        const model = entry.model!;
+        if (!model.draining) return use(model, ctx);
+        // Chosen for eviction: wait until it has gone (then load it again) or stays.
+        if (Date.now() >= deadline) throw busy(`Embedding model '${id}'`, new NoRoom('it is making room for others'));
+        await pause(POLL_MS);
+        continue;
+      }
+      if (entry?.status === 'error') {
+        if (!(await shouldRetry(env, id, entry))) throw unavailable(id, entry);
+        // Another request may have started the retry while we looked at R2.
+        const current = entries.get(id);
+        entry = current && current !== entry ? current : startLoad(env, id, ctx, deadline);
+      }
+      if (!entry) entry = startLoad(env, id, ctx, deadline);
+      entry.waiters++;
+      try {
+        const model = await settleBy(entry.promise, deadline, `waiting for the load of model '${id}'`);
+        // Pinned in the same turn as the load's answer: nothing can evict it in between.
+        if (!model.released && !model.draining) return use(model, ctx);
+      } catch (err) {
+        if (err instanceof UnknownModel) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+        if (err instanceof NoRoom) {
+          // A load that outlived every wait was abandoned (its request cancelled): start afresh next time.
+          if (entries.get(id) === entry && Date.now() - entry.startedAt > TURN_LEASE_MS) entries.delete(id);
+          throw busy(`Embedding model '${id}'`, err);
+        }
+        throw unavailable(
+          id,
+          entry.error === undefined ? { error: err instanceof Error ? err.message : String(err) } : entry,
+        );
+      } finally {
+        entry.waiters--;
+      }
+    }
+  } finally {
+    leave(ctx);
   }
 }
 
-/** Memory held by the models loaded in this isolate (bench/diagnostics). */
-export function registryMemory(): {
-  models: Array<{ id: string; retainedBytes: number }>;
+/** Memory held by the models loaded in this isolate (diagnostics); totalBytes is what the budget counts. */
+export function registryMemory(env: Env): {
+  models: Array<{ id: string; retainedBytes: number; cacheBytes: number; draining: boolean }>;
   wasmMemoryBytes: number;
+  totalBytes: number;
   evictions: number;
   budgetBytes: number;
 } {
-  const models: Array<{ id: string; retainedBytes: number }> = [];
-  for (const [id, e] of entries) if (e.model) models.push({ id, retainedBytes: e.model.retainedBytes });
-  return { models, wasmMemoryBytes: currentKernels()?.memoryBytes ?? 0, evictions, budgetBytes: memoryBudget };
+  budget = settingOf(env.MODEL_MEMORY_BUDGET_BYTES, MEMORY_BUDGET_BYTES);
+  const models: Array<{ id: string; retainedBytes: number; cacheBytes: number; draining: boolean }> = [];
+  for (const [id, e] of entries) {
+    const m = e.model;
+    if (m && !m.released)
+      models.push({ id, retainedBytes: m.retainedBytes, cacheBytes: m.cacheBytes, draining: m.draining });
+  }
+  return {
+    models,
+    wasmMemoryBytes: currentKernels()?.memoryBytes ?? 0,
+    totalBytes: usedBytes(),
+    evictions,
+    budgetBytes: budget,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
-// Memory budget: least-recently-used eviction (docs/multilingual.md "Memory")
+// Memory budget (docs/reliability.md "Memory budget")
 // ---------------------------------------------------------------------------------------------
 
-/** Isolate memory the models and language data may take (the isolate limit is 128 MiB). */
-export const MEMORY_BUDGET_BYTES = 100_000_000;
-let memoryBudget = MEMORY_BUDGET_BYTES;
 let evictions = 0;
-/** Tests: a smaller budget to exercise eviction with small models. */
-export function setMemoryBudget(bytes: number): void {
-  memoryBudget = bytes;
-}
 
 /** Models each request holds (pinned until the request ends: releaseRequestModels). */
 const held = new WeakMap<object, Set<LoadedModel>>();
+/** Requests waiting in getModel or for language data (how many waits each): the models they hold are not drained. */
+const waiting = new Map<WaitUntil, number>();
+function enter(ctx: WaitUntil | undefined): void {
+  if (ctx) waiting.set(ctx, (waiting.get(ctx) ?? 0) + 1);
+}
+function leave(ctx: WaitUntil | undefined): void {
+  if (!ctx) return;
+  const n = (waiting.get(ctx) ?? 1) - 1;
+  if (n > 0) waiting.set(ctx, n);
+  else waiting.delete(ctx);
+}
 
 function use(model: LoadedModel, ctx: WaitUntil | undefined): LoadedModel {
   model.lastUsed = Date.now();
@@ -221,38 +339,141 @@ export function releaseRequestModels(ctx: WaitUntil | undefined): void {
   held.delete(ctx);
 }
 
-/** Bytes outside WASM a model of n words keeps (vocabulary ~10 B/word, index, offsets, lookup table). */
+/** Bytes outside WASM a model of n words keeps before its lookup table (vocabulary, index, offsets: ~22-29 B/word measured). */
 const retainedEstimate = (n: number): number => 30 * n;
-/** Room kept for the model's language data when it is not loaded yet (the largest, de, is 11.3 MB). */
-export const LANGUAGE_RESERVE_BYTES = 12_000_000;
 
-/**
- * Before a model of `manifest`'s shape is placed: while WASM memory (after the growth this
- * matrix needs, given the freed regions) + the loaded models' buffers + language data + the new
- * model's buffers exceed the budget, evict the least-recently-used model no request holds.
- * Freed matrices leave regions that later matrices reuse (WASM memory never shrinks), so
- * evicting until the new matrix fits a freed region also stops the memory from growing.
- */
-function makeRoom(manifest: ModelManifest, loadingId: string): void {
-  const k = getKernels();
+function liveModels(): LoadedModel[] {
+  const out: LoadedModel[] = [];
+  for (const e of entries.values()) if (e.model && !e.model.released) out.push(e.model);
+  return out;
+}
+
+/** What the budget counts now, with the data of `languages` reserved too (a load about to read it). */
+function usedBytes(languages: readonly string[] = []): number {
+  const models = liveModels();
+  let n = currentKernels()?.memoryBytes ?? 0;
+  for (const m of models) n += m.retainedBytes + m.cacheBytes;
+  return n + languageBytes([...models.map((m) => m.manifest.language), ...languages]);
+}
+
+/** Whether `bytes` more fit the budget now (lookup tables, caches, mapper bundles ask first). */
+function mayGrow(bytes: number): boolean {
+  return usedBytes() + bytes <= budget;
+}
+
+/** Bytes counted once a model of `manifest` is placed: growth of WASM memory, its buffers, its language's data. */
+function placementBytes(manifest: ModelManifest): number {
   const n = manifest.vocabularySize;
   const dims = manifest.dimensions;
-  if (!(n > 0 && dims > 0)) return;
-  const need = (): number => {
-    let retained = 0;
-    for (const e of entries.values()) if (e.model && !e.model.released) retained += e.model.retainedBytes;
-    const language = languageLoaded(manifest.language) ? 0 : LANGUAGE_RESERVE_BYTES;
-    return k.memoryBytes + k.growthFor(n, dims) + retained + languageBytes() + language + retainedEstimate(n);
+  const growth = n > 0 && dims > 0 ? getKernels().growthFor(n, dims) : 0;
+  return usedBytes([manifest.language]) + growth + retainedEstimate(Math.max(0, n));
+}
+
+/** One load places its model at a time: the budget's arithmetic holds only for one placement. */
+let turn: { since: number } | null = null;
+
+async function takeTurn(deadline: number): Promise<() => void> {
+  while (turn && Date.now() - turn.since < TURN_LEASE_MS) {
+    if (Date.now() >= deadline) throw new NoRoom('other models are being loaded');
+    await pause(POLL_MS);
+  }
+  const mine = { since: Date.now() };
+  turn = mine;
+  return () => {
+    if (turn === mine) turn = null;
   };
-  while (need() > memoryBudget) {
-    let victim: LoadedModel | null = null;
-    for (const [id, e] of entries) {
-      const m = e.model;
-      if (id === loadingId || e.status !== 'loaded' || !m || m.pins > 0 || m.released) continue;
-      if (!victim || m.lastUsed < victim.lastUsed) victim = m;
+}
+
+/** Models no request holds or waits for. */
+function idle(m: LoadedModel): boolean {
+  return m.pins === 0 && (entries.get(m.id)?.waiters ?? 0) === 0;
+}
+
+/** Evicts idle models, least recently used first, and unspoken language data, while `need` is over budget. */
+function evictIdle(need: () => number): void {
+  if (need() <= budget) return;
+  const spoken = new Set(liveModels().map((m) => m.manifest.language));
+  for (const language of unspokenLanguages(spoken)) {
+    dropLanguageData(language);
+    if (need() <= budget) return;
+  }
+  for (const m of liveModels().sort((a, b) => a.lastUsed - b.lastUsed)) {
+    if (!idle(m)) continue;
+    evict(m);
+    if (need() <= budget) return;
+  }
+}
+
+/** Models held by requests that wait themselves: draining them could only end at the deadline. */
+function heldByWaiters(): Set<LoadedModel> {
+  const out = new Set<LoadedModel>();
+  for (const ctx of waiting.keys()) for (const m of held.get(ctx) ?? []) out.add(m);
+  return out;
+}
+
+/**
+ * Waits until `need()` fits the budget: evicts idle models, drains the ones in use by requests
+ * that are still computing (they go when those have answered). Throws NoRoom at the deadline, or
+ * at once when nothing more can be freed (only models held by waiting requests are left).
+ */
+async function admit(need: () => number, deadline: number, ctx: WaitUntil | undefined, what: string): Promise<void> {
+  const drained = new Set<LoadedModel>();
+  try {
+    for (;;) {
+      evictIdle(need);
+      if (need() <= budget) return;
+      const keep = heldByWaiters();
+      for (const m of held.get(ctx as object) ?? []) keep.add(m);
+      const live = liveModels();
+      const candidates = live.filter((m) => !keep.has(m));
+      if (live.length === 0) throw new NoRoom(`${what} is larger than this isolate's memory budget (${budget} bytes)`);
+      if (candidates.length === 0)
+        throw new NoRoom(`${what} does not fit this isolate's memory budget beside the models in use`);
+      for (const m of candidates) {
+        if (!m.draining) drained.add(m);
+        m.draining = true;
+      }
+      if (Date.now() >= deadline) throw new NoRoom(`no room for ${what} in time: the models in use did not finish`);
+      await pause(POLL_MS);
     }
-    if (!victim) break; // everything else is in use: go over budget rather than fail
-    evict(victim);
+  } finally {
+    // What was not evicted stays, and requests may take it again.
+    for (const m of drained) if (!m.released) m.draining = false;
+  }
+}
+
+/** Room for a language's data before it is read (worker/sources/language-data.ts getLanguageData's `admit`). */
+export async function admitLanguage(env: Env, ctx: WaitUntil | undefined, language: string): Promise<void> {
+  budget = settingOf(env.MODEL_MEMORY_BUDGET_BYTES, MEMORY_BUDGET_BYTES);
+  const deadline = Date.now() + settingOf(env.MODEL_WAIT_MS, MODEL_WAIT_MS);
+  const done = await takeTurn(deadline);
+  try {
+    await admit(() => usedBytes([language]), deadline, ctx, `the '${language}' language data`);
+  } finally {
+    done();
+  }
+}
+
+/**
+ * Awaits a shared load (language data) as a waiting request: the models it holds are not
+ * drained meanwhile, and the wait ends at the deadline with 503 LANGUAGE_DATA_UNAVAILABLE and
+ * Retry-After, on a timer of this request's own.
+ */
+export async function awaitLanguage<T>(
+  env: Env,
+  ctx: WaitUntil | undefined,
+  language: string,
+  load: Promise<T>,
+): Promise<T> {
+  const deadline = Date.now() + settingOf(env.MODEL_WAIT_MS, MODEL_WAIT_MS);
+  enter(ctx);
+  try {
+    return await settleBy(load, deadline, `waiting for the '${language}' language data`);
+  } catch (err) {
+    if (err instanceof NoRoom) throw busy(`Language data '${language}'`, err, 'LANGUAGE_DATA_UNAVAILABLE');
+    throw err;
+  } finally {
+    leave(ctx);
   }
 }
 
@@ -263,11 +484,8 @@ function evict(model: LoadedModel): void {
   evictions++;
   // Its language data goes too when no loaded model speaks that language any more.
   const language = model.manifest.language;
-  let spoken = false;
-  for (const e of entries.values())
-    if (e.model && !e.model.released && e.model.manifest.language === language) spoken = true;
-  if (!spoken) dropLanguageData(language);
-  console.log(`[models] evicted ${model.id} (least recently used) to stay within ${memoryBudget} bytes`);
+  if (!liveModels().some((m) => m.manifest.language === language)) dropLanguageData(language);
+  console.log(`[models] evicted ${model.id} (least recently used) to stay within ${budget} bytes`);
 }
 
 /** Number of model ids this isolate holds state for (tests: unknown ids leave none). */
