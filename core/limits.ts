@@ -19,6 +19,10 @@ export const LIMITS = {
   similarityMatrixWords: 500,
   /** Request body (413 PAYLOAD_TOO_LARGE). */
   bodyBytes: 2 * 1024 * 1024,
+  /** Extension: a request body that sends no byte for this long is refused (408 REQUEST_TIMEOUT; docs/api.md). */
+  bodyIdleTimeoutMs: 10_000,
+  /** Extension: a request body not complete this long after the request arrived is refused (408 REQUEST_TIMEOUT). */
+  bodyReadTimeoutMs: 30_000,
   /** Characters of one word, seed or phrase in a request. */
   wordCharacters: 1000,
   /** Characters of an identifier: model ids, mapper keys (D "Identifiers, bodies and cost"). */

@@ -14,6 +14,7 @@ export interface FieldProblem {
 export const PROBLEMS = {
   VALIDATION_FAILED: { status: 422, translationKey: 'validationFailed', title: 'Validation failed' },
   PAYLOAD_TOO_LARGE: { status: 413, translationKey: 'payloadTooLarge', title: 'Payload too large' },
+  REQUEST_TIMEOUT: { status: 408, translationKey: 'requestTimeout', title: 'Request body timed out' },
   UNAUTHORIZED: { status: 401, translationKey: 'unauthorized', title: 'Unauthorized' },
   WORKSPACE_FORBIDDEN: { status: 403, translationKey: 'workspaceForbidden', title: 'Workspace forbidden' },
   ADMIN_SCOPE_REQUIRED: { status: 403, translationKey: 'adminScopeRequired', title: 'Admin scope required' },

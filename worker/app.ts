@@ -6,7 +6,6 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
-import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { timing } from 'hono/timing';
 import { ApiError, asApiError } from '../core/problem';
@@ -15,7 +14,7 @@ import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
 import { clip } from './log';
 import { idempotency } from './idempotency';
-import { declaredLengthLimit, requestIds, utf8Body } from './request-guards';
+import { requestBody, requestIds } from './request-guards';
 import { StorageError, storageGuard } from './storage-guard';
 import { problemResponse } from './http/problem-response';
 import { newRouter } from './http/router';
@@ -65,20 +64,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
       maxAge: 86400,
     }),
   );
-  // A declared Content-Length over the limit is refused before the body is read.
-  app.use('/api/*', declaredLengthLimit(LIMITS.bodyBytes));
-  app.use(
-    '/api/*',
-    bodyLimit({
-      maxSize: LIMITS.bodyBytes,
-      onError: () => {
-        throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${LIMITS.bodyBytes} bytes`);
-      },
-    }),
-  );
-
-  // Bodies must be UTF-8 (JSON and JSON lines): invalid bytes are 422, never replaced by U+FFFD.
-  app.use('/api/*', utf8Body);
+  // The body is read here, once: 413 over the limit (drained so the connection stays usable), 408
+  // when it stalls, 422 when its stream fails or it is not UTF-8 (worker/request-guards.ts).
+  app.use('/api/*', requestBody(LIMITS.bodyBytes));
 
   // Models a request used stay pinned (not evicted) until it has answered (worker/sources/models.ts).
   app.use('*', async (c, next) => {

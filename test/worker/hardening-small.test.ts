@@ -2,14 +2,15 @@
  * Issue 12, defect 7 (the smaller items): X-Request-Id always the service's own (the client's
  * echoed in X-Client-Request-Id, never stored); page URLs http/https only; invalid UTF-8 bodies
  * 422; tokens issued more than 5 minutes in the future refused; a plagiarism check verifies the
- * allowance before calling the upstream; a Content-Length over the limit is refused before the
- * body is read.
+ * allowance before calling the upstream; a Content-Length over the limit is refused (413) before the
+ * body is read when it is larger than what is drained (issue 31 #6), and drained otherwise.
  */
 import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
 import { SignJWT } from 'jose';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import worker from '../../worker/index';
 import type { Env } from '../../worker/env';
+import { DRAIN_BYTES } from '../../worker/request-guards';
 import { uploadEnglish } from './support/api';
 import { adminToken, createWorkspace, quotaOf, readLedger, uniqueWorkspaceId, workspaceToken } from './support/quotas';
 
@@ -164,32 +165,43 @@ describe('smaller hardening items (defect 7)', () => {
     expect(calls).toHaveLength(1);
   });
 
-  it('a Content-Length over the limit is refused with 413 before any byte of the body is read', async () => {
-    let pulls = 0;
-    const body = new ReadableStream<Uint8Array>(
-      {
-        pull(controller) {
-          pulls++;
-          controller.enqueue(new Uint8Array(64 * 1024));
+  it('a Content-Length over what is drained is refused with 413 before any byte is read; a smaller one is drained, never buffered past the limit', async () => {
+    async function declare(declared: number): Promise<{ res: Response; pulls: number }> {
+      let pulls = 0;
+      const body = new ReadableStream<Uint8Array>(
+        {
+          pull(controller) {
+            pulls++;
+            controller.enqueue(new Uint8Array(64 * 1024));
+          },
         },
-      },
-      { highWaterMark: 0 },
-    );
-    const declared = String(3 * 1024 * 1024);
-    const res = await send(`/api/v1/workspaces/ws_demo/tokenizations`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${await workspaceToken('ws_demo')}`,
-        'content-type': 'application/json',
-        'content-length': declared,
-        'transfer-encoding': 'chunked',
-      },
-      body,
-      // @ts-expect-error workerd needs duplex for a stream body in some versions
-      duplex: 'half',
-    });
-    expect(res.status).toBe(413);
-    expect(((await res.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
-    expect(pulls).toBe(0);
+        { highWaterMark: 0 },
+      );
+      const res = await send(`/api/v1/workspaces/ws_demo/tokenizations`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${await workspaceToken('ws_demo')}`,
+          'content-type': 'application/json',
+          'content-length': String(declared),
+          'transfer-encoding': 'chunked',
+        },
+        body,
+        // @ts-expect-error workerd needs duplex for a stream body in some versions
+        duplex: 'half',
+      });
+      return { res, pulls };
+    }
+    // Beyond DRAIN_BYTES: refused unread (the runtime then closes the connection).
+    const far = await declare(DRAIN_BYTES + 1);
+    expect(far.res.status).toBe(413);
+    expect(((await far.res.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
+    expect(far.pulls).toBe(0);
+    // Within it: read and discarded so the connection stays usable (issue 31 #6), here an endless
+    // body, of which no more than DRAIN_BYTES are read.
+    const near = await declare(3 * 1024 * 1024);
+    expect(near.res.status).toBe(413);
+    expect(((await near.res.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
+    expect(near.pulls).toBeGreaterThan(0);
+    expect(near.pulls).toBeLessThanOrEqual(DRAIN_BYTES / (64 * 1024) + 1);
   });
 });
