@@ -221,21 +221,23 @@ async function main(): Promise<void> {
     await Promise.all([...loops, sampler]);
     const elapsed = (Date.now() - start) / 1000;
 
-    // Ledger vs counters.
-    const ledger = await pagesOf<{ usageTypeKey: string; amount: number }>(
-      `${BASE}/api/admin/v1/workspaces/${ws}/usage-ledger`,
-      admin,
-    );
-    const quotas = (await (
-      await fetch(`${BASE}/api/usage-service/v1/workspaces/${ws}/quotas`, {
-        headers: { authorization: `Bearer ${token}` },
-      })
-    ).json()) as {
-      data: Array<{ usageTypeKey: string; usedAmount: number }>;
-    };
+    // Ledger vs counters: the meter flushes its outbox to the D1 ledger a little later, so the
+    // ledger is read again (for at most 60 s) until it has caught up.
+    let ledger: Array<{ usageTypeKey: string; amount: number }> = [];
+    let quotas: { data: Array<{ usageTypeKey: string; usedAmount: number }> } = { data: [] };
     const ledgerSum = (k: string) => ledger.filter((e) => e.usageTypeKey === k).reduce((s, e) => s + e.amount, 0);
     const used = (k: string) => quotas.data.find((q) => q.usageTypeKey === k)?.usedAmount ?? 0;
-    const ledgerEqual = ['tokens', 'plagiarismChecks'].every((k) => ledgerSum(k) === used(k));
+    let ledgerEqual = false;
+    for (const until = Date.now() + 60_000; !ledgerEqual && Date.now() < until;) {
+      ledger = await pagesOf(`${BASE}/api/admin/v1/workspaces/${ws}/usage-ledger`, admin);
+      quotas = (await (
+        await fetch(`${BASE}/api/usage-service/v1/workspaces/${ws}/quotas`, {
+          headers: { authorization: `Bearer ${token}` },
+        })
+      ).json()) as typeof quotas;
+      ledgerEqual = ['tokens', 'plagiarismChecks'].every((k) => ledgerSum(k) === used(k));
+      if (!ledgerEqual) await new Promise((r) => setTimeout(r, 2_000));
+    }
 
     const after = memory.filter((m) => m.t >= warmupMs);
     // The budget is a promise (issue 31): every sample at or below it, switching or not.
@@ -299,7 +301,7 @@ async function main(): Promise<void> {
       soak_quota_used_plagiarism_checks: used('plagiarismChecks'),
       soak_ledger_equals_quota: ledgerEqual,
     };
-    for (const s of all.samples.slice(0, 10)) console.log(`[bench:soak] sample: ${s}`);
+    for (const s of all.samples.slice(0, 40)) console.log(`[bench:soak] sample: ${s}`);
     const problems: string[] = [];
     const other5xx = all.fiveXX - all.retryable503 - all.dropped;
     if (other5xx > 0) problems.push(`${other5xx} answers were 5xx other than 503 with Retry-After`);

@@ -212,6 +212,8 @@ export interface Tally {
   fiveXX: number;
   nonProblem: number;
   samples: string[];
+  /** Kinds of answer sampled already (one sample each). */
+  sampled: Set<string>;
   latencies: number[];
   /** wrangler dev's plain-text 503 "Your worker restarted mid-request" (its proxy, not the Worker). */
   restarts: number;
@@ -227,6 +229,7 @@ export const newTally = (): Tally => ({
   fiveXX: 0,
   nonProblem: 0,
   samples: [],
+  sampled: new Set(),
   latencies: [],
   restarts: 0,
   retryable503: 0,
@@ -266,10 +269,18 @@ export async function send(base: string, req: Req, token: string, adminToken: st
   tally.total++;
   tally.byStatus.set(status, (tally.byStatus.get(status) ?? 0) + 1);
   const note = () => {
-    if (tally.samples.length < 10)
-      tally.samples.push(
-        `${req.kind} ${req.method} ${req.path.slice(0, 80)} -> ${status} ${contentType} ${text.slice(0, 160)}`,
-      );
+    // One sample per kind of answer (a problem's detail up to its first digit, else the text).
+    let what = text.slice(0, 160);
+    try {
+      what = String((JSON.parse(text) as { detail?: unknown }).detail ?? what).slice(0, 240);
+    } catch {
+      // not JSON
+    }
+    const key = `${status} ${what.replace(/[0-9].*$/s, '')}`;
+    if (tally.samples.length < 40 && !tally.sampled.has(key)) {
+      tally.sampled.add(key);
+      tally.samples.push(`${req.kind} ${req.method} ${req.path.slice(0, 80)} -> ${status} ${contentType} ${what}`);
+    }
   };
   if (text.includes('restarted mid-request')) tally.restarts++;
   if (status === 503 && retryAfter !== null && contentType.includes('application/problem+json')) tally.retryable503++;

@@ -221,6 +221,11 @@ export class Kernels {
     return align(align(n * dims + 16, 64) + n * 4, 64);
   }
 
+  /** End of the highest live matrix: kernel calls place their scratch above it. */
+  get topBytes(): number {
+    return this.top;
+  }
+
   /** Bytes WASM memory would have to grow by to place an n x dims matrix now (0 when a freed region fits). */
   growthFor(n: number, dims: number): number {
     const bytes = Kernels.matrixBytes(n, dims);

@@ -64,7 +64,7 @@ export class EmbeddingModel implements VectorIndex {
   private table: Uint32Array | null = null;
   private lookups = 0;
   private readonly tableAfter: number;
-  private readonly mayGrow: ((bytes: number) => boolean) | undefined;
+  private readonly growthAllowed: ((bytes: number) => boolean) | undefined;
   private readonly baseBytes: number;
   /** Manifest feature 'compound-head-fallback' (the aligned German model). */
   private readonly compoundFallback: boolean;
@@ -89,7 +89,7 @@ export class EmbeddingModel implements VectorIndex {
       throw new RangeError(`the matrix slot is ${given.n} x ${given.dims}, the model ${parsed.size} x ${parsed.dims}`);
     this.matrix = given ?? kernels.loadMatrix(parsed.rows, parsed.scales, parsed.size, parsed.dims);
     this.tableAfter = options.lookupTableAfter ?? 1024;
-    this.mayGrow = options.mayGrow;
+    this.growthAllowed = options.mayGrow;
     this.compoundFallback = Array.isArray(this.manifest.features) && this.manifest.features.includes(COMPOUND_FEATURE);
     this.baseBytes =
       (retain
@@ -119,6 +119,11 @@ export class EmbeddingModel implements VectorIndex {
     return this.baseBytes + (this.table?.byteLength ?? 0);
   }
 
+  /** Whether `bytes` more may be kept (ModelLoadOptions.mayGrow; the lookup table and the expansion cache ask). */
+  mayGrow(bytes: number): boolean {
+    return this.growthAllowed?.(bytes) ?? true;
+  }
+
   /** Bytes the lookup table takes once built (8 per slot, slots a power of two >= 1.5 x words). */
   get tableBytes(): number {
     let cap = 2;
@@ -128,7 +133,7 @@ export class EmbeddingModel implements VectorIndex {
 
   /** Builds the lookup table unless mayGrow refuses its bytes (then binary search goes on for another tableAfter calls). */
   private tableAllowed(): boolean {
-    if (this.mayGrow && !this.mayGrow(this.tableBytes)) {
+    if (!this.mayGrow(this.tableBytes)) {
       this.lookups = 0;
       return false;
     }

@@ -48,6 +48,8 @@ export interface VectorIndex {
   readonly dims: number;
   /** Rows present when only the model's head is loaded (core/partial-index.ts); absent when complete. */
   readonly rows?: number;
+  /** Whether the index's caches may keep `bytes` more (the Worker's memory budget); absent: yes. */
+  mayGrow?(bytes: number): boolean;
   /** The vocabulary entry of a row, as stored. */
   word(row: number): string;
   /** Row of a word: exact entry first, then its lower-cased form; -1 when absent. */

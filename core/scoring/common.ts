@@ -385,6 +385,7 @@ function expansionCache(
       (cache = new BoundedCache<readonly number[]>(EXPANSION_CACHE_SIZE, {
         maxBytes: EXPANSION_CACHE_BYTES,
         sizeOf: (rows, key) => 2 * key.length + 8 * rows.length + 64,
+        mayGrow: (bytes) => index.mayGrow?.(bytes) ?? true,
       })),
     );
   let id = 0;

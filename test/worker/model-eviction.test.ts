@@ -80,6 +80,20 @@ async function flush(): Promise<number> {
   return m.totalBytes;
 }
 
+/**
+ * A budget with room for one of the test models, not two: what one placed model takes (its own
+ * WASM memory with 2 MB of scratch room, ~420 KB outside it) plus 500 KB, where a load reserves
+ * about 4 MB (matrix, scratch room, 30 bytes a word).
+ */
+async function roomForOne(): Promise<number> {
+  await flush();
+  delete vars.MODEL_MEMORY_BUDGET_BYTES;
+  expect((await matrix(c.id)).status).toBe(200);
+  const one = (await memory()).totalBytes;
+  await flush();
+  return one + 500_000;
+}
+
 // Models in a language without data in R2: the budget reserves nothing for their language.
 const model = (id: string, seed: number) => makeModel(id, { extra: 20_000, dims: 64, seed, language: 'zz' });
 const [a, b, c, d, z] = [
@@ -148,8 +162,7 @@ describe('model eviction and the memory budget', () => {
     const refA = await scoresOfA();
     const refB = await scoresOfB();
     expect([refA.status, refB.status]).toEqual([200, 200]);
-    // Room for one of these models (603 KB reserved at its load, ~420 KB once placed), not two.
-    configure((await flush()) + 1_000_000);
+    configure(await roomForOne());
     gated = installGatedArtifacts();
     const bundle = gated.hold('get', `mappers/${a.id}/alpha.bin`);
     const holder = scoresOfA(); // loads a, then waits at its mapper bundle, holding a
@@ -174,7 +187,7 @@ describe('model eviction and the memory budget', () => {
 
   it('a wait that cannot end in time is 503 with Retry-After and charges nothing', async () => {
     await upload();
-    configure((await flush()) + 1_000_000, 50);
+    configure(await roomForOne(), 50);
     gated = installGatedArtifacts();
     const bundle = gated.hold('get', `mappers/${a.id}/alpha.bin`);
     const holder = scoresOfA();

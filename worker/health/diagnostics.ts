@@ -31,7 +31,10 @@ const route = createRoute({
             isolateId: z.string().openapi({
               description: 'Random id of the isolate that answered; it changes when the runtime starts a new isolate',
             }),
-            wasmMemoryBytes: z.number().int(),
+            wasmMemoryBytes: z.number().int().openapi({
+              description:
+                "WASM linear memory (all model matrices and the kernels' scratch; it never shrinks), counted as at least the highest matrix's end plus 2 MB of scratch room",
+            }),
             models: z.array(
               z.object({
                 id: z.string(),

@@ -15,8 +15,11 @@ import type { Env } from '../env';
 const cache = new Map<string, Promise<LanguageData>>();
 /** Bytes of each language's data once parsed. */
 const sizes = new Map<string, number>();
-/** Bytes of the languages being read now (admitted, not parsed yet). */
-const loading = new Map<string, number>();
+/** The loads reading a language now, with their bytes (one key per load: a dropped language may be read twice at once). */
+const loading = new Map<object, { language: string; bytes: number }>();
+/** Drops per language (a load started before the last drop keeps nothing). */
+const drops = new Map<string, number>();
+const isLoading = (language: string): boolean => [...loading.values()].some((l) => l.language === language);
 /** Size of each language's R2 object, once learned (a reserve for data not read yet). */
 const objectSizes = new Map<string, number>();
 
@@ -30,9 +33,9 @@ export const LANGUAGE_RESERVE_BYTES = 12_000_000;
 export function languageBytes(spoken: Iterable<string> = []): number {
   let total = 0;
   for (const b of sizes.values()) total += b;
-  for (const b of loading.values()) total += b;
+  for (const l of loading.values()) total += l.bytes;
   for (const language of new Set(spoken))
-    if (!sizes.has(language) && !loading.has(language)) total += objectSizes.get(language) ?? LANGUAGE_RESERVE_BYTES;
+    if (!sizes.has(language) && !isLoading(language)) total += objectSizes.get(language) ?? LANGUAGE_RESERVE_BYTES;
   return total;
 }
 
@@ -59,17 +62,20 @@ export function getLanguageData(
 ): Promise<LanguageData> {
   return sharedLoad(cache, language, ctx, async () => {
     const size = await languageObjectSize(env, language);
-    await admit(language, size);
-    loading.set(language, size);
+    // Counted from here (the budget sees it while room is made and while it is read).
+    const load = {};
+    loading.set(load, { language, bytes: size });
+    const generation = drops.get(language) ?? 0;
     try {
+      await admit(language, size);
       const obj = await env.ARTIFACTS.get(R2_KEYS.languageData(language));
       if (!obj) throw new Error(`${R2_KEYS.languageData(language)} is missing`);
       const data = parseLanguageData(await obj.arrayBuffer());
       // Dropped while it was read (its last model was evicted): not kept.
-      if (cache.has(language)) sizes.set(language, data.byteLength);
+      if ((drops.get(language) ?? 0) === generation) sizes.set(language, data.byteLength);
       return data;
     } finally {
-      loading.delete(language);
+      loading.delete(load);
     }
   });
 }
@@ -77,6 +83,11 @@ export function getLanguageData(
 /** Parsed languages that no language of `spoken` names (the budget may drop them: dropLanguageData). */
 export function unspokenLanguages(spoken: ReadonlySet<string>): string[] {
   return [...sizes.keys()].filter((language) => !spoken.has(language));
+}
+
+/** Languages being read now. */
+export function languagesLoading(): number {
+  return loading.size;
 }
 
 /** True when the language's data is parsed in this isolate. */
@@ -91,6 +102,7 @@ export function languageLoaded(language: string): boolean {
 export function dropLanguageData(language: string): void {
   cache.delete(language);
   sizes.delete(language);
+  drops.set(language, (drops.get(language) ?? 0) + 1);
 }
 
 /** Bytes of the language data loaded in this isolate (diagnostics). */
@@ -100,7 +112,7 @@ export function languageMemory(): Array<{ language: string; bytes: number }> {
 
 /** Languages this isolate holds data for (diagnostics; loads in flight: languageLoadsInFlight). */
 export function languageCacheSize(): number {
-  return cache.size - loadsInFlight(cache);
+  return sizes.size;
 }
 
 export function languageLoadsInFlight(): number {

@@ -20,18 +20,25 @@
  *   sees its model's memory freed under it;
  * - every wait has a timer of the waiting request's own, so no request waits on another
  *   request's I/O alone (workerd would cancel it as hung).
- * Loads are placed one at a time (one R2 read of a model in flight per isolate).
+ * Loads are placed one at a time, first come first served (one R2 read of a model in flight per
+ * isolate), each model in a WASM memory of its own, so an evicted model's memory goes with it.
  */
 import kernelsWasm from '../../build/generated/kernels.wasm';
 import { Kernels } from '../../core/kernels';
 import { EmbeddingModel } from '../../core/model';
-import { currentKernels, LoadedModel as EngineModel, sharedKernels } from '../../core/engine';
+import { LoadedModel as EngineModel } from '../../core/engine';
 import { R2_KEYS } from '../../core/storage-keys';
 import { type ModelManifest } from '../../core/types';
 import { keepAlive, loadsInFlight, type WaitUntil } from '../../core/shared-load';
 import { ApiError } from '../../core/problem';
 import type { Env } from '../env';
-import { dropLanguageData, languageBytes, languageObjectSize, unspokenLanguages } from './language-data';
+import {
+  dropLanguageData,
+  languageBytes,
+  languageObjectSize,
+  languagesLoading,
+  unspokenLanguages,
+} from './language-data';
 import { clip } from '../log';
 
 export type LoadingStatus = 'not loaded' | 'loading' | 'loaded' | 'error';
@@ -63,7 +70,7 @@ export class LoadedModel extends EngineModel<EmbeddingModel> {
   pins = 0;
   /** Chosen for eviction while requests held it: no new request takes it. */
   draining = false;
-  /** Evicted: its matrix memory may hold another model now; getModel loads it again. */
+  /** Evicted: its matrix is freed (its kernels instance goes with it); getModel loads it again. */
   released = false;
 
   /** Bytes held outside WASM memory (vocabulary, offsets, sorted index, the lookup table once built). */
@@ -84,9 +91,13 @@ interface Entry {
   startedAt: number;
 }
 
-/** The isolate's WASM kernels instance (one linear memory holds every loaded model). */
-export function getKernels(): Kernels {
-  return sharedKernels(() => Kernels.fromModule(kernelsWasm));
+/**
+ * Each model gets a kernels instance of its own (one compiled module, a linear memory per model):
+ * WASM memory cannot shrink, so a memory shared by every model kept its high-water mark (two large
+ * models once side by side) for the isolate's life. An evicted model's memory goes with it.
+ */
+function newKernels(): Kernels {
+  return Kernels.fromModule(kernelsWasm);
 }
 
 const entries = new Map<string, Entry>();
@@ -149,19 +160,23 @@ function startLoad(env: Env, id: string, ctx: WaitUntil | undefined, deadline: n
     await languageObjectSize(env, manifest.language);
     const done = await takeTurn(deadline);
     try {
-      const need = (): number => placementBytes(manifest);
-      await admit(need, deadline, ctx, `model '${id}'`);
+      const need = (): number => usedBytes([manifest.language]) + placementBytes(manifest);
+      // Reserved from the moment it fits, while the artifact is read: other admissions count it.
+      await admit(need, deadline, ctx, `model '${id}'`, false, () => (placing = manifest));
       artifactReads.set(id, (artifactReads.get(id) ?? 0) + 1);
       const obj = await env.ARTIFACTS.get(R2_KEYS.model(id));
       if (!obj) throw new Error(`artifact ${R2_KEYS.model(id)} is missing`);
       entry.failedEtag = obj.etag;
       const buf = await obj.arrayBuffer();
-      // Synchronously from here: a cache may have grown during the read, so look once more.
-      evictIdle(need);
-      if (need() > budget) throw new NoRoom(`no room for model '${id}' in this isolate's memory budget`);
-      const index = EmbeddingModel.fromArrayBuffer(buf, getKernels(), { mayGrow });
+      // Language data read meanwhile (another request's, admitted while this model's bytes were
+      // reserved) or a dropped language read again may leave less room than at admission: the
+      // read bytes wait for room like the load did.
+      placing = null;
+      await admit(need, deadline, ctx, `model '${id}'`);
+      const index = EmbeddingModel.fromArrayBuffer(buf, newKernels(), { mayGrow });
       return new LoadedModel(id, index, { mayGrow });
     } finally {
+      placing = null;
       done();
     }
   })().then(
@@ -291,7 +306,7 @@ export function registryMemory(env: Env): {
   }
   return {
     models,
-    wasmMemoryBytes: currentKernels()?.memoryBytes ?? 0,
+    wasmMemoryBytes: wasmBytes(),
     totalBytes: usedBytes(),
     evictions,
     budgetBytes: budget,
@@ -348,12 +363,36 @@ function liveModels(): LoadedModel[] {
   return out;
 }
 
+/** The model whose artifact is being read (admitted, not placed yet): its bytes are reserved. */
+let placing: ModelManifest | null = null;
+
+/** Room above the highest matrix for the kernels' scratch (a 500-word similarity matrix takes 1 MB): counted as used. */
+const SCRATCH_RESERVE_BYTES = 2_000_000;
+
+/** A model's WASM memory as the budget counts it: its size, or more when its scratch room needs growth. */
+function wasmBytesOf(m: LoadedModel): number {
+  const k = m.index.kernels;
+  return Math.max(k.memoryBytes, k.topBytes + SCRATCH_RESERVE_BYTES);
+}
+
+/** The WASM memory of the loaded models. */
+function wasmBytes(): number {
+  let n = 0;
+  for (const m of liveModels()) n += wasmBytesOf(m);
+  return n;
+}
+
 /** What the budget counts now, with the data of `languages` reserved too (a load about to read it). */
 function usedBytes(languages: readonly string[] = []): number {
   const models = liveModels();
-  let n = currentKernels()?.memoryBytes ?? 0;
+  let n = wasmBytes();
   for (const m of models) n += m.retainedBytes + m.cacheBytes;
-  return n + languageBytes([...models.map((m) => m.manifest.language), ...languages]);
+  const spoken = [...models.map((m) => m.manifest.language), ...languages];
+  if (placing) {
+    n += placementBytes(placing);
+    spoken.push(placing.language);
+  }
+  return n + languageBytes(spoken);
 }
 
 /** Whether `bytes` more fit the budget now (lookup tables, caches, mapper bundles ask first). */
@@ -361,27 +400,43 @@ function mayGrow(bytes: number): boolean {
   return usedBytes() + bytes <= budget;
 }
 
-/** Bytes counted once a model of `manifest` is placed: growth of WASM memory, its buffers, its language's data. */
+/** Bytes a model of `manifest` adds when placed: growth of WASM memory and its buffers outside it. */
 function placementBytes(manifest: ModelManifest): number {
-  const n = manifest.vocabularySize;
+  const n = Math.max(0, manifest.vocabularySize);
   const dims = manifest.dimensions;
-  const growth = n > 0 && dims > 0 ? getKernels().growthFor(n, dims) : 0;
-  return usedBytes([manifest.language]) + growth + retainedEstimate(Math.max(0, n));
+  const matrix = n > 0 && dims > 0 ? Kernels.matrixBytes(n, dims) : 0;
+  return KERNELS_BASE_BYTES + matrix + SCRATCH_RESERVE_BYTES + retainedEstimate(n);
 }
 
-/** One load places its model at a time: the budget's arithmetic holds only for one placement. */
-let turn: { since: number } | null = null;
+/** A fresh kernels instance's memory below its first matrix (one 64 KiB page). */
+const KERNELS_BASE_BYTES = 65_536;
+
+/**
+ * One load places its model at a time, in the order the loads asked (the budget's arithmetic holds
+ * only for one placement; first come, first served, so no model starves). A load that gives up
+ * leaves the queue; one whose request was cancelled mid-turn is passed over after TURN_LEASE_MS.
+ */
+const queue: Array<{ since: number }> = [];
 
 async function takeTurn(deadline: number): Promise<() => void> {
-  while (turn && Date.now() - turn.since < TURN_LEASE_MS) {
-    if (Date.now() >= deadline) throw new NoRoom('other models are being loaded');
-    await pause(POLL_MS);
-  }
   const mine = { since: Date.now() };
-  turn = mine;
-  return () => {
-    if (turn === mine) turn = null;
+  queue.push(mine);
+  const leave = (): void => {
+    const i = queue.indexOf(mine);
+    if (i >= 0) queue.splice(i, 1);
   };
+  for (;;) {
+    const head = queue[0];
+    if (head === mine) {
+      mine.since = Date.now();
+      return leave;
+    }
+    if (head && Date.now() - head.since >= TURN_LEASE_MS) queue.shift();
+    else if (Date.now() >= deadline) {
+      leave();
+      throw new NoRoom('other models are being loaded');
+    } else await pause(POLL_MS);
+  }
 }
 
 /** Models no request holds or waits for. */
@@ -416,24 +471,40 @@ function heldByWaiters(): Set<LoadedModel> {
  * that are still computing (they go when those have answered). Throws NoRoom at the deadline, or
  * at once when nothing more can be freed (only models held by waiting requests are left).
  */
-async function admit(need: () => number, deadline: number, ctx: WaitUntil | undefined, what: string): Promise<void> {
+async function admit(
+  need: () => number,
+  deadline: number,
+  ctx: WaitUntil | undefined,
+  what: string,
+  ownLanguage = false,
+  reserve?: () => void,
+): Promise<void> {
   const drained = new Set<LoadedModel>();
   try {
     for (;;) {
       evictIdle(need);
-      if (need() <= budget) return;
+      if (need() <= budget) {
+        reserve?.(); // in the same turn of the event loop as the look at the budget
+        return;
+      }
       const keep = heldByWaiters();
       for (const m of held.get(ctx as object) ?? []) keep.add(m);
       const live = liveModels();
       const candidates = live.filter((m) => !keep.has(m));
-      if (live.length === 0) throw new NoRoom(`${what} is larger than this isolate's memory budget (${budget} bytes)`);
-      if (candidates.length === 0)
-        throw new NoRoom(`${what} does not fit this isolate's memory budget beside the models in use`);
-      for (const m of candidates) {
+      // Nothing else is held or on its way: it can never fit.
+      if (live.length === 0 && !placing && languagesLoading() <= (ownLanguage ? 1 : 0))
+        throw new NoRoom(`${what} is larger than this isolate's memory budget (${budget} bytes)`);
+      // Drain the least recently used first, as many as could free what is missing.
+      const over = need() - budget;
+      let freeable = 0;
+      for (const m of candidates.sort((x, y) => x.lastUsed - y.lastUsed)) {
+        if (freeable >= over) break;
         if (!m.draining) drained.add(m);
         m.draining = true;
+        freeable += m.index.matrixBytes + m.retainedBytes + m.cacheBytes;
       }
-      if (Date.now() >= deadline) throw new NoRoom(`no room for ${what} in time: the models in use did not finish`);
+      if (Date.now() >= deadline)
+        throw new NoRoom(`no room for ${what} in time: the models and data in use did not finish`);
       await pause(POLL_MS);
     }
   } finally {
@@ -445,13 +516,11 @@ async function admit(need: () => number, deadline: number, ctx: WaitUntil | unde
 /** Room for a language's data before it is read (worker/sources/language-data.ts getLanguageData's `admit`). */
 export async function admitLanguage(env: Env, ctx: WaitUntil | undefined, language: string): Promise<void> {
   budget = settingOf(env.MODEL_MEMORY_BUDGET_BYTES, MEMORY_BUDGET_BYTES);
+  // The data is counted as loading already (language-data.ts): it fits, or room is made for it.
+  // Without waiting for the models' turn: a model load may be waiting for this request's model.
+  if (usedBytes() <= budget) return;
   const deadline = Date.now() + settingOf(env.MODEL_WAIT_MS, MODEL_WAIT_MS);
-  const done = await takeTurn(deadline);
-  try {
-    await admit(() => usedBytes([language]), deadline, ctx, `the '${language}' language data`);
-  } finally {
-    done();
-  }
+  await admit(() => usedBytes(), deadline, ctx, `the '${language}' language data`, true);
 }
 
 /**
