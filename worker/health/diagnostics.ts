@@ -1,8 +1,9 @@
 /**
  * GET /api/admin/v1/diagnostics/memory (admin scope): what this isolate holds for the models and
- * language data loaded so far: WASM linear memory (all model matrices + kernel scratch), the
- * vocabulary/index buffers kept outside WASM, and the tokenizer language data. Used by
- * `npm run bench:api` to report the isolate memory of the default model plus English data.
+ * language data loaded so far, as its memory budget counts it (worker/sources/models.ts): WASM
+ * linear memory (a memory per model: matrix + kernel scratch), the vocabulary/index buffers kept
+ * outside WASM, the per-model caches, and the tokenizer language data. Used by `npm run bench:api`
+ * and `bench:soak` (every sample at or below budgetBytes).
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { modelCacheEntries, modelLoadsInFlight, registryMemory, settledRegistrySize } from '../sources/models';
@@ -33,7 +34,7 @@ const route = createRoute({
             }),
             wasmMemoryBytes: z.number().int().openapi({
               description:
-                "WASM linear memory (all model matrices and the kernels' scratch; it never shrinks), counted as at least the highest matrix's end plus 2 MB of scratch room",
+                "WASM linear memory of the loaded models (one memory per model: its matrix and the kernels' scratch), each counted as at least its matrix's end plus 2 MB of scratch room",
             }),
             models: z.array(
               z.object({
