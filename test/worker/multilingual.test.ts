@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ModelManifest } from '../../core/types';
 import { foldKey } from '../../core/vocab-quality';
 import { invalidateCatalog } from '../../worker/catalog/store';
-import { call, expectProblem, WS } from './support/api';
+import { adminToken, call, expectProblem, WS } from './support/api';
 import { createWorkspace, quotaOf, uniqueWorkspaceId, workspaceToken } from './support/quotas';
 
 const EN = 'en-glove-6b-100d';
@@ -158,6 +158,29 @@ describe.skipIf(!built)('aligned models in workerd', () => {
       dimensions: [{ id: 1, type: 'manual', words: seeds }],
     });
     expect(en.body.data[0].dimensionScores['1']).not.toBeNull();
+  });
+
+  it('text-scores with English companion seeds fit the default memory budget for every aligned model', async () => {
+    await env.ARTIFACTS.put('lang/ja.bin', (await fixture('lang/ja.bin'))!);
+    await env.ARTIFACTS.put('lang/fr.bin', (await fixture('lang/fr.bin'))!);
+    const texts: Record<string, string> = {
+      [DE]: 'Die Kinder sind fröhlich',
+      'fr-aligned-glove-6b-100d': 'Les enfants sont heureux',
+      'ja-aligned-glove-6b-100d': '子供たちは幸せです',
+    };
+    for (const id of ALIGNED) {
+      if (!manifests.has(id)) continue;
+      const r = await call('POST', `${WS_PATH}/text-scores`, {
+        texts: [texts[id]],
+        embeddingModelId: id,
+        dimensions: [{ id: 1, type: 'manual', words: ['joyful', 'cheerful', 'delighted'] }],
+      });
+      expect(r.status, `${id}: ${JSON.stringify(r.body)}`).toBe(200);
+      const m = await call('GET', '/api/admin/v1/diagnostics/memory', undefined, { token: await adminToken() });
+      // The model and its English companion side by side, within the budget (issue 31).
+      expect(m.body.models.map((x: { id: string }) => x.id)).toEqual(expect.arrayContaining([id, EN]));
+      expect(m.body.totalBytes).toBeLessThanOrEqual(m.body.budgetBytes);
+    }
   });
 
   it('translates German words to English and back through the shared space', async () => {

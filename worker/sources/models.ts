@@ -156,13 +156,17 @@ function startLoad(env: Env, id: string, ctx: WaitUntil | undefined, deadline: n
     const manifest = await getManifest(env, id);
     if (!manifest) throw new UnknownModel(id);
     known = true;
-    // Learns the size of the model's language data (reserved with the model: usedBytes).
+    // Learns the size of the model's language data (reserved with the model: usedBytes), and the
+    // artifact's size (its sections outside the matrix are what the model keeps outside WASM).
     await languageObjectSize(env, manifest.language);
+    const artifact = await env.ARTIFACTS.head(R2_KEYS.model(id));
+    if (!artifact) throw new Error(`artifact ${R2_KEYS.model(id)} is missing`);
+    const footprint = { ...manifest, artifactBytes: artifact.size };
     const done = await takeTurn(deadline);
     try {
-      const need = (): number => usedBytes([manifest.language]) + placementBytes(manifest);
+      const need = (): number => usedBytes([manifest.language]) + placementBytes(footprint);
       // Reserved from the moment it fits, while the artifact is read: other admissions count it.
-      await admit(need, deadline, ctx, `model '${id}'`, false, () => (placing = manifest));
+      await admit(need, deadline, ctx, `model '${id}'`, false, () => (placing = footprint));
       artifactReads.set(id, (artifactReads.get(id) ?? 0) + 1);
       const obj = await env.ARTIFACTS.get(R2_KEYS.model(id));
       if (!obj) throw new Error(`artifact ${R2_KEYS.model(id)} is missing`);
@@ -354,8 +358,13 @@ export function releaseRequestModels(ctx: WaitUntil | undefined): void {
   held.delete(ctx);
 }
 
-/** Bytes outside WASM a model of n words keeps before its lookup table (vocabulary, index, offsets: ~22-29 B/word measured). */
-const retainedEstimate = (n: number): number => 30 * n;
+/**
+ * Bytes outside WASM a model keeps before its lookup table: its artifact's sections outside the
+ * matrix and scales (vocabulary, indexes, flags) plus 4 bytes a word of offsets (measured on the
+ * four shipped models: the estimate is 0.0-0.1 MB above what they hold).
+ */
+const retainedEstimate = (n: number, dims: number, artifactBytes: number): number =>
+  Math.max(0, artifactBytes - n * (dims + 4)) + 4 * n;
 
 function liveModels(): LoadedModel[] {
   const out: LoadedModel[] = [];
@@ -364,10 +373,21 @@ function liveModels(): LoadedModel[] {
 }
 
 /** The model whose artifact is being read (admitted, not placed yet): its bytes are reserved. */
-let placing: ModelManifest | null = null;
+let placing: Footprint | null = null;
 
-/** Room above the highest matrix for the kernels' scratch (a 500-word similarity matrix takes 1 MB): counted as used. */
-const SCRATCH_RESERVE_BYTES = 2_000_000;
+/** What a load reserves: the model's shape, its language, and its artifact's size. */
+interface Footprint {
+  vocabularySize: number;
+  dimensions: number;
+  language: string;
+  artifactBytes: number;
+}
+
+/**
+ * Room above a model's matrix for the kernels' scratch, counted as used: the largest call, a scan
+ * over a whole 341k-word candidate list, takes 1.4 MB; a 500-word similarity matrix 1 MB.
+ */
+const SCRATCH_RESERVE_BYTES = 1_500_000;
 
 /** A model's WASM memory as the budget counts it: its size, or more when its scratch room needs growth. */
 function wasmBytesOf(m: LoadedModel): number {
@@ -401,11 +421,13 @@ function mayGrow(bytes: number): boolean {
 }
 
 /** Bytes a model of `manifest` adds when placed: growth of WASM memory and its buffers outside it. */
-function placementBytes(manifest: ModelManifest): number {
-  const n = Math.max(0, manifest.vocabularySize);
-  const dims = manifest.dimensions;
+function placementBytes(model: Footprint): number {
+  const n = Math.max(0, model.vocabularySize);
+  const dims = model.dimensions;
   const matrix = n > 0 && dims > 0 ? Kernels.matrixBytes(n, dims) : 0;
-  return KERNELS_BASE_BYTES + matrix + SCRATCH_RESERVE_BYTES + retainedEstimate(n);
+  return (
+    KERNELS_BASE_BYTES + matrix + SCRATCH_RESERVE_BYTES + retainedEstimate(n, Math.max(0, dims), model.artifactBytes)
+  );
 }
 
 /** A fresh kernels instance's memory below its first matrix (one 64 KiB page). */
