@@ -49,8 +49,17 @@ export const MODEL_RETRY_MS = 30_000;
 export const MEMORY_BUDGET_BYTES = 100_000_000;
 /** How long a request waits for a model (its load, room in the budget) before 503 with Retry-After. */
 export const MODEL_WAIT_MS = 10_000;
-/** Between two looks at the budget while a request waits for room. */
-const POLL_MS = 5;
+/**
+ * Between two looks while a request waits (for room, its turn, a draining model): 5 ms, doubling
+ * up to 40 ms, so a long wait costs little CPU time.
+ */
+function poller(): () => Promise<void> {
+  let ms = 5;
+  return async () => {
+    await pause(ms);
+    ms = Math.min(40, ms * 2);
+  };
+}
 /** A load holding the placement turn longer than this is taken as abandoned (its request was cancelled). */
 const TURN_LEASE_MS = 60_000;
 
@@ -250,6 +259,7 @@ export async function getModel(env: Env, id: string, ctx?: WaitUntil): Promise<L
   budget = settingOf(env.MODEL_MEMORY_BUDGET_BYTES, MEMORY_BUDGET_BYTES);
   const deadline = Date.now() + settingOf(env.MODEL_WAIT_MS, MODEL_WAIT_MS);
   enter(ctx);
+  const next = poller();
   try {
     for (;;) {
       let entry = entries.get(id);
@@ -258,7 +268,7 @@ export async function getModel(env: Env, id: string, ctx?: WaitUntil): Promise<L
         if (!model.draining) return use(model, ctx);
         // Chosen for eviction: wait until it has gone (then load it again) or stays.
         if (Date.now() >= deadline) throw busy(`Embedding model '${id}'`, new NoRoom('it is making room for others'));
-        await pause(POLL_MS);
+        await next();
         continue;
       }
       if (entry?.status === 'error') {
@@ -442,6 +452,7 @@ const queue: Array<{ since: number }> = [];
 
 async function takeTurn(deadline: number): Promise<() => void> {
   const mine = { since: Date.now() };
+  const next = poller();
   queue.push(mine);
   const leave = (): void => {
     const i = queue.indexOf(mine);
@@ -457,7 +468,9 @@ async function takeTurn(deadline: number): Promise<() => void> {
     else if (Date.now() >= deadline) {
       leave();
       throw new NoRoom('other models are being loaded');
-    } else await pause(POLL_MS);
+    } else if (queue[1] === mine)
+      await pause(5); // next in line: take the turn soon after it is free
+    else await next();
   }
 }
 
@@ -502,6 +515,7 @@ async function admit(
   reserve?: () => void,
 ): Promise<void> {
   const drained = new Set<LoadedModel>();
+  const next = poller();
   try {
     for (;;) {
       evictIdle(need);
@@ -527,7 +541,7 @@ async function admit(
       }
       if (Date.now() >= deadline)
         throw new NoRoom(`no room for ${what} in time: the models and data in use did not finish`);
-      await pause(POLL_MS);
+      await next();
     }
   } finally {
     // What was not evicted stays, and requests may take it again.
