@@ -53,10 +53,10 @@ export const MODEL_WAIT_MS = 10_000;
  * Between two looks while a request waits (for room, its turn, a draining model): 5 ms, doubling
  * up to 40 ms, so a long wait costs little CPU time.
  */
-function poller(): () => Promise<void> {
+function poller(deadline: number): () => Promise<void> {
   let ms = 5;
   return async () => {
-    await pause(ms);
+    await pause(Math.max(0, Math.min(ms, deadline - Date.now())));
     ms = Math.min(40, ms * 2);
   };
 }
@@ -259,7 +259,7 @@ export async function getModel(env: Env, id: string, ctx?: WaitUntil): Promise<L
   budget = settingOf(env.MODEL_MEMORY_BUDGET_BYTES, MEMORY_BUDGET_BYTES);
   const deadline = Date.now() + settingOf(env.MODEL_WAIT_MS, MODEL_WAIT_MS);
   enter(ctx);
-  const next = poller();
+  const next = poller(deadline);
   try {
     for (;;) {
       let entry = entries.get(id);
@@ -452,7 +452,7 @@ const queue: Array<{ since: number }> = [];
 
 async function takeTurn(deadline: number): Promise<() => void> {
   const mine = { since: Date.now() };
-  const next = poller();
+  const next = poller(deadline);
   queue.push(mine);
   const leave = (): void => {
     const i = queue.indexOf(mine);
@@ -515,7 +515,7 @@ async function admit(
   reserve?: () => void,
 ): Promise<void> {
   const drained = new Set<LoadedModel>();
-  const next = poller();
+  const next = poller(deadline);
   try {
     for (;;) {
       evictIdle(need);
