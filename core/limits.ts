@@ -29,6 +29,8 @@ export const LIMITS = {
   identifierCharacters: 128,
   /** Characters of a workspace id (path and token claim). */
   workspaceIdCharacters: 64,
+  /** Characters of a language code in a request (tokenizations; the longest BCP 47 tag RFC 5646 asks to support). */
+  languageCodeCharacters: 35,
   /** Characters of a display name (dimension names). */
   nameCharacters: 200,
   /** dimensions[] and goalConfig.dimensions[] of a request. */

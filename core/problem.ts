@@ -127,18 +127,63 @@ export function problemBody(err: ApiError, instance?: string): ProblemBody {
   return body;
 }
 
-/** The issues of a failed zod safeParse. */
-export type ZodIssues = ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>;
+/**
+ * The most characters of one value sent by the client that a problem quotes (issue 31 #8): a
+ * detail or message never echoes a long value whole, so an answer stays small however large the
+ * request. Longer values are cut with `excerpt`.
+ */
+export const QUOTED_INPUT_CHARS = 64;
+/** At most this many field errors in one problem; the detail gives the total. */
+export const PROBLEM_ERRORS_MAX = 100;
+/** Our own messages are shorter; this only bounds what a library might put into one. */
+const MESSAGE_MAX_CHARS = 500;
 
-/** Zod issues -> field problems ({ path: "texts.0", message }). */
-export function zodIssuesToProblems(issues: ZodIssues): FieldProblem[] {
-  return issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+/** A client value as a problem quotes it: at most `max` characters, then "…" and its length. */
+export function excerpt(value: string, max: number = QUOTED_INPUT_CHARS): string {
+  if (value.length <= max) return value;
+  // Never cut between the two halves of a surrogate pair.
+  const last = value.charCodeAt(max - 1);
+  const end = last >= 0xd800 && last <= 0xdbff ? max - 1 : max;
+  return `${value.slice(0, end)}… (${value.length} characters)`;
 }
 
-/** A request that does not match its zod schema: 422 VALIDATION_FAILED with one entry a zod issue. */
+/** The issues of a failed zod safeParse (`keys`: the member names of an unrecognized_keys issue). */
+export type ZodIssues = ReadonlyArray<{
+  path: ReadonlyArray<PropertyKey>;
+  message: string;
+  code?: string;
+  keys?: ReadonlyArray<string>;
+}>;
+
+/** The message of an issue; zod's message of unknown members names them whole, ours cuts them. */
+function issueMessage(issue: ZodIssues[number]): string {
+  if (issue.code === 'unrecognized_keys' && issue.keys) {
+    const shown = issue.keys.slice(0, 5).map((k) => JSON.stringify(excerpt(k)));
+    const more = issue.keys.length > shown.length ? ` and ${issue.keys.length - shown.length} more` : '';
+    return `Unrecognized key${issue.keys.length === 1 ? '' : 's'}: ${shown.join(', ')}${more}`;
+  }
+  return excerpt(issue.message, MESSAGE_MAX_CHARS);
+}
+
+/** Zod issues -> field problems ({ path: "texts.0", message }); path members and messages are cut (excerpt). */
+export function zodIssuesToProblems(issues: ZodIssues): FieldProblem[] {
+  return issues.map((i) => ({
+    path: i.path.map((p) => excerpt(String(p))).join('.') || '(root)',
+    message: issueMessage(i),
+  }));
+}
+
+/**
+ * A request that does not match its zod schema: 422 VALIDATION_FAILED with one entry a zod
+ * issue, at most PROBLEM_ERRORS_MAX of them (the detail says how many there were).
+ */
 export function validationFailed(issues: ZodIssues): ApiError {
-  return new ApiError('VALIDATION_FAILED', 'The request does not match the schema', {
-    errors: zodIssuesToProblems(issues),
+  const detail =
+    issues.length > PROBLEM_ERRORS_MAX
+      ? `The request does not match the schema (${issues.length} errors; the first ${PROBLEM_ERRORS_MAX} are listed)`
+      : 'The request does not match the schema';
+  return new ApiError('VALIDATION_FAILED', detail, {
+    errors: zodIssuesToProblems(issues.slice(0, PROBLEM_ERRORS_MAX)),
   });
 }
 
@@ -160,7 +205,7 @@ export function requireLanguage(language: string): Language {
   const supported = SUPPORTED_LANGUAGES.join(', ');
   throw new ApiError(
     'UNSUPPORTED_LANGUAGE',
-    `Language '${language}' is not supported; supported languages: ${supported}`,
+    `Language '${excerpt(language)}' is not supported; supported languages: ${supported}`,
     {
       errors: [{ path: 'language', message: `Expected one of: ${supported}` }],
     },

@@ -198,8 +198,8 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
 
   const TokenizationRequestSchema = doc(
     z.object({
-      language: doc(z.string().min(1), {
-        description: `ISO 639-1 code, case-insensitive. Supported: ${SUPPORTED_LANGUAGES.join(', ')}.`,
+      language: doc(z.string().min(1).max(LIMITS.languageCodeCharacters), {
+        description: `ISO 639-1 code, case-insensitive (at most ${LIMITS.languageCodeCharacters} characters). Supported: ${SUPPORTED_LANGUAGES.join(', ')}.`,
         example: 'en',
       }),
       text: doc(z.string().max(LIMITS.charactersPerText, `At most ${LIMITS.charactersPerText} characters`), {

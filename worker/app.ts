@@ -8,7 +8,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';
 import { timing } from 'hono/timing';
-import { ApiError, asApiError } from '../core/problem';
+import { ApiError, asApiError, excerpt } from '../core/problem';
 import { LIMITS } from '../core/limits';
 import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
@@ -118,7 +118,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   app.notFound((c) =>
     problemResponse(
-      new ApiError('NOT_FOUND', `No route for ${c.req.method} ${new URL(c.req.url).pathname}`),
+      new ApiError('NOT_FOUND', `No route for ${c.req.method} ${excerpt(new URL(c.req.url).pathname)}`),
       c.get('requestId'),
     ),
   );

@@ -18,7 +18,7 @@ import { KV_KEYS, R2_KEYS } from '../../core/storage-keys';
 import { IDENTIFIER, IDENTIFIER_MESSAGE } from '../../core/requests';
 import { sha256Hex, toHex } from '../../core/digest';
 import type { AppEnv, Env } from '../env';
-import { ApiError } from '../../core/problem';
+import { ApiError, excerpt } from '../../core/problem';
 import { allDimensions } from '../dimensions/store';
 import { etagMatches } from '../http-cache';
 import { getManifest } from '../sources/models';
@@ -257,7 +257,7 @@ async function modelHeaders(c: Context<AppEnv>, id: string): Promise<Record<stri
   return extra;
 }
 
-const modelNotFound = (id: string) => new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+const modelNotFound = (id: string) => new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${excerpt(id)}'`);
 
 artifactRoutes.openapi(modelRoute, async (c) => {
   const { id } = c.req.valid('param');
@@ -270,7 +270,7 @@ artifactRoutes.openapi(modelHeadRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.modelHead(id),
-    () => new ApiError('NOT_FOUND', `Embedding model '${id}' has no head artifact`),
+    () => new ApiError('NOT_FOUND', `Embedding model '${excerpt(id)}' has no head artifact`),
     await modelHeaders(c, id),
     // Gzipped when accepted: ~15 % fewer bytes before the first score of a cold start.
     true,
@@ -293,7 +293,7 @@ artifactRoutes.openapi(mapperRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.mapper(modelId, key),
-    () => new ApiError('NOT_FOUND', `No mapper bundle '${key}' for embedding model '${modelId}'`),
+    () => new ApiError('NOT_FOUND', `No mapper bundle '${excerpt(key)}' for embedding model '${excerpt(modelId)}'`),
     {},
     true,
   ) as never;
@@ -304,7 +304,8 @@ artifactRoutes.openapi(mapperHeadRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.mapperHead(modelId, key),
-    () => new ApiError('NOT_FOUND', `No head of mapper bundle '${key}' for embedding model '${modelId}'`),
+    () =>
+      new ApiError('NOT_FOUND', `No head of mapper bundle '${excerpt(key)}' for embedding model '${excerpt(modelId)}'`),
     {},
     true,
   ) as never;

@@ -8,7 +8,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { ModelManifest } from '../../core/types';
 import { catalogManifest, catalogMappersOf, getCatalog, refreshCatalog, type CatalogMapper } from './store';
-import { ApiError } from '../../core/problem';
+import { ApiError, excerpt } from '../../core/problem';
 import { getManifest, loadingStatus } from '../sources/models';
 import { engineOf, waitUntilOf } from '../sources';
 import {
@@ -175,10 +175,10 @@ catalogRoutes.openapi(getModelRoute, async (c) => {
   if (!manifest) {
     // No stale 404: a model uploaded since the catalog was cached (its manifest is in R2) reloads the catalog.
     if ((await getManifest(c.env, id))?.id !== id)
-      throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+      throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${excerpt(id)}'`);
     catalog = await refreshCatalog(c.env, waitUntilOf(c));
     manifest = catalogManifest(catalog, id);
-    if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${id}'`);
+    if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${excerpt(id)}'`);
   }
   return c.json(modelBody(manifest, catalogMappersOf(catalog, id)), 200);
 });

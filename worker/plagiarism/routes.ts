@@ -8,7 +8,7 @@ import { splitWords } from '../../core/plagiarism';
 import type { AppEnv } from '../env';
 import { LIMITS } from '../../core/limits';
 import { charge, requireAllowance } from '../quotas/charge';
-import { ApiError, type FieldProblem } from '../../core/problem';
+import { ApiError, excerpt, PROBLEM_ERRORS_MAX, zodIssuesToProblems, type FieldProblem } from '../../core/problem';
 import {
   jsonBody,
   ListQuerySchema,
@@ -213,7 +213,13 @@ const listRoute = createRoute({
   security,
   request: {
     query: ListQuerySchema.extend({
-      url: z.string().optional().openapi({ description: 'Only the page with exactly this URL' }),
+      url: z
+        .string()
+        .max(LIMITS.plagiarismUrlCharacters)
+        .optional()
+        .openapi({
+          description: `Only the page with exactly this URL (at most ${LIMITS.plagiarismUrlCharacters} characters)`,
+        }),
     }),
   },
   responses: {
@@ -300,15 +306,18 @@ async function parseBatch(body: string): Promise<PageInput[]> {
     }
     const parsed = PageInputSchema.safeParse(json);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues)
-        errors.push({ path: ['line', i + 1, ...issue.path.map(String)].join('.'), message: issue.message });
+      for (const problem of zodIssuesToProblems(parsed.error.issues))
+        errors.push({
+          path: problem.path === '(root)' ? `line.${i + 1}` : `line.${i + 1}.${problem.path}`,
+          message: problem.message,
+        });
       continue;
     }
     valid.push(parsed.data);
   }
   if (errors.length > 0)
     throw new ApiError('VALIDATION_FAILED', `${errors.length} invalid line(s); nothing was stored`, {
-      errors: errors.slice(0, 100),
+      errors: errors.slice(0, PROBLEM_ERRORS_MAX),
     });
   if (count === 0)
     throw new ApiError('VALIDATION_FAILED', 'The batch holds no pages', {
@@ -373,15 +382,16 @@ plagiarismPageRoutes.openapi(getRoute, async (c) => {
   const { ref } = c.req.valid('param');
   const corpus = corpusOf(c);
   const page = await corpus.find(parseRef(ref));
-  if (!page) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
+  if (!page) throw new ApiError('NOT_FOUND', `No reference page '${excerpt(ref)}'`);
   const source = await corpus.text({ id: page.id, url: page.url, title: page.title, r2Key: page.r2Key, shared: 0 });
-  if (!source) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
+  if (!source) throw new ApiError('NOT_FOUND', `No reference page '${excerpt(ref)}'`);
   const { r2Key: _key, ...record } = page;
   return c.json({ ...record, text: source.text }, 200);
 });
 
 plagiarismPageRoutes.openapi(deleteRoute, async (c) => {
   const { ref } = c.req.valid('param');
-  if (!(await corpusOf(c).delete(parseRef(ref)))) throw new ApiError('NOT_FOUND', `No reference page '${ref}'`);
+  if (!(await corpusOf(c).delete(parseRef(ref))))
+    throw new ApiError('NOT_FOUND', `No reference page '${excerpt(ref)}'`);
   return c.body(null, 204);
 });

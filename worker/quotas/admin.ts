@@ -6,7 +6,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
 import { nowMs } from '../clock';
-import { ApiError } from '../../core/problem';
+import { ApiError, excerpt } from '../../core/problem';
 import { isoDate, nextCycleStartMs } from './cycle';
 import { meterQuotas, syncMeter } from './meter-client';
 import type { MeterQuotas } from './meter-do';
@@ -83,7 +83,7 @@ function meteredView(ws: Workspace, m: MeterQuotas) {
 
 async function requireUsageType(db: D1Database, key: string): Promise<void> {
   const types = await listUsageTypes(db);
-  if (!types.some((t) => t.key === key)) throw new ApiError('NOT_FOUND', `Usage type '${key}' does not exist`);
+  if (!types.some((t) => t.key === key)) throw new ApiError('NOT_FOUND', `Usage type '${excerpt(key)}' does not exist`);
 }
 
 const createRouteDef = createRoute({
@@ -237,9 +237,9 @@ adminWorkspaceRoutes.openapi(createRouteDef, async (c) => {
   const known = new Set(types.map((t) => t.key));
   const errors = body.quotas.flatMap((q, i) => {
     if (!known.has(q.usageTypeKey))
-      return [{ path: `quotas.${i}.usageTypeKey`, message: `Unknown usage type '${q.usageTypeKey}'` }];
+      return [{ path: `quotas.${i}.usageTypeKey`, message: `Unknown usage type '${excerpt(q.usageTypeKey)}'` }];
     if (body.quotas.findIndex((o) => o.usageTypeKey === q.usageTypeKey) !== i)
-      return [{ path: `quotas.${i}.usageTypeKey`, message: `Usage type '${q.usageTypeKey}' is listed twice` }];
+      return [{ path: `quotas.${i}.usageTypeKey`, message: `Usage type '${excerpt(q.usageTypeKey)}' is listed twice` }];
     return [];
   });
   if (errors.length > 0) throw new ApiError('VALIDATION_FAILED', 'Invalid quotas', { errors });
@@ -292,7 +292,10 @@ adminWorkspaceRoutes.openapi(bonusRouteDef, async (c) => {
     auditContext(c, atMs),
   );
   if (!ws)
-    throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' has no ${usageTypeKey} quota; set its limits first`);
+    throw new ApiError(
+      'NOT_FOUND',
+      `Workspace '${excerpt(workspaceId)}' has no ${excerpt(usageTypeKey)} quota; set its limits first`,
+    );
   const quota = (await syncMeter(c.env, ws.id, atMs)).quotas.find((q) => q.usageTypeKey === usageTypeKey);
   return c.json(quota!, 200);
 });

@@ -12,7 +12,7 @@
  * deducts on its own.
  */
 import type { z } from '@hono/zod-openapi';
-import { ApiError } from '../../core/problem';
+import { ApiError, excerpt } from '../../core/problem';
 import type { UsageTypeKey } from './charge';
 import { cycleParams, cycleStartFor, isoDate, type CycleParams } from './cycle';
 import type { AuditEntrySchema, LedgerEntrySchema, QuotaSchema, UsageTypeSchema, WorkspaceSchema } from './schemas';
@@ -121,7 +121,7 @@ export async function getWorkspace(db: D1Database, id: string): Promise<Workspac
 /** The workspace; 404 NOT_FOUND when there is none. */
 export async function requireWorkspaceRow(db: D1Database, id: string): Promise<Workspace> {
   const ws = await getWorkspace(db, id);
-  if (!ws) throw new ApiError('NOT_FOUND', `Workspace '${id}' does not exist`);
+  if (!ws) throw new ApiError('NOT_FOUND', `Workspace '${excerpt(id)}' does not exist`);
   return ws;
 }
 
@@ -342,7 +342,7 @@ export async function createWorkspace(
     await db.batch(statements);
   } catch (err) {
     if (err instanceof Error && /UNIQUE constraint failed: workspaces\.id/.test(err.message)) {
-      throw new ApiError('CONFLICT', `Workspace '${input.id}' already exists`);
+      throw new ApiError('CONFLICT', `Workspace '${excerpt(input.id)}' already exists`);
     }
     throw err;
   }
@@ -359,7 +359,7 @@ async function withWorkspace<T>(
     const out = await fn(await requireWorkspaceRow(db, workspaceId));
     if (out !== undefined) return out;
   }
-  throw new ApiError('CONFLICT', `Workspace '${workspaceId}' changed concurrently; retry`);
+  throw new ApiError('CONFLICT', `Workspace '${excerpt(workspaceId)}' changed concurrently; retry`);
 }
 
 /**

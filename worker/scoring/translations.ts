@@ -8,6 +8,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { ENGLISH_COMPANION_ID } from '../../core/projection';
 import { LIMITS } from '../../core/limits';
+import { identifier } from '../../core/requests';
 import { TRANSLATION_LIMIT_DEFAULT } from '../../core/translation';
 import { charge } from '../quotas/charge';
 import { ApiError } from '../../core/problem';
@@ -35,10 +36,7 @@ export const WordTranslationsRequestSchema = z
         description: `Translations per word, 1..${LIMITS.translationsPerWord} (default ${TRANSLATION_LIMIT_DEFAULT}).`,
         example: 5,
       }),
-    targetModelId: z
-      .string()
-      .min(1)
-      .max(LIMITS.nameCharacters)
+    targetModelId: identifier()
       .optional()
       .openapi({
         description: `A model in the same vector space (features aligned-en, or ${ENGLISH_COMPANION_ID} itself). Default: ${ENGLISH_COMPANION_ID}; required on ${ENGLISH_COMPANION_ID} itself.`,
