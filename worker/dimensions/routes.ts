@@ -7,6 +7,7 @@ import { ApiError } from '../../core/problem';
 import { createDimension, getDimension, listDimensions } from './store';
 import {
   CreateDimensionSchema,
+  decimalInteger,
   errorResponses,
   jsonBody,
   ListQuerySchema,
@@ -56,11 +57,7 @@ const getRouteDef = createRoute({
   security,
   request: {
     params: z.object({
-      id: z.coerce
-        .number()
-        .int()
-        .min(1)
-        .openapi({ param: { name: 'id', in: 'path' }, example: 1 }),
+      id: decimalInteger(1).openapi({ param: { name: 'id', in: 'path' }, example: 1 }),
     }),
   },
   responses: {

@@ -62,17 +62,37 @@ export function pageObject(page: number, size: number, totalElements: number): z
   return { size, totalElements, totalPages: Math.ceil(totalElements / size), currentPage: page };
 }
 
+/** Digits only: what a page, size or path id may be written as (at most 15 digits: an exact JavaScript integer). */
+const DECIMAL_INTEGER = /^[0-9]{1,15}$/;
+
+/**
+ * An integer query or path parameter written as plain decimal digits (issue 31 #13): a sign,
+ * white space, exponent, fraction, hex, octal or binary prefix or digit separator (`+1`, ` 1`,
+ * `1e2`, `1.0`, `0x10`, `1_0`) and the empty value are 422 VALIDATION_FAILED, where `Number()`
+ * (z.coerce) would read a number into them. In the OpenAPI document an integer from `min` to `max`.
+ */
+export function decimalInteger(min: number, max?: number) {
+  const value = z.number().int().min(min);
+  return z
+    .string()
+    .regex(DECIMAL_INTEGER, 'Expected an integer written with the digits 0-9 only')
+    .transform(Number)
+    .pipe(max === undefined ? value : value.max(max))
+    .openapi({ type: 'integer', minimum: min, ...(max === undefined ? {} : { maximum: max }) });
+}
+
+/** A page number query parameter (1-based, default 1). */
+export const pageNumber = () => decimalInteger(1).default(1).openapi({ default: 1 });
+/** A page size query parameter (1 to `max`, default 20). */
+export const pageSize = (max: number) => decimalInteger(1, max).default(20).openapi({ default: 20 });
+
 export const CatalogQuerySchema = z.object({
   country: z.string().max(10).optional().openapi({ description: 'ISO 3166-1 alpha-2 filter.' }),
   language: z.string().max(10).optional().openapi({ description: 'ISO 639-1 filter.' }),
-  page: z.coerce.number().int().min(1).default(1).openapi({ description: '1-based page number.' }),
-  size: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(LIMITS.catalogPageSize)
-    .default(20)
-    .openapi({ description: `Entries per page, at most ${LIMITS.catalogPageSize}.` }),
+  page: pageNumber().openapi({ description: '1-based page number.' }),
+  size: pageSize(LIMITS.catalogPageSize).openapi({
+    description: `Entries per page, at most ${LIMITS.catalogPageSize}.`,
+  }),
 });
 
 export const MapperBundleSchema = z
@@ -171,8 +191,8 @@ export const CreateDimensionSchema = z
   .openapi('CreateDimension');
 
 export const ListQuerySchema = z.object({
-  page: z.coerce.number().int().min(1).default(1),
-  size: z.coerce.number().int().min(1).max(LIMITS.listPageSize).default(20),
+  page: pageNumber(),
+  size: pageSize(LIMITS.listPageSize),
 });
 
 // Path identifiers are validated (pattern, length) before any storage call (decisions.md "Identifiers, bodies and cost").

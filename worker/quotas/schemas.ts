@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { LIMITS } from '../../core/limits';
 import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
+import { pageNumber, pageSize } from '../http/openapi';
 
 // The workspace id (worker/ids.ts: no import of ../schemas, which imports it too).
 import { WORKSPACE_ID, WorkspaceIdParam } from '../ids';
@@ -13,25 +14,19 @@ export const UsageTypeKeyParam = z
   .max(LIMITS.usageTypeKeyCharacters)
   .openapi({ param: { name: 'usageTypeKey', in: 'path' }, example: 'tokens' });
 
-export const pageQuery = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .default(1)
-  .openapi({ param: { name: 'page', in: 'query' }, description: '1-based page number', example: 1, type: 'integer' });
+export const pageQuery = pageNumber().openapi({
+  param: { name: 'page', in: 'query' },
+  description: '1-based page number',
+  example: 1,
+  type: 'integer',
+});
 
-export const sizeQuery = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .max(LIMITS.listPageSize)
-  .default(20)
-  .openapi({
-    param: { name: 'size', in: 'query' },
-    description: `Elements per page, at most ${LIMITS.listPageSize}`,
-    example: 20,
-    type: 'integer',
-  });
+export const sizeQuery = pageSize(LIMITS.listPageSize).openapi({
+  param: { name: 'size', in: 'query' },
+  description: `Elements per page, at most ${LIMITS.listPageSize}`,
+  example: 20,
+  type: 'integer',
+});
 
 export const orderQuery = z
   .enum(['asc', 'desc'])
