@@ -6,8 +6,9 @@
  */
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { MiddlewareHandler } from 'hono';
-import { ApiError } from '../core/problem';
+import { ApiError, excerpt } from '../core/problem';
 import type { AppEnv, AuthContext, Env } from './env';
+import { isWellFormed } from './well-formed';
 
 const HS_ALGORITHMS = ['HS256'];
 const JWKS_ALGORITHMS = ['RS256', 'ES256'];
@@ -72,6 +73,51 @@ function notFromTheFuture(payload: JWTPayload): JWTPayload {
   return payload;
 }
 
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * Canonical base64url (RFC 7515 section 2, RFC 4648 section 3.5): the URL alphabet, no padding,
+ * a length that is not 4n + 1, and the unused low bits of the last character zero, so that
+ * re-encoding the decoded bytes gives the same text. jose decodes leniently (padding, the other
+ * alphabet, unused bits set), which made one signed token many accepted strings (issue 31 #11).
+ */
+export function isCanonicalBase64url(segment: string): boolean {
+  if (!/^[A-Za-z0-9_-]*$/.test(segment)) return false;
+  const rest = segment.length % 4;
+  if (rest === 1) return false;
+  if (rest === 0) return true;
+  // 2 characters carry 8 bits (4 unused), 3 carry 16 (2 unused).
+  const unusedMask = rest === 2 ? 0b1111 : 0b11;
+  return (BASE64URL.indexOf(segment[segment.length - 1]) & unusedMask) === 0;
+}
+
+/** Characters of a token's `sub` (OpenID Connect Core 1.0: at most 255 ASCII characters). */
+export const SUBJECT_MAX_CHARS = 255;
+
+/**
+ * The `sub` claim as the audit log and stored dimensions record it (their `actor`, `created_by`):
+ * absent, or a well-formed string of 1 to 255 characters without control characters (C0, DEL,
+ * C1). Anything else makes the token invalid (401), since D1 would store a lone surrogate as
+ * U+FFFD and a NUL or line break would forge log and audit lines (issue 31 #12).
+ */
+function subjectOf(payload: JWTPayload): string | null {
+  const sub: unknown = payload.sub;
+  if (sub === undefined) return null;
+  if (
+    typeof sub !== 'string' ||
+    sub.length === 0 ||
+    sub.length > SUBJECT_MAX_CHARS ||
+    !isWellFormed(sub) ||
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u001f\u007f-\u009f]/.test(sub)
+  ) {
+    throw new Error(
+      `"sub" must be a well-formed string of 1 to ${SUBJECT_MAX_CHARS} characters without control characters`,
+    );
+  }
+  return sub;
+}
+
 function scopesOf(payload: JWTPayload): string[] {
   const raw = payload.scope ?? payload.scp;
   if (typeof raw === 'string') return raw.split(/\s+/).filter(Boolean);
@@ -88,8 +134,12 @@ export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
       headers: { 'www-authenticate': 'Bearer' },
     });
   let payload: JWTPayload;
+  let subject: string | null;
   try {
+    if (!match[1].split('.').every(isCanonicalBase64url))
+      throw new Error('every segment must be canonical base64url (no padding, unused bits zero)');
     payload = await verify(match[1], c.env);
+    subject = subjectOf(payload);
   } catch (err) {
     if (err instanceof ApiError) throw err;
     const reason = err instanceof Error ? err.message : 'invalid token';
@@ -100,7 +150,7 @@ export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const claim = c.env.JWT_WORKSPACE_CLAIM || 'workspaceId';
   const ws = payload[claim];
   const auth: AuthContext = {
-    subject: typeof payload.sub === 'string' ? payload.sub : null,
+    subject,
     workspaceId: typeof ws === 'string' ? ws : null,
     scopes: scopesOf(payload),
   };
@@ -113,7 +163,7 @@ export const requireWorkspace: MiddlewareHandler<AppEnv> = async (c, next) => {
   const pathWs = c.req.param('workspaceId');
   const auth = c.get('auth');
   if (!auth.workspaceId || auth.workspaceId !== pathWs) {
-    throw new ApiError('WORKSPACE_FORBIDDEN', `The token is not valid for workspace '${pathWs ?? ''}'`);
+    throw new ApiError('WORKSPACE_FORBIDDEN', `The token is not valid for workspace '${excerpt(pathWs ?? '')}'`);
   }
   await next();
 };
