@@ -43,6 +43,8 @@ export interface AuthContext {
 export interface AppVariables {
   auth: AuthContext;
   requestId: string;
+  /** Set by charge() (worker/quotas/charge.ts): the request went to the meter. */
+  metered?: boolean;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables & TimingVariables };

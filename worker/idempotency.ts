@@ -13,6 +13,8 @@
  * - A retry while the first still runs: 409 IDEMPOTENCY_KEY_IN_PROGRESS (Retry-After). If the
  *   first never finished (its isolate died), the lease ends after LEASE_MS and a retry of the same
  *   request takes the key over; its charge is then recognized by the meter and not made twice.
+ * - Free routes (FREE_WORKSPACE_ROUTES: autocomplete) ignore the key; an answer is stored only
+ *   when the request was charged (or checked) by the meter.
  * - Keys expire after 24 hours; the meter's alarm deletes expired records. Records of the
  *   D1-metering era (table idempotency_keys) are imported by a meter when it seeds itself, and the
  *   Cron Trigger (wrangler.toml) still deletes the expired ones there (purgeExpiredIdempotencyKeys).
@@ -22,8 +24,8 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env';
 import { nowMs } from './clock';
 import { toHex } from '../core/digest';
-import { ApiError } from '../core/problem';
-import { idempotencyKeyOf } from './quotas/charge';
+import { ApiError, excerpt } from '../core/problem';
+import { idempotencyKeyOf, isFreeWorkspaceRoute, rememberWorkspace, wasMetered } from './quotas/charge';
 import { WORKSPACE_ID } from './ids';
 import { claimKey, completeKey, releaseKey } from './quotas/meter-client';
 
@@ -32,6 +34,8 @@ export const LEASE_MS = 60_000;
 
 export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.req.method !== 'POST') return next();
+  // A free route ignores the key, unread (issue 31 #9): nothing to charge twice, nothing stored.
+  if (isFreeWorkspaceRoute(c)) return next();
   const key = idempotencyKeyOf(c);
   if (key === null) return next();
   const workspaceId = c.req.param('workspaceId');
@@ -52,6 +56,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   });
   switch (claim.kind) {
     case 'claimed':
+      rememberWorkspace(workspaceId);
       return runAndStore(c, next, workspaceId, key, lock);
     case 'unknown-workspace':
       // Nothing to bind the key to: the route answers (its charge is 404 for an unknown workspace).
@@ -59,7 +64,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     case 'reused':
       throw new ApiError(
         'IDEMPOTENCY_KEY_REUSED',
-        `Idempotency-Key '${key.slice(0, 64)}' was used for another request (${claim.method} ${claim.path.slice(0, 200)}, another body or path); use a new key for a new request`,
+        `Idempotency-Key '${excerpt(key)}' was used for another request (${claim.method} ${excerpt(claim.path)}, another body or path); use a new key for a new request`,
         { errors: [{ path: 'headers.Idempotency-Key', message: 'bound to another request' }] },
       );
     case 'replay':
@@ -70,7 +75,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     case 'in-progress':
       throw new ApiError(
         'IDEMPOTENCY_KEY_IN_PROGRESS',
-        `A request with Idempotency-Key '${key.slice(0, 64)}' is still running; retry it later`,
+        `A request with Idempotency-Key '${excerpt(key)}' is still running; retry it later`,
         {
           headers: { 'retry-after': String(claim.retryAfterSeconds) },
         },
@@ -88,7 +93,9 @@ async function runAndStore(
   await next();
   const res = c.res;
   try {
-    if (res.status >= 200 && res.status < 300) {
+    // Only an answer the meter saw is stored: a route that never charged (however it was
+    // mounted) leaves no record behind, so the key costs storage only with a charge.
+    if (res.status >= 200 && res.status < 300 && wasMetered(c)) {
       await completeKey(
         c.env,
         workspaceId,
@@ -99,7 +106,7 @@ async function runAndStore(
         await res.clone().text(),
       );
     } else {
-      // Not a success: nothing was consumed, so the key is released for a retry.
+      // Not a success (nothing was consumed) or not metered: the key is released.
       await releaseKey(c.env, workspaceId, key, lock);
     }
   } catch (err) {

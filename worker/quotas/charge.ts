@@ -8,9 +8,9 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
 import { nowMs } from '../clock';
-import { ApiError } from '../../core/problem';
+import { ApiError, excerpt } from '../../core/problem';
 import { secondsUntilNextUtcMidnight } from './cycle';
-import { consume, probeMeter } from './meter-client';
+import { consume, meterHasWorkspace, probeMeter } from './meter-client';
 import { benchProbeOf, isBenchTwin } from './bench-twin';
 import type { ConsumeOutcome } from './repository';
 
@@ -30,6 +30,53 @@ export function idempotencyKeyOf(c: Context<AppEnv>): string | null {
 
 export type UsageTypeKey = 'tokens' | 'images' | 'plagiarismChecks';
 
+/**
+ * The workspace routes that charge nothing (the path segment after /api/v1/workspaces/{id}/).
+ * An Idempotency-Key on them is ignored (issue 31 #9, docs/quotas.md): a free answer is as cheap
+ * to compute again as to replay, and storing it for 24 hours let any client write to the meter's
+ * storage without paying. Every other workspace POST route honours the key.
+ */
+export const FREE_WORKSPACE_ROUTES: ReadonlySet<string> = new Set(['autocomplete-suggestions']);
+
+/** Whether the request is one of FREE_WORKSPACE_ROUTES (/api/v1/workspaces/{id}/{route}). */
+export function isFreeWorkspaceRoute(c: Context<AppEnv>): boolean {
+  const segments = c.req.path.split('/');
+  return segments.length === 6 && FREE_WORKSPACE_ROUTES.has(segments[5]);
+}
+
+/** Whether charge() ran for the request (the idempotency middleware stores only such answers). */
+export function wasMetered(c: Context<AppEnv>): boolean {
+  return c.get('metered') === true;
+}
+
+/**
+ * Workspaces this isolate has seen exist. No route deletes a workspace, so an entry never goes
+ * stale; filled by accepted charges, Idempotency-Key claims and requireWorkspaceExists, cleared
+ * when full. An unknown workspace is never remembered (it may be created at any time).
+ */
+const knownWorkspaces = new Set<string>();
+const KNOWN_WORKSPACES_MAX = 10_000;
+
+export function rememberWorkspace(workspaceId: string): void {
+  if (knownWorkspaces.size >= KNOWN_WORKSPACES_MAX) knownWorkspaces.clear();
+  knownWorkspaces.add(workspaceId);
+}
+
+/**
+ * The rule for an unknown workspace on a free workspace route (issue 31 #14): 404 NOT_FOUND, as
+ * the charge of a metered route answers. A workspace this isolate knows costs no storage call;
+ * another is looked up once in its meter (which holds or seeds it, as for a charge).
+ */
+export async function requireWorkspaceExists(c: Context<AppEnv>): Promise<void> {
+  const workspaceId = c.req.param('workspaceId');
+  if (!workspaceId)
+    throw new ApiError('INTERNAL_ERROR', 'requireWorkspaceExists() was called on a route without a workspaceId');
+  if (knownWorkspaces.has(workspaceId)) return;
+  if (!(await meterHasWorkspace(c.env, workspaceId, nowMs())))
+    throw new ApiError('NOT_FOUND', `Workspace '${excerpt(workspaceId)}' does not exist`);
+  rememberWorkspace(workspaceId);
+}
+
 export interface ChargeRequest {
   usageTypeKey: UsageTypeKey;
   amount: number;
@@ -46,6 +93,7 @@ export async function charge(c: Context<AppEnv>, req: ChargeRequest): Promise<Co
   const workspaceId = req.workspaceId ?? c.req.param('workspaceId');
   if (!workspaceId)
     throw new ApiError('INTERNAL_ERROR', 'charge() was called on a route without a workspaceId path parameter');
+  c.set('metered', true);
   const idempotencyKey = idempotencyKeyOf(c);
   const atMs = nowMs();
   // bench:api's unmetered twin (a bench build only; bench-twin.ts): everything but the meter call.
@@ -69,6 +117,7 @@ export async function charge(c: Context<AppEnv>, req: ChargeRequest): Promise<Co
     secondsUntilNextUtcMidnight(atMs),
   );
   if (outcome.status === 'replayed') c.header('Idempotent-Replayed', 'true');
+  rememberWorkspace(workspaceId);
   return outcome;
 }
 

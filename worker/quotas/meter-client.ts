@@ -9,7 +9,7 @@
  * a key claim (the same lock token), or a read.
  */
 import type { Env } from '../env';
-import { ApiError } from '../../core/problem';
+import { ApiError, excerpt } from '../../core/problem';
 import type { UsageTypeKey } from './charge';
 import type { ClaimResult, MeterChargeRequest, MeterQuotas, WorkspaceMeter } from './meter-do';
 import type { ConsumeOutcome } from './repository';
@@ -22,7 +22,7 @@ type MeterEnv = Pick<Env, 'METER' | 'METER_TIMEOUT_MS'>;
 /** The meter's RPC methods as plain async functions (the stub's Rpc.Result types add nothing here). */
 type Stub = Pick<
   WorkspaceMeter,
-  'charge' | 'quotas' | 'sync' | 'claimKey' | 'completeKey' | 'releaseKey' | 'flush' | 'benchProbe'
+  'charge' | 'exists' | 'quotas' | 'sync' | 'claimKey' | 'completeKey' | 'releaseKey' | 'flush' | 'benchProbe'
 >;
 
 export function meterTimeoutMs(env: MeterEnv): number {
@@ -150,14 +150,19 @@ export async function meterQuotas(
   usageTypeKey?: UsageTypeKey | string,
 ): Promise<MeterQuotas> {
   const out = await callMeter(env, workspaceId, 'quotas', true, (stub) => stub.quotas(workspaceId, atMs, usageTypeKey));
-  if (!out) throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' does not exist`);
+  if (!out) throw new ApiError('NOT_FOUND', `Workspace '${excerpt(workspaceId)}' does not exist`);
   return out;
+}
+
+/** Whether the workspace exists (its meter holds it, or seeds it from D1 as a charge would). */
+export function meterHasWorkspace(env: MeterEnv, workspaceId: string, atMs: number): Promise<boolean> {
+  return callMeter(env, workspaceId, 'exists', true, (stub) => stub.exists(workspaceId, atMs));
 }
 
 /** After an admin change in D1: the meter applies it (idempotent: it replays the audit log after its watermark). */
 export async function syncMeter(env: MeterEnv, workspaceId: string, atMs: number): Promise<MeterQuotas> {
   const out = await callMeter(env, workspaceId, 'sync', true, (stub) => stub.sync(workspaceId, atMs));
-  if (!out) throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' does not exist`);
+  if (!out) throw new ApiError('NOT_FOUND', `Workspace '${excerpt(workspaceId)}' does not exist`);
   return out;
 }
 
@@ -207,6 +212,7 @@ export function flushMeter(env: MeterEnv, workspaceId: string, atMs?: number): P
 /** bench:api only (bench-twin.ts): the meter call of a charge without the charge; the meter refuses it outside the bench build. */
 export async function probeMeter(env: MeterEnv, workspaceId: string, probe: BenchProbe, atMs: number): Promise<void> {
   const out = await callMeter(env, workspaceId, 'probe', false, (stub) => stub.benchProbe(probe, workspaceId, atMs));
-  if (out === 'unknown-workspace') throw new ApiError('NOT_FOUND', `Workspace '${workspaceId}' does not exist`);
+  if (out === 'unknown-workspace')
+    throw new ApiError('NOT_FOUND', `Workspace '${excerpt(workspaceId)}' does not exist`);
   if (out !== 'done') throw new ApiError('INTERNAL_ERROR', 'The meter refused the bench probe (not a bench build)');
 }

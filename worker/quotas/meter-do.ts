@@ -29,6 +29,7 @@ import { cycleParams, cycleStartFor, DAY_MS, isoDate, type CycleParams } from '.
 import { available, quotaView, roll, type MeterRow } from './meter-rules';
 import { isoTimestamp, type Quota } from './repository';
 import { LIMITS } from '../../core/limits';
+import { excerpt } from '../../core/problem';
 import { isBenchBuild, type BenchProbe } from './bench-twin';
 
 /**
@@ -191,7 +192,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
     // A seeded object answers without awaiting ready() (the hot path).
     const seeded = this.meta !== null && this.meta.workspaceId === req.workspaceId;
     if (!seeded && !(await this.ready(req.workspaceId, req.atMs)))
-      return { status: 'refused', code: 'NOT_FOUND', detail: `Workspace '${req.workspaceId}' does not exist` };
+      return { status: 'refused', code: 'NOT_FOUND', detail: `Workspace '${excerpt(req.workspaceId)}' does not exist` };
     // The caller gave up (timeout): making the charge now would consume for a failed request.
     if (req.deadlineMs !== undefined && Date.now() > req.deadlineMs) return { status: 'expired' };
     this.see(req.atMs);
@@ -222,6 +223,12 @@ export class WorkspaceMeter extends DurableObject<Env> {
       });
     }
     return 'done';
+  }
+
+  /** Whether the workspace exists: the readiness check of a charge, without the charge (free routes). */
+  async exists(workspaceId: string, atMs: number): Promise<boolean> {
+    const seeded = this.meta !== null && this.meta.workspaceId === workspaceId;
+    return seeded || (await this.ready(workspaceId, atMs)) !== null;
   }
 
   /** The workspace's quotas as of `atMs` (rollovers applied, nothing written); null: no such workspace. */

@@ -4,7 +4,7 @@
  * meter -> respond. Auth and the workspace check run in app.ts middleware.
  */
 import { createRoute } from '@hono/zod-openapi';
-import { charge } from '../quotas/charge';
+import { charge, requireWorkspaceExists } from '../quotas/charge';
 import { engineOf } from '../sources';
 import { metered } from '../http/timing';
 import { errorResponses, jsonBody, requests, responses, security, WorkspaceParams } from '../http/openapi';
@@ -81,5 +81,8 @@ scoringRoutes.openapi(wordScoresRoute, async (c) => {
 });
 
 scoringRoutes.openapi(autocompleteRoute, async (c) => {
-  return c.json(await engineOf(c).autocomplete(c.req.valid('json')), 200);
+  const response = await engineOf(c).autocomplete(c.req.valid('json'));
+  // Free, but like the metered routes only for a workspace that exists (404 NOT_FOUND otherwise).
+  await requireWorkspaceExists(c);
+  return c.json(response, 200);
 });
