@@ -1329,7 +1329,7 @@ export interface paths {
         query?: {
           page?: number;
           size?: number;
-          /** @description Only the page with exactly this URL */
+          /** @description Only the page with exactly this URL (at most 2048 characters) */
           url?: string;
         };
         header?: never;
@@ -2837,7 +2837,7 @@ export interface components {
     };
     TokenizationRequest: {
       /**
-       * @description ISO 639-1 code, case-insensitive. Supported: en, de, fr, ja.
+       * @description ISO 639-1 code, case-insensitive (at most 35 characters). Supported: en, de, fr, ja.
        * @example en
        */
       language: string;
