@@ -66,7 +66,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   );
   // The body is read here, once: 413 over the limit (drained so the connection stays usable), 408
   // when it stalls, 422 when its stream fails or it is not UTF-8 (worker/request-guards.ts).
-  app.use('/api/*', requestBody(LIMITS.bodyBytes));
+  // Every route, the playground's too: a body left unread makes the runtime close the connection.
+  app.use('*', requestBody(LIMITS.bodyBytes));
 
   // Models a request used stay pinned (not evicted) until it has answered (worker/sources/models.ts).
   app.use('*', async (c, next) => {

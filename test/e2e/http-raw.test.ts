@@ -141,6 +141,19 @@ describe('oversize bodies keep the connection usable (#6)', () => {
       conn.destroy();
     }
   });
+  it('a body sent to a route outside the API (the playground) is read too: both answers on one socket', async () => {
+    const conn = await RawConnection.open(PORT);
+    try {
+      const body = 'x'.repeat(1000);
+      await conn.write(`POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\n\r\n${body}${HEALTH}`);
+      const first = await conn.response();
+      expect(first.status).toBeGreaterThanOrEqual(400);
+      expect((await conn.response()).status).toBe(200);
+      expect(conn.state).toBe('open');
+    } finally {
+      conn.destroy();
+    }
+  });
 });
 
 describe('body read failures are the client’s (#7)', () => {
