@@ -185,9 +185,18 @@ function startLoad(env: Env, id: string, ctx: WaitUntil | undefined, deadline: n
       // reserved) or a dropped language read again may leave less room than at admission: the
       // read bytes wait for room like the load did.
       placing = null;
-      await admit(need, deadline, ctx, `model '${id}'`);
+      await admit(need, deadline, ctx, `model '${id}'`, false, () => (placing = footprint));
+      // From the reservation to the entry holding the model, its bytes are counted without a gap:
+      // placing is cleared in the same turn as the model becomes part of usedBytes.
       const index = EmbeddingModel.fromArrayBuffer(buf, newKernels(), { mayGrow });
-      return new LoadedModel(id, index, { mayGrow });
+      const model = new LoadedModel(id, index, { mayGrow });
+      placing = null;
+      if (entries.get(id) === entry) {
+        entry.status = 'loaded';
+        entry.model = model;
+        entry.failedEtag = undefined;
+      }
+      return model;
     } finally {
       placing = null;
       done();
@@ -199,9 +208,6 @@ function startLoad(env: Env, id: string, ctx: WaitUntil | undefined, deadline: n
         model.index.release();
         throw new NoRoom(`the load of model '${id}' was abandoned`);
       }
-      entry.status = 'loaded';
-      entry.model = model;
-      entry.failedEtag = undefined;
       return model;
     },
     (err: unknown) => {
