@@ -50,6 +50,9 @@ const { values: args } = parseArgs({
     models: { type: 'string', default: 'all' },
     // Share of requests with a body over the limit (413).
     oversize: { type: 'string', default: '0.02' },
+    // single (default): the one-Worker deployment, one isolate holding what it can and evicting the
+    // rest (issue 31). hosts: the model hosts of the placement (issue 32).
+    topology: { type: 'string', default: 'single' },
   },
 });
 const MINUTES = Number(args.minutes);
@@ -120,7 +123,7 @@ async function mixModels(token: string): Promise<MixModel[]> {
 async function main(): Promise<void> {
   const stateDir = path.join(os.tmpdir(), 'embedding-edge-bench-soak');
   fs.rmSync(stateDir, { recursive: true, force: true });
-  const child = await startLocalWorker(PORT, stateDir);
+  const child = await startLocalWorker(PORT, stateDir, args.topology === 'hosts' ? [] : ['--placement', 'none']);
   let failed: boolean | undefined;
   try {
     const secret = devSecret();

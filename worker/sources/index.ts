@@ -24,7 +24,7 @@ export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource
         env,
         ctx,
         language,
-        getLanguageData(env, language, ctx, (l) => admitLanguage(env, ctx, l)),
+        getLanguageData(env, language, ctx, (l, load) => admitLanguage(env, ctx, l, load)),
       ),
     async mapperBundleBytes(model, bundleKey) {
       const obj = await env.ARTIFACTS.get(R2_KEYS.mapper(model.id, bundleKey));

@@ -15,11 +15,23 @@ import type { Env } from '../env';
 const cache = new Map<string, Promise<LanguageData>>();
 /** Bytes of each language's data once parsed. */
 const sizes = new Map<string, number>();
-/** The loads reading a language now, with their bytes (one key per load: a dropped language may be read twice at once). */
-const loading = new Map<object, { language: string; bytes: number }>();
+/**
+ * The loads of a language now, with their bytes (one entry per load: a dropped language may be
+ * read twice at once). A load's bytes are counted once it is admitted (in the same turn as the
+ * budget's look that let it in), not while it waits for room.
+ */
+const loading = new Set<{ language: string; bytes: number; admitted: boolean }>();
+
+/** What the budget's admission of one language load needs (./models.ts admitLanguage). */
+export interface LanguageAdmission {
+  /** `f` evaluated as if the load were admitted (what the budget would count then). */
+  counted<T>(f: () => T): T;
+  /** Admits the load: its bytes are counted from now on. */
+  admit(): void;
+}
 /** Drops per language (a load started before the last drop keeps nothing). */
 const drops = new Map<string, number>();
-const isLoading = (language: string): boolean => [...loading.values()].some((l) => l.language === language);
+const isLoading = (language: string): boolean => [...loading].some((l) => l.admitted && l.language === language);
 /** Size of each language's R2 object, once learned (a reserve for data not read yet). */
 const objectSizes = new Map<string, number>();
 
@@ -33,7 +45,7 @@ export const LANGUAGE_RESERVE_BYTES = 12_000_000;
 export function languageBytes(spoken: Iterable<string> = []): number {
   let total = 0;
   for (const b of sizes.values()) total += b;
-  for (const l of loading.values()) total += l.bytes;
+  for (const l of loading) if (l.admitted) total += l.bytes;
   for (const language of new Set(spoken))
     if (!sizes.has(language) && !isLoading(language)) total += objectSizes.get(language) ?? LANGUAGE_RESERVE_BYTES;
   return total;
@@ -58,16 +70,29 @@ export function getLanguageData(
   env: Env,
   language: string,
   ctx: WaitUntil | undefined,
-  admit: (language: string, bytes: number) => Promise<void>,
+  admit: (language: string, load: LanguageAdmission) => Promise<void>,
 ): Promise<LanguageData> {
   return sharedLoad(cache, language, ctx, async () => {
     const size = await languageObjectSize(env, language);
-    // Counted from here (the budget sees it while room is made and while it is read).
-    const load = {};
-    loading.set(load, { language, bytes: size });
+    // Counted from its admission (while it is read), and by its own admission while room is made.
+    const load = { language, bytes: size, admitted: false };
+    loading.add(load);
     const generation = drops.get(language) ?? 0;
     try {
-      await admit(language, size);
+      await admit(language, {
+        counted(f) {
+          const was = load.admitted;
+          load.admitted = true;
+          try {
+            return f();
+          } finally {
+            load.admitted = was;
+          }
+        },
+        admit() {
+          load.admitted = true;
+        },
+      });
       const obj = await env.ARTIFACTS.get(R2_KEYS.languageData(language));
       if (!obj) throw new Error(`${R2_KEYS.languageData(language)} is missing`);
       const data = parseLanguageData(await obj.arrayBuffer());

@@ -25,6 +25,12 @@
  */
 import kernelsWasm from '../../build/generated/kernels.wasm';
 import { Kernels } from '../../core/kernels';
+import {
+  DEFAULT_MEMORY_BUDGET_BYTES,
+  placementBytes,
+  SCRATCH_RESERVE_BYTES,
+  type Footprint,
+} from '../../core/footprint';
 import { EmbeddingModel } from '../../core/model';
 import { LoadedModel as EngineModel } from '../../core/engine';
 import { R2_KEYS } from '../../core/storage-keys';
@@ -38,6 +44,7 @@ import {
   languageObjectSize,
   languagesLoading,
   unspokenLanguages,
+  type LanguageAdmission,
 } from './language-data';
 import { clip } from '../log';
 
@@ -46,7 +53,7 @@ export type LoadingStatus = 'not loaded' | 'loading' | 'loaded' | 'error';
 /** After a failed load, requests fail fast for this long unless the artifact changes. */
 export const MODEL_RETRY_MS = 30_000;
 /** Isolate memory the models, language data and their caches may take (the isolate limit is 128 MiB). */
-export const MEMORY_BUDGET_BYTES = 100_000_000;
+export const MEMORY_BUDGET_BYTES = DEFAULT_MEMORY_BUDGET_BYTES;
 /** How long a request waits for a model (its load, room in the budget) before 503 with Retry-After. */
 export const MODEL_WAIT_MS = 10_000;
 /**
@@ -374,14 +381,6 @@ export function releaseRequestModels(ctx: WaitUntil | undefined): void {
   held.delete(ctx);
 }
 
-/**
- * Bytes outside WASM a model keeps before its lookup table: its artifact's sections outside the
- * matrix and scales (vocabulary, indexes, flags) plus 4 bytes a word of offsets (measured on the
- * four shipped models: the estimate is 0.0-0.1 MB above what they hold).
- */
-const retainedEstimate = (n: number, dims: number, artifactBytes: number): number =>
-  Math.max(0, artifactBytes - n * (dims + 4)) + 4 * n;
-
 function liveModels(): LoadedModel[] {
   const out: LoadedModel[] = [];
   for (const e of entries.values()) if (e.model && !e.model.released) out.push(e.model);
@@ -390,20 +389,6 @@ function liveModels(): LoadedModel[] {
 
 /** The model whose artifact is being read (admitted, not placed yet): its bytes are reserved. */
 let placing: Footprint | null = null;
-
-/** What a load reserves: the model's shape, its language, and its artifact's size. */
-interface Footprint {
-  vocabularySize: number;
-  dimensions: number;
-  language: string;
-  artifactBytes: number;
-}
-
-/**
- * Room above a model's matrix for the kernels' scratch, counted as used: the largest call, a scan
- * over a whole 341k-word candidate list, takes 1.4 MB; a 500-word similarity matrix 1 MB.
- */
-const SCRATCH_RESERVE_BYTES = 1_500_000;
 
 /** A model's WASM memory as the budget counts it: its size, or more when its scratch room needs growth. */
 function wasmBytesOf(m: LoadedModel): number {
@@ -435,19 +420,6 @@ function usedBytes(languages: readonly string[] = []): number {
 function mayGrow(bytes: number): boolean {
   return usedBytes() + bytes <= budget;
 }
-
-/** Bytes a model of `manifest` adds when placed: growth of WASM memory and its buffers outside it. */
-function placementBytes(model: Footprint): number {
-  const n = Math.max(0, model.vocabularySize);
-  const dims = model.dimensions;
-  const matrix = n > 0 && dims > 0 ? Kernels.matrixBytes(n, dims) : 0;
-  return (
-    KERNELS_BASE_BYTES + matrix + SCRATCH_RESERVE_BYTES + retainedEstimate(n, Math.max(0, dims), model.artifactBytes)
-  );
-}
-
-/** A fresh kernels instance's memory below its first matrix (one 64 KiB page). */
-const KERNELS_BASE_BYTES = 65_536;
 
 /**
  * One load places its model at a time, in the order the loads asked (the budget's arithmetic holds
@@ -555,14 +527,22 @@ async function admit(
   }
 }
 
-/** Room for a language's data before it is read (worker/sources/language-data.ts getLanguageData's `admit`). */
-export async function admitLanguage(env: Env, ctx: WaitUntil | undefined, language: string): Promise<void> {
+/**
+ * Room for a language's data before it is read (worker/sources/language-data.ts getLanguageData's
+ * `admit`): its bytes are counted from the turn in which the budget has room for them.
+ */
+export async function admitLanguage(
+  env: Env,
+  ctx: WaitUntil | undefined,
+  language: string,
+  load: LanguageAdmission,
+): Promise<void> {
   budget = settingOf(env.MODEL_MEMORY_BUDGET_BYTES, MEMORY_BUDGET_BYTES);
-  // The data is counted as loading already (language-data.ts): it fits, or room is made for it.
+  const need = (): number => load.counted(() => usedBytes());
   // Without waiting for the models' turn: a model load may be waiting for this request's model.
-  if (usedBytes() <= budget) return;
+  if (need() <= budget) return load.admit();
   const deadline = Date.now() + settingOf(env.MODEL_WAIT_MS, MODEL_WAIT_MS);
-  await admit(() => usedBytes(), deadline, ctx, `the '${language}' language data`, true);
+  await admit(need, deadline, ctx, `the '${language}' language data`, true, () => load.admit());
 }
 
 /**
