@@ -21,6 +21,8 @@ export interface LocalStorage {
   putObject(key: string, file: string, contentType: string | undefined): Promise<void>;
   /** A new catalog generation in KV (CACHE), as bumpCatalogGeneration in build/wrangler.ts. */
   bumpCatalogGeneration(): Promise<void>;
+  /** Removes an object from the ARTIFACTS bucket (tests of a missing artifact). */
+  deleteObject(key: string): Promise<void>;
 }
 
 // The PUT handler of wrangler's usingLocalBucket.
@@ -99,6 +101,9 @@ export async function withLocalStorage<T>(
           },
         });
         if (res.status !== 204) throw new Error(`local R2 put of ${key} failed (${res.status}): ${await res.text()}`);
+      },
+      async deleteObject(key) {
+        await (await mf.getR2Bucket('BUCKET')).delete(key);
       },
       async bumpCatalogGeneration() {
         const kv = await mf.getKVNamespace('CACHE');

@@ -14,15 +14,22 @@
  * `npm run dev` keeps wrangler dev for editing (reload on change).
  *
  *   tsx build/serve.ts [--port 8787] [--persist-to DIR] [--define KEY:VALUE]... [--log-level info]
+ *                      [--placement FILE|none] [--var KEY=VALUE]... [--single-port N]
+ *
+ * It serves the whole topology (build/topology.ts): the API Worker and the model hosts of the
+ * placement, in one workerd, as production runs them as separate Workers.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Log, LogLevel, Miniflare } from 'miniflare';
+import { Log, LogLevel, Miniflare, type WorkerOptions } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
+import type { Placement } from '../core/placement';
+import { PLACEMENT_FILE, writePlacement } from './placement';
 import { withLock, writeStamp, stampMatches } from './stamp';
+import { topologyWorkers } from './topology';
 import { GENERATED, ROOT, wranglerSync } from './wrangler';
 
 /** Sources whose change needs a new bundle (walked for size and mtime). */
@@ -87,6 +94,23 @@ export interface ServeOptions {
   defines?: string[];
   /** none, error, warn, info (default: one line per request), debug. */
   logLevel?: string;
+  /**
+   * The placement file the model hosts are built from (default build/generated/placement.json,
+   * written by build/placement.ts when missing); 'none' serves the one-Worker deployment.
+   */
+  placement?: string;
+  /** Vars set on every worker (KEY=VALUE), over wrangler.toml's. */
+  vars?: Record<string, string>;
+  /** Also serves the API Worker without hosts on this port (parity tests, benches: build/topology.ts). */
+  singlePort?: number;
+}
+
+/** The placement to serve: the file's, written first when missing; null for 'none'. */
+function placementOf(file: string | undefined): Placement | null {
+  if (file === 'none') return null;
+  const at = file ? path.resolve(file) : PLACEMENT_FILE;
+  if (!file && !fs.existsSync(at)) writePlacement();
+  return JSON.parse(fs.readFileSync(at, 'utf8')) as Placement;
 }
 
 function logLevel(name = 'info'): LogLevel {
@@ -102,11 +126,16 @@ export async function serveWorker(options: ServeOptions): Promise<Miniflare> {
   // The bundle's own files replace the rules (they name source paths, not bundle files).
   const { modulesRules: _rules, ...bindings } = workerOptions;
   const persistTo = path.resolve(ROOT, options.persistTo ?? path.join('.wrangler', 'state'));
-  const mf = new Miniflare({
-    ...bindings,
-    name: 'embedding-edge', // wrangler.toml's name: Durable Object state under do/embedding-edge-WorkspaceMeter
+  const workers = topologyWorkers({
+    base: bindings as WorkerOptions,
     modules: bundleModules(dir),
     modulesRoot: dir,
+    placement: placementOf(options.placement),
+    vars: options.vars,
+    singlePort: options.singlePort,
+  });
+  const mf = new Miniflare({
+    workers,
     host: '127.0.0.1',
     port: options.port,
     defaultPersistRoot: path.join(persistTo, 'v3'),
@@ -125,6 +154,9 @@ async function main(): Promise<void> {
       'persist-to': { type: 'string' },
       define: { type: 'string', multiple: true, default: [] },
       'log-level': { type: 'string', default: 'info' },
+      placement: { type: 'string' },
+      var: { type: 'string', multiple: true, default: [] },
+      'single-port': { type: 'string' },
     },
   });
   const port = Number(values.port);
@@ -133,6 +165,9 @@ async function main(): Promise<void> {
     persistTo: values['persist-to'],
     defines: values.define,
     logLevel: values['log-level'],
+    placement: values.placement,
+    vars: Object.fromEntries(values.var.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)])),
+    singlePort: values['single-port'] ? Number(values['single-port']) : undefined,
   });
   console.log(`[serve] ready on http://127.0.0.1:${port}`);
   disposeOnSignals(mf);

@@ -1,6 +1,7 @@
 /**
  * `npm start`: build what is missing, migrate local D1, seed local R2, then serve the whole
- * API on http://127.0.0.1:8787 (build/serve.ts: the bundled Worker in Miniflare's workerd).
+ * API on http://127.0.0.1:8787 (build/serve.ts: the bundled API Worker and its model hosts in
+ * Miniflare's workerd; build/placement.ts places the models on the hosts).
  * `npm run dev`: the same, served by wrangler dev instead, which rebuilds and reloads the Worker
  * when a source changes (for editing; its proxy loses requests under bursts, see serve.ts).
  */
@@ -11,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { ensureDevVars } from './dev-vars';
 import { ensureBuilt, type R2Artifact } from './ensure';
 import { disposeOnSignals, serveWorker } from './serve';
+import { writePlacement } from './placement';
 import { writeStamp } from './stamp';
 import { isCatalogKey } from '../core/storage-keys';
 import { withLocalStorage } from './local-storage';
@@ -64,6 +66,9 @@ async function main(): Promise<void> {
   const artifacts = await ensureBuilt();
   console.log('[start] applying D1 migrations and seeding R2 (local)');
   await prepareLocalState(artifacts);
+  // Models are placed on hosts anew each start: a model added with model:import gets a host.
+  for (const h of writePlacement().hosts)
+    console.log(`[start] ${h.name}: ${h.models.join(', ')} (${(h.bytes / 1e6).toFixed(1)} MB)`);
   const port = process.env.PORT ?? '8787';
   if (!process.argv.includes('--dev')) {
     const mf = await serveWorker({ port: Number(port) });

@@ -18,6 +18,7 @@ import {
   BoundedCache,
   expansionCacheBytes,
   languageLexicon,
+  missingSeedWords,
   scoreTexts,
   scoreWords,
   similarityMatrix,
@@ -31,7 +32,7 @@ import { sharedLoad, type WaitUntil } from './shared-load';
 import { scoringTokenizer, tokenize, type LanguageData, type Language, type ScoringTokenizer } from './tokenizer';
 import type { WordTranslationsResponse } from './responses';
 import { translateWords, TRANSLATION_LIMIT_DEFAULT } from './translation';
-import type { ModelManifest, VectorIndex } from './types';
+import type { ModelManifest, RowSource, VectorIndex } from './types';
 
 /**
  * A model in memory with its per-model caches (a source may extend it, e.g. with LRU state). The
@@ -91,6 +92,13 @@ export interface EngineSource {
   storedSeeds(ids: readonly number[]): Promise<StoredDimensionSeeds>;
   /** Ids of the models that have this mapper variable (422 MAPPER_MODEL_MISMATCH instead of MAPPER_NOT_FOUND); none when absent. */
   mapperOwners?(bundleKey: string, variable: string): Promise<string[]>;
+  /**
+   * The manifest of model `id` and the rows of those `words` it has, for a source that may hold
+   * the model in another isolate (a model host fetches its projected model's English companion
+   * and a translation's source model this way). Throws as model() does. Without it the engine
+   * loads the model.
+   */
+  rows?(id: string, words: readonly string[]): Promise<{ manifest: ModelManifest; rows: RowSource }>;
   /** Keeps shared loads running after the caller has answered (the Worker request's waitUntil). */
   readonly waitUntil?: WaitUntil;
   /**
@@ -260,21 +268,34 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
   /**
    * The English companion of an aligned model (core/projection.ts) when the request has
    * dimensions: seeds the model's language lacks are looked up there, since both share one
-   * vector space. One that cannot be loaded is logged and left out (seeds then come from the
-   * model alone), so an aligned model keeps scoring without it.
+   * vector space. A source that fetches rows (source.rows) fetches only the seed words the model
+   * lacks, none when it lacks none. One that cannot be loaded is logged and left out (seeds then
+   * come from the model alone), so an aligned model keeps scoring without it.
    */
   async function companionFor(
     model: LoadedModel,
     dimensions: readonly DimensionRequest[] | undefined,
-  ): Promise<LoadedModel | null> {
+    stored: StoredDimensionSeeds,
+  ): Promise<RowSource | null> {
     if (!dimensions?.length || model.id === ENGLISH_COMPANION_ID || !model.manifest.features?.includes(ALIGNED_FEATURE))
       return null;
     try {
-      return await source.model(ENGLISH_COMPANION_ID);
+      if (!source.rows) return (await source.model(ENGLISH_COMPANION_ID)).index;
+      const words = missingSeedWords(model.index, dimensions, stored);
+      return words.length > 0 ? (await source.rows(ENGLISH_COMPANION_ID, words)).rows : null;
     } catch (err) {
       console.error(`[companion] ${ENGLISH_COMPANION_ID} for ${model.id}: ${(err as Error).message}`);
       return null;
     }
+  }
+
+  /** Stored seeds of the request's dimensions, then the companion's rows for the seeds the model lacks. */
+  async function seedsAndCompanion(
+    model: LoadedModel,
+    dimensions: readonly DimensionRequest[] | undefined,
+  ): Promise<[StoredDimensionSeeds, RowSource | null]> {
+    const stored = await storedSeeds(dimensions);
+    return [stored, await companionFor(model, dimensions, stored)];
   }
 
   return {
@@ -287,11 +308,10 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
     async textScores(body: unknown) {
       const req = validate<Req<'TextScoresRequestSchema'>>(schemas().TextScoresRequestSchema, body);
       const model = await source.model(req.embeddingModelId);
-      const [lang, mappers, storedDimensions, companion] = await Promise.all([
+      const [lang, mappers, [storedDimensions, companion]] = await Promise.all([
         languageData(model.manifest.language as Language),
         resolveMappers(model, req.mapperKeys),
-        storedSeeds(req.dimensions),
-        companionFor(model, req.dimensions),
+        seedsAndCompanion(model, req.dimensions),
       ]);
       mark('load');
       const result = scoreTexts(req, {
@@ -301,7 +321,7 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
         storedDimensions,
         stats: model.stats,
         lexicon: languageLexicon(lang),
-        companion: companion?.index,
+        companion,
         composition: lang.meta.composition,
       });
       mark('compute');
@@ -313,13 +333,12 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
       const req = validate<Req<'WordScoresRequestSchema'>>(schemas().WordScoresRequestSchema, body);
       const model = await source.model(req.embeddingModelId);
       // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
-      const [mappers, storedDimensions, lexicon, companion] = await Promise.all([
+      const [mappers, [storedDimensions, companion], lexicon] = await Promise.all([
         resolveMappers(model, req.mapperKeys),
-        storedSeeds(req.dimensions),
+        seedsAndCompanion(model, req.dimensions),
         req.dimensions?.some((d) => d.expand)
           ? languageData(model.manifest.language as Language).then(languageLexicon)
           : undefined,
-        companionFor(model, req.dimensions),
       ]);
       mark('load');
       const response = scoreWords(req, {
@@ -327,7 +346,7 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
         mappers,
         storedDimensions,
         lexicon,
-        companion: companion?.index,
+        companion,
       });
       mark('compute');
       return response;
@@ -373,9 +392,15 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
       embeddingModelId: string,
       req: { words: string[]; limit?: number; targetModelId?: string },
     ): Promise<WordTranslationsResponse> {
-      const model = await source.model(embeddingModelId);
+      // The source model's rows of the words asked (fetched from its host when it is elsewhere).
+      const from = source.rows
+        ? await source.rows(
+            embeddingModelId,
+            req.words.map((w) => w.trim()),
+          )
+        : await source.model(embeddingModelId).then((m) => ({ manifest: m.manifest, rows: m.index as RowSource }));
       const targetId = req.targetModelId ?? ENGLISH_COMPANION_ID;
-      if (!sharesEnglishSpace(model.manifest))
+      if (!sharesEnglishSpace(from.manifest))
         throw invalid(
           'embeddingModelId',
           `Model '${embeddingModelId}' is not aligned to English: it has no translations`,
@@ -389,10 +414,10 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
         );
       }
       const target = await source.model(targetId);
-      if (!sharesEnglishSpace(target.manifest) || target.index.dims !== model.index.dims) {
+      if (!sharesEnglishSpace(target.manifest) || target.index.dims !== from.rows.dims) {
         throw invalid('targetModelId', `Model '${targetId}' does not share the vector space of '${embeddingModelId}'`);
       }
-      const data = translateWords(model.index, target.index, req.words, req.limit ?? TRANSLATION_LIMIT_DEFAULT);
+      const data = translateWords(from.rows, target.index, req.words, req.limit ?? TRANSLATION_LIMIT_DEFAULT);
       return { sourceModelId: embeddingModelId, targetModelId: targetId, data };
     },
   };

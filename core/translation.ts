@@ -4,7 +4,7 @@
  * coordinates (an aligned model and its English companion, core/projection.ts).
  */
 import type { WordTranslation } from './responses';
-import type { VectorIndex } from './types';
+import type { RowSource, VectorIndex } from './types';
 
 export type { WordTranslation };
 
@@ -19,7 +19,7 @@ const LETTER = /\p{L}/u;
  * A word the source does not know gets isAvailable false and no translations.
  */
 export function translateWords(
-  source: VectorIndex,
+  source: RowSource,
   target: VectorIndex,
   words: readonly string[],
   limit: number,
@@ -35,7 +35,7 @@ export function translateWords(
     const translations: WordTranslation['translations'] = [];
     for (let i = 0; i < top.rows.length && translations.length < limit; i++) {
       const r = top.rows[i]!;
-      if (target === source && r === row) continue;
+      if ((target as RowSource) === source && r === row) continue;
       const w = target.word(r);
       if (!LETTER.test(w)) continue;
       translations.push({ word: w, similarity: Math.round(top.scores[i]! * 1e6) / 1e6 });

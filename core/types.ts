@@ -42,6 +42,12 @@ export interface TopKOptions {
 }
 
 /** What scoring code needs from a loaded model. Implemented by core/model.ts. */
+/**
+ * What seed lookups and translations read of a model: its rows by word and their vectors. A loaded
+ * index is one; so are rows fetched from the model host that holds the model (core/rows.ts).
+ */
+export type RowSource = Pick<VectorIndex, 'dims' | 'rowOf' | 'vector'>;
+
 export interface VectorIndex {
   readonly manifest: ModelManifest;
   readonly size: number;

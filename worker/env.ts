@@ -31,6 +31,12 @@ export interface Env extends Omit<Cloudflare.Env, 'JWT_SECRET' | 'JWT_WORKSPACE_
   MODEL_WAIT_MS?: string;
   /** Delay between a charge and the meter's flush of its outbox to the D1 ledger in ms (worker/quotas/meter-do.ts). */
   METER_FLUSH_DELAY_MS?: string;
+  /** The placement (build/generated/placement.json as JSON): routes each model to its host (worker/hosts/). Unset: every model in-process. */
+  PLACEMENT?: string;
+  /** Set on a model host: its own binding name in the placement (HOST_0, ...); unset on the API Worker. */
+  HOST_BINDING?: string;
+  /** How long the API Worker waits for a model host's answer in ms (default 20,000), before 503 with Retry-After. */
+  HOST_TIMEOUT_MS?: string;
 }
 
 /** What the auth middleware learned from a verified token. */

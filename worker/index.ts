@@ -5,6 +5,8 @@ import { guardStorage } from './storage-guard';
 
 // The Durable Object class of the METER binding (wrangler.toml) is exported by the main module.
 export { WorkspaceMeter } from './quotas/meter-do';
+// The entrypoint of a model host (worker/hosts/host.ts): the same script, deployed per host of the placement.
+export { ModelHost } from './hosts/host';
 
 const app = createApp();
 

@@ -2,7 +2,7 @@
  * Building blocks shared by the scorers: frequency score, dimension query vectors, request
  * cross-checks and the normalization statistics (decisions.md "Scores").
  */
-import type { VectorIndex } from '../types';
+import type { RowSource, VectorIndex } from '../types';
 import type { WordLexicon } from './candidates';
 import {
   contrastContext,
@@ -86,7 +86,7 @@ export interface SeedSet {
 }
 
 /** The companion when it can stand in for `index` (another model with the same coordinates). */
-function usableCompanion(index: VectorIndex, companion?: VectorIndex | null): VectorIndex | null {
+function usableCompanion(index: VectorIndex, companion?: RowSource | null): RowSource | null {
   return companion && companion !== index && companion.dims === index.dims ? companion : null;
 }
 
@@ -123,7 +123,7 @@ export function phraseOf(index: VectorIndex, entry: string): Phrase | null {
 export function seedSet(
   index: VectorIndex,
   entries: readonly string[] | undefined,
-  companion?: VectorIndex | null,
+  companion?: RowSource | null,
 ): SeedSet {
   const other = usableCompanion(index, companion);
   const rows: number[] = [];
@@ -159,10 +159,36 @@ export function seedSet(
 }
 
 /**
+ * The seed words of `dimensions` (their own and their stored seeds) that `index` lacks, trimmed:
+ * what seedSet looks up in the English companion, so a source that fetches the companion's rows
+ * (a model host) fetches only these. Phrases never go to the companion.
+ */
+export function missingSeedWords(
+  index: VectorIndex,
+  dimensions: readonly DimensionRequest[],
+  stored: StoredDimensionSeeds,
+): string[] {
+  const out = new Set<string>();
+  const add = (entries: readonly string[] | undefined): void => {
+    for (const e of entries ?? []) {
+      if (isPhrase(e)) continue;
+      const w = e.trim();
+      if (index.rowOf(w) < 0) out.add(w);
+    }
+  };
+  for (const d of dimensions) {
+    if (d.type === 'dimension') add(stored.get(d.id)?.words);
+    add(d.words);
+    add(d.oppositeWords);
+  }
+  return [...out];
+}
+
+/**
  * Mean of the seeds' unit vectors (words and phrases alike), re-normalized; null without seeds.
  * Without phrases this is exactly index.centroid(rows) (the kernel).
  */
-export function seedCentroid(index: VectorIndex, seeds: SeedSet, companion?: VectorIndex | null): Float32Array | null {
+export function seedCentroid(index: VectorIndex, seeds: SeedSet, companion?: RowSource | null): Float32Array | null {
   const other = usableCompanion(index, companion);
   const fromCompanion = other ? seeds.companionRows : [];
   if (seeds.phrases.length === 0 && fromCompanion.length === 0) return index.centroid(seeds.rows);
@@ -241,7 +267,7 @@ export function dimensionQueries(
   dimensions: readonly DimensionRequest[] | undefined,
   stored: StoredDimensionSeeds,
   lexicon?: WordLexicon,
-  companion?: VectorIndex | null,
+  companion?: RowSource | null,
   expansion: ExpansionMode = 'nearest',
 ): DimensionQuery[] {
   // First every dimension's seeds (and the checks), then expansions: a contrastive expansion needs
@@ -408,7 +434,7 @@ export function requestDimensions(
     index: VectorIndex;
     storedDimensions: StoredDimensionSeeds;
     lexicon?: WordLexicon;
-    companion?: VectorIndex | null;
+    companion?: RowSource | null;
   },
 ): DimensionQuery[] {
   return dimensionQueries(

@@ -2,7 +2,7 @@
  * POST .../text-scores: request -> response JSON, over a VectorIndex, a tokenizer, resolved
  * mappers and stored dimension seeds (decisions.md "Scores").
  */
-import type { VectorIndex } from '../types';
+import type { RowSource, VectorIndex } from '../types';
 import {
   batchStats,
   checkGoalConfig,
@@ -45,7 +45,7 @@ export interface TextScoringInput {
   mappers: ResolvedMapper[];
   storedDimensions: StoredDimensionSeeds;
   /** English companion of an aligned model: seeds the model lacks are looked up there. */
-  companion?: VectorIndex | null;
+  companion?: RowSource | null;
   stats: StatsCache;
   /** Stop-word and dictionary rules of seed expansion (`expand`); candidates.ts languageLexicon. */
   lexicon?: WordLexicon;

@@ -2,7 +2,7 @@
  * POST .../word-scores: whitelist mode and find-and-score mode (decisions.md "Scores").
  */
 import { MAX_K } from '../kernels';
-import type { VectorIndex } from '../types';
+import type { RowSource, VectorIndex } from '../types';
 import { POS_MASK, DEFAULT_WORDRANK_LIMIT } from '../vocab-quality';
 import { NEIGHBOURHOOD, neighbourhoodAntonyms, seedAntonyms } from './antonyms';
 import { candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
@@ -27,7 +27,7 @@ export interface WordScoringInput {
   /** Stop-word and dictionary rules of seed expansion (`expand`); candidates.ts languageLexicon. */
   lexicon?: WordLexicon;
   /** English companion of an aligned model: seeds the model lacks are looked up there. */
-  companion?: VectorIndex | null;
+  companion?: RowSource | null;
 }
 
 /** Per index (models are immutable): the rows that contain a letter, for the find-and-score fallback. */

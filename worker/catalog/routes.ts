@@ -3,14 +3,16 @@
  * model-scoped vocabulary endpoints (word availabilities, similarity matrices).
  * The catalogs come from the manifest / mapper-info JSON sidecars in R2 (models/*.json,
  * mappers/{modelId}/*.json), cached in isolate memory and KV (worker/catalog/store.ts: staleness and
- * invalidation); loadingStatus comes from this isolate's registry.
+ * invalidation); loadingStatus is what the model's host answers (worker/hosts/router.ts modelStatuses),
+ * or this isolate's registry for a model scored in-process.
  */
 import { createRoute } from '@hono/zod-openapi';
 import type { ModelManifest } from '../../core/types';
 import { catalogManifest, catalogMappersOf, getCatalog, refreshCatalog, type CatalogMapper } from './store';
 import { ApiError, excerpt } from '../../core/problem';
-import { getManifest, loadingStatus } from '../sources/models';
-import { engineOf, waitUntilOf } from '../sources';
+import { getManifest, type LoadingStatus } from '../sources/models';
+import { waitUntilOf } from '../sources';
+import { modelStatuses, scorerOf } from '../hosts/router';
 import {
   CatalogQuerySchema,
   EmbeddingModelPageSchema,
@@ -48,7 +50,7 @@ function displayName(type: 'language' | 'region', code: string): string {
   }
 }
 
-function modelBody(m: ModelManifest, mappers: CatalogMapper[]) {
+function modelBody(m: ModelManifest, mappers: CatalogMapper[], status: LoadingStatus) {
   return {
     id: m.id,
     language: m.language,
@@ -65,7 +67,7 @@ function modelBody(m: ModelManifest, mappers: CatalogMapper[]) {
     monthLabel: m.labels?.monthLabel ?? '',
     tokenCount: m.tokenCount,
     hasTranslation: m.hasTranslation,
-    loadingStatus: loadingStatus(m.id),
+    loadingStatus: status,
     vocabularySize: m.vocabularySize,
     dimensions: m.dimensions,
     license: m.license ?? '',
@@ -164,7 +166,11 @@ catalogRoutes.openapi(listModelsRoute, async (c) => {
   const catalog = await getCatalog(c.env, waitUntilOf(c));
   const manifests = catalog.manifests.filter((m) => matches(m.country, q.country) && matches(m.language, q.language));
   const pageOf = paginate(manifests, q.page, q.size);
-  const data = pageOf.data.map((m) => modelBody(m, catalogMappersOf(catalog, m.id)));
+  const statuses = await modelStatuses(
+    c.env,
+    pageOf.data.map((m) => m.id),
+  );
+  const data = pageOf.data.map((m) => modelBody(m, catalogMappersOf(catalog, m.id), statuses.get(m.id)!));
   return c.json({ page: pageOf.page, data }, 200);
 });
 
@@ -180,7 +186,8 @@ catalogRoutes.openapi(getModelRoute, async (c) => {
     manifest = catalogManifest(catalog, id);
     if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${excerpt(id)}'`);
   }
-  return c.json(modelBody(manifest, catalogMappersOf(catalog, id)), 200);
+  const statuses = await modelStatuses(c.env, [id]);
+  return c.json(modelBody(manifest, catalogMappersOf(catalog, id), statuses.get(id)!), 200);
 });
 
 catalogRoutes.openapi(listMappersRoute, async (c) => {
@@ -222,11 +229,11 @@ catalogRoutes.openapi(listMappersRoute, async (c) => {
 
 catalogRoutes.openapi(availabilitiesRoute, async (c) => {
   const { embeddingModelId } = c.req.valid('param');
-  return c.json(await engineOf(c).wordAvailabilities(embeddingModelId, c.req.valid('json')), 200);
+  return c.json(await scorerOf(c).wordAvailabilities(embeddingModelId, c.req.valid('json')), 200);
 });
 
 catalogRoutes.openapi(matrixRoute, async (c) => {
   const { embeddingModelId } = c.req.valid('param');
-  const result = await engineOf(c).similarityMatrix(embeddingModelId, c.req.valid('json'));
+  const result = await scorerOf(c).similarityMatrix(embeddingModelId, c.req.valid('json'));
   return c.json(result, 200);
 });

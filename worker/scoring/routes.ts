@@ -5,7 +5,7 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import { charge, requireWorkspaceExists } from '../quotas/charge';
-import { engineOf } from '../sources';
+import { scorerOf } from '../hosts/router';
 import { metered } from '../http/timing';
 import { errorResponses, jsonBody, requests, responses, security, WorkspaceParams } from '../http/openapi';
 import { newRouter } from '../http/router';
@@ -68,20 +68,20 @@ export const scoringRoutes = newRouter();
 
 scoringRoutes.openapi(textScoresRoute, async (c) => {
   // A core refusal (ScoringError) is rendered by app.ts onError.
-  const { response, tokenCount } = await engineOf(c).textScores(c.req.valid('json'));
+  const { response, tokenCount } = await scorerOf(c).textScores(c.req.valid('json'));
   // Also with 0 tokens: the workspace and its allowance are checked (nothing is deducted then).
   await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount: tokenCount }));
   return c.json(response, 200);
 });
 
 scoringRoutes.openapi(wordScoresRoute, async (c) => {
-  const response = await engineOf(c).wordScores(c.req.valid('json'));
+  const response = await scorerOf(c).wordScores(c.req.valid('json'));
   await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount: response.data.length }));
   return c.json(response, 200);
 });
 
 scoringRoutes.openapi(autocompleteRoute, async (c) => {
-  const response = await engineOf(c).autocomplete(c.req.valid('json'));
+  const response = await scorerOf(c).autocomplete(c.req.valid('json'));
   // Free, but like the metered routes only for a workspace that exists (404 NOT_FOUND otherwise).
   await requireWorkspaceExists(c);
   return c.json(response, 200);

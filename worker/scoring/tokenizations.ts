@@ -6,7 +6,7 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import { charge } from '../quotas/charge';
-import { engineOf } from '../sources';
+import { scorerOf } from '../hosts/router';
 import { errorResponses, jsonBody, requests, responses, security, WorkspaceParams } from '../http/openapi';
 import { newRouter } from '../http/router';
 
@@ -40,7 +40,7 @@ const route = createRoute({
 export const tokenizationRoutes = newRouter();
 
 tokenizationRoutes.openapi(route, async (c) => {
-  const result = await engineOf(c).tokenize(c.req.valid('json'));
+  const result = await scorerOf(c).tokenize(c.req.valid('json'));
   await charge(c, { usageTypeKey: 'tokens', amount: result.tokenCount });
   return c.json(result, 200);
 });

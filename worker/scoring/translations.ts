@@ -13,7 +13,7 @@ import { TRANSLATION_LIMIT_DEFAULT } from '../../core/translation';
 import { charge } from '../quotas/charge';
 import { ApiError } from '../../core/problem';
 import { errorResponses, jsonBody, ModelParams, responses, security } from '../http/openapi';
-import { engineOf } from '../sources';
+import { scorerOf } from '../hosts/router';
 import { newRouter } from '../http/router';
 
 export const WordTranslationsRequestSchema = z
@@ -72,7 +72,7 @@ translationRoutes.openapi(route, async (c) => {
   const workspaceId = c.get('auth')?.workspaceId;
   if (!workspaceId)
     throw new ApiError('WORKSPACE_FORBIDDEN', 'word-translations is metered: the token needs a workspace claim');
-  const result = await engineOf(c).wordTranslations(embeddingModelId, body);
+  const result = await scorerOf(c).wordTranslations(embeddingModelId, body);
   const translated = result.data.filter((d) => d.isAvailable).length;
   if (translated > 0) await charge(c, { usageTypeKey: 'tokens', amount: translated, workspaceId });
   return c.json(result, 200);

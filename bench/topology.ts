@@ -1,0 +1,277 @@
+/**
+ * `npm run bench:topology` (issue 32): model hosts against the one-Worker path, in one run.
+ *
+ * Starts the local server as `npm start` does (build/serve.ts: the API Worker and the model hosts
+ * of build/generated/placement.json in one workerd) with the one-Worker deployment of the same
+ * bundle beside it (--single-port: every model in-process, one isolate). Then, closed-loop
+ * clients (fetch, keep-alive) for `--seconds` per phase:
+ *   - text-scores, one text per request with one dimension, English only and round-robin
+ *     en/de/fr/ja through the hosts, at 4 and at 16 connections;
+ *   - the same English-only text-scores and an English find-and-score (word-scores) through the
+ *     hosts and through the one-Worker path (the regression baseline);
+ *   - round-robin en/de/fr/ja through the one-Worker path (what the hosts replace).
+ * Every host's memory diagnostics are sampled each second throughout: every sample must be at or
+ * below its budget and no host may evict after the warm-up.
+ *
+ * Targets: mixed/English throughput >= 0.8 and mixed p99 <= 2x English p99 at both connection
+ * counts; English p50 through the hosts within 1 ms of the one-Worker path; 0 evictions; every
+ * sample within budget. Last line: one JSON object.
+ *
+ *   npm run bench:topology -- [--seconds 15]
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { ChildProcess } from 'node:child_process';
+import { MIX_LANGUAGE } from './traffic';
+import { devSecret, mint, startLocalWorker, stopWranglerDev } from '../test/e2e/support/dev-server';
+import type { Placement } from '../core/placement';
+import { PLACEMENT_FILE } from '../build/placement';
+import fs from 'node:fs';
+
+const PORT = 8793;
+const SINGLE_PORT = 8794;
+const ROUTED = `http://127.0.0.1:${PORT}`;
+const SINGLE = `http://127.0.0.1:${SINGLE_PORT}`;
+const CAP_BYTES = 128 * 1024 * 1024;
+
+const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '15' } } });
+const SECONDS = Number(args.seconds);
+
+interface Phase {
+  name: string;
+  requests: number;
+  errors: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN;
+}
+
+/** `connections` clients, each sending the next request of `make` as soon as its last one answered. */
+async function load(
+  name: string,
+  base: string,
+  connections: number,
+  make: (i: number) => { url: string; body: unknown },
+  token: string,
+): Promise<Phase> {
+  const until = Date.now() + SECONDS * 1000;
+  const times: number[] = [];
+  let errors = 0;
+  let n = 0;
+  const client = async (): Promise<void> => {
+    while (Date.now() < until) {
+      const { url, body } = make(n++);
+      const t0 = performance.now();
+      const r = await fetch(`${base}${url}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      await r.arrayBuffer();
+      if (r.status !== 200) errors++;
+      times.push(performance.now() - t0);
+    }
+  };
+  const t0 = Date.now();
+  await Promise.all(Array.from({ length: connections }, client));
+  const s = times.sort((a, b) => a - b);
+  const phase = {
+    name,
+    requests: s.length,
+    errors,
+    perSecond: s.length / ((Date.now() - t0) / 1000),
+    p50: quantile(s, 0.5),
+    p99: quantile(s, 0.99),
+  };
+  console.log(
+    `[bench:topology] ${name.padEnd(34)} ${phase.perSecond.toFixed(0).padStart(5)} req/s  p50 ${phase.p50.toFixed(1)} ms  p99 ${phase.p99.toFixed(1)} ms  (${phase.requests} requests, ${errors} errors)`,
+  );
+  return phase;
+}
+
+interface HostSample {
+  binding: string;
+  memory: { totalBytes: number; budgetBytes: number; evictions: number; models: Array<{ id: string }> } | null;
+}
+
+async function main(): Promise<void> {
+  const state = path.join(os.tmpdir(), 'embedding-edge-bench-topology');
+  let child: ChildProcess | null = null;
+  try {
+    child = await startLocalWorker(PORT, state, ['--log-level', 'warn', '--single-port', String(SINGLE_PORT)]);
+    const placement = JSON.parse(fs.readFileSync(PLACEMENT_FILE, 'utf8')) as Placement;
+    const secret = devSecret();
+    const admin = await mint(secret, { scope: 'admin', sub: 'bench-topology' }, 7200);
+    const workspace = `ws_topology_bench_${Date.now()}`;
+    const created = await fetch(`${ROUTED}/api/admin/v1/workspaces`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: workspace,
+        quotas: [{ usageTypeKey: 'tokens', limitAmount: 1e12, limitAmountDaily: 1e12 }],
+      }),
+    });
+    if (created.status !== 201) throw new Error(`workspace: ${created.status} ${await created.text()}`);
+    const token = await mint(secret, { workspaceId: workspace, sub: 'bench-topology' }, 7200);
+    const ws = `/api/v1/workspaces/${workspace}`;
+
+    const models = Object.keys(placement.models).sort();
+    const english = models.find((id) => id.startsWith('en-'))!;
+    const textRequest = (id: string, i: number) => {
+      const m = MIX_LANGUAGE[id.slice(0, 2)]!;
+      return {
+        url: `${ws}/text-scores`,
+        body: {
+          embeddingModelId: id,
+          texts: [m.texts[i % m.texts.length]],
+          dimensions: [{ id: 1, type: 'manual', name: 'good', words: m.seeds }],
+        },
+      };
+    };
+    const english1 = (i: number) => textRequest(english, i);
+    const mixed = (i: number) => textRequest(models[i % models.length]!, i);
+    const find = () => ({
+      url: `${ws}/word-scores`,
+      body: { embeddingModelId: english, seedWords: ['happy', 'joy'], limit: 20 },
+    });
+
+    // Memory of every host, each second, from the first request on.
+    const samples: HostSample[][] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const r = await fetch(`${ROUTED}/api/admin/v1/diagnostics/memory`, {
+          headers: { authorization: `Bearer ${admin}` },
+        });
+        samples.push(((await r.json()) as { hosts: HostSample[] }).hosts);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    })();
+
+    // Warm-up: every model loaded in its host and in the one-Worker isolate (which then evicts).
+    for (let i = 0; i < 8; i++) {
+      for (const id of models) {
+        for (const base of [ROUTED, SINGLE]) {
+          const { url, body } = textRequest(id, i);
+          const r = await fetch(`${base}${url}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          });
+          await r.arrayBuffer();
+          if (r.status !== 200) throw new Error(`warm-up ${id} on ${base}: ${r.status}`);
+        }
+      }
+    }
+    const warm = samples.length;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const evictionsAtWarm = new Map((samples.at(-1) ?? []).map((h) => [h.binding, h.memory?.evictions ?? 0] as const));
+
+    const results: Record<string, Phase> = {};
+    for (const c of [4, 16]) {
+      results[`en_${c}`] = await load(`hosts en-only text-scores x${c}`, ROUTED, c, english1, token);
+      results[`mixed_${c}`] = await load(`hosts mixed text-scores x${c}`, ROUTED, c, mixed, token);
+    }
+    results.single_en = await load('one-Worker en-only text-scores x4', SINGLE, 4, english1, token);
+    results.hosts_en = await load('hosts en-only text-scores x4 (again)', ROUTED, 4, english1, token);
+    results.single_find = await load('one-Worker en find-and-score x4', SINGLE, 4, find, token);
+    results.hosts_find = await load('hosts en find-and-score x4', ROUTED, 4, find, token);
+    results.single_mixed = await load('one-Worker mixed text-scores x4', SINGLE, 4, mixed, token);
+
+    sampling = false;
+    await sampler;
+    const after = samples.slice(warm);
+    const last = samples.at(-1) ?? [];
+    let overBudget = 0;
+    let missing = 0;
+    for (const sample of samples)
+      for (const h of sample) {
+        if (!h.memory) missing++;
+        else if (h.memory.totalBytes > h.memory.budgetBytes) overBudget++;
+      }
+    const evictionsAfterWarm = last.reduce(
+      (n, h) => n + Math.max(0, (h.memory?.evictions ?? 0) - (evictionsAtWarm.get(h.binding) ?? 0)),
+      0,
+    );
+    const maxBytes = new Map<string, number>();
+    for (const sample of samples)
+      for (const h of sample)
+        maxBytes.set(h.binding, Math.max(maxBytes.get(h.binding) ?? 0, h.memory?.totalBytes ?? 0));
+
+    console.log('');
+    for (const h of placement.hosts)
+      console.log(
+        `[bench:topology] ${h.name} (${h.models.join(', ')}): max ${((maxBytes.get(h.binding) ?? 0) / 2 ** 20).toFixed(1)} MiB in use, budget ${(placement.budgetBytes / 2 ** 20).toFixed(1)} MiB, isolate cap ${(CAP_BYTES / 2 ** 20).toFixed(0)} MiB; placed ${(h.bytes / 2 ** 20).toFixed(1)} MiB`,
+      );
+    const ratio = (a: Phase, b: Phase) => a.perSecond / b.perSecond;
+    const checks = {
+      mixed_over_en_4: ratio(results.mixed_4!, results.en_4!),
+      mixed_over_en_16: ratio(results.mixed_16!, results.en_16!),
+      p99_mixed_over_en_4: results.mixed_4!.p99 / results.en_4!.p99,
+      p99_mixed_over_en_16: results.mixed_16!.p99 / results.en_16!.p99,
+      text_p50_hosts_minus_single_ms: results.hosts_en!.p50 - results.single_en!.p50,
+      find_p50_hosts_minus_single_ms: results.hosts_find!.p50 - results.single_find!.p50,
+      single_mixed_over_single_en: ratio(results.single_mixed!, results.single_en!),
+    };
+    const met = {
+      throughput: checks.mixed_over_en_4 >= 0.8 && checks.mixed_over_en_16 >= 0.8,
+      p99: checks.p99_mixed_over_en_4 <= 2 && checks.p99_mixed_over_en_16 <= 2,
+      regression: checks.text_p50_hosts_minus_single_ms <= 1 && checks.find_p50_hosts_minus_single_ms <= 1,
+      evictions: evictionsAfterWarm === 0,
+      budget: overBudget === 0 && missing === 0,
+      errors: Object.values(results).every((p) => p.errors === 0),
+    };
+    console.log(
+      `[bench:topology] mixed/en throughput x4 ${checks.mixed_over_en_4.toFixed(2)}, x16 ${checks.mixed_over_en_16.toFixed(2)} (target >= 0.8: ${met.throughput ? 'MET' : 'NOT MET'}); ` +
+        `one-Worker mixed/en ${checks.single_mixed_over_single_en.toFixed(2)}`,
+    );
+    console.log(
+      `[bench:topology] mixed/en p99 x4 ${checks.p99_mixed_over_en_4.toFixed(2)}, x16 ${checks.p99_mixed_over_en_16.toFixed(2)} (target <= 2: ${met.p99 ? 'MET' : 'NOT MET'})`,
+    );
+    console.log(
+      `[bench:topology] en p50 hosts - one-Worker: text-scores ${checks.text_p50_hosts_minus_single_ms.toFixed(2)} ms, find-and-score ${checks.find_p50_hosts_minus_single_ms.toFixed(2)} ms (target <= 1 ms: ${met.regression ? 'MET' : 'NOT MET'})`,
+    );
+    console.log(
+      `[bench:topology] evictions after warm-up ${evictionsAfterWarm} (target 0: ${met.evictions ? 'MET' : 'NOT MET'}); samples over budget ${overBudget}, unanswered ${missing} of ${samples.length * placement.hosts.length} (target 0: ${met.budget ? 'MET' : 'NOT MET'})`,
+    );
+    const ok = Object.values(met).every(Boolean);
+    if (!ok) process.exitCode = 1;
+    console.log(
+      JSON.stringify({
+        topology_seconds_per_phase: SECONDS,
+        topology_hosts: placement.hosts.map((h) => ({
+          name: h.name,
+          models: h.models,
+          placed_mib: +(h.bytes / 2 ** 20).toFixed(1),
+          max_in_use_mib: +((maxBytes.get(h.binding) ?? 0) / 2 ** 20).toFixed(1),
+          budget_mib: +(placement.budgetBytes / 2 ** 20).toFixed(1),
+          cap_mib: CAP_BYTES / 2 ** 20,
+        })),
+        ...Object.fromEntries(
+          Object.entries(results).map(([k, p]) => [
+            `topology_${k}`,
+            { per_s: +p.perSecond.toFixed(1), p50_ms: +p.p50.toFixed(2), p99_ms: +p.p99.toFixed(2), errors: p.errors },
+          ]),
+        ),
+        ...Object.fromEntries(Object.entries(checks).map(([k, v]) => [`topology_${k}`, +v.toFixed(3)])),
+        topology_evictions_after_warmup: evictionsAfterWarm,
+        topology_samples: samples.length,
+        topology_samples_after_warmup: after.length,
+        topology_samples_over_budget: overBudget,
+        topology_targets_met: ok,
+      }),
+    );
+  } finally {
+    await stopWranglerDev(child);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,95 @@
+/**
+ * `npm run placement`: packs the models of build/generated/models/ (the shipped ones and any added
+ * with `npm run model:import`) into model hosts under the per-isolate memory budget, from each
+ * model's manifest, artifact size and language data size (core/placement.ts), and writes
+ * build/generated/placement.json. `npm start`, the tests and the benches build their topology
+ * from it (build/topology.ts); the API Worker routes by it (its PLACEMENT var).
+ *
+ *   tsx build/placement.ts [--budget BYTES] [--models DIR] [--out FILE]
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DEFAULT_MEMORY_BUDGET_BYTES } from '../core/footprint';
+import { planPlacement, type Placement, type PlacementModel } from '../core/placement';
+import { GENERATED } from './wrangler';
+
+export const PLACEMENT_FILE = path.join(GENERATED, 'placement.json');
+
+/** The models of `dir`: every `<id>.json` manifest beside its `<id>.emb` artifact. */
+export function modelsIn(dir: string): PlacementModel[] {
+  if (!fs.existsSync(dir)) return [];
+  const out: PlacementModel[] = [];
+  for (const name of fs.readdirSync(dir).sort()) {
+    if (!name.endsWith('.json') || name.endsWith('.stamp.json')) continue;
+    const emb = path.join(dir, name.replace(/\.json$/, '.emb'));
+    if (!fs.existsSync(emb)) continue;
+    const m = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as {
+      id: string;
+      language: string;
+      vocabularySize: number;
+      dimensions: number;
+      features?: string[];
+    };
+    out.push({
+      id: m.id,
+      language: m.language,
+      vocabularySize: m.vocabularySize,
+      dimensions: m.dimensions,
+      features: m.features,
+      artifactBytes: fs.statSync(emb).size,
+      mapperBytes: mapperBytesOf(path.join(dir, '..', 'mappers', m.id)),
+    });
+  }
+  return out;
+}
+
+/** Bytes of the mapper bundles in `dir` (`<key>.bin`). */
+function mapperBytesOf(dir: string): number {
+  if (!fs.existsSync(dir)) return 0;
+  return fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.bin'))
+    .reduce((sum, n) => sum + fs.statSync(path.join(dir, n)).size, 0);
+}
+
+/** Bytes of each language's data in `dir` (`<language>.bin`). */
+export function languageSizesIn(dir: string): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!fs.existsSync(dir)) return out;
+  for (const name of fs.readdirSync(dir))
+    if (name.endsWith('.bin')) out.set(name.slice(0, -4), fs.statSync(path.join(dir, name)).size);
+  return out;
+}
+
+/** Plans the placement of the generated models and writes it to `out`. */
+export function writePlacement(options: { budgetBytes?: number; modelsDir?: string; out?: string } = {}): Placement {
+  const placement = planPlacement(
+    modelsIn(options.modelsDir ?? path.join(GENERATED, 'models')),
+    languageSizesIn(path.join(GENERATED, 'lang')),
+    options.budgetBytes ?? DEFAULT_MEMORY_BUDGET_BYTES,
+  );
+  const out = options.out ?? PLACEMENT_FILE;
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, `${JSON.stringify(placement, null, 2)}\n`);
+  return placement;
+}
+
+function main(): void {
+  const { values } = parseArgs({
+    options: { budget: { type: 'string' }, models: { type: 'string' }, out: { type: 'string' } },
+  });
+  const placement = writePlacement({
+    budgetBytes: values.budget ? Number(values.budget) : undefined,
+    modelsDir: values.models,
+    out: values.out,
+  });
+  for (const h of placement.hosts)
+    console.log(
+      `[placement] ${h.name}: ${h.models.join(', ')} (${(h.bytes / 1e6).toFixed(1)} of ${(placement.budgetBytes / 1e6).toFixed(0)} MB)`,
+    );
+  console.log(`[placement] wrote ${path.relative(process.cwd(), values.out ?? PLACEMENT_FILE)}`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main();

@@ -1,0 +1,69 @@
+/**
+ * The workers of one deployment as Miniflare runs them (build/serve.ts): the API Worker, one model
+ * host per host of the placement (core/placement.ts; the same bundle, entrypoint ModelHost, its
+ * HOST_BINDING set), each bound to the others by service bindings, and all with the D1/R2/KV
+ * bindings of wrangler.toml, so they share one local storage as they share the account's in
+ * production. The Durable Object (the workspace meters) lives in the API Worker only.
+ */
+import type { WorkerOptions } from 'miniflare';
+import type { Placement } from '../core/placement';
+
+export const API_WORKER = 'embedding-edge';
+export const hostWorkerName = (hostName: string): string => `${API_WORKER}-${hostName}`;
+/** The API Worker without hosts (every model in-process), for parity tests and benches. */
+export const SINGLE_WORKER = `${API_WORKER}-single`;
+
+export interface TopologyOptions {
+  /** wrangler.toml's worker options (bindings, compatibility), without its module rules. */
+  base: WorkerOptions;
+  modules: WorkerOptions['modules'];
+  modulesRoot: string;
+  /** null: the one-Worker deployment (no hosts). */
+  placement: Placement | null;
+  /** Vars set on every worker (e.g. HOST_TIMEOUT_MS, MODEL_MEMORY_BUDGET_BYTES). */
+  vars?: Record<string, string>;
+  /** Also serve SINGLE_WORKER directly on this port (sharing the API Worker's meters and storage). */
+  singlePort?: number;
+}
+
+export function topologyWorkers(o: TopologyOptions): WorkerOptions[] {
+  const vars = { ...(o.base.bindings as Record<string, string> | undefined), ...o.vars };
+  const common = { ...o.base, modules: o.modules, modulesRoot: o.modulesRoot } as WorkerOptions;
+  const hosts = o.placement?.hosts ?? [];
+  const placement = o.placement ? { PLACEMENT: JSON.stringify(o.placement) } : {};
+  const hostBindings = (except?: string) =>
+    Object.fromEntries(
+      hosts
+        .filter((h) => h.binding !== except)
+        .map((h) => [h.binding, { name: hostWorkerName(h.name), entrypoint: 'ModelHost' }]),
+    );
+  const api: WorkerOptions = {
+    ...common,
+    name: API_WORKER, // Durable Object state under do/embedding-edge-WorkspaceMeter, as wrangler dev keeps it
+    bindings: { ...vars, ...placement },
+    serviceBindings: { ...common.serviceBindings, ...hostBindings() },
+  } as WorkerOptions;
+  const hostWorkers = hosts.map(
+    (h) =>
+      ({
+        ...common,
+        name: hostWorkerName(h.name),
+        durableObjects: {},
+        bindings: { ...vars, ...placement, HOST_BINDING: h.binding },
+        serviceBindings: { ...common.serviceBindings, ...hostBindings(h.binding) },
+      }) as WorkerOptions,
+  );
+  const single: WorkerOptions[] =
+    o.singlePort === undefined
+      ? []
+      : [
+          {
+            ...common,
+            name: SINGLE_WORKER,
+            bindings: vars,
+            durableObjects: { METER: { className: 'WorkspaceMeter', scriptName: API_WORKER, useSQLite: true } },
+            unsafeDirectSockets: [{ host: '127.0.0.1', port: o.singlePort }],
+          } as WorkerOptions,
+        ];
+  return [api, ...hostWorkers, ...single];
+}

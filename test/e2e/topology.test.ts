@@ -1,0 +1,322 @@
+/**
+ * Model hosts (issue 32, docs/architecture.md "Model hosts"): the local server as `npm start` runs
+ * it (build/serve.ts: the API Worker and the hosts of build/generated/placement.json in one
+ * workerd), with the one-Worker deployment of the same bundle beside it (--single-port, every
+ * model in-process, sharing storage and meters).
+ *   - parity: every scoring endpoint's routed answer equals the in-process answer byte for byte,
+ *     for every model of the catalog (seeds the aligned models lack come from the English
+ *     companion's host; a translation between two hosts fetches the source's rows);
+ *   - loadingStatus is what each model's host answers; diagnostics report every host's memory;
+ *   - a host that fails (a model artifact missing in R2) or answers late (HOST_TIMEOUT_MS=1)
+ *     gives a 503 problem+json with Retry-After, and the quota is unchanged.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Placement } from '../../core/placement';
+import { R2_KEYS } from '../../core/storage-keys';
+import { PLACEMENT_FILE } from '../../build/placement';
+import { withLocalStorage } from '../../build/local-storage';
+import { ROOT } from '../../build/wrangler';
+import { writeStamp } from '../../build/stamp';
+import { devSecret, mint, startLocalWorker, stopWranglerDev } from './support/dev-server';
+
+const PORT = 8791;
+const SINGLE_PORT = 8792;
+const STATE = path.join(ROOT, '.wrangler', 'e2e-topology-state');
+const routed = `http://127.0.0.1:${PORT}`;
+const single = `http://127.0.0.1:${SINGLE_PORT}`;
+
+let child: ChildProcess | null = null;
+let admin: string;
+let token: string;
+const workspace = `ws_topology_${Date.now()}`;
+let storedId: number;
+
+async function start(extra: string[] = []): Promise<void> {
+  await stopWranglerDev(child);
+  child = await startLocalWorker(PORT, STATE, ['--log-level', 'warn', '--single-port', String(SINGLE_PORT), ...extra]);
+}
+
+async function call(base: string, method: string, url: string, body?: unknown, bearer = token): Promise<Response> {
+  return fetch(`${base}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** The same request to both deployments: status, content type and body bytes. */
+async function both(method: string, url: string, body?: unknown) {
+  const [a, b] = await Promise.all([call(routed, method, url, body), call(single, method, url, body)]);
+  return {
+    routed: { status: a.status, type: a.headers.get('content-type'), body: await a.text() },
+    single: { status: b.status, type: b.headers.get('content-type'), body: await b.text() },
+  };
+}
+
+async function tokensUsed(): Promise<number> {
+  const r = await call(routed, 'GET', `/api/usage-service/v1/workspaces/${workspace}/quotas`);
+  const body = (await r.json()) as { data: Array<{ usageTypeKey: string; usedAmount: number }> };
+  return body.data.find((q) => q.usageTypeKey === 'tokens')!.usedAmount;
+}
+
+const placement = (): Placement => JSON.parse(fs.readFileSync(PLACEMENT_FILE, 'utf8')) as Placement;
+
+beforeAll(async () => {
+  await start();
+  const secret = devSecret();
+  admin = await mint(secret, { scope: 'admin', sub: 'e2e-topology' }, 3600);
+  token = await mint(secret, { workspaceId: workspace, sub: 'e2e-topology' }, 3600);
+  const created = await call(
+    routed,
+    'POST',
+    '/api/admin/v1/workspaces',
+    { id: workspace, quotas: [{ usageTypeKey: 'tokens', limitAmount: 100_000_000, limitAmountDaily: 100_000_000 }] },
+    admin,
+  );
+  expect(created.status).toBe(201);
+  // A stored dimension whose seeds only English has: aligned models take them from the companion.
+  const dim = await call(
+    routed,
+    'POST',
+    '/api/admin/v1/dimensions',
+    { name: 'weather', words: ['sunshine', 'drizzle', 'overcast'] },
+    admin,
+  );
+  expect(dim.status).toBe(201);
+  storedId = ((await dim.json()) as { id: number }).id;
+}, 900_000);
+
+/** The model whose artifact a test removes from R2; put back by the next run's seeding. */
+let victim: string | undefined;
+
+afterAll(async () => {
+  await stopWranglerDev(child);
+  if (victim) {
+    const stamp = path.join(STATE, 'seeded-artifacts.json');
+    const seeded = JSON.parse(fs.readFileSync(stamp, 'utf8')) as Record<string, string>;
+    delete seeded[R2_KEYS.model(victim)];
+    writeStamp(stamp, seeded);
+  }
+});
+
+describe('placement', () => {
+  it('places every model on a host within the budget, a projected model beside none but itself', () => {
+    const p = placement();
+    expect(p.hosts.length).toBeGreaterThan(1);
+    for (const h of p.hosts) expect(h.bytes).toBeLessThanOrEqual(p.budgetBytes);
+    const models = Object.keys(p.models);
+    expect(models.length).toBeGreaterThanOrEqual(4);
+    for (const id of models)
+      expect(p.hosts.some((h) => h.binding === p.models[id] && h.models.includes(id))).toBe(true);
+  });
+});
+
+describe('routed answers equal the in-process ones', () => {
+  const models = (): Array<{ id: string; language: string }> =>
+    Object.keys(placement().models).map((id) => ({ id, language: id.slice(0, 2) }));
+  const ws = `/api/v1/workspaces/${workspace}`;
+  const texts: Record<string, string[]> = {
+    en: ['The food was wonderful and the staff were kind.', 'A dull, rainy afternoon.'],
+    de: ['Das Essen war wunderbar und das Personal freundlich.', 'Ein trüber, verregneter Nachmittag.'],
+    fr: ['Le repas était merveilleux et le personnel aimable.', 'Un après-midi terne et pluvieux.'],
+    ja: ['料理はすばらしく、店員は親切でした。', '退屈で雨の午後。'],
+  };
+  const words: Record<string, string[]> = {
+    en: ['food', 'happy', 'rain', 'zzzxq'],
+    de: ['essen', 'glücklich', 'regen', 'zzzxq'],
+    fr: ['repas', 'heureux', 'pluie', 'zzzxq'],
+    ja: ['料理', '幸せ', '雨', 'zzzxq'],
+  };
+  const dimensions = (language: string) => [
+    // English seeds: on an aligned model those it lacks are looked up in the companion's host.
+    { id: 1, type: 'manual', name: 'joy', words: ['joy', 'delight', ...words[language]!.slice(1, 2)] },
+    { id: 2, type: 'axis', name: 'mood', words: ['good', 'great'], oppositeWords: ['bad', 'awful'] },
+    { id: storedId, type: 'dimension' },
+  ];
+
+  it('text-scores, word-scores (whitelist and find-and-score) and autocomplete of every model', async () => {
+    for (const m of models()) {
+      const requests: Array<[string, unknown]> = [
+        [
+          'text-scores',
+          {
+            embeddingModelId: m.id,
+            texts: texts[m.language],
+            dimensions: dimensions(m.language),
+            mapperKeys: m.language === 'en' ? ['sentiment_valence'] : undefined,
+            goalConfig: { dimensions: [{ id: 2, weight: 1 }], normalization: 'zscore' },
+          },
+        ],
+        [
+          'word-scores',
+          {
+            embeddingModelId: m.id,
+            seedWords: ['joy', ...words[m.language]!.slice(1, 2)],
+            whitelistWords: words[m.language],
+            dimensions: dimensions(m.language),
+          },
+        ],
+        [
+          'word-scores',
+          {
+            embeddingModelId: m.id,
+            seedWords: words[m.language]!.slice(0, 2),
+            limit: 20,
+            dimensions: dimensions(m.language).slice(0, 1),
+          },
+        ],
+        ['autocomplete-suggestions', { embeddingModelId: m.id, word: words[m.language]![0]!.slice(0, 2) }],
+      ];
+      for (const [endpoint, body] of requests) {
+        const r = await both('POST', `${ws}/${endpoint}`, body);
+        expect(r.routed.status, `${m.id} ${endpoint}: ${r.routed.body.slice(0, 300)}`).toBe(r.single.status);
+        expect(r.routed.status, `${m.id} ${endpoint}: ${r.routed.body.slice(0, 300)}`).toBe(200);
+        expect(r.routed.body, `${m.id} ${endpoint}`).toBe(r.single.body);
+      }
+    }
+  });
+
+  it('word-availabilities and similarity matrices of every model', async () => {
+    for (const m of models()) {
+      const base = `/api/v1/embedding-models/${m.id}`;
+      for (const [endpoint, body] of [
+        ['word-availabilities', { words: words[m.language] }],
+        ['word-similarity-matrices', { words: words[m.language]!.slice(0, 3) }],
+      ] as const) {
+        const r = await both('POST', `${base}/${endpoint}`, body);
+        expect(r.routed.status, `${m.id} ${endpoint}: ${r.routed.body.slice(0, 300)}`).toBe(200);
+        expect(r.routed.body).toBe(r.single.body);
+      }
+    }
+  });
+
+  it('tokenizations of every language', async () => {
+    for (const language of Object.keys(placement().languages)) {
+      const r = await both('POST', `${ws}/tokenizations`, { language, text: texts[language]![0] });
+      expect(r.routed.status, r.routed.body.slice(0, 300)).toBe(200);
+      expect(r.routed.body).toBe(r.single.body);
+    }
+  });
+
+  it('translations within a host and across two hosts (the source rows fetched by RPC)', async () => {
+    const p = placement();
+    const aligned = Object.keys(p.models).filter((id) => !id.startsWith('en-'));
+    const pairs: Array<[string, string | undefined]> = [];
+    for (const a of aligned) {
+      pairs.push([a, undefined], ['en-glove-6b-100d', a]);
+      for (const b of aligned) if (a !== b) pairs.push([a, b]);
+    }
+    // At least one pair's models live on different hosts.
+    expect(pairs.some(([a, b]) => b && p.models[a] !== p.models[b])).toBe(true);
+    for (const [source, target] of pairs) {
+      const language = source.slice(0, 2);
+      const r = await both('POST', `/api/v1/embedding-models/${source}/word-translations`, {
+        words: words[language],
+        limit: 5,
+        ...(target ? { targetModelId: target } : {}),
+      });
+      expect(r.routed.status, `${source} -> ${target}: ${r.routed.body.slice(0, 300)}`).toBe(200);
+      expect(r.routed.body, `${source} -> ${target}`).toBe(r.single.body);
+    }
+  });
+
+  it('refusals are the same problem, byte for byte', async () => {
+    for (const [url, body] of [
+      [`${ws}/text-scores`, { embeddingModelId: 'xx-none', texts: ['a'] }],
+      [
+        `${ws}/word-scores`,
+        {
+          embeddingModelId: 'de-aligned-glove-6b-100d',
+          mapperKeys: ['nope_valence'],
+          seedWords: ['a'],
+          whitelistWords: ['a'],
+        },
+      ],
+      [`${ws}/tokenizations`, { language: 'xx', text: 'a' }],
+      ['/api/v1/embedding-models/en-glove-6b-100d/word-translations', { words: ['a'] }],
+    ] as const) {
+      const r = await both('POST', url, body);
+      expect(r.routed.status).toBeGreaterThanOrEqual(400);
+      expect(r.routed.type).toBe('application/problem+json');
+      // The problem's instance names the request: compare the rest.
+      const strip = (s: string) => JSON.stringify({ ...JSON.parse(s), instance: undefined });
+      expect(r.routed.status).toBe(r.single.status);
+      expect(strip(r.routed.body)).toBe(strip(r.single.body));
+    }
+  });
+});
+
+describe('status and diagnostics per host', () => {
+  it("loadingStatus is each model's host's answer; diagnostics list every host within its budget", async () => {
+    const p = placement();
+    const list = await call(routed, 'GET', '/api/v1/embedding-models?size=100');
+    const models = ((await list.json()) as { data: Array<{ id: string; loadingStatus: string }> }).data;
+    // Every placed model was scored above: its host holds it.
+    for (const id of Object.keys(p.models)) expect(models.find((m) => m.id === id)?.loadingStatus).toBe('loaded');
+    // The one-Worker deployment's isolate answers for itself.
+    const one = await call(single, 'GET', '/api/v1/embedding-models/en-glove-6b-100d');
+    expect(((await one.json()) as { loadingStatus: string }).loadingStatus).toBe('loaded');
+
+    const diag = await call(routed, 'GET', '/api/admin/v1/diagnostics/memory', undefined, admin);
+    const body = (await diag.json()) as {
+      models: unknown[];
+      hosts: Array<{
+        binding: string;
+        placedModels: string[];
+        memory: { models: Array<{ id: string }>; totalBytes: number; budgetBytes: number; evictions: number } | null;
+      }>;
+    };
+    // The API Worker itself holds no model: the hosts do.
+    expect(body.models).toEqual([]);
+    expect(body.hosts.map((h) => h.binding)).toEqual(p.hosts.map((h) => h.binding));
+    for (const h of body.hosts) {
+      expect(h.memory).not.toBeNull();
+      expect(h.memory!.totalBytes).toBeLessThanOrEqual(h.memory!.budgetBytes);
+      expect(h.memory!.evictions).toBe(0);
+      for (const m of h.memory!.models) expect(h.placedModels).toContain(m.id);
+    }
+  });
+});
+
+describe('a host that fails or is late', () => {
+  const ws = () => `/api/v1/workspaces/${workspace}`;
+  const request = (id: string) => ({ embeddingModelId: id, texts: ['a quiet day by the sea'] });
+
+  it('an artifact missing in R2: 503 with Retry-After from the host, nothing charged', async () => {
+    const p = placement();
+    victim = Object.keys(p.models).find((id) => id.startsWith('fr-'))!;
+    await stopWranglerDev(child);
+    child = null;
+    // Its seeding stamp stays until afterAll, so the restart does not put it back.
+    await withLocalStorage(STATE, (s) => s.deleteObject(R2_KEYS.model(victim!)));
+    await start();
+    const before = await tokensUsed();
+    const r = await call(routed, 'POST', `${ws()}/text-scores`, request(victim));
+    expect(r.status).toBe(503);
+    expect(r.headers.get('content-type')).toBe('application/problem+json');
+    expect(r.headers.get('retry-after')).toBeTruthy();
+    // The same refusal as the in-process path's.
+    const one = await call(single, 'POST', `${ws()}/text-scores`, request(victim));
+    expect(one.status).toBe(503);
+    expect(((await r.json()) as { detail: string }).detail).toBe(((await one.json()) as { detail: string }).detail);
+    expect(await tokensUsed()).toBe(before);
+    // Its host reports the failed load.
+    const status = await call(routed, 'GET', `/api/v1/embedding-models/${victim}`);
+    expect(((await status.json()) as { loadingStatus: string }).loadingStatus).toBe('error');
+  });
+
+  it('HOST_TIMEOUT_MS=1: 503 with Retry-After, nothing charged', async () => {
+    await start(['--var', 'HOST_TIMEOUT_MS=1']);
+    const before = await tokensUsed();
+    const r = await call(routed, 'POST', `${ws()}/text-scores`, request('en-glove-6b-100d'));
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBe('1');
+    const problem = (await r.json()) as { code: string; detail: string };
+    expect(problem.code).toBe('EMBEDDING_MODEL_UNAVAILABLE');
+    expect(problem.detail).toMatch(/did not answer/);
+    expect(await tokensUsed()).toBe(before);
+  });
+});

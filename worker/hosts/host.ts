@@ -1,0 +1,106 @@
+/**
+ * A model host (docs/architecture.md "Model hosts"): the same Worker script, deployed once per
+ * host of the placement with its own HOST_BINDING, whose isolates hold only the models placed on
+ * it. The API Worker calls it through a service binding (RPC): the engine's scoring methods on
+ * requests the API Worker has validated (and charges for after the answer), the rows of a few
+ * words for another host (a projected model's English companion, a translation's source), and
+ * its memory and loading status for diagnostics and the catalog.
+ */
+import { WorkerEntrypoint } from 'cloudflare:workers';
+import { createEngine, type EngineSource } from '../../core/engine';
+import { FetchedRows, rowsPayload, type RowsPayload } from '../../core/rows';
+import type { ModelManifest } from '../../core/types';
+import type { Env } from '../env';
+import { isolateMemory } from '../health/diagnostics';
+import { workerSource } from '../sources';
+import { getModel, loadingStatus, releaseRequestModels, type LoadingStatus } from '../sources/models';
+import { answer, unwrap, type HostAnswer, type HostTiming } from './protocol';
+import { callHost } from './router';
+import { hostStub, routesOf } from './placement';
+
+/** The engine methods a host runs, with their arguments. */
+export type HostMethod =
+  | 'textScores'
+  | 'wordScores'
+  | 'autocomplete'
+  | 'wordAvailabilities'
+  | 'similarityMatrix'
+  | 'tokenize'
+  | 'wordTranslations';
+
+export interface RowsAnswer extends RowsPayload {
+  manifest: ModelManifest;
+}
+
+/** The RPC surface of a host as its callers see it. */
+export interface HostStub {
+  run(method: HostMethod, args: unknown[]): Promise<HostAnswer<unknown>>;
+  rows(id: string, words: string[]): Promise<HostAnswer<RowsAnswer>>;
+  memory(): Promise<ReturnType<typeof isolateMemory>>;
+  statuses(ids: string[]): Promise<LoadingStatus[]>;
+}
+
+/**
+ * The engine source of a host: the Worker's, plus rows of models placed on other hosts, fetched
+ * from them (only the words asked), so a host holds no copy of another host's model.
+ */
+function hostSource(env: Env, ctx: ExecutionContext): EngineSource {
+  const source = workerSource(env, ctx);
+  return {
+    ...source,
+    async rows(id, words) {
+      const stub = hostStub(env, routesOf(env).models.get(id));
+      if (!stub) {
+        const model = await getModel(env, id, ctx);
+        return { manifest: model.manifest, rows: model.index };
+      }
+      const a = await callHost(env, routesOf(env).models.get(id)!, () => stub.rows(id, [...words]));
+      return { manifest: a.manifest, rows: new FetchedRows(a) };
+    },
+  };
+}
+
+export class ModelHost extends WorkerEntrypoint<Env> {
+  async run(method: HostMethod, args: unknown[]): Promise<HostAnswer<unknown>> {
+    return this.held((timing) => {
+      let started = performance.now();
+      const engine = createEngine(hostSource(this.env, this.ctx), {
+        validated: true,
+        mark: (phase) => {
+          const now = performance.now();
+          timing[phase] = now - started;
+          started = now;
+        },
+      });
+      const fn = engine[method] as (...a: unknown[]) => Promise<unknown>;
+      return fn(...args);
+    });
+  }
+
+  async rows(id: string, words: string[]): Promise<HostAnswer<RowsAnswer>> {
+    return this.held(async () => {
+      const model = await getModel(this.env, id, this.ctx);
+      return { manifest: model.manifest, ...rowsPayload(model.index, words) };
+    });
+  }
+
+  async memory(): Promise<ReturnType<typeof isolateMemory>> {
+    return isolateMemory(this.env);
+  }
+
+  /** Each model's loading status in this isolate, in the order asked. */
+  async statuses(ids: string[]): Promise<LoadingStatus[]> {
+    return ids.map((id) => loadingStatus(id));
+  }
+
+  /** Runs a call with the models it loads pinned until it has answered (as app.ts does per request). */
+  private async held<T>(work: (timing: HostTiming) => Promise<T>): Promise<HostAnswer<T>> {
+    try {
+      return await answer(work);
+    } finally {
+      releaseRequestModels(this.ctx);
+    }
+  }
+}
+
+export { unwrap };

@@ -1,0 +1,86 @@
+/**
+ * What crosses between the API Worker and a model host (service binding RPC, worker/hosts/host.ts):
+ * a host answers every call with a HostAnswer instead of throwing, because RPC carries an
+ * exception's message but not an ApiError's code, status, field errors and headers. The caller
+ * turns a refusal back into the same ApiError the engine threw, so a routed answer equals the
+ * in-process one byte for byte; a host that throws, cannot be reached or answers late is a 503.
+ */
+import { ApiError, asApiError, type FieldProblem, type ProblemCode } from '../../core/problem';
+import { StorageError } from '../storage-guard';
+
+export type HostAnswer<T> =
+  | { ok: true; value: T; timing: HostTiming }
+  | {
+      ok: false;
+      problem?: {
+        code: ProblemCode;
+        detail: string;
+        status: number;
+        errors?: FieldProblem[];
+        headers: Record<string, string>;
+      };
+      /** An error that is not a refusal: the in-process path answers it 500 INTERNAL_ERROR too. */
+      internal?: string;
+      timing: HostTiming;
+    };
+
+/** The engine's phases in the host, in ms (Server-Timing `host-load`, `host-compute`). */
+export interface HostTiming {
+  load?: number;
+  compute?: number;
+}
+
+/** Runs `work` in the host and wraps its result or refusal. */
+export async function answer<T>(work: (timing: HostTiming) => Promise<T>): Promise<HostAnswer<T>> {
+  const timing: HostTiming = {};
+  try {
+    return { ok: true, value: await work(timing), timing };
+  } catch (err) {
+    const apiError = asApiError(err) ?? storageProblem(err);
+    if (apiError)
+      return {
+        ok: false,
+        problem: {
+          code: apiError.code,
+          detail: apiError.message,
+          status: apiError.status,
+          errors: apiError.errors,
+          headers: apiError.headers,
+        },
+        timing,
+      };
+    console.error(`[host] ${(err as Error).stack ?? String(err)}`);
+    return { ok: false, internal: (err as Error).message ?? String(err), timing };
+  }
+}
+
+/** As app.ts answers a storage failure (nothing changed, retry). */
+function storageProblem(err: unknown): ApiError | null {
+  if (!(err instanceof StorageError)) return null;
+  return new ApiError(
+    'STORAGE_UNAVAILABLE',
+    `Storage did not answer (${err.binding}); nothing was changed or charged, retry the request`,
+    { headers: { 'retry-after': '5' } },
+  );
+}
+
+/** The value of an answer, or its refusal thrown again as the ApiError (or internal error) it was. */
+export function unwrap<T>(a: HostAnswer<T>): T {
+  if (a.ok) return a.value;
+  if (a.problem)
+    throw new ApiError(a.problem.code, a.problem.detail, {
+      status: a.problem.status,
+      errors: a.problem.errors,
+      headers: a.problem.headers,
+    });
+  throw new Error(a.internal ?? 'model host failed');
+}
+
+/** A host that failed, could not be reached or did not answer in time: nothing was charged, retry. */
+export function hostUnavailable(host: string, why: string): ApiError {
+  return new ApiError(
+    'EMBEDDING_MODEL_UNAVAILABLE',
+    `The model host ${host} did not answer (${why}); nothing was charged, retry the request`,
+    { headers: { 'retry-after': '1' } },
+  );
+}
