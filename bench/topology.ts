@@ -9,7 +9,9 @@
  *     en/de/fr/ja through the hosts, at 4 and at 16 connections;
  *   - the same English-only text-scores and an English find-and-score (word-scores) through the
  *     hosts and through the one-Worker path (the regression baseline);
- *   - round-robin en/de/fr/ja through the one-Worker path (what the hosts replace).
+ *   - round-robin en/de/fr/ja through the one-Worker path (what the hosts replace);
+ *   - then the Durable Object candidate (bench/workers/topology-do-entry.ts: one object per host
+ *     instead of a Worker script per host), English-only and mixed at 4 and 16 connections.
  * Every host's memory diagnostics are sampled each second throughout: every sample must be at or
  * below its budget and no host may evict after the warm-up.
  *
@@ -185,6 +187,32 @@ async function main(): Promise<void> {
 
     sampling = false;
     await sampler;
+
+    // The Durable Object candidate: the same placement, one ModelHostObject per host (bench entry).
+    await stopWranglerDev(child);
+    child = await startLocalWorker(PORT, state, [
+      '--log-level',
+      'warn',
+      '--entry',
+      'bench/workers/topology-do-entry.ts',
+      '--host-kind',
+      'durable-object',
+    ]);
+    for (let i = 0; i < 8; i++)
+      for (const id of models) {
+        const { url, body } = textRequest(id, i);
+        const r = await fetch(`${ROUTED}${url}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        await r.arrayBuffer();
+        if (r.status !== 200) throw new Error(`warm-up ${id} on the Durable Object hosts: ${r.status}`);
+      }
+    for (const c of [4, 16]) {
+      results[`do_en_${c}`] = await load(`objects en-only text-scores x${c}`, ROUTED, c, english1, token);
+      results[`do_mixed_${c}`] = await load(`objects mixed text-scores x${c}`, ROUTED, c, mixed, token);
+    }
     const after = samples.slice(warm);
     const last = samples.at(-1) ?? [];
     let overBudget = 0;
@@ -217,6 +245,10 @@ async function main(): Promise<void> {
       text_p50_hosts_minus_single_ms: results.hosts_en!.p50 - results.single_en!.p50,
       find_p50_hosts_minus_single_ms: results.hosts_find!.p50 - results.single_find!.p50,
       single_mixed_over_single_en: ratio(results.single_mixed!, results.single_en!),
+      do_mixed_over_en_4: ratio(results.do_mixed_4!, results.do_en_4!),
+      do_mixed_over_en_16: ratio(results.do_mixed_16!, results.do_en_16!),
+      do_over_service_en_16: ratio(results.do_en_16!, results.en_16!),
+      do_over_service_mixed_16: ratio(results.do_mixed_16!, results.mixed_16!),
     };
     const met = {
       throughput: checks.mixed_over_en_4 >= 0.8 && checks.mixed_over_en_16 >= 0.8,
@@ -238,6 +270,10 @@ async function main(): Promise<void> {
     );
     console.log(
       `[bench:topology] evictions after warm-up ${evictionsAfterWarm} (target 0: ${met.evictions ? 'MET' : 'NOT MET'}); samples over budget ${overBudget}, unanswered ${missing} of ${samples.length * placement.hosts.length} (target 0: ${met.budget ? 'MET' : 'NOT MET'})`,
+    );
+    console.log(
+      `[bench:topology] Durable Object candidate: mixed/en x4 ${checks.do_mixed_over_en_4.toFixed(2)}, x16 ${checks.do_mixed_over_en_16.toFixed(2)}; ` +
+        `objects/service bindings at x16: en ${checks.do_over_service_en_16.toFixed(2)}, mixed ${checks.do_over_service_mixed_16.toFixed(2)}`,
     );
     const ok = Object.values(met).every(Boolean);
     if (!ok) process.exitCode = 1;

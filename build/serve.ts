@@ -15,6 +15,7 @@
  *
  *   tsx build/serve.ts [--port 8787] [--persist-to DIR] [--define KEY:VALUE]... [--log-level info]
  *                      [--placement FILE|none] [--var KEY=VALUE]... [--single-port N]
+ *                      [--entry FILE --host-kind durable-object]   (bench entries only)
  *
  * It serves the whole topology (build/topology.ts): the API Worker and the model hosts of the
  * placement, in one workerd, as production runs them as separate Workers.
@@ -29,21 +30,21 @@ import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import type { Placement } from '../core/placement';
 import { PLACEMENT_FILE, writePlacement } from './placement';
 import { withLock, writeStamp, stampMatches } from './stamp';
-import { topologyWorkers } from './topology';
+import { topologyWorkers, type HostKind } from './topology';
 import { GENERATED, ROOT, wranglerSync } from './wrangler';
 
 /** Sources whose change needs a new bundle (walked for size and mtime). */
 const BUNDLE_INPUTS = ['worker', 'core', 'wrangler.toml', 'package-lock.json', path.join(GENERATED, 'kernels.wasm')];
 
-function fingerprint(defines: string[]): string {
-  const h = crypto.createHash('sha256').update(JSON.stringify(defines));
+function fingerprint(defines: string[], entry?: string): string {
+  const h = crypto.createHash('sha256').update(JSON.stringify([defines, entry ?? null]));
   const walk = (p: string): void => {
     const st = fs.statSync(p, { throwIfNoEntry: false });
     if (!st) return;
     if (st.isDirectory()) for (const name of fs.readdirSync(p).sort()) walk(path.join(p, name));
     else h.update(`${path.relative(ROOT, p)}\0${st.size}\0${st.mtimeMs}\n`);
   };
-  for (const input of BUNDLE_INPUTS) walk(path.resolve(ROOT, input));
+  for (const input of entry ? [...BUNDLE_INPUTS, path.dirname(entry)] : BUNDLE_INPUTS) walk(path.resolve(ROOT, input));
   return h.digest('hex');
 }
 
@@ -52,13 +53,14 @@ function fingerprint(defines: string[]): string {
  * same sources were bundled there before; returns the directory. Two processes never bundle the
  * same directory at once (withLock), and a reader never sees half a bundle (temp dir + rename).
  */
-export async function bundleWorker(defines: string[] = []): Promise<string> {
-  const id = crypto.createHash('sha256').update(JSON.stringify(defines)).digest('hex').slice(0, 12);
+export async function bundleWorker(defines: string[] = [], entry?: string): Promise<string> {
+  const key = entry ? JSON.stringify([defines, entry]) : JSON.stringify(defines);
+  const id = crypto.createHash('sha256').update(key).digest('hex').slice(0, 12);
   const dir = path.join(GENERATED, 'worker-bundle', id);
   const stampFile = `${dir}.stamp.json`;
   // The sources do not change while this process waits for the lock: one walk serves both checks.
-  const stamp = { fingerprint: fingerprint(defines) };
-  const fresh = () => fs.existsSync(path.join(dir, 'index.js')) && stampMatches(stampFile, stamp);
+  const stamp = { fingerprint: fingerprint(defines, entry) };
+  const fresh = () => fs.existsSync(path.join(dir, mainModule(entry))) && stampMatches(stampFile, stamp);
   return withLock(
     `${dir}.lock`,
     300_000,
@@ -67,7 +69,14 @@ export async function bundleWorker(defines: string[] = []): Promise<string> {
       const tmp = `${dir}.${process.pid}.tmp`;
       fs.rmSync(tmp, { recursive: true, force: true });
       console.log('[serve] bundling the Worker (wrangler deploy --dry-run)');
-      wranglerSync(['deploy', '--dry-run', '--outdir', tmp, ...defines.flatMap((d) => ['--define', d])]);
+      wranglerSync([
+        'deploy',
+        ...(entry ? [entry] : []),
+        '--dry-run',
+        '--outdir',
+        tmp,
+        ...defines.flatMap((d) => ['--define', d]),
+      ]);
       fs.rmSync(dir, { recursive: true, force: true });
       fs.renameSync(tmp, dir);
       writeStamp(stampFile, stamp);
@@ -77,10 +86,17 @@ export async function bundleWorker(defines: string[] = []): Promise<string> {
   );
 }
 
+/** The bundle's main module: wrangler names it after the entry (worker/index.ts: index.js). */
+const mainModule = (entry?: string): string => (entry ? path.basename(entry).replace(/\.ts$/, '.js') : 'index.js');
+
 /** The bundle's files as Miniflare modules: the entry first, wasm compiled, the Swagger UI files as text (wrangler.toml rules). */
-function bundleModules(dir: string): Array<{ type: 'ESModule' | 'CompiledWasm' | 'Text'; path: string }> {
+function bundleModules(
+  dir: string,
+  entry?: string,
+): Array<{ type: 'ESModule' | 'CompiledWasm' | 'Text'; path: string }> {
   const files = fs.readdirSync(dir).filter((f) => !f.endsWith('.map') && f !== 'README.md');
-  const typeOf = (f: string) => (f === 'index.js' ? 'ESModule' : f.endsWith('.wasm') ? 'CompiledWasm' : 'Text');
+  const main = mainModule(entry);
+  const typeOf = (f: string) => (f === main ? 'ESModule' : f.endsWith('.wasm') ? 'CompiledWasm' : 'Text');
   return files
     .map((f) => ({ type: typeOf(f), path: path.join(dir, f) }) as const)
     .sort((a, b) => Number(b.type === 'ESModule') - Number(a.type === 'ESModule'));
@@ -103,6 +119,10 @@ export interface ServeOptions {
   vars?: Record<string, string>;
   /** Also serves the API Worker without hosts on this port (parity tests, benches: build/topology.ts). */
   singlePort?: number;
+  /** Another entry module than wrangler.toml's main (bench entries: bench/workers/topology-do-entry.ts). */
+  entry?: string;
+  /** How the API Worker reaches the hosts (build/topology.ts); the bench's Durable Object candidate needs its entry. */
+  hostKind?: HostKind;
 }
 
 /** The placement to serve: the file's, written first when missing; null for 'none'. */
@@ -121,18 +141,19 @@ function logLevel(name = 'info'): LogLevel {
 
 /** Bundles (when needed) and serves the Worker on 127.0.0.1:`port`; resolves once it answers. */
 export async function serveWorker(options: ServeOptions): Promise<Miniflare> {
-  const dir = await bundleWorker(options.defines ?? []);
+  const dir = await bundleWorker(options.defines ?? [], options.entry);
   const { workerOptions } = unstable_getMiniflareWorkerOptions(path.join(ROOT, 'wrangler.toml'));
   // The bundle's own files replace the rules (they name source paths, not bundle files).
   const { modulesRules: _rules, ...bindings } = workerOptions;
   const persistTo = path.resolve(ROOT, options.persistTo ?? path.join('.wrangler', 'state'));
   const workers = topologyWorkers({
     base: bindings as WorkerOptions,
-    modules: bundleModules(dir),
+    modules: bundleModules(dir, options.entry),
     modulesRoot: dir,
     placement: placementOf(options.placement),
     vars: options.vars,
     singlePort: options.singlePort,
+    hostKind: options.hostKind,
   });
   const mf = new Miniflare({
     workers,
@@ -157,6 +178,8 @@ async function main(): Promise<void> {
       placement: { type: 'string' },
       var: { type: 'string', multiple: true, default: [] },
       'single-port': { type: 'string' },
+      entry: { type: 'string' },
+      'host-kind': { type: 'string', default: 'service' },
     },
   });
   const port = Number(values.port);
@@ -168,6 +191,8 @@ async function main(): Promise<void> {
     placement: values.placement,
     vars: Object.fromEntries(values.var.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)])),
     singlePort: values['single-port'] ? Number(values['single-port']) : undefined,
+    entry: values.entry,
+    hostKind: values['host-kind'] as HostKind,
   });
   console.log(`[serve] ready on http://127.0.0.1:${port}`);
   disposeOnSignals(mf);

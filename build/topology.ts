@@ -13,6 +13,13 @@ export const hostWorkerName = (hostName: string): string => `${API_WORKER}-${hos
 /** The API Worker without hosts (every model in-process), for parity tests and benches. */
 export const SINGLE_WORKER = `${API_WORKER}-single`;
 
+/**
+ * service: the hosts are Worker scripts reached by service bindings with RPC (the deployment's
+ * choice, docs/architecture.md). durable-object: the candidate measured against it by
+ * bench:topology, a ModelHostObject per host in the host's script (bench/workers/topology-do-entry.ts).
+ */
+export type HostKind = 'service' | 'durable-object';
+
 export interface TopologyOptions {
   /** wrangler.toml's worker options (bindings, compatibility), without its module rules. */
   base: WorkerOptions;
@@ -24,6 +31,7 @@ export interface TopologyOptions {
   vars?: Record<string, string>;
   /** Also serve SINGLE_WORKER directly on this port (sharing the API Worker's meters and storage). */
   singlePort?: number;
+  hostKind?: HostKind;
 }
 
 export function topologyWorkers(o: TopologyOptions): WorkerOptions[] {
@@ -37,18 +45,32 @@ export function topologyWorkers(o: TopologyOptions): WorkerOptions[] {
         .filter((h) => h.binding !== except)
         .map((h) => [h.binding, { name: hostWorkerName(h.name), entrypoint: 'ModelHost' }]),
     );
+  // The Durable Object candidate: the API Worker reaches host n's object through HOST_n_OBJECT.
+  const objects = o.hostKind === 'durable-object';
+  const hostObject = (h: { binding: string; name: string }) => ({
+    className: 'ModelHostObject',
+    scriptName: hostWorkerName(h.name),
+  });
   const api: WorkerOptions = {
     ...common,
     name: API_WORKER, // Durable Object state under do/embedding-edge-WorkspaceMeter, as wrangler dev keeps it
     bindings: { ...vars, ...placement },
     serviceBindings: { ...common.serviceBindings, ...hostBindings() },
+    ...(objects
+      ? {
+          durableObjects: {
+            ...common.durableObjects,
+            ...Object.fromEntries(hosts.map((h) => [`${h.binding}_OBJECT`, hostObject(h)])),
+          },
+        }
+      : {}),
   } as WorkerOptions;
   const hostWorkers = hosts.map(
     (h) =>
       ({
         ...common,
         name: hostWorkerName(h.name),
-        durableObjects: {},
+        durableObjects: objects ? { [`${h.binding}_OBJECT`]: { className: 'ModelHostObject' } } : {},
         bindings: { ...vars, ...placement, HOST_BINDING: h.binding },
         serviceBindings: { ...common.serviceBindings, ...hostBindings(h.binding) },
       }) as WorkerOptions,

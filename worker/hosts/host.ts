@@ -10,6 +10,7 @@ import { WorkerEntrypoint } from 'cloudflare:workers';
 import { createEngine, type EngineSource } from '../../core/engine';
 import { FetchedRows, rowsPayload, type RowsPayload } from '../../core/rows';
 import type { ModelManifest } from '../../core/types';
+import type { WaitUntil } from '../../core/shared-load';
 import type { Env } from '../env';
 import { isolateMemory } from '../health/diagnostics';
 import { workerSource } from '../sources';
@@ -44,7 +45,7 @@ export interface HostStub {
  * The engine source of a host: the Worker's, plus rows of models placed on other hosts, fetched
  * from them (only the words asked), so a host holds no copy of another host's model.
  */
-function hostSource(env: Env, ctx: ExecutionContext): EngineSource {
+function hostSource(env: Env, ctx: WaitUntil): EngineSource {
   const source = workerSource(env, ctx);
   return {
     ...source,
@@ -60,47 +61,60 @@ function hostSource(env: Env, ctx: ExecutionContext): EngineSource {
   };
 }
 
-export class ModelHost extends WorkerEntrypoint<Env> {
-  async run(method: HostMethod, args: unknown[]): Promise<HostAnswer<unknown>> {
-    return this.held((timing) => {
-      let started = performance.now();
-      const engine = createEngine(hostSource(this.env, this.ctx), {
-        validated: true,
-        mark: (phase) => {
-          const now = performance.now();
-          timing[phase] = now - started;
-          started = now;
-        },
-      });
-      const fn = engine[method] as (...a: unknown[]) => Promise<unknown>;
-      return fn(...args);
-    });
-  }
-
-  async rows(id: string, words: string[]): Promise<HostAnswer<RowsAnswer>> {
-    return this.held(async () => {
-      const model = await getModel(this.env, id, this.ctx);
-      return { manifest: model.manifest, ...rowsPayload(model.index, words) };
-    });
-  }
-
-  async memory(): Promise<ReturnType<typeof isolateMemory>> {
-    return isolateMemory(this.env);
-  }
-
-  /** Each model's loading status in this isolate, in the order asked. */
-  async statuses(ids: string[]): Promise<LoadingStatus[]> {
-    return ids.map((id) => loadingStatus(id));
-  }
-
+/**
+ * What a host answers, for one call: `ctx` is the call's own (its waitUntil keeps shared loads
+ * running; the models the call loads are pinned to it until it has answered).
+ */
+export function hostCalls(env: Env, ctx: WaitUntil) {
   /** Runs a call with the models it loads pinned until it has answered (as app.ts does per request). */
-  private async held<T>(work: (timing: HostTiming) => Promise<T>): Promise<HostAnswer<T>> {
+  const held = async <T>(work: (timing: HostTiming) => Promise<T>): Promise<HostAnswer<T>> => {
     try {
       return await answer(work);
     } finally {
-      releaseRequestModels(this.ctx);
+      releaseRequestModels(ctx);
     }
-  }
+  };
+  return {
+    run: (method: HostMethod, args: unknown[]): Promise<HostAnswer<unknown>> =>
+      held((timing) => {
+        let started = performance.now();
+        const engine = createEngine(hostSource(env, ctx), {
+          validated: true,
+          mark: (phase) => {
+            const now = performance.now();
+            timing[phase] = now - started;
+            started = now;
+          },
+        });
+        const fn = engine[method] as (...a: unknown[]) => Promise<unknown>;
+        return fn(...args);
+      }),
+    rows: (id: string, words: string[]): Promise<HostAnswer<RowsAnswer>> =>
+      held(async () => {
+        const model = await getModel(env, id, ctx);
+        return { manifest: model.manifest, ...rowsPayload(model.index, words) };
+      }),
+    memory: async (): Promise<ReturnType<typeof isolateMemory>> => isolateMemory(env),
+    /** Each model's loading status in this isolate, in the order asked. */
+    statuses: async (ids: string[]): Promise<LoadingStatus[]> => ids.map((id) => loadingStatus(id)),
+  };
 }
 
-export { unwrap };
+/** The RPC entrypoint a host's service binding names (entrypoint = "ModelHost"). */
+export class ModelHost extends WorkerEntrypoint<Env> implements HostStub {
+  run(method: HostMethod, args: unknown[]): Promise<HostAnswer<unknown>> {
+    return hostCalls(this.env, this.ctx).run(method, args);
+  }
+
+  rows(id: string, words: string[]): Promise<HostAnswer<RowsAnswer>> {
+    return hostCalls(this.env, this.ctx).rows(id, words);
+  }
+
+  memory(): Promise<ReturnType<typeof isolateMemory>> {
+    return hostCalls(this.env, this.ctx).memory();
+  }
+
+  statuses(ids: string[]): Promise<LoadingStatus[]> {
+    return hostCalls(this.env, this.ctx).statuses(ids);
+  }
+}
