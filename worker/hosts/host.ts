@@ -15,7 +15,7 @@ import type { Env } from '../env';
 import { isolateMemory } from '../health/diagnostics';
 import { workerSource } from '../sources';
 import { getModel, loadingStatus, releaseRequestModels, type LoadingStatus } from '../sources/models';
-import { answer, unwrap, type HostAnswer, type HostTiming } from './protocol';
+import { answer, type HostAnswer, type HostTiming } from './protocol';
 import { callHost } from './router';
 import { hostStub, routesOf } from './placement';
 
