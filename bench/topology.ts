@@ -8,7 +8,8 @@
  *   - text-scores, one text per request with one dimension, English only and round-robin
  *     en/de/fr/ja through the hosts, at 4 and at 16 connections;
  *   - the same English-only text-scores and an English find-and-score (word-scores) through the
- *     hosts and through the one-Worker path (the regression baseline);
+ *     hosts and through the one-Worker path (the regression baseline): latency at 1 connection,
+ *     throughput at 4;
  *   - round-robin en/de/fr/ja through the one-Worker path (what the hosts replace);
  *   - then the Durable Object candidate (bench/workers/topology-do-entry.ts: one object per host
  *     instead of a Worker script per host), English-only and mixed at 4 and 16 connections.
@@ -16,7 +17,7 @@
  * below its budget and no host may evict after the warm-up.
  *
  * Targets: mixed/English throughput >= 0.8 and mixed p99 <= 2x English p99 at both connection
- * counts; English p50 through the hosts within 1 ms of the one-Worker path; 0 evictions; every
+ * counts; English p50 through the hosts within 1 ms of the one-Worker path (1 connection); 0 evictions; every
  * sample within budget. Last line: one JSON object.
  *
  *   npm run bench:topology -- [--seconds 15]
@@ -179,10 +180,15 @@ async function main(): Promise<void> {
       results[`en_${c}`] = await load(`hosts en-only text-scores x${c}`, ROUTED, c, english1, token);
       results[`mixed_${c}`] = await load(`hosts mixed text-scores x${c}`, ROUTED, c, mixed, token);
     }
-    results.single_en = await load('one-Worker en-only text-scores x4', SINGLE, 4, english1, token);
-    results.hosts_en = await load('hosts en-only text-scores x4 (again)', ROUTED, 4, english1, token);
-    results.single_find = await load('one-Worker en find-and-score x4', SINGLE, 4, find, token);
-    results.hosts_find = await load('hosts en find-and-score x4', ROUTED, 4, find, token);
+    // Latency at one connection (the workerd thread not saturated: at 4 the p50 is mostly queueing
+    // behind the thread's per-request CPU), then throughput at 4.
+    results.single_en = await load('one-Worker en-only text-scores x1', SINGLE, 1, english1, token);
+    results.hosts_en = await load('hosts en-only text-scores x1', ROUTED, 1, english1, token);
+    results.single_find = await load('one-Worker en find-and-score x1', SINGLE, 1, find, token);
+    results.hosts_find = await load('hosts en find-and-score x1', ROUTED, 1, find, token);
+    results.single_en_4 = await load('one-Worker en-only text-scores x4', SINGLE, 4, english1, token);
+    results.single_find_4 = await load('one-Worker en find-and-score x4', SINGLE, 4, find, token);
+    results.hosts_find_4 = await load('hosts en find-and-score x4', ROUTED, 4, find, token);
     results.single_mixed = await load('one-Worker mixed text-scores x4', SINGLE, 4, mixed, token);
 
     sampling = false;
@@ -244,7 +250,9 @@ async function main(): Promise<void> {
       p99_mixed_over_en_16: results.mixed_16!.p99 / results.en_16!.p99,
       text_p50_hosts_minus_single_ms: results.hosts_en!.p50 - results.single_en!.p50,
       find_p50_hosts_minus_single_ms: results.hosts_find!.p50 - results.single_find!.p50,
-      single_mixed_over_single_en: ratio(results.single_mixed!, results.single_en!),
+      single_mixed_over_single_en: ratio(results.single_mixed!, results.single_en_4!),
+      hosts_over_single_en_4: ratio(results.en_4!, results.single_en_4!),
+      hosts_over_single_find_4: ratio(results.hosts_find_4!, results.single_find_4!),
       do_mixed_over_en_4: ratio(results.do_mixed_4!, results.do_en_4!),
       do_mixed_over_en_16: ratio(results.do_mixed_16!, results.do_en_16!),
       do_over_service_en_16: ratio(results.do_en_16!, results.en_16!),
@@ -256,7 +264,8 @@ async function main(): Promise<void> {
       regression: checks.text_p50_hosts_minus_single_ms <= 1 && checks.find_p50_hosts_minus_single_ms <= 1,
       evictions: evictionsAfterWarm === 0,
       budget: overBudget === 0 && missing === 0,
-      errors: Object.values(results).every((p) => p.errors === 0),
+      // Every answer through the hosts is a 200 (the one-Worker mixed phase is the baseline they replace).
+      errors: Object.entries(results).every(([k, p]) => k === 'single_mixed' || p.errors === 0),
     };
     console.log(
       `[bench:topology] mixed/en throughput x4 ${checks.mixed_over_en_4.toFixed(2)}, x16 ${checks.mixed_over_en_16.toFixed(2)} (target >= 0.8: ${met.throughput ? 'MET' : 'NOT MET'}); ` +
@@ -266,7 +275,10 @@ async function main(): Promise<void> {
       `[bench:topology] mixed/en p99 x4 ${checks.p99_mixed_over_en_4.toFixed(2)}, x16 ${checks.p99_mixed_over_en_16.toFixed(2)} (target <= 2: ${met.p99 ? 'MET' : 'NOT MET'})`,
     );
     console.log(
-      `[bench:topology] en p50 hosts - one-Worker: text-scores ${checks.text_p50_hosts_minus_single_ms.toFixed(2)} ms, find-and-score ${checks.find_p50_hosts_minus_single_ms.toFixed(2)} ms (target <= 1 ms: ${met.regression ? 'MET' : 'NOT MET'})`,
+      `[bench:topology] throughput hosts/one-Worker at x4 (English only): text-scores ${checks.hosts_over_single_en_4.toFixed(2)}, find-and-score ${checks.hosts_over_single_find_4.toFixed(2)}`,
+    );
+    console.log(
+      `[bench:topology] en p50 at x1 hosts - one-Worker: text-scores ${checks.text_p50_hosts_minus_single_ms.toFixed(2)} ms, find-and-score ${checks.find_p50_hosts_minus_single_ms.toFixed(2)} ms (target <= 1 ms: ${met.regression ? 'MET' : 'NOT MET'})`,
     );
     console.log(
       `[bench:topology] evictions after warm-up ${evictionsAfterWarm} (target 0: ${met.evictions ? 'MET' : 'NOT MET'}); samples over budget ${overBudget}, unanswered ${missing} of ${samples.length * placement.hosts.length} (target 0: ${met.budget ? 'MET' : 'NOT MET'})`,

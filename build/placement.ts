@@ -5,7 +5,10 @@
  * build/generated/placement.json. `npm start`, the tests and the benches build their topology
  * from it (build/topology.ts); the API Worker routes by it (its PLACEMENT var).
  *
- *   tsx build/placement.ts [--budget BYTES] [--models DIR] [--out FILE]
+ *   tsx build/placement.ts [--budget BYTES] [--models DIR] [--out FILE] [--deploy]
+ *
+ * --deploy also writes the wrangler configuration of every Worker of the deployment (the API
+ * Worker and one per host) into build/generated/deploy/ (docs/deployment.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,7 +16,9 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MEMORY_BUDGET_BYTES } from '../core/footprint';
 import { planPlacement, type Placement, type PlacementModel } from '../core/placement';
-import { GENERATED } from './wrangler';
+import { experimental_readRawConfig } from 'wrangler';
+import { deployConfigs } from './topology';
+import { GENERATED, ROOT } from './wrangler';
 
 export const PLACEMENT_FILE = path.join(GENERATED, 'placement.json');
 
@@ -76,9 +81,40 @@ export function writePlacement(options: { budgetBytes?: number; modelsDir?: stri
   return placement;
 }
 
+/**
+ * Writes the wrangler configuration of each Worker of the deployment (build/topology.ts
+ * deployConfigs) into `dir` as <worker name>.json, main and rules pointing at the sources.
+ */
+export function writeDeployConfigs(placement: Placement, dir = path.join(GENERATED, 'deploy')): string[] {
+  const { rawConfig } = experimental_readRawConfig({ config: path.join(ROOT, 'wrangler.toml') } as never) as {
+    rawConfig: Record<string, unknown>;
+  };
+  fs.mkdirSync(dir, { recursive: true });
+  const rel = path.relative(dir, ROOT);
+  const files: string[] = [];
+  for (const [name, config] of Object.entries(deployConfigs(rawConfig, placement))) {
+    const d1 = (config.d1_databases as Array<Record<string, unknown>> | undefined)?.map((d) => ({
+      ...d,
+      ...(d.migrations_dir ? { migrations_dir: path.join(rel, String(d.migrations_dir)) } : {}),
+    }));
+    const file = path.join(dir, `${name}.json`);
+    fs.writeFileSync(
+      file,
+      `${JSON.stringify({ ...config, main: path.join(rel, String(config.main)), ...(d1 ? { d1_databases: d1 } : {}) }, null, 2)}\n`,
+    );
+    files.push(file);
+  }
+  return files;
+}
+
 function main(): void {
   const { values } = parseArgs({
-    options: { budget: { type: 'string' }, models: { type: 'string' }, out: { type: 'string' } },
+    options: {
+      budget: { type: 'string' },
+      models: { type: 'string' },
+      out: { type: 'string' },
+      deploy: { type: 'boolean' },
+    },
   });
   const placement = writePlacement({
     budgetBytes: values.budget ? Number(values.budget) : undefined,
@@ -90,6 +126,8 @@ function main(): void {
       `[placement] ${h.name}: ${h.models.join(', ')} (${(h.bytes / 1e6).toFixed(1)} of ${(placement.budgetBytes / 1e6).toFixed(0)} MB)`,
     );
   console.log(`[placement] wrote ${path.relative(process.cwd(), values.out ?? PLACEMENT_FILE)}`);
+  if (values.deploy)
+    for (const f of writeDeployConfigs(placement)) console.log(`[placement] wrote ${path.relative(process.cwd(), f)}`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main();

@@ -89,3 +89,34 @@ export function topologyWorkers(o: TopologyOptions): WorkerOptions[] {
         ];
   return [api, ...hostWorkers, ...single];
 }
+
+/**
+ * The wrangler configurations of a deployment with model hosts, from wrangler.toml and the
+ * placement: the API Worker (wrangler.toml with PLACEMENT and a service binding per host) and one
+ * Worker per host (the same main module, the entrypoint ModelHost reached through the bindings,
+ * no workers.dev route, no Durable Object, no cron). Paths in them are relative to ROOT.
+ */
+export function deployConfigs(
+  raw: Record<string, unknown>,
+  placement: Placement,
+): Record<string, Record<string, unknown>> {
+  const vars = { ...(raw.vars as Record<string, string> | undefined), PLACEMENT: JSON.stringify(placement) };
+  const services = (except?: string) =>
+    placement.hosts
+      .filter((h) => h.binding !== except)
+      .map((h) => ({ binding: h.binding, service: hostWorkerName(h.name), entrypoint: 'ModelHost' }));
+  const out: Record<string, Record<string, unknown>> = {
+    [API_WORKER]: { ...raw, vars, services: [...((raw.services as unknown[]) ?? []), ...services()] },
+  };
+  for (const h of placement.hosts) {
+    const { durable_objects: _objects, migrations: _migrations, triggers: _triggers, ...rest } = raw;
+    out[hostWorkerName(h.name)] = {
+      ...rest,
+      name: hostWorkerName(h.name),
+      workers_dev: false,
+      vars: { ...vars, HOST_BINDING: h.binding },
+      services: services(h.binding),
+    };
+  }
+  return out;
+}
