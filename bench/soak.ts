@@ -193,15 +193,24 @@ async function main(): Promise<void> {
               evictions: number;
               stateEntries: Record<string, number>;
               loadsInFlight?: number;
+              hosts?: Array<{ memory: { totalBytes: number; budgetBytes: number; evictions: number } | null }>;
             })
           : null;
+        // With model hosts (--topology hosts) the API Worker holds no model: every host's isolate
+        // is checked, the sample standing for the one nearest its budget (a host not answering is missing).
+        const isolates = dj ? [dj, ...(dj.hosts ?? []).map((h) => h.memory)] : [];
+        const worst = isolates.reduce<{ totalBytes: number; budgetBytes: number } | null>(
+          (w, m) => (!m || !w ? null : m.totalBytes - m.budgetBytes > w.totalBytes - w.budgetBytes ? m : w),
+          dj,
+        );
+        const evictionsAll = isolates.reduce((n, m) => n + (m?.evictions ?? 0), 0);
         const entries = dj ? Object.values(dj.stateEntries).reduce((a, b) => a + b, 0) : -1;
         memory.push({
           t: Date.now() - start,
           rss: workerdRss(child),
-          diag: dj?.totalBytes ?? -1,
-          budget: dj?.budgetBytes ?? -1,
-          evictions: dj?.evictions ?? -1,
+          diag: worst?.totalBytes ?? -1,
+          budget: worst?.budgetBytes ?? -1,
+          evictions: dj ? evictionsAll : -1,
           entries,
           byKind: dj?.stateEntries ?? {},
           inFlight: dj?.loadsInFlight ?? 0,
