@@ -1189,6 +1189,51 @@ export interface paths {
               };
               /** @description Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown) */
               loadsInFlight: number;
+              /** @description Each model host of the placement (empty when this Worker scores in-process): the memory of the isolate that answered */
+              hosts: {
+                /** @description The model host (build/generated/placement.json), bound to the API Worker as `binding` */
+                name: string;
+                binding: string;
+                /** @description The models placed on the host */
+                placedModels: string[];
+                /** @description What the host's isolate that answered holds, as its memory budget counts it; null when it did not answer */
+                memory: {
+                  /** @description Random id of the isolate that answered; it changes when the runtime starts a new isolate */
+                  isolateId: string;
+                  /** @description WASM linear memory of the loaded models (one memory per model: its matrix and the kernels' scratch), each counted as at least its matrix's end plus 2 MB of scratch room */
+                  wasmMemoryBytes: number;
+                  models: {
+                    id: string;
+                    /** @description Vocabulary, index and lookup table outside WASM memory */
+                    retainedBytes: number;
+                    /** @description Normalization statistics, seed expansions and parsed mapper bundles kept for the model */
+                    cacheBytes: number;
+                    /** @description Chosen for eviction while requests use it: new requests wait for it to go and load it again */
+                    draining: boolean;
+                  }[];
+                  languages: {
+                    language: string;
+                    bytes: number;
+                  }[];
+                  /** @description Sum of the models' cacheBytes */
+                  cacheBytes: number;
+                  /** @description What the memory budget counts: WASM memory, the models' retained and cache bytes, language data, and the data being read or reserved for the loaded models' languages. Never above budgetBytes */
+                  totalBytes: number;
+                  /** @description Models evicted (idle ones least recently used first, then drained ones) in this isolate to stay within budgetBytes */
+                  evictions: number;
+                  budgetBytes: number;
+                  /** @description Settled entries (loaded or failed); loads still running are counted in loadsInFlight */
+                  stateEntries: {
+                    models: number;
+                    modelCaches: number;
+                    languages: number;
+                  };
+                  /** @description Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown) */
+                  loadsInFlight: number;
+                } | null;
+                /** @description Why the host did not answer */
+                error?: string;
+              }[];
             };
           };
         };
