@@ -20,7 +20,7 @@
  * counts; English p50 through the hosts within 1 ms of the one-Worker path (1 connection); 0 evictions; every
  * sample within budget. Last line: one JSON object.
  *
- *   npm run bench:topology -- [--seconds 15]
+ *   npm run bench:topology -- [--seconds 15] [--placement-budget BYTES]
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -29,7 +29,7 @@ import type { ChildProcess } from 'node:child_process';
 import { MIX_LANGUAGE } from './traffic';
 import { devSecret, mint, startLocalWorker, stopWranglerDev } from '../test/e2e/support/dev-server';
 import type { Placement } from '../core/placement';
-import { PLACEMENT_FILE } from '../build/placement';
+import { PLACEMENT_FILE, writePlacement } from '../build/placement';
 import fs from 'node:fs';
 
 const PORT = 8793;
@@ -38,7 +38,14 @@ const ROUTED = `http://127.0.0.1:${PORT}`;
 const SINGLE = `http://127.0.0.1:${SINGLE_PORT}`;
 const CAP_BYTES = 128 * 1024 * 1024;
 
-const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '15' } } });
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '15' },
+    // Packs the placement for this budget instead (the hosts keep their 100 MB budget): e.g.
+    // 400000000 puts every model on one host, which this bench must then fail (evictions).
+    'placement-budget': { type: 'string' },
+  },
+});
 const SECONDS = Number(args.seconds);
 
 interface Phase {
@@ -106,8 +113,19 @@ async function main(): Promise<void> {
   const state = path.join(os.tmpdir(), 'embedding-edge-bench-topology');
   let child: ChildProcess | null = null;
   try {
-    child = await startLocalWorker(PORT, state, ['--log-level', 'warn', '--single-port', String(SINGLE_PORT)]);
-    const placement = JSON.parse(fs.readFileSync(PLACEMENT_FILE, 'utf8')) as Placement;
+    let placementFile = PLACEMENT_FILE;
+    if (args['placement-budget']) {
+      placementFile = path.join(os.tmpdir(), 'embedding-edge-bench-topology-placement.json');
+      writePlacement({ budgetBytes: Number(args['placement-budget']), out: placementFile });
+    }
+    child = await startLocalWorker(PORT, state, [
+      '--log-level',
+      'warn',
+      '--single-port',
+      String(SINGLE_PORT),
+      ...(args['placement-budget'] ? ['--placement', placementFile] : []),
+    ]);
+    const placement = JSON.parse(fs.readFileSync(placementFile, 'utf8')) as Placement;
     const secret = devSecret();
     const admin = await mint(secret, { scope: 'admin', sub: 'bench-topology' }, 7200);
     const workspace = `ws_topology_bench_${Date.now()}`;
@@ -203,6 +221,7 @@ async function main(): Promise<void> {
       'bench/workers/topology-do-entry.ts',
       '--host-kind',
       'durable-object',
+      ...(args['placement-budget'] ? ['--placement', placementFile] : []),
     ]);
     for (let i = 0; i < 8; i++)
       for (const id of models) {

@@ -293,7 +293,9 @@ describe('answers of the local runtime before the Worker runs (workerd)', () => 
     const { res, end } = await exchange(`GET /api/health?${'a'.repeat(MiB)} HTTP/1.1\r\nHost: x\r\n\r\n`);
     expect(res.status).toBe(431);
     expect(res.headers.connection).toBe('close');
-    expect(end).toBe('FIN');
+    // The runtime closes with part of the 1 MB head unread: the kernel ends the connection with
+    // a FIN, or with a reset when unread bytes were still in its buffer (both seen in CI runs).
+    expect(['FIN', 'ECONNRESET']).toContain(end);
     const justUnder = await exchange(`GET /api/health?${'a'.repeat(128 * 1024 - 100)} HTTP/1.1\r\nHost: x\r\n\r\n`, 0);
     expect(justUnder.res.status).toBe(200);
   });
