@@ -252,14 +252,18 @@ async function main(): Promise<void> {
       0,
     );
     const maxBytes = new Map<string, number>();
+    // Each host's own budget, as its isolate reports it (the placement may have been packed for another).
+    const budgets = new Map<string, number>();
     for (const sample of samples)
-      for (const h of sample)
+      for (const h of sample) {
         maxBytes.set(h.binding, Math.max(maxBytes.get(h.binding) ?? 0, h.memory?.totalBytes ?? 0));
+        if (h.memory) budgets.set(h.binding, h.memory.budgetBytes);
+      }
 
     console.log('');
     for (const h of placement.hosts)
       console.log(
-        `[bench:topology] ${h.name} (${h.models.join(', ')}): max ${((maxBytes.get(h.binding) ?? 0) / 2 ** 20).toFixed(1)} MiB in use, budget ${(placement.budgetBytes / 2 ** 20).toFixed(1)} MiB, isolate cap ${(CAP_BYTES / 2 ** 20).toFixed(0)} MiB; placed ${(h.bytes / 2 ** 20).toFixed(1)} MiB`,
+        `[bench:topology] ${h.name} (${h.models.join(', ')}): max ${((maxBytes.get(h.binding) ?? 0) / 2 ** 20).toFixed(1)} MiB in use, budget ${((budgets.get(h.binding) ?? NaN) / 2 ** 20).toFixed(1)} MiB, isolate cap ${(CAP_BYTES / 2 ** 20).toFixed(0)} MiB; placed ${(h.bytes / 2 ** 20).toFixed(1)} MiB`,
       );
     const ratio = (a: Phase, b: Phase) => a.perSecond / b.perSecond;
     const checks = {
@@ -316,7 +320,7 @@ async function main(): Promise<void> {
           models: h.models,
           placed_mib: +(h.bytes / 2 ** 20).toFixed(1),
           max_in_use_mib: +((maxBytes.get(h.binding) ?? 0) / 2 ** 20).toFixed(1),
-          budget_mib: +(placement.budgetBytes / 2 ** 20).toFixed(1),
+          budget_mib: +((budgets.get(h.binding) ?? NaN) / 2 ** 20).toFixed(1),
           cap_mib: CAP_BYTES / 2 ** 20,
         })),
         ...Object.fromEntries(
