@@ -34,7 +34,9 @@ import fs from 'node:fs';
 
 const PORT = 8793;
 const SINGLE_PORT = 8794;
-const ROUTED = `http://127.0.0.1:${PORT}`;
+/** The API Worker's own socket: the one-Worker path is measured on its own too (no entry worker in front). */
+const DIRECT_PORT = 8796;
+const ROUTED = `http://127.0.0.1:${DIRECT_PORT}`;
 const SINGLE = `http://127.0.0.1:${SINGLE_PORT}`;
 const CAP_BYTES = 128 * 1024 * 1024;
 
@@ -123,6 +125,8 @@ async function main(): Promise<void> {
       'warn',
       '--single-port',
       String(SINGLE_PORT),
+      '--direct-port',
+      String(DIRECT_PORT),
       ...(args['placement-budget'] ? ['--placement', placementFile] : []),
     ]);
     const placement = JSON.parse(fs.readFileSync(placementFile, 'utf8')) as Placement;
@@ -221,6 +225,8 @@ async function main(): Promise<void> {
       'bench/workers/topology-do-entry.ts',
       '--host-kind',
       'durable-object',
+      '--direct-port',
+      String(DIRECT_PORT),
       ...(args['placement-budget'] ? ['--placement', placementFile] : []),
     ]);
     for (let i = 0; i < 8; i++)

@@ -14,7 +14,7 @@
  * `npm run dev` keeps wrangler dev for editing (reload on change).
  *
  *   tsx build/serve.ts [--port 8787] [--persist-to DIR] [--define KEY:VALUE]... [--log-level info]
- *                      [--placement FILE|none] [--var KEY=VALUE]... [--single-port N]
+ *                      [--placement FILE|none] [--var KEY=VALUE]... [--single-port N] [--direct-port N]
  *                      [--entry FILE --host-kind durable-object]   (bench entries only)
  *
  * It serves the whole topology (build/topology.ts): the API Worker and the model hosts of the
@@ -119,6 +119,8 @@ export interface ServeOptions {
   vars?: Record<string, string>;
   /** Also serves the API Worker without hosts on this port (parity tests, benches: build/topology.ts). */
   singlePort?: number;
+  /** Also serves the API Worker directly on this port, past Miniflare's entry worker (benches). */
+  directPort?: number;
   /** Another entry module than wrangler.toml's main (bench entries: bench/workers/topology-do-entry.ts). */
   entry?: string;
   /** How the API Worker reaches the hosts (build/topology.ts); the bench's Durable Object candidate needs its entry. */
@@ -153,6 +155,7 @@ export async function serveWorker(options: ServeOptions): Promise<Miniflare> {
     placement: placementOf(options.placement),
     vars: options.vars,
     singlePort: options.singlePort,
+    directPort: options.directPort,
     hostKind: options.hostKind,
   });
   const mf = new Miniflare({
@@ -178,6 +181,7 @@ async function main(): Promise<void> {
       placement: { type: 'string' },
       var: { type: 'string', multiple: true, default: [] },
       'single-port': { type: 'string' },
+      'direct-port': { type: 'string' },
       entry: { type: 'string' },
       'host-kind': { type: 'string', default: 'service' },
     },
@@ -191,6 +195,7 @@ async function main(): Promise<void> {
     placement: values.placement,
     vars: Object.fromEntries(values.var.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)])),
     singlePort: values['single-port'] ? Number(values['single-port']) : undefined,
+    directPort: values['direct-port'] ? Number(values['direct-port']) : undefined,
     entry: values.entry,
     hostKind: values['host-kind'] as HostKind,
   });
