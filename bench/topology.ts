@@ -178,21 +178,23 @@ async function main(): Promise<void> {
       }
     })();
 
-    // Warm-up: every model loaded in its host and in the one-Worker isolate (which then evicts).
-    for (let i = 0; i < 8; i++) {
-      for (const id of models) {
-        for (const base of [ROUTED, SINGLE]) {
-          const { url, body } = textRequest(id, i);
-          const r = await fetch(`${base}${url}`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-            body: JSON.stringify(body),
-          });
-          await r.arrayBuffer();
-          if (r.status !== 200) throw new Error(`warm-up ${id} on ${base}: ${r.status}`);
-        }
-      }
-    }
+    /** Every model loaded where `bases` serve it: each answers 8 text-scores requests. */
+    const warmUp = async (bases: string[]): Promise<void> => {
+      for (let i = 0; i < 8; i++)
+        for (const id of models)
+          for (const base of bases) {
+            const { url, body } = textRequest(id, i);
+            const r = await fetch(`${base}${url}`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            });
+            await r.arrayBuffer();
+            if (r.status !== 200) throw new Error(`warm-up ${id} on ${base}: ${r.status}`);
+          }
+    };
+    // Every model loaded in its host and in the one-Worker isolate (which then evicts).
+    await warmUp([ROUTED, SINGLE]);
     const warm = samples.length;
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const evictionsAtWarm = new Map((samples.at(-1) ?? []).map((h) => [h.binding, h.memory?.evictions ?? 0] as const));
@@ -229,17 +231,7 @@ async function main(): Promise<void> {
       String(DIRECT_PORT),
       ...(args['placement-budget'] ? ['--placement', placementFile] : []),
     ]);
-    for (let i = 0; i < 8; i++)
-      for (const id of models) {
-        const { url, body } = textRequest(id, i);
-        const r = await fetch(`${ROUTED}${url}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
-        await r.arrayBuffer();
-        if (r.status !== 200) throw new Error(`warm-up ${id} on the Durable Object hosts: ${r.status}`);
-      }
+    await warmUp([ROUTED]);
     for (const c of [4, 16]) {
       results[`do_en_${c}`] = await load(`objects en-only text-scores x${c}`, ROUTED, c, english1, token);
       results[`do_mixed_${c}`] = await load(`objects mixed text-scores x${c}`, ROUTED, c, mixed, token);

@@ -50,12 +50,13 @@ function hostSource(env: Env, ctx: WaitUntil): EngineSource {
   return {
     ...source,
     async rows(id, words) {
-      const stub = hostStub(env, routesOf(env).models.get(id));
+      const binding = routesOf(env).models.get(id);
+      const stub = hostStub(env, binding);
       if (!stub) {
         const model = await getModel(env, id, ctx);
         return { manifest: model.manifest, rows: model.index };
       }
-      const a = await callHost(env, routesOf(env).models.get(id)!, () => stub.rows(id, [...words]));
+      const a = await callHost(env, binding!, () => stub.rows(id, [...words]));
       return { manifest: a.manifest, rows: new FetchedRows(a) };
     },
   };

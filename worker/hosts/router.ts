@@ -26,12 +26,12 @@ function timeoutOf(env: Env): number {
 }
 
 /**
- * One call to the host bound as `binding`: its answer; 503 when it throws or is late. Late is
+ * One call to the host bound as `binding`: what it returned; 503 when it throws or is late. Late is
  * judged by the timer and by the clock when the answer arrives: locally every worker shares one
  * thread, so a host computing holds the timer back, and an answer that took longer than the
  * timeout is refused as the timer would have refused it.
  */
-async function reach<T>(env: Env, binding: string, call: () => Promise<HostAnswer<T>>): Promise<HostAnswer<T>> {
+async function reach<T>(env: Env, binding: string, call: () => Promise<T>): Promise<T> {
   const ms = timeoutOf(env);
   const started = Date.now();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -59,16 +59,8 @@ export async function callHost<T>(env: Env, binding: string, call: () => Promise
   return unwrap(await reach(env, binding, call));
 }
 
-type Scorer = Pick<
-  Engine,
-  | 'textScores'
-  | 'wordScores'
-  | 'autocomplete'
-  | 'wordAvailabilities'
-  | 'similarityMatrix'
-  | 'tokenize'
-  | 'wordTranslations'
->;
+/** The engine's endpoint methods, as the routes call them (the ones a host runs). */
+type Scorer = Pick<Engine, HostMethod>;
 
 /**
  * The scorer of a request: the engine's endpoint methods, each run by the host of its model (of
@@ -128,12 +120,7 @@ export async function hostsMemory(env: Env) {
       const base = { name: h.name, binding: h.binding, placedModels: h.models };
       if (!stub) return { ...base, memory: null, error: 'not bound to this Worker' };
       try {
-        const memory = await reach(env, h.binding, async () => ({
-          ok: true as const,
-          value: await stub.memory(),
-          timing: {},
-        }));
-        return { ...base, memory: unwrap(memory) };
+        return { ...base, memory: await reach(env, h.binding, () => stub.memory()) };
       } catch (err) {
         return { ...base, memory: null, error: (err as Error).message };
       }
@@ -158,12 +145,8 @@ export async function modelStatuses(env: Env, ids: readonly string[]): Promise<M
     [...byHost].map(async ([binding, list]) => {
       try {
         const stub = hostStub(env, binding)!;
-        const a = await reach(env, binding, async () => ({
-          ok: true as const,
-          value: await stub.statuses(list),
-          timing: {},
-        }));
-        unwrap(a).forEach((status, i) => out.set(list[i]!, status));
+        const statuses = await reach(env, binding, () => stub.statuses(list));
+        statuses.forEach((status, i) => out.set(list[i]!, status));
       } catch {
         for (const id of list) out.set(id, 'error');
       }
