@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_MEMORY_BUDGET_BYTES } from '../core/footprint';
 import { planPlacement, type Placement, type PlacementModel } from '../core/placement';
 import { experimental_readRawConfig } from 'wrangler';
+import { ensureShardArtifacts } from './model-shards';
 import { deployConfigs } from './topology';
 import { GENERATED, ROOT } from './wrangler';
 
@@ -81,6 +82,14 @@ export function writePlacement(options: { budgetBytes?: number; modelsDir?: stri
   return placement;
 }
 
+/** The placement to serve: the file's (the default one written first when missing); null for 'none'. */
+export function placementOf(file: string | undefined): Placement | null {
+  if (file === 'none') return null;
+  const at = file ? path.resolve(file) : PLACEMENT_FILE;
+  if (!file && !fs.existsSync(at)) writePlacement();
+  return JSON.parse(fs.readFileSync(at, 'utf8')) as Placement;
+}
+
 /**
  * Writes the wrangler configuration of each Worker of the deployment (build/topology.ts
  * deployConfigs) into `dir` as <worker name>.json, main and rules pointing at the sources.
@@ -123,8 +132,10 @@ function main(): void {
   });
   for (const h of placement.hosts)
     console.log(
-      `[placement] ${h.name}: ${h.models.join(', ')} (${(h.bytes / 1e6).toFixed(1)} of ${(placement.budgetBytes / 1e6).toFixed(0)} MB)`,
+      `[placement] ${h.name}: ${[...h.models, ...h.shards].join(', ')} (${(h.bytes / 1e6).toFixed(1)} of ${(placement.budgetBytes / 1e6).toFixed(0)} MB)`,
     );
+  // The sharded models' parts and word maps, cut from their artifacts (npm start seeds them).
+  ensureShardArtifacts(placement, values.models);
   console.log(`[placement] wrote ${path.relative(process.cwd(), values.out ?? PLACEMENT_FILE)}`);
   if (values.deploy)
     for (const f of writeDeployConfigs(placement)) console.log(`[placement] wrote ${path.relative(process.cwd(), f)}`);

@@ -27,8 +27,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Log, LogLevel, Miniflare, type WorkerOptions } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
-import type { Placement } from '../core/placement';
-import { PLACEMENT_FILE, writePlacement } from './placement';
+import { placementOf } from './placement';
 import { withLock, writeStamp, stampMatches } from './stamp';
 import { topologyWorkers, type HostKind } from './topology';
 import { GENERATED, ROOT, wranglerSync } from './wrangler';
@@ -125,14 +124,6 @@ export interface ServeOptions {
   entry?: string;
   /** How the API Worker reaches the hosts (build/topology.ts); the bench's Durable Object candidate needs its entry. */
   hostKind?: HostKind;
-}
-
-/** The placement to serve: the file's, written first when missing; null for 'none'. */
-function placementOf(file: string | undefined): Placement | null {
-  if (file === 'none') return null;
-  const at = file ? path.resolve(file) : PLACEMENT_FILE;
-  if (!file && !fs.existsSync(at)) writePlacement();
-  return JSON.parse(fs.readFileSync(at, 'utf8')) as Placement;
 }
 
 function logLevel(name = 'info'): LogLevel {

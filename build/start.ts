@@ -13,6 +13,7 @@ import { ensureDevVars } from './dev-vars';
 import { ensureBuilt, type R2Artifact } from './ensure';
 import { disposeOnSignals, serveWorker } from './serve';
 import { writePlacement } from './placement';
+import { ensureShardArtifacts } from './model-shards';
 import { writeStamp } from './stamp';
 import { isCatalogKey } from '../core/storage-keys';
 import { withLocalStorage } from './local-storage';
@@ -64,11 +65,13 @@ export async function prepareLocalState(artifacts: R2Artifact[], persistTo?: str
 async function main(): Promise<void> {
   ensureDevVars(ROOT);
   const artifacts = await ensureBuilt();
+  // Models are placed on hosts anew each start: a model added with model:import gets a host, and
+  // one over the budget is row-sharded (its parts and word map are cut and seeded with the rest).
+  const placement = writePlacement();
+  for (const h of placement.hosts)
+    console.log(`[start] ${h.name}: ${[...h.models, ...h.shards].join(', ')} (${(h.bytes / 1e6).toFixed(1)} MB)`);
   console.log('[start] applying D1 migrations and seeding R2 (local)');
-  await prepareLocalState(artifacts);
-  // Models are placed on hosts anew each start: a model added with model:import gets a host.
-  for (const h of writePlacement().hosts)
-    console.log(`[start] ${h.name}: ${h.models.join(', ')} (${(h.bytes / 1e6).toFixed(1)} MB)`);
+  await prepareLocalState([...artifacts, ...ensureShardArtifacts(placement)]);
   const port = process.env.PORT ?? '8787';
   if (!process.argv.includes('--dev')) {
     const mf = await serveWorker({ port: Number(port) });

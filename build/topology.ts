@@ -77,7 +77,13 @@ export function topologyWorkers(o: TopologyOptions): WorkerOptions[] {
         ...common,
         name: hostWorkerName(h.name),
         durableObjects: objects ? { [`${h.binding}_OBJECT`]: { className: 'ModelHostObject' } } : {},
-        bindings: { ...vars, ...placement, HOST_BINDING: h.binding },
+        // A host keeps the budget it was placed by.
+        bindings: {
+          ...vars,
+          ...placement,
+          HOST_BINDING: h.binding,
+          MODEL_MEMORY_BUDGET_BYTES: String(o.placement!.budgetBytes),
+        },
         serviceBindings: { ...common.serviceBindings, ...hostBindings(h.binding) },
       }) as WorkerOptions,
   );
@@ -120,7 +126,7 @@ export function deployConfigs(
       ...rest,
       name: hostWorkerName(h.name),
       workers_dev: false,
-      vars: { ...vars, HOST_BINDING: h.binding },
+      vars: { ...vars, HOST_BINDING: h.binding, MODEL_MEMORY_BUDGET_BYTES: String(placement.budgetBytes) },
       services: services(h.binding),
     };
   }

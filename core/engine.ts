@@ -41,9 +41,9 @@ import type { ModelManifest, RowSource, VectorIndex } from './types';
  */
 export class LoadedModel<I extends VectorIndex = VectorIndex> {
   /** Parsed mapper bundles by bundle key (a rejected or missing one is dropped so a later call retries). */
-  readonly bundles = new Map<string, Promise<MapperBundle | null>>();
+  readonly bundles: Map<string, Promise<MapperBundle | null>>;
   /** Bytes of each parsed bundle kept in `bundles`. */
-  readonly bundleBytes = new Map<string, number>();
+  readonly bundleBytes: Map<string, number>;
   /** Normalization statistics (mappers, modelRank: per model; dimensions: per seed set), at most STATS_CACHE_BYTES. */
   readonly stats: BoundedCache<FactorStats>;
 
@@ -53,11 +53,19 @@ export class LoadedModel<I extends VectorIndex = VectorIndex> {
   constructor(
     readonly id: string,
     readonly index: I,
-    options: { stats?: BoundedCache<FactorStats>; mayGrow?: (bytes: number) => boolean } = {},
+    options: {
+      stats?: BoundedCache<FactorStats>;
+      mayGrow?: (bytes: number) => boolean;
+      /** Caches shared with another LoadedModel of the same model (each call's view of a sharded model). */
+      shareWith?: LoadedModel;
+    } = {},
   ) {
     this.mayGrow = options.mayGrow;
+    this.bundles = options.shareWith?.bundles ?? new Map();
+    this.bundleBytes = options.shareWith?.bundleBytes ?? new Map();
     this.stats =
       options.stats ??
+      options.shareWith?.stats ??
       new BoundedCache<FactorStats>(256, {
         maxBytes: STATS_CACHE_BYTES,
         sizeOf: (s, key) => s.sorted.byteLength + 2 * key.length + 64,

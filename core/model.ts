@@ -300,6 +300,22 @@ export class EmbeddingModel implements VectorIndex {
     return this.kernels.dequantizeRow(this.matrix, row);
   }
 
+  /** The int8 rows and scales of these rows, copied out (a part of a sharded model hands them to its coordinator). */
+  rawRows(rows: ArrayLike<number>): { rows: Int8Array; scales: Float32Array } {
+    const dims = this.dims;
+    const all = this.matrix.rows();
+    const allScales = this.matrix.scales();
+    const out = { rows: new Int8Array(rows.length * dims), scales: new Float32Array(rows.length) };
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      if (!Number.isInteger(r) || r < 0 || r >= this.size)
+        throw new RangeError(`row ${r} is out of range 0..${this.size - 1}`);
+      out.rows.set(all.subarray(r * dims, (r + 1) * dims), i * dims);
+      out.scales[i] = allScales[r]!;
+    }
+    return out;
+  }
+
   centroid(rows: ArrayLike<number>): Float32Array | null {
     return this.kernels.centroid(this.matrix, rows);
   }

@@ -6,6 +6,7 @@
  * tests share them.
  */
 import { placementBytes, type Footprint } from './footprint';
+import { rowCacheBytes } from './sharded-index';
 import { STATS_CACHE_BYTES } from './engine';
 import { EXPANSION_CACHE_BYTES } from './scoring/common';
 
@@ -34,86 +35,181 @@ export function placedBytes(m: PlacementModel): number {
   return placementBytes(m) + CACHE_RESERVE_BYTES + (m.mapperBytes ?? 0);
 }
 
+/**
+ * A model larger than one isolate, row-sharded (core/sharded-index.ts): its parts (row ranges,
+ * each an artifact `<id>/rows-<start>-<end>`) and its word map (`<id>/words`), each placed on a
+ * host like a model. The map's host answers for the model (it coordinates the parts).
+ */
+export interface ShardLayout {
+  map: { id: string; binding: string };
+  parts: Array<{ id: string; start: number; end: number; binding: string }>;
+}
+
 export interface PlacedHost {
   /** Worker script name suffix and service binding: host `n` is bound as HOST_n. */
   name: string;
   binding: string;
   /** The models its isolates hold. */
   models: string[];
+  /** Parts and word maps of sharded models its isolates hold (artifact ids). */
+  shards: string[];
   /** Languages whose data its isolates hold (tokenizations of that language are routed here). */
   languages: string[];
-  /** Placed bytes of its models (with their cache room) plus their language data, at or below budgetBytes. */
+  /** Placed bytes of its models (with their cache room), shards and their language data, at or below budgetBytes. */
   bytes: number;
 }
 
 export interface Placement {
   budgetBytes: number;
   hosts: PlacedHost[];
-  /** Model id -> the binding of the host that answers for it. */
+  /** Model id -> the binding of the host that answers for it (a sharded model's: its map's host). */
   models: Record<string, string>;
   /** Language -> the binding of the host that answers its tokenizations. */
   languages: Record<string, string>;
+  /** Sharded models by id. */
+  sharded: Record<string, ShardLayout>;
 }
 
 export class PlacementError extends Error {}
 
+/** Artifact id of a sharded model's word map. */
+export const mapId = (modelId: string): string => `${modelId}/words`;
+/** Artifact id of the part of a sharded model holding rows [start, end). */
+export const partId = (modelId: string, start: number, end: number): string => `${modelId}/rows-${start}-${end}`;
+
+/** The footprint of rows [0, n) of a model as an artifact of their own (a part). */
+function partFootprint(m: PlacementModel, n: number): Footprint {
+  const bytesPerRow = m.vocabularySize > 0 ? m.artifactBytes / m.vocabularySize : 0;
+  return { ...m, vocabularySize: n, artifactBytes: Math.ceil(bytesPerRow * n) };
+}
+
+/**
+ * Bytes of a sharded model's word map on its host, language data aside: the vocabulary sections of
+ * the artifact with a one-byte placeholder row, the model's caches and bundles, and the row cache
+ * its coordinator fetches the parts' rows into.
+ */
+export function mapBytes(m: PlacementModel): number {
+  const n = m.vocabularySize;
+  const artifactBytes = Math.max(0, m.artifactBytes - n * (m.dimensions - 1));
+  return (
+    placementBytes({ ...m, dimensions: 1, artifactBytes }) +
+    CACHE_RESERVE_BYTES +
+    (m.mapperBytes ?? 0) +
+    rowCacheBytes(m.dimensions)
+  );
+}
+
+/**
+ * The parts of a model over budget: the fewest equal row ranges of which each fits the budget on
+ * its own (the count comes from the budget, not from configuration).
+ */
+export function shardRows(m: PlacementModel, budgetBytes: number): Array<{ start: number; end: number }> {
+  const n = m.vocabularySize;
+  const fits = (rows: number): boolean => placementBytes(partFootprint(m, rows)) <= budgetBytes;
+  if (!fits(1)) throw new PlacementError(`${m.id}: one row does not fit the ${budgetBytes}-byte budget of an isolate`);
+  let lo = 1;
+  let hi = n;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  const count = Math.ceil(n / lo);
+  const per = Math.ceil(n / count);
+  return Array.from({ length: count }, (_, i) => ({ start: i * per, end: Math.min(n, (i + 1) * per) }));
+}
+
+/** One thing placed on a host: a model, a part or a word map. */
+interface Item {
+  id: string;
+  /** Bytes without language data. */
+  bytes: number;
+  /** The language whose data it needs beside it (models and maps tokenize; parts do not). */
+  language: string | null;
+}
+
 /**
  * First-fit decreasing: models by bytes (their own plus their language data), largest first, each
  * into the first host where it fits the budget, else into a new host. A model that cannot fit an
- * empty host is refused (PlacementError): it needs row sharding, which is not built yet.
+ * empty host is row-sharded: its parts (shardRows) and its word map are placed as items of their
+ * own. A model whose word map alone exceeds the budget is refused (PlacementError).
  */
 export function planPlacement(
   models: readonly PlacementModel[],
   languageBytes: ReadonlyMap<string, number>,
   budgetBytes: number,
 ): Placement {
-  const all = new Map(models.map((m) => [m.id, m]));
-  const own = (m: PlacementModel): number => placedBytes(m) + (languageBytes.get(m.language) ?? 0);
-  const bytesOf = (ids: ReadonlySet<string>): number => {
+  const items: Item[] = [];
+  const layouts = new Map<string, { map: string; parts: Array<{ id: string; start: number; end: number }> }>();
+  const withLanguage = (i: Item): number => i.bytes + (i.language ? (languageBytes.get(i.language) ?? 0) : 0);
+  for (const m of models) {
+    const whole: Item = { id: m.id, bytes: placedBytes(m), language: m.language };
+    if (withLanguage(whole) <= budgetBytes) {
+      items.push(whole);
+      continue;
+    }
+    const map: Item = { id: mapId(m.id), bytes: mapBytes(m), language: m.language };
+    if (withLanguage(map) > budgetBytes)
+      throw new PlacementError(
+        `${m.id}: its word map needs ${withLanguage(map)} bytes, over the ${budgetBytes}-byte budget of one isolate`,
+      );
+    const parts = shardRows(m, budgetBytes).map((r) => ({ ...r, id: partId(m.id, r.start, r.end) }));
+    items.push(map);
+    for (const p of parts)
+      items.push({ id: p.id, bytes: placementBytes(partFootprint(m, p.end - p.start)), language: null });
+    layouts.set(m.id, { map: map.id, parts });
+  }
+  const byId = new Map(items.map((i) => [i.id, i]));
+  const bytesOf = (ids: Iterable<string>): number => {
     let n = 0;
     const languages = new Set<string>();
     for (const id of ids) {
-      const m = all.get(id)!;
-      n += placedBytes(m);
-      languages.add(m.language);
+      const i = byId.get(id)!;
+      n += i.bytes;
+      if (i.language) languages.add(i.language);
     }
     for (const l of languages) n += languageBytes.get(l) ?? 0;
     return n;
   };
-  const hosts: Array<{ models: Set<string> }> = [];
-  const primary: Record<string, number> = Object.create(null);
-  const order = [...models].sort((a, b) => own(b) - own(a) || (a.id < b.id ? -1 : 1));
-  for (const m of order) {
-    const group = [m.id];
-    let at = hosts.findIndex((h) => bytesOf(new Set([...h.models, ...group])) <= budgetBytes);
+  const hosts: Array<Set<string>> = [];
+  const hostOf = new Map<string, number>();
+  const order = [...items].sort((a, b) => withLanguage(b) - withLanguage(a) || (a.id < b.id ? -1 : 1));
+  for (const item of order) {
+    let at = hosts.findIndex((h) => bytesOf([...h, item.id]) <= budgetBytes);
     if (at < 0) {
-      if (bytesOf(new Set(group)) > budgetBytes)
-        throw new PlacementError(
-          `${m.id} needs ${bytesOf(new Set(group))} bytes, over the ${budgetBytes}-byte budget of one isolate (row sharding is not built yet)`,
-        );
-      hosts.push({ models: new Set() });
+      hosts.push(new Set());
       at = hosts.length - 1;
     }
-    for (const id of group) hosts[at]!.models.add(id);
-    primary[m.id] = at;
+    hosts[at]!.add(item.id);
+    hostOf.set(item.id, at);
   }
   const placed: PlacedHost[] = hosts.map((h, i) => {
-    const ids = [...h.models].sort();
+    const ids = [...h].sort();
     return {
       name: `host-${i}`,
       binding: `HOST_${i}`,
-      models: ids,
-      languages: [...new Set(ids.map((id) => all.get(id)!.language))].sort(),
-      bytes: bytesOf(h.models),
+      models: ids.filter((id) => !id.includes('/')),
+      shards: ids.filter((id) => id.includes('/')),
+      languages: [...new Set(ids.flatMap((id) => byId.get(id)!.language ?? []))].sort(),
+      bytes: bytesOf(h),
     };
   });
+  const bindingOf = (itemId: string): string => placed[hostOf.get(itemId)!]!.binding;
+  const ids = models.map((m) => m.id).sort();
   const modelsOut: Record<string, string> = {};
-  for (const id of Object.keys(primary).sort()) modelsOut[id] = placed[primary[id]!]!.binding;
+  const sharded: Record<string, ShardLayout> = {};
+  for (const id of ids) {
+    const layout = layouts.get(id);
+    modelsOut[id] = bindingOf(layout ? layout.map : id);
+    if (layout)
+      sharded[id] = {
+        map: { id: layout.map, binding: bindingOf(layout.map) },
+        parts: layout.parts.map((p) => ({ ...p, binding: bindingOf(p.id) })),
+      };
+  }
   // A language's tokenizations go to the host of its first model (by id).
   const languagesOut: Record<string, string> = {};
-  for (const id of Object.keys(primary).sort()) {
-    const l = all.get(id)!.language;
-    languagesOut[l] ??= placed[primary[id]!]!.binding;
-  }
-  return { budgetBytes, hosts: placed, models: modelsOut, languages: languagesOut };
+  const all = new Map(models.map((m) => [m.id, m]));
+  for (const id of ids) languagesOut[all.get(id)!.language] ??= modelsOut[id]!;
+  return { budgetBytes, hosts: placed, models: modelsOut, languages: languagesOut, sharded };
 }

@@ -21,6 +21,7 @@ import { withLocalStorage } from '../../build/local-storage';
 import { ROOT } from '../../build/wrangler';
 import { writeStamp } from '../../build/stamp';
 import { devSecret, mint, startLocalWorker, stopWranglerDev } from './support/dev-server';
+import { sampleDimensions, texts, words } from './support/samples';
 
 const PORT = 8791;
 const SINGLE_PORT = 8792;
@@ -118,24 +119,7 @@ describe('routed answers equal the in-process ones', () => {
   const models = (): Array<{ id: string; language: string }> =>
     Object.keys(placement().models).map((id) => ({ id, language: id.slice(0, 2) }));
   const ws = `/api/v1/workspaces/${workspace}`;
-  const texts: Record<string, string[]> = {
-    en: ['The food was wonderful and the staff were kind.', 'A dull, rainy afternoon.'],
-    de: ['Das Essen war wunderbar und das Personal freundlich.', 'Ein trüber, verregneter Nachmittag.'],
-    fr: ['Le repas était merveilleux et le personnel aimable.', 'Un après-midi terne et pluvieux.'],
-    ja: ['料理はすばらしく、店員は親切でした。', '退屈で雨の午後。'],
-  };
-  const words: Record<string, string[]> = {
-    en: ['food', 'happy', 'rain', 'zzzxq'],
-    de: ['essen', 'glücklich', 'regen', 'zzzxq'],
-    fr: ['repas', 'heureux', 'pluie', 'zzzxq'],
-    ja: ['料理', '幸せ', '雨', 'zzzxq'],
-  };
-  const dimensions = (language: string) => [
-    // English seeds: on an aligned model those it lacks are looked up in the companion's host.
-    { id: 1, type: 'manual', name: 'joy', words: ['joy', 'delight', ...words[language]!.slice(1, 2)] },
-    { id: 2, type: 'axis', name: 'mood', words: ['good', 'great'], oppositeWords: ['bad', 'awful'] },
-    { id: storedId, type: 'dimension' },
-  ];
+  const dimensions = (language: string) => sampleDimensions(language, storedId);
 
   it('text-scores, word-scores (whitelist and find-and-score) and autocomplete of every model', async () => {
     for (const m of models()) {

@@ -9,7 +9,9 @@
 import { WorkerEntrypoint } from 'cloudflare:workers';
 import { createEngine, type EngineSource } from '../../core/engine';
 import { FetchedRows, rowsPayload, type RowsPayload } from '../../core/rows';
-import type { ModelManifest } from '../../core/types';
+import { ApiError } from '../../core/problem';
+import { RowCacheFull, ShardedCall, type ShardTiming } from '../../core/sharded-index';
+import type { ModelManifest, TopKOptions, TopKResult } from '../../core/types';
 import type { WaitUntil } from '../../core/shared-load';
 import type { Env } from '../env';
 import { isolateMemory } from '../health/diagnostics';
@@ -18,6 +20,7 @@ import { getModel, loadingStatus, releaseRequestModels, type LoadingStatus } fro
 import { answer, type HostAnswer, type HostTiming } from './protocol';
 import { callHost } from './router';
 import { hostStub, routesOf } from './placement';
+import { partTopK, shardedLoaded, shardedRows } from './sharded';
 
 /** The engine methods a host runs, with their arguments. */
 export type HostMethod =
@@ -33,26 +36,41 @@ export interface RowsAnswer extends RowsPayload {
   manifest: ModelManifest;
 }
 
+/** A part's top-k answer (local rows) with its scan time. */
+export type PartTopK = TopKResult & { ms: number };
+
 /** The RPC surface of a host as its callers see it. */
 export interface HostStub {
   run(method: HostMethod, args: unknown[]): Promise<HostAnswer<unknown>>;
   rows(id: string, words: string[]): Promise<HostAnswer<RowsAnswer>>;
+  /** Int8 rows and scales of these local rows of a sharded model's part placed here. */
+  partRows(id: string, rows: number[]): Promise<HostAnswer<{ rows: Int8Array; scales: Float32Array }>>;
+  /** A part's top-k of a query over its local rows. */
+  partTopK(id: string, query: Float32Array, k: number, options: TopKOptions): Promise<HostAnswer<PartTopK>>;
   memory(): Promise<ReturnType<typeof isolateMemory>>;
   statuses(ids: string[]): Promise<LoadingStatus[]>;
 }
 
 /**
- * The engine source of a host: the Worker's, plus rows of models placed on other hosts, fetched
- * from them (only the words asked), so a host holds no copy of another host's model.
+ * The engine source of a host for one call: the Worker's, plus rows of models placed on other
+ * hosts, fetched from them (only the words asked), so a host holds no copy of another host's
+ * model; a row-sharded model is the call's view of it (worker/hosts/sharded.ts).
  */
-function hostSource(env: Env, ctx: WaitUntil): EngineSource {
+function hostSource(env: Env, ctx: WaitUntil, call: ShardedCall): EngineSource {
   const source = workerSource(env, ctx);
+  const routes = routesOf(env);
   return {
     ...source,
+    async model(id) {
+      const layout = routes.sharded.get(id);
+      return layout ? shardedLoaded(env, ctx, call, id, layout) : source.model(id);
+    },
     async rows(id, words) {
-      const binding = routesOf(env).models.get(id);
+      const binding = routes.models.get(id);
       const stub = hostStub(env, binding);
       if (!stub) {
+        const layout = routes.sharded.get(id);
+        if (layout) return shardedRows(env, ctx, call, id, layout, words);
         const model = await getModel(env, id, ctx);
         return { manifest: model.manifest, rows: model.index };
       }
@@ -60,6 +78,18 @@ function hostSource(env: Env, ctx: WaitUntil): EngineSource {
       return { manifest: a.manifest, rows: new FetchedRows(a) };
     },
   };
+}
+
+/** A sharded model's fetches as Server-Timing metrics (ms; `shard-rounds` counts engine runs). */
+function shardTiming(timing: HostTiming, t: ShardTiming): void {
+  timing.shards = { ...t };
+}
+
+/** A refusal for a call that needs more rows at once than a sharded model's row cache holds. */
+function tooManyRows(err: unknown): never {
+  if (err instanceof RowCacheFull)
+    throw new ApiError('PAYLOAD_TOO_LARGE', `${err.message}: send fewer words or texts per request`);
+  throw err;
 }
 
 /**
@@ -77,27 +107,51 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
   };
   return {
     run: (method: HostMethod, args: unknown[]): Promise<HostAnswer<unknown>> =>
-      held((timing) => {
-        let started = performance.now();
-        const engine = createEngine(hostSource(env, ctx), {
-          validated: true,
-          mark: (phase) => {
-            const now = performance.now();
-            timing[phase] = now - started;
-            started = now;
-          },
-        });
-        const fn = engine[method] as (...a: unknown[]) => Promise<unknown>;
-        return fn(...args);
+      held(async (timing) => {
+        const call = new ShardedCall();
+        const source = hostSource(env, ctx, call);
+        try {
+          // Run again while a sharded model's view lacks rows or scans (core/sharded-index.ts).
+          return await call.run(() => {
+            let started = performance.now();
+            const engine = createEngine(source, {
+              validated: true,
+              mark: (phase) => {
+                const now = performance.now();
+                timing[phase] = now - started;
+                started = now;
+              },
+            });
+            const fn = engine[method] as (...a: unknown[]) => Promise<unknown>;
+            return fn(...args);
+          });
+        } catch (err) {
+          return tooManyRows(err);
+        } finally {
+          if (call.touched) shardTiming(timing, call.timing);
+        }
       }),
     rows: (id: string, words: string[]): Promise<HostAnswer<RowsAnswer>> =>
       held(async () => {
+        const layout = routesOf(env).sharded.get(id);
+        if (layout) {
+          const { manifest, payload } = await shardedRows(env, ctx, new ShardedCall(), id, layout, words).catch(
+            tooManyRows,
+          );
+          return { manifest, ...payload };
+        }
         const model = await getModel(env, id, ctx);
         return { manifest: model.manifest, ...rowsPayload(model.index, words) };
       }),
+    partRows: (id: string, rows: number[]) => held(async () => (await getModel(env, id, ctx)).index.rawRows(rows)),
+    partTopK: (id: string, query: Float32Array, k: number, options: TopKOptions) =>
+      held(async () => partTopK(await getModel(env, id, ctx), query, k, options)),
     memory: async (): Promise<ReturnType<typeof isolateMemory>> => isolateMemory(env),
-    /** Each model's loading status in this isolate, in the order asked. */
-    statuses: async (ids: string[]): Promise<LoadingStatus[]> => ids.map((id) => loadingStatus(id)),
+    /** Each model's loading status in this isolate, in the order asked (a sharded model's: its word map's). */
+    statuses: async (ids: string[]): Promise<LoadingStatus[]> => {
+      const sharded = routesOf(env).sharded;
+      return ids.map((id) => loadingStatus(sharded.get(id)?.map.id ?? id));
+    },
   };
 }
 
@@ -109,6 +163,14 @@ export class ModelHost extends WorkerEntrypoint<Env> implements HostStub {
 
   rows(id: string, words: string[]): Promise<HostAnswer<RowsAnswer>> {
     return hostCalls(this.env, this.ctx).rows(id, words);
+  }
+
+  partRows(id: string, rows: number[]): Promise<HostAnswer<{ rows: Int8Array; scales: Float32Array }>> {
+    return hostCalls(this.env, this.ctx).partRows(id, rows);
+  }
+
+  partTopK(id: string, query: Float32Array, k: number, options: TopKOptions): Promise<HostAnswer<PartTopK>> {
+    return hostCalls(this.env, this.ctx).partTopK(id, query, k, options);
   }
 
   memory(): Promise<ReturnType<typeof isolateMemory>> {

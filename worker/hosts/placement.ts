@@ -4,7 +4,7 @@
  * does not place (one imported after the last placement), the Worker scores in-process under its
  * own memory budget, as a one-Worker deployment does.
  */
-import type { Placement } from '../../core/placement';
+import type { Placement, ShardLayout } from '../../core/placement';
 import type { Env } from '../env';
 import type { HostStub } from './host';
 
@@ -12,9 +12,11 @@ export interface Routes {
   hosts: Placement['hosts'];
   models: Map<string, string>;
   languages: Map<string, string>;
+  /** Row-sharded models: their word map's and parts' hosts. */
+  sharded: Map<string, ShardLayout>;
 }
 
-const NONE: Routes = { hosts: [], models: new Map(), languages: new Map() };
+const NONE: Routes = { hosts: [], models: new Map(), languages: new Map(), sharded: new Map() };
 let parsed: { from: string; routes: Routes } | null = null;
 
 export function routesOf(env: Env): Routes {
@@ -27,6 +29,7 @@ export function routesOf(env: Env): Routes {
     hosts: p.hosts,
     models: new Map(Object.entries(p.models)),
     languages: new Map(Object.entries(p.languages)),
+    sharded: new Map(Object.entries(p.sharded ?? {})),
   };
   parsed = { from: text, routes };
   return routes;

@@ -7,6 +7,7 @@
  */
 import { ApiError, asApiError, type FieldProblem, type ProblemCode } from '../../core/problem';
 import { StorageError } from '../storage-guard';
+import type { ShardTiming } from '../../core/sharded-index';
 
 export type HostAnswer<T> =
   | { ok: true; value: T; timing: HostTiming }
@@ -28,6 +29,8 @@ export type HostAnswer<T> =
 export interface HostTiming {
   load?: number;
   compute?: number;
+  /** A row-sharded model's fetches (core/sharded-index.ts ShardTiming). */
+  shards?: ShardTiming;
 }
 
 /** Runs `work` in the host and wraps its result or refusal. */

@@ -87,6 +87,17 @@ export function scorerOf(c: Context<AppEnv>): Scorer {
     // The host's own phases, as the in-process engine marks them.
     if (a.timing.load !== undefined) setMetric(c, 'load', a.timing.load, undefined, 2);
     if (a.timing.compute !== undefined) setMetric(c, 'compute', a.timing.compute, undefined, 2);
+    // A row-sharded model's fetches (docs/benchmarks.md "Row sharding"): the slowest part's scans,
+    // every part's scans, merging, fetching rows (ms), and the engine runs and part scans (counts).
+    const sh = a.timing.shards;
+    if (sh) {
+      setMetric(c, 'shard-scan', sh.scan, undefined, 3);
+      setMetric(c, 'shard-scan-sum', sh.scanSum, undefined, 3);
+      setMetric(c, 'shard-merge', sh.merge, undefined, 3);
+      setMetric(c, 'shard-rows', sh.rows, undefined, 3);
+      setMetric(c, 'shard-runs', sh.rounds, undefined, 0);
+      setMetric(c, 'shard-part-scans', sh.partScans, undefined, 0);
+    }
     return unwrap(a);
   };
   const modelOf = (body: unknown): string | undefined =>

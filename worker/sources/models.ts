@@ -32,6 +32,7 @@ import {
   type Footprint,
 } from '../../core/footprint';
 import { EmbeddingModel } from '../../core/model';
+import { isShardPart } from '../../core/sharded-index';
 import { LoadedModel as EngineModel } from '../../core/engine';
 import { R2_KEYS } from '../../core/storage-keys';
 import { type ModelManifest } from '../../core/types';
@@ -180,7 +181,7 @@ function startLoad(env: Env, id: string, ctx: WaitUntil | undefined, deadline: n
     const footprint = { ...manifest, artifactBytes: artifact.size };
     const done = await takeTurn(deadline);
     try {
-      const need = (): number => usedBytes([manifest.language]) + placementBytes(footprint);
+      const need = (): number => usedBytes(spokenBy(manifest)) + placementBytes(footprint);
       // Reserved from the moment it fits, while the artifact is read: other admissions count it.
       await admit(need, deadline, ctx, `model '${id}'`, false, () => (placing = footprint));
       artifactReads.set(id, (artifactReads.get(id) ?? 0) + 1);
@@ -404,14 +405,19 @@ function wasmBytes(): number {
 }
 
 /** What the budget counts now, with the data of `languages` reserved too (a load about to read it). */
+/** The language whose data a model needs beside it: none for a part of a sharded model (it never tokenizes). */
+function spokenBy(m: { language: string; features?: readonly string[] }): string[] {
+  return isShardPart(m) ? [] : [m.language];
+}
+
 function usedBytes(languages: readonly string[] = []): number {
   const models = liveModels();
   let n = wasmBytes();
   for (const m of models) n += m.retainedBytes + m.cacheBytes;
-  const spoken = [...models.map((m) => m.manifest.language), ...languages];
+  const spoken = [...models.flatMap((m) => spokenBy(m.manifest)), ...languages];
   if (placing) {
     n += placementBytes(placing);
-    spoken.push(placing.language);
+    spoken.push(...spokenBy(placing));
   }
   return n + languageBytes(spoken);
 }
@@ -460,7 +466,7 @@ function idle(m: LoadedModel): boolean {
 /** Evicts idle models, least recently used first, and unspoken language data, while `need` is over budget. */
 function evictIdle(need: () => number): void {
   if (need() <= budget) return;
-  const spoken = new Set(liveModels().map((m) => m.manifest.language));
+  const spoken = new Set(liveModels().flatMap((m) => spokenBy(m.manifest)));
   for (const language of unspokenLanguages(spoken)) {
     dropLanguageData(language);
     if (need() <= budget) return;
@@ -574,8 +580,8 @@ function evict(model: LoadedModel): void {
   model.index.release();
   evictions++;
   // Its language data goes too when no loaded model speaks that language any more.
-  const language = model.manifest.language;
-  if (!liveModels().some((m) => m.manifest.language === language)) dropLanguageData(language);
+  for (const language of spokenBy(model.manifest))
+    if (!liveModels().some((m) => spokenBy(m.manifest).includes(language))) dropLanguageData(language);
   console.log(`[models] evicted ${model.id} (least recently used) to stay within ${budget} bytes`);
 }
 

@@ -11,6 +11,8 @@ import path from 'node:path';
 import { SignJWT } from 'jose';
 import { ensureBuilt } from '../../../build/ensure';
 import { prepareLocalState } from '../../../build/start';
+import { placementOf } from '../../../build/placement';
+import { ensureShardArtifacts } from '../../../build/model-shards';
 import { ensureDevVars, readDevVars } from '../../../build/dev-vars';
 import { QUIET_ENV, ROOT, wranglerSpawn } from '../../../build/wrangler';
 
@@ -63,7 +65,10 @@ export async function startLocalWorker(
   ensureDevVars(ROOT);
   const artifacts = await ensureBuilt();
   fs.mkdirSync(persistTo, { recursive: true });
-  await prepareLocalState(artifacts, persistTo);
+  // The placement served (--placement FILE|none, else the default) and its sharded models' parts.
+  const at = extraArgs.indexOf('--placement');
+  const placement = placementOf(at >= 0 ? extraArgs[at + 1] : undefined);
+  await prepareLocalState([...artifacts, ...(placement ? ensureShardArtifacts(placement) : [])], persistTo);
   const child = spawn(
     process.execPath,
     [

@@ -1,0 +1,207 @@
+/**
+ * Row sharding (issue 32, core/sharded-index.ts, worker/hosts/sharded.ts): the local server with a
+ * placement whose budget (40 MB) is below the shipped models' own, so en, de and ja are each split
+ * into parts held by other hosts plus a word map on the host that answers for them, with the
+ * one-Worker deployment of the same build beside it (every model whole, in-process).
+ *   - every scoring endpoint answers the same bytes from the sharded models as from the whole ones;
+ *     find-and-score's top-k over 1,000 words is the unsharded scan's, with and without a rank cutoff;
+ *   - the shard count comes from the budget: each part and map fits it, one part fewer would not;
+ *   - Server-Timing reports the parts' scans and the merge; loadingStatus is the word map's host's.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shardRows, type Placement } from '../../core/placement';
+import { languageSizesIn, modelsIn, writePlacement } from '../../build/placement';
+import { GENERATED, ROOT } from '../../build/wrangler';
+import { devSecret, mint, startLocalWorker, stopWranglerDev } from './support/dev-server';
+import { sampleDimensions, texts, words } from './support/samples';
+
+const PORT = 8795;
+const SINGLE_PORT = 8796;
+const STATE = path.join(ROOT, '.wrangler', 'e2e-sharding-state');
+const PLACEMENT = path.join(ROOT, '.wrangler', 'e2e-sharding-placement.json');
+const BUDGET = 40_000_000;
+const routed = `http://127.0.0.1:${PORT}`;
+const single = `http://127.0.0.1:${SINGLE_PORT}`;
+
+let child: ChildProcess | null = null;
+let admin: string;
+let token: string;
+let placement: Placement;
+const workspace = `ws_sharding_${Date.now()}`;
+let storedId: number;
+
+async function call(base: string, method: string, url: string, body?: unknown, bearer = token): Promise<Response> {
+  return fetch(`${base}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+async function both(url: string, body: unknown) {
+  const [a, b] = await Promise.all([call(routed, 'POST', url, body), call(single, 'POST', url, body)]);
+  return {
+    routed: { status: a.status, body: await a.text(), timing: a.headers.get('server-timing') ?? '' },
+    single: { status: b.status, body: await b.text() },
+  };
+}
+
+beforeAll(async () => {
+  fs.mkdirSync(path.dirname(PLACEMENT), { recursive: true });
+  placement = writePlacement({ budgetBytes: BUDGET, out: PLACEMENT });
+  child = await startLocalWorker(PORT, STATE, [
+    '--log-level',
+    'warn',
+    '--placement',
+    PLACEMENT,
+    '--single-port',
+    String(SINGLE_PORT),
+  ]);
+  const secret = devSecret();
+  admin = await mint(secret, { scope: 'admin', sub: 'e2e-sharding' }, 3600);
+  token = await mint(secret, { workspaceId: workspace, sub: 'e2e-sharding' }, 3600);
+  const created = await call(
+    routed,
+    'POST',
+    '/api/admin/v1/workspaces',
+    { id: workspace, quotas: [{ usageTypeKey: 'tokens', limitAmount: 100_000_000, limitAmountDaily: 100_000_000 }] },
+    admin,
+  );
+  expect(created.status).toBe(201);
+  const dim = await call(
+    routed,
+    'POST',
+    '/api/admin/v1/dimensions',
+    { name: 'weather', words: ['sunshine', 'drizzle', 'overcast'] },
+    admin,
+  );
+  expect(dim.status).toBe(201);
+  storedId = ((await dim.json()) as { id: number }).id;
+}, 900_000);
+
+afterAll(async () => {
+  await stopWranglerDev(child);
+});
+
+const sharded = (): string[] => Object.keys(placement.sharded).sort();
+const language = (id: string): string => id.slice(0, 2);
+const ws = `/api/v1/workspaces/${workspace}`;
+
+describe('the placement shards the models over budget', () => {
+  it('splits en into parts, each part and word map within the budget; the count is the fewest that fit', () => {
+    expect(sharded()).toContain('en-glove-6b-100d');
+    const models = modelsIn(path.join(GENERATED, 'models'));
+    const languages = languageSizesIn(path.join(GENERATED, 'lang'));
+    for (const h of placement.hosts) expect(h.bytes).toBeLessThanOrEqual(BUDGET);
+    const en = placement.sharded['en-glove-6b-100d']!;
+    expect(en.parts.length).toBeGreaterThanOrEqual(2);
+    // Parts cover every row once, in order, and sit on hosts other than the word map's.
+    const n = models.find((m) => m.id === 'en-glove-6b-100d')!.vocabularySize;
+    expect(en.parts[0]!.start).toBe(0);
+    expect(en.parts.at(-1)!.end).toBe(n);
+    for (let i = 1; i < en.parts.length; i++) expect(en.parts[i]!.start).toBe(en.parts[i - 1]!.end);
+    expect(placement.models['en-glove-6b-100d']).toBe(en.map.binding);
+    // One part fewer would not fit the budget.
+    const m = models.find((x) => x.id === 'en-glove-6b-100d')!;
+    expect(shardRows(m, BUDGET).length).toBe(en.parts.length);
+    expect(() => shardRows(m, Math.floor(BUDGET * 1.05))).not.toThrow();
+    expect(languages.size).toBeGreaterThan(0);
+  });
+});
+
+describe('sharded answers equal the whole model in-process', () => {
+  it('find-and-score: the 1,000 closest words, with and without a rank cutoff, and Server-Timing of the parts', async () => {
+    for (const id of sharded()) {
+      const l = language(id);
+      for (const extra of [{}, { wordrankLimit: 50_000 }]) {
+        const r = await both(`${ws}/word-scores`, {
+          embeddingModelId: id,
+          seedWords: words[l]!.slice(0, 2),
+          limit: 1000,
+          ...extra,
+        });
+        expect(r.routed.status, `${id}: ${r.routed.body.slice(0, 300)}`).toBe(200);
+        expect(r.routed.body, id).toBe(r.single.body);
+        expect((JSON.parse(r.routed.body) as { data: unknown[] }).data.length).toBeGreaterThan(100);
+        // Each part scanned its rows; the slowest part's scans and the merge are reported.
+        const metric = (name: string) => Number(new RegExp(`${name};dur=([0-9.]+)`).exec(r.routed.timing)?.[1]);
+        const parts = placement.sharded[id]!.parts.length;
+        expect(metric('shard-part-scans'), r.routed.timing).toBeGreaterThanOrEqual(parts);
+        expect(metric('shard-scan')).toBeGreaterThan(0);
+        expect(metric('shard-scan-sum')).toBeGreaterThanOrEqual(metric('shard-scan'));
+        expect(Number.isFinite(metric('shard-merge'))).toBe(true);
+      }
+    }
+  });
+
+  it('text-scores, word-scores and autocomplete, with seeds, stored dimensions, mappers and a goal', async () => {
+    for (const id of sharded()) {
+      const l = language(id);
+      const dimensions = sampleDimensions(l, storedId);
+      const requests: Array<[string, unknown]> = [
+        [
+          'text-scores',
+          {
+            embeddingModelId: id,
+            texts: texts[l],
+            dimensions,
+            mapperKeys: l === 'en' ? ['sentiment_valence'] : undefined,
+            goalConfig: { dimensions: [{ id: 2, weight: 1 }], normalization: 'zscore' },
+          },
+        ],
+        ['word-scores', { embeddingModelId: id, seedWords: ['joy'], whitelistWords: words[l], dimensions }],
+        [
+          'word-scores',
+          { embeddingModelId: id, seedWords: ['rain'], limit: 20, dimensions: [{ ...dimensions[0]!, expand: 10 }] },
+        ],
+        ['autocomplete-suggestions', { embeddingModelId: id, word: words[l]![0]!.slice(0, 2) }],
+      ];
+      for (const [endpoint, body] of requests) {
+        const r = await both(`${ws}/${endpoint}`, body);
+        expect(r.routed.status, `${id} ${endpoint}: ${r.routed.body.slice(0, 300)}`).toBe(200);
+        expect(r.routed.body, `${id} ${endpoint}`).toBe(r.single.body);
+      }
+    }
+  });
+
+  it('word availabilities, similarity matrices and translations from and into sharded models', async () => {
+    for (const id of sharded()) {
+      const l = language(id);
+      const base = `/api/v1/embedding-models/${id}`;
+      const requests: Array<[string, unknown]> = [
+        [`${base}/word-availabilities`, { words: words[l] }],
+        [`${base}/word-similarity-matrices`, { words: words[l]!.slice(0, 3) }],
+        l === 'en'
+          ? ['/api/v1/embedding-models/fr-aligned-glove-6b-100d/word-translations', { words: words.fr, limit: 5 }]
+          : [`${base}/word-translations`, { words: words[l], limit: 5 }],
+      ];
+      for (const [url, body] of requests) {
+        const r = await both(url, body);
+        expect(r.routed.status, `${url}: ${r.routed.body.slice(0, 300)}`).toBe(200);
+        expect(r.routed.body, url).toBe(r.single.body);
+      }
+    }
+  });
+});
+
+describe('status', () => {
+  it("a sharded model's loadingStatus is its word map's in the host that answers for it", async () => {
+    const list = await call(routed, 'GET', '/api/v1/embedding-models?size=100');
+    const models = ((await list.json()) as { data: Array<{ id: string; loadingStatus: string }> }).data;
+    for (const id of sharded()) expect(models.find((m) => m.id === id)?.loadingStatus, id).toBe('loaded');
+    // Diagnostics list the parts as the models their hosts hold, each host within its budget.
+    const diag = await call(routed, 'GET', '/api/admin/v1/diagnostics/memory', undefined, admin);
+    expect(diag.status).toBe(200);
+    const hosts = (
+      (await diag.json()) as {
+        hosts: Array<{ binding: string; memory: { totalBytes: number; models: Array<{ id: string }> } | null }>;
+      }
+    ).hosts;
+    const held = hosts.flatMap((h) => h.memory?.models.map((m) => m.id) ?? []);
+    for (const part of placement.sharded['en-glove-6b-100d']!.parts) expect(held).toContain(part.id);
+    for (const h of hosts) expect(h.memory!.totalBytes).toBeLessThanOrEqual(BUDGET);
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * Row-sharded models in a model host (docs/architecture.md "Row sharding"; the engine side is
+ * core/sharded-index.ts). The host of a sharded model's word map coordinates it: each call gets a
+ * view of the model whose rows and scans come from the hosts of its parts (RPC, or this host's own
+ * registry for parts placed here). A part is an ordinary model to the registry: loaded, budgeted,
+ * evicted and reported like one.
+ */
+import { LoadedModel as EngineModel } from '../../core/engine';
+import type { ShardLayout } from '../../core/placement';
+import { FetchedRows } from '../../core/rows';
+import {
+  RowCache,
+  ROW_CACHE_ROWS,
+  rowCacheBytes,
+  ShardedView,
+  type PartAccess,
+  type ShardedCall,
+  type ShardedModel,
+} from '../../core/sharded-index';
+import { ApiError } from '../../core/problem';
+import type { WaitUntil } from '../../core/shared-load';
+import type { TopKOptions } from '../../core/types';
+import type { Env } from '../env';
+import { getManifest, getModel, type LoadedModel } from '../sources/models';
+import { callHost } from './router';
+import { hostStub } from './placement';
+
+/** Each loaded word map's sharded model (made once per map load; an evicted map takes its row cache with it). */
+const models = new WeakMap<LoadedModel, Promise<ShardedModel>>();
+
+function shardedModel(env: Env, id: string, map: LoadedModel): Promise<ShardedModel> {
+  let p = models.get(map);
+  if (!p) {
+    p = (async () => {
+      const manifest = await getManifest(env, id);
+      if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `Embedding model '${id}' not found`);
+      const bytes = rowCacheBytes(manifest.dimensions);
+      if (!map.index.mayGrow(bytes))
+        throw new ApiError(
+          'EMBEDDING_MODEL_UNAVAILABLE',
+          `No room for the row cache of sharded model '${id}' in this isolate now; retry the request`,
+          { headers: { 'retry-after': '1' } },
+        );
+      const kernels = map.index.kernels;
+      return {
+        manifest,
+        map: map.index,
+        parts: [],
+        cache: new RowCache(kernels, kernels.allocMatrix(ROW_CACHE_ROWS, manifest.dimensions)),
+      };
+    })();
+    p.catch(() => models.delete(map));
+    models.set(map, p);
+  }
+  return p;
+}
+
+/** The parts of a sharded model as its coordinator reaches them. */
+function partAccess(env: Env, ctx: WaitUntil, layout: ShardLayout): PartAccess {
+  const local = (p: number) => getModel(env, layout.parts[p]!.id, ctx);
+  return {
+    async rows(p, rows) {
+      const part = layout.parts[p]!;
+      const stub = hostStub(env, part.binding);
+      if (stub) return callHost(env, part.binding, () => stub.partRows(part.id, rows));
+      return (await local(p)).index.rawRows(rows);
+    },
+    async topK(p, query, k, options) {
+      const part = layout.parts[p]!;
+      const stub = hostStub(env, part.binding);
+      if (stub) return callHost(env, part.binding, () => stub.partTopK(part.id, query, k, options));
+      return partTopK(await local(p), query, k, options);
+    },
+  };
+}
+
+/** A part's top-k of a query, with the time its scan took. */
+export function partTopK(part: LoadedModel, query: Float32Array, k: number, options: TopKOptions) {
+  const started = performance.now();
+  const result = part.index.topK(query, k, options);
+  return { ...result, ms: performance.now() - started };
+}
+
+/**
+ * Sharded model `id` as this call's engine loads it: a LoadedModel over the call's view, sharing
+ * the map's caches (normalization statistics, mapper bundles), which the map's registry entry
+ * counts against the budget.
+ */
+export async function shardedLoaded(
+  env: Env,
+  ctx: WaitUntil,
+  call: ShardedCall,
+  id: string,
+  layout: ShardLayout,
+): Promise<EngineModel> {
+  const map = await getModel(env, layout.map.id, ctx);
+  const base = await shardedModel(env, id, map);
+  const model: ShardedModel = { ...base, parts: layout.parts };
+  const view = call.view(id, (timing) => new ShardedView(model, partAccess(env, ctx, layout), timing));
+  return new EngineModel(id, view, { shareWith: map, mayGrow: (b) => map.index.mayGrow(b) });
+}
+
+/** The rows of `words` in sharded model `id` (another host's seed lookups and translations). */
+export async function shardedRows(
+  env: Env,
+  ctx: WaitUntil,
+  call: ShardedCall,
+  id: string,
+  layout: ShardLayout,
+  words: readonly string[],
+) {
+  const loaded = await shardedLoaded(env, ctx, call, id, layout);
+  const index = loaded.index;
+  const payload = await call.run(async () => {
+    const found: string[] = [];
+    const rows: number[] = [];
+    const seen = new Set<string>();
+    for (const w of words) {
+      if (seen.has(w)) continue;
+      seen.add(w);
+      const r = index.rowOf(w);
+      if (r >= 0) {
+        found.push(w);
+        rows.push(r);
+      }
+    }
+    // One pass notes every missing row before the first throw.
+    if (rows.length > 0) index.centroid(rows);
+    const vectors = new Float32Array(rows.length * index.dims);
+    rows.forEach((r, i) => vectors.set(index.vector(r), i * index.dims));
+    return { dims: index.dims, words: found, rows, vectors };
+  });
+  return { manifest: loaded.manifest, rows: new FetchedRows(payload), payload };
+}
