@@ -55,6 +55,12 @@ export function ensureShardArtifacts(placement: Placement, modelsDir = path.join
       );
     }
     writeStamp(stampFile, { from, format: SHARDS_FORMAT });
+    // The model's catalog entry (the shipped models' is seeded by their build step as well).
+    out.push({
+      key: R2_KEYS.modelManifest(id),
+      file: path.join(modelsDir, `${id}.json`),
+      contentType: 'application/json',
+    });
   }
   return out;
 }

@@ -37,7 +37,9 @@ export async function prepareLocalState(artifacts: R2Artifact[], persistTo?: str
     fs.mkdirSync(path.dirname(STAMP), { recursive: true });
     writeStamp(STAMP, seeded);
   };
-  const todo = artifacts.map((a) => ({ ...a, fp: fingerprint(a.file) })).filter((a) => seeded[a.key] !== a.fp);
+  // One put per key (a sharded model's catalog entry comes from its build step and its shards).
+  const unique = [...new Map(artifacts.map((a) => [a.key, a])).values()];
+  const todo = unique.map((a) => ({ ...a, fp: fingerprint(a.file) })).filter((a) => seeded[a.key] !== a.fp);
   await withLocalStorage(persistTo, async (storage) => {
     for (const name of await storage.migrateD1()) console.log(`[start] applied D1 migration ${name}`);
     // Catalog sidecars are stamped only after the generation bump, so a run killed in between puts

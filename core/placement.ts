@@ -100,12 +100,22 @@ export function mapBytes(m: PlacementModel): number {
 }
 
 /**
+ * Bytes a part is placed by: its placement bytes plus its artifact's, which its host reads whole
+ * before it builds the matrix (the load's peak). A part is as large as a budget allows, so that
+ * room is kept on its host rather than shared with another part loading beside it.
+ */
+export function partBytes(m: PlacementModel, rows: number): number {
+  const f = partFootprint(m, rows);
+  return placementBytes(f) + f.artifactBytes;
+}
+
+/**
  * The parts of a model over budget: the fewest equal row ranges of which each fits the budget on
- * its own (the count comes from the budget, not from configuration).
+ * its own, load included (partBytes; the count comes from the budget, not from configuration).
  */
 export function shardRows(m: PlacementModel, budgetBytes: number): Array<{ start: number; end: number }> {
   const n = m.vocabularySize;
-  const fits = (rows: number): boolean => placementBytes(partFootprint(m, rows)) <= budgetBytes;
+  const fits = (rows: number): boolean => partBytes(m, rows) <= budgetBytes;
   if (!fits(1)) throw new PlacementError(`${m.id}: one row does not fit the ${budgetBytes}-byte budget of an isolate`);
   let lo = 1;
   let hi = n;
@@ -155,8 +165,7 @@ export function planPlacement(
       );
     const parts = shardRows(m, budgetBytes).map((r) => ({ ...r, id: partId(m.id, r.start, r.end) }));
     items.push(map);
-    for (const p of parts)
-      items.push({ id: p.id, bytes: placementBytes(partFootprint(m, p.end - p.start)), language: null });
+    for (const p of parts) items.push({ id: p.id, bytes: partBytes(m, p.end - p.start), language: null });
     layouts.set(m.id, { map: map.id, parts });
   }
   const byId = new Map(items.map((i) => [i.id, i]));

@@ -173,10 +173,21 @@ export interface ShardTiming {
   partScans: number;
 }
 
-/** The scan's key: the same query, k and options are the same scan. */
+/**
+ * The scan's key within one call: k, the cutoff, and two FNV-1a hashes (different offsets) over
+ * the query's bits and the row list, so a row list of a million rows makes no million-digit key.
+ */
 function scanKey(s: Scan): string {
   const q = new Uint32Array(s.query.buffer, s.query.byteOffset, s.query.length);
-  return `${s.k}|${s.cutoff}|${s.rows ? s.rows.join(',') : '*'}|${q.join(',')}`;
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  const mix = (x: number): void => {
+    a = Math.imul(a ^ x, 0x01000193);
+    b = Math.imul(b ^ (x + 0x9e3779b9), 0x01000193);
+  };
+  for (let i = 0; i < q.length; i++) mix(q[i]!);
+  if (s.rows) for (let i = 0; i < s.rows.length; i++) mix(s.rows[i]!);
+  return `${s.k}|${s.cutoff}|${s.rows ? s.rows.length : -1}|${a >>> 0}|${b >>> 0}`;
 }
 
 /**

@@ -116,21 +116,29 @@ describe('sharded answers equal the whole model in-process', () => {
   it('find-and-score: the 1,000 closest words, with and without a rank cutoff, and Server-Timing of the parts', async () => {
     for (const id of sharded()) {
       const l = language(id);
-      for (const extra of [{}, { wordrankLimit: 50_000 }]) {
+      // Every row (-1), the 50,000 most frequent (inside the first part), and the default cutoff.
+      for (const wordrankLimit of [-1, 50_000, undefined]) {
         const r = await both(`${ws}/word-scores`, {
           embeddingModelId: id,
           seedWords: words[l]!.slice(0, 2),
           limit: 1000,
-          ...extra,
+          ...(wordrankLimit === undefined ? {} : { wordrankLimit }),
         });
         expect(r.routed.status, `${id}: ${r.routed.body.slice(0, 300)}`).toBe(200);
         expect(r.routed.body, id).toBe(r.single.body);
         expect((JSON.parse(r.routed.body) as { data: unknown[] }).data.length).toBeGreaterThan(100);
-        // Each part scanned its rows; the slowest part's scans and the merge are reported.
+        // Over every row each part scans (once per scan); under a cutoff inside the first part only it does.
         const metric = (name: string) => Number(new RegExp(`${name};dur=([0-9.]+)`).exec(r.routed.timing)?.[1]);
-        const parts = placement.sharded[id]!.parts.length;
-        expect(metric('shard-part-scans'), r.routed.timing).toBeGreaterThanOrEqual(parts);
-        expect(metric('shard-scan')).toBeGreaterThan(0);
+        const parts = placement.sharded[id]!.parts;
+        const scans = metric('shard-part-scans');
+        if (wordrankLimit === -1) {
+          expect(scans, r.routed.timing).toBeGreaterThanOrEqual(parts.length);
+          expect(scans % parts.length, r.routed.timing).toBe(0);
+        } else {
+          expect(parts[0]!.end).toBeGreaterThan(50_000);
+          expect(scans, r.routed.timing).toBeGreaterThanOrEqual(1);
+          expect(metric('shard-scan-sum')).toBe(metric('shard-scan'));
+        }
         expect(metric('shard-scan-sum')).toBeGreaterThanOrEqual(metric('shard-scan'));
         expect(Number.isFinite(metric('shard-merge'))).toBe(true);
       }

@@ -61,6 +61,8 @@ export async function startLocalWorker(
   port: number,
   persistTo: string,
   extraArgs: string[] = [],
+  /** Where the placement's sharded models are cut from (default build/generated/models). */
+  options: { modelsDir?: string } = {},
 ): Promise<ChildProcess> {
   ensureDevVars(ROOT);
   const artifacts = await ensureBuilt();
@@ -68,7 +70,10 @@ export async function startLocalWorker(
   // The placement served (--placement FILE|none, else the default) and its sharded models' parts.
   const at = extraArgs.indexOf('--placement');
   const placement = placementOf(at >= 0 ? extraArgs[at + 1] : undefined);
-  await prepareLocalState([...artifacts, ...(placement ? ensureShardArtifacts(placement) : [])], persistTo);
+  await prepareLocalState(
+    [...artifacts, ...(placement ? ensureShardArtifacts(placement, options.modelsDir) : [])],
+    persistTo,
+  );
   const child = spawn(
     process.execPath,
     [
