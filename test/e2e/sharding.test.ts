@@ -16,6 +16,9 @@ import { shardRows, type Placement } from '../../core/placement';
 import { languageSizesIn, modelsIn, writePlacement } from '../../build/placement';
 import { GENERATED, ROOT } from '../../build/wrangler';
 import { devSecret, mint, startLocalWorker, stopWranglerDev } from './support/dev-server';
+import { R2_KEYS } from '../../core/storage-keys';
+import { withLocalStorage } from '../../build/local-storage';
+import { writeStamp } from '../../build/stamp';
 import { sampleDimensions, texts, words } from './support/samples';
 
 const PORT = 8795;
@@ -49,9 +52,8 @@ async function both(url: string, body: unknown) {
   };
 }
 
-beforeAll(async () => {
-  fs.mkdirSync(path.dirname(PLACEMENT), { recursive: true });
-  placement = writePlacement({ budgetBytes: BUDGET, out: PLACEMENT });
+async function start(): Promise<void> {
+  await stopWranglerDev(child);
   child = await startLocalWorker(PORT, STATE, [
     '--log-level',
     'warn',
@@ -60,6 +62,18 @@ beforeAll(async () => {
     '--single-port',
     String(SINGLE_PORT),
   ]);
+}
+
+async function tokensUsed(): Promise<number> {
+  const r = await call(routed, 'GET', `/api/usage-service/v1/workspaces/${workspace}/quotas`);
+  const body = (await r.json()) as { data: Array<{ usageTypeKey: string; usedAmount: number }> };
+  return body.data.find((q) => q.usageTypeKey === 'tokens')!.usedAmount;
+}
+
+beforeAll(async () => {
+  fs.mkdirSync(path.dirname(PLACEMENT), { recursive: true });
+  placement = writePlacement({ budgetBytes: BUDGET, out: PLACEMENT });
+  await start();
   const secret = devSecret();
   admin = await mint(secret, { scope: 'admin', sub: 'e2e-sharding' }, 3600);
   token = await mint(secret, { workspaceId: workspace, sub: 'e2e-sharding' }, 3600);
@@ -82,8 +96,17 @@ beforeAll(async () => {
   storedId = ((await dim.json()) as { id: number }).id;
 }, 900_000);
 
+/** The part a test removes from R2; put back by the next run's seeding. */
+let victim: string | undefined;
+
 afterAll(async () => {
   await stopWranglerDev(child);
+  if (victim) {
+    const stamp = path.join(STATE, 'seeded-artifacts.json');
+    const seeded = JSON.parse(fs.readFileSync(stamp, 'utf8')) as Record<string, string>;
+    delete seeded[R2_KEYS.model(victim)];
+    writeStamp(stamp, seeded);
+  }
 });
 
 const sharded = (): string[] => Object.keys(placement.sharded).sort();
@@ -211,5 +234,35 @@ describe('status', () => {
     const held = hosts.flatMap((h) => h.memory?.models.map((m) => m.id) ?? []);
     for (const part of placement.sharded['en-glove-6b-100d']!.parts) expect(held).toContain(part.id);
     for (const h of hosts) expect(h.memory!.totalBytes).toBeLessThanOrEqual(BUDGET);
+  });
+});
+
+describe('a part that cannot be loaded', () => {
+  it('a part missing in R2: 503 with Retry-After, nothing charged', async () => {
+    const id = 'ja-aligned-glove-6b-100d';
+    victim = placement.sharded[id]!.parts.at(-1)!.id;
+    await stopWranglerDev(child);
+    child = null;
+    // Its seeding stamp stays until afterAll, so the restart does not put it back.
+    await withLocalStorage(STATE, (s) => s.deleteObject(R2_KEYS.model(victim!)));
+    await start();
+    const before = await tokensUsed();
+    const r = await call(routed, 'POST', `${ws}/word-scores`, {
+      embeddingModelId: id,
+      seedWords: words.ja!.slice(0, 2),
+      wordrankLimit: -1,
+    });
+    expect(r.status).toBe(503);
+    expect(r.headers.get('content-type')).toBe('application/problem+json');
+    expect(r.headers.get('retry-after')).toBeTruthy();
+    expect(((await r.json()) as { detail: string }).detail).toContain(victim);
+    expect(await tokensUsed()).toBe(before);
+    // A request that needs no row of the missing part is still answered (its rows are elsewhere).
+    const near = await call(routed, 'POST', `${ws}/word-scores`, {
+      embeddingModelId: id,
+      seedWords: words.ja!.slice(0, 2),
+      whitelistWords: words.ja,
+    });
+    expect(near.status, await near.clone().text()).toBe(200);
   });
 });
