@@ -2,14 +2,24 @@
  * Placement (core/placement.ts, build/placement.ts; issue 32): the shipped models packed into
  * hosts within the budget, each placed once; a model imported with the importer is placed by
  * configuration (the placement written from the models directory), no code change; a model that
- * fits no isolate is refused with the reason.
+ * fits no isolate is row-sharded into the fewest equal parts that fit, plus its word map placed
+ * with its language data; a model whose word map alone fits no isolate is refused with the reason.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { placementBytes } from '../../core/footprint';
-import { CACHE_RESERVE_BYTES, planPlacement, PlacementError, type PlacementModel } from '../../core/placement';
+import {
+  CACHE_RESERVE_BYTES,
+  mapBytes,
+  mapId,
+  partBytes,
+  partId,
+  planPlacement,
+  PlacementError,
+  type PlacementModel,
+} from '../../core/placement';
 import { importModel } from '../../build/import-model';
 import { languageSizesIn, modelsIn, writePlacement } from '../../build/placement';
 import { GENERATED } from '../../build/wrangler';
@@ -51,12 +61,81 @@ describe('planPlacement', () => {
       expect(h.bytes).toBe(own + 2_000_000);
     }
   });
+});
 
-  it('refuses a model no isolate can hold (1.5M words x 300 dims), naming the budget', () => {
-    expect(() => planPlacement([model('huge', 1_500_000, 300)], new Map(), 100_000_000)).toThrow(PlacementError);
-    expect(() => planPlacement([model('huge', 1_500_000, 300)], new Map(), 100_000_000)).toThrow(
-      /100000000-byte budget/,
-    );
+describe('row sharding (core/sharded-index.ts)', () => {
+  const BUDGET = 100_000_000;
+  const huge = model('huge', 1_500_000, 300);
+
+  /** Bytes of a part of `rows` rows, computed here: a model of those rows, its artifact read whole beside its matrix. */
+  const partLoad = (m: PlacementModel, rows: number): number => {
+    const artifactBytes = Math.ceil((m.artifactBytes / m.vocabularySize) * rows);
+    return placementBytes({ ...m, vocabularySize: rows, artifactBytes }) + artifactBytes;
+  };
+
+  it('shards 1.5M words x 300 dims under 100 MB into the fewest equal parts that fit, contiguous over [0, n), each host within budget', () => {
+    const small = model('small', 30_000, 100);
+    const p = planPlacement([huge, small], new Map([['en', 2_000_000]]), BUDGET);
+    for (const h of p.hosts) expect(h.bytes, h.name).toBeLessThanOrEqual(BUDGET);
+    expect(Object.keys(p.sharded)).toEqual(['huge']);
+    const layout = p.sharded.huge!;
+    const n = huge.vocabularySize;
+    const count = layout.parts.length;
+    expect(count).toBeGreaterThan(1);
+    // Contiguous equal ranges (the last may be shorter) covering every row once.
+    const per = Math.ceil(n / count);
+    expect(layout.parts[0]!.start).toBe(0);
+    for (const [i, part] of layout.parts.entries()) {
+      if (i > 0) expect(part.start).toBe(layout.parts[i - 1]!.end);
+      expect(part.end - part.start).toBe(i < count - 1 ? per : n - per * (count - 1));
+      expect(part.end).toBeGreaterThan(part.start);
+      expect(part.id).toBe(partId('huge', part.start, part.end));
+    }
+    expect(layout.parts.at(-1)!.end).toBe(n);
+    // The fewest that fit: a part of this size fits the budget, one of one part fewer would not.
+    expect(partLoad(huge, per)).toBeLessThanOrEqual(BUDGET);
+    expect(partLoad(huge, Math.ceil(n / (count - 1)))).toBeGreaterThan(BUDGET);
+    expect(partBytes(huge, per)).toBe(partLoad(huge, per));
+    // Each part and the word map placed once, as shards; the model itself is no host's model.
+    const shards = p.hosts.flatMap((h) => h.shards).sort();
+    expect(shards).toEqual([mapId('huge'), ...layout.parts.map((x) => x.id)].sort());
+    expect(p.hosts.flatMap((h) => h.models).sort()).toEqual(['small']);
+    for (const part of layout.parts) {
+      const host = p.hosts.find((h) => h.binding === part.binding)!;
+      expect(host.shards).toContain(part.id);
+    }
+    // A host of parts only holds their bytes, without language data.
+    for (const h of p.hosts.filter((x) => x.models.length === 0 && !x.shards.includes(mapId('huge')))) {
+      expect(h.languages).toEqual([]);
+      const rows = h.shards.map((id) => layout.parts.find((x) => x.id === id)!);
+      expect(h.bytes).toBe(rows.reduce((sum, x) => sum + partLoad(huge, x.end - x.start), 0));
+    }
+    // The word map's host answers for the model and its language.
+    expect(layout.map.id).toBe(mapId('huge'));
+    expect(p.models.huge).toBe(layout.map.binding);
+    expect(p.hosts.find((h) => h.binding === layout.map.binding)!.shards).toContain(mapId('huge'));
+    expect(p.languages.en).toBe(layout.map.binding);
+    // The model that fits is placed whole.
+    expect(p.hosts.find((h) => h.binding === p.models.small)!.models).toContain('small');
+  });
+
+  it('counts the word map with its language data; refuses the model when they do not fit together', () => {
+    const map = mapBytes(huge);
+    expect(map).toBeLessThan(BUDGET);
+    const language = BUDGET - map;
+    const p = planPlacement([huge], new Map([['en', language]]), BUDGET);
+    const host = p.hosts.find((h) => h.binding === p.sharded.huge!.map.binding)!;
+    expect(host.shards).toEqual([mapId('huge')]);
+    expect(host.languages).toEqual(['en']);
+    expect(host.bytes).toBe(map + language);
+    expect(() => planPlacement([huge], new Map([['en', language + 1]]), BUDGET)).toThrow(PlacementError);
+  });
+
+  it('refuses a model whose word map alone exceeds the budget, naming the budget', () => {
+    const vast = model('vast', 5_000_000, 300);
+    expect(mapBytes(vast)).toBeGreaterThan(BUDGET);
+    expect(() => planPlacement([vast], new Map(), BUDGET)).toThrow(PlacementError);
+    expect(() => planPlacement([vast], new Map(), BUDGET)).toThrow(/100000000-byte budget/);
   });
 });
 
