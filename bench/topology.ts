@@ -31,6 +31,7 @@ import { devSecret, mint, startLocalWorker, stopWranglerDev } from '../test/e2e/
 import type { Placement } from '../core/placement';
 import { PLACEMENT_FILE, writePlacement } from '../build/placement';
 import fs from 'node:fs';
+import { DEFAULT_MEMORY_BUDGET_BYTES } from '../core/footprint';
 
 const PORT = 8793;
 const SINGLE_PORT = 8794;
@@ -127,7 +128,10 @@ async function main(): Promise<void> {
       String(SINGLE_PORT),
       '--direct-port',
       String(DIRECT_PORT),
-      ...(args['placement-budget'] ? ['--placement', placementFile] : []),
+      // The hosts keep the isolate's budget whatever the placement was packed for.
+      ...(args['placement-budget']
+        ? ['--placement', placementFile, '--var', `MODEL_MEMORY_BUDGET_BYTES=${DEFAULT_MEMORY_BUDGET_BYTES}`]
+        : []),
     ]);
     const placement = JSON.parse(fs.readFileSync(placementFile, 'utf8')) as Placement;
     const secret = devSecret();
@@ -229,7 +233,10 @@ async function main(): Promise<void> {
       'durable-object',
       '--direct-port',
       String(DIRECT_PORT),
-      ...(args['placement-budget'] ? ['--placement', placementFile] : []),
+      // The hosts keep the isolate's budget whatever the placement was packed for.
+      ...(args['placement-budget']
+        ? ['--placement', placementFile, '--var', `MODEL_MEMORY_BUDGET_BYTES=${DEFAULT_MEMORY_BUDGET_BYTES}`]
+        : []),
     ]);
     await warmUp([ROUTED]);
     for (const c of [4, 16]) {

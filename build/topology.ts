@@ -77,12 +77,12 @@ export function topologyWorkers(o: TopologyOptions): WorkerOptions[] {
         ...common,
         name: hostWorkerName(h.name),
         durableObjects: objects ? { [`${h.binding}_OBJECT`]: { className: 'ModelHostObject' } } : {},
-        // A host keeps the budget it was placed by.
+        // A host keeps the budget it was placed by, unless one is set (--var MODEL_MEMORY_BUDGET_BYTES=N).
         bindings: {
-          ...vars,
           ...placement,
-          HOST_BINDING: h.binding,
           MODEL_MEMORY_BUDGET_BYTES: String(o.placement!.budgetBytes),
+          ...vars,
+          HOST_BINDING: h.binding,
         },
         serviceBindings: { ...common.serviceBindings, ...hostBindings(h.binding) },
       }) as WorkerOptions,

@@ -54,8 +54,11 @@ export class Missing extends Error {
   }
 }
 
-/** Raised when one call needs more rows at once than the row cache holds. */
+/** Raised when one call needs more rows at once than the row cache holds (the request is too large). */
 export class RowCacheFull extends Error {}
+
+/** Raised when the rows a call needs would fit, but other calls hold the cache's slots now (retry). */
+export class RowCacheBusy extends Error {}
 
 /**
  * The int8 rows a coordinator has fetched, in one matrix slot of the map's kernels. Slots hold a
@@ -136,7 +139,7 @@ export class RowCache {
       }
       return s;
     }
-    throw new RowCacheFull(`a request on a sharded model needs more than ${n} distinct rows at once`);
+    throw new RowCacheBusy(`the row cache's ${n} rows are held by calls in progress`);
   }
 }
 
@@ -216,6 +219,30 @@ export class ShardedView implements VectorIndex {
 
   mayGrow(bytes: number): boolean {
     return this.model.map.mayGrow?.(bytes) ?? true;
+  }
+
+  /** The scoring code's caches of every call's view live under the word map (counted with it). */
+  get cacheKey(): object {
+    return this.model.map;
+  }
+
+  /** Notes every row not fetched yet; throws Missing when there is one (one run fetches them all). */
+  prefetch(rows: ArrayLike<number>): void {
+    this.slots(rows);
+  }
+
+  /** Notes every scan not fetched yet; throws Missing when there is one. */
+  prefetchTopK(queries: readonly Float32Array[], k: number): void {
+    let missing = false;
+    for (const q of queries) {
+      try {
+        this.topK(q, k);
+      } catch (err) {
+        if (!(err instanceof Missing)) throw err;
+        missing = true;
+      }
+    }
+    if (missing) throw new Missing();
   }
 
   word(row: number): string {

@@ -25,13 +25,21 @@ export function translateWords(
   limit: number,
 ): WordTranslation[] {
   if (source.dims !== target.dims) throw new RangeError(`source has ${source.dims} dimensions, target ${target.dims}`);
+  // A few extra candidates cover skipped entries (punctuation, the word itself).
+  const k = Math.min(1000, Math.max(limit + 10, 2 * limit), target.size);
+  // Every word's scan, made together by a row-sharded target's view.
+  if (target.prefetchTopK) {
+    const rows = words.map((w) => source.rowOf(w.trim())).filter((r) => r >= 0);
+    target.prefetchTopK(
+      rows.map((r) => source.vector(r)),
+      k,
+    );
+  }
   return words.map((raw) => {
     const word = raw.trim();
     const row = source.rowOf(word);
     if (row < 0) return { word: raw, isAvailable: false, translations: [] };
-    // A few extra candidates cover skipped entries (punctuation, the word itself).
-    const k = Math.min(1000, Math.max(limit + 10, 2 * limit));
-    const top = target.topK(source.vector(row), Math.min(k, target.size));
+    const top = target.topK(source.vector(row), k);
     const translations: WordTranslation['translations'] = [];
     for (let i = 0; i < top.rows.length && translations.length < limit; i++) {
       const r = top.rows[i]!;

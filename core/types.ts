@@ -56,6 +56,18 @@ export interface VectorIndex {
   readonly rows?: number;
   /** Whether the index's caches may keep `bytes` more (the Worker's memory budget); absent: yes. */
   mayGrow?(bytes: number): boolean;
+  /**
+   * The object the scoring code's per-index caches are kept under (core/scoring cacheKeyOf);
+   * absent: the index itself. The per-call views of a row-sharded model share their word map's.
+   */
+  readonly cacheKey?: object;
+  /**
+   * Declares the rows a loop is about to read one by one: a row-sharded model's view fetches them
+   * together (core/sharded-index.ts) instead of one run of the engine per row. Absent: nothing to do.
+   */
+  prefetch?(rows: ArrayLike<number>): void;
+  /** Declares the top-k scans (k, no options) a loop is about to make, as prefetch does for rows. */
+  prefetchTopK?(queries: readonly Float32Array[], k: number): void;
   /** The vocabulary entry of a row, as stored. */
   word(row: number): string;
   /** Row of a word: exact entry first, then its lower-cased form; -1 when absent. */
@@ -161,4 +173,9 @@ export interface MapperValues {
   value(variable: string, row: number): number;
   /** Lexicon-anchored bundles: true when the row is a word of the training lexicon (its value is the lexicon's). */
   isLexiconRow?(row: number): boolean;
+}
+
+/** The key of an index's entries in the scoring code's per-index caches (VectorIndex.cacheKey). */
+export function cacheKeyOf(index: VectorIndex): object {
+  return index.cacheKey ?? index;
 }

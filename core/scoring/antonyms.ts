@@ -80,6 +80,7 @@ export function neighbourhoodAntonyms(
   all.sort((a, b) => a - b);
   const threshold = all[Math.min(all.length - 1, Math.floor(all.length * ALIGNMENT_QUANTILE))]!;
   const seedPolarity = Math.sign(seedRows.reduce((s, r) => s + polarityOf(index, r), 0));
+  index.prefetch?.(nearest);
   for (let i = 0; i < nearest.length; i++) {
     const x = nearest[i]!;
     for (const y of index.antonyms(x)) {

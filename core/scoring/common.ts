@@ -2,7 +2,7 @@
  * Building blocks shared by the scorers: frequency score, dimension query vectors, request
  * cross-checks and the normalization statistics (decisions.md "Scores").
  */
-import type { RowSource, VectorIndex } from '../types';
+import { cacheKeyOf, type RowSource, type VectorIndex } from '../types';
 import type { WordLexicon } from './candidates';
 import {
   contrastContext,
@@ -110,6 +110,7 @@ export function phraseOf(index: VectorIndex, entry: string): Phrase | null {
     if (r < 0) return null;
     rows.push(r);
   }
+  index.prefetch?.(rows);
   const sum = new Float32Array(index.dims);
   for (const r of rows) {
     const v = index.vector(r);
@@ -132,6 +133,19 @@ export function seedSet(
   const seenRows = new Set<number>();
   const seenPhrases = new Set<string>();
   const seenCompanion = new Set<number>();
+  // The words of every phrase, fetched together by a row-sharded model's view.
+  if (index.prefetch) {
+    const phraseRows = (entries ?? [])
+      .filter(isPhrase)
+      .flatMap((e) =>
+        e
+          .trim()
+          .split(SPACE)
+          .map((w) => index.rowOf(w)),
+      )
+      .filter((r) => r >= 0);
+    if (phraseRows.length > 0) index.prefetch(phraseRows);
+  }
   for (const e of entries ?? []) {
     if (isPhrase(e)) {
       const p = phraseOf(index, e);
@@ -192,6 +206,7 @@ export function seedCentroid(index: VectorIndex, seeds: SeedSet, companion?: Row
   const other = usableCompanion(index, companion);
   const fromCompanion = other ? seeds.companionRows : [];
   if (seeds.phrases.length === 0 && fromCompanion.length === 0) return index.centroid(seeds.rows);
+  index.prefetch?.(seeds.rows);
   const sum = new Float32Array(index.dims);
   for (const r of seeds.rows) {
     const v = index.vector(r);
@@ -389,7 +404,7 @@ export const EXPANSION_KEY_MAX_LENGTH = 4096;
 export const EXPANSION_CACHE_BYTES = 2_000_000;
 
 /** Per model: one cache; each entry's key starts with its lexicon's number (0: none). */
-const expansionCaches = new WeakMap<VectorIndex, BoundedCache<readonly number[]>>();
+const expansionCaches = new WeakMap<object, BoundedCache<readonly number[]>>();
 const lexiconIds = new WeakMap<WordLexicon, number>();
 let lexiconCount = 0;
 
@@ -404,10 +419,10 @@ function expansionCache(
   lexicon: WordLexicon | undefined,
 ): { cache: BoundedCache<readonly number[]>; prefix: string } | null {
   if (index.rows !== undefined && index.rows < index.size) return null;
-  let cache = expansionCaches.get(index);
+  let cache = expansionCaches.get(cacheKeyOf(index));
   if (!cache)
     expansionCaches.set(
-      index,
+      cacheKeyOf(index),
       (cache = new BoundedCache<readonly number[]>(EXPANSION_CACHE_SIZE, {
         maxBytes: EXPANSION_CACHE_BYTES,
         sizeOf: (rows, key) => 2 * key.length + 8 * rows.length + 64,
@@ -424,7 +439,7 @@ function expansionCache(
 
 /** Bytes held by the model's expansion cache (the Worker's memory budget and diagnostics). */
 export function expansionCacheBytes(index: VectorIndex): number {
-  return expansionCaches.get(index)?.bytes ?? 0;
+  return expansionCaches.get(cacheKeyOf(index))?.bytes ?? 0;
 }
 
 /** dimensionQueries of a request's `dimensions` and `expansion` (text-scores and word-scores alike). */

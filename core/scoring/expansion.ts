@@ -12,27 +12,28 @@
  * Without it, words close to everything (well, way, time, example) crowd the expansion of any
  * abstract seed set ("natural place", "means of transportation"); docs/dimensions.md.
  */
-import type { VectorIndex } from '../types';
+import { cacheKeyOf, type VectorIndex } from '../types';
 import { CANDIDATE_RANK_CUTOFF, candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
 import { findCandidates, pickCandidates } from './words';
 
 /** Background sample of the expansion's hubness correction: the most frequent words (as the normalization statistics). */
 export const BACKGROUND_WORDS = 20_000;
 
-const backgroundCache = new WeakMap<VectorIndex, Float32Array>();
+const backgroundCache = new WeakMap<object, Float32Array>();
 
 /** Mean of the unit vectors of the min(BACKGROUND_WORDS, size) most frequent rows (cached per index). */
 export function backgroundMean(index: VectorIndex): Float32Array {
-  let b = backgroundCache.get(index);
+  let b = backgroundCache.get(cacheKeyOf(index));
   if (!b) {
     const n = Math.min(BACKGROUND_WORDS, index.size);
+    if (index.prefetch) index.prefetch(Int32Array.from({ length: n }, (_, r) => r));
     const sum = new Float64Array(index.dims);
     for (let r = 0; r < n; r++) {
       const v = index.vector(r);
       for (let j = 0; j < sum.length; j++) sum[j] += v[j];
     }
     b = Float32Array.from(sum, (x) => (n > 0 ? x / n : 0));
-    backgroundCache.set(index, b);
+    backgroundCache.set(cacheKeyOf(index), b);
   }
   return b;
 }
@@ -94,16 +95,16 @@ export interface ContrastContext {
 }
 
 /** The candidate rows 0..m-1 and b . w over them, per index (the same for every request). */
-const candidateCache = new WeakMap<VectorIndex, { rows: Int32Array; background: Float32Array }>();
+const candidateCache = new WeakMap<object, { rows: Int32Array; background: Float32Array }>();
 
 function candidateRows(index: VectorIndex): { rows: Int32Array; background: Float32Array } {
-  let c = candidateCache.get(index);
+  let c = candidateCache.get(cacheKeyOf(index));
   if (!c) {
     const m = Math.min(CANDIDATE_RANK_CUTOFF, index.rows ?? index.size);
     const rows = new Int32Array(m);
     for (let r = 0; r < m; r++) rows[r] = r;
     c = { rows, background: index.scores(backgroundMean(index), rows) };
-    candidateCache.set(index, c);
+    candidateCache.set(cacheKeyOf(index), c);
   }
   return c;
 }

@@ -82,6 +82,7 @@ export function dimensionTextScores(
         ? (row: number) => contentWeight(index, row)
         : () => 1;
   const vectors = new Map<number, Float32Array>();
+  if (index.prefetch) index.prefetch(content.flat());
   const textVectors = content.map((rows) => {
     if (rows.length === 0) return null;
     const v = new Float64Array(index.dims);

@@ -2,7 +2,7 @@
  * POST .../word-scores: whitelist mode and find-and-score mode (decisions.md "Scores").
  */
 import { MAX_K } from '../kernels';
-import type { RowSource, VectorIndex } from '../types';
+import { cacheKeyOf, type RowSource, type VectorIndex } from '../types';
 import { POS_MASK, DEFAULT_WORDRANK_LIMIT } from '../vocab-quality';
 import { NEIGHBOURHOOD, neighbourhoodAntonyms, seedAntonyms } from './antonyms';
 import { candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
@@ -31,17 +31,17 @@ export interface WordScoringInput {
 }
 
 /** Per index (models are immutable): the rows that contain a letter, for the find-and-score fallback. */
-const letterRowsByIndex = new WeakMap<VectorIndex, Int32Array>();
+const letterRowsByIndex = new WeakMap<object, Int32Array>();
 
 /** Rows of the vocabulary whose entry contains a letter, in frequency order (computed once per index). */
 function letterRowsOf(index: VectorIndex): Int32Array {
-  let rows = letterRowsByIndex.get(index);
+  let rows = letterRowsByIndex.get(cacheKeyOf(index));
   if (!rows) {
     const out = new Int32Array(index.size);
     let n = 0;
     for (let r = 0; r < index.size; r++) if (hasLetter(index.word(r))) out[n++] = r;
     rows = out.slice(0, n);
-    letterRowsByIndex.set(index, rows);
+    letterRowsByIndex.set(cacheKeyOf(index), rows);
   }
   return rows;
 }

@@ -34,6 +34,7 @@ import {
   partOf,
   ROW_CACHE_ROWS,
   RowCache,
+  RowCacheBusy,
   RowCacheFull,
   ShardedCall,
   ShardedView,
@@ -47,6 +48,9 @@ import { parseLanguageData, type LanguageData } from '../../core/tokenizer';
 import type { TopKOptions, TopKResult } from '../../core/types';
 
 const ID = DEFAULT_MODEL_ID;
+const FR = 'fr-aligned-glove-6b-100d';
+const FR_FILE = path.join(GENERATED, 'models', `${FR}.emb`);
+let frLoaded: LoadedModel | undefined;
 
 let whole: EmbeddingModel;
 let wholeLoaded: LoadedModel;
@@ -412,11 +416,17 @@ describe('the engine on the view answers as on the whole model', () => {
   function source(loaded: () => LoadedModel): EngineSource {
     return {
       async model(id) {
+        // A whole aligned model beside it: translations into the sharded one.
+        if (id === FR)
+          return (frLoaded ??= new LoadedModel(
+            FR,
+            EmbeddingModel.fromArrayBuffer(readArrayBuffer(FR_FILE), loadKernels()),
+          ));
         if (id !== ID) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `Embedding model '${id}' not found`);
         return loaded();
       },
-      async languageData() {
-        return lang;
+      async languageData(language) {
+        return language === 'en' ? lang : parseLanguageData(fs.readFileSync(languageFile(language)));
       },
       async mapperBundleBytes(_model, key) {
         // The whole model's bundles: a sharded model keeps its id, size and checksum.
@@ -457,8 +467,14 @@ describe('the engine on the view answers as on the whole model', () => {
     return { whole: w, sharded: s, rounds: call.timing.rounds };
   }
 
-  async function expectSame<T>(label: string, work: (engine: Engine) => Promise<T>, readsRows = true): Promise<T> {
+  async function expectSame<T>(
+    label: string,
+    work: (engine: Engine) => Promise<T>,
+    readsRows = true,
+    maxRuns = Infinity,
+  ): Promise<T> {
     const r = await both(work);
+    expect(r.rounds, `${label}: engine runs`).toBeLessThanOrEqual(maxRuns);
     if (!r.whole.ok) throw r.whole.error;
     if (!r.sharded.ok) throw new Error(`${label}: ${r.sharded.error.message}`);
     expect(r.sharded.value, label).toEqual(r.whole.value);
@@ -540,8 +556,7 @@ describe('the engine on the view answers as on the whole model', () => {
       'The river flows through a deep valley below the snowy mountains.',
       '',
     ];
-    // Representations other than meanCosine read each token's vector on its own: short texts.
-    const short = ['The food was wonderful.', `A dull ${whole.word(210_000)}.`];
+    const short = texts;
     const requests = [
       { texts, dimensions, mapperKeys: ['sentiment_valence'] },
       {
@@ -572,6 +587,52 @@ describe('the engine on the view answers as on the whole model', () => {
     ];
     for (const req of requests)
       await expectSame(JSON.stringify(req).slice(0, 200), (e) => e.textScores({ embeddingModelId: ID, ...req }));
+  });
+
+  it('loops that read rows or scans one by one run a few times, not once per row: expand, phrases, representations, translations', async () => {
+    // Each declares its reads first (VectorIndex.prefetch / prefetchTopK), so a cold view fetches
+    // them in one run: without that, each row or scan took a run of its own (24 runs, refused).
+    const rare = (from: number, count: number, step: number) =>
+      Array.from({ length: count }, (_, i) => whole.word(from + i * step));
+    const cases: Array<[string, (e: Engine) => Promise<unknown>]> = [
+      [
+        'expand (the 20,000-row background mean)',
+        (e) =>
+          e.wordScores({
+            embeddingModelId: ID,
+            seedWords: ['river'],
+            limit: 20,
+            dimensions: [{ id: 3, type: 'manual', words: ['lake', 'valley'], expand: 10 }],
+          }),
+      ],
+      [
+        'a phrase among 30 seeds',
+        (e) => e.wordScores({ embeddingModelId: ID, seedWords: ['ice cream', ...rare(60_000, 29, 1000)], limit: 20 }),
+      ],
+      ...(['meanVector', 'sif', 'contentMean'] as const).map(
+        (representation): [string, (e: Engine) => Promise<unknown>] => [
+          `${representation} over 30 rare tokens`,
+          (e) =>
+            e.textScores({
+              embeddingModelId: ID,
+              texts: [rare(20_000, 30, 997).join(' '), rare(150_000, 30, 1999).join(' ')],
+              dimensions: dimensions.slice(0, 2),
+              representation,
+            }),
+        ],
+      ),
+      [
+        '30 French words translated into the sharded model',
+        (e) =>
+          e.wordTranslations(FR, {
+            words: Array.from({ length: 30 }, (_, i) => frLoaded!.index.word(100 + i * 37)),
+            limit: 5,
+            targetModelId: ID,
+          }),
+      ],
+    ];
+    await createEngine(source(() => wholeLoaded)).model(FR);
+    for (const [label, work] of cases) await expectSame(label, work, true, 6);
   });
 
   it('refusals are the same: an unknown mapper, an unknown stored dimension', async () => {
@@ -673,9 +734,9 @@ describe('RowCache', () => {
     expect(bits(rd)).toEqual(bits(whole.centroid([...a.slice(0, 3), ...b])));
     expect(timing.rounds).toBe(1);
     expect(log.rows.length).toBe(fetches);
-    // Call C: three new rows would need a slot of A's: refused, nothing of A's evicted.
+    // Call C: three new rows would need a slot of A's: refused as busy (retry), nothing of A's evicted.
     await expect(viaView((v) => v.centroid([100_401, 100_402, 100_403]), small, access)).rejects.toBeInstanceOf(
-      RowCacheFull,
+      RowCacheBusy,
     );
     // Every row of A's is still cached: a call reading them fetches nothing.
     const fetchesE = log.rows.length;

@@ -10,7 +10,7 @@ import { WorkerEntrypoint } from 'cloudflare:workers';
 import { createEngine, type EngineSource } from '../../core/engine';
 import { FetchedRows, rowsPayload, type RowsPayload } from '../../core/rows';
 import { ApiError } from '../../core/problem';
-import { RowCacheFull, ShardedCall, type ShardTiming } from '../../core/sharded-index';
+import { RowCacheBusy, RowCacheFull, ShardedCall, type ShardTiming } from '../../core/sharded-index';
 import type { ModelManifest, TopKOptions, TopKResult } from '../../core/types';
 import type { WaitUntil } from '../../core/shared-load';
 import type { Env } from '../env';
@@ -85,10 +85,17 @@ function shardTiming(timing: HostTiming, t: ShardTiming): void {
   timing.shards = { ...t };
 }
 
-/** A refusal for a call that needs more rows at once than a sharded model's row cache holds. */
+/**
+ * A sharded model's row cache as a refusal: 413 for a call that needs more rows at once than it
+ * holds; 503 with Retry-After when the rows would fit but calls in progress hold its slots.
+ */
 function tooManyRows(err: unknown): never {
   if (err instanceof RowCacheFull)
     throw new ApiError('PAYLOAD_TOO_LARGE', `${err.message}: send fewer words or texts per request`);
+  if (err instanceof RowCacheBusy)
+    throw new ApiError('EMBEDDING_MODEL_UNAVAILABLE', `${err.message}; nothing was charged, retry the request`, {
+      headers: { 'retry-after': '1' },
+    });
   throw err;
 }
 
