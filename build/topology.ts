@@ -126,7 +126,8 @@ export function deployConfigs(
       ...rest,
       name: hostWorkerName(h.name),
       workers_dev: false,
-      vars: { ...vars, HOST_BINDING: h.binding, MODEL_MEMORY_BUDGET_BYTES: String(placement.budgetBytes) },
+      // A host keeps the budget it was placed by, unless wrangler.toml sets one (as locally).
+      vars: { MODEL_MEMORY_BUDGET_BYTES: String(placement.budgetBytes), ...vars, HOST_BINDING: h.binding },
       services: services(h.binding),
     };
   }

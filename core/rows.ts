@@ -4,7 +4,7 @@
  * model's host needs no copy of its English companion. The vectors are the holder's own
  * (dequantized) floats, so scores equal those computed beside the model, to the bit.
  */
-import type { RowSource } from './types';
+import type { RowSource, VectorIndex } from './types';
 
 /** The rows of some words of a model, as structured clone carries them. */
 export interface RowsPayload {
@@ -30,6 +30,8 @@ export function rowsPayload(index: RowSource, words: readonly string[]): RowsPay
     found.push(w);
     rows.push(r);
   }
+  // A row-sharded model's view fetches them together (VectorIndex.prefetch).
+  if (rows.length > 0) (index as Partial<VectorIndex>).prefetch?.(rows);
   const vectors = new Float32Array(rows.length * index.dims);
   rows.forEach((r, i) => vectors.set(index.vector(r), i * index.dims));
   return { dims: index.dims, words: found, rows, vectors };

@@ -32,7 +32,16 @@ export interface PartAccess {
   rows(part: number, rows: number[]): Promise<{ rows: Int8Array; scales: Float32Array }>;
   /** Part `part`'s top-k of the query over its local rows, with the time its scan took (ms). */
   topK(part: number, query: Float32Array, k: number, options: TopKOptions): Promise<TopKResult & { ms: number }>;
+  /** cos(query, row) for these local rows of part `part`, in order (lists too long for the row cache). */
+  scores(part: number, query: Float32Array, rows: Int32Array): Promise<Float32Array>;
 }
+
+/**
+ * Row lists longer than this are scored by the parts that hold them (only the cosines come back):
+ * a normalization sample or the expansion candidates (20,000-50,000 rows) would otherwise fill the
+ * row cache. The kernel scores each row on its own, so the cosines are the same either way.
+ */
+export const REMOTE_SCORES_ROWS = 4096;
 
 /** Manifest feature of a part's artifact (build/model-shards.ts): it holds rows, never tokenizes. */
 export const SHARD_PART_FEATURE = 'sharded-part';
@@ -53,6 +62,9 @@ export class Missing extends Error {
     super('sharded model: rows or scans to fetch');
   }
 }
+
+/** Raised when a call still lacks data after MAX_ROUNDS runs of the engine. */
+export class TooManyRuns extends Error {}
 
 /** Raised when one call needs more rows at once than the row cache holds (the request is too large). */
 export class RowCacheFull extends Error {}
@@ -160,6 +172,12 @@ interface Scan {
   rows: Int32Array | null;
 }
 
+/** Cosines of a long row list the view could not answer. */
+interface ScoreList {
+  query: Float32Array;
+  rows: Int32Array;
+}
+
 /** Time spent reaching the parts in one call (Server-Timing shard-*; docs/benchmarks.md). */
 export interface ShardTiming {
   /** Runs of the engine (1 when nothing was missing). */
@@ -177,20 +195,33 @@ export interface ShardTiming {
 }
 
 /**
- * The scan's key within one call: k, the cutoff, and two FNV-1a hashes (different offsets) over
- * the query's bits and the row list, so a row list of a million rows makes no million-digit key.
+ * The key of a scan or score list within one call: the cutoff and an FNV-1a hash over the query's
+ * bits and the row list, so a row list of a million rows makes no million-digit key (a hit is
+ * then compared in full: sameInput). Not k: a scan fetched for a larger k answers every smaller
+ * one, since the exact top-k (ties to the lower row) is a prefix of any larger one.
  */
-function scanKey(s: Scan): string {
-  const q = new Uint32Array(s.query.buffer, s.query.byteOffset, s.query.length);
+function inputKey(query: Float32Array, cutoff: number, rows: Int32Array | null): string {
+  const q = new Uint32Array(query.buffer, query.byteOffset, query.length);
   let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x5bd1e995;
-  const mix = (x: number): void => {
-    a = Math.imul(a ^ x, 0x01000193);
-    b = Math.imul(b ^ (x + 0x9e3779b9), 0x01000193);
-  };
-  for (let i = 0; i < q.length; i++) mix(q[i]!);
-  if (s.rows) for (let i = 0; i < s.rows.length; i++) mix(s.rows[i]!);
-  return `${s.k}|${s.cutoff}|${s.rows ? s.rows.length : -1}|${a >>> 0}|${b >>> 0}`;
+  for (let i = 0; i < q.length; i++) a = Math.imul(a ^ q[i]!, 0x01000193);
+  if (rows) for (let i = 0; i < rows.length; i++) a = Math.imul(a ^ rows[i]!, 0x01000193);
+  return `${cutoff}|${rows ? rows.length : -1}|${a >>> 0}`;
+}
+
+/** Whether two queries and row lists are the same, bit for bit. */
+function sameInput(
+  a: { query: Float32Array; rows: Int32Array | null },
+  b: { query: Float32Array; rows: Int32Array | null },
+): boolean {
+  const qa = new Uint32Array(a.query.buffer, a.query.byteOffset, a.query.length);
+  const qb = new Uint32Array(b.query.buffer, b.query.byteOffset, b.query.length);
+  if (qa.length !== qb.length || (a.rows === null) !== (b.rows === null)) return false;
+  for (let i = 0; i < qa.length; i++) if (qa[i] !== qb[i]) return false;
+  if (a.rows && b.rows) {
+    if (a.rows.length !== b.rows.length) return false;
+    for (let i = 0; i < a.rows.length; i++) if (a.rows[i] !== b.rows[i]) return false;
+  }
+  return true;
 }
 
 /**
@@ -205,7 +236,11 @@ export class ShardedView implements VectorIndex {
   private readonly pinned = new Set<number>();
   private readonly neededRows = new Set<number>();
   private readonly neededScans = new Map<string, Scan>();
-  private readonly scans = new Map<string, TopKResult>();
+  private readonly scans = new Map<string, Scan & { result: TopKResult }>();
+  private readonly neededScores = new Map<string, ScoreList>();
+  private readonly scoreLists = new Map<string, ScoreList & { result: Float32Array }>();
+  /** Set once the call has answered: a fetch still in flight then keeps nothing. */
+  private released = false;
 
   constructor(
     readonly model: ShardedModel,
@@ -295,7 +330,19 @@ export class ShardedView implements VectorIndex {
   }
   scores(query: Float32Array, rows: ArrayLike<number>): Float32Array {
     if (query.length !== this.dims) throw new RangeError(`query has ${query.length} dims, the matrix ${this.dims}`);
-    return this.kernels.scores(this.model.cache.matrix, query, this.slots(rows));
+    if (rows.length <= REMOTE_SCORES_ROWS) return this.kernels.scores(this.model.cache.matrix, query, this.slots(rows));
+    // A long list: its cosines from the parts.
+    const list: ScoreList = { query: Float32Array.from(query), rows: Int32Array.from(rows) };
+    for (let i = 0; i < list.rows.length; i++) {
+      const r = list.rows[i]!;
+      if (!Number.isInteger(rows[i]) || r < 0 || r >= this.size)
+        throw new RangeError(`row ${rows[i]} is out of range 0..${this.size - 1}`);
+    }
+    const key = inputKey(list.query, -1, list.rows);
+    const done = this.scoreLists.get(key);
+    if (done && sameInput(done, list)) return done.result.slice();
+    this.neededScores.set(key, list);
+    throw new Missing();
   }
   similarityMatrix(rows: ArrayLike<number>): Float32Array {
     return this.kernels.similarityMatrix(this.model.cache.matrix, this.slots(rows));
@@ -327,26 +374,57 @@ export class ShardedView implements VectorIndex {
       }
       rows = all.slice(0, w);
     }
+    if (k === 0 || cutoff === 0 || rows?.length === 0) return { rows: new Int32Array(0), scores: new Float32Array(0) };
     const scan: Scan = { query: Float32Array.from(query), k, cutoff, rows };
-    const key = scanKey(scan);
+    const key = inputKey(scan.query, cutoff, rows);
     const done = this.scans.get(key);
-    if (done) return { rows: done.rows.slice(), scores: done.scores.slice() };
-    this.neededScans.set(key, scan);
+    // A scan made for at least k rows (or one that found fewer than it asked for) answers with its first k.
+    if (done && done.cutoff === cutoff && sameInput(done, scan) && (done.k >= k || done.result.rows.length < done.k))
+      return { rows: done.result.rows.slice(0, k), scores: done.result.scores.slice(0, k) };
+    // Fetched for 4k: the engine widens k fourfold when it skips rows (core/scoring/words.ts).
+    this.neededScans.set(key, { ...scan, k: Math.max(k, Math.min(MAX_K, 4 * k, this.size)) });
     throw new Missing();
   }
 
   /** Whether the last run noted something to fetch. */
   get wanting(): boolean {
-    return this.neededRows.size > 0 || this.neededScans.size > 0;
+    return this.neededRows.size > 0 || this.neededScans.size > 0 || this.neededScores.size > 0;
   }
 
   /** Fetches what the last run noted: rows from their parts, scans from every part with eligible rows. */
   async fetch(): Promise<void> {
     const rows = [...this.neededRows];
     const scans = [...this.neededScans];
+    const lists = [...this.neededScores];
     this.neededRows.clear();
     this.neededScans.clear();
-    await Promise.all([this.fetchRows(rows), ...scans.map(([key, s]) => this.fetchScan(key, s))]);
+    this.neededScores.clear();
+    await Promise.all([
+      this.fetchRows(rows),
+      ...scans.map(([key, s]) => this.fetchScan(key, s)),
+      ...lists.map(([key, l]) => this.fetchScores(key, l)),
+    ]);
+  }
+
+  private async fetchScores(key: string, l: ScoreList): Promise<void> {
+    const { parts } = this.model;
+    const result = new Float32Array(l.rows.length);
+    // Each part scores its rows; the cosines go back to their places in the list.
+    const byPart = new Map<number, number[]>();
+    for (let i = 0; i < l.rows.length; i++) {
+      const p = partOf(parts, l.rows[i]!);
+      const at = byPart.get(p);
+      if (at) at.push(i);
+      else byPart.set(p, [i]);
+    }
+    await Promise.all(
+      [...byPart].map(async ([p, at]) => {
+        const local = Int32Array.from(at, (i) => l.rows[i]! - parts[p]!.start);
+        const cos = await this.access.scores(p, l.query, local);
+        at.forEach((i, j) => (result[i] = cos[j]!));
+      }),
+    );
+    this.scoreLists.set(key, { ...l, result });
   }
 
   private async fetchRows(rows: number[]): Promise<void> {
@@ -373,6 +451,7 @@ export class ShardedView implements VectorIndex {
         ),
       })),
     );
+    if (this.released) return;
     for (const { list, data } of fetched) this.model.cache.put(list, data, this.pinned);
     this.timing.rows += performance.now() - started;
   }
@@ -410,11 +489,12 @@ export class ShardedView implements VectorIndex {
       this.timing.partScans++;
     }
     this.timing.scan += slowest;
-    this.scans.set(key, merged);
+    this.scans.set(key, { ...s, result: merged });
   }
 
-  /** Unpins the call's rows. */
+  /** Unpins the call's rows; rows its fetches bring after this are not kept. */
   release(): void {
+    this.released = true;
     this.model.cache.release(this.pinned);
   }
 }
@@ -466,7 +546,7 @@ export function mergeTopK(lists: ReadonlyArray<{ start: number; rows: Int32Array
 }
 
 /** Runs of the engine one call may take before it is refused (each fetches what the last lacked). */
-export const MAX_ROUNDS = 24;
+export const MAX_ROUNDS = 48;
 
 /**
  * One engine call on a coordinator: the views of the sharded models it touches (made on first
@@ -510,7 +590,7 @@ export class ShardedCall {
           return result as T;
         }
         if (this.timing.rounds >= MAX_ROUNDS)
-          throw new Error(`sharded model: the call still lacked rows after ${MAX_ROUNDS} runs`);
+          throw new TooManyRuns(`the request still lacked rows of the sharded model after ${MAX_ROUNDS} runs`);
         await Promise.all(wanting.map((v) => v.fetch()));
       }
     } finally {

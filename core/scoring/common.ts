@@ -287,6 +287,20 @@ export function dimensionQueries(
 ): DimensionQuery[] {
   // First every dimension's seeds (and the checks), then expansions: a contrastive expansion needs
   // the seed centroids of all the request's dimensions.
+  // Every dimension's seed and opposite words (phrases word by word), fetched together by a
+  // row-sharded model's view instead of one engine run per dimension.
+  if (index.prefetch) {
+    const rows: number[] = [];
+    for (const d of dimensions ?? []) {
+      const words = [...(d.type === 'dimension' ? (stored.get(d.id)?.words ?? []) : []), ...(d.words ?? [])];
+      for (const e of [...words, ...(d.oppositeWords ?? [])])
+        for (const w of e.trim().split(SPACE)) {
+          const r = index.rowOf(w);
+          if (r >= 0) rows.push(r);
+        }
+    }
+    if (rows.length > 0) index.prefetch(rows);
+  }
   const ids = new Set<number>();
   const seeded = (dimensions ?? []).map((d, i) => {
     if (ids.has(d.id))

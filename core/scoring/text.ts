@@ -2,7 +2,7 @@
  * POST .../text-scores: request -> response JSON, over a VectorIndex, a tokenizer, resolved
  * mappers and stored dimension seeds (decisions.md "Scores").
  */
-import type { RowSource, VectorIndex } from '../types';
+import { cacheKeyOf, type RowSource, type VectorIndex } from '../types';
 import {
   batchStats,
   checkGoalConfig,
@@ -71,11 +71,11 @@ export function tokenRow(index: VectorIndex, t: TokenLike): number {
  */
 const ROW_CACHE_SIZE = 50_000;
 const ROW_CACHE_MAX_LENGTH = 64;
-const rowCaches = new WeakMap<VectorIndex, Map<string, number>>();
+const rowCaches = new WeakMap<object, Map<string, number>>();
 
 function rowCacheOf(index: VectorIndex): Map<string, number> {
-  let c = rowCaches.get(index);
-  if (!c) rowCaches.set(index, (c = new Map()));
+  let c = rowCaches.get(cacheKeyOf(index));
+  if (!c) rowCaches.set(cacheKeyOf(index), (c = new Map()));
   return c;
 }
 

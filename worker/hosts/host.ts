@@ -10,7 +10,7 @@ import { WorkerEntrypoint } from 'cloudflare:workers';
 import { createEngine, type EngineSource } from '../../core/engine';
 import { FetchedRows, rowsPayload, type RowsPayload } from '../../core/rows';
 import { ApiError } from '../../core/problem';
-import { RowCacheBusy, RowCacheFull, ShardedCall, type ShardTiming } from '../../core/sharded-index';
+import { RowCacheBusy, RowCacheFull, ShardedCall, TooManyRuns, type ShardTiming } from '../../core/sharded-index';
 import type { ModelManifest, TopKOptions, TopKResult } from '../../core/types';
 import type { WaitUntil } from '../../core/shared-load';
 import type { Env } from '../env';
@@ -47,6 +47,8 @@ export interface HostStub {
   partRows(id: string, rows: number[]): Promise<HostAnswer<{ rows: Int8Array; scales: Float32Array }>>;
   /** A part's top-k of a query over its local rows. */
   partTopK(id: string, query: Float32Array, k: number, options: TopKOptions): Promise<HostAnswer<PartTopK>>;
+  /** cos(query, row) for these local rows of a part. */
+  partScores(id: string, query: Float32Array, rows: Int32Array): Promise<HostAnswer<Float32Array>>;
   memory(): Promise<ReturnType<typeof isolateMemory>>;
   statuses(ids: string[]): Promise<LoadingStatus[]>;
 }
@@ -70,7 +72,8 @@ function hostSource(env: Env, ctx: WaitUntil, call: ShardedCall): EngineSource {
       const stub = hostStub(env, binding);
       if (!stub) {
         const layout = routes.sharded.get(id);
-        if (layout) return shardedRows(env, ctx, call, id, layout, words);
+        // Its own call: a nested run must not release the rows of the call that asked.
+        if (layout) return shardedRows(env, ctx, id, layout, words);
         const model = await getModel(env, id, ctx);
         return { manifest: model.manifest, rows: model.index };
       }
@@ -86,12 +89,15 @@ function shardTiming(timing: HostTiming, t: ShardTiming): void {
 }
 
 /**
- * A sharded model's row cache as a refusal: 413 for a call that needs more rows at once than it
- * holds; 503 with Retry-After when the rows would fit but calls in progress hold its slots.
+ * A sharded model's limits as a refusal: 413 for a call that needs more rows at once than its row
+ * cache holds; 503 with Retry-After when the rows would fit but calls in progress hold its slots;
+ * 503 for a call that still lacked data after MAX_ROUNDS runs of the engine.
  */
-function tooManyRows(err: unknown): never {
+function rowCacheRefusal(err: unknown): never {
   if (err instanceof RowCacheFull)
     throw new ApiError('PAYLOAD_TOO_LARGE', `${err.message}: send fewer words or texts per request`);
+  if (err instanceof TooManyRuns)
+    throw new ApiError('EMBEDDING_MODEL_UNAVAILABLE', `${err.message}; nothing was charged`);
   if (err instanceof RowCacheBusy)
     throw new ApiError('EMBEDDING_MODEL_UNAVAILABLE', `${err.message}; nothing was charged, retry the request`, {
       headers: { 'retry-after': '1' },
@@ -133,7 +139,7 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
             return fn(...args);
           });
         } catch (err) {
-          return tooManyRows(err);
+          return rowCacheRefusal(err);
         } finally {
           if (call.touched) shardTiming(timing, call.timing);
         }
@@ -142,9 +148,7 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
       held(async () => {
         const layout = routesOf(env).sharded.get(id);
         if (layout) {
-          const { manifest, payload } = await shardedRows(env, ctx, new ShardedCall(), id, layout, words).catch(
-            tooManyRows,
-          );
+          const { manifest, payload } = await shardedRows(env, ctx, id, layout, words).catch(rowCacheRefusal);
           return { manifest, ...payload };
         }
         const model = await getModel(env, id, ctx);
@@ -153,6 +157,8 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
     partRows: (id: string, rows: number[]) => held(async () => (await getModel(env, id, ctx)).index.rawRows(rows)),
     partTopK: (id: string, query: Float32Array, k: number, options: TopKOptions) =>
       held(async () => partTopK(await getModel(env, id, ctx), query, k, options)),
+    partScores: (id: string, query: Float32Array, rows: Int32Array) =>
+      held(async () => (await getModel(env, id, ctx)).index.scores(query, rows)),
     memory: async (): Promise<ReturnType<typeof isolateMemory>> => isolateMemory(env),
     /** Each model's loading status in this isolate, in the order asked (a sharded model's: its word map's). */
     statuses: async (ids: string[]): Promise<LoadingStatus[]> => {
@@ -178,6 +184,10 @@ export class ModelHost extends WorkerEntrypoint<Env> implements HostStub {
 
   partTopK(id: string, query: Float32Array, k: number, options: TopKOptions): Promise<HostAnswer<PartTopK>> {
     return hostCalls(this.env, this.ctx).partTopK(id, query, k, options);
+  }
+
+  partScores(id: string, query: Float32Array, rows: Int32Array): Promise<HostAnswer<Float32Array>> {
+    return hostCalls(this.env, this.ctx).partScores(id, query, rows);
   }
 
   memory(): Promise<ReturnType<typeof isolateMemory>> {

@@ -7,14 +7,14 @@
  */
 import { LoadedModel as EngineModel } from '../../core/engine';
 import type { ShardLayout } from '../../core/placement';
-import { FetchedRows } from '../../core/rows';
+import { FetchedRows, rowsPayload } from '../../core/rows';
 import {
   RowCache,
   ROW_CACHE_ROWS,
   rowCacheBytes,
+  ShardedCall,
   ShardedView,
   type PartAccess,
-  type ShardedCall,
   type ShardedModel,
 } from '../../core/sharded-index';
 import { ApiError } from '../../core/problem';
@@ -71,6 +71,12 @@ function partAccess(env: Env, ctx: WaitUntil, layout: ShardLayout): PartAccess {
       if (stub) return callHost(env, part.binding, () => stub.partTopK(part.id, query, k, options));
       return partTopK(await local(p), query, k, options);
     },
+    async scores(p, query, rows) {
+      const part = layout.parts[p]!;
+      const stub = hostStub(env, part.binding);
+      if (stub) return callHost(env, part.binding, () => stub.partScores(part.id, query, rows));
+      return (await local(p)).index.scores(query, rows);
+    },
   };
 }
 
@@ -100,35 +106,10 @@ export async function shardedLoaded(
   return new EngineModel(id, view, { shareWith: map, mayGrow: (b) => map.index.mayGrow(b) });
 }
 
-/** The rows of `words` in sharded model `id` (another host's seed lookups and translations). */
-export async function shardedRows(
-  env: Env,
-  ctx: WaitUntil,
-  call: ShardedCall,
-  id: string,
-  layout: ShardLayout,
-  words: readonly string[],
-) {
+/** The rows of `words` in sharded model `id` (another host's seed lookups and translations), in a call of their own. */
+export async function shardedRows(env: Env, ctx: WaitUntil, id: string, layout: ShardLayout, words: readonly string[]) {
+  const call = new ShardedCall();
   const loaded = await shardedLoaded(env, ctx, call, id, layout);
-  const index = loaded.index;
-  const payload = await call.run(async () => {
-    const found: string[] = [];
-    const rows: number[] = [];
-    const seen = new Set<string>();
-    for (const w of words) {
-      if (seen.has(w)) continue;
-      seen.add(w);
-      const r = index.rowOf(w);
-      if (r >= 0) {
-        found.push(w);
-        rows.push(r);
-      }
-    }
-    // One pass notes every missing row before the first throw.
-    if (rows.length > 0) index.centroid(rows);
-    const vectors = new Float32Array(rows.length * index.dims);
-    rows.forEach((r, i) => vectors.set(index.vector(r), i * index.dims));
-    return { dims: index.dims, words: found, rows, vectors };
-  });
+  const payload = await call.run(async () => rowsPayload(loaded.index, words));
   return { manifest: loaded.manifest, rows: new FetchedRows(payload), payload };
 }

@@ -404,12 +404,12 @@ function wasmBytes(): number {
   return n;
 }
 
-/** What the budget counts now, with the data of `languages` reserved too (a load about to read it). */
 /** The language whose data a model needs beside it: none for a part of a sharded model (it never tokenizes). */
 function spokenBy(m: { language: string; features?: readonly string[] }): string[] {
   return isShardPart(m) ? [] : [m.language];
 }
 
+/** What the budget counts now, with the data of `languages` reserved too (a load about to read it). */
 function usedBytes(languages: readonly string[] = []): number {
   const models = liveModels();
   let n = wasmBytes();
