@@ -6,7 +6,7 @@
  * production. The Durable Object (the workspace meters) lives in the API Worker only.
  */
 import type { WorkerOptions } from 'miniflare';
-import type { Placement } from '../core/placement';
+import { placementVar, type Placement } from '../core/placement';
 
 export const API_WORKER = 'embedding-edge';
 export const hostWorkerName = (hostName: string): string => `${API_WORKER}-${hostName}`;
@@ -43,7 +43,7 @@ export function topologyWorkers(o: TopologyOptions): WorkerOptions[] {
   const vars = { ...(o.base.bindings as Record<string, string> | undefined), ...o.vars };
   const common = { ...o.base, modules: o.modules, modulesRoot: o.modulesRoot } as WorkerOptions;
   const hosts = o.placement?.hosts ?? [];
-  const placement = o.placement ? { PLACEMENT: JSON.stringify(o.placement) } : {};
+  const placement = o.placement ? { PLACEMENT: placementVar(o.placement) } : {};
   const hostBindings = (except?: string) =>
     Object.fromEntries(
       hosts
@@ -112,7 +112,7 @@ export function deployConfigs(
   raw: Record<string, unknown>,
   placement: Placement,
 ): Record<string, Record<string, unknown>> {
-  const vars = { ...(raw.vars as Record<string, string> | undefined), PLACEMENT: JSON.stringify(placement) };
+  const vars = { ...(raw.vars as Record<string, string> | undefined), PLACEMENT: placementVar(placement) };
   const services = (except?: string) =>
     placement.hosts
       .filter((h) => h.binding !== except)

@@ -222,3 +222,81 @@ export function planPlacement(
   for (const id of ids) languagesOut[all.get(id)!.language] ??= modelsOut[id]!;
   return { budgetBytes, hosts: placed, models: modelsOut, languages: languagesOut, sharded };
 }
+
+/**
+ * What the Workers route by, as the PLACEMENT var carries it: hosts by number (host n is
+ * `host-n`, bound as HOST_n), and each sharded model as its map's host then each part's end row
+ * and host. A Worker var holds at most 5 KB: the placement file's sizes, names and ids are left
+ * out (they follow from these), so a deployment of ten sharded 1.5M-word models fits.
+ */
+export interface RoutingPlacement {
+  /** Number of hosts. */
+  hosts: number;
+  models: Record<string, number>;
+  languages: Record<string, number>;
+  /** Model id -> [map host, end of part 0, its host, end of part 1, its host, ...]. */
+  sharded: Record<string, number[]>;
+}
+
+/** Bytes a Worker var may hold (Cloudflare's limit). */
+export const PLACEMENT_VAR_LIMIT_BYTES = 5_120;
+
+const hostNumber = (binding: string): number => Number(binding.slice('HOST_'.length));
+
+/** The routing form of a placement. */
+export function routingPlacement(p: Placement): RoutingPlacement {
+  const numbers = (r: Record<string, string>) =>
+    Object.fromEntries(Object.entries(r).map(([k, b]) => [k, hostNumber(b)]));
+  return {
+    hosts: p.hosts.length,
+    models: numbers(p.models),
+    languages: numbers(p.languages),
+    sharded: Object.fromEntries(
+      Object.entries(p.sharded ?? {}).map(([id, s]) => [
+        id,
+        [hostNumber(s.map.binding), ...s.parts.flatMap((x) => [x.end, hostNumber(x.binding)])],
+      ]),
+    ),
+  };
+}
+
+/** The PLACEMENT var of a placement; throws when it would exceed a Worker var's 5 KB. */
+export function placementVar(p: Placement): string {
+  const text = JSON.stringify(routingPlacement(p));
+  if (new TextEncoder().encode(text).length > PLACEMENT_VAR_LIMIT_BYTES)
+    throw new PlacementError(
+      `the placement's routing needs ${text.length} bytes, over a Worker var's ${PLACEMENT_VAR_LIMIT_BYTES}: place fewer models per deployment`,
+    );
+  return text;
+}
+
+/** The routes of a PLACEMENT var: every host with what it holds, each model's host, each sharded model's layout. */
+export function routesFromVar(text: string): {
+  hosts: Array<{ name: string; binding: string; models: string[] }>;
+  models: Map<string, string>;
+  languages: Map<string, string>;
+  sharded: Map<string, ShardLayout>;
+} {
+  const r = JSON.parse(text) as RoutingPlacement;
+  const binding = (n: number): string => `HOST_${n}`;
+  const held: string[][] = Array.from({ length: r.hosts }, () => []);
+  const sharded = new Map<string, ShardLayout>();
+  for (const [id, [map, ...rest]] of Object.entries(r.sharded)) {
+    const parts: ShardLayout['parts'] = [];
+    for (let i = 0, start = 0; i + 1 < rest.length; i += 2) {
+      const end = rest[i]!;
+      parts.push({ id: partId(id, start, end), start, end, binding: binding(rest[i + 1]!) });
+      held[rest[i + 1]!]?.push(partId(id, start, end));
+      start = end;
+    }
+    held[map!]?.push(mapId(id));
+    sharded.set(id, { map: { id: mapId(id), binding: binding(map!) }, parts });
+  }
+  for (const [id, n] of Object.entries(r.models)) if (!sharded.has(id)) held[n]?.push(id);
+  return {
+    hosts: held.map((models, n) => ({ name: `host-${n}`, binding: binding(n), models: models.sort() })),
+    models: new Map(Object.entries(r.models).map(([id, n]) => [id, binding(n)])),
+    languages: new Map(Object.entries(r.languages).map(([l, n]) => [l, binding(n)])),
+    sharded,
+  };
+}

@@ -9,6 +9,7 @@ import { DurableObject } from 'cloudflare:workers';
 import worker from '../../worker/index';
 import { hostCalls, type HostMethod } from '../../worker/hosts/host';
 import type { Env } from '../../worker/env';
+import { routesFromVar } from '../../core/placement';
 
 export { WorkspaceMeter, ModelHost } from '../../worker/index';
 
@@ -40,9 +41,7 @@ export class ModelHostObject extends DurableObject<Env> {
 export default {
   fetch(request: Request, env: Env, ctx: ExecutionContext) {
     const bindings = env as unknown as Record<string, unknown>;
-    const hosts = env.PLACEMENT
-      ? (JSON.parse(env.PLACEMENT) as { hosts: Array<{ name: string; binding: string }> }).hosts
-      : [];
+    const hosts = env.PLACEMENT ? routesFromVar(env.PLACEMENT).hosts : [];
     const wrapped: Record<string, unknown> = { ...bindings };
     for (const h of hosts) {
       const ns = bindings[`${h.binding}_OBJECT`] as DurableObjectNamespace | undefined;

@@ -11,6 +11,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { placementBytes } from '../../core/footprint';
 import {
+  placementVar,
+  routesFromVar,
   CACHE_RESERVE_BYTES,
   mapBytes,
   mapId,
@@ -136,6 +138,33 @@ describe('row sharding (core/sharded-index.ts)', () => {
     expect(mapBytes(vast)).toBeGreaterThan(BUDGET);
     expect(() => planPlacement([vast], new Map(), BUDGET)).toThrow(PlacementError);
     expect(() => planPlacement([vast], new Map(), BUDGET)).toThrow(/100000000-byte budget/);
+  });
+});
+
+describe('the PLACEMENT var', () => {
+  it('carries the routes in a few hundred bytes and gives back every host, model, language and part', () => {
+    const p = planPlacement(
+      [model('huge', 1_500_000, 300), model('a', 300_000, 100), model('b', 30_000, 100, 'de')],
+      new Map([
+        ['en', 2_000_000],
+        ['de', 11_000_000],
+      ]),
+      100_000_000,
+    );
+    const text = placementVar(p);
+    expect(text.length).toBeLessThan(400);
+    const r = routesFromVar(text);
+    expect(Object.fromEntries(r.models)).toEqual(p.models);
+    expect(Object.fromEntries(r.languages)).toEqual(p.languages);
+    expect(Object.fromEntries(r.sharded)).toEqual(p.sharded);
+    expect(r.hosts).toEqual(
+      p.hosts.map((h) => ({ name: h.name, binding: h.binding, models: [...h.models, ...h.shards].sort() })),
+    );
+  });
+
+  it('refuses a placement whose routes exceed a Worker var (5 KB)', () => {
+    const many = Array.from({ length: 400 }, (_, i) => model(`model-number-${i}`, 10_000, 50));
+    expect(() => placementVar(planPlacement(many, new Map(), 100_000_000))).toThrow(/Worker var/);
   });
 });
 

@@ -1,20 +1,15 @@
 /**
- * The placement the API Worker and the hosts route by: the PLACEMENT var (build/placement.ts
- * writes it, build/topology.ts sets it), parsed once per isolate. Without it, or for a model it
+ * The placement the API Worker and the hosts route by: the PLACEMENT var (core/placement.ts
+ * placementVar, set by build/topology.ts), parsed once per isolate. Without it, or for a model it
  * does not place (one imported after the last placement), the Worker scores in-process under its
  * own memory budget, as a one-Worker deployment does.
  */
-import type { Placement, ShardLayout } from '../../core/placement';
+import { routesFromVar } from '../../core/placement';
 import type { Env } from '../env';
 import type { HostStub } from './host';
 
-export interface Routes {
-  hosts: Placement['hosts'];
-  models: Map<string, string>;
-  languages: Map<string, string>;
-  /** Row-sharded models: their word map's and parts' hosts. */
-  sharded: Map<string, ShardLayout>;
-}
+/** Maps: model ids and languages are looked up with request strings. */
+export type Routes = ReturnType<typeof routesFromVar>;
 
 const NONE: Routes = { hosts: [], models: new Map(), languages: new Map(), sharded: new Map() };
 let parsed: { from: string; routes: Routes } | null = null;
@@ -23,14 +18,7 @@ export function routesOf(env: Env): Routes {
   const text = env.PLACEMENT;
   if (!text) return NONE;
   if (parsed?.from === text) return parsed.routes;
-  const p = JSON.parse(text) as Placement;
-  // Maps: model ids and languages are looked up with request strings.
-  const routes: Routes = {
-    hosts: p.hosts,
-    models: new Map(Object.entries(p.models)),
-    languages: new Map(Object.entries(p.languages)),
-    sharded: new Map(Object.entries(p.sharded ?? {})),
-  };
+  const routes = routesFromVar(text);
   parsed = { from: text, routes };
   return routes;
 }
