@@ -18,7 +18,7 @@ import { writeStamp } from './stamp';
 import { GENERATED } from './wrangler';
 
 /** Bump when the cut changes: parts and maps cut before are cut again. */
-const SHARDS_FORMAT = 2;
+const SHARDS_FORMAT = 3;
 
 /** Writes the missing part and map artifacts of every sharded model of `placement`; returns all of them as R2 objects. */
 export function ensureShardArtifacts(placement: Placement, modelsDir = path.join(GENERATED, 'models')): R2Artifact[] {
@@ -73,8 +73,8 @@ function wordsOf(a: ParsedArtifact, start: number, end: number): string[] {
 
 /** The manifest fields an artifact's writer takes (the derived ones it fills in). */
 function manifestFor(a: ParsedArtifact, id: string) {
-  const { dimensions: _d, vocabularySize: _n, quantization: _q, formatVersion: _f, checksum: _c, ...rest } = a.manifest;
-  return { ...rest, id };
+  const { dimensions: _d, vocabularySize: _n, quantization: _q, formatVersion: _f, checksum, ...rest } = a.manifest;
+  return { ...rest, id, shardOf: checksum };
 }
 
 /** Rows [start, end) of `a` as an artifact of their own (antonym links inside the range, renumbered). */

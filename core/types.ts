@@ -25,6 +25,11 @@ export interface ModelManifest {
   quantization: 'int8-rowscale';
   formatVersion: number;
   checksum: string;
+  /**
+   * On a part or word map of a row-sharded model (build/model-shards.ts): the checksum of the
+   * model's artifact it was cut from, so a part left from another build of the model is refused.
+   */
+  shardOf?: string;
 }
 
 export interface TopKResult {

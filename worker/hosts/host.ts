@@ -20,7 +20,7 @@ import { getModel, loadingStatus, releaseRequestModels, type LoadingStatus } fro
 import { answer, type HostAnswer, type HostTiming } from './protocol';
 import { callHost } from './router';
 import { hostStub, routesOf } from './placement';
-import { partTopK, shardedLoaded, shardedRows } from './sharded';
+import { loadPart, partTopK, shardedLoaded, shardedRows } from './sharded';
 
 /** The engine methods a host runs, with their arguments. */
 export type HostMethod =
@@ -44,11 +44,17 @@ export interface HostStub {
   run(method: HostMethod, args: unknown[]): Promise<HostAnswer<unknown>>;
   rows(id: string, words: string[]): Promise<HostAnswer<RowsAnswer>>;
   /** Int8 rows and scales of these local rows of a sharded model's part placed here. */
-  partRows(id: string, rows: number[]): Promise<HostAnswer<{ rows: Int8Array; scales: Float32Array }>>;
+  partRows(id: string, source: string, rows: number[]): Promise<HostAnswer<{ rows: Int8Array; scales: Float32Array }>>;
   /** A part's top-k of a query over its local rows. */
-  partTopK(id: string, query: Float32Array, k: number, options: TopKOptions): Promise<HostAnswer<PartTopK>>;
+  partTopK(
+    id: string,
+    source: string,
+    query: Float32Array,
+    k: number,
+    options: TopKOptions,
+  ): Promise<HostAnswer<PartTopK>>;
   /** cos(query, row) for these local rows of a part. */
-  partScores(id: string, query: Float32Array, rows: Int32Array): Promise<HostAnswer<Float32Array>>;
+  partScores(id: string, source: string, query: Float32Array, rows: Int32Array): Promise<HostAnswer<Float32Array>>;
   memory(): Promise<ReturnType<typeof isolateMemory>>;
   statuses(ids: string[]): Promise<LoadingStatus[]>;
 }
@@ -154,11 +160,12 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
         const model = await getModel(env, id, ctx);
         return { manifest: model.manifest, ...rowsPayload(model.index, words) };
       }),
-    partRows: (id: string, rows: number[]) => held(async () => (await getModel(env, id, ctx)).index.rawRows(rows)),
-    partTopK: (id: string, query: Float32Array, k: number, options: TopKOptions) =>
-      held(async () => partTopK(await getModel(env, id, ctx), query, k, options)),
-    partScores: (id: string, query: Float32Array, rows: Int32Array) =>
-      held(async () => (await getModel(env, id, ctx)).index.scores(query, rows)),
+    partRows: (id: string, source: string, rows: number[]) =>
+      held(async () => (await loadPart(env, ctx, id, source)).index.rawRows(rows)),
+    partTopK: (id: string, source: string, query: Float32Array, k: number, options: TopKOptions) =>
+      held(async () => partTopK(await loadPart(env, ctx, id, source), query, k, options)),
+    partScores: (id: string, source: string, query: Float32Array, rows: Int32Array) =>
+      held(async () => (await loadPart(env, ctx, id, source)).index.scores(query, rows)),
     memory: async (): Promise<ReturnType<typeof isolateMemory>> => isolateMemory(env),
     /** Each model's loading status in this isolate, in the order asked (a sharded model's: its word map's). */
     statuses: async (ids: string[]): Promise<LoadingStatus[]> => {
@@ -178,16 +185,22 @@ export class ModelHost extends WorkerEntrypoint<Env> implements HostStub {
     return hostCalls(this.env, this.ctx).rows(id, words);
   }
 
-  partRows(id: string, rows: number[]): Promise<HostAnswer<{ rows: Int8Array; scales: Float32Array }>> {
-    return hostCalls(this.env, this.ctx).partRows(id, rows);
+  partRows(id: string, source: string, rows: number[]): Promise<HostAnswer<{ rows: Int8Array; scales: Float32Array }>> {
+    return hostCalls(this.env, this.ctx).partRows(id, source, rows);
   }
 
-  partTopK(id: string, query: Float32Array, k: number, options: TopKOptions): Promise<HostAnswer<PartTopK>> {
-    return hostCalls(this.env, this.ctx).partTopK(id, query, k, options);
+  partTopK(
+    id: string,
+    source: string,
+    query: Float32Array,
+    k: number,
+    options: TopKOptions,
+  ): Promise<HostAnswer<PartTopK>> {
+    return hostCalls(this.env, this.ctx).partTopK(id, source, query, k, options);
   }
 
-  partScores(id: string, query: Float32Array, rows: Int32Array): Promise<HostAnswer<Float32Array>> {
-    return hostCalls(this.env, this.ctx).partScores(id, query, rows);
+  partScores(id: string, source: string, query: Float32Array, rows: Int32Array): Promise<HostAnswer<Float32Array>> {
+    return hostCalls(this.env, this.ctx).partScores(id, source, query, rows);
   }
 
   memory(): Promise<ReturnType<typeof isolateMemory>> {

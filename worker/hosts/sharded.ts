@@ -34,6 +34,11 @@ function shardedModel(env: Env, id: string, map: LoadedModel): Promise<ShardedMo
     p = (async () => {
       const manifest = await getManifest(env, id);
       if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `Embedding model '${id}' not found`);
+      if (map.manifest.shardOf !== manifest.checksum)
+        throw new ApiError(
+          'EMBEDDING_MODEL_UNAVAILABLE',
+          `The word map of '${id}' was cut from build ${map.manifest.shardOf ?? '(none)'}, not from its current build ${manifest.checksum}: run the placement and upload its parts again`,
+        );
       const bytes = rowCacheBytes(manifest.dimensions);
       if (!map.index.mayGrow(bytes))
         throw new ApiError(
@@ -55,26 +60,37 @@ function shardedModel(env: Env, id: string, map: LoadedModel): Promise<ShardedMo
   return p;
 }
 
-/** The parts of a sharded model as its coordinator reaches them. */
-function partAccess(env: Env, ctx: WaitUntil, layout: ShardLayout): PartAccess {
-  const local = (p: number) => getModel(env, layout.parts[p]!.id, ctx);
+/** A part of a sharded model, loaded here, refused when it was cut from another build than `source`. */
+export async function loadPart(env: Env, ctx: WaitUntil, id: string, source: string): Promise<LoadedModel> {
+  const part = await getModel(env, id, ctx);
+  if (part.manifest.shardOf !== source)
+    throw new ApiError(
+      'EMBEDDING_MODEL_UNAVAILABLE',
+      `'${id}' was cut from build ${part.manifest.shardOf ?? '(none)'} of its model, not from its current build ${source}: run the placement and upload its parts again`,
+    );
+  return part;
+}
+
+/** The parts of a sharded model (of build `source`) as its coordinator reaches them. */
+function partAccess(env: Env, ctx: WaitUntil, layout: ShardLayout, source: string): PartAccess {
+  const local = (p: number) => loadPart(env, ctx, layout.parts[p]!.id, source);
   return {
     async rows(p, rows) {
       const part = layout.parts[p]!;
       const stub = hostStub(env, part.binding);
-      if (stub) return callHost(env, part.binding, () => stub.partRows(part.id, rows));
+      if (stub) return callHost(env, part.binding, () => stub.partRows(part.id, source, rows));
       return (await local(p)).index.rawRows(rows);
     },
     async topK(p, query, k, options) {
       const part = layout.parts[p]!;
       const stub = hostStub(env, part.binding);
-      if (stub) return callHost(env, part.binding, () => stub.partTopK(part.id, query, k, options));
+      if (stub) return callHost(env, part.binding, () => stub.partTopK(part.id, source, query, k, options));
       return partTopK(await local(p), query, k, options);
     },
     async scores(p, query, rows) {
       const part = layout.parts[p]!;
       const stub = hostStub(env, part.binding);
-      if (stub) return callHost(env, part.binding, () => stub.partScores(part.id, query, rows));
+      if (stub) return callHost(env, part.binding, () => stub.partScores(part.id, source, query, rows));
       return (await local(p)).index.scores(query, rows);
     },
   };
@@ -102,7 +118,10 @@ export async function shardedLoaded(
   const map = await getModel(env, layout.map.id, ctx);
   const base = await shardedModel(env, id, map);
   const model: ShardedModel = { ...base, parts: layout.parts };
-  const view = call.view(id, (timing) => new ShardedView(model, partAccess(env, ctx, layout), timing));
+  const view = call.view(
+    id,
+    (timing) => new ShardedView(model, partAccess(env, ctx, layout, base.manifest.checksum), timing),
+  );
   return new EngineModel(id, view, { shareWith: map, mayGrow: (b) => map.index.mayGrow(b) });
 }
 
