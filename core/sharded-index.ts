@@ -523,24 +523,36 @@ function lowerBound(a: Int32Array, x: number): number {
 }
 
 /**
- * The k best of the parts' top-k lists (local rows offset by each part's start): score desc,
- * ties to the lower global row, as one scan over every row orders them. Each part's list is its
- * exact top-k, so the merge is the exact top-k of the whole model.
+ * The k best of the parts' top-k lists (each best first, as the kernel answers; local rows offset
+ * by each part's start): score desc, ties to the lower global row, as one scan over every row
+ * orders them. Each part's list is its exact top-k, so the merge is the exact top-k of the whole
+ * model.
  */
 export function mergeTopK(lists: ReadonlyArray<{ start: number; rows: Int32Array; scores: Float32Array }>, k: number) {
-  const rows: number[] = [];
-  const scores: number[] = [];
-  for (const l of lists)
-    for (let i = 0; i < l.rows.length; i++) {
-      rows.push(l.rows[i]! + l.start);
-      scores.push(l.scores[i]!);
-    }
-  const order = rows.map((_, i) => i).sort((a, b) => scores[b]! - scores[a]! || rows[a]! - rows[b]!);
-  const n = Math.min(k, order.length);
+  // Each list is best first already: a k-way merge takes the best head k times (parts are few).
+  const total = lists.reduce((n, l) => n + l.rows.length, 0);
+  const n = Math.min(k, total);
   const out = { rows: new Int32Array(n), scores: new Float32Array(n) };
+  const at = new Int32Array(lists.length);
   for (let i = 0; i < n; i++) {
-    out.rows[i] = rows[order[i]!]!;
-    out.scores[i] = scores[order[i]!]!;
+    let best = -1;
+    let bestScore = 0;
+    let bestRow = 0;
+    for (let l = 0; l < lists.length; l++) {
+      const list = lists[l]!;
+      const j = at[l]!;
+      if (j >= list.rows.length) continue;
+      const score = list.scores[j]!;
+      const row = list.rows[j]! + list.start;
+      if (best < 0 || score > bestScore || (score === bestScore && row < bestRow)) {
+        best = l;
+        bestScore = score;
+        bestRow = row;
+      }
+    }
+    out.rows[i] = bestRow;
+    out.scores[i] = bestScore;
+    at[best]!++;
   }
   return out;
 }

@@ -692,7 +692,8 @@ describe('mergeTopK', () => {
     const f = (xs: number[]) => Float32Array.from(xs);
     const lists = [
       { start: 100, rows: Int32Array.from([3, 0, 7]), scores: f([0.5, 0.25, 0.25]) },
-      { start: 0, rows: Int32Array.from([9, 2, 4]), scores: f([0.5, 0.5, 0.25]) },
+      // Each list as a part's kernel answers it: best first, ties to the lower row.
+      { start: 0, rows: Int32Array.from([2, 9, 4]), scores: f([0.5, 0.5, 0.25]) },
       { start: 50, rows: Int32Array.from([1]), scores: f([0.75]) },
     ];
     const want = { rows: [51, 2, 9, 103, 4, 100, 107], scores: [0.75, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25] };
