@@ -19,7 +19,7 @@ import { createEngine, LoadedModel, sharedKernels, type EngineSource } from '../
 import { EmbeddingModel } from '../core/model';
 import { ApiError, requireLanguage } from '../core/problem';
 import { sharedLoad } from '../core/shared-load';
-import type { StoredDimensionSeeds } from '../core/scoring';
+import type { StoredDimensionSeeds, StoredSeed } from '../core/scoring';
 import { parseLanguageData, type Language, type LanguageData } from '../core/tokenizer';
 import type { ModelManifest } from '../core/types';
 
@@ -69,8 +69,8 @@ export interface LocalOptions {
 }
 
 /** Stored seeds from a file in the shape of GET /api/v1/artifacts/dimensions (or its data array). */
-function readSeeds(file: string | undefined): Map<number, { words: string[]; name?: string }> {
-  const seeds = new Map<number, { words: string[]; name?: string }>();
+function readSeeds(file: string | undefined): StoredDimensionSeeds {
+  const seeds = new Map<number, StoredSeed>();
   if (!file) return seeds;
   const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as
     | { data?: Array<{ id: number; name?: string; words: string[] }> }
@@ -84,7 +84,7 @@ function readSeeds(file: string | undefined): Map<number, { words: string[]; nam
 class FileSource implements EngineSource {
   private readonly models = new Map<string, Promise<LoadedModel>>();
   private readonly languages = new Map<string, Promise<LanguageData>>();
-  private readonly seeds: Map<number, { words: string[]; name?: string }>;
+  private readonly seeds: StoredDimensionSeeds;
   private built = false;
 
   constructor(private readonly options: LocalOptions) {
@@ -141,7 +141,7 @@ class FileSource implements EngineSource {
   }
 
   async storedSeeds(ids: readonly number[]): Promise<StoredDimensionSeeds> {
-    const out = new Map<number, { words: string[]; name?: string }>();
+    const out = new Map<number, StoredSeed>();
     for (const id of ids) {
       const seeds = this.seeds.get(id);
       if (seeds) out.set(id, seeds);

@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { IDENTIFIER, IDENTIFIER_MESSAGE, LIMITS } from './limits';
-import { CANDIDATE_RANK_CUTOFF } from './scoring/candidates';
+
 import { DEFAULT_REPRESENTATION, REPRESENTATIONS } from './scoring/representation';
 import { FIND_LIMIT_DEFAULT } from './scoring/words';
 import { DEFAULT_WORDRANK_LIMIT } from './vocab-quality';
@@ -60,7 +60,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
         description: 'Display name (used as goalScoreFactors[].field).',
       }),
       expand: doc(z.number().int().min(0).max(LIMITS.expandMax).optional(), {
-        description: `Extension (manual and dimension types; 422 for axis): add the N (0 to ${LIMITS.expandMax}) vocabulary words nearest to the seed centroid to the seeds, as Empath builds categories: among the ${CANDIDATE_RANK_CUTOFF.toLocaleString('en-US')} most frequent words, containing a letter, dictionary words of the model's language, not stop words, not seeds. The query becomes unit(centroid(seeds) + centroid(added words)): the seeds keep half the weight. text-scores with explain: true lists them in explanation.dimensions[id].expandedWords.`,
+        description: `Extension (manual and dimension types; 422 for axis): add the N (0 to ${LIMITS.expandMax}) vocabulary words nearest to the seed centroid to the seeds, as Empath builds categories: among the ${DEFAULT_WORDRANK_LIMIT.toLocaleString('en-US')} most frequent words, containing a letter, dictionary words of the model's language, not stop words, not seeds. The query becomes unit(centroid(seeds) + centroid(added words)): the seeds keep half the weight. text-scores with explain: true lists them in explanation.dimensions[id].expandedWords.`,
         example: 10,
       }),
     }),

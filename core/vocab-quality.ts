@@ -52,7 +52,10 @@ export const VOCAB_FLAG = {
 
 export const POS_MASK = VOCAB_FLAG.NOUN | VOCAB_FLAG.VERB | VOCAB_FLAG.ADJ | VOCAB_FLAG.ADV;
 
-/** Default find-and-score candidate cutoff: the 50,000 most frequent words. */
+/**
+ * The frequency cutoff of the words offered by default (decisions.md "Vocabulary quality"): the
+ * 50,000 most frequent, find-and-score's default wordrankLimit and seed expansion's candidates.
+ */
 export const DEFAULT_WORDRANK_LIMIT = 50_000;
 
 /** What a loaded model offers the filter: the flags of a row (0 when the artifact has none). */

@@ -18,7 +18,7 @@ import { ApiError } from '../../core/problem';
 import { HEAD_ROWS } from '../../core/model-head';
 import type { ModelManifest } from '../../core/types';
 import { sharedLoad } from '../../core/shared-load';
-import type { StoredDimensionSeeds } from '../../core/scoring';
+import type { StoredDimensionSeeds, StoredSeed } from '../../core/scoring';
 import { parseLanguageData, type LanguageData } from '../../core/tokenizer';
 import {
   cachedArtifact,
@@ -83,7 +83,7 @@ const loading = new Map<string, Promise<Loaded>>();
 const languages = new Map<string, Promise<LanguageData>>();
 /** Background downloads of the rest of a model (after its head) that failed. */
 const failures = new Map<string, OfflineProblem>();
-let storedSeeds: Map<number, { words: string[]; name?: string }> | null = null;
+let storedSeeds: Map<number, StoredSeed> | null = null;
 
 export function configure(next: ScorerConfig): void {
   config = { ...config, ...next, baseUrl: next.baseUrl || config.baseUrl };
@@ -750,7 +750,7 @@ export function offlineSource(onProgress?: ProgressFn, use: Use = (m) => m): Eng
     mapperBundleBytes: async (model, bundleKey) => (await models.get(model.id)?.bundles.get(bundleKey)) ?? null,
     async storedSeeds(ids): Promise<StoredDimensionSeeds> {
       // Without the stored seeds only dimensions of type `dimension` are affected (422 as unknown).
-      const out = new Map<number, { words: string[]; name?: string }>();
+      const out = new Map<number, StoredSeed>();
       for (const id of ids) {
         const seeds = storedSeeds?.get(id);
         if (seeds) out.set(id, seeds);

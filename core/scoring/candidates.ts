@@ -17,9 +17,6 @@ import { FLAG } from '../tokenizer/data';
 import type { VectorIndex } from '../types';
 import { hasLetter } from './common';
 
-/** Frequency cutoff of words offered by default (decisions.md "Vocabulary quality"). */
-export const CANDIDATE_RANK_CUTOFF = 50_000;
-
 /** What the filter knows about a word from the language data. */
 export interface WordLexicon {
   /** null when the entry is not a single token of the language (e.g. "u.s.-led"). */

@@ -1,7 +1,7 @@
 /**
  * Seed expansion of a dimension (extension `expand: N`), as Empath builds its categories from a
  * few seeds (Fast, Chen & Bernstein 2016): the N words nearest to the seed centroid that the
- * shared candidate filter accepts (among the CANDIDATE_RANK_CUTOFF most frequent words, with a
+ * shared candidate filter accepts (among the DEFAULT_WORDRANK_LIMIT most frequent words, with a
  * letter, one dictionary word of the language, not a stop word, not a seed) join the seeds. The
  * dimension's query becomes unit(centroid(seeds) + centroid(expansion words)) (common.ts): the
  * user's seeds keep half the weight however large N is (with one seed and N = 20, an equal
@@ -13,7 +13,8 @@
  * abstract seed set ("natural place", "means of transportation"); docs/dimensions.md.
  */
 import { cacheKeyOf, type VectorIndex } from '../types';
-import { CANDIDATE_RANK_CUTOFF, candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
+import { candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
+import { DEFAULT_WORDRANK_LIMIT } from '../vocab-quality';
 import { findCandidates, pickCandidates } from './words';
 
 /** Background sample of the expansion's hubness correction: the most frequent words (as the normalization statistics). */
@@ -51,7 +52,7 @@ function expansionFilter(
   const excludedWords = new Set(seedWords.map((w) => w.trim().toLowerCase()));
   for (const r of seedRowList) excludedWords.add(index.word(r).toLowerCase());
   return candidateFilter(index, {
-    cutoff: CANDIDATE_RANK_CUTOFF,
+    cutoff: DEFAULT_WORDRANK_LIMIT,
     excludedRows: new Set(seedRowList),
     excludedWords,
     lexicon,
@@ -100,7 +101,7 @@ const candidateCache = new WeakMap<object, { rows: Int32Array; background: Float
 function candidateRows(index: VectorIndex): { rows: Int32Array; background: Float32Array } {
   let c = candidateCache.get(cacheKeyOf(index));
   if (!c) {
-    const m = Math.min(CANDIDATE_RANK_CUTOFF, index.rows ?? index.size);
+    const m = Math.min(DEFAULT_WORDRANK_LIMIT, index.rows ?? index.size);
     const rows = new Int32Array(m);
     for (let r = 0; r < m; r++) rows[r] = r;
     c = { rows, background: index.scores(backgroundMean(index), rows) };

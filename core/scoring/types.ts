@@ -54,7 +54,13 @@ export interface ResolvedMapper {
 }
 
 /** Stored seeds of dimensions of type `dimension`, by id (from D1 on the Worker). */
-export type StoredDimensionSeeds = ReadonlyMap<number, { words: string[]; name?: string }>;
+/** A stored dimension's seed words and name (admin dimensions, D1). */
+export interface StoredSeed {
+  words: string[];
+  name?: string;
+}
+
+export type StoredDimensionSeeds = ReadonlyMap<number, StoredSeed>;
 
 /** Normalization statistics of one factor over the model's most frequent words. */
 export interface FactorStats {

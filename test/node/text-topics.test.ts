@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { passesQualityFilter, VOCAB_FLAG } from '../../core/vocab-quality';
+import { DEFAULT_WORDRANK_LIMIT, passesQualityFilter, VOCAB_FLAG } from '../../core/vocab-quality';
 import { languageFile } from '../../build/lang-data';
 import { loadDefaultModel } from '../../build/load-model';
 import { parseMapperBundle } from '../../core/mapper-bundle';
@@ -14,7 +14,6 @@ import type { EmbeddingModel } from '../../core/model';
 import {
   backgroundMean,
   BoundedCache,
-  CANDIDATE_RANK_CUTOFF,
   languageLexicon,
   NORMALIZATION_WORDS,
   ScoringError,
@@ -291,7 +290,7 @@ describe('seed expansion (expand)', () => {
    * The documented rule by brute force: the rows below the cutoff that the rules accept, ranked by
    * cos(centroid, w) - b . w with b the mean vector of the 20,000 most frequent rows.
    */
-  const all = Int32Array.from({ length: CANDIDATE_RANK_CUTOFF }, (_, r) => r);
+  const all = Int32Array.from({ length: DEFAULT_WORDRANK_LIMIT }, (_, r) => r);
   function referenceExpansion(seeds: string[], n: number, rank?: () => ArrayLike<number>): string[] {
     const seedRowList = rowsOf(seeds);
     const c = model.centroid(seedRowList)!;
@@ -307,7 +306,7 @@ describe('seed expansion (expand)', () => {
       const word = model.word(r).toLowerCase();
       if (excluded.has(word) || out.includes(word) || !/\p{L}/u.test(word)) continue;
       // The vocabulary flags of the artifact (docs/vocabulary.md) apply to every candidate.
-      if (!passesQualityFilter(model, r, { rankLimit: CANDIDATE_RANK_CUTOFF })) continue;
+      if (!passesQualityFilter(model, r, { rankLimit: DEFAULT_WORDRANK_LIMIT })) continue;
       const tokens = tokenize(word, lang, { synonyms: false }).tokens;
       if (tokens.length !== 1 || tokens[0].isStop) continue;
       if (!lang.has(tokens[0].token, FLAG.KNOWN) && !lang.has(word, FLAG.KNOWN)) continue;
@@ -341,7 +340,7 @@ describe('seed expansion (expand)', () => {
       for (const word of words) {
         expect(d.words).not.toContain(word);
         expect(word).toMatch(/\p{L}/u);
-        expect(model.rowOf(word)).toBeLessThan(CANDIDATE_RANK_CUTOFF);
+        expect(model.rowOf(word)).toBeLessThan(DEFAULT_WORDRANK_LIMIT);
         expect(tokenize(word, lang, { synonyms: false }).tokens[0].isStop).toBe(false);
       }
     }
