@@ -8,7 +8,7 @@
 import { placementBytes, type Footprint } from './footprint';
 import { rowCacheBytes } from './sharded-index';
 import { STATS_CACHE_BYTES } from './engine';
-import { EXPANSION_CACHE_BYTES } from './scoring/common';
+import { EXPANSION_CACHE_BYTES } from './scoring/dimensions';
 
 /**
  * A model as placement sees it: its footprint. A projected model needs no copy of its English

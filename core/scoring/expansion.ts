@@ -15,7 +15,7 @@
 import { cacheKeyOf, type VectorIndex } from '../types';
 import { candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
 import { DEFAULT_WORDRANK_LIMIT } from '../vocab-quality';
-import { findCandidates, pickCandidates } from './words';
+import { findCandidates, pickCandidates } from './find';
 
 /** Background sample of the expansion's hubness correction: the most frequent words (as the normalization statistics). */
 export const BACKGROUND_WORDS = 20_000;

@@ -4,6 +4,8 @@
  */
 export * from './types';
 export * from './common';
+export * from './dimensions';
+export * from './find';
 export * from './text';
 export * from './words';
 export * from './vocabulary';

@@ -6,7 +6,6 @@ import { cacheKeyOf, type RowSource, type VectorIndex } from '../types';
 import {
   batchStats,
   checkGoalConfig,
-  requestDimensions,
   dimensionStats,
   frequencyScore,
   mapperStats,
@@ -15,6 +14,7 @@ import {
   type DimensionQuery,
 } from './common';
 import type { WordLexicon } from './candidates';
+import { requestDimensions } from './dimensions';
 import { DEFAULT_REPRESENTATION, dimensionTextScores } from './representation';
 import { compileComposition, composeText, type CompiledComposition } from './composition';
 import { composedScore, dimensionScale, mapperScale, plainItems, type TextItems } from './composed';
