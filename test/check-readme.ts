@@ -1,8 +1,8 @@
 /**
  * npm run test:readme: compares test/README.md's table with `vitest list` (every project): the
- * same files, and per file the number of tests vitest collects. Exits 1 on any difference.
- * (test/node/test-readme.test.ts checks the file list on every `npm test`; this adds the counts,
- * which need vitest to collect every project, workerd included.)
+ * same files, each holding at least one test vitest collects. Exits 1 on any difference.
+ * (test/node/test-readme.test.ts checks the file list on every `npm test`; this adds what only
+ * collecting every project, workerd included, can tell: that each listed file has tests.)
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,16 +20,12 @@ for (const t of listed) {
   const f = path.relative(root, t.file).split(path.sep).join('/');
   counts.set(f, (counts.get(f) ?? 0) + 1);
 }
-const { rows, total } = readReadmeTable(root);
+const rows = readReadmeTable(root);
 const problems: string[] = [];
-for (const r of rows) {
-  const n = counts.get(r.file);
-  if (n === undefined) problems.push(`${r.file}: in test/README.md, but vitest lists no test of it`);
-  else if (n !== r.tests) problems.push(`${r.file}: test/README.md says ${r.tests} tests, vitest lists ${n}`);
-}
+for (const r of rows)
+  if (!counts.has(r.file)) problems.push(`${r.file}: in test/README.md, but vitest lists no test of it`);
 for (const f of counts.keys())
   if (!rows.some((r) => r.file === f)) problems.push(`${f}: vitest lists it, test/README.md does not`);
-if (total !== listed.length) problems.push(`total: test/README.md says ${total}, vitest lists ${listed.length}`);
 if (problems.length > 0) {
   console.error(`test/README.md is out of date:\n  ${problems.join('\n  ')}`);
   process.exit(1);
