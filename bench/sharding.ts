@@ -33,7 +33,7 @@ import { parseLanguageData } from '../core/tokenizer';
 import { languageFile } from '../build/lang-data';
 import { loadKernels, readArrayBuffer } from '../build/load-model';
 import { writePlacement } from '../build/placement';
-import { devSecret, mint, startLocalWorker, stopWranglerDev } from '../test/e2e/support/dev-server';
+import { createWorkspace, startLocalWorker, stopWranglerDev } from '../test/e2e/support/dev-server';
 import { ensureSyntheticModel, SYNTHETIC_DIR, SYNTHETIC_ID } from './synthetic-model';
 
 const PORT = 8797;
@@ -92,19 +92,8 @@ async function main(): Promise<void> {
       ['--log-level', 'warn', '--placement', placementFile, '--direct-port', String(DIRECT_PORT)],
       { modelsDir: SYNTHETIC_DIR },
     );
-    const secret = devSecret();
-    const admin = await mint(secret, { scope: 'admin', sub: 'bench-sharding' }, 7200);
     const workspace = `ws_sharding_bench_${Date.now()}`;
-    const created = await fetch(`${BASE}/api/admin/v1/workspaces`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        id: workspace,
-        quotas: [{ usageTypeKey: 'tokens', limitAmount: 1e12, limitAmountDaily: 1e12 }],
-      }),
-    });
-    if (created.status !== 201) throw new Error(`workspace: ${created.status} ${await created.text()}`);
-    const token = await mint(secret, { workspaceId: workspace, sub: 'bench-sharding' }, 7200);
+    const { admin, token } = await createWorkspace(BASE, workspace, 'bench-sharding', 1e12);
     const ws = `/api/v1/workspaces/${workspace}`;
 
     const post = async (url: string, body: unknown): Promise<Sample> => {

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
 import { MIX_LANGUAGE } from './traffic';
-import { devSecret, mint, startLocalWorker, stopWranglerDev } from '../test/e2e/support/dev-server';
+import { createWorkspace, startLocalWorker, stopWranglerDev } from '../test/e2e/support/dev-server';
 import type { Placement } from '../core/placement';
 import { PLACEMENT_FILE, writePlacement } from '../build/placement';
 import fs from 'node:fs';
@@ -134,19 +134,8 @@ async function main(): Promise<void> {
         : []),
     ]);
     const placement = JSON.parse(fs.readFileSync(placementFile, 'utf8')) as Placement;
-    const secret = devSecret();
-    const admin = await mint(secret, { scope: 'admin', sub: 'bench-topology' }, 7200);
     const workspace = `ws_topology_bench_${Date.now()}`;
-    const created = await fetch(`${ROUTED}/api/admin/v1/workspaces`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        id: workspace,
-        quotas: [{ usageTypeKey: 'tokens', limitAmount: 1e12, limitAmountDaily: 1e12 }],
-      }),
-    });
-    if (created.status !== 201) throw new Error(`workspace: ${created.status} ${await created.text()}`);
-    const token = await mint(secret, { workspaceId: workspace, sub: 'bench-topology' }, 7200);
+    const { admin, token } = await createWorkspace(ROUTED, workspace, 'bench-topology', 1e12);
     const ws = `/api/v1/workspaces/${workspace}`;
 
     const models = Object.keys(placement.models).sort();

@@ -302,12 +302,7 @@ export class Kernels {
 
   /** Validated row ids as an Int32Array. */
   private rowList(m: Slot, rows: ArrayLike<number>): Int32Array {
-    const list = Int32Array.from(rows as ArrayLike<number>);
-    for (let i = 0; i < list.length; i++) {
-      const r = rows[i];
-      if (!Number.isInteger(r) || r < 0 || r >= m.n) throw new RangeError(`row ${r} is out of range 0..${m.n - 1}`);
-    }
-    return list;
+    return rowIds(m.n, rows);
   }
 
   /**
@@ -318,24 +313,7 @@ export class Kernels {
    */
   topK(m: MatrixSlot, query: Float32Array, k: number, options: TopKOptions = {}): TopKResult {
     const s = this.slot(m);
-    if (!Number.isInteger(k) || k < 0) throw new RangeError(`k must be an integer >= 0, got ${k}`);
-    if (k > MAX_K) throw new RangeError(`k must be at most ${MAX_K}, got ${k}`);
-    if (query.length !== s.dims) throw new RangeError(`query has ${query.length} dims, the matrix ${s.dims}`);
-    let cutoff = s.n;
-    if (options.rankCutoff !== undefined) {
-      if (Number.isNaN(options.rankCutoff)) throw new RangeError('rankCutoff is NaN');
-      cutoff = Math.max(0, Math.min(s.n, Math.ceil(options.rankCutoff)));
-    }
-    let list: Int32Array | null = null;
-    if (options.rows !== undefined) {
-      const all = this.rowList(s, options.rows).sort();
-      let w = 0;
-      for (let i = 0; i < all.length; i++) {
-        const r = all[i];
-        if (r < cutoff && (w === 0 || all[w - 1] !== r)) all[w++] = r;
-      }
-      list = all.subarray(0, w);
-    }
+    const { cutoff, rows: list } = topKEligible(s.n, s.dims, query, k, options);
     const eligible = list ? list.length : cutoff;
     const kk = Math.min(k, eligible);
     if (kk === 0) return { rows: new Int32Array(0), scores: new Float32Array(0) };
@@ -399,6 +377,46 @@ export class Kernels {
     for (let d = 0; d < s.dims; d++) out[d] = src[d] * scale;
     return out;
   }
+}
+
+/** `rows` as an Int32Array, each checked to be a row id of an n-row matrix. */
+export function rowIds(n: number, rows: ArrayLike<number>): Int32Array {
+  const list = Int32Array.from(rows);
+  for (let i = 0; i < list.length; i++) {
+    const r = rows[i];
+    if (!Number.isInteger(r) || r < 0 || r >= n) throw new RangeError(`row ${r} is out of range 0..${n - 1}`);
+  }
+  return list;
+}
+
+/**
+ * The checks of a topK over an n x dims matrix, and the rows it may return: those below the
+ * cutoff, or the listed ones below it (sorted, each once). Shared by the kernels and a row-sharded
+ * model's view (core/sharded-index.ts), so both refuse and restrict alike.
+ */
+export function topKEligible(
+  n: number,
+  dims: number,
+  query: Float32Array,
+  k: number,
+  options: TopKOptions,
+): { cutoff: number; rows: Int32Array | null } {
+  if (!Number.isInteger(k) || k < 0) throw new RangeError(`k must be an integer >= 0, got ${k}`);
+  if (k > MAX_K) throw new RangeError(`k must be at most ${MAX_K}, got ${k}`);
+  if (query.length !== dims) throw new RangeError(`query has ${query.length} dims, the matrix ${dims}`);
+  let cutoff = n;
+  if (options.rankCutoff !== undefined) {
+    if (Number.isNaN(options.rankCutoff)) throw new RangeError('rankCutoff is NaN');
+    cutoff = Math.max(0, Math.min(n, Math.ceil(options.rankCutoff)));
+  }
+  if (options.rows === undefined) return { cutoff, rows: null };
+  const all = rowIds(n, options.rows).sort();
+  let w = 0;
+  for (let i = 0; i < all.length; i++) {
+    const r = all[i];
+    if (r < cutoff && (w === 0 || all[w - 1] !== r)) all[w++] = r;
+  }
+  return { cutoff, rows: all.subarray(0, w) };
 }
 
 let shared: Kernels | null = null;

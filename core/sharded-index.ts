@@ -16,7 +16,7 @@
  * unsharded top-k: answers equal the unsharded model's to the bit (test/e2e/sharding.test.ts,
  * test/node/sharded-index.test.ts). Runtime-agnostic: the parts are reached through PartAccess.
  */
-import { MAX_K, type Kernels, type MatrixSlot } from './kernels';
+import { MAX_K, rowIds, topKEligible, type Kernels, type MatrixSlot } from './kernels';
 import type { ModelManifest, TopKOptions, TopKResult, VectorIndex } from './types';
 
 /** One part of a sharded model: its artifact's id and the global rows it holds. */
@@ -332,12 +332,7 @@ export class ShardedView implements VectorIndex {
     if (query.length !== this.dims) throw new RangeError(`query has ${query.length} dims, the matrix ${this.dims}`);
     if (rows.length <= REMOTE_SCORES_ROWS) return this.kernels.scores(this.model.cache.matrix, query, this.slots(rows));
     // A long list: its cosines from the parts.
-    const list: ScoreList = { query: Float32Array.from(query), rows: Int32Array.from(rows) };
-    for (let i = 0; i < list.rows.length; i++) {
-      const r = list.rows[i]!;
-      if (!Number.isInteger(rows[i]) || r < 0 || r >= this.size)
-        throw new RangeError(`row ${rows[i]} is out of range 0..${this.size - 1}`);
-    }
+    const list: ScoreList = { query: Float32Array.from(query), rows: rowIds(this.size, rows) };
     const key = inputKey(list.query, -1, list.rows);
     const done = this.scoreLists.get(key);
     if (done && sameInput(done, list)) return done.result.slice();
@@ -350,30 +345,7 @@ export class ShardedView implements VectorIndex {
 
   /** The merged top-k of the parts, once fetched (the same checks as the kernel's topK). */
   topK(query: Float32Array, k: number, options: TopKOptions = {}): TopKResult {
-    if (!Number.isInteger(k) || k < 0) throw new RangeError(`k must be an integer >= 0, got ${k}`);
-    if (k > MAX_K) throw new RangeError(`k must be at most ${MAX_K}, got ${k}`);
-    if (query.length !== this.dims) throw new RangeError(`query has ${query.length} dims, the matrix ${this.dims}`);
-    let cutoff = this.size;
-    if (options.rankCutoff !== undefined) {
-      if (Number.isNaN(options.rankCutoff)) throw new RangeError('rankCutoff is NaN');
-      cutoff = Math.max(0, Math.min(this.size, Math.ceil(options.rankCutoff)));
-    }
-    let rows: Int32Array | null = null;
-    if (options.rows !== undefined) {
-      const all = Int32Array.from(options.rows as ArrayLike<number>);
-      for (let i = 0; i < all.length; i++) {
-        const r = options.rows[i]!;
-        if (!Number.isInteger(r) || r < 0 || r >= this.size)
-          throw new RangeError(`row ${r} is out of range 0..${this.size - 1}`);
-      }
-      all.sort();
-      let w = 0;
-      for (let i = 0; i < all.length; i++) {
-        const r = all[i]!;
-        if (r < cutoff && (w === 0 || all[w - 1] !== r)) all[w++] = r;
-      }
-      rows = all.slice(0, w);
-    }
+    const { cutoff, rows } = topKEligible(this.size, this.dims, query, k, options);
     if (k === 0 || cutoff === 0 || rows?.length === 0) return { rows: new Int32Array(0), scores: new Float32Array(0) };
     const scan: Scan = { query: Float32Array.from(query), k, cutoff, rows };
     const key = inputKey(scan.query, cutoff, rows);

@@ -15,11 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partBytes, type Placement } from '../../core/placement';
 import { languageSizesIn, modelsIn, writePlacement } from '../../build/placement';
 import { GENERATED, ROOT } from '../../build/wrangler';
-import { devSecret, mint, startLocalWorker, stopWranglerDev } from './support/dev-server';
+import { createWorkspace, forgetSeeded, startLocalWorker, stopWranglerDev } from './support/dev-server';
 import { R2_KEYS } from '../../core/storage-keys';
 import { withLocalStorage } from '../../build/local-storage';
-import { writeStamp } from '../../build/stamp';
-import { sampleDimensions, texts, words } from './support/samples';
+import { sampleDimensions, storeSampleDimension, texts, words } from './support/samples';
 
 const PORT = 8795;
 const SINGLE_PORT = 8796;
@@ -74,26 +73,8 @@ beforeAll(async () => {
   fs.mkdirSync(path.dirname(PLACEMENT), { recursive: true });
   placement = writePlacement({ budgetBytes: BUDGET, out: PLACEMENT });
   await start();
-  const secret = devSecret();
-  admin = await mint(secret, { scope: 'admin', sub: 'e2e-sharding' }, 3600);
-  token = await mint(secret, { workspaceId: workspace, sub: 'e2e-sharding' }, 3600);
-  const created = await call(
-    routed,
-    'POST',
-    '/api/admin/v1/workspaces',
-    { id: workspace, quotas: [{ usageTypeKey: 'tokens', limitAmount: 100_000_000, limitAmountDaily: 100_000_000 }] },
-    admin,
-  );
-  expect(created.status).toBe(201);
-  const dim = await call(
-    routed,
-    'POST',
-    '/api/admin/v1/dimensions',
-    { name: 'weather', words: ['sunshine', 'drizzle', 'overcast'] },
-    admin,
-  );
-  expect(dim.status).toBe(201);
-  storedId = ((await dim.json()) as { id: number }).id;
+  ({ admin, token } = await createWorkspace(routed, workspace, 'e2e-sharding', 100_000_000));
+  storedId = await storeSampleDimension(routed, admin);
 }, 900_000);
 
 /** The part a test removes from R2; put back by the next run's seeding. */
@@ -101,12 +82,7 @@ let victim: string | undefined;
 
 afterAll(async () => {
   await stopWranglerDev(child);
-  if (victim) {
-    const stamp = path.join(STATE, 'seeded-artifacts.json');
-    const seeded = JSON.parse(fs.readFileSync(stamp, 'utf8')) as Record<string, string>;
-    delete seeded[R2_KEYS.model(victim)];
-    writeStamp(stamp, seeded);
-  }
+  if (victim) forgetSeeded(STATE, R2_KEYS.model(victim));
 });
 
 const sharded = (): string[] => Object.keys(placement.sharded).sort();

@@ -19,9 +19,8 @@ import { R2_KEYS } from '../../core/storage-keys';
 import { PLACEMENT_FILE } from '../../build/placement';
 import { withLocalStorage } from '../../build/local-storage';
 import { ROOT } from '../../build/wrangler';
-import { writeStamp } from '../../build/stamp';
-import { devSecret, mint, startLocalWorker, stopWranglerDev } from './support/dev-server';
-import { sampleDimensions, texts, words } from './support/samples';
+import { createWorkspace, forgetSeeded, startLocalWorker, stopWranglerDev } from './support/dev-server';
+import { sampleDimensions, storeSampleDimension, texts, words } from './support/samples';
 
 const PORT = 8791;
 const SINGLE_PORT = 8792;
@@ -67,27 +66,8 @@ const placement = (): Placement => JSON.parse(fs.readFileSync(PLACEMENT_FILE, 'u
 
 beforeAll(async () => {
   await start();
-  const secret = devSecret();
-  admin = await mint(secret, { scope: 'admin', sub: 'e2e-topology' }, 3600);
-  token = await mint(secret, { workspaceId: workspace, sub: 'e2e-topology' }, 3600);
-  const created = await call(
-    routed,
-    'POST',
-    '/api/admin/v1/workspaces',
-    { id: workspace, quotas: [{ usageTypeKey: 'tokens', limitAmount: 100_000_000, limitAmountDaily: 100_000_000 }] },
-    admin,
-  );
-  expect(created.status).toBe(201);
-  // A stored dimension whose seeds only English has: aligned models take them from the companion.
-  const dim = await call(
-    routed,
-    'POST',
-    '/api/admin/v1/dimensions',
-    { name: 'weather', words: ['sunshine', 'drizzle', 'overcast'] },
-    admin,
-  );
-  expect(dim.status).toBe(201);
-  storedId = ((await dim.json()) as { id: number }).id;
+  ({ admin, token } = await createWorkspace(routed, workspace, 'e2e-topology', 100_000_000));
+  storedId = await storeSampleDimension(routed, admin);
 }, 900_000);
 
 /** The model whose artifact a test removes from R2; put back by the next run's seeding. */
@@ -95,12 +75,7 @@ let victim: string | undefined;
 
 afterAll(async () => {
   await stopWranglerDev(child);
-  if (victim) {
-    const stamp = path.join(STATE, 'seeded-artifacts.json');
-    const seeded = JSON.parse(fs.readFileSync(stamp, 'utf8')) as Record<string, string>;
-    delete seeded[R2_KEYS.model(victim)];
-    writeStamp(stamp, seeded);
-  }
+  if (victim) forgetSeeded(STATE, R2_KEYS.model(victim));
 });
 
 describe('placement', () => {

@@ -39,25 +39,8 @@ export interface RowsAnswer extends RowsPayload {
 /** A part's top-k answer (local rows) with its scan time. */
 export type PartTopK = TopKResult & { ms: number };
 
-/** The RPC surface of a host as its callers see it. */
-export interface HostStub {
-  run(method: HostMethod, args: unknown[]): Promise<HostAnswer<unknown>>;
-  rows(id: string, words: string[]): Promise<HostAnswer<RowsAnswer>>;
-  /** Int8 rows and scales of these local rows of a sharded model's part placed here. */
-  partRows(id: string, source: string, rows: number[]): Promise<HostAnswer<{ rows: Int8Array; scales: Float32Array }>>;
-  /** A part's top-k of a query over its local rows. */
-  partTopK(
-    id: string,
-    source: string,
-    query: Float32Array,
-    k: number,
-    options: TopKOptions,
-  ): Promise<HostAnswer<PartTopK>>;
-  /** cos(query, row) for these local rows of a part. */
-  partScores(id: string, source: string, query: Float32Array, rows: Int32Array): Promise<HostAnswer<Float32Array>>;
-  memory(): Promise<ReturnType<typeof isolateMemory>>;
-  statuses(ids: string[]): Promise<LoadingStatus[]>;
-}
+/** The RPC surface of a host as its callers see it: what hostCalls answers, method by method. */
+export type HostStub = ReturnType<typeof hostCalls>;
 
 /**
  * The engine source of a host for one call: the Worker's, plus rows of models placed on other
@@ -160,10 +143,13 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
         const model = await getModel(env, id, ctx);
         return { manifest: model.manifest, ...rowsPayload(model.index, words) };
       }),
+    /** Int8 rows and scales of these local rows of a sharded model's part placed here. */
     partRows: (id: string, source: string, rows: number[]) =>
       held(async () => (await loadPart(env, ctx, id, source)).index.rawRows(rows)),
+    /** A part's top-k of a query over its local rows. */
     partTopK: (id: string, source: string, query: Float32Array, k: number, options: TopKOptions) =>
       held(async () => partTopK(await loadPart(env, ctx, id, source), query, k, options)),
+    /** cos(query, row) for these local rows of a part. */
     partScores: (id: string, source: string, query: Float32Array, rows: Int32Array) =>
       held(async () => (await loadPart(env, ctx, id, source)).index.scores(query, rows)),
     memory: async (): Promise<ReturnType<typeof isolateMemory>> => isolateMemory(env),

@@ -15,6 +15,7 @@ import { placementOf } from '../../../build/placement';
 import { ensureShardArtifacts } from '../../../build/model-shards';
 import { ensureDevVars, readDevVars } from '../../../build/dev-vars';
 import { QUIET_ENV, ROOT, wranglerSpawn } from '../../../build/wrangler';
+import { writeStamp } from '../../../build/stamp';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -125,4 +126,36 @@ export async function mint(secret: string, claims: Record<string, unknown>, ttlS
     .setProtectedHeader({ alg: 'HS256' })
     .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
     .sign(new TextEncoder().encode(secret));
+}
+
+/**
+ * A workspace on the local server at `base` with a tokens quota of `limit`, an admin token and
+ * the workspace's token (both for `sub`, valid 2 h).
+ */
+export async function createWorkspace(
+  base: string,
+  workspace: string,
+  sub: string,
+  limit: number,
+): Promise<{ admin: string; token: string }> {
+  const secret = devSecret();
+  const admin = await mint(secret, { scope: 'admin', sub }, 7200);
+  const created = await fetch(`${base}/api/admin/v1/workspaces`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      id: workspace,
+      quotas: [{ usageTypeKey: 'tokens', limitAmount: limit, limitAmountDaily: limit }],
+    }),
+  });
+  if (created.status !== 201) throw new Error(`workspace ${workspace}: ${created.status} ${await created.text()}`);
+  return { admin, token: await mint(secret, { workspaceId: workspace, sub }, 7200) };
+}
+
+/** Forgets that `key` was seeded into the state directory `state`, so the next start puts it again. */
+export function forgetSeeded(state: string, key: string): void {
+  const stamp = path.join(state, 'seeded-artifacts.json');
+  const seeded = JSON.parse(fs.readFileSync(stamp, 'utf8')) as Record<string, string>;
+  delete seeded[key];
+  writeStamp(stamp, seeded);
 }

@@ -22,3 +22,14 @@ export const sampleDimensions = (language: string, storedId: number) => [
   { id: 2, type: 'axis', name: 'mood', words: ['good', 'great'], oppositeWords: ['bad', 'awful'] },
   { id: storedId, type: 'dimension' },
 ];
+
+/** Stores the sample dimension (seeds only English has: aligned models take them from the companion); its id. */
+export async function storeSampleDimension(base: string, admin: string): Promise<number> {
+  const r = await fetch(`${base}/api/admin/v1/dimensions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'weather', words: ['sunshine', 'drizzle', 'overcast'] }),
+  });
+  if (r.status !== 201) throw new Error(`stored dimension: ${r.status} ${await r.text()}`);
+  return ((await r.json()) as { id: number }).id;
+}
