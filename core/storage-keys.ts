@@ -56,6 +56,6 @@ export const CATALOG_GENERATION_KEY = 'catalog:generation';
 export const KV_KEYS = {
   /** The parsed catalog of one generation; bump `v1` when the cached shape changes, so a deploy never reads entries of the old shape. */
   catalog: (generation: string) => `catalog:v1:${generation}`,
-  /** Hex SHA-256 of an R2 object without a stored checksum, per etag (worker/catalog/artifacts.ts). */
+  /** Hex SHA-256 of an R2 object without a stored checksum, per etag (worker/artifacts/routes.ts). */
   artifactSha256: (r2Key: string, etag: string) => `artifact-sha256:${r2Key}:${etag}`,
 } as const;

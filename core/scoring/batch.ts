@@ -11,7 +11,6 @@
 import type { VectorIndex } from '../types';
 import { newFormTokens, type FormTokens, type ScoringTokenizer, type TokenForm } from '../tokenizer';
 import { frequencyScore, type DimensionQuery } from './common';
-import { dimensionScale, mapperScale, type FactorScale } from './composed';
 import { dimensionTextScores } from './representation';
 import {
   composeForms,
@@ -19,8 +18,11 @@ import {
   emphasized,
   computeFormInfo,
   stopFlag,
+  dimensionScale,
+  mapperScale,
   type CompiledComposition,
   type ComposedItem,
+  type FactorScale,
 } from './composition';
 import type { FormLike, Representation, ResolvedMapper } from './types';
 

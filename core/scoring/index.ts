@@ -21,5 +21,7 @@ export {
   NEGATION_SCOPE,
   type ComposedItem,
   type CompositionMode,
+  composedScore,
+  plainItems,
+  mapperScale,
 } from './composition';
-export { composedScore, plainItems, mapperScale } from './composed';

@@ -16,8 +16,16 @@ import {
 import type { WordLexicon } from './candidates';
 import { requestDimensions } from './dimensions';
 import { DEFAULT_REPRESENTATION, dimensionTextScores } from './representation';
-import { compileComposition, composeText, type CompiledComposition } from './composition';
-import { composedScore, dimensionScale, mapperScale, plainItems, type TextItems } from './composed';
+import {
+  compileComposition,
+  composeText,
+  composedScore,
+  dimensionScale,
+  mapperScale,
+  plainItems,
+  type CompiledComposition,
+  type TextItems,
+} from './composition';
 import type { CompositionData } from '../tokenizer/format';
 import type { ScoringTokenizer } from '../tokenizer';
 import { batchScores, buildBatch, type RawTextScores } from './batch';

@@ -1,5 +1,5 @@
 /**
- * Artifact endpoints (worker/catalog/artifacts.ts): auth, bytes identical to R2, SHA-256 header
+ * Artifact endpoints (worker/artifacts/routes.ts): auth, bytes identical to R2, SHA-256 header
  * equal to a digest computed here, ETag / If-None-Match -> 304, unknown ids, OpenAPI entries,
  * stored-dimension seeds, and the playground route serving web/ objects from R2.
  */

@@ -1,6 +1,5 @@
 /**
- * Global (not workspace-scoped) routes: the embedding-model and mapper catalogs, and the
- * model-scoped vocabulary endpoints (word availabilities, similarity matrices).
+ * The embedding-model and mapper catalogs (tag Catalog; global, not workspace-scoped).
  * The catalogs come from the manifest / mapper-info JSON sidecars in R2 (models/*.json,
  * mappers/{modelId}/*.json), cached in isolate memory and KV (worker/catalog/store.ts: staleness and
  * invalidation); loadingStatus is what the model's host answers (worker/hosts/router.ts modelStatuses),
@@ -12,22 +11,10 @@ import { catalogManifest, catalogMappersOf, getCatalog, refreshCatalog, type Cat
 import { ApiError, excerpt } from '../../core/problem';
 import { getManifest, type LoadingStatus } from '../sources/models';
 import { waitUntilOf } from '../sources';
-import { modelStatuses, scorerOf } from '../hosts/router';
-import {
-  CatalogQuerySchema,
-  EmbeddingModelPageSchema,
-  EmbeddingModelSchema,
-  errorResponses,
-  jsonBody,
-  MapperPageSchema,
-  ModelIdParams,
-  ModelParams,
-  pageObject,
-  requests,
-  responses,
-  security,
-} from '../http/openapi';
+import { modelStatuses } from '../hosts/router';
+import { errorResponses, ModelIdParams, pageObject, security } from '../http/openapi';
 import { newRouter } from '../http/router';
+import { CatalogQuerySchema, EmbeddingModelPageSchema, EmbeddingModelSchema, MapperPageSchema } from './schemas';
 
 /** 1-based pagination; a page beyond the last is empty; size is echoed as requested. */
 function paginate<T>(items: T[], page: number, size: number): { page: ReturnType<typeof pageObject>; data: T[] } {
@@ -127,38 +114,6 @@ const listMappersRoute = createRoute({
   },
 });
 
-const availabilitiesRoute = createRoute({
-  method: 'post',
-  path: '/embedding-models/{embeddingModelId}/word-availabilities',
-  tags: ['Vocabulary'],
-  summary: 'Which words are in the model vocabulary (and in the allow-list when one is given)',
-  security,
-  request: { params: ModelParams, body: jsonBody(requests.WordAvailabilitiesRequestSchema) },
-  responses: {
-    200: {
-      description: 'One availability per requested word',
-      content: { 'application/json': { schema: responses.WordAvailabilitiesResponseSchema } },
-    },
-    ...errorResponses(401, 404, 413, 422, 503),
-  },
-});
-
-const matrixRoute = createRoute({
-  method: 'post',
-  path: '/embedding-models/{embeddingModelId}/word-similarity-matrices',
-  tags: ['Vocabulary'],
-  summary: 'Pairwise cosine similarity of the in-vocabulary words, rounded to two decimals',
-  security,
-  request: { params: ModelParams, body: jsonBody(requests.SimilarityMatrixRequestSchema) },
-  responses: {
-    200: {
-      description: 'Square matrix aligned with words',
-      content: { 'application/json': { schema: responses.SimilarityMatrixResponseSchema } },
-    },
-    ...errorResponses(401, 404, 413, 422, 503),
-  },
-});
-
 export const catalogRoutes = newRouter();
 
 catalogRoutes.openapi(listModelsRoute, async (c) => {
@@ -225,15 +180,4 @@ catalogRoutes.openapi(listMappersRoute, async (c) => {
     (e) => e.multilingual || (matches(e.country, q.country) && matches(e.language, q.language)),
   );
   return c.json(paginate(filtered, q.page, q.size), 200);
-});
-
-catalogRoutes.openapi(availabilitiesRoute, async (c) => {
-  const { embeddingModelId } = c.req.valid('param');
-  return c.json(await scorerOf(c).wordAvailabilities(embeddingModelId, c.req.valid('json')), 200);
-});
-
-catalogRoutes.openapi(matrixRoute, async (c) => {
-  const { embeddingModelId } = c.req.valid('param');
-  const result = await scorerOf(c).similarityMatrix(embeddingModelId, c.req.valid('json'));
-  return c.json(result, 200);
 });

@@ -6,7 +6,6 @@ import { createRoute } from '@hono/zod-openapi';
 import { ApiError } from '../../core/problem';
 import { createDimension, getDimension, listDimensions } from './store';
 import {
-  CreateDimensionSchema,
   decimalInteger,
   errorResponses,
   jsonBody,
@@ -14,8 +13,8 @@ import {
   pageObject,
   PageSchema,
   security,
-  StoredDimensionSchema,
 } from '../http/openapi';
+import { CreateDimensionSchema, StoredDimensionSchema } from './schemas';
 import { z } from '@hono/zod-openapi';
 import { newRouter } from '../http/router';
 

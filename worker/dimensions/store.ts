@@ -6,7 +6,7 @@
 import type { StoredDimensionSeeds } from '../../core/scoring';
 import type { Env } from '../env';
 import type { z } from '@hono/zod-openapi';
-import { FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID, type StoredDimensionSchema } from '../http/openapi';
+import { FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID, type StoredDimensionSchema } from './schemas';
 
 export type StoredDimension = z.infer<typeof StoredDimensionSchema>;
 

@@ -10,7 +10,6 @@ import { LIMITS } from '../../core/limits';
 import { identifier, requestSchemas, type Documenter } from '../../core/requests';
 import { responseSchemas } from '../../core/responses';
 import { WorkspaceIdParam } from '../ids';
-import { ILL_FORMED_MESSAGE, isWellFormed } from '../well-formed';
 
 const openapi: Documenter = (schema, doc) => {
   if (typeof doc === 'string') return schema.openapi(doc);
@@ -85,110 +84,6 @@ export function decimalInteger(min: number, max?: number) {
 export const pageNumber = () => decimalInteger(1).default(1).openapi({ default: 1 });
 /** A page size query parameter (1 to `max`, default 20). */
 export const pageSize = (max: number) => decimalInteger(1, max).default(20).openapi({ default: 20 });
-
-export const CatalogQuerySchema = z.object({
-  country: z.string().max(10).optional().openapi({ description: 'ISO 3166-1 alpha-2 filter.' }),
-  language: z.string().max(10).optional().openapi({ description: 'ISO 639-1 filter.' }),
-  page: pageNumber().openapi({ description: '1-based page number.' }),
-  size: pageSize(LIMITS.catalogPageSize).openapi({
-    description: `Entries per page, at most ${LIMITS.catalogPageSize}.`,
-  }),
-});
-
-export const MapperBundleSchema = z
-  .object({ key: z.string(), variables: z.array(z.string()), translationKey: z.string(), label: z.string() })
-  .openapi('MapperBundle');
-
-export const EmbeddingModelSchema = z
-  .object({
-    id: z.string(),
-    language: z.string(),
-    country: z.string(),
-    version: z.string(),
-    sources: z.array(z.string()),
-    features: z.array(z.string()),
-    tag: z.string(),
-    trainingYear: z.string(),
-    trainingMonth: z.string(),
-    label: z.string(),
-    languageLabel: z.string(),
-    countryLabel: z.string(),
-    monthLabel: z.string(),
-    tokenCount: z.number().int(),
-    hasTranslation: z.boolean(),
-    loadingStatus: z.enum(['loaded', 'not loaded', 'loading', 'error']),
-    vocabularySize: z.number().int().openapi({ description: 'Extension: words in the vocabulary.' }),
-    dimensions: z.number().int().openapi({ description: 'Extension: vector dimensions.' }),
-    license: z.string().openapi({ description: 'Extension: license of the vectors.' }),
-    _embedded: z.object({ mappers: z.array(MapperBundleSchema) }),
-  })
-  .openapi('EmbeddingModel');
-
-export const EmbeddingModelPageSchema = z
-  .object({ page: PageSchema, data: z.array(EmbeddingModelSchema) })
-  .openapi('EmbeddingModelPage');
-
-export const MapperCatalogEntrySchema = z
-  .object({
-    key: z.string(),
-    variables: z.array(z.string()),
-    translationKey: z.string(),
-    label: z.string(),
-    country: z.string().nullable(),
-    language: z.string().nullable(),
-    countryLabel: z.string().nullable(),
-    languageLabel: z.string().nullable(),
-    multilingual: z.boolean(),
-  })
-  .openapi('MapperCatalogEntry');
-
-export const MapperPageSchema = z
-  .object({ page: PageSchema, data: z.array(MapperCatalogEntrySchema) })
-  .openapi('MapperPage');
-
-export const StoredDimensionSchema = z
-  .object({
-    id: z.number().int(),
-    name: z.string(),
-    language: z.string(),
-    description: z.string(),
-    words: z.array(z.string()),
-    createdAt: z.string(),
-  })
-  .openapi('StoredDimension');
-
-/** Ids below this are reserved for the dimensions seeded by migrations. */
-export const FIRST_CREATED_DIMENSION_ID = 100;
-export const MAX_DIMENSION_ID = 2_147_483_647;
-
-export const CreateDimensionSchema = z
-  .object({
-    id: z
-      .number()
-      .int()
-      .min(FIRST_CREATED_DIMENSION_ID)
-      .max(MAX_DIMENSION_ID)
-      .optional()
-      .openapi({
-        description: `Omit to take the lowest free id >= ${FIRST_CREATED_DIMENSION_ID}; ids below it are reserved for the seeded set.`,
-      }),
-    // Stored in D1: well-formed Unicode only (worker/well-formed.ts).
-    name: z.string().min(1).max(LIMITS.nameCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE),
-    language: z
-      .string()
-      .regex(/^[a-z]{2}$/)
-      .default('en'),
-    description: z
-      .string()
-      .max(LIMITS.dimensionDescriptionCharacters)
-      .refine(isWellFormed, ILL_FORMED_MESSAGE)
-      .optional(),
-    words: z
-      .array(z.string().trim().min(1).max(LIMITS.wordCharacters).refine(isWellFormed, ILL_FORMED_MESSAGE))
-      .min(1)
-      .max(LIMITS.seedOrWhitelistWords),
-  })
-  .openapi('CreateDimension');
 
 export const ListQuerySchema = z.object({
   page: pageNumber(),

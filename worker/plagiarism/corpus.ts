@@ -24,7 +24,7 @@ import { sha256Hex } from '../../core/digest';
 import { keepAlive, type WaitUntil } from '../../core/shared-load';
 import { R2_KEYS } from '../../core/storage-keys';
 import type { z } from '@hono/zod-openapi';
-import type { PageSchema } from './routes';
+import type { CorpusPageSchema } from './schemas';
 
 export interface PageInput {
   url: string;
@@ -33,7 +33,7 @@ export interface PageInput {
 }
 
 /** A stored reference page (the PlagiarismPage of the admin API). */
-export type PageRecord = z.infer<typeof PageSchema>;
+export type PageRecord = z.infer<typeof CorpusPageSchema>;
 
 export interface IngestedPage extends PageRecord {
   /** True when the URL was already in the corpus and this ingestion replaced it. */

@@ -1,10 +1,10 @@
 /**
- * Workspace-scoped scoring routes: text-scores, word-scores, autocomplete-suggestions.
+ * Workspace-scoped scoring routes (tag Scoring): text-scores, word-scores.
  * Validate (zod) -> load model, language data, mappers, stored dimensions -> core/scoring ->
  * meter -> respond. Auth and the workspace check run in app.ts middleware.
  */
 import { createRoute } from '@hono/zod-openapi';
-import { charge, requireWorkspaceExists } from '../quotas/charge';
+import { charge } from '../quotas/charge';
 import { scorerOf } from '../hosts/router';
 import { metered } from '../http/timing';
 import { errorResponses, jsonBody, requests, responses, security, WorkspaceParams } from '../http/openapi';
@@ -46,24 +46,6 @@ const wordScoresRoute = createRoute({
   },
 });
 
-const autocompleteRoute = createRoute({
-  method: 'post',
-  path: '/autocomplete-suggestions',
-  tags: ['Vocabulary'],
-  summary: 'Up to ten completions of a prefix from the model vocabulary: dictionary words first, most frequent first',
-  description:
-    'Matching folds case and diacritics; junk (no letter, rare non-words), stop words, pronouns and auxiliaries are not suggested; proper nouns come capitalized, acronyms in capitals, and a leading capital typed by the user is kept (docs/vocabulary.md).',
-  security,
-  request: { params: WorkspaceParams, body: jsonBody(requests.AutocompleteRequestSchema) },
-  responses: {
-    200: {
-      description: 'Suggestions, best first',
-      content: { 'application/json': { schema: responses.AutocompleteResponseSchema } },
-    },
-    ...errorResponses(401, 403, 404, 413, 422, 503),
-  },
-});
-
 export const scoringRoutes = newRouter();
 
 scoringRoutes.openapi(textScoresRoute, async (c) => {
@@ -77,12 +59,5 @@ scoringRoutes.openapi(textScoresRoute, async (c) => {
 scoringRoutes.openapi(wordScoresRoute, async (c) => {
   const response = await scorerOf(c).wordScores(c.req.valid('json'));
   await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount: response.data.length }));
-  return c.json(response, 200);
-});
-
-scoringRoutes.openapi(autocompleteRoute, async (c) => {
-  const response = await scorerOf(c).autocomplete(c.req.valid('json'));
-  // Free, but like the metered routes only for a workspace that exists (404 NOT_FOUND otherwise).
-  await requireWorkspaceExists(c);
   return c.json(response, 200);
 });

@@ -1,5 +1,5 @@
 /**
- * Text scores from composed items (core/scoring/composition.ts): the weighted mean of the items'
+ * Text scores from composed items (compose.ts): the weighted mean of the items'
  * composed values per factor, and the `explain` token lists. docs/text-scores.md has the formula:
  *
  *   score = sum_i w_i * c_i / sum_i w_i,   c_i = n + (v_i - n) * scale_i * N^negations_i
@@ -8,14 +8,13 @@
  * N = -0.74 on bipolar factors, 0.26 on unipolar ones; w_i: the contrast weight).
  * With composition "mean" every item has w = 1, scale = 1 and no negation: the plain mean.
  */
-import { composedValue, type ComposedItem } from './composition';
-import { LIMITS } from '../limits';
-import type { ExplainedToken, ResolvedMapper } from './types';
+import { LIMITS } from '../../limits';
+import type { ExplainedToken, ResolvedMapper } from '../types';
+import { composedValue } from './compose';
+import type { ComposedItem } from './items';
 
 /** At most this many tokens per factor in `explanation`. */
 const EXPLAIN_TOKENS = LIMITS.explainedTokens;
-
-export { plainItems } from './composition';
 
 /** Neutral point and polarity of a factor's scale. */
 export interface FactorScale {

@@ -13,6 +13,7 @@ import { newRouter } from '../http/router';
 const route = createRoute({
   method: 'post',
   path: '/tokenizations',
+  tags: ['Tokenization'],
   summary: 'Split a text into tokens with lemma, stop-word flag and synonyms (en, de, fr, ja)',
   description:
     "Punctuation is not a token; numbers, hyphenated words, URLs and e-mail addresses are one token each; French elisions (L'homme -> L', homme) and English contractions (don't -> do, n't) are split. Japanese is segmented into words. Meters `tokens` = tokenCount.",
