@@ -18,7 +18,7 @@ import { requestBody, requestIds } from './request-guards';
 import { StorageError, storageGuard } from './storage-guard';
 import { problemResponse } from './http/problem-response';
 import { newRouter } from './http/router';
-import { releaseRequestModels } from './sources/models';
+import { releaseRequestModels } from './sources/memory-budget';
 import { waitUntilOf } from './sources';
 import { healthRoutes } from './health/routes';
 import { diagnosticsRoutes } from './health/diagnostics';

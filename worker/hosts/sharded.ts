@@ -21,7 +21,8 @@ import { ApiError } from '../../core/problem';
 import type { WaitUntil } from '../../core/shared-load';
 import type { TopKOptions } from '../../core/types';
 import type { Env } from '../env';
-import { getManifest, getModel, type LoadedModel } from '../sources/models';
+import { getManifest, getModel } from '../sources/models';
+import type { LoadedModel } from '../sources/model-entries';
 import { callHost } from './router';
 import { hostStub } from './placement';
 

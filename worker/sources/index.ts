@@ -13,7 +13,8 @@ import { storedSeeds } from '../dimensions/store';
 import type { AppEnv, Env } from '../env';
 import { phases } from '../http/timing';
 import { getLanguageData } from './language-data';
-import { admitLanguage, awaitLanguage, getModel } from './models';
+import { getModel } from './models';
+import { admitLanguage, awaitLanguage } from './memory-budget';
 
 export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource {
   return {

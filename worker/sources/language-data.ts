@@ -22,7 +22,7 @@ const sizes = new Map<string, number>();
  */
 const loading = new Set<{ language: string; bytes: number; admitted: boolean }>();
 
-/** What the budget's admission of one language load needs (./models.ts admitLanguage). */
+/** What the budget's admission of one language load needs (./memory-budget.ts admitLanguage). */
 export interface LanguageAdmission {
   /** `f` evaluated as if the load were admitted (what the budget would count then). */
   counted<T>(f: () => T): T;
@@ -64,7 +64,7 @@ export async function languageObjectSize(env: Env, language: string): Promise<nu
 
 /**
  * The parsed data of `language` (rejects when R2 has none or it cannot be parsed). `admit`
- * waits until the budget has room for the data (./models.ts admitLanguage) or rejects with 503.
+ * waits until the budget has room for the data (./memory-budget.ts admitLanguage) or rejects with 503.
  */
 export function getLanguageData(
   env: Env,
