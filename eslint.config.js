@@ -54,7 +54,7 @@ export default tseslint.config(
   {
     // Tests, and the playground page that renders answers of the API and of the offline scorer
     // side by side, read untyped JSON.
-    files: ['test/**/*.ts', 'bench/**/*.ts', 'browser/playground/**/*.ts'],
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'eval/**/*.ts', 'browser/playground/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {

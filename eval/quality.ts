@@ -635,7 +635,7 @@ export async function run(): Promise<Record<string, number | string>> {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
-  // Sentiment first, then the DBpedia topic classification (bench/quality-topics.ts); one JSON line for both.
+  // Sentiment first, then the DBpedia topic classification (eval/quality-topics.ts); one JSON line for both.
   run()
     .then(async (f) => {
       console.log('\n[bench] topics: DBpedia-14 dev, arg-max dimension');

@@ -33,7 +33,7 @@ import {
   type TextScoringInput,
 } from '../core/scoring';
 import { parseLanguageData, tokenize } from '../core/tokenizer';
-import { runIfMain } from './main';
+import { runIfMain } from '../bench/main';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** ../shared/data next to the repository (a git worktree under /work/wt/ falls back to /work/shared). */
