@@ -1,5 +1,5 @@
 /**
- * Model artifact corruption (core/artifact.ts): every corrupt file, crafted with the independent
+ * Model artifact corruption (core/artifact/): every corrupt file, crafted with the independent
  * assembler of the documented layout, is refused with an ArtifactError naming what is wrong.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Model artifact format (core/artifact.ts): murmur3 reference values, round trip, zero-copy views,
+ * Model artifact format (core/artifact/): murmur3 reference values, round trip, zero-copy views,
  * sorted index order, writer input checks and the vocabulary sections (flags, folded index,
  * antonym links); the writer equals an independent assembler of the documented layout.
  */

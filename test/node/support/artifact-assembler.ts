@@ -1,6 +1,6 @@
 /**
  * Builders of model artifact inputs (random Unicode/case vocabularies) and an independent
- * assembler written from the documented layout of core/artifact.ts, used to craft exact and
+ * assembler written from the documented layout of core/artifact/, used to craft exact and
  * corrupt files (so the documentation is tested too). Shared by the artifact tests.
  */
 import { expect } from 'vitest';
