@@ -20,7 +20,7 @@
  * synonyms that passed the similarity filter against the language's default model.
  */
 import { FLAG, POS_FLAGS, type LanguageData } from './data';
-import { segmentAlphabetic, segmentJapanese, type Span } from './segment';
+import { segment, type Span } from './segment';
 import type { Language } from './languages';
 import { LIMITS } from '../limits';
 import type { Token, Tokenization } from '../responses';
@@ -29,6 +29,7 @@ import { capitalize } from '../vocab-quality';
 
 export { SUPPORTED_LANGUAGES, normalizeLanguage, type Language } from './languages';
 export { parseLanguageData, LanguageData } from './data';
+export { segment } from './segment';
 
 export type { Token, Tokenization } from '../responses';
 
@@ -387,43 +388,6 @@ export function partOfSpeechGuess(
     if (prev !== undefined && DE_ARTICLES.has(prev)) return FLAG.NOUN | FLAG.ADJ;
   } else if (prev !== undefined && FR_DETERMINERS.has(prev)) return FLAG.NOUN | FLAG.ADJ;
   return (data.flagsOf(data.find(lemma)) | data.flagsOf(data.find(lower))) & POS_FLAGS;
-}
-
-export function segment(text: string, data: LanguageData): Span[] {
-  return data.language === 'ja'
-    ? segmentJapanese(text, data)
-    : splitHashtags(text, segmentAlphabetic(text, 0, text.length, data.language, data));
-}
-
-/** A lower-case letter followed by an upper-case one: a word boundary inside a camel-case hashtag. */
-const CASE_CHANGE = /(?<=\p{Ll})(?=\p{Lu})/gu;
-
-/**
- * Camel-case hashtags are several words (#NotHappy -> Not, Happy; #soooGood -> sooo, Good), as
- * social-media text preprocessing splits them (e.g. ekphrasis, Baziotis et al. 2017): a span right
- * after "#" is cut where a lower-case letter meets an upper-case one and both pieces have at least
- * two characters (#iPhone and #eBay stay whole). Spans are substrings still, in order.
- */
-function splitHashtags(text: string, spans: Span[]): Span[] {
-  if (text.indexOf('#') < 0) return spans;
-  let out: Span[] | null = null;
-  for (let k = 0; k < spans.length; k++) {
-    const sp = spans[k]!;
-    let pieces: Span[] | null = null;
-    if (sp.start > 0 && text.charCodeAt(sp.start - 1) === 0x23) {
-      const word = text.slice(sp.start, sp.end);
-      let from = 0;
-      for (const m of word.matchAll(CASE_CHANGE)) {
-        if (m.index - from < 2 || word.length - m.index < 2) continue;
-        (pieces ??= []).push({ start: sp.start + from, end: sp.start + m.index });
-        from = m.index;
-      }
-      if (pieces) pieces.push({ start: sp.start + from, end: sp.end });
-    }
-    if (pieces && !out) out = spans.slice(0, k);
-    if (out) out.push(...(pieces ?? [sp]));
-  }
-  return out ?? spans;
 }
 
 export interface TokenizeOptions {
