@@ -25,7 +25,10 @@ import {
   type LanguageData,
 } from '../../core/tokenizer/index';
 import { probeText, scannerAgrees, scanWords, scanWordsUnchecked } from '../../core/tokenizer/scan';
-import { ctype, icuWords, segmentAlphabetic, tinySegment, type Span } from '../../core/tokenizer/segment';
+import { segmentAlphabetic } from '../../core/tokenizer/alphabetic';
+import { icuWords } from '../../core/tokenizer/icu-words';
+import type { Span } from '../../core/tokenizer/segment';
+import { ctype, tinySegment } from '../../core/tokenizer/tiny-segmenter';
 import type { SegmenterModel } from '../../core/tokenizer/data';
 import { prng } from '../../core/prng';
 

@@ -18,7 +18,7 @@ import {
   type LanguageData,
 } from '../../core/tokenizer/index';
 import { countWords, splitWords } from '../../core/plagiarism';
-import { icuWords } from '../../core/tokenizer/segment';
+import { icuWords } from '../../core/tokenizer/icu-words';
 import { scanWords } from '../../core/tokenizer/scan';
 
 const data = {} as Record<Language, LanguageData>;
