@@ -3,7 +3,7 @@
  * JavaScript object per word) plus the int8 matrix inside WASM memory, scored by core/kernels.ts.
  *
  * Lookup keys are the UTF-8 bytes of word.toLowerCase(), compared bytewise, exactly as the
- * artifact's SIDX section is sorted (core/artifact.ts). ASCII words are lower-cased on the fly
+ * artifact's SIDX section is sorted (core/artifact/). ASCII words are lower-cased on the fly
  * while comparing; words with non-ASCII bytes are decoded, lower-cased and re-encoded (rare).
  */
 import { ArtifactError, compareBytes, decodeWord, keyBytes, parseArtifact, type ParsedArtifact } from './artifact';
@@ -101,7 +101,7 @@ export class EmbeddingModel implements VectorIndex {
           this.antonymPairs.byteLength) + this.offsets.byteLength;
   }
 
-  /** Verifies and loads an artifact (core/artifact.ts); throws ArtifactError when it is corrupt. */
+  /** Verifies and loads an artifact (core/artifact/); throws ArtifactError when it is corrupt. */
   static fromArrayBuffer(
     buffer: ArrayBuffer | Uint8Array,
     kernels: Kernels,

@@ -5,7 +5,7 @@
  * with them, so a renamed key cannot drift between the two.
  *
  * R2 layout:
- *   models/{modelId}.emb                 model artifact (core/artifact.ts)
+ *   models/{modelId}.emb                 model artifact (core/artifact/)
  *   models/{modelId}.json                its ModelManifest as JSON (catalog reads only these)
  *   mappers/{modelId}/{bundleKey}.bin    mapper bundle (values for every vocabulary row)
  *   mappers/{modelId}/{bundleKey}.json   its MapperBundleInfo as JSON (catalog reads only these)

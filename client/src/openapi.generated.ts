@@ -2394,7 +2394,7 @@ export interface paths {
     };
     /**
      * Download an embedding-model artifact (offline scoring in the browser)
-     * @description The model artifact (core/artifact.ts: vocabulary, sorted index, int8 rows) exactly as the Worker loads it. Also sends X-Model-Version and X-Model-Checksum (the manifest fields).
+     * @description The model artifact (core/artifact/: vocabulary, sorted index, int8 rows) exactly as the Worker loads it. Also sends X-Model-Version and X-Model-Checksum (the manifest fields).
      */
     get: {
       parameters: {

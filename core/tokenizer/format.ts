@@ -20,7 +20,7 @@ export interface LanguageMeta {
   counts: Record<string, number>;
   /** Japanese: the TinySegmenter model (feature tables and bias). */
   segmenter?: { bias: number; tables: Record<string, Record<string, number>> };
-  /** Word lists of the text-score composition rules (core/scoring/composition.ts; build/composition-lists.ts). */
+  /** Word lists of the text-score composition rules (core/scoring/composition/; build/composition-lists.ts). */
   composition?: CompositionData;
 }
 

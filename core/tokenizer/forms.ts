@@ -62,7 +62,7 @@ export class TokenForm {
   row = -1;
   freq = 0;
   /**
-   * Compiled composition of the scorer (core/scoring/composition.ts) and what it keeps of the
+   * Compiled composition of the scorer (core/scoring/composition/) and what it keeps of the
    * form there: its info (opaque here), and of it the numbers every token needs.
    */
   composedBy: unknown = null;

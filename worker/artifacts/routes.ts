@@ -68,7 +68,7 @@ const modelArtifactRoute = (path: string, summary: string, description: string, 
 const modelRoute = modelArtifactRoute(
   '/models/{id}',
   'Download an embedding-model artifact (offline scoring in the browser)',
-  'The model artifact (core/artifact.ts: vocabulary, sorted index, int8 rows) exactly as the Worker loads it. Also sends X-Model-Version and X-Model-Checksum (the manifest fields).',
+  'The model artifact (core/artifact/: vocabulary, sorted index, int8 rows) exactly as the Worker loads it. Also sends X-Model-Version and X-Model-Checksum (the manifest fields).',
   'The model artifact',
 );
 
