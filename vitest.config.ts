@@ -5,10 +5,13 @@ import fs from 'node:fs';
 import { jwksUpstream } from './test/support/upstreams/jwks';
 import { gateService } from './test/support/upstreams/gate';
 import { ensureDevVars } from './build/dev-vars';
+import { quietExpectedRuntimeOutput } from './test/support/quiet-output';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
 // The workerd tests read JWT_SECRET from .dev.vars (git-ignored): create it before the pool starts.
 ensureDevVars(root);
+// Only what a test did not cause on purpose reaches the output (test/support/quiet-output.ts).
+quietExpectedRuntimeOutput();
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(root, 'worker/migrations'));

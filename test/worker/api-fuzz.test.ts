@@ -191,7 +191,9 @@ async function check(method: string, path: string, headers: Record<string, strin
   const exec = createExecutionContext();
   const res = await worker.fetch(new Request(`http://x${path}`, { method, headers, body: payload }), env, exec);
   await waitOnExecutionContext(exec);
-  const text = await res.text();
+  // Binary answers (artifacts) are read as bytes: only JSON and text are decoded.
+  const type = res.headers.get('content-type') ?? '';
+  const text = /json|text/.test(type) ? await res.text() : `<${(await res.arrayBuffer()).byteLength} bytes ${type}>`;
   const ctx = `${method} ${path.slice(0, 200)} ${body?.slice(0, 300)} -> ${res.status} ${text.slice(0, 300)}`;
   expect(res.status, ctx).toBeLessThan(500);
   expect(res.headers.get('x-request-id'), ctx).toBeTruthy();
@@ -200,7 +202,7 @@ async function check(method: string, path: string, headers: Record<string, strin
     const p = JSON.parse(text);
     expect(typeof p.code, ctx).toBe('string');
     expect(p.status, ctx).toBe(res.status);
-  } else if ((res.headers.get('content-type') ?? '').includes('json')) {
+  } else if (type.includes('json')) {
     JSON.parse(text);
   }
   return res.status;
