@@ -140,9 +140,9 @@ function webArtifacts(): R2Artifact[] {
   }));
 }
 
-/** Ensure step: rebuild when an input changed (or the output is missing); tests skip it. */
+/** Ensure step: rebuild when an input changed (or the output is missing); skipped with browserBundle: false. */
 export async function ensureBrowser(options: EnsureOptions = {}): Promise<R2Artifact[]> {
-  if (options.forTests) return [];
+  if (options.browserBundle === false) return [];
   const hash = inputsHash();
   if (isFresh(hash)) return webArtifacts();
   const build = async (): Promise<R2Artifact[]> => {

@@ -76,8 +76,7 @@ export function defaultModelIsFresh(): boolean {
 
 /**
  * Ensure step: builds the default model when missing or stale (about 6 s: streaming the 307 MB
- * JSON dominates). Tests use the real model too (worker and node tests load it), so forTests
- * builds it as well.
+ * JSON dominates). Every caller gets it: the CLI, the tests and the benches load the real model.
  */
 export async function ensureDefaultModel(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
   if (defaultModelIsFresh()) return artifacts();

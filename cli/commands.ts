@@ -177,7 +177,7 @@ export async function models(argv: string[]): Promise<number> {
     const log = console.log;
     console.log = console.error;
     try {
-      const artifacts = await (await import('../build/ensure')).ensureBuilt({ forTests: true });
+      const artifacts = await (await import('../build/ensure')).ensureBuilt({ browserBundle: false });
       await writeOut(artifacts.map((a) => `${JSON.stringify({ key: a.key, file: a.file })}\n`).join(''));
     } finally {
       console.log = log;

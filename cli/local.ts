@@ -99,7 +99,7 @@ class FileSource implements EngineSource {
     const log = console.log;
     console.log = console.error;
     try {
-      await ensureBuilt({ forTests: true });
+      await ensureBuilt({ browserBundle: false });
     } finally {
       console.log = log;
     }
