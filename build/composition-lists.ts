@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CompositionData } from '../core/tokenizer/format';
 import type { Language } from '../core/tokenizer/languages';
-import { ROOT } from './wrangler';
+import { ROOT } from './paths';
 
 const B = 1; // booster (VADER B_INCR)
 const D = -1; // dampener (VADER B_DECR)

@@ -2,7 +2,8 @@
  * Regenerates what git does not hold, when missing or stale: the WASM kernels, the default
  * model, the aligned de/fr/ja models (build/aligned-models.ts), language data, mapper bundles and
  * the browser bundle. Used by `npm start`, `npm test` (vitest global setup), `npm run bench` and
- * the CLI. Each step returns the R2 objects it produced, which `npm start` seeds into local R2.
+ * the CLI (build/cli-steps.ts). Each step returns the R2 objects it produced, which `npm start`
+ * seeds into local R2.
  */
 export interface R2Artifact {
   /** Object key in the ARTIFACTS bucket. */

@@ -35,13 +35,15 @@ import { SUPPORTED_LANGUAGES, type Language } from '../core/tokenizer/languages'
 import type { R2Artifact, EnsureOptions } from './ensure';
 import { debianToolsAvailable, fetchDebianFile } from './debian';
 import { stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
-import { GENERATED, ROOT } from './wrangler';
+import { LANGUAGE_DIR, languageFile, ROOT } from './paths';
 import { COMPOSITION_SOURCES, compositionData } from './composition-lists';
 import { readWinkJson } from './vector-readers';
 
-const OUT_DIR = path.join(GENERATED, 'lang');
-const STAMP = path.join(OUT_DIR, 'stamp.json');
-const LOCK = path.join(OUT_DIR, 'build.lock');
+// Also exported here: the tests and benches import it from this module.
+export { languageFile } from './paths';
+
+const STAMP = path.join(LANGUAGE_DIR, 'stamp.json');
+const LOCK = path.join(LANGUAGE_DIR, 'build.lock');
 /** A build takes about 25 s (plus an apt-get update at worst); a lock this old was left by a killed build. */
 const LOCK_STALE_MS = 10 * 60_000;
 const require = createRequire(import.meta.url);
@@ -957,10 +959,6 @@ export function languageDataInputsHash(): string {
   return inputsHash();
 }
 
-export function languageFile(language: Language): string {
-  return path.join(OUT_DIR, `${language}.bin`);
-}
-
 function artifacts(): R2Artifact[] {
   return SUPPORTED_LANGUAGES.map((l) => ({
     key: R2_KEYS.languageData(l),
@@ -981,7 +979,7 @@ function isFresh(): boolean {
  * a build that stops halfway leaves the old stamp, so the next ensure builds again.
  */
 async function buildLanguageData(): Promise<Record<string, { bytes: number; ms: number }>> {
-  fs.mkdirSync(OUT_DIR, { recursive: true });
+  fs.mkdirSync(LANGUAGE_DIR, { recursive: true });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lang-data-'));
   const report: Record<string, { bytes: number; ms: number }> = {};
   try {
