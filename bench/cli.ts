@@ -17,7 +17,7 @@ import { benchTexts, coreTextScoring } from './text-scoring';
 const N = Number(process.env.BENCH_CLI_TEXTS ?? 100_000);
 
 async function main(): Promise<void> {
-  await ensureBuilt({ forTests: true });
+  await ensureBuilt({ browserBundle: false });
   const model = loadDefaultModel();
   const texts = benchTexts(model, N);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cli-'));

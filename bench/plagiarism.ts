@@ -322,7 +322,7 @@ export async function run(): Promise<BenchFigures> {
   const small = Number(process.env.BENCH_PLAG_SMALL ?? 1000);
   const large = Number(process.env.BENCH_PLAG_LARGE ?? 10_000);
   const warmup = 5;
-  await ensureBuilt({ forTests: true });
+  await ensureBuilt({ browserBundle: false });
 
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-plagiarism-'));
   console.log(`[bench:plagiarism] wrangler dev on ${BASE}, state in ${stateDir}`);

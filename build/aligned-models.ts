@@ -34,7 +34,7 @@ import {
   type SourceSpace,
 } from '../core/projection';
 import { R2_KEYS } from '../core/storage-keys';
-import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, ensureDefaultModel } from './default-model';
+import { ensureDefaultModel } from './default-model';
 import {
   mergeDictionaries,
   parseDictd,
@@ -48,7 +48,14 @@ import { importModel, IMPORTER_VERSION } from './import-model';
 import { debianToolsAvailable, fetchDebianFile } from './debian';
 import { readArrayBuffer } from './load-model';
 import { stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
-import { GENERATED } from './wrangler';
+import {
+  DEFAULT_MODEL_FILE,
+  DEFAULT_MODEL_ID,
+  DEFAULT_MODEL_MANIFEST_FILE,
+  modelFile,
+  modelManifestFile,
+  MODELS_DIR,
+} from './paths';
 
 /** Bump when the projection's output for the same dictionaries changes. */
 export const PROJECTION_VERSION = 2;
@@ -132,9 +139,8 @@ export const ALIGNED: Record<AlignedLanguage, AlignedSpec> = {
   },
 };
 
-const MODELS_DIR = path.join(GENERATED, 'models');
-export const alignedModelFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.emb`);
-export const alignedManifestFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.json`);
+export const alignedModelFile = (lang: AlignedLanguage): string => modelFile(ALIGNED[lang].id);
+export const alignedManifestFile = (lang: AlignedLanguage): string => modelManifestFile(ALIGNED[lang].id);
 /** word<TAB>English translation words (single words in the English vocabulary, at most 5): the cross-lingual mapper check. */
 export const alignedTranslationsFile = (lang: AlignedLanguage): string =>
   path.join(MODELS_DIR, `${ALIGNED[lang].id}.translations.tsv`);
@@ -147,7 +153,7 @@ function stampFor(lang: AlignedLanguage): Record<string, unknown> {
   return {
     packages: ALIGNED[lang].packages.map((p) => `${p.pkg}=${p.version}`),
     english: fs.existsSync(DEFAULT_MODEL_FILE)
-      ? JSON.parse(fs.readFileSync(path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.json`), 'utf8')).checksum
+      ? JSON.parse(fs.readFileSync(DEFAULT_MODEL_MANIFEST_FILE, 'utf8')).checksum
       : null,
     pivot: DEPENDS[lang].map((d) =>
       fs.existsSync(alignedManifestFile(d))

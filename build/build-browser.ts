@@ -12,10 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { R2_KEYS } from '../core/storage-keys';
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { withLock, writeStamp } from './stamp';
-import { GENERATED, ROOT } from './wrangler';
+import { BROWSER_LIB_DIR, BROWSER_WEB_DIR, GENERATED, KERNELS_WASM, ROOT } from './paths';
 
-const LIB_DIR = path.join(GENERATED, 'browser');
-const WEB_DIR = path.join(GENERATED, 'web');
 const STAMP = path.join(GENERATED, 'browser.stamp.json');
 /** `npm start` and the e2e server may build at once; a build takes well under a minute. */
 const LOCK = path.join(GENERATED, 'browser.lock');
@@ -45,7 +43,7 @@ function inputsHash(): string {
   const files = [
     ...walk(path.join(ROOT, 'browser')).filter((f) => !f.includes(`${path.sep}node_modules${path.sep}`)),
     ...walk(path.join(ROOT, 'core')),
-    path.join(GENERATED, 'kernels.wasm'),
+    KERNELS_WASM,
     path.join(ROOT, 'build', 'build-browser.ts'),
     path.join(ROOT, 'build', 'ascii-only.ts'),
     path.join(ROOT, 'package-lock.json'),
@@ -107,21 +105,23 @@ async function buildBrowser(hash: string): Promise<void> {
     console.log(`[browser] vite build --mode ${mode}`);
     await build({ configFile: CONFIG, mode, logLevel: 'warn' });
   }
-  const files = walk(WEB_DIR).map((f) => '/' + path.relative(WEB_DIR, f).split(path.sep).join('/'));
+  const files = walk(BROWSER_WEB_DIR).map((f) => '/' + path.relative(BROWSER_WEB_DIR, f).split(path.sep).join('/'));
   const version = crypto
     .createHash('sha256')
-    .update(files.map((f) => f + fs.statSync(path.join(WEB_DIR, f)).size).join('\n') + hash)
+    .update(files.map((f) => f + fs.statSync(path.join(BROWSER_WEB_DIR, f)).size).join('\n') + hash)
     .digest('hex');
-  fs.writeFileSync(path.join(WEB_DIR, 'sw.js'), serviceWorker(files, version));
+  fs.writeFileSync(path.join(BROWSER_WEB_DIR, 'sw.js'), serviceWorker(files, version));
   writeStamp(STAMP, { hash, builtAt: new Date().toISOString() });
 }
 
 /** True when the outputs exist and the stamp records `hash`. */
 function isFresh(hash: string): boolean {
   if (
-    ![path.join(WEB_DIR, 'index.html'), path.join(WEB_DIR, 'sw.js'), path.join(LIB_DIR, 'offline-scorer.js')].every(
-      (f) => fs.existsSync(f),
-    )
+    ![
+      path.join(BROWSER_WEB_DIR, 'index.html'),
+      path.join(BROWSER_WEB_DIR, 'sw.js'),
+      path.join(BROWSER_LIB_DIR, 'offline-scorer.js'),
+    ].every((f) => fs.existsSync(f))
   )
     return false;
   try {
@@ -133,16 +133,16 @@ function isFresh(hash: string): boolean {
 
 /** The playground files as R2 objects (web/...). */
 function webArtifacts(): R2Artifact[] {
-  return walk(WEB_DIR).map((file) => ({
-    key: R2_KEYS.web(path.relative(WEB_DIR, file).split(path.sep).join('/')),
+  return walk(BROWSER_WEB_DIR).map((file) => ({
+    key: R2_KEYS.web(path.relative(BROWSER_WEB_DIR, file).split(path.sep).join('/')),
     file,
     contentType: TYPES[path.extname(file)] ?? 'application/octet-stream',
   }));
 }
 
-/** Ensure step: rebuild when an input changed (or the output is missing); tests skip it. */
+/** Ensure step: rebuild when an input changed (or the output is missing); skipped with browserBundle: false. */
 export async function ensureBrowser(options: EnsureOptions = {}): Promise<R2Artifact[]> {
-  if (options.forTests) return [];
+  if (options.browserBundle === false) return [];
   const hash = inputsHash();
   if (isFresh(hash)) return webArtifacts();
   const build = async (): Promise<R2Artifact[]> => {

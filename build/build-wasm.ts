@@ -12,9 +12,11 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { writeAtomic } from './stamp';
-import { GENERATED, ROOT } from './wrangler';
+import { GENERATED, KERNELS_WASM, ROOT } from './paths';
 
-export const KERNELS_WASM = path.join(GENERATED, 'kernels.wasm');
+// Also exported here: the tests and benches import it from this module.
+export { KERNELS_WASM } from './paths';
+
 const SHA_FILE = `${KERNELS_WASM}.sha256`;
 const SELFTEST_FILE = path.join(GENERATED, 'kernels.selftest.json');
 const ASC = path.join(ROOT, 'node_modules', 'assemblyscript', 'bin', 'asc.js');

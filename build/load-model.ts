@@ -1,14 +1,14 @@
 /**
- * Node helpers for build scripts, benchmarks and node tests: load the WASM kernels and model
- * artifacts from build/generated, and read the default model's original float vectors (for
- * recall measurements against exact cosine).
+ * Node loaders of generated artifacts, for the CLI, build scripts, benchmarks and node tests:
+ * the WASM kernels and model artifacts from build/generated, and the default model's original
+ * float vectors (for recall measurements against exact cosine). No build step is loaded here, so
+ * reading a file costs no more than the file.
  */
 import fs from 'node:fs';
 import { Kernels } from '../core/kernels';
 import { EmbeddingModel, type ModelLoadOptions } from '../core/model';
-import { KERNELS_WASM } from './build-wasm';
-import { DEFAULT_MODEL_FILE, winkSource } from './default-model';
-import { readWinkJson, type WinkVectors } from './vector-readers';
+import { DEFAULT_MODEL_FILE, KERNELS_WASM } from './paths';
+import type { WinkVectors } from './vector-readers';
 
 let kernelsModule: WebAssembly.Module | null = null;
 
@@ -47,5 +47,7 @@ export function loadDefaultModel(options?: ModelLoadOptions & { kernels?: Kernel
  * streamed from the wink JSON (~3 s, ~140 MB). For recall against exact float64 cosine.
  */
 export async function loadDefaultFloatVectors(): Promise<WinkVectors> {
+  // Loaded on use: the source package is the default-model step's business.
+  const [{ winkSource }, { readWinkJson }] = await Promise.all([import('./default-model'), import('./vector-readers')]);
   return readWinkJson(winkSource().file);
 }

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from 'wrangler';
 import { CATALOG_GENERATION_KEY } from '../core/storage-keys';
-import { ROOT } from './wrangler';
+import { ROOT } from './paths';
 
 export interface LocalStorage {
   /** Applies the migrations of worker/migrations not yet in `d1_migrations` (as wrangler does); returns their names. */

@@ -23,14 +23,11 @@ import { HEAD_ROWS } from '../core/model-head';
 import { R2_KEYS } from '../core/storage-keys';
 import type { R2Artifact } from './ensure';
 import { stampMatches, writeAtomic, writeStamp } from './stamp';
-import { GENERATED } from './wrangler';
+import { MAPPER_HEADS_DIR, MODEL_HEADS_DIR } from './paths';
 
 /** Rows of the head (core/model-head.ts: the offline scorer derives the same head from a cached model). */
 export { HEAD_ROWS };
 export const HEAD_VERSION = 1;
-
-const HEAD_DIR = path.join(GENERATED, 'model-heads');
-const MAPPER_HEAD_DIR = path.join(GENERATED, 'mapper-heads');
 
 /** The head artifact of a full artifact (rows [0, min(rows, n))). */
 export function buildHead(full: Uint8Array, rows = HEAD_ROWS): Uint8Array {
@@ -78,7 +75,7 @@ export function ensureModelHeads(earlier: readonly R2Artifact[]): R2Artifact[] {
     const m = /^models\/(.+)\.emb$/.exec(a.key);
     if (!m || !fs.existsSync(a.file)) continue;
     const id = m[1]!;
-    const file = path.join(HEAD_DIR, `${id}.emb`);
+    const file = path.join(MODEL_HEADS_DIR, `${id}.emb`);
     if (ensureDerived(a.file, file, (bytes) => buildHead(bytes)))
       console.error(`[build] model head ${id}: ${HEAD_ROWS} rows, ${(fs.statSync(file).size / 1e6).toFixed(1)} MB`);
     out.push({ key: R2_KEYS.modelHead(id), file, contentType: 'application/octet-stream' });
@@ -93,7 +90,7 @@ export function ensureMapperHeads(earlier: readonly R2Artifact[]): R2Artifact[] 
     const m = /^mappers\/([^/]+)\/([^/]+)\.bin$/.exec(a.key);
     if (!m || !fs.existsSync(a.file)) continue;
     const [, modelId, key] = m as unknown as [string, string, string];
-    const file = path.join(MAPPER_HEAD_DIR, modelId, `${key}.bin`);
+    const file = path.join(MAPPER_HEADS_DIR, modelId, `${key}.bin`);
     ensureDerived(a.file, file, (bytes) => mapperBundleHead(bytes, HEAD_ROWS));
     out.push({ key: R2_KEYS.mapperHead(modelId, key), file, contentType: 'application/octet-stream' });
   }

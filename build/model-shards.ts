@@ -15,13 +15,13 @@ import { SHARD_PART_FEATURE } from '../core/sharded-index';
 import { R2_KEYS } from '../core/storage-keys';
 import type { R2Artifact } from './ensure';
 import { writeStamp } from './stamp';
-import { GENERATED } from './wrangler';
+import { MODELS_DIR } from './paths';
 
 /** Bump when the cut changes: parts and maps cut before are cut again. */
 const SHARDS_FORMAT = 3;
 
 /** Writes the missing part and map artifacts of every sharded model of `placement`; returns all of them as R2 objects. */
-export function ensureShardArtifacts(placement: Placement, modelsDir = path.join(GENERATED, 'models')): R2Artifact[] {
+export function ensureShardArtifacts(placement: Placement, modelsDir = MODELS_DIR): R2Artifact[] {
   const out: R2Artifact[] = [];
   for (const [id, layout] of Object.entries(placement.sharded ?? {})) {
     const source = path.join(modelsDir, `${id}.emb`);

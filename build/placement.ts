@@ -19,9 +19,10 @@ import { planPlacement, type Placement, type PlacementModel } from '../core/plac
 import { experimental_readRawConfig } from 'wrangler';
 import { ensureShardArtifacts } from './model-shards';
 import { deployConfigs } from './topology';
-import { GENERATED, ROOT } from './wrangler';
+import { DEPLOY_DIR, LANGUAGE_DIR, MODELS_DIR, PLACEMENT_FILE, ROOT } from './paths';
 
-export const PLACEMENT_FILE = path.join(GENERATED, 'placement.json');
+// Also exported here: the tests and benches import it from this module.
+export { PLACEMENT_FILE } from './paths';
 
 /** The models of `dir`: every `<id>.json` manifest beside its `<id>.emb` artifact. */
 export function modelsIn(dir: string): PlacementModel[] {
@@ -72,8 +73,8 @@ export function languageSizesIn(dir: string): Map<string, number> {
 /** Plans the placement of the generated models and writes it to `out`. */
 export function writePlacement(options: { budgetBytes?: number; modelsDir?: string; out?: string } = {}): Placement {
   const placement = planPlacement(
-    modelsIn(options.modelsDir ?? path.join(GENERATED, 'models')),
-    languageSizesIn(path.join(GENERATED, 'lang')),
+    modelsIn(options.modelsDir ?? MODELS_DIR),
+    languageSizesIn(LANGUAGE_DIR),
     options.budgetBytes ?? DEFAULT_MEMORY_BUDGET_BYTES,
   );
   const out = options.out ?? PLACEMENT_FILE;
@@ -94,7 +95,7 @@ export function placementOf(file: string | undefined): Placement | null {
  * Writes the wrangler configuration of each Worker of the deployment (build/topology.ts
  * deployConfigs) into `dir` as <worker name>.json, main and rules pointing at the sources.
  */
-export function writeDeployConfigs(placement: Placement, dir = path.join(GENERATED, 'deploy')): string[] {
+export function writeDeployConfigs(placement: Placement, dir = DEPLOY_DIR): string[] {
   const { rawConfig } = experimental_readRawConfig({ config: path.join(ROOT, 'wrangler.toml') } as never) as {
     rawConfig: Record<string, unknown>;
   };

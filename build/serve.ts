@@ -30,10 +30,11 @@ import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { placementOf } from './placement';
 import { withLock, writeStamp, stampMatches } from './stamp';
 import { topologyWorkers, type HostKind } from './topology';
-import { GENERATED, ROOT, wranglerSync } from './wrangler';
+import { KERNELS_WASM, ROOT, WORKER_BUNDLES_DIR } from './paths';
+import { wranglerSync } from './wrangler';
 
 /** Sources whose change needs a new bundle (walked for size and mtime). */
-const BUNDLE_INPUTS = ['worker', 'core', 'wrangler.toml', 'package-lock.json', path.join(GENERATED, 'kernels.wasm')];
+const BUNDLE_INPUTS = ['worker', 'core', 'wrangler.toml', 'package-lock.json', KERNELS_WASM];
 
 function fingerprint(defines: string[], entry?: string): string {
   const h = crypto.createHash('sha256').update(JSON.stringify([defines, entry ?? null]));
@@ -55,7 +56,7 @@ function fingerprint(defines: string[], entry?: string): string {
 export async function bundleWorker(defines: string[] = [], entry?: string): Promise<string> {
   const key = entry ? JSON.stringify([defines, entry]) : JSON.stringify(defines);
   const id = crypto.createHash('sha256').update(key).digest('hex').slice(0, 12);
-  const dir = path.join(GENERATED, 'worker-bundle', id);
+  const dir = path.join(WORKER_BUNDLES_DIR, id);
   const stampFile = `${dir}.stamp.json`;
   // The sources do not change while this process waits for the lock: one walk serves both checks.
   const stamp = { fingerprint: fingerprint(defines, entry) };

@@ -17,7 +17,8 @@ import { ensureShardArtifacts } from './model-shards';
 import { writeStamp } from './stamp';
 import { isCatalogKey } from '../core/storage-keys';
 import { withLocalStorage } from './local-storage';
-import { ROOT, wranglerSpawn } from './wrangler';
+import { ROOT } from './paths';
+import { wranglerSpawn } from './wrangler';
 
 const DEFAULT_STAMP = path.join(ROOT, '.wrangler', 'seeded-artifacts.json');
 

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadDefaultModel } from './load-model';
 import type { EmbeddingModel } from '../core/model';
-import { ROOT } from './wrangler';
+import { ROOT } from './paths';
 
 interface Pair {
   lemma: string;

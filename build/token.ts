@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
-import { ROOT } from './wrangler';
+import { ROOT } from './paths';
 import { readDevVars } from './dev-vars';
 
 export { parseDevVars } from './dev-vars';

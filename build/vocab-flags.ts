@@ -25,8 +25,7 @@ import { createRequire } from 'node:module';
 import { FLAG, POS_FLAGS, type LanguageData } from '../core/tokenizer/data';
 import { normalizeLanguage, parseLanguageData, tokenize, type Language } from '../core/tokenizer';
 import { capitalize, foldKey, VOCAB_FLAG } from '../core/vocab-quality';
-import { languageFile } from './lang-data';
-import { ROOT } from './wrangler';
+import { languageFile, ROOT } from './paths';
 
 const require = createRequire(path.join(ROOT, 'package.json'));
 

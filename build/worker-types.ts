@@ -11,7 +11,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT, wranglerSync } from './wrangler';
+import { ROOT } from './paths';
+import { wranglerSync } from './wrangler';
 
 export const TYPES_FILE = 'worker-configuration.d.ts';
 const ARGS = ['--include-runtime=false', '--strict-vars=false', '--env-file', '.dev.vars.example'];

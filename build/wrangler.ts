@@ -2,14 +2,12 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CATALOG_GENERATION_KEY } from '../core/storage-keys';
+import { ROOT } from './paths';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** Generated artifacts (git-ignored). EMBEDDING_EDGE_GENERATED moves them (the portable-build test builds into a temp dir). */
-export const GENERATED = process.env.EMBEDDING_EDGE_GENERATED
-  ? path.resolve(process.env.EMBEDDING_EDGE_GENERATED)
-  : path.join(ROOT, 'build', 'generated');
+// Defined in build/paths.ts; still exported here for the tests and benches that import them from this module.
+export { GENERATED, ROOT } from './paths';
+
 const WRANGLER = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 
 export const QUIET_ENV: NodeJS.ProcessEnv = {

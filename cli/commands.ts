@@ -3,6 +3,7 @@
  * tokenize, models (list, import, build). Each works locally or with --api.
  */
 import fs from 'node:fs';
+import { buildEngineArtifacts, importModelCommand } from '../build/cli-steps';
 import {
   defaultModel,
   int,
@@ -169,19 +170,13 @@ export async function models(argv: string[]): Promise<number> {
   if (sub === 'import') {
     if (rest.includes('--help') || rest.includes('-h'))
       process.stdout.write('embedding-edge models import: the same as `npm run model:import`.\n\n');
-    await (await import('../build/import-model')).main(rest);
+    await importModelCommand(rest);
     return 0;
   }
   if (sub === 'build') {
     parse(rest, {}, MODELS_HELP, false);
-    const log = console.log;
-    console.log = console.error;
-    try {
-      const artifacts = await (await import('../build/ensure')).ensureBuilt({ forTests: true });
-      await writeOut(artifacts.map((a) => `${JSON.stringify({ key: a.key, file: a.file })}\n`).join(''));
-    } finally {
-      console.log = log;
-    }
+    const artifacts = await buildEngineArtifacts();
+    await writeOut(artifacts.map((a) => `${JSON.stringify({ key: a.key, file: a.file })}\n`).join(''));
     return 0;
   }
   if (sub === 'list') {

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ApiProblem, createClient, type EmbeddingEdgeClient, type RetryInfo } from '../client/src/index';
-import { DEFAULT_MODEL_ID } from '../build/default-model';
+import { DEFAULT_MODEL_ID } from '../build/paths';
 import { asApiError, problemBody } from '../core/problem';
 import { LocalService } from './local';
 

@@ -1,7 +1,7 @@
 /**
  * The CLI's local service: the API's engine (core/engine.ts) in this Node process, with the same
  * kernels.wasm as the Worker (no server, no quota). Its source reads models, language data and
- * mapper bundles from build/generated/ (built by build/ensure.ts when missing); the engine
+ * mapper bundles from build/generated/ (built through build/cli-steps.ts when missing); the engine
  * validates with the Worker's zod schemas and refuses with the same problems, so a request
  * answers with the JSON the API would send.
  * Stored dimensions (type `dimension`) live in the service's D1: locally they come from a JSON
@@ -9,12 +9,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensureBuilt } from '../build/ensure';
-import { KERNELS_WASM } from '../build/build-wasm';
-import { DEFAULT_MODEL_ID } from '../build/default-model';
-import { languageFile } from '../build/lang-data';
+import { buildEngineArtifacts } from '../build/cli-steps';
 import { loadKernels, readArrayBuffer } from '../build/load-model';
-import { GENERATED } from '../build/wrangler';
+import { DEFAULT_MODEL_ID, KERNELS_WASM, languageFile, MAPPERS_DIR, modelFile, MODELS_DIR } from '../build/paths';
 import { createEngine, LoadedModel, sharedKernels, type EngineSource } from '../core/engine';
 import { EmbeddingModel } from '../core/model';
 import { ApiError, requireLanguage } from '../core/problem';
@@ -23,16 +20,9 @@ import type { StoredDimensionSeeds, StoredSeed } from '../core/scoring';
 import { parseLanguageData, type Language, type LanguageData } from '../core/tokenizer';
 import type { ModelManifest } from '../core/types';
 
-export const MODELS_DIR = path.join(GENERATED, 'models');
-export const MAPPERS_DIR = path.join(GENERATED, 'mappers');
-
 /** A model id as a file name: the API's id pattern keeps ids to these characters. */
 function safeId(id: string): boolean {
   return /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id) && !id.includes('..');
-}
-
-export function modelFile(id: string): string {
-  return path.join(MODELS_DIR, `${id}.emb`);
 }
 
 /** Manifests of the models in build/generated/models (the local catalog). */
@@ -64,7 +54,7 @@ export function localBundleKeys(modelId: string): string[] {
 export interface LocalOptions {
   /** JSON file of stored dimension seeds ({ data: [{ id, name, words }] }). */
   storedDimensions?: string;
-  /** Build missing artifacts with build/ensure.ts (default true). */
+  /** Build missing artifacts (build/cli-steps.ts; default true). */
   build?: boolean;
 }
 
@@ -91,18 +81,11 @@ class FileSource implements EngineSource {
     this.seeds = readSeeds(options.storedDimensions);
   }
 
-  /** build/ensure.ts once, when an artifact the call needs is missing. */
+  /** The engine's artifacts built once, when one the call needs is missing. */
   private async ensure(): Promise<void> {
     if (this.built || this.options.build === false) return;
     this.built = true;
-    // Build logs go to stderr: stdout carries the command's output.
-    const log = console.log;
-    console.log = console.error;
-    try {
-      await ensureBuilt({ forTests: true });
-    } finally {
-      console.log = log;
-    }
+    await buildEngineArtifacts();
   }
 
   model(id: string): Promise<LoadedModel> {

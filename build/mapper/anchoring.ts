@@ -30,7 +30,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { foldAssignment, pearson, solveSpd } from './stats';
-import { ROOT } from '../wrangler';
+import { ROOT } from '../paths';
 import { VOCAB_FLAG } from '../../core/vocab-quality';
 import type { MapperNeutralCheck } from '../../core/types';
 

@@ -9,13 +9,12 @@ import { R2_KEYS } from '../../core/storage-keys';
 import { type ModelManifest } from '../../core/types';
 import type { EnsureOptions, R2Artifact } from '../ensure';
 import { stampMatches, withLock, writeStamp } from '../stamp';
-import { GENERATED } from '../wrangler';
-import { KERNELS_WASM } from '../build-wasm';
-import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE } from '../default-model';
+import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE, KERNELS_WASM, MAPPERS_DIR } from '../paths';
 import { loadModelForTraining, trainBundle, TRAINING_VERSION, writeBundleFiles, type LoadedModel } from './bundle';
 import { lexiconSourceVersion, loadLexicon } from './lexicons';
 
-export const MAPPERS_DIR = path.join(GENERATED, 'mappers');
+// Also exported here: the tests and benches import it from this module.
+export { MAPPERS_DIR } from '../paths';
 
 /** Default bundles: lexicon name -> bundle key (method: ensemble). */
 export const DEFAULT_BUNDLES: Array<{ lexicon: string; key: string }> = [

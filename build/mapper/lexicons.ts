@@ -13,7 +13,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { writeAtomic } from '../stamp';
-import { GENERATED, ROOT } from '../wrangler';
+import { LEXICONS_DIR, ROOT } from '../paths';
 
 export interface Scale {
   min: number;
@@ -120,7 +120,7 @@ function run(cmd: string, args: string[], cwd: string): { ok: boolean; out: stri
  * build/generated/lexicons/. Throws a clear error when apt cannot provide the package.
  */
 export function fetchPatternXml(): string {
-  const cached = path.join(GENERATED, 'lexicons', `pattern-en-sentiment-${PATTERN_DEB.version}.xml`);
+  const cached = path.join(LEXICONS_DIR, `pattern-en-sentiment-${PATTERN_DEB.version}.xml`);
   if (fs.existsSync(cached)) return cached;
   if (!debianToolsAvailable()) {
     throw new Error(

@@ -28,8 +28,8 @@ import {
 import type { EnsureOptions, R2Artifact } from '../ensure';
 import { readArrayBuffer } from '../load-model';
 import { stampMatches, writeStamp } from '../stamp';
-import { DEFAULT_MODEL_ID } from '../default-model';
-import { DEFAULT_BUNDLES, MAPPERS_DIR } from './defaults';
+import { DEFAULT_MODEL_ID, MAPPERS_DIR } from '../paths';
+import { DEFAULT_BUNDLES } from './defaults';
 import { loadLexicon } from './lexicons';
 import { pearson, spearman } from './stats';
 import { writeBundleFiles } from './bundle';

@@ -14,7 +14,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../wrangler';
+import { ROOT } from '../paths';
 
 export const NEUTRAL_NOUNS = 300;
 /** lex_filenum of the concrete noun files (WordNet lexnames). */

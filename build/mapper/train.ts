@@ -9,14 +9,13 @@
  * generation in KV so the catalog lists the bundle.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { R2_KEYS } from '../../core/storage-keys';
-import { bumpCatalogGeneration, GENERATED, r2Put } from '../wrangler';
-import { DEFAULT_MODEL_ID, ensureDefaultModel } from '../default-model';
-import { ensureKernels, KERNELS_WASM } from '../build-wasm';
+import { bumpCatalogGeneration, r2Put } from '../wrangler';
+import { ensureDefaultModel } from '../default-model';
+import { ensureKernels } from '../build-wasm';
+import { DEFAULT_MODEL_ID, KERNELS_WASM, MAPPERS_DIR, modelFile } from '../paths';
 import { loadModelForTraining, MIN_PEARSON_R, trainBundle, writeBundleFiles } from './bundle';
-import { MAPPERS_DIR } from './defaults';
 import { LEXICONS, loadLexicon } from './lexicons';
 import { METHODS, type Method } from './train-core';
 
@@ -41,12 +40,11 @@ async function main(): Promise<void> {
 
   await ensureKernels({});
   if (modelId === DEFAULT_MODEL_ID) await ensureDefaultModel({});
-  const modelFile = path.join(GENERATED, 'models', `${modelId}.emb`);
-  if (!fs.existsSync(modelFile))
-    throw new Error(`model ${modelId} not found: ${modelFile} is missing (import it first)`);
+  const file = modelFile(modelId);
+  if (!fs.existsSync(file)) throw new Error(`model ${modelId} not found: ${file} is missing (import it first)`);
 
   const t0 = Date.now();
-  const model = loadModelForTraining(modelFile, KERNELS_WASM);
+  const model = loadModelForTraining(file, KERNELS_WASM);
   const lexicon = await loadLexicon(lexiconName);
   const trained = trainBundle(lexicon, model, { method, log });
   const { bin, json } = writeBundleFiles(MAPPERS_DIR, trained);

@@ -1,0 +1,48 @@
+/**
+ * Japanese: the TinySegmenter model (tiny-segmenter) for word segmentation, Sudachi synonyms
+ * (sudachi-synonyms-dictionary), stop words from stopwords-iso.
+ */
+import { FLAG } from '../../core/tokenizer/data';
+import { CLOSED_CLASSES } from './closed-classes';
+import { isoStopWords, npmSource, pkgRequire } from './inputs';
+import { languageMeta, Lexicon } from './lexicon';
+
+export function buildJapanese(): Uint8Array {
+  const lex = new Lexicon();
+  const TinySegmenter = pkgRequire<new () => Record<string, unknown>>('tiny-segmenter', 'lib/index.js');
+  const model = new TinySegmenter();
+  const tables: Record<string, Record<string, number>> = {};
+  for (const [k, v] of Object.entries(model))
+    if (/^[A-Z]{2}\d__$/.test(k)) tables[k.slice(0, 3)] = v as Record<string, number>;
+  const bias = model.BIAS__ as number;
+
+  const stop = isoStopWords('ja');
+  for (const w of stop) lex.flag(w, FLAG.STOP);
+
+  type Item = { midashi: string; expandControl: number; gokeiSyubetsu: string; hyoukiYure: string };
+  const groups = pkgRequire<Array<{ id: string; items: Item[] }>>(
+    'sudachi-synonyms-dictionary',
+    'sudachi-synonyms-dictionary.json',
+  );
+  for (const g of groups) {
+    const usable = g.items.filter(
+      (it) => it.expandControl !== 2 && it.gokeiSyubetsu !== '間違い' && it.hyoukiYure !== '間違い表記',
+    );
+    for (const it of usable) {
+      lex.flag(it.midashi, FLAG.KNOWN);
+      if (it.expandControl !== 0) continue; // 1: not a trigger itself
+      lex.addSynonyms(
+        it.midashi,
+        usable.map((u) => ({ word: u.midashi, pos: 0 })),
+      );
+    }
+  }
+  lex.markClosedClasses(CLOSED_CLASSES.ja.function, CLOSED_CLASSES.ja.numbers);
+  const sources = [
+    npmSource('tiny-segmenter', 'BSD-3-Clause (TinySegmenter, Taku Kudo)', 'Japanese word segmentation model'),
+    npmSource('sudachi-synonyms-dictionary', 'Apache-2.0', 'Japanese synonyms (Sudachi synonym dictionary)'),
+    npmSource('stopwords-iso', 'MIT', 'Japanese stop words'),
+  ];
+  const segmenterFeatures = Object.values(tables).reduce((s, t) => s + Object.keys(t).length, 0);
+  return lex.pack({ ...languageMeta('ja', sources, stop, { segmenterFeatures }), segmenter: { bias, tables } });
+}
