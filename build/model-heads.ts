@@ -1,6 +1,6 @@
 /**
  * The head of each model artifact, for the offline scorer's progressive cold start
- * (docs/offline-browser.md): a complete, standalone artifact (core/artifact.ts) of the model's
+ * (docs/offline-browser.md): a complete, standalone artifact (core/artifact/) of the model's
  * most frequent HEAD_ROWS rows (rows are in frequency order, so the head is rows [0, HEAD_ROWS)),
  * byte for byte the same words, int8 rows, scales and flags as the full artifact, with its own
  * sorted/folded indexes and the antonym pairs inside the head. Its manifest carries the full

@@ -1,6 +1,6 @@
 /**
  * Vocabulary flags and antonym links of a model, computed once at import (build/import-model.ts)
- * into the artifact's VFLG and ANTO sections (core/artifact.ts). Rules: docs/vocabulary.md.
+ * into the artifact's VFLG and ANTO sections (core/artifact/). Rules: docs/vocabulary.md.
  *
  * Per language, from pinned data:
  *   - stop words, pronouns/auxiliaries/modals, number words and parts of speech: the tokenizer
