@@ -7,6 +7,44 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { GENERATED } from './paths';
+import { writeAtomic } from './stamp';
+
+/**
+ * Packages that could not be had, with the line said and when (one file for the whole machine):
+ * every build step of a run (`npm start`, each test project's setup, each e2e server) asks again,
+ * and within RETRY_AFTER_MS the answer is the same, so the line is printed once and apt-get is
+ * not run again.
+ */
+const SKIPPED_FILE = path.join(GENERATED, 'debian-skipped.json');
+const RETRY_AFTER_MS = 60 * 60 * 1000;
+
+type Skipped = Record<string, { line: string; at: number }>;
+
+function readSkipped(): Skipped {
+  try {
+    const parsed: unknown = JSON.parse(fs.readFileSync(SKIPPED_FILE, 'utf8'));
+    return parsed && typeof parsed === 'object' ? (parsed as Skipped) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Whether `spec` was found missing within the hour (its line was printed then). */
+function skippedLately(spec: string): boolean {
+  const seen = readSkipped()[spec];
+  return seen !== undefined && Date.now() - seen.at < RETRY_AFTER_MS;
+}
+
+/** Prints the skipped line of `spec` and records it. */
+function skip(spec: string, line: string): null {
+  console.warn(line);
+  const all = readSkipped();
+  all[spec] = { line, at: Date.now() };
+  fs.mkdirSync(GENERATED, { recursive: true });
+  writeAtomic(SKIPPED_FILE, JSON.stringify(all));
+  return null;
+}
 
 export interface DebianFile {
   /** Package name, e.g. "mythes-fr". */
@@ -47,12 +85,10 @@ export function skippedLine(d: DebianFile, what: string, reason: string): string
  * line) when the package cannot be had here.
  */
 export function fetchDebianFile(d: DebianFile, tmp: string, what: string): string | null {
-  if (!debianToolsAvailable()) {
-    console.warn(skippedLine(d, what, 'apt-get/dpkg-deb not found on PATH'));
-    return null;
-  }
-  const dir = fs.mkdtempSync(path.join(tmp, `${d.pkg}-`));
   const spec = `${d.pkg}=${d.version}`;
+  if (skippedLately(spec)) return null;
+  if (!debianToolsAvailable()) return skip(spec, skippedLine(d, what, 'apt-get/dpkg-deb not found on PATH'));
+  const dir = fs.mkdtempSync(path.join(tmp, `${d.pkg}-`));
   const download = () => spawnSync('apt-get', ['download', spec], { cwd: dir, encoding: 'utf8' });
   let res = download();
   if (res.status !== 0) {
@@ -63,8 +99,7 @@ export function fetchDebianFile(d: DebianFile, tmp: string, what: string): strin
   const deb = fs.readdirSync(dir).find((f) => f.endsWith('.deb'));
   if (res.status !== 0 || !deb) {
     const said = (res.stderr || res.error?.message || '').trim().split('\n').pop() ?? '';
-    console.warn(skippedLine(d, what, `apt-get download failed: ${said}`));
-    return null;
+    return skip(spec, skippedLine(d, what, `apt-get download failed: ${said}`));
   }
   const x = spawnSync('dpkg-deb', ['-x', path.join(dir, deb), path.join(dir, 'x')], { encoding: 'utf8' });
   if (x.status !== 0) throw new Error(`[debian] dpkg-deb -x ${deb} failed: ${x.stderr}`);

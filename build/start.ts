@@ -46,8 +46,13 @@ export async function prepareLocalState(artifacts: R2Artifact[], persistTo?: str
     // Catalog sidecars are stamped only after the generation bump, so a run killed in between puts
     // (and bumps) them again next time instead of leaving the cached catalog stale.
     const catalogSeeded: Array<[string, string]> = [];
+    // One line for the whole seeding (a fresh state holds about 40 objects).
+    if (todo.length > 0) {
+      const mb = todo.reduce((n, a) => n + fs.statSync(a.file).size, 0) / 1e6;
+      const folders = [...new Set(todo.map((a) => a.key.split('/')[0]))].join(', ');
+      console.log(`[start] seeding local R2: ${todo.length} objects, ${mb.toFixed(1)} MB (${folders})`);
+    }
     for (const a of todo) {
-      console.log(`[start] seeding local R2: ${a.key} (${(fs.statSync(a.file).size / 1e6).toFixed(1)} MB)`);
       await storage.putObject(a.key, a.file, a.contentType);
       if (isCatalogKey(a.key)) {
         catalogSeeded.push([a.key, a.fp]);
