@@ -71,7 +71,7 @@ function readSeeds(file: string | undefined): StoredDimensionSeeds {
 }
 
 /** The engine source of the CLI: files under build/generated/, each read once per process. */
-class FileSource implements EngineSource {
+export class FileSource implements EngineSource {
   private readonly models = new Map<string, Promise<LoadedModel>>();
   private readonly languages = new Map<string, Promise<LanguageData>>();
   private readonly seeds: StoredDimensionSeeds;
