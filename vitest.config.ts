@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { jwksUpstream } from './test/support/upstreams/jwks';
 import { gateService } from './test/support/upstreams/gate';
 import { ensureDevVars } from './build/dev-vars';
-import { quietExpectedRuntimeOutput } from './test/support/quiet-output';
+import { keepConsoleLog, quietExpectedRuntimeOutput } from './test/support/quiet-output';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
 // The workerd tests read JWT_SECRET from .dev.vars (git-ignored): create it before the pool starts.
@@ -17,6 +17,8 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(root, 'worker/migrations'));
   return {
     test: {
+      // wrangler's config note, when a test starts Miniflare through wrangler's config.
+      onConsoleLog: (log: string) => keepConsoleLog(log),
       projects: [
         {
           // Plain Node: kernels, artifact format, importer, tokenizer core, training.

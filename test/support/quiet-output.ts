@@ -36,6 +36,11 @@ function filtered(write: typeof process.stdout.write): typeof process.stdout.wri
   } as typeof process.stdout.write;
 }
 
+/** For vitest's onConsoleLog: false drops a test's console line that is one of the expected lines. */
+export function keepConsoleLog(log: string): boolean {
+  return !EXPECTED.some((re) => re.test(log));
+}
+
 /** Installs the filter on this process's stdout and stderr (once). */
 export function quietExpectedRuntimeOutput(): void {
   const marker = Symbol.for('embedding-edge.quiet-output');
