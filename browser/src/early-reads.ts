@@ -5,7 +5,7 @@
  * once the pointer names its version and language, its language data's OPFS copy, the stored
  * dimension seeds and the mapper bundles the call names (IndexedDB; cache.ts takes them).
  *
- * Part of the worker's first chunk (worker.ts), which is kept small: the engine (zod request
+ * Part of the worker's first chunk (scorer-worker.ts), which is kept small: the engine (zod request
  * schemas, core/scoring, the tokenizer: most of the code) is imported from it as a chunk of its
  * own, and Chromium parses that chunk off the worker's thread while these reads run on it
  * (docs/offline-browser.md). source.ts takes the reads when it loads the model (takeEarlyPointer,

@@ -21,7 +21,7 @@ import type {
 } from '../../core/scoring';
 import type { Tokenization } from '../../core/tokenizer';
 import { offerHead } from './head-offer';
-import type { OfflineScorerApi } from './worker';
+import type { OfflineScorerApi } from './scorer-worker';
 import type {
   CachedModelInfo,
   FinalAnswer,
@@ -125,7 +125,8 @@ async function unwrap<T>(p: Promise<T>): Promise<T> {
 
 export function createOfflineScorer(options: OfflineScorerOptions): OfflineScorer {
   const worker =
-    options.worker ?? new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'offline-scorer' });
+    options.worker ??
+    new Worker(new URL('./scorer-worker.ts', import.meta.url), { type: 'module', name: 'offline-scorer' });
   const remote = Comlink.wrap<OfflineScorerApi>(worker);
   const progress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
   const baseUrl = new URL(options.baseUrl, globalThis.location?.href).origin;

@@ -1,5 +1,5 @@
 /**
- * Types shared by the page-side entry (index.ts) and the Web Worker (worker.ts).
+ * Types shared by the page-side entry (index.ts) and the Web Worker (scorer-worker.ts).
  */
 
 /** A refusal, shaped like the API's problem+json body (same code and translationKey). */

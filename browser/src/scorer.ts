@@ -2,7 +2,7 @@
  * The offline scorer's API inside its Web Worker: the Worker's engine (core/engine.ts: the same
  * zod request schemas, problem bodies, core/scoring and kernels.wasm bytes) over the
  * IndexedDB/HTTP source (source.ts), so its JSON, errors included, equals the API's. The worker's
- * entry (worker.ts) imports this chunk and hands every call to it.
+ * entry (scorer-worker.ts) imports this chunk and hands every call to it.
  */
 import { createEngine, type Engine } from '../../core/engine';
 import { sha256Hex } from '../../core/digest';

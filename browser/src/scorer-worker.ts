@@ -1,5 +1,6 @@
 /**
- * The offline scorer, a Web Worker exposed with Comlink. This entry is kept small: the engine
+ * The offline scorer's Web Worker entry (not to be confused with the Cloudflare Worker in worker/),
+ * exposed with Comlink. This entry is kept small: the engine
  * (scorer.ts: zod request schemas, core/scoring, the tokenizer, most of the code) is a chunk of its
  * own, imported at once. Compiling it takes this thread ~25 ms on the test machine
  * (docs/offline-browser.md), so the entry runs first, and the first call naming a model starts
