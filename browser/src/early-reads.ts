@@ -8,7 +8,7 @@
  * Part of the worker's first chunk (scorer-worker.ts), which is kept small: the engine (zod request
  * schemas, core/scoring, the tokenizer: most of the code) is imported from it as a chunk of its
  * own, and Chromium parses that chunk off the worker's thread while these reads run on it
- * (docs/offline-browser.md). source.ts takes the reads when it loads the model (takeEarlyPointer,
+ * (docs/offline-browser.md). model-loader.ts takes the reads when it loads the model (takeEarlyPointer,
  * takeEarlyHead) and checks the head's sha256 against the pointer's version.
  */
 import kernelsBytes from '../../build/generated/kernels.wasm?bytes';

@@ -14,7 +14,7 @@
  *
  * Beside it, ['model-head', id, version] -> StoredModel of the head (core/model-head.ts: the most
  * frequent 50,000 rows, ~6.6 MB in one buffer, written in the same transaction): a cached load
- * reads only the head before it scores and the full model in the background (source.ts), as the
+ * reads only the head before it scores and the full model in the background (cached-head.ts), as the
  * progressive cold start does with the downloaded head.
  */
 import { parseArtifact, type ParsedArtifact } from '../../core/artifact';
@@ -74,7 +74,7 @@ export async function storeHead(id: string, version: string, model: StoredModel)
  * entry (whose copy is then written again); undefined when none is stored (a small model, or a
  * cache of an earlier release). With `place`, a copy's rows and scales go straight into WASM
  * memory (head-file.ts; the result's `matrix`). `copy`: the copy's read when it was started
- * before the version was known (source.ts), else it is read now.
+ * before the version was known (model-loader.ts), else it is read now.
  */
 export async function readStoredHead(
   id: string,
