@@ -7,7 +7,8 @@
  *   cached            IndexedDB holds the model as parsed typed arrays (browser/src/model-store.ts),
  *                     browser offline: one IndexedDB read, no re-hash          (target <= 150 ms)
  *     baseline        the same with the raw-artifact cache of earlier releases (parse + verify
- *                     40 MB of section checksums on every load: rawModelCache)
+ *                     40 MB of section checksums on every load): a worker built by this bench
+ *                     alone (bench/browser-baseline/build.ts), run from blob URLs
  *   cached online     as cached, revalidated with If-None-Match (304s) on localhost
  *   cold 50 Mbit/s    IndexedDB deleted, the link emulated at 50 Mbit/s and 20 ms latency
  *                     (CDP Network.emulateNetworkConditions, also for the Web Worker's fetches):
@@ -29,6 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type CDPSession, type Page } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS, devToken, startServer } from '../test/e2e/support/server';
+import { buildBaselineWorker, ENGINE_CHUNK, type BaselineWorker } from './browser-baseline/build';
 
 const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
 const ROUNDS = Number(process.env.BENCH_BROWSER_ROUNDS ?? 3);
@@ -70,7 +72,8 @@ interface Run {
 interface RunOptions {
   deleteCache: boolean;
   progressive?: boolean;
-  rawModelCache?: boolean;
+  /** The raw-cache baseline worker (loadBaselineWorker) instead of the production one. */
+  baseline?: boolean;
   /** false: the worker downloads the head itself, after it has started (the comparison). */
   pageHeadRead?: boolean;
 }
@@ -102,7 +105,9 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
         baseUrl: location.origin,
         token: tok,
         progressive: !!o.progressive,
-        rawModelCache: !!o.rawModelCache,
+        ...(o.baseline
+          ? { worker: new Worker((window as any).__baselineWorker, { type: 'module', name: 'offline-scorer' }) }
+          : {}),
         pageHeadRead: o.pageHeadRead !== false,
         onProgress: (p: { artifact: string; name: string; phase: string; loadedBytes: number }) => {
           if (p.phase === 'store') downloaded += p.loadedBytes;
@@ -150,6 +155,21 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
   );
 }
 
+/**
+ * Puts the baseline worker's chunks into the page as blob URLs (created before any timing: a
+ * baseline run only creates its Worker from window.__baselineWorker, as a production run does from
+ * the playground's worker file). Blob URLs keep working while the browser is offline.
+ */
+async function loadBaselineWorker(page: Page, worker: BaselineWorker): Promise<void> {
+  await page.evaluate(
+    ({ entry, engine, engineChunk }) => {
+      const url = (code: string) => URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
+      (window as any).__baselineWorker = url(entry.split(engineChunk).join(url(engine)));
+    },
+    { ...worker, engineChunk: ENGINE_CHUNK },
+  );
+}
+
 async function throttle(cdp: CDPSession, on: boolean): Promise<void> {
   await cdp.send('Network.emulateNetworkConditions', {
     offline: false,
@@ -167,6 +187,8 @@ const phaseLine = (phases: Run['phases']): string =>
     .join(', ');
 
 async function main(): Promise<void> {
+  console.log('[bench:browser] building the raw-cache baseline worker (bench only)');
+  const baseline = await buildBaselineWorker();
   console.log('[bench:browser] starting the local server on :8798 (build + seed when needed)');
   const server = await startServer();
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-chromium-'));
@@ -182,6 +204,7 @@ async function main(): Promise<void> {
     await page.addInitScript('window.__name = (f) => f;');
     await page.goto(`${server.url}/`);
     await page.waitForFunction(() => !!(window as any).playground);
+    await loadBaselineWorker(page, baseline);
     console.log(`[bench:browser] ${await page.evaluate(() => navigator.userAgent)}`);
     const cdp = await context.newCDPSession(page);
     await cdp.send('Network.enable');
@@ -198,9 +221,9 @@ async function main(): Promise<void> {
     let headBytes = 0;
     for (let round = 1; round <= ROUNDS; round++) {
       // Baseline cache: the raw artifact, parsed and verified on each load.
-      await timed(page, token, { deleteCache: true, rawModelCache: true });
+      await timed(page, token, { deleteCache: true, baseline: true });
       await context.setOffline(true);
-      r.cachedBase.push(await timed(page, token, { deleteCache: false, rawModelCache: true }));
+      r.cachedBase.push(await timed(page, token, { deleteCache: false, baseline: true }));
       await context.setOffline(false);
 
       let prog: Run;

@@ -14,7 +14,6 @@ import { models, type Loaded } from './loaded-models';
 import { storeHead, storeModel } from './model-store';
 import type { Found } from './model-version';
 import { phase } from './phases';
-import { config } from './scorer-config';
 import { loadLanguage } from './small-artifacts';
 
 export async function completeModel(found: Found): Promise<Loaded> {
@@ -42,7 +41,7 @@ export async function completeModel(found: Found): Promise<Loaded> {
   if (fresh) {
     report('store', stored.byteLength, stored.byteLength, false);
     if (pointer && pointer.version !== info.version) await dropVersion(pointer);
-    await phase('idb-store', () => storeModel(id, info.version, stored, config.rawModelCache));
+    await phase('idb-store', () => storeModel(id, info.version, stored));
   }
   await found.smallP;
   if (info.language !== found.smallLanguage)

@@ -7,7 +7,6 @@ import type { EngineSource } from '../../core/engine';
 import type { ProgressFn } from './cache';
 import { models, type Loaded } from './loaded-models';
 import { modelFor } from './model-loader';
-import { config } from './scorer-config';
 import { loadLanguage, storedSeedsOf } from './small-artifacts';
 
 /** Marks a model as used by a running request (final-answer.ts); identity by default. */
@@ -17,7 +16,7 @@ export type Use = (m: Loaded) => Loaded;
  * The engine source of one call: its downloads report to `onProgress`, each model it hands out
  * passes `use`. Mapper bundles are the ones loaded with the model (no catalog offline: an unknown
  * key is 422 MAPPER_NOT_FOUND); their SHA-256 was verified when downloaded (no CRC pass per
- * load, except for the bench's rawModelCache baseline, which makes it as earlier releases did).
+ * load).
  */
 export function offlineSource(onProgress?: ProgressFn, use: Use = (m) => m): EngineSource {
   return {
@@ -26,6 +25,6 @@ export function offlineSource(onProgress?: ProgressFn, use: Use = (m) => m): Eng
     mapperBundleBytes: async (model, bundleKey) => (await models.get(model.id)?.bundles.get(bundleKey)) ?? null,
     // Without the stored seeds only dimensions of type `dimension` are affected (422 as unknown).
     storedSeeds: async (ids) => storedSeedsOf(ids),
-    bundlesVerified: config.rawModelCache !== true,
+    bundlesVerified: true,
   };
 }

@@ -133,12 +133,7 @@ export function createOfflineScorer(options: OfflineScorerOptions): OfflineScore
   let token = options.token;
   // Not awaited: the worker handles its messages in order and configure runs synchronously, so a
   // call posted now already sees it, without waiting for a round trip (~10-15 ms of a first score).
-  const configured = remote.configure({
-    baseUrl,
-    token,
-    progressive: options.progressive === true,
-    rawModelCache: options.rawModelCache === true,
-  });
+  const configured = remote.configure({ baseUrl, token, progressive: options.progressive === true });
   configured.catch(() => {}); // a worker that failed to start fails the calls themselves
   const call = <T>(fn: () => Promise<T>): Promise<T> => unwrap(fn());
   // The first call naming a model that is not cached starts its head's download here while the
@@ -149,12 +144,7 @@ export function createOfflineScorer(options: OfflineScorerOptions): OfflineScore
     if (typeof id !== 'string' || id.length === 0 || id.length > 256 || announced.has(id)) return;
     announced.add(id);
     remote.expectHead(id).catch(() => {});
-    offerHead(id, {
-      baseUrl,
-      token,
-      progressive: options.progressive === true,
-      rawModelCache: options.rawModelCache === true,
-    })
+    offerHead(id, { baseUrl, token, progressive: options.progressive === true })
       .catch(() => null)
       .then((offer) => remote.headOffer(id, offer && Comlink.transfer(offer, [offer.bytes])))
       .catch(() => {}); // terminated meanwhile

@@ -30,9 +30,9 @@ async function readStart(id: string, options: LoadOptions, onProgress?: Progress
   // The reads a scoring call started before its validation (early-reads.ts), else our own: the
   // head's OPFS copy is read while IndexedDB looks up the cached version (its sha256 decides after).
   const early = options.full ? undefined : takeEarlyPointer(id);
-  const headCopy = options.full || config.rawModelCache ? undefined : (takeEarlyHead(id) ?? readHeadCopy(id));
+  const headCopy = options.full ? undefined : (takeEarlyHead(id) ?? readHeadCopy(id));
   const pointer = await (early ?? readPointer(id));
-  const headFirst = !!pointer && !options.full && !config.rawModelCache;
+  const headFirst = !!pointer && !options.full;
   // A head copy read for a model that is not cached (a leftover file) is not used.
   if (!headFirst) void freeUnused(headCopy);
   const report = (phase: Progress['phase'], loaded: number, total: number, fromCache: boolean): void =>
@@ -95,5 +95,5 @@ export async function loadModel(
  */
 export function readPointerEarly(id: unknown): () => void {
   if (typeof id === 'string' && (models.has(id) || loading.has(id))) return () => {};
-  return readEarly(id, !config.rawModelCache);
+  return readEarly(id);
 }

@@ -114,9 +114,8 @@ export async function findVersion(start: LoadStart): Promise<Found> {
   const revalidate = options.revalidate !== false;
   // A cached model is read head first (model-store.ts: the 50,000 most frequent rows, ~6.6 MB of
   // the ~43 MB) and the rest in the background, like the progressive cold start; the full parsed
-  // typed arrays (verified when downloaded) when there is no head, for the background read and
-  // for the bench's raw-cache baseline. Both are read while the service is asked whether the
-  // version is current.
+  // typed arrays (verified when downloaded) when there is no head, and for the background read.
+  // Both are read while the service is asked whether the version is current.
   // The head's rows go into the kernels' memory when a request first uses them (head-file.ts).
   const headP = headFirst
     ? phase('idb-head', async () =>
@@ -125,9 +124,7 @@ export async function findVersion(start: LoadStart): Promise<Found> {
     : Promise.resolve(undefined);
   const cachedP = pointer
     ? headP.then((head) =>
-        head
-          ? undefined
-          : phase('idb-model', () => readStoredModel(id, pointer.version, pointer.sha256, config.rawModelCache)),
+        head ? undefined : phase('idb-model', () => readStoredModel(id, pointer.version, pointer.sha256)),
       )
     : Promise.resolve(undefined);
   headP.catch(() => {});

@@ -38,12 +38,6 @@ export interface ScorerConfig {
    * Default false: scoring waits for the complete model.
    */
   progressive?: boolean;
-  /**
-   * Cache the raw artifact and parse + verify it (and the mapper bundles' CRC-32) on every load,
-   * as releases before the parsed cache did (model-store.ts). Only the baseline of
-   * `npm run bench:browser`; default false.
-   */
-  rawModelCache?: boolean;
 }
 
 /** The complete model's answer to a request answered from a partial model. */
