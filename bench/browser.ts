@@ -16,8 +16,9 @@
  *                     from it, the rest in the background; first score and complete (the full
  *                     model loaded and stored, the final answer in)          (target <= 2 s)
  *     baseline        the full-load path: the whole artifact before the first score
- *     worker download cold progressive again with `pageHeadRead: false`: the worker downloads
- *                     the head itself once it has started, instead of taking the page's download
+ *     worker download cold progressive again with the page's head download failing at once (its
+ *                     fetch of .../head refused in the page): the worker downloads the head itself
+ *                     once it has started, instead of taking the page's download
  *                     (browser/src/head-offer.ts); printed for comparison
  *
  * Checks that every path scores the same goal score (the complete answers are the Worker's), and
@@ -74,7 +75,7 @@ interface RunOptions {
   progressive?: boolean;
   /** The raw-cache baseline worker (loadBaselineWorker) instead of the production one. */
   baseline?: boolean;
-  /** false: the worker downloads the head itself, after it has started (the comparison). */
+  /** false: the page's head download fails at once, so the worker downloads the head itself (the comparison). */
   pageHeadRead?: boolean;
 }
 
@@ -100,6 +101,13 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
       let readyAt = 0;
       let finalAt = 0;
       let finalGoal: number | null = null;
+      // The page's head download (browser/src/head-offer.ts) refused: it hands the worker no head.
+      const pageFetch = window.fetch;
+      if (o.pageHeadRead === false)
+        window.fetch = (input, init) =>
+          /\/head$/.test(input instanceof Request ? input.url : String(input))
+            ? Promise.reject(new TypeError('no head download on the page (bench comparison)'))
+            : pageFetch(input, init);
       const t0 = performance.now();
       const scorer = pg.createOfflineScorer({
         baseUrl: location.origin,
@@ -108,7 +116,6 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
         ...(o.baseline
           ? { worker: new Worker((window as any).__baselineWorker, { type: 'module', name: 'offline-scorer' }) }
           : {}),
-        pageHeadRead: o.pageHeadRead !== false,
         onProgress: (p: { artifact: string; name: string; phase: string; loadedBytes: number }) => {
           if (p.phase === 'store') downloaded += p.loadedBytes;
           // The heads (model and mapper bundles) are not stored: their size from their own events.
@@ -121,13 +128,15 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
       const finalP = new Promise<void>((resolve) => {
         (window as any).__benchFinal = resolve;
       });
-      const res = await scorer.textScores(req, {
-        onFinal: (f: { response: { data: Array<{ goalScore: number }> } }) => {
-          finalAt = performance.now();
-          finalGoal = f.response.data[0]!.goalScore;
-          (window as any).__benchFinal();
-        },
-      });
+      const res = await scorer
+        .textScores(req, {
+          onFinal: (f: { response: { data: Array<{ goalScore: number }> } }) => {
+            finalAt = performance.now();
+            finalGoal = f.response.data[0]!.goalScore;
+            (window as any).__benchFinal();
+          },
+        })
+        .finally(() => (window.fetch = pageFetch));
       const firstMs = performance.now() - t0;
       let st = await scorer.status();
       const partial = st.models.some((m: { id: string; state: string }) => m.id === model && m.state === 'partial');

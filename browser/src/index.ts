@@ -72,12 +72,6 @@ export interface OfflineScorerOptions extends ScorerConfig {
   onProgress?: (p: Progress) => void;
   /** A Worker running the bundle's worker file; default: the file next to this module. */
   worker?: Worker;
-  /**
-   * Download a model's head on the page while the worker starts (progressive cold start,
-   * head-offer.ts); default true.
-   * false only for the same-run comparison of `npm run bench:browser`.
-   */
-  pageHeadRead?: boolean;
 }
 
 type Availabilities = { availabilities: Array<{ word: string; isAvailable: boolean }> };
@@ -140,7 +134,6 @@ export function createOfflineScorer(options: OfflineScorerOptions): OfflineScore
   // worker starts (progressive scorers), and hands it over without a copy (head-offer.ts).
   const announced = new Set<string>();
   const announce = (id: unknown): void => {
-    if (options.pageHeadRead === false) return;
     if (typeof id !== 'string' || id.length === 0 || id.length > 256 || announced.has(id)) return;
     announced.add(id);
     remote.expectHead(id).catch(() => {});

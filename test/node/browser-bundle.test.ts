@@ -1,7 +1,8 @@
 /**
  * The production browser bundle (build/build-browser.ts: the library in build/generated/browser/
  * and the playground's copy in build/generated/web/) carries no bench hook: the raw-cache baseline
- * of `npm run bench:browser` is a worker that bench builds itself (bench/browser-baseline/).
+ * of `npm run bench:browser` is a worker that bench builds itself (bench/browser-baseline/), and
+ * its worker-download comparison fails the page's head download instead of switching it off.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,11 +20,15 @@ describe('the production browser bundle', () => {
   // Rebuilt here when an input changed (the node tests' global setup skips the browser build).
   beforeAll(() => ensureBrowser(), 300_000);
 
-  it('has no raw-cache baseline option', () => {
+  it('has no raw-cache baseline or page-head-read option', () => {
     const files = [...scripts(path.join(GENERATED, 'browser')), ...scripts(path.join(GENERATED, 'web'))];
     expect(files.map((f) => path.basename(f))).toEqual(
       expect.arrayContaining(['offline-scorer.js', 'offline-scorer.worker.js', 'offline-scorer.engine.js']),
     );
-    for (const f of files) expect(fs.readFileSync(f, 'utf8'), f).not.toContain('rawModelCache');
+    for (const f of files) {
+      const code = fs.readFileSync(f, 'utf8');
+      expect(code, f).not.toContain('rawModelCache');
+      expect(code, f).not.toContain('pageHeadRead');
+    }
   });
 });
