@@ -31,7 +31,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type CDPSession, type Page } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS, devToken, startServer } from '../test/e2e/support/server';
-import { buildBaselineWorker, ENGINE_CHUNK, type BaselineWorker } from './browser-baseline/build';
+import { buildBaselineWorker, type BaselineChunk } from './browser-baseline/build';
 
 const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
 const ROUNDS = Number(process.env.BENCH_BROWSER_ROUNDS ?? 3);
@@ -165,18 +165,20 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
 }
 
 /**
- * Puts the baseline worker's chunks into the page as blob URLs (created before any timing: a
- * baseline run only creates its Worker from window.__baselineWorker, as a production run does from
- * the playground's worker file). Blob URLs keep working while the browser is offline.
+ * Puts the baseline worker's chunks into the page as blob URLs, each chunk's imports of the ones
+ * before it (`./name`) pointing to their URLs; created before any timing: a baseline run only
+ * creates its Worker from window.__baselineWorker (the entry's URL), as a production run does from
+ * the playground's worker file. Blob URLs keep working while the browser is offline.
  */
-async function loadBaselineWorker(page: Page, worker: BaselineWorker): Promise<void> {
-  await page.evaluate(
-    ({ entry, engine, engineChunk }) => {
-      const url = (code: string) => URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
-      (window as any).__baselineWorker = url(entry.split(engineChunk).join(url(engine)));
-    },
-    { ...worker, engineChunk: ENGINE_CHUNK },
-  );
+async function loadBaselineWorker(page: Page, chunks: BaselineChunk[]): Promise<void> {
+  await page.evaluate((chunks) => {
+    const urls: Array<[string, string]> = [];
+    for (const c of chunks) {
+      const code = urls.reduce((code, [name, url]) => code.split(`./${name}`).join(url), c.code);
+      urls.push([c.fileName, URL.createObjectURL(new Blob([code], { type: 'text/javascript' }))]);
+    }
+    (window as any).__baselineWorker = urls.at(-1)![1];
+  }, chunks);
 }
 
 async function throttle(cdp: CDPSession, on: boolean): Promise<void> {
