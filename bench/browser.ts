@@ -7,7 +7,8 @@
  *   cached            IndexedDB holds the model as parsed typed arrays (browser/src/model-store.ts),
  *                     browser offline: one IndexedDB read, no re-hash          (target <= 150 ms)
  *     baseline        the same with the raw-artifact cache of earlier releases (parse + verify
- *                     40 MB of section checksums on every load: rawModelCache)
+ *                     40 MB of section checksums on every load): a worker built by this bench
+ *                     alone (bench/browser-baseline/build.ts), run from blob URLs
  *   cached online     as cached, revalidated with If-None-Match (304s) on localhost
  *   cold 50 Mbit/s    IndexedDB deleted, the link emulated at 50 Mbit/s and 20 ms latency
  *                     (CDP Network.emulateNetworkConditions, also for the Web Worker's fetches):
@@ -15,8 +16,9 @@
  *                     from it, the rest in the background; first score and complete (the full
  *                     model loaded and stored, the final answer in)          (target <= 2 s)
  *     baseline        the full-load path: the whole artifact before the first score
- *     worker download cold progressive again with `pageHeadRead: false`: the worker downloads
- *                     the head itself once it has started, instead of taking the page's download
+ *     worker download cold progressive again with the page's head download failing at once (its
+ *                     fetch of .../head refused in the page): the worker downloads the head itself
+ *                     once it has started, instead of taking the page's download
  *                     (browser/src/head-offer.ts); printed for comparison
  *
  * Checks that every path scores the same goal score (the complete answers are the Worker's), and
@@ -29,6 +31,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type CDPSession, type Page } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS, devToken, startServer } from '../test/e2e/support/server';
+import { buildBaselineWorker, type BaselineChunk } from './browser-baseline/build';
 
 const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
 const ROUNDS = Number(process.env.BENCH_BROWSER_ROUNDS ?? 3);
@@ -70,8 +73,9 @@ interface Run {
 interface RunOptions {
   deleteCache: boolean;
   progressive?: boolean;
-  rawModelCache?: boolean;
-  /** false: the worker downloads the head itself, after it has started (the comparison). */
+  /** The raw-cache baseline worker (loadBaselineWorker) instead of the production one. */
+  baseline?: boolean;
+  /** false: the page's head download fails at once, so the worker downloads the head itself (the comparison). */
   pageHeadRead?: boolean;
 }
 
@@ -97,13 +101,21 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
       let readyAt = 0;
       let finalAt = 0;
       let finalGoal: number | null = null;
+      // The page's head download (browser/src/head-offer.ts) refused: it hands the worker no head.
+      const pageFetch = window.fetch;
+      if (o.pageHeadRead === false)
+        window.fetch = (input, init) =>
+          /\/head$/.test(input instanceof Request ? input.url : String(input))
+            ? Promise.reject(new TypeError('no head download on the page (bench comparison)'))
+            : pageFetch(input, init);
       const t0 = performance.now();
       const scorer = pg.createOfflineScorer({
         baseUrl: location.origin,
         token: tok,
         progressive: !!o.progressive,
-        rawModelCache: !!o.rawModelCache,
-        pageHeadRead: o.pageHeadRead !== false,
+        ...(o.baseline
+          ? { worker: new Worker((window as any).__baselineWorker, { type: 'module', name: 'offline-scorer' }) }
+          : {}),
         onProgress: (p: { artifact: string; name: string; phase: string; loadedBytes: number }) => {
           if (p.phase === 'store') downloaded += p.loadedBytes;
           // The heads (model and mapper bundles) are not stored: their size from their own events.
@@ -116,13 +128,15 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
       const finalP = new Promise<void>((resolve) => {
         (window as any).__benchFinal = resolve;
       });
-      const res = await scorer.textScores(req, {
-        onFinal: (f: { response: { data: Array<{ goalScore: number }> } }) => {
-          finalAt = performance.now();
-          finalGoal = f.response.data[0]!.goalScore;
-          (window as any).__benchFinal();
-        },
-      });
+      const res = await scorer
+        .textScores(req, {
+          onFinal: (f: { response: { data: Array<{ goalScore: number }> } }) => {
+            finalAt = performance.now();
+            finalGoal = f.response.data[0]!.goalScore;
+            (window as any).__benchFinal();
+          },
+        })
+        .finally(() => (window.fetch = pageFetch));
       const firstMs = performance.now() - t0;
       let st = await scorer.status();
       const partial = st.models.some((m: { id: string; state: string }) => m.id === model && m.state === 'partial');
@@ -150,6 +164,23 @@ function timed(page: Page, token: string, opts: RunOptions): Promise<Run> {
   );
 }
 
+/**
+ * Puts the baseline worker's chunks into the page as blob URLs, each chunk's imports of the ones
+ * before it (`./name`) pointing to their URLs; created before any timing: a baseline run only
+ * creates its Worker from window.__baselineWorker (the entry's URL), as a production run does from
+ * the playground's worker file. Blob URLs keep working while the browser is offline.
+ */
+async function loadBaselineWorker(page: Page, chunks: BaselineChunk[]): Promise<void> {
+  await page.evaluate((chunks) => {
+    const urls: Array<[string, string]> = [];
+    for (const c of chunks) {
+      const code = urls.reduce((code, [name, url]) => code.split(`./${name}`).join(url), c.code);
+      urls.push([c.fileName, URL.createObjectURL(new Blob([code], { type: 'text/javascript' }))]);
+    }
+    (window as any).__baselineWorker = urls.at(-1)![1];
+  }, chunks);
+}
+
 async function throttle(cdp: CDPSession, on: boolean): Promise<void> {
   await cdp.send('Network.emulateNetworkConditions', {
     offline: false,
@@ -167,6 +198,8 @@ const phaseLine = (phases: Run['phases']): string =>
     .join(', ');
 
 async function main(): Promise<void> {
+  console.log('[bench:browser] building the raw-cache baseline worker (bench only)');
+  const baseline = await buildBaselineWorker();
   console.log('[bench:browser] starting the local server on :8798 (build + seed when needed)');
   const server = await startServer();
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-chromium-'));
@@ -182,6 +215,7 @@ async function main(): Promise<void> {
     await page.addInitScript('window.__name = (f) => f;');
     await page.goto(`${server.url}/`);
     await page.waitForFunction(() => !!(window as any).playground);
+    await loadBaselineWorker(page, baseline);
     console.log(`[bench:browser] ${await page.evaluate(() => navigator.userAgent)}`);
     const cdp = await context.newCDPSession(page);
     await cdp.send('Network.enable');
@@ -198,9 +232,9 @@ async function main(): Promise<void> {
     let headBytes = 0;
     for (let round = 1; round <= ROUNDS; round++) {
       // Baseline cache: the raw artifact, parsed and verified on each load.
-      await timed(page, token, { deleteCache: true, rawModelCache: true });
+      await timed(page, token, { deleteCache: true, baseline: true });
       await context.setOffline(true);
-      r.cachedBase.push(await timed(page, token, { deleteCache: false, rawModelCache: true }));
+      r.cachedBase.push(await timed(page, token, { deleteCache: false, baseline: true }));
       await context.setOffline(false);
 
       let prog: Run;

@@ -50,7 +50,7 @@ const worker = {
   rollupOptions: {
     output: {
       entryFileNames: 'assets/offline-scorer.worker-[hash].js',
-      // The engine chunk the worker's entry imports (browser/src/worker.ts): parsed off the worker's thread.
+      // The engine chunk the worker's entry imports (browser/src/scorer-worker.ts): parsed off the worker's thread.
       chunkFileNames: 'assets/offline-scorer.engine-[hash].js',
     },
   },

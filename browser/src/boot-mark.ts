@@ -1,5 +1,5 @@
 /**
- * Imported first by worker.ts: the moment the worker's script starts to run (its modules are
+ * Imported first by scorer-worker.ts: the moment the worker's script starts to run (its modules are
  * evaluated after this one), so the load phases show the worker's start apart from its code's.
  */
 import { mark } from './phases';

@@ -5,10 +5,10 @@
  * once the pointer names its version and language, its language data's OPFS copy, the stored
  * dimension seeds and the mapper bundles the call names (IndexedDB; cache.ts takes them).
  *
- * Part of the worker's first chunk (worker.ts), which is kept small: the engine (zod request
+ * Part of the worker's first chunk (scorer-worker.ts), which is kept small: the engine (zod request
  * schemas, core/scoring, the tokenizer: most of the code) is imported from it as a chunk of its
  * own, and Chromium parses that chunk off the worker's thread while these reads run on it
- * (docs/offline-browser.md). source.ts takes the reads when it loads the model (takeEarlyPointer,
+ * (docs/offline-browser.md). model-loader.ts takes the reads when it loads the model (takeEarlyPointer,
  * takeEarlyHead) and checks the head's sha256 against the pointer's version.
  */
 import kernelsBytes from '../../build/generated/kernels.wasm?bytes';
@@ -102,12 +102,12 @@ export const takeEarlyHead = (id: string) => take(heads, id);
 
 /**
  * Starts reading the cached pointer of model `id` (when it is a valid identifier and no read of it
- * is waiting), and with `head` its head's OPFS copy, for a call that will load the model; then
+ * is waiting) and its head's OPFS copy, for a call that will load the model; then
  * what the pointer's version needs beside it (`bundleKeys`: the mapper bundles the call names).
  * Only reads: a call that is refused loads nothing (a head copy read for it is freed). Returns the
  * function that forgets the reads once the call has settled (a later load reads afresh).
  */
-export function readEarly(id: unknown, head: boolean, bundleKeys: readonly string[] = []): () => void {
+export function readEarly(id: unknown, bundleKeys: readonly string[] = []): () => void {
   if (typeof id !== 'string' || !IDENTIFIER.test(id) || pointers.has(id)) return () => {};
   const pointer = readPointer(id);
   pointer.catch(() => {});
@@ -143,14 +143,14 @@ export function readEarly(id: unknown, head: boolean, bundleKeys: readonly strin
     },
     () => {},
   );
-  const copy = head ? readHeadCopy(id) : undefined;
-  if (copy) heads.set(id, copy);
+  const copy = readHeadCopy(id);
+  heads.set(id, copy);
   return () => {
     forgotten = true;
     if (pointers.get(id) === pointer) pointers.delete(id);
     if (language) copies.delete(language);
     for (const k of keys) entries.delete(k);
-    if (copy && heads.get(id) === copy) {
+    if (heads.get(id) === copy) {
       heads.delete(id);
       void freeUnused(copy);
     }

@@ -4,14 +4,16 @@
  * model's status; the complete model's answer follows through onFinal once the rest is in. A call
  * that failed on a head after looking past it waits for the complete model and answers from it.
  * Everything else (no head involved, or only head rows read) is final as it is. A scorer without
- * `progressive` (whose cached loads also score from the head first, source.ts) sends final answers
+ * `progressive` (whose cached loads also score from the head first, cached-head.ts) sends final answers
  * only: a call that looked past the head waits for the complete model and answers from it.
  */
 import type { EngineSource } from '../../core/engine';
 import { incompleteAccesses } from '../../core/partial-index';
 import type { ProgressFn } from './cache';
 import type { FinalAnswer } from './protocol';
-import { offlineSource, progressive, type Loaded } from './source';
+import { offlineSource } from './engine-source';
+import type { Loaded } from './loaded-models';
+import { progressive } from './scorer-config';
 
 export async function answer<T>(
   compute: (source: EngineSource) => Promise<T>,

@@ -9,7 +9,7 @@
  * File `{id}.head`, percent-encoded (opfs.ts container): the description is the layout
  * (manifest, size, dims, sha256, section offsets), the bytes the head's one buffer. One file per
  * model, not per version: a load starts reading it while IndexedDB is still looking up which
- * version is cached (source.ts), and keeps it only when its sha256 is that version's. Copies named
+ * version is cached (model-loader.ts), and keeps it only when its sha256 is that version's. Copies named
  * `{id}@{version}.head` (earlier releases) are removed when the new one is written.
  */
 import type { ParsedArtifact } from '../../core/artifact';

@@ -67,9 +67,9 @@ const PICKED = ['etag', 'x-content-sha256', 'x-model-version', 'x-model-checksum
  */
 export async function offerHead(
   id: string,
-  options: { baseUrl: string; token?: string; progressive: boolean; rawModelCache: boolean },
+  options: { baseUrl: string; token?: string; progressive: boolean },
 ): Promise<HeadOffer | null> {
-  if (options.rawModelCache || !options.progressive) return null;
+  if (!options.progressive) return null;
   const startedAt = performance.timeOrigin + performance.now();
   if (await isCached(id)) return null;
   try {

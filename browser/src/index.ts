@@ -21,7 +21,7 @@ import type {
 } from '../../core/scoring';
 import type { Tokenization } from '../../core/tokenizer';
 import { offerHead } from './head-offer';
-import type { OfflineScorerApi } from './worker';
+import type { OfflineScorerApi } from './scorer-worker';
 import type {
   CachedModelInfo,
   FinalAnswer,
@@ -72,12 +72,6 @@ export interface OfflineScorerOptions extends ScorerConfig {
   onProgress?: (p: Progress) => void;
   /** A Worker running the bundle's worker file; default: the file next to this module. */
   worker?: Worker;
-  /**
-   * Download a model's head on the page while the worker starts (progressive cold start,
-   * head-offer.ts); default true.
-   * false only for the same-run comparison of `npm run bench:browser`.
-   */
-  pageHeadRead?: boolean;
 }
 
 type Availabilities = { availabilities: Array<{ word: string; isAvailable: boolean }> };
@@ -125,35 +119,25 @@ async function unwrap<T>(p: Promise<T>): Promise<T> {
 
 export function createOfflineScorer(options: OfflineScorerOptions): OfflineScorer {
   const worker =
-    options.worker ?? new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'offline-scorer' });
+    options.worker ??
+    new Worker(new URL('./scorer-worker.ts', import.meta.url), { type: 'module', name: 'offline-scorer' });
   const remote = Comlink.wrap<OfflineScorerApi>(worker);
   const progress = options.onProgress ? Comlink.proxy(options.onProgress) : undefined;
   const baseUrl = new URL(options.baseUrl, globalThis.location?.href).origin;
   let token = options.token;
   // Not awaited: the worker handles its messages in order and configure runs synchronously, so a
   // call posted now already sees it, without waiting for a round trip (~10-15 ms of a first score).
-  const configured = remote.configure({
-    baseUrl,
-    token,
-    progressive: options.progressive === true,
-    rawModelCache: options.rawModelCache === true,
-  });
+  const configured = remote.configure({ baseUrl, token, progressive: options.progressive === true });
   configured.catch(() => {}); // a worker that failed to start fails the calls themselves
   const call = <T>(fn: () => Promise<T>): Promise<T> => unwrap(fn());
   // The first call naming a model that is not cached starts its head's download here while the
   // worker starts (progressive scorers), and hands it over without a copy (head-offer.ts).
   const announced = new Set<string>();
   const announce = (id: unknown): void => {
-    if (options.pageHeadRead === false) return;
     if (typeof id !== 'string' || id.length === 0 || id.length > 256 || announced.has(id)) return;
     announced.add(id);
     remote.expectHead(id).catch(() => {});
-    offerHead(id, {
-      baseUrl,
-      token,
-      progressive: options.progressive === true,
-      rawModelCache: options.rawModelCache === true,
-    })
+    offerHead(id, { baseUrl, token, progressive: options.progressive === true })
       .catch(() => null)
       .then((offer) => remote.headOffer(id, offer && Comlink.transfer(offer, [offer.bytes])))
       .catch(() => {}); // terminated meanwhile

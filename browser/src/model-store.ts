@@ -14,7 +14,7 @@
  *
  * Beside it, ['model-head', id, version] -> StoredModel of the head (core/model-head.ts: the most
  * frequent 50,000 rows, ~6.6 MB in one buffer, written in the same transaction): a cached load
- * reads only the head before it scores and the full model in the background (source.ts), as the
+ * reads only the head before it scores and the full model in the background (cached-head.ts), as the
  * progressive cold start does with the downloaded head.
  */
 import { parseArtifact, type ParsedArtifact } from '../../core/artifact';
@@ -40,12 +40,8 @@ export function toStored(parsed: ParsedArtifact, sha256: string): StoredModel {
   return { ...parsed, format: STORED_MODEL_FORMAT, sha256 };
 }
 
-/**
- * `raw`: the cache of earlier releases (the raw artifact, parsed and verified on every load),
- * kept as the baseline of `npm run bench:browser` (ScorerConfig `rawModelCache`).
- */
-export async function storeModel(id: string, version: string, model: StoredModel, raw = false): Promise<void> {
-  if (raw) return set(legacyKey(id, version), model.rows.buffer, idb());
+/** Stores a verified, parsed model and its head (IndexedDB, and the head's OPFS copy). */
+export async function storeModel(id: string, version: string, model: StoredModel): Promise<void> {
   const parsedHead = headOf(model);
   if (!parsedHead) return set(partsKey(id, version), model, idb());
   const head: StoredModel = { ...parsedHead, format: STORED_MODEL_FORMAT, sha256: model.sha256 };
@@ -74,7 +70,7 @@ export async function storeHead(id: string, version: string, model: StoredModel)
  * entry (whose copy is then written again); undefined when none is stored (a small model, or a
  * cache of an earlier release). With `place`, a copy's rows and scales go straight into WASM
  * memory (head-file.ts; the result's `matrix`). `copy`: the copy's read when it was started
- * before the version was known (source.ts), else it is read now.
+ * before the version was known (model-loader.ts), else it is read now.
  */
 export async function readStoredHead(
   id: string,
@@ -93,16 +89,7 @@ export async function readStoredHead(
 }
 
 /** The cached model of this version, or undefined (a legacy raw copy is converted on the way). */
-export async function readStoredModel(
-  id: string,
-  version: string,
-  sha256: string,
-  raw = false,
-): Promise<StoredModel | undefined> {
-  if (raw) {
-    const bytes = await get<ArrayBuffer>(legacyKey(id, version), idb());
-    return bytes ? toStored(parseArtifact(bytes), sha256) : undefined;
-  }
+export async function readStoredModel(id: string, version: string, sha256: string): Promise<StoredModel | undefined> {
   const stored = await get<StoredModel>(partsKey(id, version), idb());
   if (stored && stored.format === STORED_MODEL_FORMAT && stored.rows instanceof Int8Array) return stored;
   const legacy = await get<ArrayBuffer>(legacyKey(id, version), idb());

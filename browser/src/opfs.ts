@@ -20,8 +20,8 @@ type ReadOnlyOpen = (options?: { mode: 'read-only' }) => Promise<SyncHandle>;
 let root: Promise<FileSystemDirectoryHandle | null> | undefined;
 
 /**
- * The origin's OPFS directory, asked once (source.ts asks as the worker starts): a later read does
- * not wait for the browser's answer again.
+ * The origin's OPFS directory, asked once (early-reads.ts asks as the worker starts): a later
+ * read does not wait for the browser's answer again.
  */
 export function opfsRoot(): Promise<FileSystemDirectoryHandle | null> {
   root ??= (async () => {

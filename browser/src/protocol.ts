@@ -1,5 +1,5 @@
 /**
- * Types shared by the page-side entry (index.ts) and the Web Worker (worker.ts).
+ * Types shared by the page-side entry (index.ts) and the Web Worker (scorer-worker.ts).
  */
 
 /** A refusal, shaped like the API's problem+json body (same code and translationKey). */
@@ -38,12 +38,6 @@ export interface ScorerConfig {
    * Default false: scoring waits for the complete model.
    */
   progressive?: boolean;
-  /**
-   * Cache the raw artifact and parse + verify it (and the mapper bundles' CRC-32) on every load,
-   * as releases before the parsed cache did (model-store.ts). Only the baseline of
-   * `npm run bench:browser`; default false.
-   */
-  rawModelCache?: boolean;
 }
 
 /** The complete model's answer to a request answered from a partial model. */

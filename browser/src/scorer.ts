@@ -1,8 +1,9 @@
 /**
  * The offline scorer's API inside its Web Worker: the Worker's engine (core/engine.ts: the same
  * zod request schemas, problem bodies, core/scoring and kernels.wasm bytes) over the
- * IndexedDB/HTTP source (source.ts), so its JSON, errors included, equals the API's. The worker's
- * entry (worker.ts) imports this chunk and hands every call to it.
+ * IndexedDB/HTTP source (engine-source.ts, model-loader.ts), so its JSON, errors included,
+ * equals the API's. The worker's entry (scorer-worker.ts) imports this chunk and hands every call
+ * to it.
  */
 import { createEngine, type Engine } from '../../core/engine';
 import { sha256Hex } from '../../core/digest';
@@ -10,16 +11,12 @@ import { toProblem, type ProgressFn } from './cache';
 import { answer } from './final-answer';
 import type { FinalAnswer, LoadModelOptions, ScorerConfig } from './protocol';
 import { kernelsBytes } from './early-reads';
-import {
-  configure,
-  evictModel,
-  listCachedModels,
-  loadModel,
-  offlineSource,
-  readPointerEarly,
-  status,
-  withBundleHints,
-} from './source';
+import { evictModel, listCachedModels } from './cached-models';
+import { withBundleHints } from './bundles';
+import { offlineSource } from './engine-source';
+import { status } from './loaded-models';
+import { loadModel, readPointerEarly } from './model-loader';
+import { configure } from './scorer-config';
 
 /** The JSON the API would send: a JSON round trip drops undefined fields exactly like c.json(). */
 const asJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;

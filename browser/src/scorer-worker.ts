@@ -1,5 +1,6 @@
 /**
- * The offline scorer, a Web Worker exposed with Comlink. This entry is kept small: the engine
+ * The offline scorer's Web Worker entry (not to be confused with the Cloudflare Worker in worker/),
+ * exposed with Comlink. This entry is kept small: the engine
  * (scorer.ts: zod request schemas, core/scoring, the tokenizer, most of the code) is a chunk of its
  * own, imported at once. Compiling it takes this thread ~25 ms on the test machine
  * (docs/offline-browser.md), so the entry runs first, and the first call naming a model starts
@@ -13,7 +14,6 @@ import { namedBundles, readEarly } from './early-reads';
 import type { HeadOffer } from './head-offer';
 import { expectOffer, settleOffer } from './offers';
 import { mark, phase } from './phases';
-import type { ScorerConfig } from './protocol';
 import type { ScorerApi } from './scorer';
 
 const scorer = phase('engine-import', () => import('./scorer'));
@@ -23,8 +23,6 @@ scorer.then(
   () => (engineIn = true),
   () => {},
 );
-/** The bench's raw-cache baseline reads no head copy (configure's rawModelCache). */
-let rawModelCache = false;
 
 type Method = keyof ScorerApi;
 type Args<K extends Method> = Parameters<ScorerApi[K]>;
@@ -36,8 +34,7 @@ type Result<K extends Method> = Promise<Awaited<ReturnType<ScorerApi[K]>>>;
  */
 function later<K extends Method>(name: K, modelOf?: (...args: Args<K>) => unknown): (...args: Args<K>) => Result<K> {
   const call = async (...args: Args<K>): Promise<unknown> => {
-    const forget =
-      modelOf && !engineIn ? readEarly(modelOf(...args), !rawModelCache, [...namedBundles(args[0])]) : undefined;
+    const forget = modelOf && !engineIn ? readEarly(modelOf(...args), [...namedBundles(args[0])]) : undefined;
     try {
       const { api } = await scorer;
       return await (api[name] as (...a: Args<K>) => unknown)(...args);
@@ -51,14 +48,9 @@ function later<K extends Method>(name: K, modelOf?: (...args: Args<K>) => unknow
 const bodyModel = (body: unknown): unknown => (body as { embeddingModelId?: unknown } | null)?.embeddingModelId;
 const idArg = (id: unknown): unknown => id;
 
-const configureLater = later('configure');
-
 /** The exposed API: the scoring endpoints' request and response shapes (scorer.ts). */
 const api = {
-  configure(next: ScorerConfig): Promise<void> {
-    if (next.rawModelCache !== undefined) rawModelCache = next.rawModelCache;
-    return configureLater(next);
-  },
+  configure: later('configure'),
   loadModel: later('loadModel', idArg),
   listCachedModels: later('listCachedModels'),
   evictModel: later('evictModel'),

@@ -1,0 +1,99 @@
+/**
+ * The model pickers: the models of the API's catalog (or, offline, the ones cached in this
+ * browser), grouped by language, and the mapper variables of the picked model.
+ */
+import { api, ProblemShown } from './api';
+import { offline, refreshCached } from './offline';
+import { $, setMode, setStatus, state, type ModelOption } from './state';
+
+export async function loadModels(): Promise<void> {
+  let models: ModelOption[] = [];
+  if (state.token && navigator.onLine !== false) {
+    try {
+      const { json } = await api.listModels();
+      models = (json.data as any[]).map((m) => ({
+        id: m.id,
+        label: m.label,
+        mappers: (m._embedded?.mappers ?? []).flatMap((b: any) =>
+          (b.variables as string[]).map((v) => `${b.key}_${v}`),
+        ),
+        language: String(m.language ?? ''),
+      }));
+    } catch (err) {
+      if (err instanceof ProblemShown) setStatus(err.message, 'error');
+    }
+  }
+  if (models.length === 0) {
+    // Offline (or no token): the models cached in this browser.
+    const cached = await offline()
+      .listCachedModels()
+      .catch(() => []);
+    models = cached.map((c) => ({
+      id: c.id,
+      label: `${c.id} (cached)`,
+      mappers: c.mapperBundles.flatMap((b) => b.variables.map((v) => `${b.key}_${v}`)),
+      language: c.language,
+    }));
+    if (models.length > 0 && state.mode === 'api')
+      setStatus('The service cannot be reached: switched to offline scoring with the cached models');
+    if (models.length > 0) setMode('offline');
+  }
+  state.models = models;
+  renderLanguages();
+  renderModelOptions();
+  renderMappers();
+  await refreshCached();
+  if (models.length > 0 && $('status').className !== 'error' && state.mode === 'api')
+    setStatus(`Ready: ${models.length} model(s). Scoring through the API.`);
+}
+
+const languageNames = (() => {
+  try {
+    return new Intl.DisplayNames(['en'], { type: 'language' });
+  } catch {
+    return null;
+  }
+})();
+
+/** The language picker: every language that has a model (the models' own language codes). */
+export function renderLanguages(): void {
+  const langs = [...new Set(state.models.map((m) => m.language).filter(Boolean))].sort();
+  const sel = $<HTMLSelectElement>('language');
+  sel.replaceChildren(...langs.map((l) => new Option(`${languageNames?.of(l) ?? l} (${l})`, l)));
+  const current = state.models.find((m) => m.id === state.modelId)?.language;
+  if (!langs.includes(state.language)) state.language = current ?? langs[0] ?? '';
+  sel.value = state.language;
+}
+
+/** The model select: the models of the picked language. */
+export function renderModelOptions(): void {
+  const models = state.models.filter((m) => !state.language || m.language === state.language);
+  const sel = $<HTMLSelectElement>('model');
+  sel.replaceChildren(...models.map((m) => new Option(m.label, m.id)));
+  if (!models.some((m) => m.id === state.modelId) && models.length > 0) state.modelId = models[0].id;
+  sel.value = state.modelId;
+}
+
+export function renderMappers(): void {
+  const model = state.models.find((m) => m.id === state.modelId);
+  const box = $('mappers');
+  box.replaceChildren();
+  for (const key of model?.mappers ?? []) {
+    if (!state.mapperWeights.has(key)) state.mapperWeights.set(key, 0);
+    const row = document.createElement('label');
+    row.className = 'mapper';
+    const cb = document.createElement('input');
+    cb.type = 'checkbox';
+    cb.dataset.key = key;
+    cb.checked = key === (model?.mappers.find((k) => k.endsWith('_valence')) ?? model?.mappers[0]);
+    const w = document.createElement('input');
+    w.type = 'number';
+    w.min = '-10';
+    w.max = '10';
+    w.value = String(cb.checked ? 1 : 0);
+    w.dataset.weight = key;
+    w.title = 'goal weight (-10..10)';
+    row.append(cb, ` ${key} `, w);
+    box.append(row);
+  }
+}

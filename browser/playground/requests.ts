@@ -1,0 +1,47 @@
+/**
+ * The request bodies built from the form.
+ */
+import { $, state } from './state';
+
+export const splitWords = (s: string): string[] =>
+  s
+    .split(',')
+    .map((w) => w.trim())
+    .filter(Boolean);
+
+export function textRequest(): any {
+  const texts = $<HTMLTextAreaElement>('texts')
+    .value.split(/\n\s*\n/)
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const dims = state.dims.filter((d) => splitWords(d.words).length > 0);
+  const dimensions = dims.map((d) => ({
+    id: d.id,
+    type: d.type,
+    name: d.name || undefined,
+    words: splitWords(d.words),
+    ...(d.type === 'axis' ? { oppositeWords: splitWords(d.opposite) } : {}),
+  }));
+  const mapperKeys: string[] = [];
+  const mappers: Array<{ id: string; weight: number }> = [];
+  document.querySelectorAll<HTMLInputElement>('#mappers input[type=checkbox]').forEach((cb) => {
+    if (!cb.checked) return;
+    const key = cb.dataset.key!;
+    mapperKeys.push(key);
+    const w =
+      Number(
+        document.querySelector<HTMLInputElement>(`#mappers input[data-weight="${CSS.escape(key)}"]`)?.value ?? 0,
+      ) || 0;
+    if (w !== 0) mappers.push({ id: key, weight: Math.max(-10, Math.min(10, Math.round(w))) });
+  });
+  const goalConfig = {
+    modelRankScore: Number($<HTMLInputElement>('model-rank').value),
+    dimensions: dims
+      .filter((d) => d.weight !== 0)
+      .map((d) => ({ id: d.id, weight: Math.max(-10, Math.min(10, Math.round(d.weight))) })),
+    mappers,
+    normalization: $<HTMLSelectElement>('normalization').value,
+  };
+  const composition = $<HTMLSelectElement>('composition').value;
+  return { texts, embeddingModelId: state.modelId, dimensions, mapperKeys, goalConfig, composition, explain: true };
+}

@@ -1,0 +1,63 @@
+/**
+ * The playground's state (the form, the picked model and mode, kept in localStorage) and the
+ * small DOM helpers every view uses.
+ */
+import type { OfflineScorer } from '../src/index';
+
+export type Mode = 'api' | 'offline';
+export interface ModelOption {
+  id: string;
+  label: string;
+  mappers: string[];
+  /** ISO 639-1 code: the language picker shows the models of one language. */
+  language: string;
+}
+export interface DimRow {
+  id: number;
+  name: string;
+  type: 'manual' | 'axis';
+  words: string;
+  opposite: string;
+  weight: number;
+}
+
+export const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
+export const store = {
+  get: (k: string): string | null => localStorage.getItem(`playground.${k}`),
+  set: (k: string, v: string): void => localStorage.setItem(`playground.${k}`, v),
+};
+
+export const state = {
+  token: store.get('token') ?? '',
+  mode: (store.get('mode') as Mode) ?? 'api',
+  modelId: store.get('model') ?? 'en-glove-6b-100d',
+  language: store.get('language') ?? '',
+  models: [] as ModelOption[],
+  offline: null as OfflineScorer | null,
+  offlineReady: null as Promise<unknown> | null,
+  dims: [
+    { id: 1, name: 'nature', type: 'manual', words: 'forest, river, mountain, ocean', opposite: '', weight: 2 },
+    {
+      id: 2,
+      name: 'positive vs negative',
+      type: 'axis',
+      words: 'good, happy, excellent',
+      opposite: 'bad, sad, terrible',
+      weight: 3,
+    },
+  ] as DimRow[],
+  mapperWeights: new Map<string, number>(),
+};
+
+export function setStatus(text: string, kind: 'info' | 'error' = 'info'): void {
+  const s = $('status');
+  s.textContent = text;
+  s.className = kind;
+}
+
+export function setMode(mode: Mode): void {
+  state.mode = mode;
+  store.set('mode', mode);
+  document.querySelectorAll<HTMLInputElement>('input[name=mode]').forEach((r) => (r.checked = r.value === mode));
+  document.body.dataset.mode = mode;
+}
