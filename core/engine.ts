@@ -5,7 +5,7 @@
  *             routes have validated with the same schemas already (`validated: true`);
  *   load:     model, language data, mapper bundles and stored seeds, in parallel, through an
  *             EngineSource (Worker: R2/D1, worker/sources/; browser: IndexedDB/HTTP,
- *             browser/src/source.ts; CLI: files, cli/local.ts);
+ *             browser/src/engine-source.ts; CLI: files, cli/local.ts);
  *   score:    core/scoring on the WASM kernels (core/kernels.ts).
  * Refusals are ApiError / ScoringError (core/problem.ts), the same for all three.
  */
@@ -146,7 +146,7 @@ type ZodLike<T> = {
 /**
  * Built on the first validation, not at module load: constructing every zod schema takes tens of
  * ms, which the offline scorer's Web Worker would otherwise spend before it can start reading its
- * cache (browser/src/worker.ts starts the model's read first, then validates).
+ * cache (browser/src/scorer-worker.ts starts the model's read first, then validates).
  */
 let built: Schemas | null = null;
 const schemas = (): Schemas => (built ??= requestSchemas());

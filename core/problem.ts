@@ -1,7 +1,7 @@
 /**
  * RFC 9457 problem details, with the code/translationKey pairs of decisions.md: the errors of the
  * Worker (rendered by worker/http/problem-response.ts) and of the browser's offline scorer
- * (browser/src/worker.ts), which answer the same request with the same body.
+ * (browser/src/scorer-worker.ts), which answer the same request with the same body.
  */
 import { ScoringError } from './scoring/common';
 import { normalizeLanguage, SUPPORTED_LANGUAGES, type Language } from './tokenizer/languages';

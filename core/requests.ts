@@ -1,6 +1,6 @@
 /**
  * zod schemas of the requests that both the Worker (worker/http/openapi.ts, the routes) and the
- * browser's offline scorer (browser/src/worker.ts) validate: scoring, vocabulary and
+ * browser's offline scorer (browser/src/scorer-worker.ts) validate: scoring, vocabulary and
  * tokenization. One definition, so both refuse a request with the same 422 VALIDATION_FAILED body.
  * Limits come from core/limits.ts (decisions.md "Limits").
  *
