@@ -30,7 +30,6 @@ import { available, quotaView, roll, type MeterRow } from './meter-rules';
 import { isoTimestamp, type Quota } from './repository';
 import { LIMITS } from '../../core/limits';
 import { excerpt } from '../../core/problem';
-import { isBenchBuild, type BenchProbe } from './bench-twin';
 
 /**
  * Default delay between a charge and the flush of the outbox (the ledger lags by about this plus
@@ -169,8 +168,6 @@ export class WorkspaceMeter extends DurableObject<Env> {
   private rowCache: Map<string, MeterRow> | null = null;
   /** cycleParams of the last UTC day and anchor seen (they depend on the instant only through its day). */
   private params: { day: number; anchorDay: number; p: CycleParams } | null = null;
-  /** bench:api's write probe (benchProbe): a new value per probe, so each one dirties its row. */
-  private probeWrites = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -200,29 +197,6 @@ export class WorkspaceMeter extends DurableObject<Env> {
     const result = this.transaction(() => this.chargeSync(this.meta!, req));
     if (result.status === 'charged' && result.seq !== undefined) this.scheduleFlush(this.flushDelayMs);
     return result;
-  }
-
-  /**
-   * bench:api's meter probes (bench-twin.ts): after the same readiness check as a charge, `rpc`
-   * answers at once and `write` makes the smallest durable write (one row of a table of its own, in
-   * one synchronous transaction; the answer leaves after the commit, as a charge's), touching no
-   * counter, outbox, key or meta row. Outside the bench build it does nothing.
-   */
-  async benchProbe(
-    probe: BenchProbe,
-    workspaceId: string,
-    atMs: number,
-  ): Promise<'done' | 'not-bench-build' | 'unknown-workspace'> {
-    if (!isBenchBuild()) return 'not-bench-build';
-    const seeded = this.meta !== null && this.meta.workspaceId === workspaceId;
-    if (!seeded && !(await this.ready(workspaceId, atMs))) return 'unknown-workspace';
-    if (probe === 'write') {
-      this.ctx.storage.transactionSync(() => {
-        this.sql.exec('CREATE TABLE IF NOT EXISTS bench_probe (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)');
-        this.sql.exec('INSERT OR REPLACE INTO bench_probe (id, n) VALUES (1, ?)', ++this.probeWrites);
-      });
-    }
-    return 'done';
   }
 
   /** Whether the workspace exists: the readiness check of a charge, without the charge (free routes). */
