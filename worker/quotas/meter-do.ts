@@ -10,16 +10,12 @@
  *   of record) with inserts keyed by (workspace, meter_seq), so a flush that is retried after a
  *   lost answer writes nothing twice, and deletes the acknowledged events. The same flush writes a
  *   snapshot of the counters into D1's quota rows and purges expired Idempotency-Key records.
- * - A cold object (no storage yet: first use, or the first use after the upgrade from D1 metering)
- *   seeds itself from D1 in one batch: anchor day, quota rows with their counters, the
- *   workspace's unexpired Idempotency-Key records and recent keyed charges, and the watermarks of
- *   the audit log and the ledger.
+ * - A cold object (no storage yet: the workspace's first use) seeds itself from D1 in one batch:
+ *   anchor day, quota rows with their counters, the keyed charges of the last 24 hours in the
+ *   ledger, the audit log's watermark and the ledger's last meter_seq.
  * - Admin changes are written to D1 (with their audit row) and the object is told to `sync`: it
  *   applies the audit rows after its watermark in order, each at its own instant. Every flush syncs
  *   too, so a change whose notification was lost takes effect with the next flush.
- * - Ledger rows without meter_seq written after the seeding watermark (charges of Worker versions
- *   still deducting in D1 during a rolling upgrade) are applied to the counters by the next flush,
- *   so nothing is lost or counted twice across the upgrade.
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env';
@@ -48,8 +44,6 @@ const PURGE_INTERVAL_MS = 3_600_000;
 /** Backoff of a failed flush (the outbox is kept; nothing is lost). */
 const FLUSH_BACKOFF_MS = [1_000, 2_000, 5_000, 10_000, 30_000, 60_000];
 const FLUSH_BATCH = 100;
-/** A first flush soon after seeding picks up charges made by old Worker versions during an upgrade. */
-const SEED_CATCH_UP_MS = 30_000;
 
 export interface MeterChargeRequest {
   workspaceId: string;
@@ -138,8 +132,6 @@ interface Meta {
   anchorDay: number;
   /** Last admin_audit_log id applied to the counters. */
   auditId: number;
-  /** Last usage_ledger id of a D1-era charge (meter_seq NULL) applied to the counters. */
-  legacyLedgerId: number;
   /**
    * Next outbox sequence number (continues the workspace's meter_seq in D1). Held in memory: a
    * charge does not write it. Stored as `next_seq` only with the rest of the meta and when a flush
@@ -400,7 +392,6 @@ export class WorkspaceMeter extends DurableObject<Env> {
       workspaceId: String(m.get('workspace_id')),
       anchorDay: Number(m.get('anchor_day')),
       auditId: Number(m.get('audit_id')),
-      legacyLedgerId: Number(m.get('legacy_ledger_id')),
       nextSeq: Math.max(Number(m.get('next_seq')), outboxNext),
     };
   }
@@ -411,7 +402,6 @@ export class WorkspaceMeter extends DurableObject<Env> {
     set('workspace_id', m.workspaceId);
     set('anchor_day', m.anchorDay);
     set('audit_id', m.auditId);
-    set('legacy_ledger_id', m.legacyLedgerId);
     set('next_seq', m.nextSeq);
     this.meta = m;
   }
@@ -465,7 +455,7 @@ export class WorkspaceMeter extends DurableObject<Env> {
 
   private async seed(workspaceId: string, atMs: number): Promise<Meta | null> {
     const db = this.env.DB;
-    const [ws, quotas, audit, ledger, requestKeys, chargeKeys] = await db.batch<Record<string, unknown>>([
+    const [ws, quotas, audit, ledger, chargeKeys] = await db.batch<Record<string, unknown>>([
       db.prepare('SELECT anchor_day FROM workspaces WHERE id = ?1').bind(workspaceId),
       db
         .prepare(
@@ -475,16 +465,8 @@ export class WorkspaceMeter extends DurableObject<Env> {
         .bind(workspaceId),
       db.prepare('SELECT COALESCE(MAX(id), 0) AS id FROM admin_audit_log WHERE workspace_id = ?1').bind(workspaceId),
       db
-        .prepare(
-          'SELECT COALESCE(MAX(id), 0) AS id, COALESCE(MAX(meter_seq), 0) AS seq FROM usage_ledger WHERE workspace_id = ?1',
-        )
+        .prepare('SELECT COALESCE(MAX(meter_seq), 0) AS seq FROM usage_ledger WHERE workspace_id = ?1')
         .bind(workspaceId),
-      db
-        .prepare(
-          'SELECT idempotency_key, method, path, body_sha256, state, lock_token, locked_until, status, content_type, response_body, created_at, expires_at ' +
-            'FROM idempotency_keys WHERE workspace_id = ?1 AND expires_at > ?2',
-        )
-        .bind(workspaceId, atMs),
       db
         .prepare(
           'SELECT idempotency_key, usage_type_key, amount, created_at FROM usage_ledger WHERE workspace_id = ?1 AND idempotency_key IS NOT NULL AND created_at >= ?2 ORDER BY id',
@@ -500,31 +482,11 @@ export class WorkspaceMeter extends DurableObject<Env> {
       workspaceId,
       anchorDay: wsRow.anchor_day,
       auditId: Number(audit.results[0].id),
-      legacyLedgerId: Number(ledger.results[0].id),
       nextSeq: Number(ledger.results[0].seq) + 1,
     };
     this.rowCache = null;
     this.transaction(() => {
       for (const r of quotas.results as unknown as MeterRow[]) this.writeRow(r);
-      for (const k of requestKeys.results) {
-        this.sql.exec(
-          'INSERT OR REPLACE INTO request_keys (idempotency_key, method, path, body_sha256, state, lock_token, locked_until, status, content_type, response_body, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          ...[
-            'idempotency_key',
-            'method',
-            'path',
-            'body_sha256',
-            'state',
-            'lock_token',
-            'locked_until',
-            'status',
-            'content_type',
-            'response_body',
-            'created_at',
-            'expires_at',
-          ].map((c) => k[c] as SqlStorageValue),
-        );
-      }
       for (const k of chargeKeys.results) {
         this.sql.exec(
           'INSERT OR REPLACE INTO charge_keys (idempotency_key, usage_type_key, amount, at_ms) VALUES (?, ?, ?, ?)',
@@ -536,7 +498,6 @@ export class WorkspaceMeter extends DurableObject<Env> {
       }
       this.writeMeta(meta);
     });
-    this.scheduleFlush(SEED_CATCH_UP_MS);
     return meta;
   }
 
@@ -642,15 +603,15 @@ export class WorkspaceMeter extends DurableObject<Env> {
   }
 
   /**
-   * Applies what D1 holds beyond the watermarks: admin changes (audit rows) and D1-era charges
-   * (ledger rows without meter_seq). Read in one batch, applied in one transaction that re-checks
-   * the watermarks, so two overlapping pulls never apply a row twice.
+   * Applies the admin changes (audit rows) D1 holds beyond the watermark. Read in one batch,
+   * applied in one transaction that re-checks the watermark, so two overlapping pulls never apply
+   * a row twice.
    */
   private async pull(): Promise<void> {
     const meta = this.meta;
     if (!meta) return;
     const db = this.env.DB;
-    const [audit, legacy, types] = await db.batch<Record<string, unknown>>([
+    const [audit, types] = await db.batch<Record<string, unknown>>([
       db
         .prepare(
           'SELECT id, action, usage_type_key, details, created_at FROM admin_audit_log WHERE workspace_id = ?1 AND id > ?2 ORDER BY id',
@@ -658,16 +619,11 @@ export class WorkspaceMeter extends DurableObject<Env> {
         .bind(meta.workspaceId, meta.auditId),
       db
         .prepare(
-          'SELECT id, usage_type_key, amount, idempotency_key, created_at FROM usage_ledger WHERE workspace_id = ?1 AND id > ?2 AND meter_seq IS NULL ORDER BY id',
-        )
-        .bind(meta.workspaceId, meta.legacyLedgerId),
-      db
-        .prepare(
           'SELECT q.id, q.usage_type_key, ut.fair_use_policy_limit FROM quotas q JOIN usage_types ut ON ut.key = q.usage_type_key WHERE q.workspace_id = ?1',
         )
         .bind(meta.workspaceId),
     ]);
-    if (audit.results.length === 0 && legacy.results.length === 0) return;
+    if (audit.results.length === 0) return;
     const d1Quotas = new Map(
       types.results.map((t) => [
         String(t.usage_type_key),
@@ -676,22 +632,14 @@ export class WorkspaceMeter extends DurableObject<Env> {
     );
     this.transaction(() => {
       const m = { ...this.meta! };
-      const events = [
-        ...audit.results
-          .filter((a) => Number(a.id) > m.auditId)
-          .map((a) => ({ at: Date.parse(String(a.created_at)), audit: a, ledger: undefined })),
-        ...legacy.results
-          .filter((l) => Number(l.id) > m.legacyLedgerId)
-          .map((l) => ({ at: Date.parse(String(l.created_at)), audit: undefined, ledger: l })),
-      ].sort((x, y) => x.at - y.at);
-      for (const ev of events) {
-        if (ev.audit) {
-          this.applyAudit(m, ev.audit, ev.at, d1Quotas);
-          m.auditId = Math.max(m.auditId, Number(ev.audit.id));
-        } else if (ev.ledger) {
-          this.applyLegacyCharge(m, ev.ledger, ev.at);
-          m.legacyLedgerId = Math.max(m.legacyLedgerId, Number(ev.ledger.id));
-        }
+      // Each at its own instant, in time order.
+      const changes = audit.results
+        .filter((a) => Number(a.id) > m.auditId)
+        .map((a) => ({ at: Date.parse(String(a.created_at)), audit: a }))
+        .sort((x, y) => x.at - y.at);
+      for (const { at, audit: a } of changes) {
+        this.applyAudit(m, a, at, d1Quotas);
+        m.auditId = Math.max(m.auditId, Number(a.id));
       }
       this.writeMeta(m);
     });
@@ -750,24 +698,6 @@ export class WorkspaceMeter extends DurableObject<Env> {
     } else if (a.action === 'quota.bonus_added' && stored) {
       const q = roll(stored, p);
       this.writeRow({ ...q, bonus_amount: q.bonus_amount + Number(details.amount) });
-    }
-  }
-
-  /** A charge an old Worker version made in D1 after this object was seeded: it happened; count it. */
-  private applyLegacyCharge(m: Meta, l: Record<string, unknown>, at: number): void {
-    const stored = this.rows().find((r) => r.usage_type_key === String(l.usage_type_key));
-    if (!stored) return;
-    const q = roll(stored, cycleParams(at, m.anchorDay));
-    const amount = Number(l.amount);
-    this.writeRow({ ...q, used_amount: q.used_amount + amount, used_amount_daily: q.used_amount_daily + amount });
-    if (l.idempotency_key !== null) {
-      this.sql.exec(
-        'INSERT OR REPLACE INTO charge_keys (idempotency_key, usage_type_key, amount, at_ms) VALUES (?, ?, ?, ?)',
-        String(l.idempotency_key),
-        String(l.usage_type_key),
-        amount,
-        at,
-      );
     }
   }
 
