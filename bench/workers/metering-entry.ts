@@ -20,7 +20,7 @@ import worker from '../../worker/index';
 import type { Env } from '../../worker/env';
 import { excerpt } from '../../core/problem';
 import { WorkspaceMeter as ProductionMeter } from '../../worker/quotas/meter-do';
-import type { MeterChargeRequest, MeterChargeResult } from '../../worker/quotas/meter-do';
+import type { MeterChargeRequest, MeterChargeResult } from '../../worker/quotas/meter-charge';
 
 export { ModelHost } from '../../worker/index';
 

@@ -11,7 +11,9 @@
 import type { Env } from '../env';
 import { ApiError, excerpt } from '../../core/problem';
 import type { UsageTypeKey } from './charge';
-import type { ClaimResult, MeterChargeRequest, MeterQuotas, WorkspaceMeter } from './meter-do';
+import type { MeterChargeRequest } from './meter-charge';
+import type { MeterQuotas, WorkspaceMeter } from './meter-do';
+import type { ClaimResult } from './meter-keys';
 import type { ConsumeOutcome } from './repository';
 
 export const DEFAULT_METER_TIMEOUT_MS = 5_000;

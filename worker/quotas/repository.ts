@@ -13,7 +13,6 @@
  */
 import type { z } from '@hono/zod-openapi';
 import { ApiError, excerpt } from '../../core/problem';
-import type { UsageTypeKey } from './charge';
 import { cycleParams, cycleStartFor, isoDate, type CycleParams } from './cycle';
 import type { AuditEntrySchema, LedgerEntrySchema, QuotaSchema, UsageTypeSchema, WorkspaceSchema } from './schemas';
 
@@ -225,15 +224,6 @@ export async function currentCycleStart(db: D1Database, workspace: Workspace, at
 // ---------------------------------------------------------------------------------------
 // The charge
 // ---------------------------------------------------------------------------------------
-export interface ConsumeRequest {
-  workspaceId: string;
-  usageTypeKey: UsageTypeKey;
-  amount: number;
-  requestId: string;
-  idempotencyKey: string | null;
-  atMs: number;
-}
-
 export type ConsumeOutcome =
   /** Deducted; one ledger row written. */
   | { status: 'charged' }
