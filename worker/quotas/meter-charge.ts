@@ -5,7 +5,7 @@
  */
 import type { UsageTypeKey } from './charge';
 import type { CycleParams } from './cycle';
-import { available, roll } from './meter-rules';
+import { available, roll } from './quota-rules';
 import type { Meta, MeterStore } from './meter-store';
 import { isoTimestamp } from './repository';
 import { LIMITS } from '../../core/limits';

@@ -20,7 +20,7 @@ import { cycleParams, DAY_MS, type CycleParams } from './cycle';
 import { chargeIn, type MeterChargeRequest, type MeterChargeResult } from './meter-charge';
 import { flushOutbox } from './meter-flush';
 import { claimIn, completeIn, purgeExpiredKeys, releaseIn, type ClaimResult } from './meter-keys';
-import { quotaView, roll } from './meter-rules';
+import { quotaView, roll, runningCycleStart } from './quota-rules';
 import { MeterStore, type Meta } from './meter-store';
 import { pullAdminChanges, seedFromD1 } from './meter-sync';
 import type { Quota } from './repository';
@@ -106,10 +106,9 @@ export class WorkspaceMeter extends DurableObject<Env> {
     this.see(atMs);
     const p = this.paramsAt(atMs, meta.anchorDay);
     const rows = this.store.rows().map((r) => roll(r, p));
-    const cycleStart = rows.reduce((m, r) => (r.cycle_start > m ? r.cycle_start : m), p.cycleStart);
     return {
       anchorDay: meta.anchorDay,
-      cycleStart,
+      cycleStart: runningCycleStart(rows, p),
       quotas: rows
         .filter((r) => usageTypeKey === undefined || r.usage_type_key === usageTypeKey)
         .map((r) => quotaView(r, workspaceId, p)),

@@ -4,7 +4,7 @@
  * a lost answer writes nothing twice, and the acknowledged events are deleted from the outbox. The
  * same batch writes a snapshot of the counters into D1's quota rows (for D1 readers and a re-seed).
  */
-import { countersOf, type MeterStore } from './meter-store';
+import { COUNTERS_SET, countersOf, type MeterStore } from './meter-store';
 
 /** Outbox events per D1 batch. */
 const FLUSH_BATCH = 100;
@@ -52,11 +52,10 @@ export async function flushOutbox(db: D1Database, store: MeterStore): Promise<nu
       statements.push(
         db
           .prepare(
-            'UPDATE quotas SET used_amount = ?3, used_amount_daily = ?4, bonus_amount = ?5, spillover_amount = ?6, cycle_start = ?7, daily_date = ?8, meter_seq = ?9 ' +
-              'WHERE workspace_id = ?1 AND usage_type_key = ?2 AND meter_seq <= ?9 ' +
-              'AND NOT EXISTS (SELECT 1 FROM admin_audit_log WHERE workspace_id = ?1 AND id > ?10)',
+            `UPDATE quotas SET ${COUNTERS_SET}, meter_seq = ? WHERE workspace_id = ? AND usage_type_key = ? AND meter_seq <= ? ` +
+              'AND NOT EXISTS (SELECT 1 FROM admin_audit_log WHERE workspace_id = ? AND id > ?)',
           )
-          .bind(meta.workspaceId, r.usage_type_key, ...countersOf(r), lastSeq, meta.auditId),
+          .bind(...countersOf(r), lastSeq, meta.workspaceId, r.usage_type_key, lastSeq, meta.workspaceId, meta.auditId),
       );
     }
     if (statements.length > 0) await db.batch(statements);

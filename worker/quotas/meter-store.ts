@@ -4,7 +4,7 @@
  * keys. The other tables belong to their concerns: the outbox is appended to by a charge
  * (meter-charge.ts) and emptied by the flush (meter-flush.ts), request_keys is meter-keys.ts's.
  */
-import type { MeterRow } from './meter-rules';
+import { ROLLED_COLUMNS, type QuotaRow } from './quota-rules';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v);
@@ -44,20 +44,13 @@ export interface Meta {
 
 export type MeterTable = 'outbox' | 'request_keys' | 'charge_keys';
 
-/** The columns a charge or a rollover changes (the rest of a row changes only with an admin change). */
-const COUNTER_COLUMNS = [
-  'used_amount',
-  'used_amount_daily',
-  'bonus_amount',
-  'spillover_amount',
-  'cycle_start',
-  'daily_date',
-] as const satisfies ReadonlyArray<keyof MeterRow>;
+/** A row's counters: the values of ROLLED_COLUMNS (what a charge or a rollover changes), in that order. */
+export const countersOf = (r: QuotaRow): SqlStorageValue[] => ROLLED_COLUMNS.map((c) => r[c]);
 
-/** A row's COUNTER_COLUMNS values, in that order. */
-export const countersOf = (r: MeterRow): SqlStorageValue[] => COUNTER_COLUMNS.map((c) => r[c]);
+/** `c1 = ?, c2 = ?, ...` over ROLLED_COLUMNS, for countersOf's values. */
+export const COUNTERS_SET = ROLLED_COLUMNS.map((c) => `${c} = ?`).join(', ');
 
-const UPDATE_COUNTERS = `UPDATE quotas SET ${COUNTER_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE usage_type_key = ?`;
+const UPDATE_COUNTERS = `UPDATE quotas SET ${COUNTERS_SET} WHERE usage_type_key = ?`;
 
 export class MeterStore {
   readonly sql: SqlStorage;
@@ -68,7 +61,7 @@ export class MeterStore {
    * reads no row from SQLite; null until loaded, and dropped whenever a transaction throws (its
    * writes were rolled back) or a seed or pull rewrote rows.
    */
-  private rowCache: Map<string, MeterRow> | null = null;
+  private rowCache: Map<string, QuotaRow> | null = null;
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
@@ -130,18 +123,18 @@ export class MeterStore {
   }
 
   /** The stored rows by usage type (loaded once; callers must not mutate them: roll() copies). */
-  rowMap(): Map<string, MeterRow> {
+  rowMap(): Map<string, QuotaRow> {
     if (this.rowCache === null) {
       const rows = this.sql
         .exec<Record<string, SqlStorageValue>>(`SELECT ${ROW_COLUMNS} FROM quotas ORDER BY usage_type_key`)
-        .toArray() as unknown as MeterRow[];
+        .toArray() as unknown as QuotaRow[];
       this.rowCache = new Map(rows.map((r) => [r.usage_type_key, r]));
     }
     return this.rowCache;
   }
 
   /** The stored rows in usage-type order. */
-  rows(): MeterRow[] {
+  rows(): QuotaRow[] {
     return [...this.rowMap().values()].sort((a, b) =>
       a.usage_type_key < b.usage_type_key ? -1 : a.usage_type_key > b.usage_type_key ? 1 : 0,
     );
@@ -152,7 +145,7 @@ export class MeterStore {
     this.rowCache = null;
   }
 
-  writeRow(r: MeterRow): void {
+  writeRow(r: QuotaRow): void {
     this.sql.exec(
       `INSERT OR REPLACE INTO quotas (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       r.usage_type_key,
@@ -174,7 +167,7 @@ export class MeterStore {
    * Writes what a charge or its rollover changes: an UPDATE in place of writeRow's REPLACE (which
    * deletes and reinserts the row and its key). The row must be loaded (rowMap) first.
    */
-  writeCounters(q: MeterRow): void {
+  writeCounters(q: QuotaRow): void {
     this.sql.exec(UPDATE_COUNTERS, ...countersOf(q), q.usage_type_key);
     this.rowCache!.set(q.usage_type_key, q);
   }

@@ -6,8 +6,8 @@
  * - admin changes: written to D1 with their audit row by the admin routes, then applied by the
  *   meter in audit order, each at its own instant (on `sync` and before every flush).
  */
-import { cycleParams, cycleStartFor, isoDate } from './cycle';
-import { roll, type MeterRow } from './meter-rules';
+import { cycleParams, isoDate } from './cycle';
+import { roll, runningCycleStart, type QuotaRow } from './quota-rules';
 import type { Meta, MeterStore } from './meter-store';
 import { isoTimestamp, quotaId } from './repository';
 import { LIMITS } from '../../core/limits';
@@ -48,7 +48,7 @@ export async function seedFromD1(
   };
   store.forgetRows();
   store.transaction(() => {
-    for (const r of quotas.results as unknown as MeterRow[]) store.writeRow(r);
+    for (const r of quotas.results as unknown as QuotaRow[]) store.writeRow(r);
     for (const k of chargeKeys.results) {
       store.writeChargeKey(
         k.idempotency_key as string,
@@ -134,9 +134,10 @@ function applyAudit(store: MeterStore, m: Meta, a: Record<string, unknown>, at: 
       });
     } else {
       // A new row joins the running cycle of the workspace's other rows.
-      const running = current
-        .map((r) => roll(r, p))
-        .reduce((s, r) => (r.cycle_start > s ? r.cycle_start : s), cycleStartFor(at, m.anchorDay));
+      const running = runningCycleStart(
+        current.map((r) => roll(r, p)),
+        p,
+      );
       const d1 = d1Quotas.get(type);
       store.writeRow({
         usage_type_key: type,
