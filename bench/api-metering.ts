@@ -6,12 +6,11 @@
  * - metered: POST /api/v1/workspaces/{ws}/word-scores with one seed and one whitelisted word
  *   (almost no compute, one charge of 1 token in the workspace's meter);
  * - unmetered: the very same request (route, body, token, validation, scoring, response) with
- *   `X-Bench-Unmetered: 1`, which skips only the call to the meter in a server built with
- *   `--define __BENCH_UNMETERED_TWIN__:true` (worker/quotas/bench-twin.ts; bench/api.ts
- *   starts its server so). After the run the section checks that every workspace's meter counted
- *   exactly its metered requests, so a server without the twin (a reused one) cannot pass as
- *   unmetered;
- * - floor probes (1 connection only; bench build only, worker/quotas/bench-twin.ts): the very same
+ *   `X-Bench-Unmetered: 1`, which skips only the call to the meter in a server running the bench
+ *   entry bench/workers/metering-entry.ts (bench/api.ts starts its server so). After the run the
+ *   section checks that every workspace's meter counted exactly its metered requests, so a server
+ *   without the twin (a reused one) cannot pass as unmetered;
+ * - floor probes (1 connection only; the same bench entry): the very same
  *   request with `X-Bench-Meter-Probe: rpc` (the bounded call to the workspace's meter, which
  *   writes nothing) and `X-Bench-Meter-Probe: write` (the same call making the smallest durable
  *   write the object can make: one row of its own, one synchronous transaction, answered after the
@@ -280,7 +279,7 @@ export async function benchMetering(o: MeteringBenchOptions): Promise<Record<str
 
 /**
  * Every workspace's meter must have counted exactly its metered 2xx answers: more means the
- * unmetered twin was charged (a server built without the twin define, e.g. a reused one), and
+ * unmetered twin was charged (a server without the bench entry, e.g. a reused one), and
  * the comparison would be metered against metered.
  */
 async function checkTwinUncharged(
@@ -298,7 +297,7 @@ async function checkTwinUncharged(
     if (used !== metered[i].ok) {
       throw new Error(
         `${workspaces[i]}: the meter counted ${used} tokens for ${metered[i].ok} metered requests; the unmetered twin was charged ` +
-          '(start the server with --define __BENCH_UNMETERED_TWIN__:true, as bench/api.ts does; do not reuse another server)',
+          '(serve the bench entry bench/workers/metering-entry.ts, as bench/api.ts does; do not reuse another server)',
       );
     }
   }

@@ -19,8 +19,8 @@
  * WASM kernels and model bytes in Node) and the whole core computation (core/scoring).
  * Target: find-and-score p50 <= kernel time + 3 ms.
  * Metering section (bench/api-metering.ts): metered 1-word word-scores requests vs the same
- * requests without the meter call (the bench-only twin: the server is started with
- * `--define __BENCH_UNMETERED_TWIN__:true`, worker/quotas/bench-twin.ts) at 1 and 16
+ * requests without the meter call (the bench-only twin: the server runs the bench entry
+ * bench/workers/metering-entry.ts, the production Worker plus the twin and the probes) at 1 and 16
  * connections over 8 workspaces (JSON: metered_overhead_p50_ms, metered_throughput_ratio_16), and
  * at 1 connection the floor under the meter from the bench-only probes (meter_rpc_floor_p50_ms,
  * meter_durable_write_floor_p50_ms, metered_over_write_floor_p50_ms);
@@ -83,10 +83,10 @@ async function startServer(): Promise<ChildProcess | null> {
     console.log(`[bench:api] reusing the server on ${BASE}`);
     return null;
   }
-  // The define builds in the metering section's unmetered twin (worker/quotas/bench-twin.ts).
+  // The bench entry adds the metering section's unmetered twin and meter probes to the production Worker.
   return startLocalWorker(PORT, path.join(os.tmpdir(), 'embedding-edge-bench-api'), [
-    '--define',
-    '__BENCH_UNMETERED_TWIN__:true',
+    '--entry',
+    'bench/workers/metering-entry.ts',
   ]);
 }
 

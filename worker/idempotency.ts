@@ -15,9 +15,7 @@
  *   request takes the key over; its charge is then recognized by the meter and not made twice.
  * - Free routes (FREE_WORKSPACE_ROUTES: autocomplete) ignore the key; an answer is stored only
  *   when the request was charged (or checked) by the meter.
- * - Keys expire after 24 hours; the meter's alarm deletes expired records. Records of the
- *   D1-metering era (table idempotency_keys) are imported by a meter when it seeds itself, and the
- *   Cron Trigger (wrangler.toml) still deletes the expired ones there (purgeExpiredIdempotencyKeys).
+ * - Keys expire after 24 hours; the meter's alarm deletes expired records.
  * - A meter that cannot be reached: 503 STORAGE_UNAVAILABLE with Retry-After, nothing run or charged.
  */
 import type { MiddlewareHandler } from 'hono';
@@ -116,10 +114,4 @@ async function runAndStore(
       `[idempotency] could not record the outcome of key ${key.slice(0, 64)}: ${(err as Error).message.slice(0, 200)}`,
     );
   }
-}
-
-/** Deletes the D1-era key records whose 24 hours are over (the Cron Trigger's job); returns how many. */
-export async function purgeExpiredIdempotencyKeys(db: D1Database, atMs: number = nowMs()): Promise<number> {
-  const r = await db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?1').bind(atMs).run();
-  return r.meta.changes ?? 0;
 }

@@ -1,7 +1,5 @@
 import { createApp } from './app';
 import type { Env } from './env';
-import { purgeExpiredIdempotencyKeys } from './idempotency';
-import { guardStorage } from './storage-guard';
 
 // The Durable Object class of the METER binding (wrangler.toml) is exported by the main module.
 export { WorkspaceMeter } from './quotas/meter-do';
@@ -11,17 +9,9 @@ export { ModelHost } from './hosts/host';
 const app = createApp();
 
 /**
- * The Worker: the Hono app for HTTP, and the Cron Trigger of wrangler.toml ([triggers] crons),
- * which removes expired Idempotency-Key records of the D1-metering era (decisions.md "Idempotency":
- * 24 hours); the workspace meters purge their own records with their alarms.
+ * The Worker: the Hono app for HTTP. Nothing runs on a schedule: the workspace meters purge their
+ * own expired Idempotency-Key records with their alarms.
  */
 export default {
   fetch: app.fetch,
-  async scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
-    ctx.waitUntil(
-      purgeExpiredIdempotencyKeys(guardStorage(env).DB).then((n) => {
-        if (n > 0) console.log(`[cron] removed ${n} expired idempotency key(s)`);
-      }),
-    );
-  },
 } satisfies ExportedHandler<Env>;

@@ -3,11 +3,10 @@
  * a retry of the same request replays the stored status and body; another request with the key
  * is 422 IDEMPOTENCY_KEY_REUSED; a retry while the first runs is 409 IDEMPOTENCY_KEY_IN_PROGRESS;
  * keys expire after 24 hours and the workspace meter's alarm removes them (issue 20: the records
- * live in the meter, worker/quotas/meter-do.ts); the Cron Trigger still purges D1-era records.
+ * live in the meter, worker/quotas/meter-do.ts).
  */
 import {
   createExecutionContext,
-  createScheduledController,
   env,
   runDurableObjectAlarm,
   runInDurableObject,
@@ -190,29 +189,5 @@ describe('Idempotency-Key bound to the request (defect 2)', () => {
     expect(reused.headers.get('idempotent-replayed')).toBeNull();
     expect((await quotaOf(ws, 'tokens')).usedAmount).toBe(4);
     expect((await readLedger(ws)).map((e) => e.idempotencyKey)).toEqual(['k5', 'k5']);
-  });
-
-  it('the Cron Trigger handler still removes expired records of the D1-metering era', async () => {
-    const ws = uniqueWorkspaceId('idl');
-    const t0 = standOn('2031-04-01T10:00:00.000Z');
-    const insert = (key: string, expiresAt: number) =>
-      env.DB.prepare(
-        "INSERT INTO idempotency_keys (workspace_id, idempotency_key, method, path, body_sha256, state, created_at, expires_at) VALUES (?1, ?2, 'POST', '/p', 'h', 'done', ?3, ?4)",
-      )
-        .bind(ws, key, new Date(t0).toISOString(), expiresAt)
-        .run();
-    await insert('old', t0 - 1);
-    await insert('young', t0 + 3600_000);
-    const exec = createExecutionContext();
-    await worker.scheduled(
-      createScheduledController({ scheduledTime: new Date(t0), cron: '17 * * * *' }),
-      env as never,
-      exec,
-    );
-    await waitOnExecutionContext(exec);
-    const { results } = await env.DB.prepare('SELECT idempotency_key FROM idempotency_keys WHERE workspace_id = ?1')
-      .bind(ws)
-      .all<{ idempotency_key: string }>();
-    expect(results.map((r) => r.idempotency_key)).toEqual(['young']);
   });
 });

@@ -2,8 +2,8 @@
  * Issue 20: the WorkspaceMeter Durable Object (worker/quotas/meter-do.ts) as the metering
  * authority, in workerd with its real SQLite storage and the real D1: exactness under concurrency
  * (also multi-unit, over several workspaces at once and across restarts), the outbox flush into the
- * D1 ledger (failing and recovering: no event lost or doubled), seeding from D1 and the migration of
- * D1-era counters, admin changes reaching the meter, and a meter that throws, times out or is reset
+ * D1 ledger (failing and recovering: no event lost or doubled), seeding from D1's counters and
+ * ledger, admin changes reaching the meter, and a meter that throws, times out or is reset
  * in the middle of charges. Faults are injected into the platform bindings only (the METER
  * namespace seen by the Worker, the D1 binding seen by the object), never into our modules.
  */
@@ -324,47 +324,42 @@ describe('the outbox flush to D1', () => {
   }
 });
 
-describe('seeding from D1 and the upgrade from D1 metering', () => {
-  it('a cold meter takes over the D1 counters, D1-era keys and charges made by old Worker versions after it seeded, none twice', async () => {
+describe('seeding from D1', () => {
+  it("a cold meter takes over D1's counters and the keyed charges of its ledger, none twice", async () => {
     const ws = uniqueWorkspaceId('mmig');
     const t0 = standOn('2031-05-10T12:00:00.000Z');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: 100, limitAmountDaily: 50 }]);
-    // The D1-metering era: counters, ledger rows without meter_seq, an Idempotency-Key record.
-    const legacyCharge = (amount: number, key: string | null, at: number) =>
+    // What D1 holds before the meter's first use: counters and ledger rows (one with a key).
+    const storedCharge = (amount: number, key: string | null, at: number) =>
       realEnv.DB.batch([
         realEnv.DB.prepare(
           "UPDATE quotas SET used_amount = used_amount + ?2, used_amount_daily = used_amount_daily + ?2 WHERE workspace_id = ?1 AND usage_type_key = 'tokens'",
         ).bind(ws, amount),
         realEnv.DB.prepare(
-          "INSERT INTO usage_ledger (workspace_id, usage_type_key, amount, request_id, idempotency_key, cycle_start, created_at) VALUES (?1, 'tokens', ?2, 'legacy', ?3, '2031-05-01', ?4)",
+          "INSERT INTO usage_ledger (workspace_id, usage_type_key, amount, request_id, idempotency_key, cycle_start, created_at) VALUES (?1, 'tokens', ?2, 'stored', ?3, '2031-05-01', ?4)",
         ).bind(ws, amount, key, new Date(at).toISOString()),
       ]);
-    await legacyCharge(10, 'old-key', t0 - 60_000);
-    await legacyCharge(4, null, t0 - 30_000);
+    await storedCharge(10, 'old-key', t0 - 60_000);
+    await storedCharge(4, null, t0 - 30_000);
     // First use: the meter seeds itself.
     const seeded = await quotaOf(ws, 'tokens');
     expect([seeded.usedAmount, seeded.usedAmountDaily]).toEqual([14, 14]);
-    // A retry of the D1-era keyed charge is recognized.
+    // A retry of the keyed charge is recognized.
     expect(await charge(realEnv, ws, 10, { key: 'old-key', atMs: t0 })).toBe('replayed');
     expect(await charge(realEnv, ws, 6, { atMs: t0 + 1 })).toBe('charged');
-    // An old Worker version still deducting in D1 during the rollout, after the meter seeded:
-    await legacyCharge(5, 'late-key', t0 + 2);
     expect(await flushLedger(ws)).toBe(1);
     const q = await quotaOf(ws, 'tokens');
-    expect([q.usedAmount, q.usedAmountDaily]).toEqual([25, 25]);
-    expect(await charge(realEnv, ws, 5, { key: 'late-key', atMs: t0 + 3 })).toBe('replayed');
+    expect([q.usedAmount, q.usedAmountDaily]).toEqual([20, 20]);
     const rows = await ledger(ws);
-    expect(sum(rows)).toBe(25);
-    // In D1 order: the late D1-era row was written before the flush wrote the meter's event.
+    expect(sum(rows)).toBe(20);
     expect(rows.map((r) => [r.amount, r.meter_seq])).toEqual([
       [10, null],
       [4, null],
-      [5, null],
       [6, 1],
     ]);
-    // A second flush changes nothing (the catch-up watermark moved past the late row).
+    // A second flush changes nothing.
     await flushLedger(ws);
-    expect((await quotaOf(ws, 'tokens')).usedAmount).toBe(25);
+    expect((await quotaOf(ws, 'tokens')).usedAmount).toBe(20);
   });
 
   it('an unknown workspace: 404, and its meter stores nothing', async () => {

@@ -10,8 +10,7 @@ import type { AppEnv } from '../env';
 import { nowMs } from '../clock';
 import { ApiError, excerpt } from '../../core/problem';
 import { secondsUntilNextUtcMidnight } from './cycle';
-import { consume, meterHasWorkspace, probeMeter } from './meter-client';
-import { benchProbeOf, isBenchTwin } from './bench-twin';
+import { consume, meterHasWorkspace } from './meter-client';
 import type { ConsumeOutcome } from './repository';
 
 /** Printable ASCII without spaces at the ends, 1..255 characters. */
@@ -96,14 +95,6 @@ export async function charge(c: Context<AppEnv>, req: ChargeRequest): Promise<Co
   c.set('metered', true);
   const idempotencyKey = idempotencyKeyOf(c);
   const atMs = nowMs();
-  // bench:api's unmetered twin (a bench build only; bench-twin.ts): everything but the meter call.
-  if (isBenchTwin(c)) return { status: 'free' };
-  // bench:api's meter probes (a bench build only): the call to the meter without the charge.
-  const probe = benchProbeOf(c);
-  if (probe !== null) {
-    await probeMeter(c.env, workspaceId, probe, atMs);
-    return { status: 'free' };
-  }
   const outcome = await consume(
     c.env,
     {

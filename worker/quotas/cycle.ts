@@ -61,7 +61,7 @@ export function secondsUntilNextUtcMidnight(ms: number): number {
   return Math.max(1, Math.ceil((startOfUtcDay(ms) + DAY_MS - ms) / 1000));
 }
 
-/** What the SQL of the repository needs to fold the rollovers into one statement. */
+/** The dates the rollover of a quota row to an instant depends on (quota-rules.ts). */
 export interface CycleParams {
   /** Today's UTC date: the day of the daily counter. */
   today: string;

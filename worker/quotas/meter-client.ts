@@ -11,9 +11,10 @@
 import type { Env } from '../env';
 import { ApiError, excerpt } from '../../core/problem';
 import type { UsageTypeKey } from './charge';
-import type { ClaimResult, MeterChargeRequest, MeterQuotas, WorkspaceMeter } from './meter-do';
+import type { MeterChargeRequest } from './meter-charge';
+import type { MeterQuotas, WorkspaceMeter } from './meter-do';
+import type { ClaimResult } from './meter-keys';
 import type { ConsumeOutcome } from './repository';
-import type { BenchProbe } from './bench-twin';
 
 export const DEFAULT_METER_TIMEOUT_MS = 5_000;
 const ATTEMPTS_WHEN_RETRYABLE = 3;
@@ -22,7 +23,7 @@ type MeterEnv = Pick<Env, 'METER' | 'METER_TIMEOUT_MS'>;
 /** The meter's RPC methods as plain async functions (the stub's Rpc.Result types add nothing here). */
 type Stub = Pick<
   WorkspaceMeter,
-  'charge' | 'exists' | 'quotas' | 'sync' | 'claimKey' | 'completeKey' | 'releaseKey' | 'flush' | 'benchProbe'
+  'charge' | 'exists' | 'quotas' | 'sync' | 'claimKey' | 'completeKey' | 'releaseKey' | 'flush'
 >;
 
 export function meterTimeoutMs(env: MeterEnv): number {
@@ -207,12 +208,4 @@ export function releaseKey(env: MeterEnv, workspaceId: string, key: string, lock
 /** Writes the meter's outbox to the D1 ledger now (operators, tests); returns the events written. */
 export function flushMeter(env: MeterEnv, workspaceId: string, atMs?: number): Promise<number> {
   return callMeter(env, workspaceId, 'flush', true, (stub) => stub.flush(atMs));
-}
-
-/** bench:api only (bench-twin.ts): the meter call of a charge without the charge; the meter refuses it outside the bench build. */
-export async function probeMeter(env: MeterEnv, workspaceId: string, probe: BenchProbe, atMs: number): Promise<void> {
-  const out = await callMeter(env, workspaceId, 'probe', false, (stub) => stub.benchProbe(probe, workspaceId, atMs));
-  if (out === 'unknown-workspace')
-    throw new ApiError('NOT_FOUND', `Workspace '${excerpt(workspaceId)}' does not exist`);
-  if (out !== 'done') throw new ApiError('INTERNAL_ERROR', 'The meter refused the bench probe (not a bench build)');
 }

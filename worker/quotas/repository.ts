@@ -2,10 +2,10 @@
  * D1 access for workspaces, usage types, quotas, the usage ledger and the admin audit log.
  *
  * Rollovers are never run by a scheduler: a quota row stores its counters as of its
- * `cycle_start` and `daily_date`, and every statement that reads or writes a quota folds the
- * rollovers up to "now" into its own SQL (the EFFECTIVE_* expressions below), with the three
- * dates of `cycleParams()` bound as ?1 (current cycle start), ?2 (previous cycle start) and
- * ?3 (today).
+ * `cycle_start` and `daily_date`. A read applies the rollover to the rows it reads (`roll`), and an
+ * admin change folds it into its own UPDATE (`rolledSql`), both from the one table of rules in
+ * quota-rules.ts, with the three dates of `cycleParams()` bound as ?1 (current cycle start), ?2
+ * (previous cycle start) and ?3 (today).
  *
  * Charges are not made here: the workspace's meter (meter-do.ts) is the authority for the
  * counters and writes the ledger and a counter snapshot into these tables (issue 20). D1 never
@@ -13,51 +13,24 @@
  */
 import type { z } from '@hono/zod-openapi';
 import { ApiError, excerpt } from '../../core/problem';
-import type { UsageTypeKey } from './charge';
 import { cycleParams, cycleStartFor, isoDate, type CycleParams } from './cycle';
+import { quotaView, roll, rolledSql, ROLLED_COLUMNS, runningCycleStart, type QuotaRow } from './quota-rules';
 import type { AuditEntrySchema, LedgerEntrySchema, QuotaSchema, UsageTypeSchema, WorkspaceSchema } from './schemas';
 
-// ---------------------------------------------------------------------------------------
-// Rollover folded into SQL. `p` is a column prefix ('' or 'q.').
-//
-// - Same cycle (cycle_start >= current start): counters unchanged.
-// - Exactly one cycle change (previous start <= cycle_start < current start): the unused part
-//   of the old cycle, max(0, limit + bonus + spillover - used), capped at limitAmount, becomes
-//   the spillover; used and bonus return to 0.
-// - Two or more changes: the idle cycles in between left their full limit unused, so the
-//   spillover is limitAmount (the same rule applied once per cycle change).
-// - Daily counter: kept on the same UTC day, 0 on a later day.
-// - Both only move forward: a statement carrying an older instant than the row's never rewinds it.
-// ---------------------------------------------------------------------------------------
-const effUsed = (p: string) => `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}used_amount ELSE 0 END)`;
-const effBonus = (p: string) => `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}bonus_amount ELSE 0 END)`;
-const effSpill = (p: string) =>
-  `(CASE WHEN ${p}cycle_start >= ?1 THEN ${p}spillover_amount ` +
-  `WHEN ${p}cycle_start >= ?2 THEN MIN(${p}limit_amount, MAX(0, ${p}limit_amount + ${p}bonus_amount + ${p}spillover_amount - ${p}used_amount)) ` +
-  `ELSE ${p}limit_amount END)`;
-// `>=`: a request whose instant was taken just before midnight but whose statement runs after a
-// request of the new day has written never wipes the new day's counter (it counts into it).
-const effDaily = (p: string) => `(CASE WHEN ${p}daily_date >= ?3 THEN ${p}used_amount_daily ELSE 0 END)`;
-const effDailyDate = (p: string) => `(CASE WHEN ${p}daily_date >= ?3 THEN ${p}daily_date ELSE ?3 END)`;
-const effCycleStart = (p: string, start = '?1') =>
-  `(CASE WHEN ${p}cycle_start >= ${start} THEN ${p}cycle_start ELSE ${start} END)`;
-/**
- * The running cycle of workspace `workspace` (SQL parameters such as '?4'): the latest effective
- * cycle start of its quota rows (after an anchor-day change it can be later than `start`), or
- * `start`, the current cycle start of its anchor day, when it has none.
- */
-const runningCycleStart = (workspace: string, start: string) =>
-  `COALESCE((SELECT MAX(${effCycleStart('', start)}) FROM quotas WHERE workspace_id = ${workspace}), ${start})`;
-
-/**
- * SET clause that writes the rolled-over state (admin changes), plus `charge` (an SQL term such
- * as ' + ?4') on the used counters (charges).
- */
-const rolledOverSet = (charge = '') =>
-  `used_amount = ${effUsed('')}${charge}, used_amount_daily = ${effDaily('')}${charge}, bonus_amount = ${effBonus('')}, ` +
-  `spillover_amount = ${effSpill('')}, cycle_start = ${effCycleStart('')}, daily_date = ${effDailyDate('')}`;
+/** The rolled-over value of every column the rollover changes, as an UPDATE's SET clause (dates ?1-?3). */
+const ROLLED_OVER_SET = ROLLED_COLUMNS.map(
+  (c) => `${c} = ${rolledSql(c, { prefix: '', params: { cycleStart: '?1', previousCycleStart: '?2', today: '?3' } })}`,
+).join(', ');
 
 const cycleBinds = (p: CycleParams): [string, string, string] => [p.cycleStart, p.previousCycleStart, p.today];
+
+/**
+ * The running cycle of workspace `workspace` (SQL parameters such as '?4'): the latest rolled
+ * cycle start of its quota rows, or `start`, the current cycle start of its anchor day, when it
+ * has none (runningCycleStart of quota-rules.ts, as SQL over the stored rows).
+ */
+const runningCycleStartSql = (workspace: string, start: string) =>
+  `COALESCE((SELECT MAX(${rolledSql('cycle_start', { prefix: '', params: { cycleStart: start } })}) FROM quotas WHERE workspace_id = ${workspace}), ${start})`;
 
 /**
  * "Workspace `id` still has anchor day `anchorDay`" (both SQL parameters such as '?1'): the guard
@@ -146,55 +119,20 @@ export async function listUsageTypes(db: D1Database): Promise<UsageType[]> {
   }));
 }
 
-interface QuotaRow {
-  id: string;
-  workspace_id: string;
-  usage_type_key: string;
-  limit_amount: number;
-  limit_amount_daily: number;
-  used_amount: number;
-  used_amount_daily: number;
-  bonus_amount: number;
-  spillover_amount: number;
-  fair_use_policy_limit: number | null;
-}
-
-const QUOTA_SELECT =
-  `SELECT q.id, q.workspace_id, q.usage_type_key, q.limit_amount, q.limit_amount_daily, ` +
-  `${effUsed('q.')} AS used_amount, ${effDaily('q.')} AS used_amount_daily, ${effBonus('q.')} AS bonus_amount, ` +
-  `${effSpill('q.')} AS spillover_amount, ut.fair_use_policy_limit ` +
-  `FROM quotas q JOIN usage_types ut ON ut.key = q.usage_type_key`;
-
-function toQuota(r: QuotaRow, today: string): Quota {
-  return {
-    id: r.id,
-    workspaceId: r.workspace_id,
-    usageTypeKey: r.usage_type_key,
-    limitAmount: r.limit_amount,
-    limitAmountDaily: r.limit_amount_daily,
-    usedAmount: r.used_amount,
-    usedAmountDaily: r.used_amount_daily,
-    availableAmount: Math.max(0, r.limit_amount + r.bonus_amount + r.spillover_amount - r.used_amount),
-    bonusAmount: r.bonus_amount,
-    spilloverAmount: r.spillover_amount,
-    fairUseLimitReached: r.fair_use_policy_limit !== null && r.used_amount >= r.fair_use_policy_limit,
-    // The daily counter resets at every midnight UTC, so the last reset is today's midnight.
-    dailyRefreshed: today,
-  };
-}
-
-/** The statement reading the workspace's quota rows (of one usage type) as of the cycle of `p`. */
-function quotasStatement(
-  db: D1Database,
-  workspaceId: string,
-  p: CycleParams,
-  usageTypeKey?: string,
-): D1PreparedStatement {
-  const filter = usageTypeKey === undefined ? '' : ' AND q.usage_type_key = ?5';
-  const stmt = db.prepare(`${QUOTA_SELECT} WHERE q.workspace_id = ?4${filter} ORDER BY q.usage_type_key`);
-  const binds: unknown[] = [...cycleBinds(p), workspaceId];
+/** The workspace's quota rows as stored (of one usage type), in usage-type order. */
+async function quotaRows(db: D1Database, workspaceId: string, usageTypeKey?: string): Promise<QuotaRow[]> {
+  const filter = usageTypeKey === undefined ? '' : ' AND q.usage_type_key = ?2';
+  const binds: unknown[] = [workspaceId];
   if (usageTypeKey !== undefined) binds.push(usageTypeKey);
-  return stmt.bind(...binds);
+  const { results } = await db
+    .prepare(
+      'SELECT q.id AS quota_id, q.usage_type_key, q.limit_amount, q.limit_amount_daily, q.used_amount, q.used_amount_daily, q.bonus_amount, ' +
+        'q.spillover_amount, q.cycle_start, q.daily_date, ut.fair_use_policy_limit FROM quotas q JOIN usage_types ut ON ut.key = q.usage_type_key ' +
+        `WHERE q.workspace_id = ?1${filter} ORDER BY q.usage_type_key`,
+    )
+    .bind(...binds)
+    .all<QuotaRow>();
+  return results;
 }
 
 /** The workspace's quotas as of `atMs` (rollovers applied, nothing written). */
@@ -205,8 +143,7 @@ export async function listQuotas(
   usageTypeKey?: string,
 ): Promise<Quota[]> {
   const p = cycleParams(atMs, workspace.anchorDay);
-  const { results } = await quotasStatement(db, workspace.id, p, usageTypeKey).all<QuotaRow>();
-  return results.map((r) => toQuota(r, p.today));
+  return (await quotaRows(db, workspace.id, usageTypeKey)).map((r) => quotaView(roll(r, p), workspace.id, p));
 }
 
 /**
@@ -215,25 +152,15 @@ export async function listQuotas(
  */
 export async function currentCycleStart(db: D1Database, workspace: Workspace, atMs: number): Promise<string> {
   const p = cycleParams(atMs, workspace.anchorDay);
-  const row = await db
-    .prepare(`SELECT ${runningCycleStart('?2', '?1')} AS start`)
-    .bind(p.cycleStart, workspace.id)
-    .first<{ start: string }>();
-  return row?.start ?? p.cycleStart;
+  return runningCycleStart(
+    (await quotaRows(db, workspace.id)).map((r) => roll(r, p)),
+    p,
+  );
 }
 
 // ---------------------------------------------------------------------------------------
 // The charge
 // ---------------------------------------------------------------------------------------
-export interface ConsumeRequest {
-  workspaceId: string;
-  usageTypeKey: UsageTypeKey;
-  amount: number;
-  requestId: string;
-  idempotencyKey: string | null;
-  atMs: number;
-}
-
 export type ConsumeOutcome =
   /** Deducted; one ledger row written. */
   | { status: 'charged' }
@@ -298,7 +225,7 @@ function materialize(
   if (usageTypeKey !== undefined) binds.push(usageTypeKey);
   return db
     .prepare(
-      `UPDATE quotas SET ${rolledOverSet()}, updated_at = ?4 WHERE workspace_id = ?5` +
+      `UPDATE quotas SET ${ROLLED_OVER_SET}, updated_at = ?4 WHERE workspace_id = ?5` +
         ` AND ${anchorGuard('?5', '?6')}${filter}`,
     )
     .bind(...binds);
@@ -399,7 +326,7 @@ export async function setQuotaLimits(
         .prepare(
           `INSERT INTO quotas (id, workspace_id, usage_type_key, limit_amount, limit_amount_daily, cycle_start, daily_date, created_at, updated_at) ` +
             // A new row joins the running cycle of the workspace's other rows.
-            `SELECT ?3, ?1, ?4, ?5, ?6, ${runningCycleStart('?1', '?7')}, ?8, ?9, ?9 WHERE ${guard} ` +
+            `SELECT ?3, ?1, ?4, ?5, ?6, ${runningCycleStartSql('?1', '?7')}, ?8, ?9, ?9 WHERE ${guard} ` +
             `ON CONFLICT (workspace_id, usage_type_key) DO UPDATE SET limit_amount = excluded.limit_amount, ` +
             `limit_amount_daily = excluded.limit_amount_daily, updated_at = excluded.updated_at`,
         )
