@@ -156,7 +156,6 @@ export async function serveWorker(options: ServeOptions): Promise<Miniflare> {
     port: options.port,
     defaultPersistRoot: path.join(persistTo, 'v3'),
     cf: false, // no request to Cloudflare for a cf object (offline machines)
-    unsafeTriggerHandlers: true, // /cdn-cgi/handler/scheduled runs the cron handler, as in wrangler dev
     log: new Log(logLevel(options.logLevel)),
   });
   await mf.ready;

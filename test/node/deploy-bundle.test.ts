@@ -21,6 +21,8 @@ const HOOK_STRINGS = [
   'bench_probe',
   '__BENCH',
   'rawModelCache',
+  'pageHeadRead',
+  'denseTraversal',
 ];
 
 describe('deployable bundle', () => {
