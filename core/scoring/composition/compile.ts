@@ -5,24 +5,8 @@
  */
 import type { CompositionData } from '../../tokenizer/format';
 import type { FormLike, TokenLike } from '../types';
-import {
-  C_BOOSTER,
-  C_CONTRAST,
-  C_NEG,
-  C_OPENER_NEEDED,
-  C_PAIR_HEAD,
-  C_PAIR_TAIL,
-  C_POLAR,
-  F_ALL_CAPS,
-  F_CASED,
-  S_ALL_CAPS,
-  S_NOT_ALL_CAPS,
-  S_SEEN_SHIFT,
-  SEEN_BANG,
-  SEEN_BANG_WIDE,
-  SEEN_EMOJI,
-  SEEN_MARK,
-} from './bits';
+// The bit sets the compiled lists and the form infos carry (bits.ts).
+import * as bits from './bits';
 import { asciiLetterRun, seenIn } from './scan';
 
 /** The compiled word lists of a language (cached per CompositionData object). */
@@ -67,11 +51,11 @@ export interface FormInfo {
   surface: string;
   /** C_* bits of both keys. */
   cls: number;
-  /** F_CASED: has an upper- or lower-case letter; F_ALL_CAPS: two or more letters, all upper case. */
+  /** bits.F_CASED: has an upper- or lower-case letter; bits.F_ALL_CAPS: two or more letters, all upper case. */
   flags: number;
   /** Both lookup keys (keysOf): the same string objects every time, so their hashes are computed once. */
   keys: [string, string];
-  /** The booster value of a booster (C_BOOSTER), else 0. */
+  /** The booster value of a booster (bits.C_BOOSTER), else 0. */
   booster: number;
   /** What the form adds to its text's summary (S_* bits): its classes, its case and the SEEN_* bits of its string. */
   summary: number;
@@ -127,17 +111,17 @@ export function compileComposition(data: CompositionData | null | undefined): Co
   for (const k of emoticons.keys()) for (const ch of k) if (!/[\p{L}\p{N}.,!?'"]/u.test(ch)) marks.add(ch);
   const esc = [...marks].map((ch) => ch.replace(/[\\\]^-]/g, '\\$&')).join('');
   const asciiSeen = new Uint8Array(128);
-  asciiSeen[0x21] = SEEN_BANG;
-  let highSeen = SEEN_EMOJI | SEEN_BANG_WIDE;
+  asciiSeen[0x21] = bits.SEEN_BANG;
+  let highSeen = bits.SEEN_EMOJI | bits.SEEN_BANG_WIDE;
   // Every emoji starts at or above U+00A9; the range starts lower if a non-ASCII mark does.
   let highFrom = 0xa9;
   for (const ch of marks) {
     // Every UTF-16 unit of a mark: a mark outside the BMP shows up as its surrogates.
     for (let i = 0; i < ch.length; i++) {
       const c = ch.charCodeAt(i);
-      if (c < 128) asciiSeen[c] |= SEEN_MARK;
+      if (c < 128) asciiSeen[c] |= bits.SEEN_MARK;
       else {
-        highSeen |= SEEN_MARK;
+        highSeen |= bits.SEEN_MARK;
         highFrom = Math.min(highFrom, c);
       }
     }
@@ -146,13 +130,13 @@ export function compileComposition(data: CompositionData | null | undefined): Co
   const mark = (keys: Iterable<string>, bit: number) => {
     for (const k of keys) classes.set(k, (classes.get(k) ?? 0) | bit);
   };
-  mark(d.negators, C_NEG);
-  mark(d.negationNeedsOpener ?? [], C_OPENER_NEEDED);
-  mark(d.contrast, C_CONTRAST);
-  mark(Object.keys(d.boosters), C_BOOSTER);
-  mark(d.polarStopWords, C_POLAR);
-  for (const k of pairHeads) classes.set(k, (classes.get(k) ?? 0) | C_PAIR_HEAD);
-  for (const k of pairTails) classes.set(k, (classes.get(k) ?? 0) | C_PAIR_TAIL);
+  mark(d.negators, bits.C_NEG);
+  mark(d.negationNeedsOpener ?? [], bits.C_OPENER_NEEDED);
+  mark(d.contrast, bits.C_CONTRAST);
+  mark(Object.keys(d.boosters), bits.C_BOOSTER);
+  mark(d.polarStopWords, bits.C_POLAR);
+  for (const k of pairHeads) classes.set(k, (classes.get(k) ?? 0) | bits.C_PAIR_HEAD);
+  for (const k of pairTails) classes.set(k, (classes.get(k) ?? 0) | bits.C_PAIR_TAIL);
   c = {
     classes,
     negators: new Set(d.negators),
@@ -226,14 +210,14 @@ export function computeFormInfo(rules: CompiledComposition, t: FormLike): FormIn
   const info: FormInfo = {
     surface: t.string,
     cls,
-    flags: (cased ? F_CASED : 0) | (isAllCaps(t.string) ? F_ALL_CAPS : 0),
+    flags: (cased ? bits.F_CASED : 0) | (isAllCaps(t.string) ? bits.F_ALL_CAPS : 0),
     keys: k,
-    booster: cls & C_BOOSTER ? (rules.boosters.get(k[0]) ?? rules.boosters.get(k[1]) ?? 0) : 0,
+    booster: cls & bits.C_BOOSTER ? (rules.boosters.get(k[0]) ?? rules.boosters.get(k[1]) ?? 0) : 0,
     summary:
-      (cls & ~C_PAIR_TAIL) |
-      (cased ? (isAllCaps(t.string) ? S_ALL_CAPS : S_NOT_ALL_CAPS) : 0) |
-      (seenIn(rules, t.string, 0, t.string.length) << S_SEEN_SHIFT),
-    pairTails: cls & C_PAIR_HEAD ? [rules.pairs.get(k[0]), rules.pairs.get(k[1])] : NO_TAILS,
+      (cls & ~bits.C_PAIR_TAIL) |
+      (cased ? (isAllCaps(t.string) ? bits.S_ALL_CAPS : bits.S_NOT_ALL_CAPS) : 0) |
+      (seenIn(rules, t.string, 0, t.string.length) << bits.S_SEEN_SHIFT),
+    pairTails: cls & bits.C_PAIR_HEAD ? [rules.pairs.get(k[0]), rules.pairs.get(k[1])] : NO_TAILS,
     spaced: k[0].includes(' ') || k[1].includes(' '),
   };
   return info;
