@@ -17,7 +17,9 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(root, 'worker/migrations'));
   return {
     test: {
-      // wrangler's config note, when a test starts Miniflare through wrangler's config.
+      // A green run reads clean: a test's console output is shown only when the test fails, and
+      // wrangler's config note (when a test starts Miniflare through wrangler's config) never.
+      silent: 'passed-only' as const,
       onConsoleLog: (log: string) => keepConsoleLog(log),
       projects: [
         {

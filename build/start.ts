@@ -42,7 +42,8 @@ export async function prepareLocalState(artifacts: R2Artifact[], persistTo?: str
   const unique = [...new Map(artifacts.map((a) => [a.key, a])).values()];
   const todo = unique.map((a) => ({ ...a, fp: fingerprint(a.file) })).filter((a) => seeded[a.key] !== a.fp);
   await withLocalStorage(persistTo, async (storage) => {
-    for (const name of await storage.migrateD1()) console.log(`[start] applied D1 migration ${name}`);
+    const applied = await storage.migrateD1();
+    if (applied.length > 0) console.log(`[start] applied D1 migrations: ${applied.join(', ')}`);
     // Catalog sidecars are stamped only after the generation bump, so a run killed in between puts
     // (and bumps) them again next time instead of leaving the cached catalog stale.
     const catalogSeeded: Array<[string, string]> = [];
