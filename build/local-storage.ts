@@ -23,6 +23,12 @@ export interface LocalStorage {
   bumpCatalogGeneration(): Promise<void>;
   /** Removes an object from the ARTIFACTS bucket (tests of a missing artifact). */
   deleteObject(key: string): Promise<void>;
+  /** An object of the ARTIFACTS bucket as text; null when there is none. */
+  getText(key: string): Promise<string | null>;
+  /** Puts a text into the ARTIFACTS bucket. */
+  putText(key: string, text: string, contentType?: string): Promise<void>;
+  /** The migrations of worker/migrations not yet in `d1_migrations`, without applying them. */
+  pendingMigrations(): Promise<string[]>;
 }
 
 // The PUT handler of wrangler's usingLocalBucket.
@@ -73,15 +79,10 @@ export async function withLocalStorage<T>(
         const done = new Set(
           (await db.prepare('SELECT name FROM d1_migrations').all<{ name: string }>()).results.map((r) => r.name),
         );
-        const dir = path.join(ROOT, 'worker', 'migrations');
-        const names = fs
-          .readdirSync(dir)
-          .filter((n) => n.endsWith('.sql'))
-          .sort((a, b) => parseInt(a) - parseInt(b));
         const applied: string[] = [];
-        for (const name of names) {
+        for (const name of migrationNames()) {
           if (done.has(name)) continue;
-          const queries = unstable_splitSqlQuery(fs.readFileSync(path.join(dir, name), 'utf8'));
+          const queries = unstable_splitSqlQuery(fs.readFileSync(path.join(MIGRATIONS_DIR, name), 'utf8'));
           // One batch: the migration and its record commit together, as in wrangler.
           await db.batch([
             ...queries.map((q) => db.prepare(q)),
@@ -105,6 +106,25 @@ export async function withLocalStorage<T>(
       async deleteObject(key) {
         await (await mf.getR2Bucket('BUCKET')).delete(key);
       },
+      async getText(key) {
+        const obj = await (await mf.getR2Bucket('BUCKET')).get(key);
+        return obj ? obj.text() : null;
+      },
+      async putText(key, text, contentType) {
+        await (await mf.getR2Bucket('BUCKET')).put(key, text, contentType ? { httpMetadata: { contentType } } : {});
+      },
+      async pendingMigrations() {
+        const db = await mf.getD1Database('DB');
+        const table = await db
+          .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'`)
+          .first<{ name: string }>();
+        const done = table
+          ? new Set(
+              (await db.prepare('SELECT name FROM d1_migrations').all<{ name: string }>()).results.map((r) => r.name),
+            )
+          : new Set<string>();
+        return migrationNames().filter((n) => !done.has(n));
+      },
       async bumpCatalogGeneration() {
         const kv = await mf.getKVNamespace('CACHE');
         await kv.put(CATALOG_GENERATION_KEY, `${Date.now()}-${randomUUID()}`);
@@ -113,6 +133,16 @@ export async function withLocalStorage<T>(
   } finally {
     await mf.dispose();
   }
+}
+
+const MIGRATIONS_DIR = path.join(ROOT, 'worker', 'migrations');
+
+/** The migrations of worker/migrations in the order wrangler applies them. */
+export function migrationNames(): string[] {
+  return fs
+    .readdirSync(MIGRATIONS_DIR)
+    .filter((n) => n.endsWith('.sql'))
+    .sort((a, b) => parseInt(a) - parseInt(b));
 }
 
 /** The id of a binding as unstable_getMiniflareWorkerOptions gives it (a string or { id }). */

@@ -18,6 +18,7 @@ import { DEFAULT_MEMORY_BUDGET_BYTES } from '../core/footprint';
 import { planPlacement, type Placement, type PlacementModel } from '../core/placement';
 import { experimental_readRawConfig } from 'wrangler';
 import { ensureShardArtifacts } from './model-shards';
+import { writeAtomic } from './stamp';
 import { deployConfigs } from './topology';
 import { DEPLOY_DIR, LANGUAGE_DIR, MODELS_DIR, PLACEMENT_FILE, ROOT } from './paths';
 
@@ -79,7 +80,8 @@ export function writePlacement(options: { budgetBytes?: number; modelsDir?: stri
   );
   const out = options.out ?? PLACEMENT_FILE;
   fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, `${JSON.stringify(placement, null, 2)}\n`);
+  // Atomic: servers and tests read it while a deploy or another start writes it.
+  writeAtomic(out, `${JSON.stringify(placement, null, 2)}\n`);
   return placement;
 }
 
@@ -108,7 +110,7 @@ export function writeDeployConfigs(placement: Placement, dir = DEPLOY_DIR): stri
       ...(d.migrations_dir ? { migrations_dir: path.join(rel, String(d.migrations_dir)) } : {}),
     }));
     const file = path.join(dir, `${name}.json`);
-    fs.writeFileSync(
+    writeAtomic(
       file,
       `${JSON.stringify({ ...config, main: path.join(rel, String(config.main)), ...(d1 ? { d1_databases: d1 } : {}) }, null, 2)}\n`,
     );

@@ -16,6 +16,7 @@
  *   tsx build/serve.ts [--port 8787] [--persist-to DIR] [--define KEY:VALUE]... [--log-level info]
  *                      [--placement FILE|none] [--var KEY=VALUE]... [--single-port N] [--direct-port N]
  *                      [--entry FILE --host-kind durable-object]   (bench entries only)
+ *                      [--bundle DIR]   (a deploy's bundle: npm run deploy -- --local DIR puts it in DIR/scripts/)
  *
  * It serves the whole topology (build/topology.ts): the API Worker and the model hosts of the
  * placement, in one workerd, as production runs them as separate Workers.
@@ -125,6 +126,8 @@ export interface ServeOptions {
   entry?: string;
   /** How the API Worker reaches the hosts (build/topology.ts); the bench's Durable Object candidate needs its entry. */
   hostKind?: HostKind;
+  /** Serve this bundle directory (a deploy's scripts, `npm run deploy -- --local`) instead of bundling the sources. */
+  bundle?: string;
 }
 
 function logLevel(name = 'info'): LogLevel {
@@ -135,7 +138,7 @@ function logLevel(name = 'info'): LogLevel {
 
 /** Bundles (when needed) and serves the Worker on 127.0.0.1:`port`; resolves once it answers. */
 export async function serveWorker(options: ServeOptions): Promise<Miniflare> {
-  const dir = await bundleWorker(options.defines ?? [], options.entry);
+  const dir = options.bundle ? path.resolve(options.bundle) : await bundleWorker(options.defines ?? [], options.entry);
   const { workerOptions } = unstable_getMiniflareWorkerOptions(path.join(ROOT, 'wrangler.toml'));
   // The bundle's own files replace the rules (they name source paths, not bundle files).
   const { modulesRules: _rules, ...bindings } = workerOptions;
@@ -175,6 +178,7 @@ async function main(): Promise<void> {
       'direct-port': { type: 'string' },
       entry: { type: 'string' },
       'host-kind': { type: 'string', default: 'service' },
+      bundle: { type: 'string' },
     },
   });
   const port = Number(values.port);
@@ -189,6 +193,7 @@ async function main(): Promise<void> {
     directPort: values['direct-port'] ? Number(values['direct-port']) : undefined,
     entry: values.entry,
     hostKind: values['host-kind'] as HostKind,
+    bundle: values.bundle,
   });
   console.log(`[serve] ready on http://127.0.0.1:${port}`);
   disposeOnSignals(mf);

@@ -93,6 +93,34 @@ export async function startLocalWorker(
 }
 
 /**
+ * Serves what `npm run deploy -- --local dir` put into `dir` (its D1, R2 and KV state, its bundle
+ * and its placement) on 127.0.0.1:`port`, as the deploy's closing line says: nothing is built or
+ * seeded here.
+ */
+export function serveDeployed(port: number, dir: string): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'build', 'serve.ts'),
+      '--port',
+      String(port),
+      '--persist-to',
+      dir,
+      '--bundle',
+      path.join(dir, 'scripts', 'embedding-edge'),
+      '--placement',
+      path.join(dir, 'placement.json'),
+      '--log-level',
+      'warn',
+    ],
+    { cwd: ROOT, env: QUIET_ENV, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
+  return waitForHealth(child, `http://127.0.0.1:${port}`, 'the deployed folder (build/serve.ts --bundle)');
+}
+
+/**
  * SIGTERM to the process group of a startWranglerDev or startLocalWorker child (with its workerd), SIGKILL
  * when it is still running 5 s later; resolves once it has exited.
  */

@@ -1,0 +1,76 @@
+/**
+ * `npm run deploy` (build/deploy.ts) rehearsed into local folders (`--local`): the dry-run plan
+ * against an empty state is the golden plan (test/gold/deploy-plan.json) and changes nothing;
+ * a second deploy uploads no object and deploys no script; a rollback without a previous
+ * version is refused; a deploy that must ask for the JWT configuration without a terminal fails
+ * with what to do. The deployed folder serving every endpoint family: test/e2e/deploy-local.test.ts.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { deploy } from '../../build/deploy';
+import { askJwt, NO_TERMINAL } from '../../build/deploy/jwt-prompt';
+import { withLocalStorage } from '../../build/local-storage';
+import { STATE_KEY } from '../../build/deploy/target';
+import { hasOptionalData, type OptionalData } from '../support/optional-data';
+
+const GOLDEN = path.join(__dirname, '..', 'gold', 'deploy-plan.json');
+const tmp = (name: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `deploy-${name}-`));
+
+/** Keys of data a machine without Debian packages does not build (test/support/optional-data.ts). */
+const OPTIONAL_KEYS: Array<[RegExp, OptionalData]> = [
+  [/de-aligned-glove-6b-100d/, 'de-model'],
+  [/fr-aligned-glove-6b-100d/, 'fr-model'],
+  [/ja-aligned-glove-6b-100d/, 'ja-model'],
+  [/\/pattern\./, 'pattern-mapper'],
+];
+const builtHere = (key: string): boolean => OPTIONAL_KEYS.every(([re, what]) => !re.test(key) || hasOptionalData(what));
+
+/** The plan without what changes with every build: the content hashes in the web page's asset names. */
+function normalized(summary: Record<string, unknown>): Record<string, unknown> {
+  const uploads = (summary.uploads as Array<{ key: string; action: string }>).map((u) => ({
+    ...u,
+    key: u.key.replace(/^(web\/assets\/.+-)[A-Za-z0-9_-]{8}(\.\w+)$/, '$1*$2'),
+  }));
+  return { ...summary, uploads };
+}
+
+describe('npm run deploy -- --local', () => {
+  it('the dry-run plan against an empty state is the golden plan, and it changes nothing', async () => {
+    const dir = tmp('dry');
+    const summary = normalized(await deploy({ dryRun: true, local: dir }));
+    const golden = JSON.parse(fs.readFileSync(GOLDEN, 'utf8')) as {
+      uploads: Array<{ key: string }>;
+      migrations: string[];
+    };
+    // Data this machine could not build is not in its plan (said once by the build).
+    expect(summary).toEqual({ ...golden, uploads: golden.uploads.filter((u) => builtHere(u.key)) });
+    await withLocalStorage(dir, async (storage) => {
+      expect(await storage.getText(STATE_KEY)).toBeNull();
+      expect(await storage.pendingMigrations()).toEqual(golden.migrations);
+    });
+    expect(fs.existsSync(path.join(dir, 'scripts'))).toBe(false);
+  });
+
+  it('a second deploy uploads no object, applies no migration and deploys no script', async () => {
+    const dir = tmp('twice');
+    const first = await deploy({ local: dir });
+    expect(first.uploaded).toBeGreaterThan(0);
+    expect((first.deployed as string[]).at(-1)).toBe('embedding-edge');
+    const second = await deploy({ local: dir });
+    expect(second).toMatchObject({ migrations: [], uploaded: 0, deployed: [] });
+  });
+
+  it('a rollback without a previous version is refused', async () => {
+    const dir = tmp('rollback');
+    await expect(deploy({ local: dir, rollback: true })).rejects.toThrow(/no previous version/);
+  });
+});
+
+describe('the JWT configuration', () => {
+  it('without a terminal the deploy fails at once with what to do, instead of waiting', async () => {
+    expect(process.stdin.isTTY).toBeFalsy();
+    await expect(askJwt()).rejects.toThrow(NO_TERMINAL);
+  });
+});
