@@ -121,7 +121,15 @@ export function deployConfigs(
     [API_WORKER]: { ...raw, vars, services: [...((raw.services as unknown[]) ?? []), ...services()] },
   };
   for (const h of placement.hosts) {
-    const { durable_objects: _objects, migrations: _migrations, triggers: _triggers, ...rest } = raw;
+    // A host has no route, Durable Object or cron of its own: only the API Worker reaches it.
+    const {
+      durable_objects: _objects,
+      migrations: _migrations,
+      triggers: _triggers,
+      routes: _routes,
+      route: _route,
+      ...rest
+    } = raw;
     out[hostWorkerName(h.name)] = {
       ...rest,
       name: hostWorkerName(h.name),
