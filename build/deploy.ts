@@ -10,7 +10,7 @@
  * Steps, in order: build what is missing (build/ensure.ts); create the D1 database, R2 bucket and
  * KV namespace wrangler.toml lacks (ids written back); place the models on hosts and write a
  * wrangler configuration per Worker (build/placement.ts); bundle each script; check the platform
- * limits; ask for the JWT configuration when none is set; apply D1 migrations; upload every
+ * limits (build/limits-check.ts; a hard limit exceeded refuses the deploy); ask for the JWT configuration when none is set; apply D1 migrations; upload every
  * artifact whose content hash changed (catalog sidecars last, then a new catalog generation);
  * deploy the hosts, then the API Worker. What was uploaded and deployed is recorded in the bucket
  * (deploy/state.json), so a second run uploads nothing and deploys nothing, and a run that stopped
@@ -28,6 +28,7 @@ import { writeDeployConfigs, writePlacement } from './placement';
 import { API_WORKER } from './topology';
 import { DEPLOY_DIR, PLACEMENT_FILE } from './paths';
 import { bundleScripts } from './deploy/bundles';
+import { formatReport, runLimitsCheck } from './limits-check';
 import { CloudflareTarget } from './deploy/cloudflare-target';
 import { LocalTarget } from './deploy/local-target';
 import { deployOrder, makePlan, planLines, planSummary, type DeployPlan } from './deploy/plan';
@@ -89,6 +90,11 @@ async function run(
   const shards = ensureShardArtifacts(placement);
   const configs = writeDeployConfigs(placement, DEPLOY_DIR);
   const scripts = bundleScripts(configs);
+  // The platform's hard limits on what is about to be deployed (the CPU rows only warn: npm run deploy:check).
+  const limits = await runLimitsCheck({ configsDir: DEPLOY_DIR, runs: 1, cpu: false });
+  console.log(formatReport(limits));
+  if (limits.failed > 0 && !dryRun)
+    throw new Error(`[deploy] refused: ${limits.failed} hard limit(s) exceeded (the table above)`);
   const state = await target.readState();
   const plan = await makePlan(target, resources, [...artifacts, ...shards], scripts, state);
   for (const line of planLines(plan)) console.log(line);

@@ -45,6 +45,11 @@ export interface LimitsOptions {
   configsDir?: string;
   /** Placement file; default build/generated/placement.json (written when missing). */
   placementFile?: string;
+  /**
+   * Measure the CPU time per endpoint family (default true). Those rows only warn, so the deploy,
+   * which needs the hard limits, leaves them to `npm run deploy:check`.
+   */
+  cpu?: boolean;
 }
 
 export interface LimitsReport {
@@ -123,7 +128,7 @@ export async function runLimitsCheck(options: LimitsOptions = {}): Promise<Limit
       ...bundles.flatMap((b) => bundleSizeRows(b.script, b.modules, plan)),
       ...(await startupRows(bundles, runs)),
       ...memoryRows(placement, models),
-      ...cpuRows(await measureCpu(runs), plan, configuredCpuMs(configs.get(API_WORKER))),
+      ...(options.cpu === false ? [] : cpuRows(await measureCpu(runs), plan, configuredCpuMs(configs.get(API_WORKER)))),
       ...subrequestRows(
         subrequestContext(
           artifacts.map((a) => a.key),
