@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { ensureBuilt } from './ensure';
 import { ensureShardArtifacts } from './model-shards';
 import { MODELS_DIR } from './paths';
-import { modelsIn, placementOf, writeDeployConfigs } from './placement';
+import { modelsIn, placementOf, writeDeployConfigs, writePlacement } from './placement';
 import { API_WORKER } from './topology';
 import { buildBundle, bundleSizeRows, type Bundle } from './limits/bundle';
 import { cpuRows, measureCpu } from './limits/cpu';
@@ -111,7 +111,8 @@ export async function runLimitsCheck(options: LimitsOptions = {}): Promise<Limit
   const runs = Math.max(1, options.runs ?? 3);
   // What R2 will hold: the engine's artifacts (rebuilt when stale) and the placement's shard parts.
   const artifacts = await ensureBuilt({ browserBundle: false });
-  const placement = placementOf(options.placementFile)!;
+  // What a deploy would place now (as npm run deploy does), unless a placement file is named.
+  const placement = options.placementFile ? placementOf(options.placementFile)! : writePlacement();
   artifacts.push(...ensureShardArtifacts(placement));
   const models = modelsIn(MODELS_DIR);
 

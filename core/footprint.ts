@@ -40,6 +40,9 @@ export function placementBytes(model: Footprint): number {
   );
 }
 
+/** A Worker isolate's memory (Cloudflare's limit, the same on every plan: developers.cloudflare.com/workers/platform/limits/#memory). */
+export const ISOLATE_MEMORY_BYTES = 128 * 1024 * 1024;
+
 /**
  * Bytes an isolate's models, their caches and their language data may hold (wrangler var
  * MODEL_MEMORY_BUDGET_BYTES): the 128 MiB isolate less room for the runtime, the app and requests.

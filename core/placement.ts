@@ -5,7 +5,7 @@
  * its host (worker/hosts/router.ts). Plain data and pure functions: the build, the Worker and the
  * tests share them.
  */
-import { placementBytes, type Footprint } from './footprint';
+import { ISOLATE_MEMORY_BYTES, placementBytes, type Footprint } from './footprint';
 import { rowCacheBytes } from './sharded-index';
 import { STATS_CACHE_BYTES } from './engine';
 import { EXPANSION_CACHE_BYTES } from './scoring/dimensions';
@@ -83,14 +83,18 @@ function partFootprint(m: PlacementModel, n: number): Footprint {
   return { ...m, vocabularySize: n, artifactBytes: Math.ceil(bytesPerRow * n) };
 }
 
+/** Bytes of a word map's artifact: the model's with a one-byte placeholder row for each word. */
+function mapArtifactBytes(m: PlacementModel): number {
+  return Math.max(0, m.artifactBytes - m.vocabularySize * (m.dimensions - 1));
+}
+
 /**
  * Bytes of a sharded model's word map on its host, language data aside: the vocabulary sections of
  * the artifact with a one-byte placeholder row, the model's caches and bundles, and the row cache
  * its coordinator fetches the parts' rows into.
  */
 export function mapBytes(m: PlacementModel): number {
-  const n = m.vocabularySize;
-  const artifactBytes = Math.max(0, m.artifactBytes - n * (m.dimensions - 1));
+  const artifactBytes = mapArtifactBytes(m);
   return (
     placementBytes({ ...m, dimensions: 1, artifactBytes }) +
     CACHE_RESERVE_BYTES +
@@ -136,6 +140,11 @@ interface Item {
   bytes: number;
   /** The language whose data it needs beside it (models and maps tokenize; parts do not). */
   language: string | null;
+  /**
+   * Bytes held only while it loads: a whole model's or a word map's artifact, read whole before
+   * its rows go into WASM memory (a part's bytes include its artifact already: partBytes).
+   */
+  load: number;
 }
 
 /**
@@ -153,19 +162,19 @@ export function planPlacement(
   const layouts = new Map<string, { map: string; parts: Array<{ id: string; start: number; end: number }> }>();
   const withLanguage = (i: Item): number => i.bytes + (i.language ? (languageBytes.get(i.language) ?? 0) : 0);
   for (const m of models) {
-    const whole: Item = { id: m.id, bytes: placedBytes(m), language: m.language };
+    const whole: Item = { id: m.id, bytes: placedBytes(m), language: m.language, load: m.artifactBytes };
     if (withLanguage(whole) <= budgetBytes) {
       items.push(whole);
       continue;
     }
-    const map: Item = { id: mapId(m.id), bytes: mapBytes(m), language: m.language };
+    const map: Item = { id: mapId(m.id), bytes: mapBytes(m), language: m.language, load: mapArtifactBytes(m) };
     if (withLanguage(map) > budgetBytes)
       throw new PlacementError(
         `${m.id}: its word map needs ${withLanguage(map)} bytes, over the ${budgetBytes}-byte budget of one isolate`,
       );
     const parts = shardRows(m, budgetBytes).map((r) => ({ ...r, id: partId(m.id, r.start, r.end) }));
     items.push(map);
-    for (const p of parts) items.push({ id: p.id, bytes: partBytes(m, p.end - p.start), language: null });
+    for (const p of parts) items.push({ id: p.id, bytes: partBytes(m, p.end - p.start), language: null, load: 0 });
     layouts.set(m.id, { map: map.id, parts });
   }
   const byId = new Map(items.map((i) => [i.id, i]));
@@ -180,11 +189,17 @@ export function planPlacement(
     for (const l of languages) n += languageBytes.get(l) ?? 0;
     return n;
   };
+  // A host's isolate holds its placed bytes within the budget, and while one of its models loads,
+  // that model's artifact besides: the two together stay within the isolate's memory.
+  const fits = (ids: string[]): boolean => {
+    const bytes = bytesOf(ids);
+    return bytes <= budgetBytes && bytes + Math.max(0, ...ids.map((id) => byId.get(id)!.load)) <= ISOLATE_MEMORY_BYTES;
+  };
   const hosts: Array<Set<string>> = [];
   const hostOf = new Map<string, number>();
   const order = [...items].sort((a, b) => withLanguage(b) - withLanguage(a) || (a.id < b.id ? -1 : 1));
   for (const item of order) {
-    let at = hosts.findIndex((h) => bytesOf([...h, item.id]) <= budgetBytes);
+    let at = hosts.findIndex((h) => fits([...h, item.id]));
     if (at < 0) {
       hosts.push(new Set());
       at = hosts.length - 1;

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { placementBytes } from '../../core/footprint';
+import { ISOLATE_MEMORY_BYTES, placementBytes } from '../../core/footprint';
 import {
   placementVar,
   routesFromVar,
@@ -62,6 +62,18 @@ describe('planPlacement', () => {
       );
       expect(h.bytes).toBe(own + 2_000_000);
     }
+  });
+
+  it('keeps a model apart when its artifact, read whole while it loads, would take its host past the isolate', () => {
+    // Two models that fit the budget together, but not together with the larger one's artifact.
+    const big = { ...model('big', 300_000, 100), artifactBytes: 40_000_000 };
+    const small = model('small', 250_000, 100);
+    const budget = 100_000_000;
+    const steady = placementBytes(big) + placementBytes(small) + 2 * CACHE_RESERVE_BYTES;
+    expect(steady).toBeLessThanOrEqual(budget);
+    expect(steady + big.artifactBytes).toBeGreaterThan(ISOLATE_MEMORY_BYTES);
+    const p = planPlacement([big, small], new Map(), budget);
+    expect(p.models.big).not.toBe(p.models.small);
   });
 });
 
@@ -173,7 +185,12 @@ describe('the build placement', () => {
     const models = modelsIn(path.join(GENERATED, 'models'));
     expect(models.map((m) => m.id)).toContain('en-glove-6b-100d');
     const p = planPlacement(models, languageSizesIn(path.join(GENERATED, 'lang')), 100_000_000);
-    for (const h of p.hosts) expect(h.bytes).toBeLessThanOrEqual(100_000_000);
+    for (const h of p.hosts) {
+      expect(h.bytes).toBeLessThanOrEqual(100_000_000);
+      // While its largest model loads, the host holds that artifact besides: still within 128 MiB.
+      const largest = Math.max(...h.models.map((id) => models.find((m) => m.id === id)!.artifactBytes));
+      expect(h.bytes + largest).toBeLessThanOrEqual(ISOLATE_MEMORY_BYTES);
+    }
     expect(Object.keys(p.models).sort()).toEqual(models.map((m) => m.id).sort());
   });
 
