@@ -74,6 +74,7 @@ async function run(
       API_WORKER,
       ...fs
         .readdirSync(DEPLOY_DIR)
+        .filter((f) => f.endsWith('.json'))
         .map((f) => path.basename(f, '.json'))
         .filter((n) => n !== API_WORKER),
     ];

@@ -62,9 +62,24 @@ describe('npm run deploy -- --local', () => {
     expect(second).toMatchObject({ migrations: [], uploaded: 0, deployed: [] });
   });
 
-  it('a rollback without a previous version is refused', async () => {
+  it('a rollback without a previous version is refused; with one, every script goes back and the next deploy redeploys', async () => {
     const dir = tmp('rollback');
     await expect(deploy({ local: dir, rollback: true })).rejects.toThrow(/no previous version/);
+    await deploy({ local: dir });
+    // A deploy of other scripts: the record says something else was deployed, so all are deployed again.
+    await withLocalStorage(dir, async (storage) => {
+      const state = JSON.parse((await storage.getText(STATE_KEY))!) as { scripts: Record<string, string> };
+      for (const name of Object.keys(state.scripts)) state.scripts[name] = 'an-older-build';
+      await storage.putText(STATE_KEY, JSON.stringify(state));
+    });
+    const second = await deploy({ local: dir });
+    const scripts = second.deployed as string[];
+    expect(scripts.length).toBeGreaterThan(1);
+    const rolled = await deploy({ local: dir, rollback: true });
+    expect([...(rolled.rolledBack as string[])].sort()).toEqual([...scripts].sort());
+    expect((rolled.rolledBack as string[])[0]).toBe('embedding-edge');
+    for (const name of scripts) expect(fs.existsSync(path.join(dir, 'scripts', `${name}.previous`))).toBe(true);
+    expect((await deploy({ local: dir })).deployed).toEqual(scripts);
   });
 });
 
