@@ -75,6 +75,11 @@ export async function startLocalWorker(
     [...artifacts, ...(placement ? ensureShardArtifacts(placement, options.modelsDir) : [])],
     persistTo,
   );
+  return serve(port, persistTo, extraArgs, 'the local server (build/serve.ts)');
+}
+
+/** build/serve.ts on 127.0.0.1:`port` with the state of `persistTo` and these options; resolves once it answers. */
+function serve(port: number, persistTo: string, args: string[], what: string): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     [
@@ -85,11 +90,11 @@ export async function startLocalWorker(
       String(port),
       '--persist-to',
       persistTo,
-      ...extraArgs,
+      ...args,
     ],
     { cwd: ROOT, env: QUIET_ENV, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
-  return waitForHealth(child, `http://127.0.0.1:${port}`, 'the local server (build/serve.ts)');
+  return waitForHealth(child, `http://127.0.0.1:${port}`, what);
 }
 
 /**
@@ -98,26 +103,13 @@ export async function startLocalWorker(
  * seeded here.
  */
 export function serveDeployed(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(ROOT, 'build', 'serve.ts'),
-      '--port',
-      String(port),
-      '--persist-to',
-      dir,
-      '--bundle',
-      path.join(dir, 'scripts', 'embedding-edge'),
-      '--placement',
-      path.join(dir, 'placement.json'),
-      '--log-level',
-      'warn',
-    ],
-    { cwd: ROOT, env: QUIET_ENV, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-  );
-  return waitForHealth(child, `http://127.0.0.1:${port}`, 'the deployed folder (build/serve.ts --bundle)');
+  const args = [
+    '--bundle',
+    path.join(dir, 'scripts', 'embedding-edge'),
+    '--placement',
+    path.join(dir, 'placement.json'),
+  ];
+  return serve(port, dir, [...args, '--log-level', 'warn'], 'the deployed folder (build/serve.ts --bundle)');
 }
 
 /**
