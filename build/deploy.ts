@@ -92,7 +92,12 @@ async function run(
   const configs = writeDeployConfigs(placement, DEPLOY_DIR);
   const scripts = bundleScripts(configs);
   // The platform's hard limits on what is about to be deployed (the CPU rows only warn: npm run deploy:check).
-  const limits = await runLimitsCheck({ configsDir: DEPLOY_DIR, runs: 1, cpu: false });
+  const limits = await runLimitsCheck({
+    configsDir: DEPLOY_DIR,
+    uploads: new Map(scripts.map((s) => [s.name, s.upload])),
+    runs: 1,
+    cpu: false,
+  });
   console.log(formatReport(limits));
   if (limits.failed > 0 && !dryRun)
     throw new Error(`[deploy] refused: ${limits.failed} hard limit(s) exceeded (the table above)`);

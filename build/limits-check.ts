@@ -28,7 +28,7 @@ import { ensureShardArtifacts } from './model-shards';
 import { MODELS_DIR } from './paths';
 import { modelsIn, placementOf, writeDeployConfigs, writePlacement } from './placement';
 import { API_WORKER } from './topology';
-import { buildBundle, bundleSizeRows, type Bundle } from './limits/bundle';
+import { buildBundle, bundleSizeRows, readUpload, type Bundle } from './limits/bundle';
 import { cpuRows, measureCpu } from './limits/cpu';
 import { DEFAULT_PLAN_REASON, STARTUP_CHANGELOG_URL, STARTUP_MS, type Plan } from './limits/figures';
 import { memoryRows } from './limits/memory';
@@ -43,6 +43,8 @@ export interface LimitsOptions {
   runs?: number;
   /** Wrangler configs to check (one <script>.json each); default: written afresh from the placement. */
   configsDir?: string;
+  /** The uploads wrangler built from those configs (script -> --outfile), when the caller has them: not built again. */
+  uploads?: ReadonlyMap<string, string>;
   /** Placement file; default build/generated/placement.json (written when missing). */
   placementFile?: string;
   /**
@@ -123,7 +125,10 @@ export async function runLimitsCheck(options: LimitsOptions = {}): Promise<Limit
     const configs = scriptConfigs(configsDir);
     if (configs.size === 0) throw new Error(`no wrangler configs in ${configsDir}`);
     const bundles: Bundle[] = [];
-    for (const [script, config] of configs) bundles.push(await buildBundle(script, config, work));
+    for (const [script, config] of configs) {
+      const upload = options.uploads?.get(script);
+      bundles.push(upload ? await readUpload(script, upload) : await buildBundle(script, config, work));
+    }
 
     const rows: LimitRow[] = [
       ...bundles.flatMap((b) => bundleSizeRows(b.script, b.modules, plan)),

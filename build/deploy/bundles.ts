@@ -32,8 +32,9 @@ export function bundleScripts(configs: string[]): Script[] {
   return configs.map((config) => {
     const name = path.basename(config, '.json');
     const bundleDir = path.join(root, name);
-    wranglerSync(['deploy', '--dry-run', '--outdir', bundleDir, '-c', config]);
-    return { name, config, bundleDir, ...hashScript(bundleDir, config) };
+    const upload = path.join(root, `${name}.upload`);
+    wranglerSync(['deploy', '--dry-run', '--outdir', bundleDir, '--outfile', upload, '-c', config]);
+    return { name, config, bundleDir, upload, ...hashScript(bundleDir, config) };
   });
 }
 

@@ -30,6 +30,8 @@ export interface Script {
   config: string;
   /** The bundle wrangler built from it (`deploy --dry-run --outdir`). */
   bundleDir: string;
+  /** The upload wrangler would send for it (`--outfile`), which the limits check reads. */
+  upload: string;
   bytes: number;
   sha256: string;
 }
