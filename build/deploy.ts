@@ -51,14 +51,18 @@ async function upload(target: DeployTarget, plan: DeployPlan, state: DeployState
   let sinceWrite = 0;
   for (const u of ordered) {
     await target.put(u);
+    // A catalog sidecar is recorded only once the new generation is written (below): a run that
+    // stops in between puts it (and writes the generation) again, so no cached catalog stays stale.
+    if (isCatalogKey(u.key)) continue;
     state.objects[u.key] = u.sha256;
     if (++sinceWrite >= STATE_EVERY) {
       await target.writeState(state);
       sinceWrite = 0;
     }
   }
-  if (ordered.length > 0) await target.writeState(state);
   if (plan.catalogGeneration) await target.bumpCatalogGeneration();
+  for (const u of ordered) if (isCatalogKey(u.key)) state.objects[u.key] = u.sha256;
+  if (ordered.length > 0) await target.writeState(state);
   return ordered.length;
 }
 
@@ -111,7 +115,7 @@ async function run(
   const deployed: string[] = [];
   let url: string | null = null;
   for (const s of deployOrder(plan.scripts, API_WORKER)) {
-    if (plan.scripts.find((p) => p.name === s.name)?.action !== 'deploy') continue;
+    if (s.action !== 'deploy') continue;
     url = (await target.deployScript(s)) ?? url;
     state.scripts[s.name] = s.sha256;
     await target.writeState(state);

@@ -102,6 +102,8 @@ export function writeDeployConfigs(placement: Placement, dir = DEPLOY_DIR): stri
     rawConfig: Record<string, unknown>;
   };
   fs.mkdirSync(dir, { recursive: true });
+  // Only this placement's Workers: a host dropped since must not be bundled, checked or rolled back.
+  for (const f of fs.readdirSync(dir)) if (f.endsWith('.json')) fs.rmSync(path.join(dir, f));
   const rel = path.relative(dir, ROOT);
   const files: string[] = [];
   for (const [name, config] of Object.entries(deployConfigs(rawConfig, placement))) {

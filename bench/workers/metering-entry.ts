@@ -36,8 +36,10 @@ export class WorkspaceMeter extends ProductionMeter {
     if (!(await this.exists(workspaceId, atMs))) return 'unknown-workspace';
     if (probe === 'write') {
       const sql = this.ctx.storage.sql;
-      this.ctx.storage.transactionSync(() => {
+      // The table once per object: the probe measures one row's write, not a schema check.
+      if (this.probeWrites === 0)
         sql.exec('CREATE TABLE IF NOT EXISTS bench_probe (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)');
+      this.ctx.storage.transactionSync(() => {
         sql.exec('INSERT OR REPLACE INTO bench_probe (id, n) VALUES (1, ?)', ++this.probeWrites);
       });
     }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { experimental_readRawConfig } from 'wrangler';
 import { ROOT } from '../paths';
+import { writeAtomic } from '../stamp';
 import { bumpCatalogGeneration, QUIET_ENV, R2_BUCKET, r2Put, wranglerSync } from '../wrangler';
 import type { R2Artifact } from '../ensure';
 import { askJwt } from './jwt-prompt';
@@ -34,7 +35,7 @@ function rawConfig(): RawConfig {
 function writeId(old: string, id: string): void {
   const text = fs.readFileSync(CONFIG, 'utf8');
   if (!text.includes(`"${old}"`)) throw new Error(`[deploy] wrangler.toml has no id "${old}" to replace`);
-  fs.writeFileSync(CONFIG, text.replace(`"${old}"`, `"${id}"`));
+  writeAtomic(CONFIG, text.replace(`"${old}"`, `"${id}"`));
 }
 
 /** The first id-like value wrangler printed after creating a resource. */
@@ -65,7 +66,9 @@ export class CloudflareTarget implements DeployTarget {
       });
     }
     for (const b of raw.r2_buckets ?? []) {
-      const exists = !dryRun && wranglerSync(['r2', 'bucket', 'list']).includes(b.bucket_name);
+      const exists =
+        !dryRun &&
+        [...wranglerSync(['r2', 'bucket', 'list']).matchAll(/^name:\s*(\S+)/gm)].some((m) => m[1] === b.bucket_name);
       if (!exists && !dryRun) wranglerSync(['r2', 'bucket', 'create', b.bucket_name]);
       // A dry run does not ask the account: the bucket is created when missing.
       out.push({ kind: 'R2 bucket', name: b.bucket_name, action: exists ? 'use' : 'create' });
@@ -90,7 +93,7 @@ export class CloudflareTarget implements DeployTarget {
 
   async applyMigrations(): Promise<string[]> {
     const out = wranglerSync(['d1', 'migrations', 'apply', 'DB', '--remote']);
-    return [...out.matchAll(/(\d{4}_[\w-]+\.sql)/g)].map((m) => m[1]);
+    return [...new Set([...out.matchAll(/(\d{4}_[\w-]+\.sql)/g)].map((m) => m[1]!))];
   }
 
   async readState(): Promise<DeployState> {
@@ -107,8 +110,12 @@ export class CloudflareTarget implements DeployTarget {
       ],
       { cwd: ROOT, env: QUIET_ENV, encoding: 'utf8' },
     );
-    // No record yet (a first deploy): everything is uploaded.
-    if (res.status !== 0) return { objects: {}, scripts: {} };
+    if (res.status !== 0) {
+      // No record yet (a first deploy): everything is uploaded. Any other failure stops the run
+      // rather than uploading and deploying everything again.
+      if (/does not exist|not found|NoSuchKey/i.test(`${res.stdout}${res.stderr}`)) return { objects: {}, scripts: {} };
+      throw new Error(`[deploy] could not read ${STATE_KEY}: ${res.stderr.trim().split('\n').pop() ?? ''}`);
+    }
     return JSON.parse(res.stdout) as DeployState;
   }
 

@@ -4,27 +4,31 @@
  * with what to do instead of waiting for input that never comes.
  */
 import readline from 'node:readline';
+import { Writable } from 'node:stream';
 
 export const NO_TERMINAL =
   '[deploy] no JWT configuration is set and there is no terminal to ask for one: run ' +
   '`npx wrangler secret put JWT_JWKS_URL` (or JWT_SECRET) first, then deploy again';
 
 function ask(question: string, hidden: boolean): Promise<string> {
-  const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: true });
-  if (hidden) {
-    // Echo nothing of the answer (the prompt itself is written before muting).
-    const write = (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput.bind(rl);
-    (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => {
-      if (s.includes(question)) write(s);
-    };
-  }
-  return new Promise((resolve) =>
+  // A hidden answer goes through an output that writes nothing once the question is out: readline
+  // redraws the line (backspace, resize) through its output, so only a muted one never shows it.
+  let muted = false;
+  const output = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (!muted) process.stdout.write(chunk);
+      done();
+    },
+  });
+  const rl = readline.createInterface({ input: process.stdin, output, terminal: true });
+  return new Promise((resolve) => {
     rl.question(question, (answer) => {
       rl.close();
       if (hidden) process.stdout.write('\n');
       resolve(answer.trim());
-    }),
-  );
+    });
+    muted = hidden;
+  });
 }
 
 export async function askJwt(): Promise<{ name: 'JWT_JWKS_URL' | 'JWT_SECRET'; value: string }> {

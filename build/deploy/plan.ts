@@ -32,7 +32,7 @@ export interface DeployPlan {
 }
 
 /** Hosts first, then the API Worker: the API Worker's bindings name scripts that exist by then. */
-export function deployOrder(scripts: readonly Script[], apiWorker: string): Script[] {
+export function deployOrder<S extends Script>(scripts: readonly S[], apiWorker: string): S[] {
   return [...scripts.filter((s) => s.name !== apiWorker), ...scripts.filter((s) => s.name === apiWorker)];
 }
 

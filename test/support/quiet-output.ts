@@ -18,21 +18,31 @@ const EXPECTED = [
   /^Using secrets defined in \.dev\.vars\s*$/,
 ];
 
-/** A write that is one of the expected lines (and the stack line that follows a dropped line). */
+/** Lines that continue the one before: its stack (workerd's "stack: ..." or a JavaScript trace). */
+const CONTINUATION = /^(stack: |\s+at )/;
+
+/**
+ * The write without the expected lines and the stack lines that follow one (line by line, so a
+ * chunk that also holds anything else keeps it).
+ */
 function filtered(write: typeof process.stdout.write): typeof process.stdout.write {
-  let dropStack = false;
+  let dropping = false;
   return function (this: NodeJS.WriteStream, chunk: unknown, ...rest: unknown[]): boolean {
     const text = typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString() : '';
-    if (dropStack && text.startsWith('stack: ')) {
-      dropStack = false;
-      return true;
+    if (!text) return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+    const kept: string[] = [];
+    let dropped = false;
+    for (const line of text.split('\n')) {
+      if (EXPECTED.some((re) => re.test(line)) || (dropping && CONTINUATION.test(line))) {
+        dropping = dropped = true;
+        continue;
+      }
+      if (line !== '') dropping = false;
+      kept.push(line);
     }
-    dropStack = false;
-    if (text && EXPECTED.some((re) => re.test(text))) {
-      dropStack = !text.includes('\nstack: ');
-      return true;
-    }
-    return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+    if (!dropped) return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+    const out = kept.join('\n');
+    return out.trim() === '' ? true : (write as (...a: unknown[]) => boolean).call(this, out, ...rest);
   } as typeof process.stdout.write;
 }
 

@@ -142,6 +142,8 @@ export const ROLLED_COLUMNS = Object.keys(ROLLOVER) as RolledColumn[];
 
 /** The row brought to the cycle and day of `p` (a copy; the stored row is not changed). */
 export function roll(r: QuotaRow, p: CycleParams): QuotaRow {
+  // The common case on the charge path: a row of this cycle and day, which every rule keeps as it is.
+  if (SAME_CYCLE.of(r, p) && SAME_DAY.of(r, p)) return { ...r };
   const out = { ...r };
   for (const c of ROLLED_COLUMNS) (out as Record<RolledColumn, number | string>)[c] = ROLLOVER[c].of(r, p);
   return out;
