@@ -1,5 +1,5 @@
 /** Runs the project's pinned wrangler with telemetry and remote fetches off. */
-import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnOptions, type SpawnSyncReturns } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { CATALOG_GENERATION_KEY } from '../core/storage-keys';
@@ -17,9 +17,14 @@ export const QUIET_ENV: NodeJS.ProcessEnv = {
   CLOUDFLARE_CF_FETCH_ENABLED: 'false',
 };
 
+/** Runs wrangler to completion (`input` on its stdin) and returns how it ended, failed or not. */
+export function wranglerRun(args: string[], input?: string): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, encoding: 'utf8', input });
+}
+
 /** Runs wrangler to completion; throws with its output when it fails. */
 export function wranglerSync(args: string[]): string {
-  const res = spawnSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, encoding: 'utf8' });
+  const res = wranglerRun(args);
   if (res.status !== 0)
     throw new Error(`wrangler ${args.join(' ')} failed (${res.status}):\n${res.stdout}\n${res.stderr}`);
   return res.stdout;

@@ -7,11 +7,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { experimental_readRawConfig } from 'wrangler';
 import { ROOT } from '../paths';
 import { writeAtomic } from '../stamp';
-import { bumpCatalogGeneration, QUIET_ENV, R2_BUCKET, r2Put, wranglerSync } from '../wrangler';
+import { bumpCatalogGeneration, R2_BUCKET, r2Put, wranglerRun, wranglerSync } from '../wrangler';
 import type { R2Artifact } from '../ensure';
 import { askJwt } from './jwt-prompt';
 import { STATE_KEY, type DeployState, type DeployTarget, type Resource, type Script } from './target';
@@ -97,19 +96,7 @@ export class CloudflareTarget implements DeployTarget {
   }
 
   async readState(): Promise<DeployState> {
-    const res = spawnSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'),
-        'r2',
-        'object',
-        'get',
-        `${R2_BUCKET}/${STATE_KEY}`,
-        '--remote',
-        '--pipe',
-      ],
-      { cwd: ROOT, env: QUIET_ENV, encoding: 'utf8' },
-    );
+    const res = wranglerRun(['r2', 'object', 'get', `${R2_BUCKET}/${STATE_KEY}`, '--remote', '--pipe']);
     if (res.status !== 0) {
       // No record yet (a first deploy): everything is uploaded. Any other failure stops the run
       // rather than uploading and deploying everything again.
@@ -155,18 +142,7 @@ export class CloudflareTarget implements DeployTarget {
   async configureJwt(): Promise<void> {
     const { name, value } = await askJwt();
     // The value goes to wrangler on stdin, never on a command line or into a log.
-    const res = spawnSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'),
-        'secret',
-        'put',
-        name,
-        '--name',
-        rawConfig().name,
-      ],
-      { cwd: ROOT, env: QUIET_ENV, input: value, encoding: 'utf8' },
-    );
+    const res = wranglerRun(['secret', 'put', name, '--name', rawConfig().name], value);
     if (res.status !== 0) throw new Error(`[deploy] wrangler secret put ${name} failed (${res.status})`);
     console.log(`[deploy] set the secret ${name} (its value is not printed)`);
   }
