@@ -374,12 +374,34 @@ const LISTS: Record<
     polarStopWords: FR_POLAR_STOP,
   },
   ja: {
-    negators: ['ない', 'なかっ', 'なく', 'ず', 'ぬ', 'ませ', 'ねえ', 'ねぇ', 'なし', 'ん'],
+    // The forms of the negative auxiliaries ない and ぬ as IPADIC lists them (modern ones; ね is
+    // left out: it is also the sentence-final particle).
+    negators: [
+      'ない',
+      'なかっ',
+      'なく',
+      'なくっ',
+      'なけれ',
+      'なきゃ',
+      'なけりゃ',
+      'なかろ',
+      'ず',
+      'ぬ',
+      'ませ',
+      'ねえ',
+      'ねぇ',
+      'なし',
+      'ん',
+    ],
     // ん negates only right after ませ (ありませ|ん); alone it is a nominalizer.
     negationNeedsOpener: ['ん'],
     negationOpeners: ['ませ'],
     negativeConcord: true,
     negationDirection: 'backward',
+    // Case particles that mark an argument of the predicate: the negation of the predicate
+    // (解決できなかった) does not reach back over them to its object (問題を). が and は stay
+    // open: an existential ない negates its subject (問題はない, 問題がない).
+    scopeBarriers: ['を', 'に', 'へ', 'から', 'より', 'まで'],
     notNegating: [],
     boosters: JA_BOOSTERS,
     contrast: ['しかし', 'でも', 'けど', 'けれど', 'けれども', 'だが', 'ところが', 'だけど'],

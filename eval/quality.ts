@@ -38,6 +38,7 @@ import {
 } from '../core/scoring';
 import { parseLanguageData, scoringTokenizer, tokenize, type LanguageData } from '../core/tokenizer';
 import type { MapperValues, VectorIndex } from '../core/types';
+import type { TokenLike } from '../core/scoring/types';
 
 const require = createRequire(import.meta.url);
 const DATA = path.resolve(ROOT, '../../shared/data/sentiment-dev');
@@ -229,6 +230,29 @@ export const PAIRS: Record<'en' | 'de' | 'fr' | 'ja', Pair[]> = {
       'サービスは悪くない。しかし、料理は最悪だ。',
       'negation and contrast',
     ],
+    // Conjugated words (issue 35): scored only through their dictionary forms.
+    ['料理は美味しかった。', '料理はまずかった。', 'conjugation (-かった)'],
+    ['とても楽しかった。', 'とても悲しかった。', 'conjugation (-かった)'],
+    ['映画は面白くて楽しかった。', '映画はつまらなくて悲しかった。', 'conjugation (-くて)'],
+    ['店員は優しかった。', '店員は冷たかった。', 'conjugation (-かった)'],
+    ['彼女は笑いました。', '彼女は泣きました。', 'conjugation (-ました)'],
+    ['プレゼントを喜んだ。', 'プレゼントを嫌がった。', 'conjugation (-んだ, -った)'],
+    ['この店を勧めます。', 'この店を勧めません。', 'negation (-ません)'],
+    ['旅行を楽しみたい。', '旅行を楽しみたくない。', 'negation (-たくない)'],
+    ['子供は笑っていた。', '子供は泣いていた。', 'conjugation (-て)'],
+    ['この映画は面白い。', 'この映画は面白くない。', 'negation (-くない)'],
+    ['天気は悪くなかった。', '天気は悪かった。', 'negation (-くなかった)'],
+    ['部屋は綺麗でした。', '部屋は汚かった。', 'conjugation (-でした, -かった)'],
+    ['試験に合格して嬉しい。', '試験に落ちて悲しい。', 'conjugation (-て)'],
+    ['彼の話を信じる。', '彼の話を信じない。', 'negation (-ない)'],
+    ['問題を解決できた。', '問題を解決できなかった。', 'negation (-なかった)'],
+    ['彼を愛している。', '彼を憎んでいる。', 'conjugation (-ている)'],
+    ['よく眠れた。', 'よく眠れなかった。', 'negation (-なかった)'],
+    ['友達に褒められた。', '友達に叱られた。', 'conjugation (-られた)'],
+    ['この映画は素晴らしかった。', 'この映画はひどかった。', 'conjugation (-かった)'],
+    ['サービスに満足しました。', 'サービスに満足しませんでした。', 'negation (-ませんでした)'],
+    ['彼に会えて嬉しかった。', '彼に会えなくて寂しかった。', 'conjugation (-かった, -なくて)'],
+    ['料理は美味しそうだ。', '料理はまずそうだ。', 'conjugation (-そう)'],
   ],
 };
 
@@ -306,37 +330,69 @@ const TRANSLATIONS: Record<'de' | 'fr' | 'ja', Record<string, string>> = {
     recommander: 'recommend',
     monde: 'world',
   },
+  // Dictionary forms only: a conjugated word of the pairs scores through its dictionary form.
   ja: {
     映画: 'movie',
     良い: 'good',
-    良く: 'good',
     いい: 'good',
     料理: 'food',
     悪い: 'bad',
-    悪く: 'bad',
     サービス: 'service',
     素晴らしい: 'wonderful',
     携帯: 'phone',
     好き: 'like',
-    面白かっ: 'interesting',
-    面白く: 'interesting',
+    面白い: 'interesting',
     最高: 'best',
     最悪: 'worst',
     ピザ: 'pizza',
-    悲しく: 'sad',
     悲しい: 'sad',
     店員: 'clerk',
     親切: 'kind',
     値段: 'price',
-    高く: 'expensive',
     高い: 'expensive',
-    楽しかっ: 'enjoyed',
-    楽しく: 'enjoyable',
+    楽しい: 'enjoyable',
     嫌い: 'dislike',
     美味しい: 'delicious',
-    美味: 'delicious',
     普通: 'ordinary',
     問題: 'problem',
+    まずい: 'awful',
+    つまらない: 'boring',
+    優しい: 'gentle',
+    冷たい: 'cold',
+    笑う: 'laugh',
+    泣く: 'cry',
+    喜ぶ: 'rejoice',
+    嫌がる: 'dislike',
+    勧める: 'recommend',
+    店: 'shop',
+    楽しむ: 'enjoy',
+    楽しみ: 'enjoyment',
+    旅行: 'travel',
+    子供: 'child',
+    天気: 'weather',
+    部屋: 'room',
+    綺麗: 'clean',
+    汚い: 'dirty',
+    試験: 'exam',
+    合格: 'pass',
+    落ちる: 'fail',
+    嬉しい: 'happy',
+    信じる: 'believe',
+    話: 'story',
+    解決: 'solve',
+    愛する: 'love',
+    愛す: 'love',
+    憎む: 'hate',
+    眠れる: 'sleep',
+    眠る: 'sleep',
+    友達: 'friend',
+    褒める: 'praise',
+    叱る: 'scold',
+    ひどい: 'terrible',
+    満足: 'satisfaction',
+    寂しい: 'lonely',
+    会う: 'meet',
+    会える: 'meet',
   },
 };
 
@@ -389,7 +445,26 @@ interface Scorer {
   stats: BoundedCache<FactorStats>;
 }
 
-function score(s: Scorer, texts: string[], extra: Partial<TextScoresRequest>) {
+/**
+ * The baseline of the pairs: tokens looked up by their token and surface form only, as before
+ * Japanese dictionary forms (issue 35); the same tokens otherwise.
+ */
+function surfaceLookups(lang: LanguageData): (text: string) => TokenLike[] {
+  const tokenize = scoringTokenizer(lang);
+  return (text) => tokenize(text).map(({ lookup: _, ...t }) => t);
+}
+
+/** Whether a text has a token looked up by another form than its surface (a Japanese dictionary form). */
+function needsDictionaryForm(lang: LanguageData, text: string): boolean {
+  return scoringTokenizer(lang)(text).some((t) => t.lookup !== '' && t.lookup !== t.string && t.token === t.string);
+}
+
+function score(
+  s: Scorer,
+  texts: string[],
+  extra: Partial<TextScoresRequest>,
+  tokenize: (text: string) => TokenLike[] = scoringTokenizer(s.lang),
+) {
   const out = [];
   for (let i = 0; i < texts.length; i += 100) {
     const req: TextScoresRequest = {
@@ -400,7 +475,7 @@ function score(s: Scorer, texts: string[], extra: Partial<TextScoresRequest>) {
     };
     const { response } = scoreTexts(req, {
       index: s.index,
-      tokenize: scoringTokenizer(s.lang),
+      tokenize,
       mappers: s.mappers,
       storedDimensions: new Map(),
       stats: s.stats,
@@ -563,22 +638,47 @@ export async function run(): Promise<Record<string, number | string>> {
     } else scorer = { ...en, mappers: en.mappers.filter((m) => m.id === sentiment) };
     let correct = 0;
     let correctMean = 0;
+    let correctSurface = 0;
+    let conjugated = 0;
+    let conjugatedCorrect = 0;
+    let conjugatedSurface = 0;
+    const surface = surfaceLookups(scorer.lang);
     for (const [hi, lo, kind] of PAIRS[lang]) {
       const [a, b] = score(scorer, [hi, lo], { composition: 'rules' }).map((d) => d.mapperScores[sentiment] ?? 0);
       const [am, bm] = score(scorer, [hi, lo], { composition: 'mean' }).map((d) => d.mapperScores[sentiment] ?? 0);
+      const [as, bs] = score(scorer, [hi, lo], { composition: 'rules' }, surface).map(
+        (d) => d.mapperScores[sentiment] ?? 0,
+      );
       const ok = a > b;
+      const needs = needsDictionaryForm(scorer.lang, hi) || needsDictionaryForm(scorer.lang, lo);
       if (ok) correct++;
       if (am > bm) correctMean++;
+      if (as > bs) correctSurface++;
+      if (needs) {
+        conjugated++;
+        if (ok) conjugatedCorrect++;
+        if (as > bs) conjugatedSurface++;
+      }
       console.log(
-        `  ${ok ? 'ok  ' : 'FAIL'} ${lang} ${kind.padEnd(32)} ${r3(a).toFixed(3).padStart(7)} > ${r3(b).toFixed(3).padStart(7)}   ${hi}  |  ${lo}`,
+        `  ${ok ? 'ok  ' : 'FAIL'} ${lang} ${kind.padEnd(32)} ${r3(a).toFixed(3).padStart(7)} > ${r3(b).toFixed(3).padStart(7)}   ${hi}  |  ${lo}${needs ? '  [dictionary forms]' : ''}`,
       );
     }
     console.log(
-      `  ${lang}: ${correct}/${PAIRS[lang].length} ordered correctly with rules (${correctMean}/${PAIRS[lang].length} with mean)`,
+      `  ${lang}: ${correct}/${PAIRS[lang].length} ordered correctly with rules (${correctMean}/${PAIRS[lang].length} with mean, ${correctSurface}/${PAIRS[lang].length} with surface lookups only)`,
     );
+    if (conjugated > 0)
+      console.log(
+        `  ${lang}: ${conjugated} pairs need a dictionary form: ${conjugatedCorrect}/${conjugated} ordered correctly, ${conjugatedSurface}/${conjugated} with surface lookups only (the baseline, as before issue 35)`,
+      );
     figures[`pairs_${lang}_correct`] = correct;
     figures[`pairs_${lang}_total`] = PAIRS[lang].length;
     figures[`pairs_${lang}_correct_mean`] = correctMean;
+    figures[`pairs_${lang}_correct_surface_lookups`] = correctSurface;
+    if (conjugated > 0) {
+      figures[`pairs_${lang}_conjugated`] = conjugated;
+      figures[`pairs_${lang}_conjugated_correct`] = conjugatedCorrect;
+      figures[`pairs_${lang}_conjugated_correct_surface_lookups`] = conjugatedSurface;
+    }
     correctAll += correct;
     totalAll += PAIRS[lang].length;
   }

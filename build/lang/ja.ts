@@ -1,10 +1,13 @@
 /**
  * Japanese: the TinySegmenter model (tiny-segmenter) for word segmentation, Sudachi synonyms
- * (sudachi-synonyms-dictionary), stop words from stopwords-iso.
+ * (sudachi-synonyms-dictionary), stop words from stopwords-iso, and IPADIC's conjugated forms
+ * (kuromoji's dictionary, build/lang/ipadic.ts): each form of a verb or i-adjective with its
+ * dictionary form as lemma, na-adjective stems, and the auxiliaries' forms (meta.conjugation).
  */
 import { FLAG } from '../../core/tokenizer/data';
 import { CLOSED_CLASSES } from './closed-classes';
 import { isoStopWords, npmSource, pkgRequire } from './inputs';
+import { ipadicPredicates } from './ipadic';
 import { languageMeta, Lexicon } from './lexicon';
 
 export function buildJapanese(): Uint8Array {
@@ -38,11 +41,31 @@ export function buildJapanese(): Uint8Array {
     }
   }
   lex.markClosedClasses(CLOSED_CLASSES.ja.function, CLOSED_CLASSES.ja.numbers);
+  // After the closed classes: a conjugated form must not take its lemma's stop or function flag
+  // (the stop words stay stopwords-iso's list: まし is none although ます is one).
+  const { forms, naAdjectives, auxiliaries } = ipadicPredicates();
+  // Part-of-speech flags only: FLAG.KNOWN stays the Sudachi words that mergeKnownHiragana joins
+  // (with every conjugated form known, て|い|た would become ていた).
+  for (const [form, { base, kind }] of forms) {
+    const e = lex.entry(form);
+    e.flags |= kind === 'adjective' ? FLAG.ADJ : FLAG.VERB;
+    if (base !== form) e.lemma = base;
+  }
+  for (const stem of naAdjectives) lex.flag(stem, FLAG.ADJ);
   const sources = [
     npmSource('tiny-segmenter', 'BSD-3-Clause (TinySegmenter, Taku Kudo)', 'Japanese word segmentation model'),
     npmSource('sudachi-synonyms-dictionary', 'Apache-2.0', 'Japanese synonyms (Sudachi synonym dictionary)'),
     npmSource('stopwords-iso', 'MIT', 'Japanese stop words'),
+    npmSource(
+      'kuromoji',
+      'Apache-2.0 package; IPADIC 2.7.0 data under the IPADIC licence (BSD-style, notice kept)',
+      'Japanese conjugated forms with their dictionary forms, na-adjective stems, auxiliaries (IPADIC)',
+    ),
   ];
   const segmenterFeatures = Object.values(tables).reduce((s, t) => s + Object.keys(t).length, 0);
-  return lex.pack({ ...languageMeta('ja', sources, stop, { segmenterFeatures }), segmenter: { bias, tables } });
+  return lex.pack({
+    ...languageMeta('ja', sources, stop, { segmenterFeatures, conjugatedForms: forms.size }),
+    segmenter: { bias, tables },
+    conjugation: { auxiliaries: [...auxiliaries].sort() },
+  });
 }

@@ -67,7 +67,7 @@ export interface TextScoringResult {
   tokenCount: number;
 }
 
-/** Row of a token: lemma first, then the surface form, lower-cased; -1 when neither is known. */
+/** Row of a token: its lookup form (the lemma; a Japanese dictionary form) first, then the surface form, lower-cased; -1 when neither is known. */
 export function tokenRow(index: VectorIndex, t: TokenLike): number {
   return tokenRowCached(index, t, null);
 }
@@ -98,7 +98,10 @@ function cachedRow(index: VectorIndex, cache: Map<string, number> | null, word: 
 }
 
 function tokenRowCached(index: VectorIndex, t: FormLike, cache: Map<string, number> | null): number {
-  const lemma = t.token.toLowerCase();
+  const lookup = t.lookup ?? t.token;
+  // '': an auxiliary, looked up by nothing (core/tokenizer TokenForm.lookup).
+  if (lookup === '') return -1;
+  const lemma = lookup.toLowerCase();
   let r = cachedRow(index, cache, lemma);
   if (r < 0) {
     const surface = t.string.toLowerCase();

@@ -41,10 +41,12 @@ export interface TokenLike {
   isStop: boolean;
   indexStart: number;
   indexEnd: number;
+  /** The form the token is looked up by in the model (default: token): a Japanese conjugated word's dictionary form; '' for none (a Japanese auxiliary). */
+  lookup?: string;
 }
 
 /** What the scorer reads of a token apart from its position (core/tokenizer TokenForm satisfies it). */
-export type FormLike = Pick<TokenLike, 'token' | 'string' | 'isStop'>;
+export type FormLike = Pick<TokenLike, 'token' | 'string' | 'isStop' | 'lookup'>;
 
 /** A mapper variable id (mapperKeys entry) resolved to its loaded bundle. */
 export interface ResolvedMapper {

@@ -61,6 +61,8 @@ export class LanguageData {
   readonly keys: StringTable;
   readonly byteLength: number;
   readonly segmenter: SegmenterModel | null;
+  /** Japanese: surface forms of the auxiliaries (meta.conjugation); empty for the other languages. */
+  readonly auxiliaries: ReadonlySet<string>;
   private readonly flags: Uint8Array;
   private readonly lemmas: Uint32Array;
   private readonly nIdx: Uint32Array;
@@ -94,6 +96,7 @@ export class LanguageData {
       for (const [name, t] of Object.entries(meta.segmenter.tables)) tables.set(name, new Map(Object.entries(t)));
       this.segmenter = { bias: meta.segmenter.bias, tables };
     } else this.segmenter = null;
+    this.auxiliaries = new Set(meta.conjugation?.auxiliaries ?? []);
   }
 
   /** Recent find results: a text's frequent words are looked up many times per token (UTF-8 encoding and a binary search each). */

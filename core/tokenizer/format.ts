@@ -20,6 +20,11 @@ export interface LanguageMeta {
   counts: Record<string, number>;
   /** Japanese: the TinySegmenter model (feature tables and bias). */
   segmenter?: { bias: number; tables: Record<string, Record<string, number>> };
+  /**
+   * Japanese: every surface form of an auxiliary (IPADIC 助動詞 and suffix verbs) and the
+   * nominalizing suffixes: the pieces a conjugated word can carry (japanese.ts splits them off).
+   */
+  conjugation?: { auxiliaries: string[] };
   /** Word lists of the text-score composition rules (core/scoring/composition/; build/composition-lists.ts). */
   composition?: CompositionData;
 }
@@ -37,6 +42,11 @@ export interface CompositionData {
   negationOpeners?: string[];
   /** Negative concord (fr, ja): a second negator inside a scope continues it instead of negating again. */
   negativeConcord?: boolean;
+  /**
+   * Tokens a backward negation scope does not cross (ja: the case particles を, に, へ, から, より,
+   * まで: ない negates its predicate, not the object before it; 問題を解決できなかった).
+   */
+  scopeBarriers?: string[];
   /** Two-token sequences whose first token is not a negation ("not only"). */
   notNegating: string[];
   boosters: Record<string, number>;

@@ -4,6 +4,7 @@
  * of a form in one context). The lemma rules per language are lemma-en.ts, lemma-de.ts and
  * lemma-fr.ts; this module finds each token's context and caches their results.
  */
+import { dictionaryForm } from './conjugation-ja';
 import { FLAG, type LanguageData } from './data';
 import { knownWord, unelongated } from './elongated';
 import type { Language } from './languages';
@@ -79,6 +80,12 @@ export class TokenForm {
     readonly isStop: boolean,
     readonly info: WordInfo,
     readonly ctx: number,
+    /**
+     * The form scoring looks the token up by: the token (lemma) for en/de/fr; for Japanese, whose
+     * token is the surface form, the dictionary form of a conjugated word (楽しかっ -> 楽しい), and
+     * '' (none) for an auxiliary.
+     */
+    readonly lookup: string = token,
   ) {}
 }
 
@@ -199,6 +206,17 @@ function contextForm(data: LanguageData, w: WordInfo, ctx: number): TokenForm {
   return (w.forms[ctx] = new TokenForm(w.string, token, isStop, w, ctx));
 }
 
+/**
+ * A Japanese form: token = string (the interface says so); a content word looks up by its
+ * dictionary form, an auxiliary (じゃ, たく, られ) by nothing: it carries no meaning of its own to
+ * score. Stop words keep their surface (の, で and い are no verb forms to score).
+ */
+function japaneseForm(data: LanguageData, w: WordInfo): TokenForm {
+  const isStop = (w.flags & FLAG.STOP) !== 0;
+  const lookup = isStop ? w.string : data.auxiliaries.has(w.string) ? '' : (dictionaryForm(data, w.index) ?? w.string);
+  return new TokenForm(w.string, w.string, isStop, w, 0, lookup);
+}
+
 /** Whether the character range text[from, to) holds a sentence end (. ! ? …). */
 function hasSentenceEnd(text: string, from: number, to: number): boolean {
   for (let i = from; i < to; i++) {
@@ -232,7 +250,7 @@ export function formsOf(
     const w = infos[k]!;
     let form: TokenForm;
     if (language === 'ja') {
-      form = w.forms[0] ??= new TokenForm(w.string, w.string, (w.flags & FLAG.STOP) !== 0, w, 0);
+      form = w.forms[0] ??= japaneseForm(data, w);
     } else {
       const prevRoles = k > 0 ? infos[k - 1]!.roles : 0;
       const nextRoles = k + 1 < n ? infos[k + 1]!.roles : 0;

@@ -76,16 +76,29 @@ export function formTokens(text: string, data: LanguageData, out: FormTokens): F
   return out;
 }
 
-/** The text scorer's tokenizer: tokenize(text, data, { synonyms: false }).tokens, and formTokens for its lean path. */
+/** A token as the text scorer reads it: without synonyms, with the form it is looked up by (TokenForm.lookup). */
+export type ScoringToken = Omit<Token, 'synonyms'> & { lookup: string };
+
+/** The text scorer's tokenizer: the tokens of tokenize(text, data, { synonyms: false }) with their lookup forms, and formTokens for its lean path. */
 export interface ScoringTokenizer {
-  (text: string): Token[];
+  (text: string): ScoringToken[];
   forms(text: string, out: FormTokens): FormTokens;
 }
 
 export function scoringTokenizer(data: LanguageData): ScoringTokenizer {
-  return Object.assign((text: string) => tokenize(text, data, { synonyms: false }).tokens, {
-    forms: (text: string, out: FormTokens) => formTokens(text, data, out),
-  });
+  const scratch = newFormTokens();
+  return Object.assign(
+    (text: string): ScoringToken[] => {
+      const { count, forms, starts, ends } = formTokens(text, data, scratch);
+      const tokens: ScoringToken[] = new Array(count);
+      for (let k = 0; k < count; k++) {
+        const { string, token, isStop, lookup } = forms[k]!;
+        tokens[k] = { string, token, indexStart: starts[k]!, indexEnd: ends[k]!, isStop, lookup };
+      }
+      return tokens;
+    },
+    { forms: (text: string, out: FormTokens) => formTokens(text, data, out) },
+  );
 }
 
 /** tokenize with the given word cache; null computes every form afresh (the reference of the cache's test). */

@@ -1,9 +1,10 @@
 /**
  * Japanese segmentation: TinySegmenter (tiny-segmenter.ts) over runs of Japanese script, with
- * katakana runs kept whole and single hiragana pieces of a known word joined; runs of other
- * scripts go the en/de/fr way (alphabetic.ts).
+ * katakana runs kept whole, single hiragana pieces of a known word joined and conjugated words
+ * cut the IPADIC way (conjugation-ja.ts); runs of other scripts go the en/de/fr way (alphabetic.ts).
  */
 import { segmentAlphabetic } from './alphabetic';
+import { conjugationPieces } from './conjugation-ja';
 import type { LanguageData, SegmenterModel } from './data';
 import { FLAG } from './data';
 import { HAS_WORD_CHAR } from './icu-words';
@@ -49,7 +50,7 @@ function segmentJapaneseRun(text: string, from: number, to: number, model: Segme
       prev.end = sp.end;
     } else merged.push({ ...sp });
   }
-  return mergeKnownHiragana(text, merged, data);
+  return conjugationPieces(text, mergeKnownHiragana(text, merged, data), data);
 }
 
 const HIRAGANA1 = /^\p{Script=Hiragana}$/u;

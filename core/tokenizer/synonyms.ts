@@ -66,7 +66,9 @@ export function synonymsOf(data: LanguageData, f: TokenForm, prev: TokenForm | u
   // Content words only: no synonyms for stop words, pronouns, auxiliaries, numbers.
   const closed = isStop || ((w.flags | data.flagsOf(data.find(token))) & CLOSED) !== 0 || /\p{N}/u.test(string);
   if (closed) return [];
-  const synKeys = language === 'ja' ? [string] : [token, lower];
+  // Japanese: the surface form, then a conjugated word's dictionary form (楽しかっ -> 楽しい).
+  const synKeys =
+    language === 'ja' ? (f.lookup !== string && f.lookup !== '' ? [string, f.lookup] : [string]) : [token, lower];
   return synonymsFor(
     data,
     synKeys,

@@ -13,6 +13,8 @@ export const C_POLAR = 16;
 export const C_PAIR_HEAD = 32;
 /** The second token of a two-token phrase: a head is looked up with its next token only then. Not a rule's class (not in a text's summary). */
 export const C_PAIR_TAIL = 64;
+/** A token a backward negation scope stops at (CompositionData.scopeBarriers). Not a rule's class either. */
+export const C_SCOPE_BARRIER = 128;
 /** The classes a rule acts on (applyRules visits only these tokens after its first pass). */
 export const C_SPECIAL = C_NEG | C_CONTRAST | C_BOOSTER | C_PAIR_HEAD;
 

@@ -137,6 +137,7 @@ export function compileComposition(data: CompositionData | null | undefined): Co
   mark(d.polarStopWords, bits.C_POLAR);
   for (const k of pairHeads) classes.set(k, (classes.get(k) ?? 0) | bits.C_PAIR_HEAD);
   for (const k of pairTails) classes.set(k, (classes.get(k) ?? 0) | bits.C_PAIR_TAIL);
+  mark(d.scopeBarriers ?? [], bits.C_SCOPE_BARRIER);
   c = {
     classes,
     negators: new Set(d.negators),
@@ -210,11 +211,14 @@ export function computeFormInfo(rules: CompiledComposition, t: FormLike): FormIn
   const info: FormInfo = {
     surface: t.string,
     cls,
-    flags: (cased ? bits.F_CASED : 0) | (isAllCaps(t.string) ? bits.F_ALL_CAPS : 0),
+    // An auxiliary (lookup '': a Japanese ending such as たく) is read like a stop word: not scored,
+    // so it takes no place in a negation scope.
+    flags:
+      (cased ? bits.F_CASED : 0) | (isAllCaps(t.string) ? bits.F_ALL_CAPS : 0) | (t.lookup === '' ? bits.F_STOP : 0),
     keys: k,
     booster: cls & bits.C_BOOSTER ? (rules.boosters.get(k[0]) ?? rules.boosters.get(k[1]) ?? 0) : 0,
     summary:
-      (cls & ~bits.C_PAIR_TAIL) |
+      (cls & ~(bits.C_PAIR_TAIL | bits.C_SCOPE_BARRIER)) |
       (cased ? (isAllCaps(t.string) ? bits.S_ALL_CAPS : bits.S_NOT_ALL_CAPS) : 0) |
       (seenIn(rules, t.string, 0, t.string.length) << bits.S_SEEN_SHIFT),
     pairTails: cls & bits.C_PAIR_HEAD ? [rules.pairs.get(k[0]), rules.pairs.get(k[1])] : NO_TAILS,

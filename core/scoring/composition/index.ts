@@ -10,7 +10,7 @@
  * score.ts: a text's score from its items.
  */
 export { VADER, FACTORS, NEGATION_SCOPE, type CompositionMode } from './vader';
-export { plainItems, type ComposedItem, type PositionedToken, type RuleName } from './items';
+export { plainItems, scoredByDefault, type ComposedItem, type PositionedToken, type RuleName } from './items';
 export { compileComposition, computeFormInfo, type CompiledComposition, type FormInfo } from './compile';
 export type { ComposableForm, CompositionScratch } from './rules';
 export { composeText, composeForms, stopFlag, composedValue, emphasis, emphasized } from './compose';

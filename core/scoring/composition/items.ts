@@ -83,9 +83,15 @@ export function tokenItem(
   };
 }
 
-/** Items of composition "mean" (and of plain texts under "rules"): every non-stop token, unchanged. */
+/** Whether a token is scored unless a rule says otherwise: not a stop word, and not an auxiliary (lookup ''). */
+export function scoredByDefault(t: Pick<TokenLike, 'isStop' | 'lookup'>): boolean {
+  return !t.isStop && t.lookup !== '';
+}
+
+/** Items of composition "mean" (and of plain texts under "rules"): every token scoredByDefault, unchanged. */
 export function plainItems(tokens: readonly PositionedToken[]): ComposedItem[] {
   const out: ComposedItem[] = [];
-  for (let i = 0; i < tokens.length; i++) if (!tokens[i].isStop) out.push(tokenItem(tokens[i], i, 0, 1, 1, NO_RULES));
+  for (let i = 0; i < tokens.length; i++)
+    if (scoredByDefault(tokens[i])) out.push(tokenItem(tokens[i], i, 0, 1, 1, NO_RULES));
   return out;
 }

@@ -16,6 +16,7 @@ import {
   C_OPENER_NEEDED,
   C_PAIR_HEAD,
   C_PAIR_TAIL,
+  C_SCOPE_BARRIER,
   C_POLAR,
   C_SPECIAL,
   F_ALL_CAPS,
@@ -402,10 +403,14 @@ function applyNegation(sc: Scratch): void {
   }
 }
 
-/** The scored tokens before negator i in its clause, at most NEGATION_SCOPE of them, take one negation more. */
+/**
+ * The scored tokens before negator i in its clause, at most NEGATION_SCOPE of them and none
+ * before a scope barrier (ja を), take one negation more.
+ */
 function negateBackward(sc: Scratch, i: number): void {
-  const { kind, negations, ruleSets } = sc;
+  const { cls, kind, negations, ruleSets } = sc;
   for (let j = i - 1, left = NEGATION_SCOPE; j >= 0 && left > 0; j--) {
+    if (cls[j] & C_SCOPE_BARRIER) break;
     if (kind[j] === 0) {
       negations[j]++;
       addRule(ruleListAt(ruleSets, j), 'negated');
