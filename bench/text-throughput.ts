@@ -11,9 +11,14 @@
  * and now and then a real sentence of test/gold/tokens-{language}.json (contractions, elisions,
  * hyphens). Japanese sentences are written without spaces and end in 。.
  *
+ * A second baseline of the same run: the same work by the core of the commit before issue 35
+ * (Japanese conjugation; BEFORE_REV, bench/previous-core.ts), in alternating rounds, so a change
+ * of the tokenizer or the scorer shows as a ratio (> 1: faster now).
+ *
  * Part of `npm run bench`; alone: `npx tsx bench/text-throughput.ts [en de fr ja]`.
  * Fields: text_scoring_{en,de,fr,ja}_tokens_per_s, text_scoring_{l}_intl_segmenter_tokens_per_s,
- * text_scoring_{l}_intl_segmenter_ratio, and text_scoring_intl_segmenter_ratio (English).
+ * text_scoring_{l}_intl_segmenter_ratio, text_scoring_intl_segmenter_ratio (English),
+ * text_scoring_{l}_before_tokens_per_s and text_scoring_{l}_vs_before (tokens/s now / before).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,6 +42,12 @@ import {
 import { parseLanguageData, scoringTokenizer, type Language, type LanguageData } from '../core/tokenizer';
 import { FLAG } from '../core/tokenizer/data';
 import { runIfMain } from './main';
+import { previousCore, type PreviousCore } from './previous-core';
+
+/** The commit before issue 35 (Japanese conjugation): the "before" baseline. */
+const BEFORE_REV = 'aba69f9';
+/** Alternating rounds (before, now) of timeScoring each; the ratio is the median of the rounds'. */
+const ROUNDS = 3;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const TEXTS = 10_000;
@@ -144,6 +155,8 @@ export interface LanguageSetup {
   data: LanguageData;
   input: TextScoringInput;
   request: Omit<TextScoresRequest, 'texts'>;
+  /** The scorer (default: this core's scoreTexts). */
+  score?: typeof scoreTexts;
 }
 
 export function setup(language: Language, english: EmbeddingModel): LanguageSetup | null {
@@ -184,6 +197,19 @@ export function setup(language: Language, english: EmbeddingModel): LanguageSetu
   };
 }
 
+/** The same setup on an earlier core: its tokenizer, lexicon and scorer over the same model, mappers and language file. */
+function setupOn(core: PreviousCore, s: LanguageSetup): LanguageSetup {
+  const data = core.tokenizer.parseLanguageData(readArrayBuffer(languageFile(s.language))) as unknown as LanguageData;
+  const input = {
+    ...s.input,
+    tokenize: core.tokenizer.scoringTokenizer(data as never),
+    stats: new core.scoring.BoundedCache<FactorStats>(256),
+    lexicon: core.scoring.languageLexicon(data as never),
+    composition: data.meta.composition,
+  } as TextScoringInput;
+  return { ...s, data, input, score: core.scoring.scoreTexts as typeof scoreTexts };
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
@@ -193,14 +219,15 @@ const PASSES = 3;
 
 /** Median over PASSES of the ms scoreTexts takes for all texts in requests of BATCH (one warm-up request first), and the token count. */
 export function timeScoring(s: LanguageSetup, texts: string[]): { ms: number; tokens: number } {
-  scoreTexts({ ...s.request, texts: texts.slice(0, BATCH) }, s.input);
+  const score = s.score ?? scoreTexts;
+  score({ ...s.request, texts: texts.slice(0, BATCH) }, s.input);
   const times: number[] = [];
   let tokens = 0;
   for (let p = 0; p < PASSES; p++) {
     tokens = 0;
     const t0 = performance.now();
     for (let i = 0; i < texts.length; i += BATCH)
-      tokens += scoreTexts({ ...s.request, texts: texts.slice(i, i + BATCH) }, s.input).tokenCount;
+      tokens += score({ ...s.request, texts: texts.slice(i, i + BATCH) }, s.input).tokenCount;
     times.push(performance.now() - t0);
   }
   return { ms: median(times), tokens };
@@ -230,6 +257,8 @@ export async function run(
 ): Promise<Record<string, number | string>> {
   const english = loadDefaultModel();
   const figures: Record<string, number | string> = {};
+  const before = await previousCore(BEFORE_REV);
+  if ('skipped' in before) console.log(`[bench text-throughput] the "before" baseline skipped: ${before.skipped}`);
   for (const language of languages) {
     const s = setup(language, english);
     if (!s) {
@@ -246,6 +275,25 @@ export async function run(
     figures[`text_scoring_${language}_intl_segmenter_tokens_per_s`] = intlTps;
     figures[`text_scoring_${language}_intl_segmenter_ratio`] = ratio;
     if (language === 'en') figures.text_scoring_intl_segmenter_ratio = ratio;
+    if (!('skipped' in before)) {
+      const old = setupOn(before, s);
+      const ratios: number[] = [];
+      const beforeTps: number[] = [];
+      let beforeTokens = 0;
+      for (let r = 0; r < ROUNDS; r++) {
+        const b = timeScoring(old, texts);
+        beforeTokens = b.tokens;
+        const now = timeScoring(s, texts);
+        beforeTps.push((b.tokens * 1000) / b.ms);
+        ratios.push((now.tokens * 1000) / now.ms / ((b.tokens * 1000) / b.ms));
+      }
+      figures[`text_scoring_${language}_before_tokens_per_s`] = Math.round(median(beforeTps));
+      figures[`text_scoring_${language}_vs_before`] = +median(ratios).toFixed(3);
+      console.log(
+        `[bench text-throughput] ${language}: the core of ${before.rev} (before issue 35) on the same texts ${Math.round(median(beforeTps))} tokens/s; ` +
+          `now / before ${median(ratios).toFixed(3)} (median of ${ROUNDS} alternating rounds; tokens now ${ours.tokens}, before ${beforeTokens})`,
+      );
+    }
     console.log(
       `[bench text-throughput] ${language}: ${tps} tokens/s (${TEXTS} texts, ${ours.tokens} tokens, ${(ours.tokens / TEXTS).toFixed(1)} per text, ${ours.ms.toFixed(0)} ms; ` +
         `3 dimensions + 2 mappers + goal, composition rules, requests of ${BATCH}); Intl.Segmenter on the same texts ${intlTps} words/s (${intl.ms.toFixed(0)} ms): ` +

@@ -8,7 +8,19 @@ import { FLAG } from '../../core/tokenizer/data';
 import { CLOSED_CLASSES } from './closed-classes';
 import { isoStopWords, npmSource, pkgRequire } from './inputs';
 import { ipadicPredicates } from './ipadic';
+import { buildBloom } from '../../core/tokenizer/bloom';
 import { languageMeta, Lexicon } from './lexicon';
+
+/** The pairs of adjacent units inside the forms whose second unit is hiragana (LanguageMeta conjugation.junctions). */
+function junctionsOf(forms: Iterable<string>): number[] {
+  const pairs = new Set<number>();
+  for (const form of forms)
+    for (let i = 0; i + 1 < form.length; i++) {
+      const b = form.charCodeAt(i + 1);
+      if (b >= 0x3041 && b <= 0x309f) pairs.add(form.charCodeAt(i) * 65536 + b);
+    }
+  return [...pairs].sort((a, b) => a - b);
+}
 
 export function buildJapanese(): Uint8Array {
   const lex = new Lexicon();
@@ -63,9 +75,14 @@ export function buildJapanese(): Uint8Array {
     ),
   ];
   const segmenterFeatures = Object.values(tables).reduce((s, t) => s + Object.keys(t).length, 0);
-  return lex.pack({
-    ...languageMeta('ja', sources, stop, { segmenterFeatures, conjugatedForms: forms.size }),
-    segmenter: { bias, tables },
-    conjugation: { auxiliaries: [...auxiliaries].sort() },
-  });
+  const predicates = [...forms.keys(), ...naAdjectives];
+  return lex.pack(
+    {
+      ...languageMeta('ja', sources, stop, { segmenterFeatures, conjugatedForms: forms.size }),
+      segmenter: { bias, tables },
+      conjugation: { auxiliaries: [...auxiliaries].sort(), junctions: junctionsOf(predicates) },
+    },
+    // The conjugated forms and na-adjective stems as a Bloom filter (core/tokenizer/bloom.ts).
+    [['JBLM', buildBloom(predicates)]],
+  );
 }

@@ -73,7 +73,8 @@ export class Lexicon {
     }
   }
 
-  pack(meta: LanguageMeta): Uint8Array {
+  /** The language file: the key tables, then `extra` sections of the language (ja: JBLM). */
+  pack(meta: LanguageMeta, extra: Array<[string, SectionData]> = []): Uint8Array {
     if (meta.composition)
       meta.sources = [
         ...meta.sources,
@@ -133,6 +134,7 @@ export class Lexicon {
       ['SIDX', Uint32Array.from(sIdx)],
       ['SOFF', Uint32Array.from(sOff)],
       ['SLST', Uint32Array.from(sList)],
+      ...extra,
     ];
     return encodeContainer(meta, sections);
   }

@@ -63,6 +63,10 @@ export class LanguageData {
   readonly segmenter: SegmenterModel | null;
   /** Japanese: surface forms of the auxiliaries (meta.conjugation); empty for the other languages. */
   readonly auxiliaries: ReadonlySet<string>;
+  /** Japanese: the unit pairs inside conjugated forms (meta.conjugation.junctions). */
+  readonly junctions: ReadonlySet<number>;
+  /** Japanese: the conjugated forms and na-adjective stems as a Bloom filter (section JBLM, bloom.ts); else null. */
+  readonly predicateBloom: Uint32Array | null;
   private readonly flags: Uint8Array;
   private readonly lemmas: Uint32Array;
   private readonly nIdx: Uint32Array;
@@ -97,6 +101,9 @@ export class LanguageData {
       this.segmenter = { bias: meta.segmenter.bias, tables };
     } else this.segmenter = null;
     this.auxiliaries = new Set(meta.conjugation?.auxiliaries ?? []);
+    this.junctions = new Set(meta.conjugation?.junctions ?? []);
+    const bloom = sections.get('JBLM');
+    this.predicateBloom = bloom ? u32(bloom) : null;
   }
 
   /** Recent find results: a text's frequent words are looked up many times per token (UTF-8 encoding and a binary search each). */

@@ -24,7 +24,15 @@ export interface LanguageMeta {
    * Japanese: every surface form of an auxiliary (IPADIC 助動詞 and suffix verbs) and the
    * nominalizing suffixes: the pieces a conjugated word can carry (japanese.ts splits them off).
    */
-  conjugation?: { auxiliaries: string[] };
+  conjugation?: {
+    auxiliaries: string[];
+    /**
+     * Every pair of adjacent UTF-16 units (first * 65536 + second, ascending) inside a conjugated
+     * form or a na-adjective stem where the second is hiragana: where a merge of two pieces can make one form (美味|しかっ:
+     * 味し), a cheap test before the lookup.
+     */
+    junctions: number[];
+  };
   /** Word lists of the text-score composition rules (core/scoring/composition/; build/composition-lists.ts). */
   composition?: CompositionData;
 }

@@ -35,6 +35,9 @@ interface CompiledSegmenter {
   bias: number;
   /** Symbol ids: the markers and every character in a table key (others are 0: no key holds them). */
   ids: Map<string, number>;
+  /** The characters' ids by code point (one array load per character instead of a string-keyed lookup). */
+  bmpIds: Int32Array;
+  astralIds: Map<number, number>;
   /** Symbol count + 1 (keys are mixed-radix numbers of ids). */
   radix: number;
   /** UW1..UW6 by symbol: uw[k * radix + id]. */
@@ -120,9 +123,19 @@ function compileSegmenter(model: SegmenterModel): CompiledSegmenter {
   };
   const c = CTYPES;
   const p = PREVS;
+  const bmpIds = new Int32Array(0x10000);
+  const astralIds = new Map<number, number>();
+  for (const [sym, id] of ids) {
+    const cp = sym.codePointAt(0)!;
+    if (sym.length !== (cp > 0xffff ? 2 : 1)) continue; // a marker
+    if (cp > 0xffff) astralIds.set(cp, id);
+    else bmpIds[cp] = id;
+  }
   const out: CompiledSegmenter = {
     bias: model.bias,
     ids,
+    bmpIds,
+    astralIds,
     radix,
     uw,
     bw: maps('BW', 3),
@@ -142,22 +155,22 @@ function compileSegmenter(model: SegmenterModel): CompiledSegmenter {
 
 /** ctype as a code (index in CTYPES), cached for the BMP. */
 const ctypeCodes = new Uint8Array(0x10000).fill(255);
-function ctypeCode(cp: number, ch: string): number {
+function ctypeCode(cp: number): number {
   if (cp < 0x10000) {
     let t = ctypeCodes[cp]!;
-    if (t === 255) ctypeCodes[cp] = t = CTYPES.indexOf(ctype(ch));
+    if (t === 255) ctypeCodes[cp] = t = CTYPES.indexOf(ctype(String.fromCharCode(cp)));
     return t;
   }
-  return CTYPES.indexOf(ctype(ch));
+  return CTYPES.indexOf(ctype(String.fromCodePoint(cp)));
 }
 
 /**
- * TinySegmenter over code points: a cut before chars[i] for each i with cut[i] = 1 (the
+ * TinySegmenter over code points: a cut before cps[i] for each i < n with cut[i] = 1 (the
  * reference's boundaries, computed on the compiled tables). Exported for its test.
  */
-export function tinySegment(chars: string[], cps: number[], model: SegmenterModel): Uint8Array {
+export function tinySegment(cps: ArrayLike<number>, n: number, model: SegmenterModel): Uint8Array {
   const m = compileSegmenter(model);
-  const n = chars.length;
+  const { bmpIds, astralIds } = m;
   const R = m.radix;
   // Symbols and types with three markers / 'O's on each side, as the reference's seg and ct.
   const sym = new Float64Array(n + 6);
@@ -169,8 +182,9 @@ export function tinySegment(chars: string[], cps: number[], model: SegmenterMode
   sym[n + 4] = m.ids.get('E2')!;
   sym[n + 5] = m.ids.get('E3')!;
   for (let i = 0; i < n; i++) {
-    sym[i + 3] = m.ids.get(chars[i]!) ?? 0;
-    ct[i + 3] = ctypeCode(cps[i]!, chars[i]!);
+    const cp = cps[i]!;
+    sym[i + 3] = cp > 0xffff ? (astralIds.get(cp) ?? 0) : bmpIds[cp]!;
+    ct[i + 3] = ctypeCode(cp);
   }
   const { uw, bw, tw, uc, bc, tc, up, bp, uq, bq, tq } = m;
   const [bw1, bw2, bw3] = bw as [Map<number, number>, Map<number, number>, Map<number, number>];

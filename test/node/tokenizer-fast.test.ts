@@ -381,8 +381,8 @@ describe('the compiled TinySegmenter', () => {
     const model = data.ja.segmenter!;
     const chars = codePoints(text);
     const fast = tinySegment(
-      chars,
       chars.map((c) => c.codePointAt(0)!),
+      chars.length,
       model,
     );
     const cuts: number[] = [];
