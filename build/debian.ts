@@ -103,11 +103,16 @@ interface SkipNote {
 }
 
 const notes: SkipNote[] = [];
+/** Skips this process has said (what, package, reason): a process that ensures twice says them once. */
+const said = new Set<string>();
 let reportDepth = 0;
 
 /** Records that `what` goes without `d` this run (said by the enclosing reportDebianSkips). */
 export function noteDebianSkip(what: string, d: Pick<DebianFile, 'pkg'>, reason: string, retryAt: number | null): void {
-  if (!notes.some((n) => n.what === what && n.pkg === d.pkg)) notes.push({ what, pkg: d.pkg, reason, retryAt });
+  const key = JSON.stringify([what, d.pkg, reason]);
+  if (said.has(key)) return;
+  said.add(key);
+  notes.push({ what, pkg: d.pkg, reason, retryAt });
 }
 
 /**
