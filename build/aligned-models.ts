@@ -48,11 +48,12 @@ import {
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { importModel, IMPORTER_VERSION } from './import-model';
 import {
-  debianFetchDue,
+  DebianPackageMissing,
   debianToolsAvailable,
   fetchDebianFile,
   NO_DEBIAN_TOOLS,
   noteDebianSkip,
+  recentFailure,
   reportDebianSkips,
 } from './debian';
 import { readArrayBuffer } from './load-model';
@@ -336,19 +337,6 @@ export interface BuildResult {
 /** What the build log and the skip report call a model: "the fr aligned model". */
 const modelWhat = (lang: AlignedLanguage): string => `the ${lang} aligned model`;
 
-/** Why an aligned model was not built: a Debian package it needs cannot be had. */
-export class DebianPackageMissing extends Error {
-  constructor(
-    readonly pkg: string,
-    readonly reason: string,
-    readonly retryAt: number | null,
-    /** Whether this run tried it and noted it for the skip report (else it was said within the hour). */
-    readonly noted: boolean,
-  ) {
-    super(`needs the Debian package ${pkg}: ${reason}`);
-  }
-}
-
 /** Downloads the dictionaries and builds one aligned model (its dependencies must exist). */
 export async function buildAlignedModel(
   lang: AlignedLanguage,
@@ -362,7 +350,7 @@ export async function buildAlignedModel(
     for (const p of spec.packages) {
       // fetchDebianFile notes for the skip report why a package cannot be had.
       const got = fetchDebianFile(p, tmp, modelWhat(lang));
-      if ('missing' in got) throw new DebianPackageMissing(p.pkg, got.missing, got.retryAt, true);
+      if ('missing' in got) throw new DebianPackageMissing(p.pkg, p.version, got.missing, got.retryAt, true);
       roots.set(p.pkg, got.file.slice(0, got.file.length - p.file.length));
     }
     const through = [DEFAULT_MODEL_ID, ...DEPENDS[lang].map((d) => ALIGNED[d].id)].join(' and ');
@@ -433,8 +421,10 @@ export async function buildAlignedModel(
 async function ensureOne(lang: AlignedLanguage, progress: boolean): Promise<R2Artifact[]> {
   for (const dep of DEPENDS[lang]) await ensureOne(dep, progress);
   if (alignedModelIsFresh(lang)) return artifactsOf(lang);
-  const blocked = ALIGNED[lang].packages.find((p) => !debianFetchDue(p));
-  if (blocked) throw new DebianPackageMissing(blocked.pkg, 'its download failed within the hour', null, false);
+  for (const p of ALIGNED[lang].packages) {
+    const failed = recentFailure(p);
+    if (failed) throw new DebianPackageMissing(p.pkg, p.version, failed.reason, failed.retryAt, false);
+  }
   return withLock(
     lockFile(lang),
     15 * 60_000,

@@ -61,10 +61,12 @@ function writeFailed(all: Map<string, FailedDownload>): void {
   writeAtomic(FAILED_FILE, `${JSON.stringify(Object.fromEntries(all), null, 2)}\n`);
 }
 
-/** The failed download of `d` that still blocks a retry (within the hour), if any. */
-function recentFailure(d: DebianFile): FailedDownload | null {
+/** The failed download of `d` that still blocks a retry (within the hour), if any: why, and when it is tried again. */
+export function recentFailure(d: Pick<DebianFile, 'pkg' | 'version'>): { reason: string; retryAt: number } | null {
   const failed = readFailed().get(debianSpec(d));
-  return failed && Date.now() - failed.at < RETRY_AFTER_MS ? failed : null;
+  return failed && Date.now() - failed.at < RETRY_AFTER_MS
+    ? { reason: failed.reason, retryAt: failed.at + RETRY_AFTER_MS }
+    : null;
 }
 
 function onPath(cmd: string): boolean {
@@ -170,6 +172,20 @@ export function skipReport(all: readonly SkipNote[]): string[] {
 // Fetch
 // ---------------------------------------------------------------------------------------------
 
+/** Why something was not built: a Debian package it needs cannot be had here. */
+export class DebianPackageMissing extends Error {
+  constructor(
+    readonly pkg: string,
+    readonly version: string,
+    readonly reason: string,
+    readonly retryAt: number | null,
+    /** Whether this run noted it for the skip report (else it was said within the hour). */
+    readonly noted: boolean,
+  ) {
+    super(`needs the Debian package ${pkg}=${version} (${reason})`);
+  }
+}
+
 /** The line of a failed command's output that says why: its first error ("E: ..."), else its first line. */
 function firstError(output: string): string {
   const lines = output
@@ -193,7 +209,7 @@ export function fetchDebianFile(d: DebianFile, tmp: string, what: string): Debia
   const spec = debianSpec(d);
   if (!debianToolsAvailable()) return missing(what, d, NO_DEBIAN_TOOLS, null);
   const failed = recentFailure(d);
-  if (failed) return missing(what, d, failed.reason, failed.at + RETRY_AFTER_MS);
+  if (failed) return missing(what, d, failed.reason, failed.retryAt);
   const dir = fs.mkdtempSync(path.join(tmp, `${d.pkg}-`));
   const download = () => spawnSync('apt-get', ['download', spec], { cwd: dir, encoding: 'utf8' });
   let res = download();
