@@ -16,8 +16,10 @@
  *
  *   npm run model:build -- de|fr|ja [--force]
  *
- * `npm start`, the test setup and the benchmarks build them through ensureAlignedModels; without
- * apt-get (macOS, non-root) they are skipped with one line and the catalog lists only what exists.
+ * `npm start`, the test setup and the benchmarks build them through ensureAlignedModels; where a
+ * package cannot be had (no apt-get, no network) the model is skipped, said in the run's one
+ * Debian skip report (build/debian.ts), and tried again with the package's next download (at
+ * most once an hour); the catalog lists only what exists.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -45,13 +47,22 @@ import {
 } from './dictionaries';
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { importModel, IMPORTER_VERSION } from './import-model';
-import { debianToolsAvailable, fetchDebianFile } from './debian';
+import {
+  DebianPackageMissing,
+  debianToolsAvailable,
+  fetchDebianFile,
+  NO_DEBIAN_TOOLS,
+  noteDebianSkip,
+  recentFailure,
+  reportDebianSkips,
+} from './debian';
 import { readArrayBuffer } from './load-model';
-import { stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
+import { fileChecksum, stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
 import {
   DEFAULT_MODEL_FILE,
   DEFAULT_MODEL_ID,
   DEFAULT_MODEL_MANIFEST_FILE,
+  languageFile,
   modelFile,
   modelManifestFile,
   MODELS_DIR,
@@ -160,6 +171,9 @@ function stampFor(lang: AlignedLanguage): Record<string, unknown> {
         ? JSON.parse(fs.readFileSync(alignedManifestFile(d), 'utf8')).checksum
         : null,
     ),
+    // The vocabulary flags come from the language's data (build/vocab-flags.ts): a file rebuilt
+    // with Debian data it went without (German synonyms) rebuilds the model.
+    languageData: fileChecksum(languageFile(lang)),
     projectionVersion: PROJECTION_VERSION,
     importerVersion: IMPORTER_VERSION,
     formatVersion: ARTIFACT_FORMAT_VERSION,
@@ -320,6 +334,9 @@ export interface BuildResult {
   ms: number;
 }
 
+/** What the build log and the skip report call a model: "the fr aligned model". */
+const modelWhat = (lang: AlignedLanguage): string => `the ${lang} aligned model`;
+
 /** Downloads the dictionaries and builds one aligned model (its dependencies must exist). */
 export async function buildAlignedModel(
   lang: AlignedLanguage,
@@ -331,11 +348,13 @@ export async function buildAlignedModel(
   try {
     const roots = new Map<string, string>();
     for (const p of spec.packages) {
-      // fetchDebianFile prints the one line saying why a package cannot be had.
-      const file = fetchDebianFile(p, tmp, `the ${lang} aligned model`);
-      if (!file) throw new Error(`the Debian package ${p.pkg}=${p.version} is not available`);
-      roots.set(p.pkg, file.slice(0, file.length - p.file.length));
+      // fetchDebianFile notes for the skip report why a package cannot be had.
+      const got = fetchDebianFile(p, tmp, modelWhat(lang));
+      if ('missing' in got) throw new DebianPackageMissing(p.pkg, p.version, got.missing, got.retryAt, true);
+      roots.set(p.pkg, got.file.slice(0, got.file.length - p.file.length));
     }
+    const through = [DEFAULT_MODEL_ID, ...DEPENDS[lang].map((d) => ALIGNED[d].id)].join(' and ');
+    console.error(`[build] aligned model ${spec.id} (Debian dictionaries, projected through ${through})`);
     const english = artifactSpace(DEFAULT_MODEL_FILE);
     const { translations, priority, counts } = gather(lang, roots, english);
     const projected: ProjectedWord[] = [];
@@ -394,18 +413,23 @@ export async function buildAlignedModel(
   }
 }
 
-/** Builds (when missing or stale) the model and what it projects through. */
+/**
+ * Builds (when missing or stale) the model and what it projects through. A package whose download
+ * failed within the hour is not tried again (DebianPackageMissing, with nothing noted: the run
+ * that tried said so).
+ */
 async function ensureOne(lang: AlignedLanguage, progress: boolean): Promise<R2Artifact[]> {
   for (const dep of DEPENDS[lang]) await ensureOne(dep, progress);
   if (alignedModelIsFresh(lang)) return artifactsOf(lang);
+  for (const p of ALIGNED[lang].packages) {
+    const failed = recentFailure(p);
+    if (failed) throw new DebianPackageMissing(p.pkg, p.version, failed.reason, failed.retryAt, false);
+  }
   return withLock(
     lockFile(lang),
     15 * 60_000,
     () => alignedModelIsFresh(lang),
     async () => {
-      console.error(
-        `[build] aligned model ${ALIGNED[lang].id} (Debian dictionaries, projected through ${DEFAULT_MODEL_ID})`,
-      );
       const r = await buildAlignedModel(lang, { progress });
       console.error(`[build] ${r.id}: ${r.words} words from ${r.headwords} headwords in ${(r.ms / 1000).toFixed(1)} s`);
       return artifactsOf(lang);
@@ -419,37 +443,56 @@ export function builtAlignedLanguages(): AlignedLanguage[] {
   return ALIGNED_LANGUAGES.filter((l) => fs.existsSync(alignedModelFile(l)) && fs.existsSync(alignedManifestFile(l)));
 }
 
-/** One line, printed once per process, when the Debian-built models cannot be built here. */
+/** A line for reports that find no aligned model (eval/multilingual.ts). */
 export const SKIP_LINE =
   '[build] aligned de/fr/ja models skipped: apt-get/dpkg-deb are not available here (Debian/Ubuntu needed); the catalog lists only the English model';
 
-let skipped = false;
+const packageNames = (lang: AlignedLanguage): string => ALIGNED[lang].packages.map((p) => p.pkg).join(', ');
+
 /**
- * Ensure step: the de, fr and ja models when apt-get is available; otherwise one line and
- * whatever aligned models already exist. Build failures (no network) are one line each too:
- * the service runs without them.
+ * Ensure step: the de, fr and ja models where their Debian packages can be had. A model that
+ * cannot be built (no apt-get, a failed download, or French without the German model) is noted
+ * for the run's one skip report, and whatever aligned models exist are served.
  */
 export async function ensureAlignedModels(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
   const fresh = ALIGNED_LANGUAGES.filter(alignedModelIsFresh);
   if (fresh.length === ALIGNED_LANGUAGES.length) return fresh.flatMap(artifactsOf);
-  if (!aptAvailable()) {
-    if (!skipped) console.error(SKIP_LINE);
-    skipped = true;
-    return builtAlignedLanguages().flatMap(artifactsOf);
-  }
-  await ensureDefaultModel();
-  const out: R2Artifact[] = [];
-  for (const lang of ALIGNED_LANGUAGES) {
-    try {
-      out.push(...(await ensureOne(lang, true)));
-    } catch (err) {
-      console.error(`[build] aligned model ${ALIGNED[lang].id} skipped: ${(err as Error).message.split('\n')[0]}`);
-      if (fs.existsSync(alignedModelFile(lang)) && fs.existsSync(alignedManifestFile(lang)))
+  return reportDebianSkips(async () => {
+    if (!aptAvailable()) {
+      for (const lang of ALIGNED_LANGUAGES)
+        if (!alignedModelIsFresh(lang))
+          noteDebianSkip(modelWhat(lang), { pkg: packageNames(lang) }, NO_DEBIAN_TOOLS, null);
+      return builtAlignedLanguages().flatMap(artifactsOf);
+    }
+    await ensureDefaultModel();
+    const out: R2Artifact[] = [];
+    const unavailable = new Map<AlignedLanguage, DebianPackageMissing>();
+    for (const lang of ALIGNED_LANGUAGES) {
+      const dep = DEPENDS[lang].find((d) => unavailable.has(d));
+      try {
+        if (dep) {
+          // Projected through a model that could not be built: skipped for the same cause, said once.
+          const cause = unavailable.get(dep)!;
+          if (cause.noted)
+            noteDebianSkip(
+              modelWhat(lang),
+              { pkg: `${cause.pkg}, through ${modelWhat(dep)}` },
+              cause.reason,
+              cause.retryAt,
+            );
+          unavailable.set(lang, cause);
+        } else out.push(...(await ensureOne(lang, true)));
+      } catch (err) {
+        if (err instanceof DebianPackageMissing) unavailable.set(lang, err);
+        else
+          console.error(`[build] aligned model ${ALIGNED[lang].id} skipped: ${(err as Error).message.split('\n')[0]}`);
+      }
+      if (!out.some((a) => a.file === alignedModelFile(lang)) && builtAlignedLanguages().includes(lang))
         out.push(...artifactsOf(lang));
     }
-  }
-  // A language listed twice (fr pulls de) is seeded once.
-  return [...new Map(out.map((a) => [a.key, a])).values()];
+    // A language listed twice (fr pulls de) is seeded once.
+    return [...new Map(out.map((a) => [a.key, a])).values()];
+  });
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -463,13 +506,15 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   await ensureDefaultModel();
-  for (const lang of langs as AlignedLanguage[]) {
-    for (const dep of DEPENDS[lang]) if (!alignedModelIsFresh(dep)) await ensureOne(dep, true);
-    if (force || !alignedModelIsFresh(lang)) {
-      const r = await buildAlignedModel(lang);
-      console.log(JSON.stringify(r));
-    } else console.error(`[model:build] ${ALIGNED[lang].id} is up to date (--force rebuilds)`);
-  }
+  await reportDebianSkips(async () => {
+    for (const lang of langs as AlignedLanguage[]) {
+      for (const dep of DEPENDS[lang]) if (!alignedModelIsFresh(dep)) await ensureOne(dep, true);
+      if (force || !alignedModelIsFresh(lang)) {
+        const r = await buildAlignedModel(lang);
+        console.log(JSON.stringify(r));
+      } else console.error(`[model:build] ${ALIGNED[lang].id} is up to date (--force rebuilds)`);
+    }
+  });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -1,50 +1,18 @@
 /**
  * Optional data from Debian packages: `apt-get download` of a pinned version, unpacked with
  * `dpkg-deb -x` into a temp dir (nothing is installed). On a machine without apt-get or
- * dpkg-deb (macOS), or where the download fails (no apt access, not root), the data is skipped:
- * one clear line says what is missing and how to add it, and the build goes on without it.
+ * dpkg-deb (macOS), or where the download fails (no network, no apt access), the data is skipped
+ * and the build goes on without it; what was skipped and why is said once, at the end of the
+ * ensure run (reportDebianSkips).
+ *
+ * A failed download is tried again, but at most once an hour (failed-downloads record below): a
+ * machine without network must not wait on apt-get in every `npm start` and test run.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { GENERATED } from './paths';
 import { writeAtomic } from './stamp';
-
-/**
- * Packages that could not be had, with the line said and when (one file for the whole machine):
- * every build step of a run (`npm start`, each test project's setup, each e2e server) asks again,
- * and within RETRY_AFTER_MS the answer is the same, so the line is printed once and apt-get is
- * not run again.
- */
-const SKIPPED_FILE = path.join(GENERATED, 'debian-skipped.json');
-const RETRY_AFTER_MS = 60 * 60 * 1000;
-
-type Skipped = Record<string, { line: string; at: number }>;
-
-function readSkipped(): Skipped {
-  try {
-    const parsed: unknown = JSON.parse(fs.readFileSync(SKIPPED_FILE, 'utf8'));
-    return parsed && typeof parsed === 'object' ? (parsed as Skipped) : {};
-  } catch {
-    return {};
-  }
-}
-
-/** Whether `spec` was found missing within the hour (its line was printed then). */
-function skippedLately(spec: string): boolean {
-  const seen = readSkipped()[spec];
-  return seen !== undefined && Date.now() - seen.at < RETRY_AFTER_MS;
-}
-
-/** Prints the skipped line of `spec` and records it. */
-function skip(spec: string, line: string): null {
-  console.warn(line);
-  const all = readSkipped();
-  all[spec] = { line, at: Date.now() };
-  fs.mkdirSync(GENERATED, { recursive: true });
-  writeAtomic(SKIPPED_FILE, JSON.stringify(all));
-  return null;
-}
 
 export interface DebianFile {
   /** Package name, e.g. "mythes-fr". */
@@ -53,6 +21,52 @@ export interface DebianFile {
   version: string;
   /** Path of the wanted file inside the package. */
   file: string;
+}
+
+/** What a fetch gave: the unpacked file, or why the package could not be had. */
+export type DebianFetch = { file: string } | { missing: string; retryAt: number | null };
+
+/** The reason recorded when the tools themselves are missing (no retry schedule: their arrival is seen at once). */
+export const NO_DEBIAN_TOOLS = 'apt-get/dpkg-deb not found on PATH';
+
+/**
+ * Failed downloads, per package spec, with the reason and when (one file for the whole machine,
+ * so every process of a run, and every run within the hour, sees the same answer).
+ */
+const FAILED_FILE = path.join(GENERATED, 'debian-skipped.json');
+export const RETRY_AFTER_MS = 60 * 60 * 1000;
+
+interface FailedDownload {
+  reason: string;
+  at: number;
+}
+
+export const debianSpec = (d: Pick<DebianFile, 'pkg' | 'version'>): string => `${d.pkg}=${d.version}`;
+
+function readFailed(): Map<string, FailedDownload> {
+  try {
+    const parsed: unknown = JSON.parse(fs.readFileSync(FAILED_FILE, 'utf8'));
+    if (!parsed || typeof parsed !== 'object') return new Map();
+    const out = new Map<string, FailedDownload>();
+    for (const [spec, v] of Object.entries(parsed as Record<string, Partial<FailedDownload>>))
+      if (typeof v?.reason === 'string' && typeof v.at === 'number') out.set(spec, { reason: v.reason, at: v.at });
+    return out;
+  } catch {
+    return new Map();
+  }
+}
+
+function writeFailed(all: Map<string, FailedDownload>): void {
+  fs.mkdirSync(GENERATED, { recursive: true });
+  writeAtomic(FAILED_FILE, `${JSON.stringify(Object.fromEntries(all), null, 2)}\n`);
+}
+
+/** The failed download of `d` that still blocks a retry (within the hour), if any: why, and when it is tried again. */
+export function recentFailure(d: Pick<DebianFile, 'pkg' | 'version'>): { reason: string; retryAt: number } | null {
+  const failed = readFailed().get(debianSpec(d));
+  return failed && Date.now() - failed.at < RETRY_AFTER_MS
+    ? { reason: failed.reason, retryAt: failed.at + RETRY_AFTER_MS }
+    : null;
 }
 
 function onPath(cmd: string): boolean {
@@ -72,22 +86,130 @@ export function debianToolsAvailable(): boolean {
   return onPath('apt-get') && onPath('dpkg-deb');
 }
 
-/** The one line printed when optional Debian data is skipped. */
-export function skippedLine(d: DebianFile, what: string, reason: string): string {
-  return (
-    `[debian] skipped ${what}: needs the Debian package ${d.pkg}=${d.version} (${reason}); ` +
-    'on Debian/Ubuntu with apt access run the build again as root (npm start) to add it.'
-  );
+/** Whether a fetch of `d` would try a download now: the tools are there and no download failed within the hour. */
+export function debianFetchDue(d: DebianFile): boolean {
+  return debianToolsAvailable() && recentFailure(d) === null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Skip report: every skip of the run, said once at its end
+// ---------------------------------------------------------------------------------------------
+
+interface SkipNote {
+  /** What goes without the package, e.g. "German synonyms". */
+  what: string;
+  pkg: string;
+  reason: string;
+  /** When the next download is tried; null when the tools are missing. */
+  retryAt: number | null;
+}
+
+const notes: SkipNote[] = [];
+/** Skips this process has said (what, package, reason): a process that ensures twice says them once. */
+const said = new Set<string>();
+let reportDepth = 0;
+
+/** Records that `what` goes without `d` this run (said by the enclosing reportDebianSkips). */
+export function noteDebianSkip(what: string, d: Pick<DebianFile, 'pkg'>, reason: string, retryAt: number | null): void {
+  const key = JSON.stringify([what, d.pkg, reason]);
+  if (said.has(key)) return;
+  said.add(key);
+  notes.push({ what, pkg: d.pkg, reason, retryAt });
 }
 
 /**
- * The local path of `d.file` from the package, unpacked below `tmp`; null (after printing one
- * line) when the package cannot be had here.
+ * Runs `work`; when the outermost of these ends, prints the Debian skips of the run: one line
+ * when they have one cause, else one block with a line per cause. The ensure run (build/ensure.ts)
+ * and each ensure step wrap themselves, so a step run on its own reports too.
  */
-export function fetchDebianFile(d: DebianFile, tmp: string, what: string): string | null {
-  const spec = `${d.pkg}=${d.version}`;
-  if (skippedLately(spec)) return null;
-  if (!debianToolsAvailable()) return skip(spec, skippedLine(d, what, 'apt-get/dpkg-deb not found on PATH'));
+export async function reportDebianSkips<T>(work: () => Promise<T>): Promise<T> {
+  reportDepth++;
+  try {
+    return await work();
+  } finally {
+    if (--reportDepth === 0) {
+      const lines = skipReport(notes.splice(0));
+      if (lines.length > 0) console.warn(lines.join('\n'));
+    }
+  }
+}
+
+/** "13:05" (local time): when the next build tries the download again. */
+function clock(ms: number): string {
+  return new Date(ms).toTimeString().slice(0, 5);
+}
+
+/** What follows from a cause: when it is tried again, or what adds it. */
+function outlook(retryAt: number | null): string {
+  if (retryAt === null) return 'added by a build where apt-get and dpkg-deb are on PATH (Debian/Ubuntu)';
+  const next = `the first build after ${clock(retryAt)} tries again`;
+  // The apt-get update run after a failed download needs root; root is never told to become root.
+  return process.getuid?.() === 0 ? next : `${next} (if the package lists are missing: sudo apt-get update)`;
+}
+
+/** The lines of the skip report: one per cause (a cause lists everything it skipped). */
+export function skipReport(all: readonly SkipNote[]): string[] {
+  const byReason = new Map<string, SkipNote[]>();
+  for (const n of all) {
+    const list = byReason.get(n.reason);
+    if (list) list.push(n);
+    else byReason.set(n.reason, [n]);
+  }
+  const causes = [...byReason].map(([reason, list]) => {
+    const retryAt = list.reduce<number | null>(
+      (at, n) => (n.retryAt === null ? at : Math.max(at ?? 0, n.retryAt)),
+      null,
+    );
+    const skipped = list.map((n) => `${n.what} (${n.pkg})`).join(', ');
+    return `${skipped}: ${reason}; ${outlook(retryAt)}`;
+  });
+  if (causes.length === 0) return [];
+  if (causes.length === 1) return [`[debian] skipped ${causes[0]}`];
+  return ['[debian] skipped optional Debian data:', ...causes.map((c) => `  ${c}`)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fetch
+// ---------------------------------------------------------------------------------------------
+
+/** Why something was not built: a Debian package it needs cannot be had here. */
+export class DebianPackageMissing extends Error {
+  constructor(
+    readonly pkg: string,
+    readonly version: string,
+    readonly reason: string,
+    readonly retryAt: number | null,
+    /** Whether this run noted it for the skip report (else it was said within the hour). */
+    readonly noted: boolean,
+  ) {
+    super(`needs the Debian package ${pkg}=${version} (${reason})`);
+  }
+}
+
+/** The line of a failed command's output that says why: its first error ("E: ..."), else its first line. */
+function firstError(output: string): string {
+  const lines = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  return lines.find((l) => l.startsWith('E:')) ?? lines[0] ?? 'no output';
+}
+
+function missing(what: string, d: DebianFile, reason: string, retryAt: number | null): DebianFetch {
+  noteDebianSkip(what, d, reason, retryAt);
+  return { missing: reason, retryAt };
+}
+
+/**
+ * The local path of `d.file` from the package, unpacked below `tmp`; or, when the package cannot
+ * be had here, why (noted for the run's skip report as missing from `what`). A download that
+ * failed within the hour is not tried again.
+ */
+export function fetchDebianFile(d: DebianFile, tmp: string, what: string): DebianFetch {
+  const spec = debianSpec(d);
+  if (!debianToolsAvailable()) return missing(what, d, NO_DEBIAN_TOOLS, null);
+  const failed = recentFailure(d);
+  if (failed) return missing(what, d, failed.reason, failed.retryAt);
   const dir = fs.mkdtempSync(path.join(tmp, `${d.pkg}-`));
   const download = () => spawnSync('apt-get', ['download', spec], { cwd: dir, encoding: 'utf8' });
   let res = download();
@@ -97,13 +219,18 @@ export function fetchDebianFile(d: DebianFile, tmp: string, what: string): strin
     res = download();
   }
   const deb = fs.readdirSync(dir).find((f) => f.endsWith('.deb'));
+  const all = readFailed();
   if (res.status !== 0 || !deb) {
-    const said = (res.stderr || res.error?.message || '').trim().split('\n').pop() ?? '';
-    return skip(spec, skippedLine(d, what, `apt-get download failed: ${said}`));
+    const reason = `apt-get download failed: ${firstError(res.stderr || res.error?.message || '')}`;
+    const at = Date.now();
+    all.set(spec, { reason, at });
+    writeFailed(all);
+    return missing(what, d, reason, at + RETRY_AFTER_MS);
   }
+  if (all.delete(spec)) writeFailed(all);
   const x = spawnSync('dpkg-deb', ['-x', path.join(dir, deb), path.join(dir, 'x')], { encoding: 'utf8' });
-  if (x.status !== 0) throw new Error(`[debian] dpkg-deb -x ${deb} failed: ${x.stderr}`);
+  if (x.status !== 0) throw new Error(`[debian] dpkg-deb -x ${deb} failed: ${firstError(x.stderr)}`);
   const file = path.join(dir, 'x', d.file);
   if (!fs.existsSync(file)) throw new Error(`[debian] ${d.pkg} has no ${d.file}`);
-  return file;
+  return { file };
 }

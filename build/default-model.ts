@@ -21,10 +21,16 @@ import { ARTIFACT_FORMAT_VERSION } from '../core/artifact';
 import { R2_KEYS } from '../core/storage-keys';
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { importModel, IMPORTER_VERSION } from './import-model';
-import { languageDataInputsHash } from './lang-data';
 import { VOCAB_FLAGS_VERSION, VOCAB_PACKAGES } from './vocab-flags';
-import { stampMatches, withLock, writeStamp } from './stamp';
-import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE, MODELS_DIR, ROOT } from './paths';
+import { fileChecksum, stampMatches, withLock, writeStamp } from './stamp';
+import {
+  DEFAULT_MODEL_FILE,
+  DEFAULT_MODEL_ID,
+  DEFAULT_MODEL_MANIFEST_FILE,
+  languageFile,
+  MODELS_DIR,
+  ROOT,
+} from './paths';
 
 // Also exported here: the tests and benches import them from this module.
 export { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE } from './paths';
@@ -50,9 +56,10 @@ function stampFor(source: { file: string; version: string }): Record<string, unk
     sourceBytes: fs.statSync(source.file).size,
     importerVersion: IMPORTER_VERSION,
     formatVersion: ARTIFACT_FORMAT_VERSION,
-    // The vocabulary flags come from the language data and the word lists (build/vocab-flags.ts).
+    // The vocabulary flags come from the English language data (en.bin only: what the other
+    // languages were built from never rebuilds this model) and the word lists (build/vocab-flags.ts).
     vocabFlagsVersion: VOCAB_FLAGS_VERSION,
-    languageData: languageDataInputsHash(),
+    languageData: fileChecksum(languageFile('en')),
     wordLists: VOCAB_PACKAGES.map((p) => `${p}@${version(p)}`),
   };
 }

@@ -5,6 +5,8 @@
  * the CLI (build/cli-steps.ts). Each step returns the R2 objects it produced, which `npm start`
  * seeds into local R2.
  */
+import { reportDebianSkips } from './debian';
+
 export interface R2Artifact {
   /** Object key in the ARTIFACTS bucket. */
   key: string;
@@ -37,14 +39,17 @@ const steps: Array<{ name: string; load: () => Promise<Step> }> = [
 ];
 
 export async function ensureBuilt(options: EnsureOptions = {}): Promise<R2Artifact[]> {
-  const artifacts: R2Artifact[] = [];
-  for (const step of steps) {
-    const run = await step.load();
-    artifacts.push(...(await run(options)));
-  }
-  // The models' heads and their mapper bundles' heads (progressive cold start of the offline
-  // scorer) from the artifacts above.
-  const heads = await import('./model-heads');
-  artifacts.push(...heads.ensureModelHeads(artifacts), ...heads.ensureMapperHeads(artifacts));
-  return artifacts;
+  // Every Debian skip of the run (language data, aligned models) is said once, at its end.
+  return reportDebianSkips(async () => {
+    const artifacts: R2Artifact[] = [];
+    for (const step of steps) {
+      const run = await step.load();
+      artifacts.push(...(await run(options)));
+    }
+    // The models' heads and their mapper bundles' heads (progressive cold start of the offline
+    // scorer) from the artifacts above.
+    const heads = await import('./model-heads');
+    artifacts.push(...heads.ensureModelHeads(artifacts), ...heads.ensureMapperHeads(artifacts));
+    return artifacts;
+  });
 }

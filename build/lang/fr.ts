@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { FLAG } from '../../core/tokenizer/data';
 import { CLOSED_CLASSES } from './closed-classes';
-import { cleanTerm, debianText, debSource, isoStopWords, npmSource, pkgFile } from './inputs';
+import { cleanTerm, isoStopWords, npmSource, pkgFile, type DebianInputs } from './inputs';
 import { languageMeta, Lexicon, type Syn } from './lexicon';
 
 /** Among readings of one category these lemmas win, in this order ("suis": être, not suivre). */
@@ -108,7 +108,7 @@ function frenchCategoryPos(category: string): number {
   return pos;
 }
 
-export function buildFrench(tmp: string): Uint8Array {
+export function buildFrench(debian: DebianInputs): Uint8Array {
   const lex = new Lexicon();
   const rows: Array<[string, string, string]> = [];
   const lemmaForms = new Map<string, number>(); // "pos\tlemma" -> number of forms (tie-break)
@@ -177,7 +177,7 @@ export function buildFrench(tmp: string): Uint8Array {
   for (const el of ['l', 'd', 'j', 'm', 'n', 's', 't', 'c', 'qu', 'jusqu', 'lorsqu', 'puisqu'])
     lex.flag(`${el}'`, FLAG.STOP);
 
-  const lines = debianText('mythes', tmp, 'French synonyms').split('\n');
+  const lines = debian.text('mythes').split('\n');
   for (let i = 1; i < lines.length; i++) {
     const m = /^([^|(]+)\|(\d+)$/.exec(lines[i]);
     if (!m) continue;
@@ -206,7 +206,7 @@ export function buildFrench(tmp: string): Uint8Array {
       'French forms and lemmas (Lefff 3.4)',
     ),
     npmSource('stopwords-iso', 'MIT', 'French stop words'),
-    ...debSource('mythes', 'LGPL-2.1+', 'French synonyms (Dicollecte thesaurus)'),
+    ...debian.source('mythes', 'LGPL-2.1+', 'French synonyms (Dicollecte thesaurus)'),
   ];
   return lex.pack(languageMeta('fr', sources, stop));
 }

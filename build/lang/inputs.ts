@@ -1,14 +1,13 @@
 /**
  * Where the language builders read their inputs: pinned npm packages (devDependencies, read from
- * node_modules) and two optional Debian packages (build/debian.ts: downloaded and unpacked into a
- * temp dir, skipped with one line where apt cannot provide them). Each input is named in the
+ * node_modules) and two optional Debian packages (fetched by the ensure step, build/lang-data.ts,
+ * through build/debian.ts, and handed to the builder as DebianInputs). Each input is named in the
  * language file's meta.sources with its version and licence.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { LanguageMeta } from '../../core/tokenizer/format';
-import { fetchDebianFile } from '../debian';
 import { ROOT } from '../paths';
 
 export type Source = LanguageMeta['sources'][number];
@@ -42,33 +41,37 @@ export function isoStopWords(language: string): string[] {
   return pkgRequire<Record<string, string[]>>('stopwords-iso', 'stopwords-iso.json')[language];
 }
 
-/** The pinned Debian thesauri (their versions are part of the stamp). */
+/** The pinned Debian thesauri (their versions are part of the stamp), with what goes without them. */
 export const DEBIAN = {
   openthesaurus: {
     pkg: 'openthesaurus-de-text',
     version: '20160424-4',
     file: 'usr/share/openthesaurus-de/openthesaurus.txt',
+    what: 'German synonyms',
   },
-  mythes: { pkg: 'mythes-fr', version: '1:7.5.0-1', file: 'usr/share/mythes/thes_fr.dat' },
+  mythes: { pkg: 'mythes-fr', version: '1:7.5.0-1', file: 'usr/share/mythes/thes_fr.dat', what: 'French synonyms' },
 } as const;
 
-/** Debian data that could not be had in this build (its language then has no synonyms from it). */
-const skippedDebian = new Set<keyof typeof DEBIAN>();
+export type DebianItem = keyof typeof DEBIAN;
 
-/** The text of a Debian data file, or '' (after one clear line) when apt cannot provide it. */
-export function debianText(which: keyof typeof DEBIAN, tmp: string, what: string): string {
-  const file = fetchDebianFile(DEBIAN[which], tmp, what);
-  if (file === null) {
-    skippedDebian.add(which);
-    return '';
+/**
+ * The Debian data of one language build: per item, the unpacked file, or null where this build
+ * goes without it (its language then has no synonyms from it).
+ */
+export class DebianInputs {
+  constructor(private readonly files: ReadonlyMap<DebianItem, string | null>) {}
+
+  /** The text of a Debian data file, or '' when this build goes without it. */
+  text(which: DebianItem): string {
+    const file = this.files.get(which);
+    return file ? fs.readFileSync(file, 'utf8') : '';
   }
-  return fs.readFileSync(file, 'utf8');
-}
 
-/** The source entry of a Debian package, or none when this build skipped it. */
-export function debSource(which: keyof typeof DEBIAN, license: string, use: string): Source[] {
-  if (skippedDebian.has(which)) return [];
-  return [{ name: `debian:${DEBIAN[which].pkg}`, version: DEBIAN[which].version, license, use }];
+  /** The source entry of a Debian package, or none when this build went without it. */
+  source(which: DebianItem, license: string, use: string): Source[] {
+    if (!this.files.get(which)) return [];
+    return [{ name: `debian:${DEBIAN[which].pkg}`, version: DEBIAN[which].version, license, use }];
+  }
 }
 
 /** A thesaurus term without its annotations: "Wort (ugs.)" -> "Wort" (parentheses or brackets). */

@@ -11,6 +11,7 @@ import type { EnsureOptions, R2Artifact } from '../ensure';
 import { stampMatches, withLock, writeStamp } from '../stamp';
 import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE, KERNELS_WASM, MAPPERS_DIR } from '../paths';
 import { loadModelForTraining, trainBundle, TRAINING_VERSION, writeBundleFiles, type LoadedModel } from './bundle';
+import { DebianPackageMissing } from '../debian';
 import { lexiconSourceVersion, loadLexicon } from './lexicons';
 
 // Also exported here: the tests and benches import it from this module.
@@ -81,7 +82,9 @@ export async function ensureDefaultMappers(_options: EnsureOptions = {}): Promis
         try {
           lexicon = await loadLexicon(b.lexicon);
         } catch (err) {
-          console.error(`[build] mapper bundle "${b.key}" skipped: ${(err as Error).message}`);
+          // A missing Debian package is said in the run's one Debian skip report.
+          if (!(err instanceof DebianPackageMissing))
+            console.error(`[build] mapper bundle "${b.key}" skipped: ${(err as Error).message}`);
           continue;
         }
         model ??= loadModelForTraining(DEFAULT_MODEL_FILE, KERNELS_WASM);

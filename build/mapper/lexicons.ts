@@ -6,11 +6,10 @@
  *           pattern/text/en/en-sentiment.xml
  * Each lexicon maps every rated word to a value on a documented scale per variable.
  */
-import { debianToolsAvailable } from '../debian';
+import { DebianPackageMissing, fetchDebianFile, recentFailure } from '../debian';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { writeAtomic } from '../stamp';
 import { LEXICONS_DIR, ROOT } from '../paths';
@@ -110,46 +109,24 @@ export async function loadAfinn(): Promise<Lexicon> {
 export const PATTERN_DEB = { name: 'python3-pattern', version: '2.6+git20180818-4' };
 const PATTERN_XML_IN_DEB = 'usr/lib/python3/dist-packages/pattern/text/en/en-sentiment.xml';
 
-function run(cmd: string, args: string[], cwd: string): { ok: boolean; out: string } {
-  const res = spawnSync(cmd, args, { cwd, encoding: 'utf8' });
-  return { ok: res.status === 0, out: `${res.stdout ?? ''}${res.stderr ?? ''}${res.error ? String(res.error) : ''}` };
-}
-
 /**
- * Fetches en-sentiment.xml from Debian's python3-pattern (exact version), cached under
- * build/generated/lexicons/. Throws a clear error when apt cannot provide the package.
+ * Fetches en-sentiment.xml from Debian's python3-pattern (exact version, build/debian.ts), cached
+ * under build/generated/lexicons/. Throws DebianPackageMissing (noted for the run's Debian skip
+ * report) when apt cannot provide the package.
  */
 export function fetchPatternXml(): string {
   const cached = path.join(LEXICONS_DIR, `pattern-en-sentiment-${PATTERN_DEB.version}.xml`);
   if (fs.existsSync(cached)) return cached;
-  if (!debianToolsAvailable()) {
-    throw new Error(
-      `needs the Debian package ${PATTERN_DEB.name}=${PATTERN_DEB.version} (apt-get/dpkg-deb not found on PATH); ` +
-        'on Debian/Ubuntu with apt access run the build again (npm start) to add it',
-    );
-  }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pattern-deb-'));
   try {
-    const spec = `${PATTERN_DEB.name}=${PATTERN_DEB.version}`;
-    let dl = run('apt-get', ['download', spec], tmp);
-    if (!dl.ok && /Unable to locate|Can't find|not found/i.test(dl.out)) {
-      // Package lists may be missing on a fresh machine.
-      run('apt-get', ['update'], tmp);
-      dl = run('apt-get', ['download', spec], tmp);
-    }
-    const deb = fs.readdirSync(tmp).find((f) => f.endsWith('.deb'));
-    if (!deb) {
-      throw new Error(
-        `The pattern lexicon needs the Debian package ${spec} (apt-get download failed). ` +
-          `Run 'apt-get update' on a Debian bookworm machine with apt access.\n${dl.out.trim()}`,
-      );
-    }
-    const x = run('dpkg-deb', ['-x', deb, 'x'], tmp);
-    const xml = path.join(tmp, 'x', PATTERN_XML_IN_DEB);
-    if (!x.ok || !fs.existsSync(xml))
-      throw new Error(`dpkg-deb -x ${deb} did not yield ${PATTERN_XML_IN_DEB}\n${x.out}`);
+    const d = { pkg: PATTERN_DEB.name, version: PATTERN_DEB.version, file: PATTERN_XML_IN_DEB };
+    // A download that failed within the hour was said then: not tried, not said again.
+    const failed = recentFailure(d);
+    if (failed) throw new DebianPackageMissing(d.pkg, d.version, failed.reason, failed.retryAt, false);
+    const got = fetchDebianFile(d, tmp, 'the pattern mapper bundle');
+    if ('missing' in got) throw new DebianPackageMissing(d.pkg, d.version, got.missing, got.retryAt, true);
     fs.mkdirSync(path.dirname(cached), { recursive: true });
-    writeAtomic(cached, fs.readFileSync(xml));
+    writeAtomic(cached, fs.readFileSync(got.file));
     return cached;
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 /**
  * A machine without apt-get (macOS, or a user who cannot use apt): the build still succeeds,
  * skipping only the Debian-sourced data (de/fr synonyms, the pattern lexicon, the aligned de/fr/ja
- * models) with one clear line each. Runs the real build steps in a child process whose PATH holds nothing but `node`, writing
+ * models), said in one clear line per ensure run. Runs the real build steps in a child process whose PATH holds nothing but `node`, writing
  * into a temp dir (EMBEDDING_EDGE_GENERATED) so the real build/generated is untouched.
  */
 import { spawnSync } from 'node:child_process';
@@ -11,7 +11,6 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseLanguageData } from '../../core/tokenizer';
 import { ROOT } from '../../build/wrangler';
-import { SKIP_LINE } from '../../build/aligned-models';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'portable-build-'));
 const binDir = path.join(tmp, 'bin');
@@ -31,15 +30,22 @@ function runWithoutApt(script: string): { status: number | null; out: string } {
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 describe('build without apt-get on PATH', () => {
-  it('builds all four language files, skipping de/fr synonyms with one line each', () => {
+  it('builds all four language files, skipping de/fr synonyms with one line', () => {
     const r = runWithoutApt("import('./build/lang-data.ts').then((m) => m.ensureLanguageData())");
     expect(r.status, r.out).toBe(0);
-    const skipped = r.out.split('\n').filter((l) => l.startsWith('[debian] skipped'));
-    expect(skipped).toHaveLength(2);
-    expect(skipped[0]).toMatch(
-      /German synonyms: needs the Debian package openthesaurus-de-text=.*apt-get\/dpkg-deb not found on PATH/,
-    );
-    expect(skipped[1]).toMatch(/French synonyms: needs the Debian package mythes-fr=/);
+    const skipped = r.out.split('\n').filter((l) => l.startsWith('[debian]'));
+    expect(skipped).toEqual([
+      '[debian] skipped German synonyms (openthesaurus-de-text), French synonyms (mythes-fr): ' +
+        'apt-get/dpkg-deb not found on PATH; added by a build where apt-get and dpkg-deb are on PATH (Debian/Ubuntu)',
+    ]);
+    // Each file's stamp says what it went without and why (a build with apt-get adds it).
+    const stamp = (l: string) => JSON.parse(fs.readFileSync(path.join(generated, 'lang', `${l}.stamp.json`), 'utf8'));
+    expect(stamp('de').debian).toEqual({
+      'openthesaurus-de-text': { version: '20160424-4', missing: 'apt-get/dpkg-deb not found on PATH' },
+    });
+    expect(stamp('fr').debian).toEqual({
+      'mythes-fr': { version: '1:7.5.0-1', missing: 'apt-get/dpkg-deb not found on PATH' },
+    });
     for (const l of ['en', 'de', 'fr', 'ja']) {
       const data = parseLanguageData(fs.readFileSync(path.join(generated, 'lang', `${l}.bin`)));
       const names = data.meta.sources.map((s) => s.name);
@@ -67,7 +73,12 @@ describe('build without apt-get on PATH', () => {
       "import('./build/aligned-models.ts').then(async (m) => { const a = await m.ensureAlignedModels(); const b = await m.ensureAlignedModels(); console.log('SEEDED ' + JSON.stringify([...a, ...b].map((x) => x.key))); })",
     );
     expect(r.status, r.out).toBe(0);
-    expect(r.out.split('\n').filter((l) => l === SKIP_LINE)).toHaveLength(1);
+    expect(r.out.split('\n').filter((l) => l.startsWith('[debian]'))).toEqual([
+      '[debian] skipped the de aligned model (trans-de-en), ' +
+        'the fr aligned model (dict-freedict-fra-eng, dict-freedict-eng-fra, dict-freedict-fra-deu, dict-freedict-deu-fra), ' +
+        'the ja aligned model (edict): apt-get/dpkg-deb not found on PATH; ' +
+        'added by a build where apt-get and dpkg-deb are on PATH (Debian/Ubuntu)',
+    ]);
     expect(r.out).toContain('SEEDED []');
     expect(fs.existsSync(path.join(generated, 'models'))).toBe(false);
   });
