@@ -47,8 +47,13 @@ function highlighted(label: string, text: string, tokens: ExplainedToken[]): HTM
   return p;
 }
 
-const LANGUAGE_NAMES: Record<string, string> = { en: 'English', de: 'German', fr: 'French', ja: 'Japanese' };
-const languageName = (code: string): string => LANGUAGE_NAMES[code] ?? code;
+const LANGUAGE_NAMES = new Map([
+  ['en', 'English'],
+  ['de', 'German'],
+  ['fr', 'French'],
+  ['ja', 'Japanese'],
+]);
+const languageName = (code: string): string => LANGUAGE_NAMES.get(code) ?? code;
 
 /** The note on a text that looks like another language than the model's (text-scores `languageMismatch`). */
 function mismatchNote(m: { modelLanguage: string; detectedLanguage: string; evidence: string }): HTMLElement {
