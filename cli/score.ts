@@ -69,7 +69,8 @@ ${REMOTE_HELP}
 
 Bad rows (not JSON, not an object, no text, text too long, wrong CSV column count) are
 reported on stderr as "line N: reason" and skipped. The summary line gives texts/s and, when
-local, tokens/s.`;
+local, tokens/s; a second line counts the texts that look like another language than the
+model's (languageMismatch in their output), with the input lines of the first 10.`;
 
 interface Checkpoint {
   version: 1;
@@ -81,6 +82,26 @@ interface Checkpoint {
   outputBytes: number;
   scored: number;
   bad: number;
+  /** Texts text-scores flagged with languageMismatch, and the first MISMATCH_LINES_SHOWN of them. */
+  mismatched?: number;
+  mismatches?: Mismatch[];
+}
+
+/** A text flagged with languageMismatch: its input line and the language it looks like. */
+interface Mismatch {
+  line: number;
+  detected: string;
+  model: string;
+}
+
+const MISMATCH_LINES_SHOWN = 10;
+
+/** The summary's line on the texts flagged with languageMismatch (docs/text-scores.md "Language mismatch"). */
+function mismatchLine(count: number, shown: readonly Mismatch[]): string {
+  const models = [...new Set(shown.map((m) => m.model))].join(', ');
+  const lines = shown.map((m) => `${m.line} (${m.detected})`).join(', ');
+  const more = count > shown.length ? ', ...' : '';
+  return `${count} ${count === 1 ? 'text looks' : 'texts look'} like another language than the model's (${models}): line${count === 1 ? '' : 's'} ${lines}${more}\n`;
 }
 
 function readCheckpoint(file: string | undefined, input: string): Checkpoint | null {
@@ -294,6 +315,14 @@ export async function score(argv: string[]): Promise<number> {
       if (fd !== null) fs.writeSync(fd, out);
       else await writeOut(out);
     }
+    for (let i = 0; i < s.batch.rows.length; i++) {
+      const m = s.data[i].languageMismatch as { modelLanguage: string; detectedLanguage: string } | undefined;
+      if (!m) continue;
+      ck.mismatched = (ck.mismatched ?? 0) + 1;
+      const shown = (ck.mismatches ??= []);
+      if (shown.length < MISMATCH_LINES_SHOWN)
+        shown.push({ line: s.batch.rows[i].line, detected: m.detectedLanguage, model: m.modelLanguage });
+    }
     texts += s.batch.rows.length;
     tokens += s.tokens;
     ck.records = s.batch.lastN;
@@ -358,6 +387,7 @@ export async function score(argv: string[]): Promise<number> {
     process.stderr.write(
       `scored ${texts} texts in ${secs.toFixed(2)} s (${rate}${tps}); ${ck.bad} bad rows${retries ? `; ${retries} retries` : ''}; ${rss}\n`,
     );
+    if (ck.mismatched) process.stderr.write(mismatchLine(ck.mismatched, ck.mismatches ?? []));
   }
   if (stopped !== null) {
     process.stderr.write(

@@ -331,6 +331,7 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
         lexicon: languageLexicon(lang),
         companion,
         composition: lang.meta.composition,
+        language: model.manifest.language,
       });
       mark('compute');
       return result;

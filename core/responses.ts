@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { LIMITS } from './limits';
 import type { Documenter } from './requests';
+import { SUPPORTED_LANGUAGES } from './tokenizer/languages';
 
 /** The response schemas, documented with `doc` (by default not at all). */
 export function responseSchemas(doc: Documenter = (schema) => schema) {
@@ -54,6 +55,22 @@ export function responseSchemas(doc: Documenter = (schema) => schema) {
     },
   );
 
+  const LanguageMismatchSchema = doc(
+    z.object({
+      modelLanguage: doc(z.enum(SUPPORTED_LANGUAGES), { description: "The model's language." }),
+      detectedLanguage: doc(z.enum(SUPPORTED_LANGUAGES), { description: 'The language the text looks like.' }),
+      evidence: doc(z.enum(['script', 'stop-words']), {
+        description:
+          'script: kana/kanji against Latin letters (a ja model given Latin-script text, or an en/de/fr model given mostly kana and kanji); stop-words: frequent function words of another Latin-script language.',
+      }),
+    }),
+    {
+      ref: 'LanguageMismatch',
+      description:
+        'Extension: present only when the text looks like another language than the model\'s (docs/text-scores.md "Language mismatch"). It never changes a score.',
+    },
+  );
+
   const ScoredTextSchema = doc(
     z.object({
       modelRankScore: z.number().nullable(),
@@ -62,6 +79,7 @@ export function responseSchemas(doc: Documenter = (schema) => schema) {
       mapperScores: scoreMap,
       goalScore: z.number().optional(),
       explanation: ExplanationSchema.optional(),
+      languageMismatch: LanguageMismatchSchema.optional(),
     }),
     'ScoredText',
   );
@@ -148,6 +166,7 @@ export function responseSchemas(doc: Documenter = (schema) => schema) {
     GoalScoreFactorSchema,
     ExplainedTokenSchema,
     ExplanationSchema,
+    LanguageMismatchSchema,
     ScoredTextSchema,
     TextScoresResponseSchema,
     ScoredWordSchema,
@@ -170,6 +189,8 @@ export type GoalScoreFactor = z.infer<Responses['GoalScoreFactorSchema']>;
 export type ExplainedToken = z.infer<Responses['ExplainedTokenSchema']>;
 /** Per scored factor (request `explain: true`): at most 10 tokens by |weight * (value - neutral)|, and a dimension's expanded seed words. */
 export type Explanation = z.infer<Responses['ExplanationSchema']>;
+/** Extension of a scored text: it looks like another language than the model's (core/scoring/language-mismatch.ts). */
+export type LanguageMismatch = z.infer<Responses['LanguageMismatchSchema']>;
 export type ScoredText = z.infer<Responses['ScoredTextSchema']>;
 export type TextScoresResponse = z.infer<Responses['TextScoresResponseSchema']>;
 export type ScoredWord = z.infer<Responses['ScoredWordSchema']>;

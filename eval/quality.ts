@@ -13,6 +13,7 @@
  *     mapper values of its English translation in the default model), with the real
  *     tokenizer and composition lists of its language.
  *   - text-scores throughput of "rules" against "mean" (all mappers, the 3,000 sentences).
+ *   - the language-mismatch check's cost against that scoring, and its flags (eval/language-check.ts).
  * Last line: one JSON object.
  */
 import fs from 'node:fs';
@@ -25,6 +26,7 @@ import { ensureLanguageData, languageFile } from '../build/lang-data';
 import { loadKernels, loadModelFile } from '../build/load-model';
 import { ROOT } from '../build/wrangler';
 import { runTopicBench } from './quality-topics';
+import { measureLanguageCheck } from './language-check';
 import { writeArtifact } from '../core/artifact';
 import { EmbeddingModel } from '../core/model';
 import { quantizeRows } from '../core/quantize';
@@ -730,6 +732,18 @@ export async function run(): Promise<Record<string, number | string>> {
   figures.rules_throughput_cost_spread = r3(med(ratios.map((x) => Math.abs(x - pairedRatio))));
   console.log(
     `\ntext-scores throughput (${allTexts.length} texts x ${reps} per timing, ${en.mappers.length} mappers, medians of 15 pairs): rules ${Math.round(textsPerSecRules)} texts/s, mean ${Math.round(textsPerSecMean)} texts/s; rules cost ${(100 * (1 - pairedRatio)).toFixed(1)}% of throughput (median of the pairs' ratios, median absolute deviation ${(100 * figures.rules_throughput_cost_spread).toFixed(1)} points; target <= 20%)`,
+  );
+  // The language-mismatch check (issue 35) against the scoring of the same texts.
+  const pairTexts = (lang: keyof typeof PAIRS) => PAIRS[lang].flatMap(([hi, lo]) => [hi, lo]);
+  const labelled = {
+    en: [...allTexts, ...pairTexts('en')],
+    de: pairTexts('de'),
+    fr: pairTexts('fr'),
+    ja: pairTexts('ja'),
+  };
+  Object.assign(
+    figures,
+    measureLanguageCheck(allTexts, () => score(en, allTexts, { composition: 'rules' }), labelled),
   );
   return figures;
 }

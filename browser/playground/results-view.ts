@@ -1,6 +1,7 @@
 /**
- * The answers shown: text scores (goal-score bars and the tokens that drove each factor), word
- * scores (nearest words chart) and the similarity heatmap, each with its JSON and timing.
+ * The answers shown: text scores (goal-score bars, the tokens that drove each factor, a note on
+ * a text that looks like another language than the model's), word scores (nearest words chart)
+ * and the similarity heatmap, each with its JSON and timing.
  */
 import { bars, heatmap, scatter } from './charts';
 import { splitWords, textRequest } from './requests';
@@ -46,6 +47,24 @@ function highlighted(label: string, text: string, tokens: ExplainedToken[]): HTM
   return p;
 }
 
+const LANGUAGE_NAMES = new Map([
+  ['en', 'English'],
+  ['de', 'German'],
+  ['fr', 'French'],
+  ['ja', 'Japanese'],
+]);
+const languageName = (code: string): string => LANGUAGE_NAMES.get(code) ?? code;
+
+/** The note on a text that looks like another language than the model's (text-scores `languageMismatch`). */
+function mismatchNote(m: { modelLanguage: string; detectedLanguage: string; evidence: string }): HTMLElement {
+  const p = document.createElement('p');
+  p.className = 'mismatch';
+  p.setAttribute('role', 'note');
+  p.textContent = `This text looks ${languageName(m.detectedLanguage)}; the model is ${languageName(m.modelLanguage)}.`;
+  p.title = `languageMismatch: evidence "${m.evidence}"; the scores are computed as for any text`;
+  return p;
+}
+
 export async function scoreTexts(): Promise<void> {
   const req = textRequest();
   try {
@@ -62,6 +81,7 @@ export async function scoreTexts(): Promise<void> {
       const text = req.texts[i] as string;
       h.textContent = text.length > 90 ? `${text.slice(0, 90)}…` : text;
       card.append(h);
+      if (t.languageMismatch) card.append(mismatchNote(t.languageMismatch));
       const rows = [
         { label: 'goal score', value: t.goalScore ?? 0, kind: 'total' },
         ...t.goalScoreFactors.map((f: any) => ({ label: f.field, value: f.value, kind: f.type })),

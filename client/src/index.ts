@@ -20,6 +20,7 @@ export type Schemas = components['schemas'];
 export type TextScoresRequest = Schemas['TextScoresRequest'];
 export type TextScoresResponse = Schemas['TextScoresResponse'];
 export type ScoredText = Schemas['ScoredText'];
+export type LanguageMismatch = Schemas['LanguageMismatch'];
 export type WordScoresRequest = Schemas['WordScoresRequest'];
 export type WordScoresResponse = Schemas['WordScoresResponse'];
 export type TokenizationRequest = Schemas['TokenizationRequest'];

@@ -2906,6 +2906,7 @@ export interface components {
       };
       goalScore?: number;
       explanation?: components['schemas']['Explanation'];
+      languageMismatch?: components['schemas']['LanguageMismatch'];
     };
     GoalScoreFactor: {
       field: string;
@@ -2940,6 +2941,24 @@ export interface components {
       weight: number;
       /** @description negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk. */
       rules: string[];
+    };
+    /** @description Extension: present only when the text looks like another language than the model's (docs/text-scores.md "Language mismatch"). It never changes a score. */
+    LanguageMismatch: {
+      /**
+       * @description The model's language.
+       * @enum {string}
+       */
+      modelLanguage: 'en' | 'de' | 'fr' | 'ja';
+      /**
+       * @description The language the text looks like.
+       * @enum {string}
+       */
+      detectedLanguage: 'en' | 'de' | 'fr' | 'ja';
+      /**
+       * @description script: kana/kanji against Latin letters (a ja model given Latin-script text, or an en/de/fr model given mostly kana and kanji); stop-words: frequent function words of another Latin-script language.
+       * @enum {string}
+       */
+      evidence: 'script' | 'stop-words';
     };
     TextScoresRequest: {
       texts: string[];

@@ -29,6 +29,7 @@ import {
 import type { CompositionData } from '../tokenizer/format';
 import type { ScoringTokenizer } from '../tokenizer';
 import { batchScores, buildBatch, type RawTextScores } from './batch';
+import { languageMismatch } from './language-mismatch';
 import type {
   FactorStats,
   FormLike,
@@ -59,6 +60,8 @@ export interface TextScoringInput {
   lexicon?: WordLexicon;
   /** The language's composition word lists (language data meta.composition); rules without lists still apply caps and "!". */
   composition?: CompositionData | null;
+  /** The model's language: a text that looks like another language gets `languageMismatch` (language-mismatch.ts); absent: no check. */
+  language?: string;
 }
 
 export interface TextScoringResult {
@@ -296,6 +299,8 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
       scored.goalScore = goalScore;
     }
     if (explanation) scored.explanation = explanation;
+    const mismatch = input.language ? languageMismatch(req.texts[i], input.language) : null;
+    if (mismatch) scored.languageMismatch = mismatch;
     return scored;
   });
 

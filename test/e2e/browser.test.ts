@@ -6,7 +6,8 @@
  *     the same problem code;
  *  2. the playground: score through the API, download and cache the model, score offline with
  *     identical results; then stop the service, go offline, reload (service worker + IndexedDB)
- *     and score again with identical results; a screenshot goes to test-results/.
+ *     and score again with identical results; a screenshot goes to test-results/; a text in
+ *     another language than the model's gets its note.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -591,4 +592,21 @@ describe('playground page', () => {
     await page.screenshot({ path: path.join(RESULTS, 'playground-offline.png'), fullPage: true });
     expect(browser!.pageErrors).toEqual([]);
   }, 900_000);
+
+  it('notes a text that looks like another language than the model (offline, as left by the case above)', async () => {
+    await page.fill(
+      '#texts',
+      'The river was calm and the forest was quiet.\n\nLe repas était très bon et le service est rapide.',
+    );
+    const json = JSON.parse(await clickAndWait('score-texts', 'texts-json'));
+    expect(json.data.map((t: { languageMismatch?: unknown }) => t.languageMismatch ?? null)).toEqual([
+      null,
+      { modelLanguage: 'en', detectedLanguage: 'fr', evidence: 'stop-words' },
+    ]);
+    const cards = page.locator('#text-results .text-card');
+    expect(await cards.nth(0).locator('.mismatch').count()).toBe(0);
+    expect(await cards.nth(1).locator('.mismatch').textContent()).toBe('This text looks French; the model is English.');
+    await page.screenshot({ path: path.join(RESULTS, 'playground-language-mismatch.png'), fullPage: true });
+    expect(browser!.pageErrors).toEqual([]);
+  }, 120_000);
 });

@@ -84,7 +84,12 @@ function sample(): Array<Record<string, unknown>> {
     n: i,
     text: `${['Honestly', 'Sadly', 'Wow'][i % 3]}, the ${['pizza', 'staff', 'bread', 'music', 'room'][i % 5]} was ${['not good', 'great', 'awful', 'fine', 'NOT bad at all!'][i % 5]} and we ${['loved', 'hated', 'forgot'][i % 3]} it.`,
   }));
-  return [...gold, ...more];
+  // Two texts in other languages than the model's: their languageMismatch comes back the same both ways.
+  const foreign = [
+    { n: 'fr', text: 'Le repas était très bon et le service est rapide.' },
+    { n: 'ja', text: '料理はとても美味しくて、サービスも早かったです。' },
+  ];
+  return [...gold, ...foreign, ...more];
 }
 
 describe('CLI parity with the API', () => {
@@ -114,6 +119,8 @@ describe('CLI parity with the API', () => {
     }
     expect(local.stdout).toBe(expected.join('\n') + '\n');
     expect(local.stdout).toContain('"goalScoreFactors":[{');
+    const mismatch = "2 texts look like another language than the model's (en): lines 7 (fr), 8 (ja)\n";
+    expect(local.stderr.endsWith(mismatch), local.stderr).toBe(true);
 
     const out = path.join(TMP, 'remote.jsonl');
     const remote = cli([
@@ -134,7 +141,8 @@ describe('CLI parity with the API', () => {
       input,
     ]);
     expect(remote.status, remote.stderr).toBe(0);
-    expect(remote.stderr).toMatch(/scored 236 texts/);
+    expect(remote.stderr).toMatch(/scored 238 texts/);
+    expect(remote.stderr.endsWith(mismatch), remote.stderr).toBe(true);
     expect(fs.readFileSync(out, 'utf8')).toBe(local.stdout);
   });
 

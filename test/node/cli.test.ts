@@ -153,6 +153,47 @@ describe('score', () => {
     expect(c.stderr).toMatch(/line 3: wrong number of columns/);
   });
 
+  it('languageMismatch: in the output as text-scores returns it; the summary counts the flagged texts with their lines, across a resume', () => {
+    const texts = [
+      'The food was great and the staff were friendly.',
+      'Le repas était très bon et le service est rapide.',
+      'Super!',
+      'Das Essen war sehr gut und der Service ist schnell.',
+      '料理はとても美味しくて、サービスも早かったです。',
+    ];
+    const lines = texts.map((text, i) => JSON.stringify({ id: i + 1, text }));
+    const file = path.join(TMP, 'languages.jsonl');
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    const r = cli(['score', '--no-progress', file]);
+    expect(r.status, r.stderr).toBe(0);
+    const rows = jsonl(r.stdout);
+    expect(rows.map((x) => x.languageMismatch)).toEqual([
+      undefined,
+      { modelLanguage: 'en', detectedLanguage: 'fr', evidence: 'stop-words' },
+      undefined,
+      { modelLanguage: 'en', detectedLanguage: 'de', evidence: 'stop-words' },
+      { modelLanguage: 'en', detectedLanguage: 'ja', evidence: 'script' },
+    ]);
+    const summary = "3 texts look like another language than the model's (en): lines 2 (fr), 4 (de), 5 (ja)\n";
+    expect(r.stderr.endsWith(summary), r.stderr).toBe(true);
+    expect(cli(['score', '--no-progress', '-q', file]).stderr).toBe('');
+
+    // Stopped at a broken line 3 after the first batch, then resumed: the summary counts both runs' texts.
+    fs.writeFileSync(file, `${[lines[0], lines[1], '{"id":3,', ...lines.slice(3)].join('\n')}\n`);
+    const ck = path.join(TMP, 'languages.ckpt');
+    const out = path.join(TMP, 'languages.out.jsonl');
+    const args = ['score', '--no-progress', '--strict', '--batch-size', '2', '--checkpoint', ck, '-o', out, file];
+    const first = cli(args);
+    expect(first.status).toBe(1);
+    expect(first.stderr).toContain("1 text looks like another language than the model's (en): line 2 (fr)\n");
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    const second = cli(args);
+    expect(second.status, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/scored 3 texts/);
+    expect(second.stderr.endsWith(summary), second.stderr).toBe(true);
+    expect(fs.readFileSync(out, 'utf8')).toBe(r.stdout);
+  });
+
   it('request errors are the API problems: unknown mapper, unknown model, bad usage', () => {
     const input = path.join(GOLD, 'reviews.jsonl');
     const mapper = cli(['score', '--mapper', 'nope_x', input]);

@@ -192,6 +192,28 @@ export function describeEngineSource(name: string, setup: () => Promise<EngineCa
         expect(down.response.data[0].goalScore).toBeLessThan(down.response.data[1].goalScore!);
       });
 
+      it('languageMismatch: German and Japanese texts are flagged on the English model, English and short texts are not; word-scores never carries it', async () => {
+        const german = 'Das Wetter ist heute nicht gut, und wir bleiben mit den Kindern zu Hause.';
+        const japanese = '今日は雨が降っていて、とても寒いです。';
+        const { response } = await engine.textScores(request([WEATHER, german, 'Super!', japanese]));
+        expect(response.data.map((t) => t.languageMismatch ?? null)).toEqual([
+          null,
+          { modelLanguage: 'en', detectedLanguage: 'de', evidence: 'stop-words' },
+          null,
+          { modelLanguage: 'en', detectedLanguage: 'ja', evidence: 'script' },
+        ]);
+        // A text's result depends on that text alone: the flagged text scored with other texts is the same.
+        const alone = await engine.textScores(request([german]));
+        expect(alone.response.data[0]).toEqual(response.data[1]);
+        const words = await engine.wordScores({
+          seedWords: ['rain'],
+          whitelistWords: ['snow', 'Wetter'],
+          embeddingModelId: MODEL,
+        });
+        for (const w of words.data) expect(w).not.toHaveProperty('languageMismatch');
+        expect(words.averages).not.toHaveProperty('languageMismatch');
+      });
+
       it.skipIf(options.noTokenCount !== undefined)("tokenCount is the tokenizer's count over the texts", async () => {
         const { tokenCount } = await engine.textScores(request(texts));
         let counted = 0;
