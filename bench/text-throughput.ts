@@ -187,6 +187,8 @@ export function setup(language: Language, english: EmbeddingModel): LanguageSetu
     lexicon: languageLexicon(data),
     companion: language === 'en' ? null : english,
     composition: data.meta.composition,
+    // As the engine passes it: the language-mismatch check runs too.
+    language,
   };
   return {
     language,
