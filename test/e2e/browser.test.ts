@@ -501,6 +501,41 @@ describe.skipIf(!deBuilt)('German request parity (aligned model, Chromium)', () 
   });
 });
 
+const JA_MODEL = 'ja-aligned-glove-6b-100d';
+const jaBuilt = fs.existsSync(path.join(ROOT, 'build', 'generated', 'models', `${JA_MODEL}.emb`));
+if (!jaBuilt)
+  console.warn(
+    `[e2e] Japanese explain parity skipped: ${JA_MODEL} is not built (the aligned models need apt-get: Debian/Ubuntu as root)`,
+  );
+
+describe.skipIf(!jaBuilt)('Japanese explain parity (aligned model, Chromium)', () => {
+  it('the offline scorer explains conjugated and negated Japanese words exactly as the API does', async () => {
+    const call: Call = {
+      kind: 'textScores',
+      body: {
+        embeddingModelId: JA_MODEL,
+        texts: ['料理はまずかった。', 'とても美味しかった。', '映画は楽しくなかった。', '好きじゃない。'],
+        mapperKeys: ['sentiment_valence'],
+        explain: true,
+      },
+    };
+    const r = await both(call);
+    expect(r.api.ok, `API failed: ${r.api.raw}`).toBe(true);
+    expect(r.offline.ok, `offline failed: ${r.offline.raw}`).toBe(true);
+    expect(r.offline.raw).toBe(r.api.raw);
+    // What the explanation shows: the conjugated words scored, the negated ones named so.
+    type Explained = { string: string; rules: string[] };
+    const data = JSON.parse(r.api.raw).data as Array<{
+      explanation: { mappers: Record<string, { tokens: Explained[] }> };
+    }>;
+    const tokens = (i: number) => data[i]!.explanation.mappers.sentiment_valence!.tokens;
+    expect(tokens(0).map((t) => t.string)).toContain('まずかっ');
+    expect(tokens(1).map((t) => t.string)).toContain('美味しかっ');
+    expect(tokens(2).find((t) => t.string === '楽しく')?.rules).toContain('negated');
+    expect(tokens(3).find((t) => t.string === '好き')?.rules).toContain('negated');
+  }, 600_000);
+});
+
 describe('playground page', () => {
   const jsonOf = (id: string) => page.textContent(`#${id}`).then((t) => t ?? '');
   async function clickAndWait(button: string, pre: string): Promise<string> {

@@ -40,7 +40,8 @@ const KNOWN_MISSES: Record<Language, string[]> = {
   en: [],
   de: [],
   fr: [],
-  // Segmentation: とても is split into と / て / も, and か + も are merged into かも.
+  // Segmentation: とても is split into と / て / も, and か + も are merged into かも; でし (the
+  // copula です) is split into で / し after ませ|ん.
   ja: [
     'とても: no token at its offsets',
     'と: extra token',
@@ -49,6 +50,9 @@ const KNOWN_MISSES: Record<Language, string[]> = {
     'か: no token at its offsets',
     'も: no token at its offsets',
     'かも: extra token',
+    'でし: no token at its offsets',
+    'で: extra token',
+    'し: extra token',
   ],
 };
 
