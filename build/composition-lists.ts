@@ -374,8 +374,8 @@ const LISTS: Record<
     polarStopWords: FR_POLAR_STOP,
   },
   ja: {
-    // The forms of the negative auxiliaries ない and ぬ as IPADIC lists them (modern ones; ね is
-    // left out: it is also the sentence-final particle).
+    // The forms of the negative auxiliaries ない (also written 無い) and ぬ as IPADIC lists them
+    // (modern ones; ね is left out: it is also the sentence-final particle).
     negators: [
       'ない',
       'なかっ',
@@ -385,6 +385,14 @@ const LISTS: Record<
       'なきゃ',
       'なけりゃ',
       'なかろ',
+      '無い',
+      '無かっ',
+      '無く',
+      '無くっ',
+      '無けれ',
+      '無きゃ',
+      '無けりゃ',
+      '無かろ',
       'ず',
       'ぬ',
       'ませ',

@@ -34,6 +34,17 @@ export interface IpadicPredicates {
    * nominalizing suffixes さ and そう: what may follow a conjugated word inside one piece of text.
    */
   auxiliaries: Set<string>;
+  /**
+   * Auxiliary surfaces whose cheapest IPADIC entry is an auxiliary, a particle or a conjunction
+   * (た, ます, じゃ, たく), and the nominal suffixes: endings with no meaning of their own. Not 無い, まし, なる (an adjective, a
+   * na-adjective, a verb are cheapest).
+   */
+  endings: Set<string>;
+  /**
+   * Words of another part of speech (cheapest entry: adverb, noun, particle...) of two or more
+   * characters ending in hiragana: pieces the split must leave whole (思わず, とりあえず, ただ).
+   */
+  otherWords: Set<string>;
 }
 
 /** Suffixes (名詞,接尾) that make a noun of an adjective stem: 美し|さ, 美味し|そう. */
@@ -50,6 +61,14 @@ function kindOf(pos: string, pos1: string): PredicateKind | null {
   return null;
 }
 
+/** IPADIC's copyright notice and licence, as kuromoji's NOTICE.md carries it (its mecab-ipadic section). */
+export function ipadicNotice(): string {
+  const notice = fs.readFileSync(pkgFile('kuromoji', 'NOTICE.md'), 'utf8');
+  const start = notice.indexOf('mecab-ipadic-2.7.0-20070801\n---');
+  if (start < 0) throw new Error('[lang-data] kuromoji NOTICE.md has no mecab-ipadic section');
+  return notice.slice(start).trim();
+}
+
 export function ipadicPredicates(): IpadicPredicates {
   const pos = zlib.gunzipSync(fs.readFileSync(pkgFile('kuromoji', 'dict/tid_pos.dat.gz')));
   const tid = zlib.gunzipSync(fs.readFileSync(pkgFile('kuromoji', 'dict/tid.dat.gz')));
@@ -57,8 +76,10 @@ export function ipadicPredicates(): IpadicPredicates {
   const forms = new Map<string, ConjugatedForm>();
   const naAdjectives = new Set<string>();
   const auxiliaries = new Set<string>(NOMINAL_SUFFIXES);
-  // Per surface the lowest cost of an entry that is no conjugated form (nouns, particles, adverbs).
+  // Per surface the lowest cost of an entry that is no conjugated form (nouns, particles, adverbs),
+  // and whether that entry is a particle or a conjunction (じゃ).
   const otherCost = new Map<string, number>();
+  const otherIsParticle = new Map<string, boolean>();
   for (let at = 0; at + 10 <= tid.byteLength; at += 10) {
     const cost = view.getInt16(at + 4, true);
     const offset = view.getInt32(at + 6, true);
@@ -70,16 +91,34 @@ export function ipadicPredicates(): IpadicPredicates {
     const kind = kindOf(p, p1);
     if (kind === 'auxiliary') auxiliaries.add(surface);
     if (kind === null) {
-      otherCost.set(surface, Math.min(cost, otherCost.get(surface) ?? Infinity));
+      if (cost < (otherCost.get(surface) ?? Infinity)) {
+        otherCost.set(surface, cost);
+        otherIsParticle.set(surface, p === '助詞' || p === '接続詞');
+      }
       continue;
     }
     if (SKIPPED_FORMS.test(conjForm)) continue;
     const had = forms.get(surface);
     if (!had || cost < had.cost) forms.set(surface, { base, kind, cost });
   }
+  const endings = new Set<string>(NOMINAL_SUFFIXES);
+  const otherWords = new Set<string>();
+  const hiraganaEnd = /\p{Script=Hiragana}$/u;
+  for (const [surface, other] of otherCost) {
+    const form = forms.get(surface);
+    if ((form === undefined || other < form.cost) && surface.length >= 2 && hiraganaEnd.test(surface))
+      otherWords.add(surface);
+  }
+  for (const surface of auxiliaries) {
+    const form = forms.get(surface);
+    const other = otherCost.get(surface) ?? Infinity;
+    if (naAdjectives.has(surface)) continue;
+    if (form !== undefined && form.cost <= other ? form.kind === 'auxiliary' : otherIsParticle.get(surface) === true)
+      endings.add(surface);
+  }
   for (const [surface, form] of forms) {
     const other = otherCost.get(surface);
     if (naAdjectives.has(surface) || (other !== undefined && other < form.cost)) forms.delete(surface);
   }
-  return { forms, naAdjectives, auxiliaries };
+  return { forms, naAdjectives, auxiliaries, endings, otherWords };
 }

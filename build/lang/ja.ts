@@ -7,8 +7,8 @@
 import { FLAG } from '../../core/tokenizer/data';
 import { CLOSED_CLASSES } from './closed-classes';
 import { isoStopWords, npmSource, pkgRequire } from './inputs';
-import { ipadicPredicates } from './ipadic';
-import { buildBloom } from '../../core/tokenizer/bloom';
+import { ipadicNotice, ipadicPredicates } from './ipadic';
+import { BLOOM_VERSION, buildBloom } from '../../core/tokenizer/bloom';
 import { languageMeta, Lexicon } from './lexicon';
 
 /** The pairs of adjacent units inside the forms whose second unit is hiragana (LanguageMeta conjugation.junctions). */
@@ -55,10 +55,14 @@ export function buildJapanese(): Uint8Array {
   lex.markClosedClasses(CLOSED_CLASSES.ja.function, CLOSED_CLASSES.ja.numbers);
   // After the closed classes: a conjugated form must not take its lemma's stop or function flag
   // (the stop words stay stopwords-iso's list: まし is none although ます is one).
-  const { forms, naAdjectives, auxiliaries } = ipadicPredicates();
-  // Part-of-speech flags only: FLAG.KNOWN stays the Sudachi words that mergeKnownHiragana joins
+  const { forms, naAdjectives, auxiliaries, endings, otherWords } = ipadicPredicates();
+  // Verbs and adjectives only (an auxiliary is no word to merge into or cut after), with
+  // part-of-speech flags only: FLAG.KNOWN stays the Sudachi words that mergeKnownHiragana joins
   // (with every conjugated form known, て|い|た would become ていた).
+  const predicates: string[] = [...naAdjectives];
   for (const [form, { base, kind }] of forms) {
+    if (kind === 'auxiliary') continue;
+    predicates.push(form);
     const e = lex.entry(form);
     e.flags |= kind === 'adjective' ? FLAG.ADJ : FLAG.VERB;
     if (base !== form) e.lemma = base;
@@ -70,19 +74,29 @@ export function buildJapanese(): Uint8Array {
     npmSource('stopwords-iso', 'MIT', 'Japanese stop words'),
     npmSource(
       'kuromoji',
-      'Apache-2.0 package; IPADIC 2.7.0 data under the IPADIC licence (BSD-style, notice kept)',
+      'Apache-2.0 package; IPADIC 2.7.0 data under the IPADIC licence (BSD-style; its notice is meta.notices)',
       'Japanese conjugated forms with their dictionary forms, na-adjective stems, auxiliaries (IPADIC)',
     ),
   ];
   const segmenterFeatures = Object.values(tables).reduce((s, t) => s + Object.keys(t).length, 0);
-  const predicates = [...forms.keys(), ...naAdjectives];
   return lex.pack(
     {
-      ...languageMeta('ja', sources, stop, { segmenterFeatures, conjugatedForms: forms.size }),
+      ...languageMeta('ja', sources, stop, { segmenterFeatures, conjugatedForms: predicates.length }),
       segmenter: { bias, tables },
-      conjugation: { auxiliaries: [...auxiliaries].sort(), junctions: junctionsOf(predicates) },
+      conjugation: {
+        auxiliaries: [...auxiliaries].sort(),
+        endings: [...endings].sort(),
+        junctions: junctionsOf(predicates),
+        bloomVersion: BLOOM_VERSION,
+      },
+      // IPADIC's licence asks for its notice in every copy, modified ones included.
+      notices: [ipadicNotice()],
     },
-    // The conjugated forms and na-adjective stems as a Bloom filter (core/tokenizer/bloom.ts).
-    [['JBLM', buildBloom(predicates)]],
+    // Bloom filters (core/tokenizer/bloom.ts): the conjugated forms and na-adjective stems; the
+    // words of other parts of speech the split leaves whole.
+    [
+      ['JBLM', buildBloom(predicates, 1 << 21)],
+      ['JOTH', buildBloom(otherWords, 1 << 18)],
+    ],
   );
 }

@@ -9,7 +9,8 @@
 
 /** Probes per string: with 2^21 bits and ~120k strings, about 0.4% false positives. */
 export const BLOOM_PROBES = 3;
-export const BLOOM_BITS = 1 << 21;
+/** The hashing and probing of this module: a language file records it, and a reader ignores filters built otherwise. */
+export const BLOOM_VERSION = 1;
 
 function hashes(text: string, start: number, end: number): [number, number] {
   let a = 0x811c9dc5;
@@ -24,7 +25,7 @@ function hashes(text: string, start: number, end: number): [number, number] {
   return [a >>> 0, (b | 1) >>> 0];
 }
 
-/** Whether text[start, end) may be in the set (false: certainly not). */
+/** Whether text[start, end) may be in the set (false: certainly not). `bits` holds a power of two of bits. */
 export function bloomHas(bits: Uint32Array, text: string, start: number, end: number): boolean {
   const mask = bits.length * 32 - 1;
   const [a, b] = hashes(text, start, end);
@@ -35,10 +36,11 @@ export function bloomHas(bits: Uint32Array, text: string, start: number, end: nu
   return true;
 }
 
-/** A filter of BLOOM_BITS bits holding every string of `items`. */
-export function buildBloom(items: Iterable<string>): Uint32Array {
-  const bits = new Uint32Array(BLOOM_BITS / 32);
-  const mask = BLOOM_BITS - 1;
+/** A filter of `size` bits (a power of two, at least 32) holding every string of `items`. */
+export function buildBloom(items: Iterable<string>, size: number): Uint32Array {
+  if (size < 32 || (size & (size - 1)) !== 0) throw new Error(`bloom: ${size} bits is no power of two`);
+  const bits = new Uint32Array(size / 32);
+  const mask = size - 1;
   for (const s of items) {
     const [a, b] = hashes(s, 0, s.length);
     for (let k = 0; k < BLOOM_PROBES; k++) {

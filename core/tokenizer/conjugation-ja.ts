@@ -197,7 +197,11 @@ function auxiliaryCut(text: string, sp: Span, data: LanguageData, memo: Memo): S
 /** Where the pieces of text[sp] start (0, the first auxiliary, ...), or null when it is not cut. */
 function cutsOf(text: string, sp: Span, data: LanguageData, memo: Memo): number[] | null {
   const word = text.slice(sp.start, sp.end);
+  // A word of the language data, an auxiliary, or (probably: a Bloom filter) a word of another
+  // part of speech (思わず, とりあえず, ただ) stays whole.
   if (flagsAt(data, memo, text, sp.start, sp.end) !== 0 || data.auxiliaries.has(word)) return null;
+  const other = data.otherWordBloom;
+  if (other !== null && bloomHas(other, text, sp.start, sp.end)) return null;
   for (let cut = word.length - 1; cut >= 1; cut--) {
     if (!isPredicateAt(data, memo, text, sp.start, sp.start + cut)) continue;
     const chain = auxiliaryChain(word, cut, data);

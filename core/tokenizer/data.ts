@@ -5,6 +5,7 @@
  */
 import { decodeContainer, StringTable, u32, type LanguageMeta } from './format';
 import { normalizeLanguage, type Language } from './languages';
+import { BLOOM_VERSION } from './bloom';
 
 export const NONE = 0xffffffff;
 
@@ -67,6 +68,10 @@ export class LanguageData {
   readonly junctions: ReadonlySet<number>;
   /** Japanese: the conjugated forms and na-adjective stems as a Bloom filter (section JBLM, bloom.ts); else null. */
   readonly predicateBloom: Uint32Array | null;
+  /** Japanese: words of other parts of speech ending in hiragana (section JOTH), which the split leaves whole; else null. */
+  readonly otherWordBloom: Uint32Array | null;
+  /** Japanese: auxiliaries with no meaning of their own (meta.conjugation.endings): not scored. */
+  readonly endings: ReadonlySet<string>;
   private readonly flags: Uint8Array;
   private readonly lemmas: Uint32Array;
   private readonly nIdx: Uint32Array;
@@ -102,8 +107,13 @@ export class LanguageData {
     } else this.segmenter = null;
     this.auxiliaries = new Set(meta.conjugation?.auxiliaries ?? []);
     this.junctions = new Set(meta.conjugation?.junctions ?? []);
+    // Filters built by another version of bloom.ts would answer "certainly not" wrongly: ignored.
+    const bloomOk = meta.conjugation?.bloomVersion === BLOOM_VERSION;
     const bloom = sections.get('JBLM');
-    this.predicateBloom = bloom ? u32(bloom) : null;
+    this.predicateBloom = bloom && bloomOk ? u32(bloom) : null;
+    const other = sections.get('JOTH');
+    this.otherWordBloom = other && bloomOk ? u32(other) : null;
+    this.endings = new Set(meta.conjugation?.endings ?? []);
   }
 
   /** Recent find results: a text's frequent words are looked up many times per token (UTF-8 encoding and a binary search each). */

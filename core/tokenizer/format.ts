@@ -25,7 +25,12 @@ export interface LanguageMeta {
    * nominalizing suffixes: the pieces a conjugated word can carry (japanese.ts splits them off).
    */
   conjugation?: {
+    /** Surfaces of the auxiliaries and the nominal suffixes: what the split cuts off. */
     auxiliaries: string[];
+    /** Those that carry no meaning of their own (their cheapest IPADIC entry is an auxiliary or a particle): not scored. */
+    endings: string[];
+    /** core/tokenizer/bloom.ts BLOOM_VERSION of the JBLM and JOTH sections (a reader ignores other versions). */
+    bloomVersion: number;
     /**
      * Every pair of adjacent UTF-16 units (first * 65536 + second, ascending) inside a conjugated
      * form or a na-adjective stem where the second is hiragana: where a merge of two pieces can make one form (美味|しかっ:
@@ -33,6 +38,8 @@ export interface LanguageMeta {
      */
     junctions: number[];
   };
+  /** Copyright notices the data's licences ask every copy to carry (ja: IPADIC's). */
+  notices?: string[];
   /** Word lists of the text-score composition rules (core/scoring/composition/; build/composition-lists.ts). */
   composition?: CompositionData;
 }

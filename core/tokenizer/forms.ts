@@ -208,12 +208,12 @@ function contextForm(data: LanguageData, w: WordInfo, ctx: number): TokenForm {
 
 /**
  * A Japanese form: token = string (the interface says so); a content word looks up by its
- * dictionary form, an auxiliary (じゃ, たく, られ) by nothing: it carries no meaning of its own to
- * score. Stop words keep their surface (の, で and い are no verb forms to score).
+ * dictionary form, an auxiliary ending (じゃ, たく, られ: meta.conjugation.endings) by nothing: it
+ * carries no meaning of its own to score. Stop words keep their surface (の, で and い are no verb forms to score).
  */
 function japaneseForm(data: LanguageData, w: WordInfo): TokenForm {
   const isStop = (w.flags & FLAG.STOP) !== 0;
-  const lookup = isStop ? w.string : data.auxiliaries.has(w.string) ? '' : (dictionaryForm(data, w.index) ?? w.string);
+  const lookup = isStop ? w.string : data.endings.has(w.string) ? '' : (dictionaryForm(data, w.index) ?? w.string);
   return new TokenForm(w.string, w.string, isStop, w, 0, lookup);
 }
 

@@ -106,9 +106,20 @@ describe('dictionary forms by conjugation class (the scorer looks them up; token
     }
   });
   it('synonyms of a conjugated word come from its dictionary form when its surface has none', () => {
-    const surface = tokenize('楽しい', ja).tokens[0]!.synonyms;
-    const conjugated = tokenize('楽しかった', ja).tokens[0]!.synonyms;
-    expect(conjugated).toEqual(surface.filter((s) => s !== '楽しかっ'));
+    for (const [text, base] of [
+      ['本を買った', '買う'],
+      ['速かった', '速い'],
+    ]) {
+      const conjugated = scoringTokenizer(ja)(text).find((t) => t.lookup === base)!;
+      const synonyms = tokenize(text, ja).tokens.find((t) => t.string === conjugated.string)!.synonyms;
+      expect(synonyms.length, text).toBeGreaterThan(0);
+      expect(synonyms).toEqual(tokenize(base, ja).tokens[0]!.synonyms.filter((s) => s !== conjugated.string));
+    }
+  });
+  it('words of other parts of speech that end like a conjugation stay whole (no split, no negation)', () => {
+    expect(pieces('ただ一つ')).toBe('ただ | 一つ');
+    expect(pieces('それはただの噂だ')).toBe('それ | は | ただ | の | 噂 | だ');
+    expect(pieces('思わず笑った')).toBe('思わず | 笑っ→笑う | た');
   });
 });
 
@@ -130,6 +141,7 @@ describe('negation by inflection (composition rules, ja)', () => {
       ['好きじゃない', '好き'],
       ['テレビを見なければ', '見'],
       ['本が読まれない', '読ま'],
+      ['美味しく無い', '美味しく'],
     ]) {
       const it = item(compose(text), word);
       expect(it.negations, text).toBe(1);

@@ -7,6 +7,7 @@ import { ensureLanguageData, languageFile } from '../../build/lang-data';
 import {
   normalizeLanguage,
   parseLanguageData,
+  scoringTokenizer,
   SUPPORTED_LANGUAGES,
   tokenize,
   type Language,
@@ -98,6 +99,25 @@ describe('gold files (hand-checked tokens)', () => {
       expect(misses).toEqual(KNOWN_MISSES[l]);
       expect(lemmaOk / total).toBeGreaterThanOrEqual(0.95);
       expect(stopOk / total).toBeGreaterThanOrEqual(0.95);
+    });
+  }
+});
+
+describe("the scorer's tokens (scoringTokenizer)", () => {
+  for (const l of SUPPORTED_LANGUAGES) {
+    it(`${l}: the tokenizations tokens (string, token, offsets, stop flag) of every gold sentence, each with its lookup form`, () => {
+      const gold = JSON.parse(fs.readFileSync(path.join(here, '..', 'gold', `tokens-${l}.json`), 'utf8')) as Gold;
+      const scoring = scoringTokenizer(data[l]);
+      for (const { text } of gold.sentences) {
+        const tokens = scoring(text);
+        expect(tokens.map(({ lookup: _, ...t }) => t)).toEqual(
+          tokenize(text, data[l], { synonyms: false }).tokens.map(({ synonyms: _, ...t }) => t),
+        );
+        // en/de/fr look up by the lemma; Japanese by a dictionary form, its surface or nothing.
+        for (const t of tokens)
+          if (l === 'ja') expect(t.lookup === t.string || t.lookup === '' || data.ja.find(t.lookup) >= 0).toBe(true);
+          else expect(t.lookup).toBe(t.token);
+      }
     });
   }
 });

@@ -63,6 +63,8 @@ export interface FormInfo {
   pairTails: ReadonlyArray<ReadonlyMap<string, PairEntry> | undefined>;
   /** A key holds a space (pairEntry then joins the keys themselves). */
   spaced: boolean;
+  /** The token is an ending looked up by nothing (lookup ''): its flags hold F_STOP. */
+  ending: boolean;
 }
 const NO_TAILS: ReadonlyArray<ReadonlyMap<string, PairEntry> | undefined> = [undefined, undefined];
 /** Distinct forms kept per language before the map starts afresh (bounds memory on hostile input). */
@@ -192,7 +194,8 @@ const hasKey = (set: ReadonlySet<string>, k: [string, string]): boolean => set.h
  */
 export function formInfo(rules: CompiledComposition, t: TokenLike): FormInfo {
   const hit = rules.forms.get(t.token);
-  if (hit !== undefined && hit.surface === t.string) return hit;
+  // The flags depend on the lookup too (an auxiliary ending, lookup '', reads like a stop word).
+  if (hit !== undefined && hit.surface === t.string && hit.ending === (t.lookup === '')) return hit;
   const info = computeFormInfo(rules, t);
   if (rules.forms.size >= FORMS_MAX) rules.forms.clear();
   rules.forms.set(t.token, info);
@@ -223,6 +226,7 @@ export function computeFormInfo(rules: CompiledComposition, t: FormLike): FormIn
       (seenIn(rules, t.string, 0, t.string.length) << bits.S_SEEN_SHIFT),
     pairTails: cls & bits.C_PAIR_HEAD ? [rules.pairs.get(k[0]), rules.pairs.get(k[1])] : NO_TAILS,
     spaced: k[0].includes(' ') || k[1].includes(' '),
+    ending: t.lookup === '',
   };
   return info;
 }
