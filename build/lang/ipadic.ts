@@ -1,32 +1,36 @@
 /**
  * Japanese conjugation from IPADIC (mecab-ipadic 2.7.0-20070801, as shipped in npm kuromoji's
- * dict/): every conjugated form that IPADIC lists for a verb, an i-adjective or an auxiliary,
- * with its dictionary form, and the na-adjective stems. IPADIC generates these forms with its
- * conjugation tables (conj.csv / cForm.def: one ending per conjugation type and form), so this
- * is those rules applied to its lexicon, read back from the compiled dictionary:
+ * dict/): the rules by which IPADIC conjugates its verbs and i-adjectives, read back from the
+ * compiled dictionary, with the dictionary forms they apply to. IPADIC generates every form from
+ * its conjugation tables (conj.csv / cForm.def: one ending per conjugation type and form); each
+ * of its 115k verb and adjective forms here gives a rule "surface ending -> dictionary ending,
+ * conjugation type" (書い -> 書く: い -> く, 五段・カ行イ音便), and the 223 distinct rules, ordered
+ * by how many forms follow them, with the 16k dictionary forms and their types, rebuild every
+ * form at run time (core/tokenizer/conjugation-ja.ts) in a fraction of a full-form table's memory.
  *
  *   tid_pos.dat  per entry "surface,pos,pos1,pos2,pos3,conjType,conjForm,base,reading,pron" (UTF-8, NUL-ended)
  *   tid.dat      per entry 10 bytes: left id, right id, word cost (int16 LE each), offset into tid_pos (int32 LE)
  *
- * A surface that is a form of several words keeps the entry of lowest word cost (MeCab's unigram
- * cost: the most likely reading), as MeCab would pick without context; a surface whose cheapest
- * entry is another part of speech (話し the noun, 好き the na-adjective) is no conjugated form.
+ * A surface that is a form of several words reads as the one its most frequent rule gives (98.7%
+ * agree with IPADIC's lowest-cost reading, MeCab's choice without context; the rest are mostly
+ * potential verbs: 持て -> 持てる, not 持つ); a surface whose cheapest entry is another part of
+ * speech (話し the noun) is no conjugated form (otherWords).
  */
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { pkgFile } from './inputs';
 
-export type PredicateKind = 'verb' | 'adjective' | 'auxiliary';
-
-export interface ConjugatedForm {
-  base: string;
-  kind: PredicateKind;
-  cost: number;
-}
-
 export interface IpadicPredicates {
-  /** Every conjugated or dictionary form of a verb, i-adjective or auxiliary, by surface (lowest cost). */
-  forms: Map<string, ConjugatedForm>;
+  /** Conjugation types (IPADIC names: 一段, 五段・カ行イ音便, 形容詞・イ段...), indexed by the rules and bases. */
+  types: string[];
+  /** [surface ending, dictionary ending, type index], most followed first. */
+  rules: Array<[string, string, number]>;
+  /** Dictionary forms with their types: "base\ttype index", and whether the type is an adjective's. */
+  bases: Map<string, 'verb' | 'adjective'>;
+  /** Every verb and adjective form (the Bloom filter of candidates). */
+  forms: Set<string>;
+  /** How many forms the rules read as IPADIC's lowest-cost entry does, of how many. */
+  agreement: { same: number; total: number };
   /** Stems of na-adjectives (形容動詞語幹: 静か, 綺麗, 好き). */
   naAdjectives: Set<string>;
   /**
@@ -36,13 +40,14 @@ export interface IpadicPredicates {
   auxiliaries: Set<string>;
   /**
    * Auxiliary surfaces whose cheapest IPADIC entry is an auxiliary, a particle or a conjunction
-   * (た, ます, じゃ, たく), and the nominal suffixes: endings with no meaning of their own. Not 無い, まし, なる (an adjective, a
-   * na-adjective, a verb are cheapest).
+   * (た, ます, じゃ, たく), and the nominal suffixes: endings with no meaning of their own. Not
+   * 無い, まし, なる (an adjective, a na-adjective, a verb are cheapest).
    */
   endings: Set<string>;
   /**
-   * Words of another part of speech (cheapest entry: adverb, noun, particle...) of two or more
-   * characters ending in hiragana: pieces the split must leave whole (思わず, とりあえず, ただ).
+   * Surfaces whose cheapest entry is another part of speech (adverb, noun, particle...): of two
+   * or more characters ending in hiragana, pieces the split leaves whole (思わず, とりあえず, ただ),
+   * and those the rules would read as a conjugated form (話し the noun).
    */
   otherWords: Set<string>;
 }
@@ -53,7 +58,9 @@ const NOMINAL_SUFFIXES = ['さ', 'そう'];
 /** Classical forms a modern text does not need (文語基本形 "美し", 体言接続 "美しき"); 音便基本形 "ねえ" stays. */
 const SKIPPED_FORMS = /文語|古|体言接続/;
 
-function kindOf(pos: string, pos1: string): PredicateKind | null {
+type Kind = 'verb' | 'adjective' | 'auxiliary';
+
+function kindOf(pos: string, pos1: string): Kind | null {
   if (pos === '助動詞') return 'auxiliary';
   // れる, られる, せる, させる are suffix verbs (動詞,接尾) in IPADIC: auxiliaries in a grammar's sense.
   if (pos === '動詞') return pos1 === '接尾' ? 'auxiliary' : 'verb';
@@ -69,15 +76,52 @@ export function ipadicNotice(): string {
   return notice.slice(start).trim();
 }
 
+interface Entry {
+  surface: string;
+  base: string;
+  type: string;
+  kind: Kind;
+  cost: number;
+}
+
+function commonPrefix(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+/** The dictionary form the rules give `surface` (the most followed matching rule), or null. */
+export function ruleReading(
+  surface: string,
+  bySuffix: Map<string, Array<{ base: string; type: number; order: number }>>,
+  maxSuffix: number,
+  hasBase: (key: string) => boolean,
+): string | null {
+  let best: string | null = null;
+  let bestOrder = Infinity;
+  for (let l = 0; l <= Math.min(maxSuffix, surface.length); l++) {
+    for (const r of bySuffix.get(surface.slice(surface.length - l)) ?? []) {
+      const base = surface.slice(0, surface.length - l) + r.base;
+      if (base && r.order < bestOrder && hasBase(`${base}\t${r.type}`)) {
+        best = base;
+        bestOrder = r.order;
+      }
+    }
+  }
+  return best;
+}
+
 export function ipadicPredicates(): IpadicPredicates {
   const pos = zlib.gunzipSync(fs.readFileSync(pkgFile('kuromoji', 'dict/tid_pos.dat.gz')));
   const tid = zlib.gunzipSync(fs.readFileSync(pkgFile('kuromoji', 'dict/tid.dat.gz')));
   const view = new DataView(tid.buffer, tid.byteOffset, tid.byteLength);
-  const forms = new Map<string, ConjugatedForm>();
   const naAdjectives = new Set<string>();
   const auxiliaries = new Set<string>(NOMINAL_SUFFIXES);
-  // Per surface the lowest cost of an entry that is no conjugated form (nouns, particles, adverbs),
-  // and whether that entry is a particle or a conjunction (じゃ).
+  // Per surface: its cheapest verb/adjective/auxiliary entry, and the lowest cost of an entry of
+  // another part of speech (nouns, particles, adverbs), and whether that one is a particle or a
+  // conjunction (じゃ).
+  const cheapest = new Map<string, Entry>();
+  const entries: Entry[] = [];
   const otherCost = new Map<string, number>();
   const otherIsParticle = new Map<string, boolean>();
   for (let at = 0; at + 10 <= tid.byteLength; at += 10) {
@@ -85,7 +129,7 @@ export function ipadicPredicates(): IpadicPredicates {
     const offset = view.getInt32(at + 6, true);
     const end = pos.indexOf(0, offset);
     const f = pos.toString('utf8', offset, end < 0 ? pos.length : end).split(',');
-    const [surface, p, p1, , , , conjForm, base] = f;
+    const [surface, p, p1, , , type, conjForm, base] = f;
     if (!surface || !base) continue;
     if (p === '名詞' && p1 === '形容動詞語幹') naAdjectives.add(surface);
     const kind = kindOf(p, p1);
@@ -98,27 +142,71 @@ export function ipadicPredicates(): IpadicPredicates {
       continue;
     }
     if (SKIPPED_FORMS.test(conjForm)) continue;
-    const had = forms.get(surface);
-    if (!had || cost < had.cost) forms.set(surface, { base, kind, cost });
+    const e: Entry = { surface, base, type, kind, cost };
+    if (kind !== 'auxiliary') entries.push(e);
+    const had = cheapest.get(surface);
+    if (!had || cost < had.cost) cheapest.set(surface, e);
   }
+
+  // The rules, most followed first, and the dictionary forms with their types.
+  const types: string[] = [];
+  const typeIndex = new Map<string, number>();
+  const counts = new Map<string, { rule: [string, string, number]; n: number }>();
+  const bases = new Map<string, 'verb' | 'adjective'>();
+  const forms = new Set<string>();
+  for (const e of entries) {
+    let t = typeIndex.get(e.type);
+    if (t === undefined) {
+      typeIndex.set(e.type, (t = types.length));
+      types.push(e.type);
+    }
+    const p = commonPrefix(e.surface, e.base);
+    const key = `${e.surface.slice(p)}\u0000${e.base.slice(p)}\u0000${t}`;
+    const c = counts.get(key);
+    if (c) c.n++;
+    else counts.set(key, { rule: [e.surface.slice(p), e.base.slice(p), t], n: 1 });
+    bases.set(`${e.base}\t${t}`, e.kind === 'adjective' ? 'adjective' : 'verb');
+    forms.add(e.surface);
+  }
+  const rules = [...counts.values()]
+    .sort((a, b) => b.n - a.n || (a.rule.join() < b.rule.join() ? -1 : 1))
+    .map((c) => c.rule);
+  const bySuffix = new Map<string, Array<{ base: string; type: number; order: number }>>();
+  let maxSuffix = 0;
+  rules.forEach(([surface, base, type], order) => {
+    let list = bySuffix.get(surface);
+    if (!list) bySuffix.set(surface, (list = []));
+    list.push({ base, type, order });
+    maxSuffix = Math.max(maxSuffix, surface.length);
+  });
+
   const endings = new Set<string>(NOMINAL_SUFFIXES);
-  const otherWords = new Set<string>();
-  const hiraganaEnd = /\p{Script=Hiragana}$/u;
-  for (const [surface, other] of otherCost) {
-    const form = forms.get(surface);
-    if ((form === undefined || other < form.cost) && surface.length >= 2 && hiraganaEnd.test(surface))
-      otherWords.add(surface);
-  }
   for (const surface of auxiliaries) {
-    const form = forms.get(surface);
+    const form = cheapest.get(surface);
     const other = otherCost.get(surface) ?? Infinity;
     if (naAdjectives.has(surface)) continue;
     if (form !== undefined && form.cost <= other ? form.kind === 'auxiliary' : otherIsParticle.get(surface) === true)
       endings.add(surface);
   }
-  for (const [surface, form] of forms) {
-    const other = otherCost.get(surface);
-    if (naAdjectives.has(surface) || (other !== undefined && other < form.cost)) forms.delete(surface);
+  const otherWords = new Set<string>();
+  const hiraganaEnd = /\p{Script=Hiragana}$/u;
+  let same = 0;
+  let total = 0;
+  const hasBase = (key: string): boolean => bases.has(key);
+  for (const [surface, other] of otherCost) {
+    const form = cheapest.get(surface);
+    if (form !== undefined && form.cost <= other) continue;
+    // Another part of speech is cheaper: a word the split leaves whole, or one the rules must not read.
+    if (
+      (surface.length >= 2 && hiraganaEnd.test(surface)) ||
+      ruleReading(surface, bySuffix, maxSuffix, hasBase) !== null
+    )
+      otherWords.add(surface);
   }
-  return { forms, naAdjectives, auxiliaries, endings, otherWords };
+  for (const [surface, e] of cheapest) {
+    if (e.kind === 'auxiliary' || naAdjectives.has(surface) || (otherCost.get(surface) ?? Infinity) < e.cost) continue;
+    total++;
+    if (ruleReading(surface, bySuffix, maxSuffix, hasBase) === e.base) same++;
+  }
+  return { types, rules, bases, forms, agreement: { same, total }, naAdjectives, auxiliaries, endings, otherWords };
 }

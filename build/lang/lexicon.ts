@@ -128,7 +128,8 @@ export class Lexicon {
       ['KOFF', table.offsets],
       ['KBYT', table.bytes],
       ['FLAG', flags],
-      ['LEMM', lemmas],
+      // No lemma at all (ja): an empty section, not a NONE per key.
+      ['LEMM', lemmas.some((l) => l !== NONE) ? lemmas : new Uint32Array(0)],
       ['NIDX', Uint32Array.from(nIdx)],
       ['NVAL', Uint32Array.from(nVal)],
       ['SIDX', Uint32Array.from(sIdx)],

@@ -50,3 +50,30 @@ export function buildBloom(items: Iterable<string>, size: number): Uint32Array {
   }
   return bits;
 }
+
+/**
+ * A one-probe bit set of unit pairs (a, b): "a can be followed by b" inside some string of a set,
+ * certainly not when the bit is clear. `bits` holds a power of two of bits.
+ */
+function pairBit(a: number, b: number, mask: number): number {
+  return (Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b)) & mask;
+}
+
+export function pairBitsHas(bits: Uint32Array, a: number, b: number): boolean {
+  const bit = pairBit(a, b, bits.length * 32 - 1);
+  return (bits[bit >>> 5]! & (1 << (bit & 31))) !== 0;
+}
+
+/** The pair bit set of `size` bits (a power of two) over every adjacent pair of units in `items` whose second unit passes `second`. */
+export function buildPairBits(items: Iterable<string>, size: number, second: (unit: number) => boolean): Uint32Array {
+  if (size < 32 || (size & (size - 1)) !== 0) throw new Error(`bloom: ${size} bits is no power of two`);
+  const bits = new Uint32Array(size / 32);
+  for (const s of items)
+    for (let i = 0; i + 1 < s.length; i++) {
+      const b = s.charCodeAt(i + 1);
+      if (!second(b)) continue;
+      const bit = pairBit(s.charCodeAt(i), b, size - 1);
+      bits[bit >>> 5]! |= 1 << (bit & 31);
+    }
+  return bits;
+}

@@ -1,9 +1,13 @@
 /**
  * Japanese conjugation: the pieces of a conjugated word as IPADIC cuts them, and its dictionary
- * form. The language file holds IPADIC's conjugated forms of every verb and i-adjective with
- * their dictionary form as lemma (FLAG.VERB / FLAG.ADJ), the na-adjective stems (FLAG.ADJ) and
- * the auxiliaries' forms (meta.conjugation; build/lang/ipadic.ts). TinySegmenter mostly cuts
- * the IPADIC way (楽しかっ|た, 食べ|ませ|ん); two corrections fix where it does not:
+ * form. The language file holds IPADIC's conjugation as rules (meta.conjugation.rules: surface
+ * ending -> dictionary ending, conjugation type; build/lang/ipadic.ts), the dictionary forms keyed
+ * with their type ("食べる\t0", FLAG.VERB / FLAG.ADJ), the na-adjective stems (FLAG.ADJ), the
+ * auxiliaries' forms, and five filters (bloom.ts): the forms, the na-adjective stems, the dictionary-form keys, the words
+ * of other parts of speech, the unit pairs inside forms. A piece is a conjugated form when a rule maps it to a dictionary
+ * form of the rule's type (the most followed rule wins: 書い -> 書く, 食べ -> 食べる).
+ * TinySegmenter mostly cuts the IPADIC way (楽しかっ|た, 食べ|ませ|ん); two corrections fix
+ * where it does not:
  *
  *   merge: pieces that together spell one conjugated form (美味|しかっ -> 美味しかっ,
  *          分|から -> 分から, つまら|ない -> つまらない: the longest form wins, as in IPADIC);
@@ -15,13 +19,11 @@
  * dictionaryForm gives the form scoring looks a token up by (楽しかっ -> 楽しい); the token
  * itself stays the surface form, as the interface says.
  */
+import { bloomHas, BLOOM_VERSION, pairBitsHas } from './bloom';
 import { FLAG, type LanguageData } from './data';
-import { bloomHas } from './bloom';
 import type { Span } from './segment';
 import { WordTable } from './word-table';
 
-/** A conjugated verb or adjective form, or a na-adjective stem. */
-const PREDICATE = FLAG.VERB | FLAG.ADJ;
 /** At most this many pieces after the first are merged, into a form of at most MERGE_MAX_LENGTH characters. */
 const MERGE_PIECES = 3;
 const MERGE_MAX_LENGTH = 10;
@@ -37,83 +39,135 @@ function isHiragana(text: string, start: number, end: number): boolean {
   return end > start;
 }
 
+/** A rule as conjugation-ja reads it: the dictionary ending, the type, its rank (0: most followed). */
+interface Rule {
+  base: string;
+  type: number;
+  order: number;
+}
+
 /**
- * What the corrections asked of a piece of text before: its flags in the language data (merge)
- * and where it is cut (split), per language file, looked up by the characters in the text (the
- * tokenizer's WordTable: no substring, no string hash). Texts repeat their words; each question
- * costs a UTF-8 encoding and a binary search otherwise.
+ * What the corrections need of a language file, compiled once: the rules by surface ending, the
+ * filters, and what they asked before (the dictionary form of a piece, or null; where a piece is
+ * cut), per language file, looked up by the characters in the text (the tokenizer's WordTable: no
+ * substring, no string hash). Texts repeat their words; each question costs dictionary searches
+ * otherwise.
  */
-interface Memo {
-  flags: WordTable<number>;
+interface Conjugation {
+  rules: Map<string, Rule[]>;
+  maxSuffix: number;
+  auxiliaries: ReadonlySet<string>;
+  endings: ReadonlySet<string>;
+  forms: Uint32Array | null;
+  naAdjectives: Uint32Array | null;
+  bases: Uint32Array | null;
+  otherWords: Uint32Array | null;
+  junctions: Uint32Array | null;
+  readings: WordTable<string | null>;
   cuts: WordTable<readonly number[] | null>;
 }
 const MEMO_SIZE = 50_000;
 const MEMO_MAX_LENGTH = Math.max(MERGE_MAX_LENGTH, SPLIT_MAX_LENGTH);
-const memos = new WeakMap<LanguageData, Memo>();
+const compiled = new WeakMap<LanguageData, Conjugation | null>();
 
-function memoOf(data: LanguageData): Memo {
-  let m = memos.get(data);
-  if (!m)
-    memos.set(
-      data,
-      (m = { flags: new WordTable(MEMO_SIZE, MEMO_MAX_LENGTH), cuts: new WordTable(MEMO_SIZE, MEMO_MAX_LENGTH) }),
-    );
-  return m;
+const u32 = (b: Uint8Array | undefined): Uint32Array | null =>
+  b ? new Uint32Array(b.buffer, b.byteOffset, b.byteLength >>> 2) : null;
+
+/** The language file's conjugation, or null (no Japanese conjugation data). */
+function conjugationOf(data: LanguageData): Conjugation | null {
+  let c = compiled.get(data);
+  if (c !== undefined) return c;
+  const meta = data.meta.conjugation;
+  c = null;
+  if (meta) {
+    const rules = new Map<string, Rule[]>();
+    let maxSuffix = 0;
+    meta.rules.forEach(([surface, base, type], order) => {
+      let list = rules.get(surface);
+      if (!list) rules.set(surface, (list = []));
+      list.push({ base, type, order });
+      maxSuffix = Math.max(maxSuffix, surface.length);
+    });
+    // Filters built by another version of bloom.ts would answer "certainly not" wrongly: ignored.
+    const ok = meta.bloomVersion === BLOOM_VERSION;
+    c = {
+      rules,
+      maxSuffix,
+      auxiliaries: new Set(meta.auxiliaries),
+      endings: new Set(meta.endings),
+      forms: ok ? u32(data.extraSections.get('JBLM')) : null,
+      bases: ok ? u32(data.extraSections.get('JBAS')) : null,
+      naAdjectives: ok ? u32(data.extraSections.get('JNAD')) : null,
+      otherWords: ok ? u32(data.extraSections.get('JOTH')) : null,
+      junctions: ok ? u32(data.extraSections.get('JJUN')) : null,
+      readings: new WordTable(MEMO_SIZE, MEMO_MAX_LENGTH),
+      cuts: new WordTable(MEMO_SIZE, MEMO_MAX_LENGTH),
+    };
+  }
+  compiled.set(data, c);
+  return c;
 }
 
 /**
- * Whether units a, b can be adjacent inside a conjugated form (meta.conjugation.junctions): a
- * bit set of JUNCTION_BITS bits per language file, indexed by a small-integer hash of the pair
- * (a false positive only costs the lookup the set saves).
+ * The dictionary form of text[start, end) when it is a conjugated verb or i-adjective form or a
+ * na-adjective stem (the stem itself), else null; remembered per piece.
  */
-const JUNCTION_BITS = 1 << 20;
-const junctionSets = new WeakMap<LanguageData, Uint32Array>();
-
-function junctionIndex(a: number, b: number): number {
-  return (Math.imul(a, 0x9e3779b1) ^ b) & (JUNCTION_BITS - 1);
+function readingAt(data: LanguageData, c: Conjugation, text: string, start: number, end: number): string | null {
+  // Certainly no form (most pieces): answered without the memo.
+  if (c.forms !== null && !bloomHas(c.forms, text, start, end)) return null;
+  let r = c.readings.get(text, start, end);
+  if (r === undefined) {
+    r = readingOf(data, c, text, start, end);
+    c.readings.add(text, start, end, r);
+  }
+  return r;
 }
 
-function hasJunction(data: LanguageData, a: number, b: number): boolean {
-  let set = junctionSets.get(data);
-  if (!set) {
-    set = new Uint32Array(JUNCTION_BITS / 32);
-    for (const pair of data.junctions) {
-      const i = junctionIndex(Math.floor(pair / 65536), pair % 65536);
-      set[i >>> 5]! |= 1 << (i & 31);
+function readingOf(data: LanguageData, c: Conjugation, text: string, start: number, end: number): string | null {
+  // A na-adjective stem (the filter first: most forms are none); a word IPADIC reads as another
+  // part of speech (思わず).
+  const surface = text.slice(start, end);
+  if ((c.naAdjectives === null || bloomHas(c.naAdjectives, text, start, end)) && data.has(surface, FLAG.ADJ))
+    return surface;
+  if (c.otherWords !== null && bloomHas(c.otherWords, text, start, end)) return null;
+  let best: string | null = null;
+  let bestOrder = Infinity;
+  for (let l = 0; l <= Math.min(c.maxSuffix, surface.length); l++) {
+    const rules = c.rules.get(surface.slice(surface.length - l));
+    if (rules === undefined) continue;
+    for (const r of rules) {
+      if (r.order >= bestOrder) break; // the list is in rule order
+      const base = surface.slice(0, surface.length - l) + r.base;
+      if (!base) continue;
+      const key = `${base}\t${r.type}`;
+      // The filter first: most candidates are no dictionary form, and it spares their search.
+      if ((c.bases === null || bloomHas(c.bases, key, 0, key.length)) && data.find(key) >= 0) {
+        best = base;
+        bestOrder = r.order;
+      }
     }
-    junctionSets.set(data, set);
   }
-  const i = junctionIndex(a, b);
-  return (set[i >>> 5]! & (1 << (i & 31))) !== 0;
-}
-
-/** Whether text[start, end) is a conjugated form or a na-adjective stem (the Bloom filter first: most pieces are not). */
-function isPredicateAt(data: LanguageData, memo: Memo, text: string, start: number, end: number): boolean {
-  const bloom = data.predicateBloom;
-  if (bloom !== null && !bloomHas(bloom, text, start, end)) return false;
-  return (flagsAt(data, memo, text, start, end) & PREDICATE) !== 0;
-}
-
-/** The language data's flags of text[start, end). */
-function flagsAt(data: LanguageData, memo: Memo, text: string, start: number, end: number): number {
-  let f = memo.flags.get(text, start, end);
-  if (f === undefined) {
-    f = data.flagsOf(data.find(text.slice(start, end)));
-    memo.flags.add(text, start, end, f);
-  }
-  return f;
+  return best;
 }
 
 /** The dictionary form of a conjugated verb or i-adjective form (楽しかっ -> 楽しい), else null. */
-export function dictionaryForm(data: LanguageData, index: number): string | null {
-  return data.flagsOf(index) & PREDICATE ? data.lemmaOf(index) : null;
+export function dictionaryForm(data: LanguageData, surface: string): string | null {
+  const c = conjugationOf(data);
+  if (c === null || surface.length > MEMO_MAX_LENGTH) return null;
+  const r = readingAt(data, c, surface, 0, surface.length);
+  return r === surface ? null : r;
+}
+
+/** Whether a Japanese piece is an ending with no meaning of its own (meta.conjugation.endings: じゃ, たく, ませ). */
+export function isEnding(data: LanguageData, surface: string): boolean {
+  return conjugationOf(data)?.endings.has(surface) === true;
 }
 
 /** Both corrections over the spans of one run of Japanese script. */
 export function conjugationPieces(text: string, spans: Span[], data: LanguageData): Span[] {
-  if (data.auxiliaries.size === 0) return spans;
-  const memo = memoOf(data);
-  return splitAuxiliaries(text, mergeConjugatedPieces(text, spans, data, memo), data, memo);
+  const c = conjugationOf(data);
+  if (c === null) return spans;
+  return splitAuxiliaries(text, mergeConjugatedPieces(text, spans, data, c), data, c);
 }
 
 /**
@@ -121,7 +175,7 @@ export function conjugationPieces(text: string, spans: Span[], data: LanguageDat
  * not はいる), the longest run of up to MERGE_PIECES hiragana pieces after it that spells a
  * conjugated form with it.
  */
-function mergeConjugatedPieces(text: string, spans: Span[], data: LanguageData, memo: Memo): Span[] {
+function mergeConjugatedPieces(text: string, spans: Span[], data: LanguageData, c: Conjugation): Span[] {
   // A new list only from the first merge on (most runs have none).
   let out: Span[] | null = null;
   for (let i = 0; i < spans.length; i++) {
@@ -129,13 +183,12 @@ function mergeConjugatedPieces(text: string, spans: Span[], data: LanguageData, 
     let last = -1;
     const next = spans[i + 1];
     // Cheap tests first: a hiragana piece right after the head whose first unit can follow the
-    // head's last inside a conjugated form, and a head that is no particle.
+    // head's last inside a conjugated form. A head that is a particle is looked at last (below).
     if (
       next !== undefined &&
       next.start === head.end &&
-      hasJunction(data, text.charCodeAt(head.end - 1), text.charCodeAt(next.start)) &&
-      isHiragana(text, next.start, next.end) &&
-      !(isHiragana(text, head.start, head.end) && flagsAt(data, memo, text, head.start, head.end) & FLAG.STOP)
+      (c.junctions === null || pairBitsHas(c.junctions, text.charCodeAt(head.end - 1), text.charCodeAt(next.start))) &&
+      isHiragana(text, next.start, next.end)
     ) {
       let j = i;
       while (
@@ -146,8 +199,11 @@ function mergeConjugatedPieces(text: string, spans: Span[], data: LanguageData, 
         isHiragana(text, spans[j + 1]!.start, spans[j + 1]!.end)
       ) {
         j++;
-        if (isPredicateAt(data, memo, text, head.start, spans[j]!.end)) last = j;
+        if (readingAt(data, c, text, head.start, spans[j]!.end) !== null) last = j;
       }
+      // No merge from a particle (は|いる is a particle and a verb, not はいる).
+      if (last >= 0 && isHiragana(text, head.start, head.end) && data.has(text.slice(head.start, head.end), FLAG.STOP))
+        last = -1;
     }
     if (last < 0) out?.push(head);
     else {
@@ -162,7 +218,7 @@ function mergeConjugatedPieces(text: string, spans: Span[], data: LanguageData, 
  * Split: a piece the language data does not know, cut after its longest conjugated-word prefix
  * when the rest is a chain of auxiliaries (each the longest that fits).
  */
-function splitAuxiliaries(text: string, spans: Span[], data: LanguageData, memo: Memo): Span[] {
+function splitAuxiliaries(text: string, spans: Span[], data: LanguageData, c: Conjugation): Span[] {
   let out: Span[] | null = null;
   for (let k = 0; k < spans.length; k++) {
     const sp = spans[k]!;
@@ -170,7 +226,7 @@ function splitAuxiliaries(text: string, spans: Span[], data: LanguageData, memo:
     const len = sp.end - sp.start;
     const pieces =
       len >= 2 && len <= SPLIT_MAX_LENGTH && isHiragana(text, sp.end - 1, sp.end)
-        ? auxiliaryCut(text, sp, data, memo)
+        ? auxiliaryCut(text, sp, data, c)
         : null;
     if (pieces && !out) out = spans.slice(0, k);
     if (out) {
@@ -181,11 +237,11 @@ function splitAuxiliaries(text: string, spans: Span[], data: LanguageData, memo:
   return out ?? spans;
 }
 
-function auxiliaryCut(text: string, sp: Span, data: LanguageData, memo: Memo): Span[] | null {
-  let cuts = memo.cuts.get(text, sp.start, sp.end);
+function auxiliaryCut(text: string, sp: Span, data: LanguageData, c: Conjugation): Span[] | null {
+  let cuts = c.cuts.get(text, sp.start, sp.end);
   if (cuts === undefined) {
-    cuts = cutsOf(text, sp, data, memo);
-    memo.cuts.add(text, sp.start, sp.end, cuts);
+    cuts = cutsOf(text, sp, data, c);
+    c.cuts.add(text, sp.start, sp.end, cuts);
   }
   if (cuts === null) return null;
   const pieces: Span[] = [];
@@ -195,28 +251,28 @@ function auxiliaryCut(text: string, sp: Span, data: LanguageData, memo: Memo): S
 }
 
 /** Where the pieces of text[sp] start (0, the first auxiliary, ...), or null when it is not cut. */
-function cutsOf(text: string, sp: Span, data: LanguageData, memo: Memo): number[] | null {
+function cutsOf(text: string, sp: Span, data: LanguageData, c: Conjugation): number[] | null {
   const word = text.slice(sp.start, sp.end);
-  // A word of the language data, an auxiliary, or (probably: a Bloom filter) a word of another
-  // part of speech (思わず, とりあえず, ただ) stays whole.
-  if (flagsAt(data, memo, text, sp.start, sp.end) !== 0 || data.auxiliaries.has(word)) return null;
-  const other = data.otherWordBloom;
-  if (other !== null && bloomHas(other, text, sp.start, sp.end)) return null;
+  // A word of the language data or a conjugated form itself, an auxiliary, or (probably: a Bloom
+  // filter) a word of another part of speech (思わず, とりあえず, ただ) stays whole.
+  if (data.flagsOf(data.find(word)) !== 0 || c.auxiliaries.has(word)) return null;
+  if (readingAt(data, c, text, sp.start, sp.end) !== null) return null;
+  if (c.otherWords !== null && bloomHas(c.otherWords, text, sp.start, sp.end)) return null;
   for (let cut = word.length - 1; cut >= 1; cut--) {
-    if (!isPredicateAt(data, memo, text, sp.start, sp.start + cut)) continue;
-    const chain = auxiliaryChain(word, cut, data);
+    if (readingAt(data, c, text, sp.start, sp.start + cut) === null) continue;
+    const chain = auxiliaryChain(word, cut, c.auxiliaries);
     if (chain !== null) return [0, ...chain];
   }
   return null;
 }
 
 /** Where each auxiliary of word[from..] starts (longest first at each step), or null when the rest is no such chain. */
-function auxiliaryChain(word: string, from: number, data: LanguageData): number[] | null {
+function auxiliaryChain(word: string, from: number, auxiliaries: ReadonlySet<string>): number[] | null {
   const starts: number[] = [];
   let at = from;
   while (at < word.length) {
     let end = word.length;
-    while (end > at && !data.auxiliaries.has(word.slice(at, end))) end--;
+    while (end > at && !auxiliaries.has(word.slice(at, end))) end--;
     if (end === at) return null;
     starts.push(at);
     at = end;

@@ -5,7 +5,6 @@
  */
 import { decodeContainer, StringTable, u32, type LanguageMeta } from './format';
 import { normalizeLanguage, type Language } from './languages';
-import { BLOOM_VERSION } from './bloom';
 
 export const NONE = 0xffffffff;
 
@@ -51,6 +50,9 @@ function search(a: Uint32Array, v: number): number {
 
 const FIND_CACHE_MAX = 4096;
 
+/** The sections every language file has. */
+const KEY_TABLE_SECTIONS = new Set(['KOFF', 'KBYT', 'FLAG', 'LEMM', 'NIDX', 'NVAL', 'SIDX', 'SOFF', 'SLST']);
+
 export interface SegmenterModel {
   bias: number;
   tables: Map<string, Map<string, number>>;
@@ -62,16 +64,8 @@ export class LanguageData {
   readonly keys: StringTable;
   readonly byteLength: number;
   readonly segmenter: SegmenterModel | null;
-  /** Japanese: surface forms of the auxiliaries (meta.conjugation); empty for the other languages. */
-  readonly auxiliaries: ReadonlySet<string>;
-  /** Japanese: the unit pairs inside conjugated forms (meta.conjugation.junctions). */
-  readonly junctions: ReadonlySet<number>;
-  /** Japanese: the conjugated forms and na-adjective stems as a Bloom filter (section JBLM, bloom.ts); else null. */
-  readonly predicateBloom: Uint32Array | null;
-  /** Japanese: words of other parts of speech ending in hiragana (section JOTH), which the split leaves whole; else null. */
-  readonly otherWordBloom: Uint32Array | null;
-  /** Japanese: auxiliaries with no meaning of their own (meta.conjugation.endings): not scored. */
-  readonly endings: ReadonlySet<string>;
+  /** Sections the language has beside the key tables (ja: JBLM, JBAS, JNAD, JOTH, JJUN; conjugation-ja.ts reads them). */
+  readonly extraSections: ReadonlyMap<string, Uint8Array>;
   private readonly flags: Uint8Array;
   private readonly lemmas: Uint32Array;
   private readonly nIdx: Uint32Array;
@@ -105,15 +99,7 @@ export class LanguageData {
       for (const [name, t] of Object.entries(meta.segmenter.tables)) tables.set(name, new Map(Object.entries(t)));
       this.segmenter = { bias: meta.segmenter.bias, tables };
     } else this.segmenter = null;
-    this.auxiliaries = new Set(meta.conjugation?.auxiliaries ?? []);
-    this.junctions = new Set(meta.conjugation?.junctions ?? []);
-    // Filters built by another version of bloom.ts would answer "certainly not" wrongly: ignored.
-    const bloomOk = meta.conjugation?.bloomVersion === BLOOM_VERSION;
-    const bloom = sections.get('JBLM');
-    this.predicateBloom = bloom && bloomOk ? u32(bloom) : null;
-    const other = sections.get('JOTH');
-    this.otherWordBloom = other && bloomOk ? u32(other) : null;
-    this.endings = new Set(meta.conjugation?.endings ?? []);
+    this.extraSections = new Map([...sections].filter(([name]) => !KEY_TABLE_SECTIONS.has(name)));
   }
 
   /** Recent find results: a text's frequent words are looked up many times per token (UTF-8 encoding and a binary search each). */
@@ -138,7 +124,8 @@ export class LanguageData {
   }
   /** The lemma of a form (by key index), or null when the form is its own lemma / unknown. */
   lemmaOf(i: number): string | null {
-    if (i < 0) return null;
+    // An empty LEMM section: a language without lemmas (ja).
+    if (i < 0 || i >= this.lemmas.length) return null;
     const l = this.lemmas[i];
     return l === NONE ? null : this.keys.get(l);
   }

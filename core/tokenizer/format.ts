@@ -25,18 +25,16 @@ export interface LanguageMeta {
    * nominalizing suffixes: the pieces a conjugated word can carry (japanese.ts splits them off).
    */
   conjugation?: {
+    /** IPADIC's conjugation types the rules and the dictionary-form keys ("base\ttype") index. */
+    types: string[];
+    /** [surface ending, dictionary ending, type index], most followed first (build/lang/ipadic.ts). */
+    rules: Array<[string, string, number]>;
     /** Surfaces of the auxiliaries and the nominal suffixes: what the split cuts off. */
     auxiliaries: string[];
     /** Those that carry no meaning of their own (their cheapest IPADIC entry is an auxiliary or a particle): not scored. */
     endings: string[];
-    /** core/tokenizer/bloom.ts BLOOM_VERSION of the JBLM and JOTH sections (a reader ignores other versions). */
+    /** core/tokenizer/bloom.ts BLOOM_VERSION of the sections JBLM, JBAS, JNAD, JOTH and JJUN (a reader ignores other versions). */
     bloomVersion: number;
-    /**
-     * Every pair of adjacent UTF-16 units (first * 65536 + second, ascending) inside a conjugated
-     * form or a na-adjective stem where the second is hiragana: where a merge of two pieces can make one form (美味|しかっ:
-     * 味し), a cheap test before the lookup.
-     */
-    junctions: number[];
   };
   /** Copyright notices the data's licences ask every copy to carry (ja: IPADIC's). */
   notices?: string[];

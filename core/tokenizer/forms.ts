@@ -4,7 +4,7 @@
  * of a form in one context). The lemma rules per language are lemma-en.ts, lemma-de.ts and
  * lemma-fr.ts; this module finds each token's context and caches their results.
  */
-import { dictionaryForm } from './conjugation-ja';
+import { dictionaryForm, isEnding } from './conjugation-ja';
 import { FLAG, type LanguageData } from './data';
 import { knownWord, unelongated } from './elongated';
 import type { Language } from './languages';
@@ -213,7 +213,7 @@ function contextForm(data: LanguageData, w: WordInfo, ctx: number): TokenForm {
  */
 function japaneseForm(data: LanguageData, w: WordInfo): TokenForm {
   const isStop = (w.flags & FLAG.STOP) !== 0;
-  const lookup = isStop ? w.string : data.endings.has(w.string) ? '' : (dictionaryForm(data, w.index) ?? w.string);
+  const lookup = isStop ? w.string : isEnding(data, w.string) ? '' : (dictionaryForm(data, w.string) ?? w.string);
   return new TokenForm(w.string, w.string, isStop, w, 0, lookup);
 }
 
