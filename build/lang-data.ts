@@ -112,8 +112,13 @@ const stampFile = (l: Language): string => path.join(LANGUAGE_DIR, `${l}.stamp.j
 /** The stamp of all four files that came before the per-language stamps; removed once they exist. */
 const OLD_STAMP = path.join(LANGUAGE_DIR, 'stamp.json');
 
+/** Builder modules of one language beside its `<language>.ts` (not hashed into the others' stamps). */
+const OWN_MODULES: Partial<Record<Language, string[]>> = { ja: ['ipadic.ts'] };
+
 function codeHash(l: Language): string {
-  const others = new Set(SUPPORTED_LANGUAGES.filter((x) => x !== l).map((x) => `${x}.ts`));
+  const others = new Set(
+    SUPPORTED_LANGUAGES.filter((x) => x !== l).flatMap((x) => [`${x}.ts`, ...(OWN_MODULES[x] ?? [])]),
+  );
   const own = fs
     .readdirSync(BUILDER_DIR)
     .filter((f) => f.endsWith('.ts') && !others.has(f))

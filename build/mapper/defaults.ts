@@ -11,7 +11,7 @@ import type { EnsureOptions, R2Artifact } from '../ensure';
 import { stampMatches, withLock, writeStamp } from '../stamp';
 import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE, KERNELS_WASM, MAPPERS_DIR } from '../paths';
 import { loadModelForTraining, trainBundle, TRAINING_VERSION, writeBundleFiles, type LoadedModel } from './bundle';
-import { DebianPackageMissing } from '../debian';
+import { DebianPackageMissing, reportDebianSkips } from '../debian';
 import { lexiconSourceVersion, loadLexicon } from './lexicons';
 
 // Also exported here: the tests and benches import it from this module.
@@ -57,7 +57,12 @@ export function bundleArtifacts(modelId: string, key: string): R2Artifact[] {
  * (kNN materialization over 341,479 words dominates); a no-op when fresh. A lexicon that cannot
  * be fetched (the Debian package for pattern) is reported and skipped, so the service still starts.
  */
-export async function ensureDefaultMappers(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
+/** Ensure step: the default bundles, built when missing or stale; a Debian skip (pattern) is said at the end of the run. */
+export async function ensureDefaultMappers(options: EnsureOptions = {}): Promise<R2Artifact[]> {
+  return reportDebianSkips(() => ensureDefaultMappersNow(options));
+}
+
+async function ensureDefaultMappersNow(_options: EnsureOptions): Promise<R2Artifact[]> {
   if (!fs.existsSync(DEFAULT_MODEL_MANIFEST_FILE) || !fs.existsSync(DEFAULT_MODEL_FILE)) {
     throw new Error(`default mappers need the default model ${DEFAULT_MODEL_FILE} (run the model step first)`);
   }
