@@ -38,7 +38,13 @@ import {
   type ResolvedMapper,
   type TextScoresRequest,
 } from '../core/scoring';
-import { parseLanguageData, scoringTokenizer, tokenize, type LanguageData } from '../core/tokenizer';
+import {
+  parseLanguageData,
+  scoringTokenizer,
+  tokenize,
+  type LanguageData,
+  type ScoringTokenizer,
+} from '../core/tokenizer';
 import type { MapperValues, VectorIndex } from '../core/types';
 import type { TokenLike } from '../core/scoring/types';
 
@@ -457,8 +463,8 @@ function surfaceLookups(lang: LanguageData): (text: string) => TokenLike[] {
 }
 
 /** Whether a text has a token looked up by another form than its surface (a Japanese dictionary form). */
-function needsDictionaryForm(lang: LanguageData, text: string): boolean {
-  return scoringTokenizer(lang)(text).some((t) => t.lookup !== '' && t.lookup !== t.string && t.token === t.string);
+function needsDictionaryForm(tokenize: ScoringTokenizer, text: string): boolean {
+  return tokenize(text).some((t) => t.lookup !== '' && t.lookup !== t.string && t.token === t.string);
 }
 
 function score(
@@ -644,6 +650,7 @@ export async function run(): Promise<Record<string, number | string>> {
     let conjugated = 0;
     let conjugatedCorrect = 0;
     let conjugatedSurface = 0;
+    const scoring = scoringTokenizer(scorer.lang);
     const surface = surfaceLookups(scorer.lang);
     for (const [hi, lo, kind] of PAIRS[lang]) {
       const [a, b] = score(scorer, [hi, lo], { composition: 'rules' }).map((d) => d.mapperScores[sentiment] ?? 0);
@@ -652,7 +659,7 @@ export async function run(): Promise<Record<string, number | string>> {
         (d) => d.mapperScores[sentiment] ?? 0,
       );
       const ok = a > b;
-      const needs = needsDictionaryForm(scorer.lang, hi) || needsDictionaryForm(scorer.lang, lo);
+      const needs = needsDictionaryForm(scoring, hi) || needsDictionaryForm(scoring, lo);
       if (ok) correct++;
       if (am > bm) correctMean++;
       if (as > bs) correctSurface++;

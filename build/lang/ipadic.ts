@@ -19,6 +19,7 @@
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { pkgFile } from './inputs';
+import { indexRules, ruleReading } from '../../core/tokenizer/conjugation-ja';
 
 export interface IpadicPredicates {
   /** Conjugation types (IPADIC names: 一段, 五段・カ行イ音便, 形容詞・イ段...), indexed by the rules and bases. */
@@ -90,27 +91,6 @@ function commonPrefix(a: string, b: string): number {
   return i;
 }
 
-/** The dictionary form the rules give `surface` (the most followed matching rule), or null. */
-export function ruleReading(
-  surface: string,
-  bySuffix: Map<string, Array<{ base: string; type: number; order: number }>>,
-  maxSuffix: number,
-  hasBase: (key: string) => boolean,
-): string | null {
-  let best: string | null = null;
-  let bestOrder = Infinity;
-  for (let l = 0; l <= Math.min(maxSuffix, surface.length); l++) {
-    for (const r of bySuffix.get(surface.slice(surface.length - l)) ?? []) {
-      const base = surface.slice(0, surface.length - l) + r.base;
-      if (base && r.order < bestOrder && hasBase(`${base}\t${r.type}`)) {
-        best = base;
-        bestOrder = r.order;
-      }
-    }
-  }
-  return best;
-}
-
 export function ipadicPredicates(): IpadicPredicates {
   const pos = zlib.gunzipSync(fs.readFileSync(pkgFile('kuromoji', 'dict/tid_pos.dat.gz')));
   const tid = zlib.gunzipSync(fs.readFileSync(pkgFile('kuromoji', 'dict/tid.dat.gz')));
@@ -171,14 +151,7 @@ export function ipadicPredicates(): IpadicPredicates {
   const rules = [...counts.values()]
     .sort((a, b) => b.n - a.n || (a.rule.join() < b.rule.join() ? -1 : 1))
     .map((c) => c.rule);
-  const bySuffix = new Map<string, Array<{ base: string; type: number; order: number }>>();
-  let maxSuffix = 0;
-  rules.forEach(([surface, base, type], order) => {
-    let list = bySuffix.get(surface);
-    if (!list) bySuffix.set(surface, (list = []));
-    list.push({ base, type, order });
-    maxSuffix = Math.max(maxSuffix, surface.length);
-  });
+  const index = indexRules(rules);
 
   const endings = new Set<string>(NOMINAL_SUFFIXES);
   for (const surface of auxiliaries) {
@@ -197,16 +170,13 @@ export function ipadicPredicates(): IpadicPredicates {
     const form = cheapest.get(surface);
     if (form !== undefined && form.cost <= other) continue;
     // Another part of speech is cheaper: a word the split leaves whole, or one the rules must not read.
-    if (
-      (surface.length >= 2 && hiraganaEnd.test(surface)) ||
-      ruleReading(surface, bySuffix, maxSuffix, hasBase) !== null
-    )
+    if ((surface.length >= 2 && hiraganaEnd.test(surface)) || ruleReading(surface, index, hasBase) !== null)
       otherWords.add(surface);
   }
   for (const [surface, e] of cheapest) {
     if (e.kind === 'auxiliary' || naAdjectives.has(surface) || (otherCost.get(surface) ?? Infinity) < e.cost) continue;
     total++;
-    if (ruleReading(surface, bySuffix, maxSuffix, hasBase) === e.base) same++;
+    if (ruleReading(surface, index, hasBase) === e.base) same++;
   }
   return { types, rules, bases, forms, agreement: { same, total }, naAdjectives, auxiliaries, endings, otherWords };
 }

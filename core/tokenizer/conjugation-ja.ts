@@ -46,6 +46,47 @@ interface Rule {
   order: number;
 }
 
+/** The rules ([surface ending, dictionary ending, type], most followed first) by surface ending. */
+export interface RuleIndex {
+  bySuffix: Map<string, Rule[]>;
+  maxSuffix: number;
+}
+
+export function indexRules(rules: ReadonlyArray<readonly [string, string, number]>): RuleIndex {
+  const bySuffix = new Map<string, Rule[]>();
+  let maxSuffix = 0;
+  rules.forEach(([surface, base, type], order) => {
+    let list = bySuffix.get(surface);
+    if (!list) bySuffix.set(surface, (list = []));
+    list.push({ base, type, order });
+    maxSuffix = Math.max(maxSuffix, surface.length);
+  });
+  return { bySuffix, maxSuffix };
+}
+
+/**
+ * The dictionary form the most followed rule gives `surface`: a rule whose surface ending it has,
+ * whose dictionary form ("base\ttype") `isBase` knows; null when none does. The build measures
+ * its agreement with IPADIC with this same function (build/lang/ipadic.ts).
+ */
+export function ruleReading(surface: string, index: RuleIndex, isBase: (key: string) => boolean): string | null {
+  let best: string | null = null;
+  let bestOrder = Infinity;
+  for (let l = 0; l <= Math.min(index.maxSuffix, surface.length); l++) {
+    const rules = index.bySuffix.get(surface.slice(surface.length - l));
+    if (rules === undefined) continue;
+    for (const r of rules) {
+      if (r.order >= bestOrder) break; // the list is in rule order
+      const base = surface.slice(0, surface.length - l) + r.base;
+      if (base && isBase(`${base}\t${r.type}`)) {
+        best = base;
+        bestOrder = r.order;
+      }
+    }
+  }
+  return best;
+}
+
 /**
  * What the corrections need of a language file, compiled once: the rules by surface ending, the
  * filters, and what they asked before (the dictionary form of a piece, or null; where a piece is
@@ -54,13 +95,13 @@ interface Rule {
  * otherwise.
  */
 interface Conjugation {
-  rules: Map<string, Rule[]>;
-  maxSuffix: number;
+  rules: RuleIndex;
+  /** Whether a "base\ttype" key is a dictionary form (its filter first: most candidates are none). */
+  isBase: (key: string) => boolean;
   auxiliaries: ReadonlySet<string>;
   endings: ReadonlySet<string>;
   forms: Uint32Array | null;
   naAdjectives: Uint32Array | null;
-  bases: Uint32Array | null;
   otherWords: Uint32Array | null;
   junctions: Uint32Array | null;
   readings: WordTable<string | null>;
@@ -80,23 +121,15 @@ function conjugationOf(data: LanguageData): Conjugation | null {
   const meta = data.meta.conjugation;
   c = null;
   if (meta) {
-    const rules = new Map<string, Rule[]>();
-    let maxSuffix = 0;
-    meta.rules.forEach(([surface, base, type], order) => {
-      let list = rules.get(surface);
-      if (!list) rules.set(surface, (list = []));
-      list.push({ base, type, order });
-      maxSuffix = Math.max(maxSuffix, surface.length);
-    });
     // Filters built by another version of bloom.ts would answer "certainly not" wrongly: ignored.
     const ok = meta.bloomVersion === BLOOM_VERSION;
+    const bases = ok ? u32(data.extraSections.get('JBAS')) : null;
     c = {
-      rules,
-      maxSuffix,
+      rules: indexRules(meta.rules),
+      isBase: (key) => (bases === null || bloomHas(bases, key, 0, key.length)) && data.find(key) >= 0,
       auxiliaries: new Set(meta.auxiliaries),
       endings: new Set(meta.endings),
       forms: ok ? u32(data.extraSections.get('JBLM')) : null,
-      bases: ok ? u32(data.extraSections.get('JBAS')) : null,
       naAdjectives: ok ? u32(data.extraSections.get('JNAD')) : null,
       otherWords: ok ? u32(data.extraSections.get('JOTH')) : null,
       junctions: ok ? u32(data.extraSections.get('JJUN')) : null,
@@ -130,24 +163,7 @@ function readingOf(data: LanguageData, c: Conjugation, text: string, start: numb
   if ((c.naAdjectives === null || bloomHas(c.naAdjectives, text, start, end)) && data.has(surface, FLAG.ADJ))
     return surface;
   if (c.otherWords !== null && bloomHas(c.otherWords, text, start, end)) return null;
-  let best: string | null = null;
-  let bestOrder = Infinity;
-  for (let l = 0; l <= Math.min(c.maxSuffix, surface.length); l++) {
-    const rules = c.rules.get(surface.slice(surface.length - l));
-    if (rules === undefined) continue;
-    for (const r of rules) {
-      if (r.order >= bestOrder) break; // the list is in rule order
-      const base = surface.slice(0, surface.length - l) + r.base;
-      if (!base) continue;
-      const key = `${base}\t${r.type}`;
-      // The filter first: most candidates are no dictionary form, and it spares their search.
-      if ((c.bases === null || bloomHas(c.bases, key, 0, key.length)) && data.find(key) >= 0) {
-        best = base;
-        bestOrder = r.order;
-      }
-    }
-  }
-  return best;
+  return ruleReading(surface, c.rules, c.isBase);
 }
 
 /** The dictionary form of a conjugated verb or i-adjective form (楽しかっ -> 楽しい), else null. */

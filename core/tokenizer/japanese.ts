@@ -105,25 +105,21 @@ const hiraganaChars = new Uint8Array(0x10000);
 function allOf(text: string, start: number, end: number, cache: Uint8Array, one: RegExp): boolean {
   for (let i = start; i < end;) {
     const cp = text.codePointAt(i)!;
-    if (cp > 0xffff) {
-      if (!one.test(String.fromCodePoint(cp))) return false;
-      i += 2;
-      continue;
-    }
-    let v = cache[cp]!;
-    if (v === 0) cache[cp] = v = one.test(String.fromCharCode(cp)) ? 1 : 2;
-    if (v !== 1) return false;
-    i++;
+    if (!matches(cp, cache, one)) return false;
+    i += cp > 0xffff ? 2 : 1;
   }
   return end > start;
 }
 
 /** JA_CHAR per code point, cached for the BMP (0: not yet known, 1: Japanese, 2: not). */
 const jaChars = new Uint8Array(0x10000);
-function isJapaneseChar(cp: number): boolean {
-  if (cp >= 0x10000) return JA_CHAR.test(String.fromCodePoint(cp));
-  let v = jaChars[cp]!;
-  if (v === 0) jaChars[cp] = v = JA_CHAR.test(String.fromCharCode(cp)) ? 1 : 2;
+const isJapaneseChar = (cp: number): boolean => matches(cp, jaChars, JA_CHAR);
+
+/** Whether code point cp matches `one` (a one-character regex), its answer cached per BMP unit in `cache` (0: not yet known, 1: yes, 2: no). */
+function matches(cp: number, cache: Uint8Array, one: RegExp): boolean {
+  if (cp > 0xffff) return one.test(String.fromCodePoint(cp));
+  let v = cache[cp]!;
+  if (v === 0) cache[cp] = v = one.test(String.fromCharCode(cp)) ? 1 : 2;
   return v === 1;
 }
 

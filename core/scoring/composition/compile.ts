@@ -51,7 +51,7 @@ export interface FormInfo {
   surface: string;
   /** C_* bits of both keys. */
   cls: number;
-  /** bits.F_CASED: has an upper- or lower-case letter; bits.F_ALL_CAPS: two or more letters, all upper case. */
+  /** bits.F_CASED: has an upper- or lower-case letter; bits.F_ALL_CAPS: two or more letters, all upper case; bits.F_STOP: an ending looked up by nothing (lookup ''). */
   flags: number;
   /** Both lookup keys (keysOf): the same string objects every time, so their hashes are computed once. */
   keys: [string, string];
@@ -63,8 +63,6 @@ export interface FormInfo {
   pairTails: ReadonlyArray<ReadonlyMap<string, PairEntry> | undefined>;
   /** A key holds a space (pairEntry then joins the keys themselves). */
   spaced: boolean;
-  /** The token is an ending looked up by nothing (lookup ''): its flags hold F_STOP. */
-  ending: boolean;
 }
 const NO_TAILS: ReadonlyArray<ReadonlyMap<string, PairEntry> | undefined> = [undefined, undefined];
 /** Distinct forms kept per language before the map starts afresh (bounds memory on hostile input). */
@@ -195,7 +193,8 @@ const hasKey = (set: ReadonlySet<string>, k: [string, string]): boolean => set.h
 export function formInfo(rules: CompiledComposition, t: TokenLike): FormInfo {
   const hit = rules.forms.get(t.token);
   // The flags depend on the lookup too (an auxiliary ending, lookup '', reads like a stop word).
-  if (hit !== undefined && hit.surface === t.string && hit.ending === (t.lookup === '')) return hit;
+  if (hit !== undefined && hit.surface === t.string && ((hit.flags & bits.F_STOP) !== 0) === (t.lookup === ''))
+    return hit;
   const info = computeFormInfo(rules, t);
   if (rules.forms.size >= FORMS_MAX) rules.forms.clear();
   rules.forms.set(t.token, info);
@@ -226,7 +225,6 @@ export function computeFormInfo(rules: CompiledComposition, t: FormLike): FormIn
       (seenIn(rules, t.string, 0, t.string.length) << bits.S_SEEN_SHIFT),
     pairTails: cls & bits.C_PAIR_HEAD ? [rules.pairs.get(k[0]), rules.pairs.get(k[1])] : NO_TAILS,
     spaced: k[0].includes(' ') || k[1].includes(' '),
-    ending: t.lookup === '',
   };
   return info;
 }
