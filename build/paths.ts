@@ -57,6 +57,9 @@ export const WORKER_BUNDLES_DIR = path.join(GENERATED, 'worker-bundle');
 /** Lexicons extracted from Debian packages, kept between builds (build/mapper/lexicons.ts). */
 export const LEXICONS_DIR = path.join(GENERATED, 'lexicons');
 
+/** The GloVe English model: the default before #36, kept in the catalog; the old aligned models are projected onto it. */
+export const GLOVE_MODEL_ID = 'en-glove-6b-100d';
+
 /** The embedded default model (build/default-model.ts). */
 export const DEFAULT_MODEL_ID = 'en-glove-6b-100d';
 export const DEFAULT_MODEL_FILE = modelFile(DEFAULT_MODEL_ID);

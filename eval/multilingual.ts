@@ -2,12 +2,18 @@
  * `npm run bench:multilingual`: quality of the aligned models (build/aligned-models.ts).
  *
  *   1. Spearman rho and coverage on multilingual WS-353 and SimLex-999 (Leviant & Reichart 2015,
- *      ../shared/data/wordsim-de/): German on the aligned German model, English on the English
+ *      ../shared/data/wordsim-de/): German on the aligned German models, English on the English
  *      default model (the baseline of the same run; it must not change). Pairs with a missing
  *      word are left out (coverage says how many were scored).
  *   2. Cross-lingual sanity: 50 common German, French and Japanese words each (chosen by hand,
  *      everyday vocabulary, not from the test pairs) and their English translation: is the
- *      translation among the 10 nearest English words of the foreign word's vector?
+ *      translation among the 10 nearest words of the foreign word's vector in the English model
+ *      it was projected onto?
+ *
+ * Both sets of aligned models run side by side (compareAlignedModels): the ones on GloVe (the ids
+ * of before #36) and the ones on the default English model, which must not drop below them in
+ * the cross-lingual check. Figures without a prefix are the default models'; `glove_` ones the
+ * GloVe-based models'.
  *
  * Last line: one JSON object.
  */
@@ -15,15 +21,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   ALIGNED,
+  ALIGNED_GLOVE,
+  ALIGNED_LANGUAGES,
   alignedModelFile,
-  builtAlignedLanguages,
+  builtAligned,
   ensureAlignedModels,
   SKIP_LINE,
   type AlignedLanguage,
+  type AlignedSpec,
 } from '../build/aligned-models';
 import { ensureDefaultModel } from '../build/default-model';
 import { ensureKernels } from '../build/build-wasm';
 import { loadDefaultModel, loadModelFile } from '../build/load-model';
+import { modelFile } from '../build/paths';
 import type { EmbeddingModel } from '../core/model';
 
 const DATA = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../shared/data/wordsim-de');
@@ -273,12 +283,90 @@ function sanity(
   return { hits, total: SANITY[lang].length, missing, misses };
 }
 
+/** German pairs and cross-lingual checks of one set of aligned models (one English base). */
+interface AlignedFigures {
+  /** Check name -> value, for the models built. */
+  values: Map<string, number>;
+  /** Check name -> the model it was measured on. */
+  models: Map<string, string>;
+}
+
+const GERMAN_PAIRS = [
+  ['ws353', 'ms_wordsim353-german.txt'],
+  ['simlex999', 'ms_simlex-german.txt'],
+] as const;
+
+/** The figures of the built models among `specs` (each language's model against its own English base). */
+function alignedFigures(specs: Record<AlignedLanguage, AlignedSpec>): AlignedFigures {
+  const values = new Map<string, number>();
+  const models = new Map<string, string>();
+  const englishModels = new Map<string, EmbeddingModel>();
+  let hits = 0;
+  let total = 0;
+  for (const spec of builtAligned(ALIGNED_LANGUAGES.map((l) => specs[l]))) {
+    const model = loadModelFile(alignedModelFile(spec));
+    const note = (check: string, value: number): void => {
+      values.set(check, value);
+      models.set(check, `${spec.id} (${model.size} words)`);
+    };
+    if (spec.language === 'de')
+      for (const [name, file] of GERMAN_PAIRS) {
+        const r = wordSim(model, file);
+        note(`de_${name}_rho`, +r.rho.toFixed(4));
+        note(`de_${name}_coverage`, +r.coverage.toFixed(4));
+      }
+    let english = englishModels.get(spec.english.id);
+    if (!english) englishModels.set(spec.english.id, (english = loadModelFile(modelFile(spec.english.id))));
+    const s = sanity(model, english, spec.language);
+    hits += s.hits;
+    total += s.total;
+    note(`${spec.language}_crosslingual_top10`, +(s.hits / s.total).toFixed(4));
+    note(`${spec.language}_vocabulary`, model.size);
+    if (s.missing.length || s.misses.length)
+      console.log(
+        `[${spec.id}] not in model: ${s.missing.join(' ') || '-'}; misses (top-1 shown): ${s.misses.join(' ') || '-'}`,
+      );
+  }
+  if (total > 0) values.set('crosslingual_top10', +(hits / total).toFixed(4));
+  return { values, models };
+}
+
+/**
+ * The aligned models on GloVe and on the default English model, side by side in one table and in
+ * the figures (`glove_` prefix for the former). `crosslingual_not_below_glove` is false when a
+ * language's default model finds fewer translations than its GloVe-based one.
+ */
+function compareAlignedModels(): Record<string, number | string | boolean> {
+  const old = alignedFigures(ALIGNED_GLOVE);
+  const now = alignedFigures(ALIGNED);
+  const checks = [...new Set([...old.values.keys(), ...now.values.keys()])];
+  console.log('\n| check | on GloVe | on the default English model | change |');
+  console.log('|---|---|---|---|');
+  const figures: Record<string, number | string | boolean> = {};
+  let notBelow = true;
+  for (const check of checks) {
+    const a = old.values.get(check);
+    const b = now.values.get(check);
+    const cell = (v: number | undefined, m: string | undefined) => (v === undefined ? '-' : `${v} ${m}`);
+    const change = a !== undefined && b !== undefined ? (b - a >= 0 ? '+' : '') + (b - a).toFixed(4) : '-';
+    console.log(`| ${check} | ${cell(a, old.models.get(check))} | ${cell(b, now.models.get(check))} | ${change} |`);
+    if (a !== undefined) figures[`glove_${check}`] = a;
+    if (b !== undefined) figures[check] = b;
+    if (check.endsWith('crosslingual_top10') && a !== undefined && b !== undefined && b < a) notBelow = false;
+  }
+  figures.crosslingual_not_below_glove = notBelow;
+  figures.aligned_models =
+    builtAligned()
+      .map((s) => s.id)
+      .join(',') || 'none';
+  return figures;
+}
+
 async function main(): Promise<void> {
   await ensureKernels();
   await ensureDefaultModel();
   await ensureAlignedModels();
-  const built = builtAlignedLanguages();
-  const figures: Record<string, number | string> = {};
+  const figures: Record<string, number | string | boolean> = {};
   const english = loadDefaultModel();
   console.log('| set | model | Spearman rho | coverage |');
   console.log('|---|---|---|---|');
@@ -293,39 +381,8 @@ async function main(): Promise<void> {
     figures[`en_${name}_rho`] = +r.rho.toFixed(4);
     figures[`en_${name}_coverage`] = +r.coverage.toFixed(4);
   }
-  if (!built.includes('de')) console.log(SKIP_LINE);
-  const models = new Map<AlignedLanguage, EmbeddingModel>();
-  for (const lang of built) models.set(lang, loadModelFile(alignedModelFile(lang)));
-  const de = models.get('de');
-  if (de) {
-    for (const [name, file] of [
-      ['ws353', 'ms_wordsim353-german.txt'],
-      ['simlex999', 'ms_simlex-german.txt'],
-    ] as const) {
-      const r = wordSim(de, file);
-      console.log(
-        `| ${name}-de (${r.pairs} pairs) | ${de.manifest.id} | ${r.rho.toFixed(3)} | ${(100 * r.coverage).toFixed(1)}% |`,
-      );
-      figures[`de_${name}_rho`] = +r.rho.toFixed(4);
-      figures[`de_${name}_coverage`] = +r.coverage.toFixed(4);
-    }
-  }
-  console.log('\n| language | model | words | translation in English top 10 | not in model | misses (top-1 shown) |');
-  console.log('|---|---|---|---|---|---|');
-  let hits = 0;
-  let total = 0;
-  for (const [lang, model] of models) {
-    const s = sanity(model, english, lang);
-    hits += s.hits;
-    total += s.total;
-    console.log(
-      `| ${lang} | ${ALIGNED[lang].id} (${model.size} words) | ${s.total} | ${((100 * s.hits) / s.total).toFixed(0)}% | ${s.missing.join(' ') || '-'} | ${s.misses.join(' ') || '-'} |`,
-    );
-    figures[`${lang}_crosslingual_top10`] = +(s.hits / s.total).toFixed(4);
-    figures[`${lang}_vocabulary`] = model.size;
-  }
-  if (total > 0) figures.crosslingual_top10 = +(hits / total).toFixed(4);
-  figures.aligned_models = built.join(',') || 'none';
+  if (builtAligned().length === 0) console.log(SKIP_LINE);
+  Object.assign(figures, compareAlignedModels());
   console.log(JSON.stringify(figures));
 }
 

@@ -20,7 +20,8 @@ import {
 import { quantizeRows } from '../../core/quantize';
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 import { translateWords } from '../../core/translation';
-import { ALIGNED, alignedManifestFile, builtAlignedLanguages } from '../../build/aligned-models';
+import { alignedManifestFile, builtAligned } from '../../build/aligned-models';
+import { GLOVE_MODEL_ID } from '../../build/paths';
 import {
   dictdNumber,
   dictdTranslations,
@@ -240,7 +241,15 @@ describe('multilingual mapper bundle', () => {
         ['bad', -0.7],
       ]),
     };
-    const applied = applyToAligned(english, { manifest, words, rows, scales, dims: 3 }, { translations, ratings });
+    const applied = applyToAligned(
+      'en-fixture',
+      english,
+      { manifest, words, rows, scales, dims: 3 },
+      {
+        translations,
+        ratings,
+      },
+    );
     const b = parseMapperBundle(applied.bytes, { id: 'de-fixture', vocabularySize: 3 });
     expect(b.info.multilingual).toBe(true);
     expect(b.info.language).toBeNull();
@@ -251,6 +260,8 @@ describe('multilingual mapper bundle', () => {
     expect(applied.info.crossLingual!.words).toBe(2);
     // The aligned values are not anchored: the English anchoring record is not carried over.
     expect(b.info.anchoring).toBeUndefined();
+    // The bundle says which English model's weights it applies (the aligned model's companion).
+    expect((applied.info as { appliedFrom?: string }).appliedFrom).toMatch(/^en-fixture\/sentiment\b/);
   });
 });
 
@@ -263,16 +274,16 @@ describe('translation through the shared space', () => {
   });
 });
 
-const built = builtAlignedLanguages();
+const built = builtAligned();
 if (built.length === 0)
   console.warn(
     '[projection.test] catalog metadata skipped: no aligned model built (apt-get unavailable: Debian/Ubuntu as root needed)',
   );
 
 describe.skipIf(built.length === 0)('catalog metadata of the built aligned models', () => {
-  it.each(built)('%s', (lang) => {
-    const m = JSON.parse(fs.readFileSync(alignedManifestFile(lang), 'utf8')) as ModelManifest;
-    const spec = ALIGNED[lang];
+  it.each(built.map((spec) => [spec.id, spec] as const))('%s', (_id, spec) => {
+    const lang = spec.language;
+    const m = JSON.parse(fs.readFileSync(alignedManifestFile(spec), 'utf8')) as ModelManifest;
     expect(m.id).toBe(spec.id);
     expect(m.language).toBe(lang);
     expect(m.country).toBe({ de: 'DE', fr: 'FR', ja: 'JP' }[lang]);
@@ -284,5 +295,11 @@ describe.skipIf(built.length === 0)('catalog metadata of the built aligned model
     expect(m.sources.join(' ')).toMatch(/debian:/);
     expect(m.license).toMatch(lang === 'de' ? /GPL/ : /CC-BY-SA/);
     expect(m.vocabularySize).toBeGreaterThan(20_000);
+    // Its English companion: named when it is not GloVe (the GloVe-based models predate the field);
+    // the sources and the tag name it too.
+    if (spec.english.id === GLOVE_MODEL_ID) expect(m.englishModelId).toBeUndefined();
+    else expect(m.englishModelId).toBe(spec.english.id);
+    expect(m.sources.join(' ')).toContain(spec.english.id);
+    expect(m.tag).toBe(spec.tag);
   });
 });
