@@ -16,6 +16,9 @@ import {
   contentWords,
   orderProjected,
   projectWord,
+  englishCompanionOf,
+  LEGACY_ENGLISH_MODEL_ID,
+  vectorSpaceOf,
 } from '../../core/projection';
 import { quantizeRows } from '../../core/quantize';
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
@@ -262,6 +265,26 @@ describe('multilingual mapper bundle', () => {
     expect(b.info.anchoring).toBeUndefined();
     // The bundle says which English model's weights it applies (the aligned model's companion).
     expect((applied.info as { appliedFrom?: string }).appliedFrom).toMatch(/^en-fixture\/sentiment\b/);
+  });
+});
+
+describe('the English companion of a model', () => {
+  const aligned = ['dictionary-projected', 'aligned-en'];
+  it('is the manifest englishModelId of an aligned model, GloVe for one built before the field, none for others', () => {
+    expect(englishCompanionOf({ features: aligned, englishModelId: 'en-new' })).toBe('en-new');
+    expect(englishCompanionOf({ features: aligned })).toBe(LEGACY_ENGLISH_MODEL_ID);
+    expect(LEGACY_ENGLISH_MODEL_ID).toBe(GLOVE_MODEL_ID);
+    // An English model, or any model not aligned, has none (an englishModelId alone does not make one).
+    expect(englishCompanionOf({ features: ['glove'] })).toBeNull();
+    expect(englishCompanionOf({ features: [], englishModelId: 'en-new' })).toBeNull();
+  });
+  it('gives the vector space two models must share to translate between them', () => {
+    const deNew = { id: 'de-new', features: aligned, englishModelId: 'en-new' };
+    const deOld = { id: 'de-old', features: aligned };
+    expect(vectorSpaceOf(deNew)).toBe('en-new');
+    expect(vectorSpaceOf({ id: 'en-new' })).toBe('en-new');
+    expect(vectorSpaceOf(deOld)).toBe(GLOVE_MODEL_ID);
+    expect(vectorSpaceOf(deOld)).not.toBe(vectorSpaceOf(deNew));
   });
 });
 
