@@ -12,7 +12,8 @@
  *
  * Both sets of aligned models run side by side (compareAlignedModels): the ones on GloVe (the ids
  * of before #36) and the ones on the default English model, which must not drop below them in
- * the cross-lingual check. Figures without a prefix are the default models'; `glove_` ones the
+ * the cross-lingual checks (the nearest-word check above, and the cross-lingual r of their
+ * multilingual mapper bundles, recorded in each bundle by build/mapper/multilingual.ts). Figures without a prefix are the default models'; `glove_` ones the
  * GloVe-based models'.
  *
  * Last line: one JSON object.
@@ -31,9 +32,11 @@ import {
   type AlignedSpec,
 } from '../build/aligned-models';
 import { ensureDefaultModel } from '../build/default-model';
+import { ensureDefaultMappers } from '../build/mapper/defaults';
+import { ensureMultilingualMappers } from '../build/mapper/multilingual';
 import { ensureKernels } from '../build/build-wasm';
 import { loadDefaultModel, loadModelFile } from '../build/load-model';
-import { modelFile } from '../build/paths';
+import { MAPPERS_DIR, modelFile } from '../build/paths';
 import type { EmbeddingModel } from '../core/model';
 
 const DATA = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../shared/data/wordsim-de');
@@ -287,8 +290,26 @@ function sanity(
 interface AlignedFigures {
   /** Check name -> value, for the models built. */
   values: Map<string, number>;
-  /** Check name -> the model it was measured on. */
-  models: Map<string, string>;
+  /** Language -> the model measured ("id (N words)"). */
+  models: Map<AlignedLanguage, string>;
+}
+
+/**
+ * The cross-lingual r of a model's multilingual mapper bundles (build/mapper/multilingual.ts
+ * records it in each bundle's info): check name -> Pearson r.
+ */
+function mapperChecks(spec: AlignedSpec): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const key of ['sentiment', 'afinn', 'pattern']) {
+    const file = path.join(MAPPERS_DIR, spec.id, `${key}.json`);
+    if (!fs.existsSync(file)) continue;
+    const info = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+      crossLingual?: { metrics: Record<string, { pearsonR: number }> };
+    };
+    for (const [v, m] of Object.entries(info.crossLingual?.metrics ?? {}))
+      out.set(`${spec.language}_mapper_${key}_${v}_r`, m.pearsonR);
+  }
+  return out;
 }
 
 const GERMAN_PAIRS = [
@@ -299,16 +320,14 @@ const GERMAN_PAIRS = [
 /** The figures of the built models among `specs` (each language's model against its own English base). */
 function alignedFigures(specs: Record<AlignedLanguage, AlignedSpec>): AlignedFigures {
   const values = new Map<string, number>();
-  const models = new Map<string, string>();
+  const models = new Map<AlignedLanguage, string>();
   const englishModels = new Map<string, EmbeddingModel>();
   let hits = 0;
   let total = 0;
   for (const spec of builtAligned(ALIGNED_LANGUAGES.map((l) => specs[l]))) {
     const model = loadModelFile(alignedModelFile(spec));
-    const note = (check: string, value: number): void => {
-      values.set(check, value);
-      models.set(check, `${spec.id} (${model.size} words)`);
-    };
+    models.set(spec.language, `${spec.id} (${model.size} words, onto ${spec.english.id})`);
+    const note = (check: string, value: number): void => void values.set(check, value);
     if (spec.language === 'de')
       for (const [name, file] of GERMAN_PAIRS) {
         const r = wordSim(model, file);
@@ -322,6 +341,7 @@ function alignedFigures(specs: Record<AlignedLanguage, AlignedSpec>): AlignedFig
     total += s.total;
     note(`${spec.language}_crosslingual_top10`, +(s.hits / s.total).toFixed(4));
     note(`${spec.language}_vocabulary`, model.size);
+    for (const [check, r] of mapperChecks(spec)) note(check, r);
     if (s.missing.length || s.misses.length)
       console.log(
         `[${spec.id}] not in model: ${s.missing.join(' ') || '-'}; misses (top-1 shown): ${s.misses.join(' ') || '-'}`,
@@ -340,6 +360,10 @@ function compareAlignedModels(): Record<string, number | string | boolean> {
   const old = alignedFigures(ALIGNED_GLOVE);
   const now = alignedFigures(ALIGNED);
   const checks = [...new Set([...old.values.keys(), ...now.values.keys()])];
+  console.log('\n| language | on GloVe | on the default English model |');
+  console.log('|---|---|---|');
+  for (const l of ALIGNED_LANGUAGES)
+    console.log(`| ${l} | ${old.models.get(l) ?? '-'} | ${now.models.get(l) ?? '-'} |`);
   console.log('\n| check | on GloVe | on the default English model | change |');
   console.log('|---|---|---|---|');
   const figures: Record<string, number | string | boolean> = {};
@@ -347,12 +371,12 @@ function compareAlignedModels(): Record<string, number | string | boolean> {
   for (const check of checks) {
     const a = old.values.get(check);
     const b = now.values.get(check);
-    const cell = (v: number | undefined, m: string | undefined) => (v === undefined ? '-' : `${v} ${m}`);
     const change = a !== undefined && b !== undefined ? (b - a >= 0 ? '+' : '') + (b - a).toFixed(4) : '-';
-    console.log(`| ${check} | ${cell(a, old.models.get(check))} | ${cell(b, now.models.get(check))} | ${change} |`);
+    console.log(`| ${check} | ${a ?? '-'} | ${b ?? '-'} | ${change} |`);
     if (a !== undefined) figures[`glove_${check}`] = a;
     if (b !== undefined) figures[check] = b;
-    if (check.endsWith('crosslingual_top10') && a !== undefined && b !== undefined && b < a) notBelow = false;
+    const crossLingual = check.endsWith('crosslingual_top10') || check.includes('_mapper_');
+    if (crossLingual && a !== undefined && b !== undefined && b < a) notBelow = false;
   }
   figures.crosslingual_not_below_glove = notBelow;
   figures.aligned_models =
@@ -366,6 +390,9 @@ async function main(): Promise<void> {
   await ensureKernels();
   await ensureDefaultModel();
   await ensureAlignedModels();
+  // The multilingual bundles carry the cross-lingual r compared below.
+  await ensureDefaultMappers();
+  await ensureMultilingualMappers();
   const figures: Record<string, number | string | boolean> = {};
   const english = loadDefaultModel();
   console.log('| set | model | Spearman rho | coverage |');
