@@ -13,6 +13,7 @@ import { englishCompanionOf } from '../../core/projection';
 import type { ModelManifest } from '../../core/types';
 import { invalidateCatalog } from '../../worker/catalog/store';
 import { adminToken, call, WS } from './support/api';
+import { fixture, putModel } from './support/model-fixtures';
 
 const GLOVE = 'en-glove-6b-100d';
 const DE_GLOVE = 'de-aligned-glove-6b-100d';
@@ -27,11 +28,6 @@ const ALIGNED = [
 const DE_DEFAULT = 'de-aligned-distilled-100d';
 const KEYS = ['afinn', 'pattern', 'sentiment'];
 const WS_PATH = `/api/v1/workspaces/${WS}`;
-
-async function fixture(rel: string): Promise<ArrayBuffer | null> {
-  const res = await env.FIXTURES.fetch(`http://f/${rel}`);
-  return res.status === 200 ? res.arrayBuffer() : null;
-}
 
 const built = (await env.FIXTURES.fetch(`http://f/models/${DE_DEFAULT}.json`)).status === 200;
 if (!built)
@@ -63,21 +59,10 @@ describe.skipIf(!built)('aligned models on each English base in workerd', () => 
 
   beforeAll(async () => {
     const put = async (id: string): Promise<void> => {
-      const emb = await fixture(`models/${id}.emb`);
-      const json = await fixture(`models/${id}.json`);
-      if (!emb || !json) return;
-      await env.ARTIFACTS.put(`models/${id}.emb`, emb);
-      await env.ARTIFACTS.put(`models/${id}.json`, json);
-      manifests.set(id, JSON.parse(new TextDecoder().decode(json)));
-      bytes.set(id, emb);
-      for (const key of KEYS) {
-        const bin = await fixture(`mappers/${id}/${key}.bin`);
-        const info = await fixture(`mappers/${id}/${key}.json`);
-        if (bin && info) {
-          await env.ARTIFACTS.put(`mappers/${id}/${key}.bin`, bin);
-          await env.ARTIFACTS.put(`mappers/${id}/${key}.json`, info);
-        }
-      }
+      const got = await putModel(id, KEYS);
+      if (!got) return;
+      manifests.set(id, got.manifest);
+      bytes.set(id, got.bytes);
     };
     for (const id of ALIGNED) await put(id);
     // Each aligned model's companion (GloVe for the ones without englishModelId).
