@@ -39,6 +39,7 @@ import {
 } from '../core/projection';
 import { R2_KEYS } from '../core/storage-keys';
 import { ensureDefaultModel } from './default-model';
+import { ensureGloveModel } from './glove-model';
 import {
   mergeDictionaries,
   parseDictd,
@@ -60,7 +61,7 @@ import {
 } from './debian';
 import { readArrayBuffer } from './load-model';
 import { fileChecksum, stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
-import { DEFAULT_MODEL_ID, languageFile, modelFile, modelManifestFile, MODELS_DIR } from './paths';
+import { DEFAULT_MODEL_ID, GLOVE_MODEL_ID, languageFile, modelFile, modelManifestFile, MODELS_DIR } from './paths';
 import {
   ALIGNED,
   ALIGNED_GLOVE,
@@ -370,6 +371,7 @@ async function ensureOne(spec: AlignedSpec, progress: boolean): Promise<R2Artifa
 /** Ensures an English base model (its own ensure step builds it when missing or stale). */
 async function ensureEnglishModel(id: string): Promise<void> {
   if (id === DEFAULT_MODEL_ID) await ensureDefaultModel();
+  else if (id === GLOVE_MODEL_ID) await ensureGloveModel();
   else throw new Error(`no build step for the English model ${id}`);
 }
 

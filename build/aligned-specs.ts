@@ -64,7 +64,8 @@ export const DISTILLED_BASE: EnglishBase = {
   sources: [
     `GloVe 6B 100d and Universal Sentence Encoder lite word vectors, retrofitted to WordNet and distilled to 100 dimensions, via ${DEFAULT_MODEL_ID}`,
   ],
-  license: 'PDDL-1.0 (GloVe vectors), Apache-2.0 (Universal Sentence Encoder lite), WordNet 3.0 licence',
+  license:
+    'PDDL-1.0 (GloVe vectors), Apache-2.0 (Universal Sentence Encoder lite weights), WordNet 3.0 license (Princeton)',
   features: [`onto-${DEFAULT_MODEL_ID}`],
 };
 

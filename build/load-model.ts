@@ -48,6 +48,6 @@ export function loadDefaultModel(options?: ModelLoadOptions & { kernels?: Kernel
  */
 export async function loadDefaultFloatVectors(): Promise<WinkVectors> {
   // Loaded on use: the source package is the default-model step's business.
-  const [{ winkSource }, { readWinkJson }] = await Promise.all([import('./default-model'), import('./vector-readers')]);
+  const [{ winkSource }, { readWinkJson }] = await Promise.all([import('./glove-model'), import('./vector-readers')]);
   return readWinkJson(winkSource().file);
 }

@@ -1,7 +1,8 @@
 /**
- * Ensure step `ensureDefaultMappers`: the default mapper bundles of each English model an aligned
- * model is projected onto (the default model and GloVe: build/aligned-specs.ts), trained when
- * missing or when the lexicon source, the training version or the model build changed. Each bundle is build/generated/mappers/{modelId}/{key}.bin + .json (+ .stamp.json).
+ * Ensure step `ensureDefaultMappers`: the default mapper bundles of the English models (the
+ * default model and en-glove-6b-100d),
+ * trained when missing or when the lexicon source, the training version or the model build
+ * changed. Each bundle is build/generated/mappers/{modelId}/{key}.bin + .json (+ .stamp.json).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,7 +10,16 @@ import { R2_KEYS } from '../../core/storage-keys';
 import { type ModelManifest } from '../../core/types';
 import type { EnsureOptions, R2Artifact } from '../ensure';
 import { stampMatches, withLock, writeStamp } from '../stamp';
-import { DEFAULT_MODEL_ID, GLOVE_MODEL_ID, KERNELS_WASM, MAPPERS_DIR, modelFile, modelManifestFile } from '../paths';
+import {
+  DEFAULT_MODEL_FILE,
+  DEFAULT_MODEL_ID,
+  DEFAULT_MODEL_MANIFEST_FILE,
+  GLOVE_MODEL_FILE,
+  GLOVE_MODEL_ID,
+  GLOVE_MODEL_MANIFEST_FILE,
+  KERNELS_WASM,
+  MAPPERS_DIR,
+} from '../paths';
 import { loadModelForTraining, trainBundle, TRAINING_VERSION, writeBundleFiles, type LoadedModel } from './bundle';
 import { DebianPackageMissing, reportDebianSkips } from '../debian';
 import { lexiconSourceVersion, loadLexicon } from './lexicons';
@@ -57,39 +67,35 @@ export function bundleArtifacts(modelId: string, key: string): R2Artifact[] {
  * (kNN materialization over 341,479 words dominates); a no-op when fresh. A lexicon that cannot
  * be fetched (the Debian package for pattern) is reported and skipped, so the service still starts.
  */
-/**
- * The English models with default bundles: the default model, and GloVe, whose bundles its own
- * users and the aligned models projected onto it keep (the multilingual ones apply them).
- */
-export const ENGLISH_MAPPER_MODELS: readonly string[] = [...new Set([DEFAULT_MODEL_ID, GLOVE_MODEL_ID])];
-
 /** Ensure step: the default bundles, built when missing or stale; a Debian skip (pattern) is said at the end of the run. */
 export async function ensureDefaultMappers(options: EnsureOptions = {}): Promise<R2Artifact[]> {
-  return reportDebianSkips(async () => {
-    const out: R2Artifact[] = [];
-    for (const id of ENGLISH_MAPPER_MODELS) {
-      // GloVe is built by its own step; the default model must exist (the model step ran first).
-      if (id !== DEFAULT_MODEL_ID && !fs.existsSync(modelManifestFile(id))) continue;
-      out.push(...(await ensureDefaultMappersNow(id, options)));
-    }
-    return out;
-  });
+  return reportDebianSkips(() => ensureDefaultMappersNow(options));
 }
 
-async function ensureDefaultMappersNow(modelId: string, _options: EnsureOptions): Promise<R2Artifact[]> {
-  const modelPath = modelFile(modelId);
-  const manifestPath = modelManifestFile(modelId);
-  if (!fs.existsSync(manifestPath) || !fs.existsSync(modelPath)) {
-    throw new Error(`default mappers need the model ${modelPath} (run the model step first)`);
+/** The English models that get the default bundles: the default model and GloVe (its results stay as they were). */
+const ENGLISH_MODELS = [
+  { id: DEFAULT_MODEL_ID, file: DEFAULT_MODEL_FILE, manifestFile: DEFAULT_MODEL_MANIFEST_FILE },
+  { id: GLOVE_MODEL_ID, file: GLOVE_MODEL_FILE, manifestFile: GLOVE_MODEL_MANIFEST_FILE },
+];
+
+async function ensureDefaultMappersNow(_options: EnsureOptions): Promise<R2Artifact[]> {
+  const out: R2Artifact[] = [];
+  for (const m of ENGLISH_MODELS) out.push(...(await ensureBundlesOf(m)));
+  return out;
+}
+
+async function ensureBundlesOf(english: (typeof ENGLISH_MODELS)[number]): Promise<R2Artifact[]> {
+  if (!fs.existsSync(english.manifestFile) || !fs.existsSync(english.file)) {
+    throw new Error(`default mappers need the model ${english.file} (run the model step first)`);
   }
-  const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as ModelManifest;
+  const manifest = JSON.parse(fs.readFileSync(english.manifestFile, 'utf8')) as ModelManifest;
   const allFresh = (): boolean => DEFAULT_BUNDLES.every((b) => isFresh(b.lexicon, b.key, manifest));
   const present = (): R2Artifact[] =>
     DEFAULT_BUNDLES.filter(
       (b) => fs.existsSync(files(manifest.id, b.key).bin) && fs.existsSync(files(manifest.id, b.key).json),
     ).flatMap((b) => bundleArtifacts(manifest.id, b.key));
   if (allFresh()) return present();
-  const lock = path.join(MAPPERS_DIR, `${modelId}.lock`);
+  const lock = path.join(MAPPERS_DIR, `${english.id}.lock`);
   return withLock(
     lock,
     15 * 60_000,
@@ -108,7 +114,7 @@ async function ensureDefaultMappersNow(modelId: string, _options: EnsureOptions)
             console.error(`[build] mapper bundle "${b.key}" skipped: ${(err as Error).message}`);
           continue;
         }
-        model ??= loadModelForTraining(modelPath, KERNELS_WASM);
+        model ??= loadModelForTraining(english.file, KERNELS_WASM);
         console.error(`[build] mapper bundle "${b.key}" for ${manifest.id} from lexicon ${b.lexicon}`);
         const trained = trainBundle(lexicon, model, { method: 'ensemble' });
         writeBundleFiles(MAPPERS_DIR, trained);
