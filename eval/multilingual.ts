@@ -8,8 +8,8 @@
  *      word are left out (coverage says how many were scored).
  *   2. Cross-lingual sanity: 50 common German, French and Japanese words each (chosen by hand,
  *      everyday vocabulary, not from the test pairs) and their English translation: is the
- *      translation among the 10 nearest words of the foreign word's vector in the English model
- *      it was projected onto?
+ *      translation among the word's 10 translations (word-translations into the English model it
+ *      was projected onto: the nearest English words, phrase rows skipped)?
  *
  * Both sets of aligned models run side by side (compareAlignedModels): the ones on GloVe (the ids
  * of before #36) and the ones on the default English model, which must not drop below them in
@@ -40,6 +40,7 @@ import { ensureKernels } from '../build/build-wasm';
 import { loadDefaultModel, loadModelFile } from '../build/load-model';
 import { GLOVE_MODEL_FILE, MAPPERS_DIR, modelFile } from '../build/paths';
 import type { EmbeddingModel } from '../core/model';
+import { translateWords } from '../core/translation';
 
 const DATA = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../shared/data/wordsim-de');
 const DATA_DIR = fs.existsSync(DATA) ? DATA : '/work/shared/data/wordsim-de';
@@ -265,7 +266,11 @@ const SANITY: Record<AlignedLanguage, Array<[string, string]>> = {
   ],
 };
 
-/** Share of words whose English translation is among the 10 nearest English words of its vector. */
+/**
+ * Share of words whose English translation is among their 10 translations as word-translations
+ * gives them (core/translation.ts: the nearest English words, phrase rows and entries without a
+ * letter skipped).
+ */
 function sanity(
   model: EmbeddingModel,
   english: EmbeddingModel,
@@ -275,15 +280,13 @@ function sanity(
   const missing: string[] = [];
   const misses: string[] = [];
   for (const [word, en] of SANITY[lang]) {
-    const row = model.entryRow(word);
-    if (row < 0) {
+    if (model.entryRow(word) < 0) {
       missing.push(word);
       continue;
     }
-    const top = english.topK(model.vector(row), 10);
-    const target = english.rowOf(en);
-    if (Array.from(top.rows).includes(target)) hits++;
-    else misses.push(`${word}->${english.word(top.rows[0]!)}`);
+    const top = translateWords(model, english, [word], 10)[0]!.translations.map((t) => t.word);
+    if (top.includes(en)) hits++;
+    else misses.push(`${word}->${top[0]}`);
   }
   return { hits, total: SANITY[lang].length, missing, misses };
 }

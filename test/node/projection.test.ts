@@ -21,6 +21,7 @@ import {
   vectorSpaceOf,
 } from '../../core/projection';
 import { quantizeRows } from '../../core/quantize';
+import { VOCAB_FLAG } from '../../core/vocab-quality';
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 import { translateWords } from '../../core/translation';
 import { alignedManifestFile, builtAligned } from '../../build/aligned-models';
@@ -294,6 +295,21 @@ describe('translation through the shared space', () => {
     const out = translateWords(m, m, ['Kinder', 'nope'], 2);
     expect(out[0]!.translations.map((t) => t.word)).toEqual(['schön', 'Spielplatz']);
     expect(out[1]).toEqual({ word: 'nope', isAvailable: false, translations: [] });
+  });
+
+  it('skips phrase rows of the target (a word translates to words)', () => {
+    const words = ['dog', 'hot dog', 'cat'];
+    const vecs = new Float32Array([1, 0, 0, 0.99, 0.141, 0, 0.8, 0.6, 0]);
+    const { rows, scales } = quantizeRows(vecs, 3, 3);
+    const flags = Uint16Array.from([VOCAB_FLAG.LETTER, VOCAB_FLAG.LETTER | VOCAB_FLAG.PHRASE, VOCAB_FLAG.LETTER]);
+    const manifest = { ...germanFixture([]).manifest, id: 'en-fixture', language: 'en' };
+    const en = EmbeddingModel.fromArrayBuffer(
+      writeArtifact({ manifest, words, rows, scales, dims: 3, flags }),
+      loadKernels(),
+    );
+    const de = germanFixture([]);
+    // "Spielplatz" sits on "dog" (1, 0, 0): "hot dog" is nearer than "cat" but not a translation.
+    expect(translateWords(de, en, ['Spielplatz'], 2)[0]!.translations.map((t) => t.word)).toEqual(['dog', 'cat']);
   });
 });
 

@@ -111,11 +111,16 @@ describe.skipIf(!built)('aligned models on each English base in workerd', () => 
       expect(r.body.features).toEqual(expect.arrayContaining(['dictionary-projected', 'aligned-en']));
       expect(r.body.sources.join(' ')).toContain(companion);
       expect(r.body._embedded.mappers.map((b: { key: string }) => b.key).sort()).toEqual(KEYS);
-      const word = { de: 'Hund', fr: 'chien', ja: '犬' }[r.body.language as 'de' | 'fr' | 'ja'];
+      const [word, english] = { de: ['Hund', 'dog'], fr: ['chien', 'dog'], ja: ['水', 'water'] }[
+        r.body.language as 'de' | 'fr' | 'ja'
+      ];
       const t = await call('POST', `/api/v1/embedding-models/${id}/word-translations`, { words: [word], limit: 10 });
       expect(t.status, `${id}: ${JSON.stringify(t.body)}`).toBe(200);
       expect(t.body.targetModelId).toBe(companion);
-      expect(t.body.data[0].translations.map((x: { word: string }) => x.word)).toContain('dog');
+      const translations = t.body.data[0].translations.map((x: { word: string }) => x.word);
+      expect(translations, id).toContain(english);
+      // Words, not the companion's phrase rows.
+      for (const w of translations) expect(w, id).not.toMatch(/ /);
     }
     // The default German model is projected onto the default English model, not GloVe, once it exists.
     const de = manifests.get(DE_DEFAULT)!;
