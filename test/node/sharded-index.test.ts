@@ -17,8 +17,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID } from '../../build/default-model';
-import { ALIGNED } from '../../build/aligned-specs';
+// GloVe: the English model the aligned French model (FR) shares its space with.
+import { GLOVE_MODEL_FILE as DEFAULT_MODEL_FILE, GLOVE_MODEL_ID as DEFAULT_MODEL_ID } from '../../build/glove-model';
 import { languageFile } from '../../build/lang-data';
 import { loadKernels, readArrayBuffer } from '../../build/load-model';
 import { cutMap, cutPart } from '../../build/model-shards';
@@ -49,8 +49,7 @@ import { parseLanguageData, type LanguageData } from '../../core/tokenizer';
 import type { TopKOptions, TopKResult } from '../../core/types';
 
 const ID = DEFAULT_MODEL_ID;
-// The French model projected onto the default model: it shares the sharded model's space.
-const FR = ALIGNED.fr.id;
+const FR = 'fr-aligned-glove-6b-100d';
 const FR_FILE = path.join(GENERATED, 'models', `${FR}.emb`);
 let frLoaded: LoadedModel | undefined;
 
