@@ -9,6 +9,9 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDefaultModel, DEFAULT_MODEL_FILE } from '../../build/default-model';
 import { RECIPE } from '../../build/distilled-model/recipe';
+import { GLOVE_MODEL_FILE, GLOVE_MODEL_ID, gloveImportOptions } from '../../build/glove-model';
+import { importModel } from '../../build/import-model';
+import { MAPPERS_DIR } from '../../build/paths';
 import { loadModelFile } from '../../build/load-model';
 import type { EmbeddingModel } from '../../core/model';
 import { phraseOf, scoreWords, seedCentroid, seedSet } from '../../core/scoring';
@@ -53,6 +56,25 @@ describe('the distilled model build', () => {
       expect(rarest).toBeLessThan(r);
     }
   }, 300_000);
+});
+
+describe('en-glove-6b-100d stays what it was', () => {
+  it('its artifact is the output of the importer for its own source, and its mappers were trained on it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'glove-'));
+    try {
+      const again = path.join(dir, 'glove.emb');
+      await importModel({ ...gloveImportOptions(again), progress: false, log: () => {} });
+      expect(sha(again)).toBe(sha(GLOVE_MODEL_FILE));
+      const manifest = loadModelFile(GLOVE_MODEL_FILE).manifest;
+      for (const key of ['sentiment', 'afinn']) {
+        const info = JSON.parse(fs.readFileSync(path.join(MAPPERS_DIR, GLOVE_MODEL_ID, `${key}.json`), 'utf8'));
+        expect(info.modelId).toBe(GLOVE_MODEL_ID);
+        expect(info.modelChecksum).toBe(manifest.checksum);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe('phrase rows of the default model', () => {
