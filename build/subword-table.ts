@@ -168,7 +168,7 @@ export function buildSubwordTable(
   artifact: Uint8Array,
   /** exclude: words left out of training (bench:subword leaves out the dev pairs' words). */
   options: { buckets?: number; epochs?: number; words?: number; exclude?: ReadonlySet<string> } = {},
-): { bytes: Uint8Array; meta: SubwordTableMeta } {
+): { bytes: Uint8Array<ArrayBuffer>; meta: SubwordTableMeta } {
   const buckets = options.buckets ?? SUBWORD_BUCKETS;
   const epochs = options.epochs ?? SUBWORD_EPOCHS;
   const words = options.words ?? SUBWORD_TRAINING_WORDS;

@@ -102,7 +102,7 @@ export function writeSubwordTable(
   rows: Int8Array,
   scales: Float32Array,
   dims: number,
-): Uint8Array {
+): Uint8Array<ArrayBuffer> {
   const buckets = scales.length;
   if (rows.length !== buckets * dims) throw new RangeError(`expected ${buckets * dims} int8 values`);
   const json = utf8.encode(JSON.stringify(meta));

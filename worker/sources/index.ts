@@ -1,5 +1,5 @@
 /**
- * The Worker's engine source (core/engine.ts): models and mapper bundles from R2 (the isolate's
+ * The Worker's engine source (core/engine.ts): models, mapper bundles and sub-word tables from R2 (the isolate's
  * model registry, ./models.ts), language data from R2 (./language-data.ts), stored dimension
  * seeds from D1 (worker/dimensions/store.ts), mapper owners from the cached catalog (worker/catalog/store.ts).
  * One source per request: shared loads run under the request's waitUntil (core/shared-load.ts).
@@ -13,7 +13,7 @@ import { storedSeeds } from '../dimensions/store';
 import type { AppEnv, Env } from '../env';
 import { phases } from '../http/timing';
 import { getLanguageData } from './language-data';
-import { getModel } from './models';
+import { getModel, newKernels } from './models';
 import { admitLanguage, awaitLanguage } from './memory-budget';
 
 export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource {
@@ -31,6 +31,13 @@ export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource
       const obj = await env.ARTIFACTS.get(R2_KEYS.mapper(model.id, bundleKey));
       return obj ? obj.arrayBuffer() : null;
     },
+    // The sub-word table (subwordFallback) from R2, in a kernels memory of its own that goes with
+    // its model; its bytes count in the model's cacheBytes (core/engine.ts).
+    async subwordTableBytes(model) {
+      const obj = await env.ARTIFACTS.get(R2_KEYS.subwordTable(model.id));
+      return obj ? obj.arrayBuffer() : null;
+    },
+    subwordKernels: newKernels,
     storedSeeds: (ids) => storedSeeds(env, ids),
     async mapperOwners(bundleKey, variable) {
       const catalog = await getCatalog(env, ctx);
