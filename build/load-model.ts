@@ -46,8 +46,8 @@ export function loadDefaultModel(options?: ModelLoadOptions & { kernels?: Kernel
  * The default model's original float32 vectors (not normalized), row r = the artifact's row r,
  * streamed from the wink JSON (~3 s, ~140 MB). For recall against exact float64 cosine.
  */
-export async function loadDefaultFloatVectors(): Promise<WinkVectors> {
+export async function loadGloveFloatVectors(): Promise<WinkVectors> {
   // Loaded on use: the source package is the default-model step's business.
-  const [{ winkSource }, { readWinkJson }] = await Promise.all([import('./default-model'), import('./vector-readers')]);
+  const [{ winkSource }, { readWinkJson }] = await Promise.all([import('./glove-model'), import('./vector-readers')]);
   return readWinkJson(winkSource().file);
 }

@@ -104,3 +104,23 @@ function removeStaleLock(lockFile: string, staleMs: number): void {
     fs.rmSync(taken, { force: true });
   }
 }
+
+/**
+ * Records how long a model's build took on this machine in `dir`/build-times.json; returns every
+ * recorded time, so a build can print its time beside another model's.
+ */
+export function recordBuildTime(dir: string, id: string, ms: number): Record<string, { ms: number; at: string }> {
+  const file = path.join(dir, 'build-times.json');
+  const times = (fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {}) as Record<
+    string,
+    { ms: number; at: string }
+  >;
+  times[id] = { ms: Math.round(ms), at: new Date().toISOString() };
+  fs.mkdirSync(dir, { recursive: true });
+  writeAtomic(
+    file,
+    `${JSON.stringify(times, null, 2)}
+`,
+  );
+  return times;
+}

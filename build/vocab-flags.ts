@@ -137,7 +137,11 @@ export function computeVocabularyFlags(language: string, words: readonly string[
     const lower = word.toLowerCase();
     let f = 0;
     if (LETTER.test(word)) f |= VOCAB_FLAG.LETTER;
-    else if (NUMERAL.test(word)) f |= VOCAB_FLAG.NUMBER;
+    if (word.includes(' ')) {
+      // A phrase row: looked up whole, never suggested (core/vocab-quality.ts); no word flags.
+      flags[r] = f | VOCAB_FLAG.PHRASE;
+      continue;
+    } else if (NUMERAL.test(word)) f |= VOCAB_FLAG.NUMBER;
     if (!data && !list) {
       // No language data: every entry with a letter counts as a word (nothing else is known).
       if (f & VOCAB_FLAG.LETTER) f |= VOCAB_FLAG.DICTIONARY;

@@ -48,6 +48,12 @@ export const VOCAB_FLAG = {
    */
   POSITIVE: 1 << 13,
   NEGATIVE: 1 << 14,
+  /**
+   * A phrase row ("hot dog", "ice cream": the distilled model's WordNet collocations). Looked up
+   * whole as a seed, whitelist word or word; never offered as a suggestion (find-and-score,
+   * autocomplete and seed expansion list words).
+   */
+  PHRASE: 1 << 15,
 } as const;
 
 export const POS_MASK = VOCAB_FLAG.NOUN | VOCAB_FLAG.VERB | VOCAB_FLAG.ADJ | VOCAB_FLAG.ADV;
@@ -80,13 +86,13 @@ export interface QualityFilterOptions {
 
 /**
  * The default quality filter (one function for every caller): true when `row` may be suggested.
- * Default: a letter, not a stop word, pronoun, auxiliary or number, not one or two Latin/Greek/
+ * Default: a letter, not a phrase row, stop word, pronoun, auxiliary or number, not one or two Latin/Greek/
  * Cyrillic letters, a dictionary word (proper nouns included), within the rank limit,
- * and sharing a part of speech with the seeds when both are known. rankLimit -1 widens it to: a letter, not a stop word or pronoun.
+ * and sharing a part of speech with the seeds when both are known. rankLimit -1 widens it to: a letter, not a phrase, stop word or pronoun.
  */
 export function passesQualityFilter(index: FlaggedIndex, row: number, options: QualityFilterOptions = {}): boolean {
   const f = index.flags(row);
-  if (!(f & VOCAB_FLAG.LETTER) || f & (VOCAB_FLAG.STOP | VOCAB_FLAG.FUNCTION)) return false;
+  if (!(f & VOCAB_FLAG.LETTER) || f & (VOCAB_FLAG.STOP | VOCAB_FLAG.FUNCTION | VOCAB_FLAG.PHRASE)) return false;
   const limit = options.rankLimit ?? DEFAULT_WORDRANK_LIMIT;
   if (limit === -1) return true;
   if (row >= limit) return false;
@@ -102,10 +108,10 @@ export function qualityFilter(index: FlaggedIndex, options: QualityFilterOptions
   return (row) => passesQualityFilter(index, row, options);
 }
 
-/** Autocomplete junk: no letter, or neither a dictionary word nor frequent (rank beyond the default cutoff). */
+/** Autocomplete junk: no letter, a phrase row, or neither a dictionary word nor frequent (rank beyond the default cutoff). */
 export function isJunk(index: FlaggedIndex, row: number): boolean {
   const f = index.flags(row);
-  if (!(f & VOCAB_FLAG.LETTER)) return true;
+  if (!(f & VOCAB_FLAG.LETTER) || f & VOCAB_FLAG.PHRASE) return true;
   return !(f & VOCAB_FLAG.DICTIONARY) && row >= DEFAULT_WORDRANK_LIMIT;
 }
 

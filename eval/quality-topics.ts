@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { languageFile } from '../build/lang-data';
 import { loadDefaultModel } from '../build/load-model';
+import type { EmbeddingModel } from '../core/model';
 import { prng } from '../core/prng';
 import {
   BoundedCache,
@@ -159,11 +160,13 @@ export interface TopicBenchResult {
   rows: Array<{ method: string } & Score & { ties: number }>;
 }
 
-export async function runTopicBench(log: (line: string) => void = console.log): Promise<TopicBenchResult> {
+export async function runTopicBench(
+  log: (line: string) => void = console.log,
+  model: EmbeddingModel = loadDefaultModel(),
+): Promise<TopicBenchResult> {
   const items = readItems();
   const classes = [...new Set(items.map((i) => i.label))];
   const gold = items.map((i) => i.label);
-  const model = loadDefaultModel();
   const lang = parseLanguageData(fs.readFileSync(languageFile('en')));
   const tokens = items.map((it) => tokenize(it.text, lang, { synonyms: false }).tokens);
   const byText = new Map(items.map((it, i) => [it.text, tokens[i]]));

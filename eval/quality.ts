@@ -21,6 +21,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { ensureKernels } from '../build/build-wasm';
 import { ensureDefaultModel, DEFAULT_MODEL_FILE } from '../build/default-model';
+import { ensureGloveModel, GLOVE_MODEL_FILE, GLOVE_MODEL_ID } from '../build/glove-model';
 import { ensureDefaultMappers, MAPPERS_DIR } from '../build/mapper/defaults';
 import { ensureLanguageData, languageFile } from '../build/lang-data';
 import { loadKernels, loadModelFile } from '../build/load-model';
@@ -533,12 +534,20 @@ function alignedMini(
   return { index, mappers: resolved(bundles, wrap) };
 }
 
-export async function run(): Promise<Record<string, number | string>> {
+/**
+ * The sentiment bench on the default model; `modelFile` another English model, `aucOnly` stops
+ * after the AUC table (the baseline model's run of #36's no-regression check).
+ */
+export async function run(
+  options: { modelFile?: string; aucOnly?: boolean } = {},
+): Promise<Record<string, number | string>> {
   await ensureKernels({});
   await ensureDefaultModel({});
+  await ensureGloveModel({});
   await ensureDefaultMappers({});
   await ensureLanguageData({});
-  const model = loadModelFile(DEFAULT_MODEL_FILE);
+  const model = loadModelFile(options.modelFile ?? DEFAULT_MODEL_FILE);
+  console.log(`\n[bench] sentiment on ${model.manifest.id}`);
   const bundles = loadBundles(model.manifest.id);
   const langs = Object.fromEntries(
     (['en', 'de', 'fr', 'ja'] as const).map((l) => [
@@ -622,11 +631,14 @@ export async function run(): Promise<Record<string, number | string>> {
   const meanOf = (k: string) => aucs[k].reduce((s, x) => s + x, 0) / aucs[k].length;
   const best = ruleKeys.reduce((b, k) => (meanOf(k) > meanOf(b) ? k : b), ruleKeys[0]);
   figures.best_mapper_rules = best;
+  figures.best_rules_auc_mean = r3(meanOf(best));
   figures.best_minus_vader_mean = r3(meanOf(best) - meanOf('VADER compound'));
   SETS.forEach((s, i) => (figures[`best_minus_vader_${s.name}`] = r3(aucs[best][i] - aucs['VADER compound'][i])));
   console.log(
     `best mapper (rules): ${best}; mean AUC ${r3(meanOf(best))} vs VADER ${r3(meanOf('VADER compound'))} (${figures.best_minus_vader_mean >= 0 ? '+' : ''}${figures.best_minus_vader_mean})`,
   );
+
+  if (options.aucOnly) return figures;
 
   // Hand-written pairs.
   console.log('\nHand-written pairs (sentiment_valence, composition rules; first text must score higher)');
@@ -755,6 +767,39 @@ export async function run(): Promise<Record<string, number | string>> {
   return figures;
 }
 
+/**
+ * #36's no-regression check: the same sentiment AUC (best mapper, rules) and DBpedia topic
+ * accuracies on en-glove-6b-100d, in this run; the default model may be at most 0.01 below.
+ */
+async function noRegression(
+  sentiment: Record<string, number | string>,
+  topics: Record<string, number>,
+): Promise<Record<string, number>> {
+  const glove = await run({ modelFile: GLOVE_MODEL_FILE, aucOnly: true });
+  console.log(`\n[bench] topics on ${GLOVE_MODEL_ID} (baseline of the no-regression check)`);
+  const gloveTopics = (await runTopicBench(() => {}, loadModelFile(GLOVE_MODEL_FILE))).figures;
+  const out: Record<string, number> = {
+    glove_best_rules_auc_mean: glove.best_rules_auc_mean as number,
+    sentiment_auc_minus_glove: r3((sentiment.best_rules_auc_mean as number) - (glove.best_rules_auc_mean as number)),
+  };
+  for (const k of ['topics_target_label_expand', 'topics_target_descriptive', 'topics_batch_label_expand']) {
+    out[`glove_${k}`] = gloveTopics[k]!;
+    out[`${k}_minus_glove`] = r3(topics[k]! - gloveTopics[k]!);
+  }
+  const worst = Math.min(
+    out.sentiment_auc_minus_glove!,
+    ...Object.keys(out)
+      .filter((k) => k.startsWith('topics_'))
+      .map((k) => out[k]!),
+  );
+  out.no_regression_met = worst >= -0.01 ? 1 : 0;
+  console.log(
+    `[bench] no regression vs ${GLOVE_MODEL_ID} (same run; target: none below -0.01): sentiment AUC ${out.sentiment_auc_minus_glove}, ` +
+      `topics label+expand ${out.topics_target_label_expand_minus_glove}, descriptive ${out.topics_target_descriptive_minus_glove}, batch ${out.topics_batch_label_expand_minus_glove}`,
+  );
+  return out;
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
   // Sentiment first, then the DBpedia topic classification (eval/quality-topics.ts); one JSON line for both.
   run()
@@ -763,6 +808,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(im
       const topics = await runTopicBench();
       const out: Record<string, unknown> = { ...f };
       for (const [k, v] of Object.entries(topics.figures)) out[k.startsWith('topics_') ? k : `topics_${k}`] = v;
+      Object.assign(out, await noRegression(f, topics.figures));
       return out;
     })
     .then((f) => console.log(JSON.stringify(f)))

@@ -15,15 +15,16 @@
  *      the mean share of letters typed until it is there. Also the first definition (every 50th
  *      word, inflected forms included). Baseline: the old rule (lower-cased prefix, most frequent
  *      first, entries with a letter).
- *   4. word similarity of the default model (Spearman rho) on the English multilingual WS-353 and
- *      SimLex-999 (../shared/data/wordsim-de/), int8 as served and the float source vectors, beside
- *      published GloVe figures.
+ *   4. word similarity of the default model (Spearman rho, int8 as served) on the English
+ *      multilingual WS-353 and SimLex-999 (../shared/data/wordsim-de/), beside en-glove-6b-100d's
+ *      (int8 and its float source vectors) on the same pairs and published GloVe figures.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { ensureBuilt } from '../build/ensure';
+import { GLOVE_MODEL_FILE, GLOVE_MODEL_ID } from '../build/glove-model';
 import { languageFile, SYNONYM_MIN_COSINE } from '../build/lang-data';
-import { loadDefaultFloatVectors, loadDefaultModel } from '../build/load-model';
+import { loadGloveFloatVectors, loadDefaultModel, loadModelFile } from '../build/load-model';
 import { ROOT } from '../build/wrangler';
 import type { EmbeddingModel } from '../core/model';
 import { autocomplete, scoreWords, seedCentroid, seedSet } from '../core/scoring';
@@ -354,8 +355,9 @@ function spearman(a: number[], b: number[]): number {
   return s / Math.sqrt(sa * sb);
 }
 
-async function similarityFigures(model: EmbeddingModel) {
-  const floats = await loadDefaultFloatVectors();
+/** The default model's pairs (int8 as served) beside en-glove-6b-100d's, int8 and its float source. */
+async function similarityFigures(model: EmbeddingModel, glove: EmbeddingModel) {
+  const floats = await loadGloveFloatVectors();
   const d = floats.dims;
   const fcos = (a: number, b: number) => {
     let dot = 0;
@@ -373,26 +375,32 @@ async function similarityFigures(model: EmbeddingModel) {
   const one = (file: string) => {
     const gold: number[] = [];
     const int8: number[] = [];
-    const f32: number[] = [];
+    const gloveInt8: number[] = [];
+    const gloveF32: number[] = [];
     let missing = 0;
     for (const line of fs.readFileSync(wordsimFile(file), 'utf8').split('\n').slice(1)) {
       const [a, b, s] = line.split('\t');
       if (!a || !b || !s) continue;
       const ra = model.rowOf(a.toLowerCase());
       const rb = model.rowOf(b.toLowerCase());
-      if (ra < 0 || rb < 0) {
+      const ga = glove.rowOf(a.toLowerCase());
+      const gb = glove.rowOf(b.toLowerCase());
+      if (ra < 0 || rb < 0 || ga < 0 || gb < 0) {
         missing++;
         continue;
       }
       gold.push(Number(s));
       int8.push(model.scores(model.vector(ra), [rb])[0]!);
-      f32.push(fcos(ra, rb));
+      gloveInt8.push(glove.scores(glove.vector(ga), [gb])[0]!);
+      gloveF32.push(fcos(ga, gb));
     }
+    const r3 = (x: number): number => Math.round(x * 1000) / 1000;
     return {
       pairs: gold.length,
       missing,
-      spearmanInt8: Math.round(spearman(gold, int8) * 1000) / 1000,
-      spearmanFloat: Math.round(spearman(gold, f32) * 1000) / 1000,
+      spearmanInt8: r3(spearman(gold, int8)),
+      gloveSpearmanInt8: r3(spearman(gold, gloveInt8)),
+      gloveSpearmanFloat: r3(spearman(gold, gloveF32)),
     };
   };
   return {
@@ -429,13 +437,14 @@ async function main(): Promise<void> {
   console.log(
     `autocomplete, ${ac.allForms.prefixes} frequent words, inflected forms included (first definition): half typed ${ac.allForms.half.top3Share}% (before ${ac.allForms.half.baselineTop3Share}%), two thirds ${ac.allForms.twoThirds.top3Share}% (before ${ac.allForms.twoThirds.baselineTop3Share}%)`,
   );
-  const sim = await similarityFigures(model);
-  console.log(
-    `word similarity (Spearman): WS-353 ${sim.ws353.spearmanInt8} int8 / ${sim.ws353.spearmanFloat} float (${sim.ws353.pairs} pairs; published: ${sim.ws353.published})`,
-  );
-  console.log(
-    `word similarity (Spearman): SimLex-999 ${sim.simlex999.spearmanInt8} int8 / ${sim.simlex999.spearmanFloat} float (${sim.simlex999.pairs} pairs; published: ${sim.simlex999.published})`,
-  );
+  const sim = await similarityFigures(model, loadModelFile(GLOVE_MODEL_FILE));
+  for (const [name, f] of [
+    ['WS-353', sim.ws353],
+    ['SimLex-999', sim.simlex999],
+  ] as const)
+    console.log(
+      `word similarity (Spearman): ${name} ${f.spearmanInt8} on ${model.manifest.id}; ${GLOVE_MODEL_ID} ${f.gloveSpearmanInt8} int8 / ${f.gloveSpearmanFloat} float (${f.pairs} pairs; published: ${f.published})`,
+    );
   console.log(
     JSON.stringify({
       date: new Date().toISOString(),

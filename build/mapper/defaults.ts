@@ -1,5 +1,6 @@
 /**
- * Ensure step `ensureDefaultMappers`: the default mapper bundles of the default English model,
+ * Ensure step `ensureDefaultMappers`: the default mapper bundles of the English models (the
+ * default model and en-glove-6b-100d),
  * trained when missing or when the lexicon source, the training version or the model build
  * changed. Each bundle is build/generated/mappers/{modelId}/{key}.bin + .json (+ .stamp.json).
  */
@@ -9,7 +10,16 @@ import { R2_KEYS } from '../../core/storage-keys';
 import { type ModelManifest } from '../../core/types';
 import type { EnsureOptions, R2Artifact } from '../ensure';
 import { stampMatches, withLock, writeStamp } from '../stamp';
-import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE, KERNELS_WASM, MAPPERS_DIR } from '../paths';
+import {
+  DEFAULT_MODEL_FILE,
+  DEFAULT_MODEL_ID,
+  DEFAULT_MODEL_MANIFEST_FILE,
+  GLOVE_MODEL_FILE,
+  GLOVE_MODEL_ID,
+  GLOVE_MODEL_MANIFEST_FILE,
+  KERNELS_WASM,
+  MAPPERS_DIR,
+} from '../paths';
 import { loadModelForTraining, trainBundle, TRAINING_VERSION, writeBundleFiles, type LoadedModel } from './bundle';
 import { DebianPackageMissing, reportDebianSkips } from '../debian';
 import { lexiconSourceVersion, loadLexicon } from './lexicons';
@@ -62,18 +72,30 @@ export async function ensureDefaultMappers(options: EnsureOptions = {}): Promise
   return reportDebianSkips(() => ensureDefaultMappersNow(options));
 }
 
+/** The English models that get the default bundles: the default model and GloVe (its results stay as they were). */
+const ENGLISH_MODELS = [
+  { id: DEFAULT_MODEL_ID, file: DEFAULT_MODEL_FILE, manifestFile: DEFAULT_MODEL_MANIFEST_FILE },
+  { id: GLOVE_MODEL_ID, file: GLOVE_MODEL_FILE, manifestFile: GLOVE_MODEL_MANIFEST_FILE },
+];
+
 async function ensureDefaultMappersNow(_options: EnsureOptions): Promise<R2Artifact[]> {
-  if (!fs.existsSync(DEFAULT_MODEL_MANIFEST_FILE) || !fs.existsSync(DEFAULT_MODEL_FILE)) {
-    throw new Error(`default mappers need the default model ${DEFAULT_MODEL_FILE} (run the model step first)`);
+  const out: R2Artifact[] = [];
+  for (const m of ENGLISH_MODELS) out.push(...(await ensureBundlesOf(m)));
+  return out;
+}
+
+async function ensureBundlesOf(english: (typeof ENGLISH_MODELS)[number]): Promise<R2Artifact[]> {
+  if (!fs.existsSync(english.manifestFile) || !fs.existsSync(english.file)) {
+    throw new Error(`default mappers need the model ${english.file} (run the model step first)`);
   }
-  const manifest = JSON.parse(fs.readFileSync(DEFAULT_MODEL_MANIFEST_FILE, 'utf8')) as ModelManifest;
+  const manifest = JSON.parse(fs.readFileSync(english.manifestFile, 'utf8')) as ModelManifest;
   const allFresh = (): boolean => DEFAULT_BUNDLES.every((b) => isFresh(b.lexicon, b.key, manifest));
   const present = (): R2Artifact[] =>
     DEFAULT_BUNDLES.filter(
       (b) => fs.existsSync(files(manifest.id, b.key).bin) && fs.existsSync(files(manifest.id, b.key).json),
     ).flatMap((b) => bundleArtifacts(manifest.id, b.key));
   if (allFresh()) return present();
-  const lock = path.join(MAPPERS_DIR, `${DEFAULT_MODEL_ID}.lock`);
+  const lock = path.join(MAPPERS_DIR, `${english.id}.lock`);
   return withLock(
     lock,
     15 * 60_000,
@@ -92,7 +114,7 @@ async function ensureDefaultMappersNow(_options: EnsureOptions): Promise<R2Artif
             console.error(`[build] mapper bundle "${b.key}" skipped: ${(err as Error).message}`);
           continue;
         }
-        model ??= loadModelForTraining(DEFAULT_MODEL_FILE, KERNELS_WASM);
+        model ??= loadModelForTraining(english.file, KERNELS_WASM);
         console.error(`[build] mapper bundle "${b.key}" for ${manifest.id} from lexicon ${b.lexicon}`);
         const trained = trainBundle(lexicon, model, { method: 'ensemble' });
         writeBundleFiles(MAPPERS_DIR, trained);

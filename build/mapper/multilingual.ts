@@ -28,7 +28,7 @@ import {
 import type { EnsureOptions, R2Artifact } from '../ensure';
 import { readArrayBuffer } from '../load-model';
 import { stampMatches, writeStamp } from '../stamp';
-import { DEFAULT_MODEL_ID, MAPPERS_DIR } from '../paths';
+import { GLOVE_MODEL_ID, MAPPERS_DIR } from '../paths';
 import { DEFAULT_BUNDLES } from './defaults';
 import { loadLexicon } from './lexicons';
 import { pearson, spearman } from './stats';
@@ -84,8 +84,8 @@ export function applyToAligned(
     multilingual: true,
     modelId: aligned.manifest.id,
     modelChecksum: aligned.manifest.checksum,
-    method: `ridge weights of the English bundle ${DEFAULT_MODEL_ID}/${en.info.key} (trained on the English lexicon) applied to the aligned vectors`,
-    appliedFrom: `${DEFAULT_MODEL_ID}/${en.info.key} ${en.info.modelChecksum ?? ''}`.trim(),
+    method: `ridge weights of the English bundle ${GLOVE_MODEL_ID}/${en.info.key} (trained on the English lexicon) applied to the aligned vectors`,
+    appliedFrom: `${GLOVE_MODEL_ID}/${en.info.key} ${en.info.modelChecksum ?? ''}`.trim(),
     trainingVersion: `${en.info.trainingVersion ?? ''}+multilingual.${MULTILINGUAL_VERSION}`,
   };
   // The English ensemble figures describe another method: what applies here is the ridge model.
@@ -148,7 +148,7 @@ function stampFor(lang: AlignedLanguage, key: string): Record<string, unknown> {
   const manifest = JSON.parse(
     fs.readFileSync(alignedModelFile(lang).replace(/\.emb$/, '.json'), 'utf8'),
   ) as ModelManifest;
-  const english = files(DEFAULT_MODEL_ID, key).bin;
+  const english = files(GLOVE_MODEL_ID, key).bin;
   return {
     model: manifest.checksum,
     englishBundleBytes: fs.statSync(english).size,
@@ -166,7 +166,7 @@ export async function ensureMultilingualMappers(_options: EnsureOptions = {}): P
     let words: string[] | null = null;
     let translations: Map<string, string[]> | null = null;
     for (const b of DEFAULT_BUNDLES) {
-      if (!fs.existsSync(files(DEFAULT_MODEL_ID, b.key).bin)) continue;
+      if (!fs.existsSync(files(GLOVE_MODEL_ID, b.key).bin)) continue;
       const f = files(id, b.key);
       if (fs.existsSync(f.bin) && fs.existsSync(f.json) && stampMatches(f.stamp, stampFor(lang, b.key))) {
         out.push(...artifactsOf(id, b.key));
@@ -185,7 +185,7 @@ export async function ensureMultilingualMappers(_options: EnsureOptions = {}): P
         );
       }
       const applied = applyToAligned(
-        new Uint8Array(fs.readFileSync(files(DEFAULT_MODEL_ID, b.key).bin)),
+        new Uint8Array(fs.readFileSync(files(GLOVE_MODEL_ID, b.key).bin)),
         { manifest: parsed.manifest, words, rows: parsed.rows, scales: parsed.scales, dims: parsed.dims },
         ratings ? { translations, ratings } : undefined,
       );

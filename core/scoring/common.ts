@@ -3,6 +3,7 @@
  * cross-checks and the normalization statistics (decisions.md "Scores").
  */
 import type { RowSource, VectorIndex } from '../types';
+import { VOCAB_FLAG } from '../vocab-quality';
 import { ln } from './ln';
 import type {
   DimensionRequest,
@@ -99,8 +100,18 @@ export function isPhrase(entry: string): boolean {
 }
 
 /**
+ * The row of a phrase the model holds as an entry of its own ("hot dog" in the distilled English
+ * model: a VOCAB_FLAG.PHRASE row, its words joined by one space), else -1. Such a phrase means the
+ * phrase, not the mean of its words.
+ */
+export function phraseEntryRow(index: VectorIndex, entry: string): number {
+  const r = index.rowOf(entry.trim().split(SPACE).join(' '));
+  return r >= 0 && index.flags(r) & VOCAB_FLAG.PHRASE ? r : -1;
+}
+
+/**
  * A phrase's vector: the mean of its words' unit vectors, re-normalized; null when any word is
- * unknown (decisions.md "Vocabulary quality").
+ * unknown (decisions.md "Vocabulary quality"). Used for a phrase the model has no row for.
  */
 export function phraseOf(index: VectorIndex, entry: string): Phrase | null {
   const text = entry.trim();
@@ -148,6 +159,14 @@ export function seedSet(
     if (phraseRows.length > 0) index.prefetch(phraseRows);
   }
   for (const e of entries ?? []) {
+    const own = isPhrase(e) ? phraseEntryRow(index, e) : -1;
+    if (own >= 0) {
+      if (!seenRows.has(own)) {
+        seenRows.add(own);
+        rows.push(own);
+      }
+      continue;
+    }
     if (isPhrase(e)) {
       const p = phraseOf(index, e);
       if (p && !seenPhrases.has(p.key)) {

@@ -7,7 +7,16 @@ import { NEIGHBOURHOOD, neighbourhoodAntonyms, seedAntonyms } from './antonyms';
 import { candidateFilter, type WordLexicon } from './candidates';
 import { requestDimensions } from './dimensions';
 import { findCandidates } from './find';
-import { frequencyScore, phraseOf, isPhrase, scoredRow, seedCentroid, seedSet, type Phrase } from './common';
+import {
+  frequencyScore,
+  phraseEntryRow,
+  phraseOf,
+  isPhrase,
+  scoredRow,
+  seedCentroid,
+  seedSet,
+  type Phrase,
+} from './common';
 import type { ResolvedMapper, ScoredWord, StoredDimensionSeeds, WordScoresRequest, WordScoresResponse } from './types';
 
 export const FIND_LIMIT_DEFAULT = 100;
@@ -71,14 +80,15 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
     // One entry per lower-cased word or phrase (a repeated row has a repeated word).
     const seenWords = new Set<string>();
     for (const w of whitelist) {
-      if (isPhrase(w)) {
+      const own = isPhrase(w) ? phraseEntryRow(index, w) : -1;
+      if (isPhrase(w) && own < 0) {
         const p = phraseOf(index, w);
         if (!p || seenWords.has(p.key)) continue;
         seenWords.add(p.key);
         entries.push({ row: -1, phrase: p });
         continue;
       }
-      const r = scoredRow(index, w.trim());
+      const r = own >= 0 ? own : scoredRow(index, w.trim());
       if (r < 0) continue;
       const lower = index.word(r).toLowerCase();
       if (seenWords.has(lower)) continue;

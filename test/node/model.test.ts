@@ -8,9 +8,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ArtifactError, parseArtifact } from '../../core/artifact';
 import { EmbeddingModel, type ModelLoadOptions } from '../../core/model';
-import { loadDefaultFloatVectors, loadDefaultModel, loadKernels } from '../../build/load-model';
+import { loadGloveFloatVectors, loadKernels, loadModelFile } from '../../build/load-model';
 import { modelFromVectors } from './support/model-fixture';
-import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID } from '../../build/default-model';
+import { GLOVE_MODEL_FILE, GLOVE_MODEL_ID } from '../../build/glove-model';
 import type { WinkVectors } from '../../build/vector-readers';
 
 const ALPHABET = [
@@ -314,18 +314,18 @@ describe('EmbeddingModel vectors and loading', () => {
   });
 });
 
-describe('default model against its source', () => {
+describe('the GloVe model against its source (the importer)', () => {
   let model: EmbeddingModel;
   let source: WinkVectors;
 
   beforeAll(async () => {
-    expect(fs.existsSync(DEFAULT_MODEL_FILE), 'global setup builds the default model').toBe(true);
-    model = loadDefaultModel();
-    source = await loadDefaultFloatVectors();
+    expect(fs.existsSync(GLOVE_MODEL_FILE), 'global setup builds the GloVe model').toBe(true);
+    model = loadModelFile(GLOVE_MODEL_FILE);
+    source = await loadGloveFloatVectors();
   }, 120_000);
 
   it('has the catalog manifest and the source vocabulary in frequency order', () => {
-    expect(model.manifest.id).toBe(DEFAULT_MODEL_ID);
+    expect(model.manifest.id).toBe(GLOVE_MODEL_ID);
     expect(model.size).toBe(source.words.length);
     expect(model.dims).toBe(source.dims);
     const m = model.manifest;
