@@ -12,6 +12,7 @@ import { prng } from '../../core/prng';
 import { ngramBuckets, parseSubwordTable, SubwordTable, SubwordTableError } from '../../core/subword';
 import { sha256Hex } from '../../core/digest';
 import { LocalService } from '../../cli/local';
+import { SUBWORD_MODEL } from '../support/engine-source-suite';
 import { modelFromVectors } from './support/model-fixture';
 
 describe('n-grams', () => {
@@ -91,6 +92,10 @@ describe('the build', () => {
 
 describe("the default model's table", () => {
   const file = subwordTableFile(DEFAULT_MODEL_ID);
+
+  it('belongs to the model the EngineSource suite composes with', () => {
+    expect(SUBWORD_MODEL).toBe(DEFAULT_MODEL_ID);
+  });
 
   it('is small (at most 15 MB), matches the model, and composes a unit vector for any word with a letter', () => {
     expect(fs.statSync(file).size).toBeLessThanOrEqual(15_000_000);

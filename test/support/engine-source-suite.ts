@@ -22,6 +22,12 @@ import type {
 
 /** The default model: built on every machine, like its two mapper bundles below. */
 export const MODEL = 'en-glove-6b-100d';
+/**
+ * The default English model (build/paths.ts DEFAULT_MODEL_ID; test/node/subword.test.ts checks
+ * they agree), the one with a sub-word table: the subwordFallback cases score on it, and each
+ * runner puts it and its table where its source reads them. MODEL has no table.
+ */
+export const SUBWORD_MODEL = 'en-distilled-glove-use-100d';
 /** Mapper bundles of MODEL built without Debian data (pattern needs it: test/support/optional-data.ts). */
 export const MAPPER_BUNDLES = ['sentiment', 'afinn'] as const;
 /** Language data every machine builds (only the de/fr synonyms come from Debian, and no case reads them). */
@@ -343,12 +349,12 @@ export function describeEngineSource(name: string, setup: () => Promise<EngineCa
       const wordBody = {
         seedWords: ['beautiful'],
         whitelistWords: ['lovely', typo, 'table', coined, 'gorgeous'],
-        embeddingModelId: MODEL,
+        embeddingModelId: SUBWORD_MODEL,
         subwordFallback: true,
       };
 
       it('word-scores: composed words identical to the CLI engine in Node, marked, ranked past the vocabulary, in the last quartile', async () => {
-        const available = await engine.wordAvailabilities(MODEL, { words: [typo, coined] });
+        const available = await engine.wordAvailabilities(SUBWORD_MODEL, { words: [typo, coined] });
         expect(available.availabilities.map((a) => a.isAvailable)).toEqual([false, false]);
         const r = await engine.wordScores(wordBody);
         expect(asJson(r)).toEqual(await options.reference('wordScores', [wordBody]));
@@ -375,18 +381,22 @@ export function describeEngineSource(name: string, setup: () => Promise<EngineCa
         expect(await engine.wordScores(knownOnly)).toEqual(
           await engine.wordScores({ ...knownOnly, subwordFallback: false }),
         );
-        const texts = { texts: [POSITIVE, WEATHER], embeddingModelId: MODEL, mapperKeys: ['sentiment_valence'] };
+        const texts = {
+          texts: [POSITIVE, WEATHER],
+          embeddingModelId: SUBWORD_MODEL,
+          dimensions: [{ id: 1, type: 'manual', words: STORED_DIMENSION.words }],
+        };
         expect((await engine.textScores({ ...texts, subwordFallback: true })).response).toEqual(
           (await engine.textScores(texts)).response,
         );
-        const matrix = await engine.similarityMatrix(MODEL, { words: ['king', typo] });
+        const matrix = await engine.similarityMatrix(SUBWORD_MODEL, { words: ['king', typo] });
         expect(matrix).toEqual({ words: ['king'], matrix: [[1]] });
       });
 
       it('text-scores and similarity matrices compose too, identically to the CLI engine in Node', async () => {
         const body = {
           texts: [`What a ${typo} day`, `${typo} ${coined}`, '12345 67890 +++'],
-          embeddingModelId: MODEL,
+          embeddingModelId: SUBWORD_MODEL,
           dimensions: [{ id: 1, type: 'manual', words: ['beautiful', 'pretty'] }],
           subwordFallback: true,
         };
@@ -397,7 +407,7 @@ export function describeEngineSource(name: string, setup: () => Promise<EngineCa
         expect(without.data[1].dimensionScores).toEqual({});
         expect(response.data[1].dimensionScores['1']).toBeGreaterThan(0);
         expect(response.data[2]).toEqual(without.data[2]);
-        const args = [MODEL, { words: ['beautiful', typo, 'table', '12345'], subwordFallback: true }];
+        const args = [SUBWORD_MODEL, { words: ['beautiful', typo, 'table', '12345'], subwordFallback: true }];
         const m = await engine.similarityMatrix(args[0] as string, args[1]);
         expect(asJson(m)).toEqual(await options.reference('similarityMatrix', args));
         expect(m.words).toEqual(['beautiful', typo, 'table']);
@@ -407,13 +417,22 @@ export function describeEngineSource(name: string, setup: () => Promise<EngineCa
         expect(m.matrix[0][1]).toBeGreaterThan(m.matrix[1][2]);
       });
 
+      it('a model without a sub-word table accepts the option and composes no word', async () => {
+        const m = await engine.similarityMatrix(MODEL, { words: ['beautiful', typo], subwordFallback: true });
+        expect(m).toEqual({ words: ['beautiful'], matrix: [[1]], composedWords: [] });
+        const r = await engine.wordScores({ ...wordBody, embeddingModelId: MODEL });
+        expect(r).toEqual(await engine.wordScores({ ...wordBody, embeddingModelId: MODEL, subwordFallback: false }));
+      });
+
       it('a non-boolean subwordFallback is 422 VALIDATION_FAILED', async () => {
         const invalid = { code: 'VALIDATION_FAILED', status: 422 };
         expect(await refusal(engine.wordScores({ ...wordBody, subwordFallback: 'yes' }))).toEqual(invalid);
-        expect(await refusal(engine.textScores({ texts: ['a'], embeddingModelId: MODEL, subwordFallback: 1 }))).toEqual(
+        expect(
+          await refusal(engine.textScores({ texts: ['a'], embeddingModelId: SUBWORD_MODEL, subwordFallback: 1 })),
+        ).toEqual(invalid);
+        expect(await refusal(engine.similarityMatrix(SUBWORD_MODEL, { words: ['a'], subwordFallback: null }))).toEqual(
           invalid,
         );
-        expect(await refusal(engine.similarityMatrix(MODEL, { words: ['a'], subwordFallback: null }))).toEqual(invalid);
       });
     });
 

@@ -11,8 +11,9 @@ import { R2_KEYS } from '../../core/storage-keys';
 import { invalidateCatalog } from '../../worker/catalog/store';
 import { adminToken, call, expectProblem, makeModel, token, uploadEnglish, uploadModel } from './support/api';
 import { WS_PATH } from './support/scoring';
+import { SUBWORD_MODEL } from '../support/engine-source-suite';
 
-const MODEL = 'en-glove-6b-100d';
+const MODEL = SUBWORD_MODEL;
 const matrixPath = (id: string) => `/api/v1/embedding-models/${id}/word-similarity-matrices`;
 
 async function put(file: string, key: string): Promise<number> {

@@ -7,6 +7,7 @@
 import type { Context } from 'hono';
 import { createEngine, type EngineSource } from '../../core/engine';
 import type { WaitUntil } from '../../core/shared-load';
+import { KERNELS_BASE_BYTES } from '../../core/footprint';
 import { R2_KEYS } from '../../core/storage-keys';
 import { getCatalog } from '../catalog/store';
 import { storedSeeds } from '../dimensions/store';
@@ -14,7 +15,7 @@ import type { AppEnv, Env } from '../env';
 import { phases } from '../http/timing';
 import { getLanguageData } from './language-data';
 import { getModel, newKernels } from './models';
-import { admitLanguage, awaitLanguage } from './memory-budget';
+import { admit, admitLanguage, awaitLanguage, busy, deadlineOf, NoRoom, usedBytes } from './memory-budget';
 
 export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource {
   return {
@@ -32,9 +33,19 @@ export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource
       return obj ? obj.arrayBuffer() : null;
     },
     // The sub-word table (subwordFallback) from R2, in a kernels memory of its own that goes with
-    // its model; its bytes count in the model's cacheBytes (core/engine.ts).
+    // its model; its bytes count in the model's cacheBytes (core/engine.ts). Room is made for it
+    // first as for a model load: idle models are evicted, ones in use drained.
     async subwordTableBytes(model) {
-      const obj = await env.ARTIFACTS.get(R2_KEYS.subwordTable(model.id));
+      const key = R2_KEYS.subwordTable(model.id);
+      const head = await env.ARTIFACTS.head(key);
+      if (!head) return null;
+      const what = `The sub-word table of model '${model.id}'`;
+      try {
+        await admit(() => usedBytes() + head.size + KERNELS_BASE_BYTES, deadlineOf(env), ctx, what);
+      } catch (err) {
+        throw err instanceof NoRoom ? busy(what, err) : err;
+      }
+      const obj = await env.ARTIFACTS.get(key);
       return obj ? obj.arrayBuffer() : null;
     },
     subwordKernels: newKernels,
