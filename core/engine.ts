@@ -54,10 +54,11 @@ export class LoadedModel<I extends VectorIndex = VectorIndex> {
   /** Asked before a cache keeps more bytes (the Worker's memory budget); absent: always yes. */
   readonly mayGrow?: (bytes: number) => boolean;
 
-  /** The model's sub-word table, loaded on the first request with `subwordFallback` (null: it has none). */
-  readonly subwordTable = new Map<'table', Promise<SubwordTable | null>>();
-  /** Bytes of the loaded table (its kernels' memory), counted in cacheBytes. */
-  subwordTableBytes = 0;
+  /**
+   * The model's sub-word table, loaded on the first request with `subwordFallback` (null: it has
+   * none), and the bytes it holds (its kernels' memory), counted in cacheBytes.
+   */
+  readonly subword: { table: Map<'table', Promise<SubwordTable | null>>; bytes: number };
 
   constructor(
     readonly id: string,
@@ -72,6 +73,7 @@ export class LoadedModel<I extends VectorIndex = VectorIndex> {
     this.mayGrow = options.mayGrow;
     this.bundles = options.shareWith?.bundles ?? new Map();
     this.bundleBytes = options.shareWith?.bundleBytes ?? new Map();
+    this.subword = options.shareWith?.subword ?? { table: new Map(), bytes: 0 };
     this.stats =
       options.stats ??
       options.shareWith?.stats ??
@@ -90,7 +92,7 @@ export class LoadedModel<I extends VectorIndex = VectorIndex> {
   get cacheBytes(): number {
     let n = this.stats.bytes + expansionCacheBytes(this.index);
     for (const b of this.bundleBytes.values()) n += b;
-    return n + this.subwordTableBytes;
+    return n + this.subword.bytes;
   }
 }
 
@@ -170,6 +172,17 @@ const schemas = (): Schemas => (built ??= requestSchemas());
 type Schemas = ReturnType<typeof requestSchemas>;
 /** The request schemas' output types (what validation hands on). */
 type Req<K extends keyof Schemas> = ReturnType<Schemas[K]['parse']>;
+
+/** The 503 of a sub-word table that cannot be used now (nothing is charged; retry). */
+function subwordUnavailable(modelId: string, why: string): ApiError {
+  return new ApiError(
+    'EMBEDDING_MODEL_UNAVAILABLE',
+    `The sub-word table of model '${modelId}' could not be loaded: ${why}`,
+    {
+      headers: { 'retry-after': '1' },
+    },
+  );
+}
 
 function invalid(path: string, message: string): ApiError {
   return new ApiError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
@@ -329,22 +342,25 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
    */
   async function scoringIndex(model: LoadedModel, subwordFallback: boolean | undefined): Promise<VectorIndex> {
     if (!subwordFallback || !source.subwordTableBytes || !source.subwordKernels) return model.index;
-    const table = await sharedLoad(model.subwordTable, 'table', source.waitUntil, async () => {
+    const table = await sharedLoad(model.subword.table, 'table', source.waitUntil, async () => {
       const bytes = await source.subwordTableBytes!(model);
       if (!bytes) return null;
+      const kernels = await source.subwordKernels!();
+      // Checked and counted in the same turn (no await between): the memory budget's promise.
       if (model.mayGrow && !model.mayGrow(bytes.byteLength))
-        throw new ApiError(
-          'EMBEDDING_MODEL_UNAVAILABLE',
-          `The sub-word table of model '${model.id}' does not fit the memory budget now`,
-          { headers: { 'retry-after': '30' } },
-        );
-      const t = SubwordTable.load(bytes, await source.subwordKernels!(), {
-        id: model.id,
-        checksum: model.manifest.checksum,
-        dims: model.index.dims,
-      });
+        throw subwordUnavailable(model.id, 'it does not fit the memory budget now');
+      let t: SubwordTable;
+      try {
+        t = SubwordTable.load(bytes, kernels, {
+          id: model.id,
+          checksum: model.manifest.checksum,
+          dims: model.index.dims,
+        });
+      } catch (err) {
+        throw subwordUnavailable(model.id, (err as Error).message);
+      }
       // Its matrix, and the memory of a kernels instance of its own (the Worker's).
-      model.subwordTableBytes = t.matrixBytes + KERNELS_BASE_BYTES;
+      model.subword.bytes = t.matrixBytes + KERNELS_BASE_BYTES;
       return t;
     });
     return table ? new ComposingIndex(model.index, table) : model.index;
