@@ -32,7 +32,7 @@ import {
 export { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE } from './paths';
 
 /** Bump when the recipe's output for the same inputs changes. */
-export const RECIPE_VERSION = 1;
+export const RECIPE_VERSION = 3;
 const STAMP_FILE = path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.stamp.json`);
 const LOCK_FILE = path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.lock`);
 

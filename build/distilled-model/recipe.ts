@@ -2,12 +2,12 @@
  * The distilled English model's vectors (docs/models-and-kernels.md "The distilled English
  * model"), from npm material only:
  *
- *   1. vocabulary: GloVe 6B's words in frequency order, plus WordNet collocations ("hot dog")
- *      whose words are all frequent, each placed right after its rarest word;
+ *   1. vocabulary: GloVe 6B's words in frequency order, then WordNet collocations ("hot dog")
+ *      whose words are all frequent, ordered by their rarest word;
  *   2. sources: GloVe 6B 100d (a phrase: the mean of its words' unit vectors), and the Universal
  *      Sentence Encoder lite's vector of each word or phrase, encoded as a string of its own
- *      (encode.ts); words past `encodeLimit` get the encoder part from a ridge map of their GloVe
- *      part fitted on the encoded words;
+ *      (encode.ts): every phrase and the `encodeLimit` most frequent words; the rarer words get the
+ *      encoder part from a ridge map of their GloVe part fitted on the encoded rows;
  *   3. both unit-normalized, concatenated (612-d), retrofitted to WordNet (retrofit.ts);
  *   4. all-but-the-top and PCA to 100-d (reduce.ts).
  * The artifact step (index.ts) then L2-normalizes and quantizes to int8 like every model.
@@ -26,7 +26,7 @@ export interface RecipeOptions {
   rows: number;
   /** A phrase's words must all be among the most frequent `phraseWordRank` words. */
   phraseWordRank: number;
-  /** Words and phrases encoded by the encoder (the rest get the ridge map). */
+  /** The most frequent words encoded by the encoder (the rest get the ridge map; phrases are always encoded). */
   encodeLimit: number;
   retrofitIterations: number;
   /** All-but-the-top on each source before they are joined: components removed from GloVe's and the encoder's part (Mu & Viswanath's d/100; -1: not applied). */
@@ -109,27 +109,24 @@ export async function buildDistilledVectors(options: RecipeOptions): Promise<Rec
     if (!gloveRank.has(w)) gloveRank.set(w, i);
   });
   const synsets = readSynsets();
-  const candidates = wordnetPhrases(synsets, (w) => (gloveRank.get(w) ?? Infinity) < options.phraseWordRank).filter(
-    (p) => !gloveRank.has(p),
-  );
-  const phraseCount = Math.min(candidates.length, Math.floor(options.rows / 10));
-  const wordCount = Math.min(glove.words.length, options.rows - phraseCount);
-  // Phrases sorted by their rarest word's rank, then merged after it.
+  // At most a tenth of the rows are phrases, the most frequent ones (by their rarest word), and a
+  // phrase's words always stay in the vocabulary.
+  const maxPhrases = Math.floor(options.rows / 10);
+  const wordLimit = Math.min(options.phraseWordRank, options.rows - maxPhrases);
   const phraseRank = (p: string): number => Math.max(...p.split(' ').map((w) => gloveRank.get(w)!));
-  const phrases = candidates
-    .slice(0, phraseCount)
+  const phrases = wordnetPhrases(synsets, (w) => (gloveRank.get(w) ?? Infinity) < wordLimit)
+    .filter((p) => !gloveRank.has(p))
     .map((p) => ({ p, rank: phraseRank(p) }))
-    .sort((a, b) => a.rank - b.rank || (a.p < b.p ? -1 : a.p > b.p ? 1 : 0));
-  const words: string[] = [];
-  const gloveRow: number[] = []; // GloVe row of a word, -1 for a phrase
-  let k = 0;
-  for (let r = 0; r < wordCount; r++) {
-    words.push(glove.words[r]!);
-    gloveRow.push(r);
-    while (k < phrases.length && phrases[k]!.rank === r) {
-      words.push(phrases[k++]!.p);
-      gloveRow.push(-1);
-    }
+    .sort((a, b) => a.rank - b.rank || (a.p < b.p ? -1 : a.p > b.p ? 1 : 0))
+    .slice(0, maxPhrases);
+  const wordCount = Math.min(glove.words.length, options.rows - phrases.length);
+  // Words keep their GloVe rank (modelRank, wordrankLimit and the quartiles mean what they did);
+  // phrases, which have no corpus frequency here, follow all words.
+  const words: string[] = glove.words.slice(0, wordCount);
+  const gloveRow: number[] = words.map((_, r) => r); // GloVe row of a word, -1 for a phrase
+  for (const { p } of phrases) {
+    words.push(p);
+    gloveRow.push(-1);
   }
   const n = words.length;
   lap('vocabulary');
@@ -147,22 +144,30 @@ export async function buildDistilledVectors(options: RecipeOptions): Promise<Rec
     }
   }
   unitRows(gPart, gDims);
-  const encodeCount = Math.min(n, options.encodeLimit);
-  const encoded = await encodeWords(words.slice(0, encodeCount), {
-    threads: options.threads,
-    progress: options.progress,
-  });
+  // Encoded: the `encodeLimit` most frequent words and every phrase (as a phrase).
+  const encodedWords = Math.min(wordCount, options.encodeLimit);
+  const encodeRows = [...Array(encodedWords).keys(), ...Array.from({ length: n - wordCount }, (_, i) => wordCount + i)];
+  const encoded = await encodeWords(
+    encodeRows.map((r) => words[r]!),
+    { threads: options.threads, progress: options.progress },
+  );
   lap('encode');
   log(
     `[build] encoder: ${encoded.encoded} strings encoded, ${encoded.cached} from the cache, in ${(encoded.ms / 1000).toFixed(1)} s`,
   );
-  let ePart = encoded.vectors;
-  if (encodeCount < n) {
-    // The rarer rows: the encoder's part predicted from GloVe's (ridge, fitted on the encoded rows).
-    const w = await ridgeMap(gPart, gDims, encoded.vectors, ENCODER_DIMS, encodeCount, 1);
-    ePart = new Float32Array(n * ENCODER_DIMS);
-    ePart.set(encoded.vectors);
-    ePart.set(await multiply(gPart.subarray(encodeCount * gDims), gDims, w, ENCODER_DIMS), encodeCount * ENCODER_DIMS);
+  const ePart = new Float32Array(n * ENCODER_DIMS);
+  encodeRows.forEach((r, k) =>
+    ePart.set(encoded.vectors.subarray(k * ENCODER_DIMS, (k + 1) * ENCODER_DIMS), r * ENCODER_DIMS),
+  );
+  if (encodedWords < wordCount) {
+    // The rarer words: the encoder's part predicted from GloVe's (ridge, fitted on the encoded rows).
+    const x = new Float32Array(encodeRows.length * gDims);
+    encodeRows.forEach((r, k) => x.set(gPart.subarray(r * gDims, (r + 1) * gDims), k * gDims));
+    const w = await ridgeMap(x, gDims, encoded.vectors, ENCODER_DIMS, encodeRows.length, 1);
+    ePart.set(
+      await multiply(gPart.subarray(encodedWords * gDims, wordCount * gDims), gDims, w, ENCODER_DIMS),
+      encodedWords * ENCODER_DIMS,
+    );
     lap('ridge');
   }
   const removed: Record<string, number> = {};

@@ -2,7 +2,7 @@
  * POST .../word-scores: whitelist mode and find-and-score mode (decisions.md "Scores").
  */
 import type { RowSource, VectorIndex } from '../types';
-import { POS_MASK, DEFAULT_WORDRANK_LIMIT } from '../vocab-quality';
+import { POS_MASK, DEFAULT_WORDRANK_LIMIT, VOCAB_FLAG } from '../vocab-quality';
 import { NEIGHBOURHOOD, neighbourhoodAntonyms, seedAntonyms } from './antonyms';
 import { candidateFilter, type WordLexicon } from './candidates';
 import { requestDimensions } from './dimensions';
@@ -55,6 +55,19 @@ function avg(values: Array<number | null | undefined>): number | null {
     }
   }
   return n > 0 ? s / n : null;
+}
+
+/**
+ * modelRank of a vocabulary row: its position, except for a phrase row (VOCAB_FLAG.PHRASE), which
+ * has no corpus frequency: the rank of its least frequent word, as for any phrase.
+ */
+function entryRank(index: VectorIndex, row: number): number {
+  if (!(index.flags(row) & VOCAB_FLAG.PHRASE)) return row + 1;
+  const ranks = index
+    .word(row)
+    .split(' ')
+    .map((w) => index.rowOf(w));
+  return ranks.every((r) => r >= 0) ? Math.max(...ranks) + 1 : row + 1;
 }
 
 /** A whitelist entry to score: a vocabulary row or a phrase. */
@@ -164,7 +177,11 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
       word: e.phrase ? e.phrase.text : index.word(e.row).toLowerCase(),
       seedScore,
       // A composed word (a row past the vocabulary) has the rank just past it: vocabularySize + 1.
-      modelRank: e.phrase ? Math.max(...e.phrase.rows) + 1 : Math.min(e.row, index.size) + 1,
+      modelRank: e.phrase
+        ? Math.max(...e.phrase.rows) + 1
+        : e.row >= index.size
+          ? index.size + 1
+          : entryRank(index, e.row),
       seedScoreQuartile: -1,
       modelRankQuartile: -1,
       dimensionScores,

@@ -1,6 +1,6 @@
 /**
  * The `embedding-edge` CLI as a user runs it (node bin/embedding-edge.js in a child process),
- * locally on the default model (en-glove-6b-100d, built by the global setup):
+ * locally on the default model (DEFAULT_MODEL_ID, built by the global setup):
  *   - golden files per command (test/gold/cli/; UPDATE_GOLDEN=1 rewrites them after an
  *     intended change of scores or formats);
  *   - score's output lines equal to the input record + the scored text that the core's
@@ -15,6 +15,7 @@ import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../build/wrangler';
+import { DEFAULT_MODEL_ID } from '../../build/paths';
 import { LocalService } from '../../cli/local';
 import { needs } from '../support/optional-data';
 
@@ -68,7 +69,7 @@ describe('score', () => {
     const local = new LocalService();
     const api = await local.textScores({
       texts: input.map((x) => x.text),
-      embeddingModelId: 'en-glove-6b-100d',
+      embeddingModelId: DEFAULT_MODEL_ID,
       mapperKeys: ['sentiment_valence'],
       dimensions: [
         { id: 1, type: 'manual', name: 'food', words: ['pizza', 'pasta', 'bread', 'burger'] },
@@ -199,7 +200,7 @@ describe('score', () => {
     const mapper = cli(['score', '--mapper', 'nope_x', input]);
     expect(mapper.status).toBe(1);
     expect(mapper.stderr).toContain(
-      "error: 422 MAPPER_NOT_FOUND: No mapper 'nope_x' for embedding model 'en-glove-6b-100d'",
+      `error: 422 MAPPER_NOT_FOUND: No mapper 'nope_x' for embedding model '${DEFAULT_MODEL_ID}'`,
     );
     expect(mapper.stderr).toContain('mapperKeys.0: unknown mapper key');
     const model = cli(['score', '--model', 'xx-none', input]);

@@ -17,7 +17,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID } from '../../build/default-model';
+// GloVe: the English model the aligned French model (FR) shares its space with.
+import { GLOVE_MODEL_FILE as DEFAULT_MODEL_FILE, GLOVE_MODEL_ID as DEFAULT_MODEL_ID } from '../../build/glove-model';
 import { languageFile } from '../../build/lang-data';
 import { loadKernels, readArrayBuffer } from '../../build/load-model';
 import { cutMap, cutPart } from '../../build/model-shards';
