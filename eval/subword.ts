@@ -34,15 +34,13 @@ const SETS = [
 /** Words the model lacks: typos of common words, product and brand names, recent coinages. */
 export const UNKNOWN_WORDS = [
   'beautifull',
-  'definately',
-  'recieve',
-  'goverment',
-  'tommorow',
-  'accomodation',
-  'unbelieveable',
-  'happyness',
-  'embarassing',
-  'seperately',
+  'definatly',
+  'wierdest',
+  'neccessarily',
+  'unbeleivable',
+  'happines',
+  'embarasing',
+  'seperatly',
   'instagrammable',
   'tiktoker',
   'chatgpt',
@@ -56,7 +54,7 @@ export const UNKNOWN_WORDS = [
   'staycationers',
   'ecofriendliness',
   'microplastics',
-  'overpromising',
+  'overpromisers',
   'decarbonising',
 ];
 
