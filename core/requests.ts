@@ -97,7 +97,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
   });
   const subwordFallback = doc(z.boolean().optional(), {
     description:
-      'Extension (default false). true: a word outside the model\'s vocabulary that the request scores (a text\'s token with a letter, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word.',
+      'Extension (default false). true: a word outside the model\'s vocabulary that the request scores (a text\'s token with a letter that is not a stop word, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word.',
   });
   const mapperKeys = doc(z.array(identifier()).max(LIMITS.mapperKeysPerRequest).optional(), {
     description: "Mapper variable ids (bundle key + '_' + variable).",

@@ -3071,7 +3071,7 @@ export interface components {
        * @enum {string}
        */
       composition?: 'rules' | 'mean';
-      /** @description Extension (default false). true: a word outside the model's vocabulary that the request scores (a text's token with a letter, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word. */
+      /** @description Extension (default false). true: a word outside the model's vocabulary that the request scores (a text's token with a letter that is not a stop word, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word. */
       subwordFallback?: boolean;
       /** @description Extension. true: each data element gets `explanation`: per scored dimension and mapper at most 10 tokens ordered by |weight x (value - neutral)|, with offsets, composed value, weight and the rules applied (negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk), and for expanded dimensions the added words (expandedWords). */
       explain?: boolean;
@@ -3174,7 +3174,7 @@ export interface components {
       expansion?: 'nearest' | 'contrastive';
       /** @description Mapper variable ids (bundle key + '_' + variable). */
       mapperKeys?: string[];
-      /** @description Extension (default false). true: a word outside the model's vocabulary that the request scores (a text's token with a letter, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word. */
+      /** @description Extension (default false). true: a word outside the model's vocabulary that the request scores (a text's token with a letter that is not a stop word, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word. */
       subwordFallback?: boolean;
     };
     AutocompleteResponse: {
@@ -3270,7 +3270,7 @@ export interface components {
     };
     SimilarityMatrixRequest: {
       words: string[];
-      /** @description Extension (default false). true: a word outside the model's vocabulary that the request scores (a text's token with a letter, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word. */
+      /** @description Extension (default false). true: a word outside the model's vocabulary that the request scores (a text's token with a letter that is not a stop word, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word. */
       subwordFallback?: boolean;
     };
     WordTranslationsResponse: {
