@@ -37,6 +37,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { DEFAULT_MODEL_ID } from '../build/default-model';
+import { ALIGNED } from '../build/aligned-specs';
 import { languageFile } from '../build/lang-data';
 import { loadDefaultModel, readArrayBuffer } from '../build/load-model';
 import { parseLanguageData, scoringTokenizer, tokenize } from '../core/tokenizer';
@@ -434,10 +435,11 @@ async function main(): Promise<void> {
     );
     out.memory = mem;
     // All four models used in turn (docs/multilingual.md): one German, French and Japanese text each.
+    // Each language's default model (build/aligned-specs.ts ALIGNED).
     const aligned: Array<[string, string]> = [
-      ['de-aligned-glove-6b-100d', 'Die Kinder spielen fröhlich im Wald, aber der Regen kommt.'],
-      ['fr-aligned-glove-6b-100d', 'Les enfants jouent joyeusement dans la forêt, mais la pluie arrive.'],
-      ['ja-aligned-glove-6b-100d', '子供たちは森で楽しく遊んでいるが、雨が降ってきた。'],
+      [ALIGNED.de.id, 'Die Kinder spielen fröhlich im Wald, aber der Regen kommt.'],
+      [ALIGNED.fr.id, 'Les enfants jouent joyeusement dans la forêt, mais la pluie arrive.'],
+      [ALIGNED.ja.id, '子供たちは森で楽しく遊んでいるが、雨が降ってきた。'],
     ];
     const used: string[] = [];
     for (const [id, text] of aligned) {

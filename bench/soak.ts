@@ -35,6 +35,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { prng } from '../core/prng';
 import { burstRequest, MIX_LANGUAGE, mergeTallies, newTally, requestMix, send, type MixModel } from './traffic';
+import { defaultModelOf } from '../core/model-defaults';
 import { DEFAULT_MODEL_ID } from '../build/default-model';
 import { devSecret, mint, startLocalWorker, stopWranglerDev } from '../test/e2e/support/dev-server';
 
@@ -111,7 +112,8 @@ async function mixModels(token: string): Promise<MixModel[]> {
   const out: MixModel[] = [];
   for (const [language, words] of Object.entries(MIX_LANGUAGE)) {
     const ofLanguage = data.filter((m) => m.language === language && (!wanted || wanted.has(m.id)));
-    const chosen = ofLanguage.find((m) => m.id === DEFAULT_MODEL_ID) ?? ofLanguage[0];
+    // The language's default model (core/model-defaults.ts) where the catalog has it.
+    const chosen = ofLanguage.find((m) => m.id === (defaultModelOf(language) ?? DEFAULT_MODEL_ID)) ?? ofLanguage[0];
     if (chosen) out.push({ id: chosen.id, ...words });
     else if (!wanted)
       console.error(`[bench:soak] no ${language} model in the catalog (built from Debian data): left out of the mix`);

@@ -165,7 +165,7 @@ export function setup(language: Language, english: EmbeddingModel): LanguageSetu
   if (language !== 'en') {
     if (!builtAlignedLanguages().includes(language)) return null;
     id = ALIGNED[language].id;
-    model = loadModelFile(alignedModelFile(language));
+    model = loadModelFile(alignedModelFile(ALIGNED[language]));
   }
   const data = parseLanguageData(readArrayBuffer(languageFile(language)));
   const mappers = MAPPERS.map((key) => {

@@ -1,8 +1,10 @@
 /**
  * German, French and Japanese models aligned to English (decisions.md "Languages and aligned
  * models"): each foreign word's vector is the weighted, normalised sum of its dictionary
- * translations' vectors in the English default model (core/projection.ts), so coordinates mean
- * the same in every language. Dictionaries are pinned Debian packages (`apt-get download`,
+ * translations' vectors in an English model (core/projection.ts), so coordinates mean the same
+ * in every language. Each language has a model per English base (build/aligned-specs.ts): the
+ * GloVe ones of before #36, unchanged, and the ones on the default English model; an aligned
+ * manifest names its base in `englishModelId` (absent on the GloVe ones, which predate it). Dictionaries are pinned Debian packages (`apt-get download`,
  * `dpkg-deb -x` into a temp dir, no install):
  *
  *   de  trans-de-en (Ding de-en, GPL-2+)
@@ -14,7 +16,7 @@
  * word2vec binary temp file), so the artifacts have the English model's format and int8
  * quantization. Licences carry over: the artifacts are derived works of the dictionaries.
  *
- *   npm run model:build -- de|fr|ja [--force]
+ *   npm run model:build -- de|fr|ja|<aligned model id> [--force]   (a language: both its models)
  *
  * `npm start`, the test setup and the benchmarks build them through ensureAlignedModels; where a
  * package cannot be had (no apt-get, no network) the model is skipped, said in the run's one
@@ -29,13 +31,14 @@ import cliProgress from 'cli-progress';
 import { ARTIFACT_FORMAT_VERSION, decodeWord, parseArtifact } from '../core/artifact';
 import {
   ArraySpace,
-  COMPOUND_FEATURE,
+  LEGACY_ENGLISH_MODEL_ID,
   orderProjected,
   projectWord,
   type ProjectedWord,
   type SourceSpace,
 } from '../core/projection';
 import { R2_KEYS } from '../core/storage-keys';
+import { ensureDefaultModel } from './default-model';
 import { ensureGloveModel } from './glove-model';
 import {
   mergeDictionaries,
@@ -58,142 +61,67 @@ import {
 } from './debian';
 import { readArrayBuffer } from './load-model';
 import { fileChecksum, stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
+import { DEFAULT_MODEL_ID, GLOVE_MODEL_ID, languageFile, modelFile, modelManifestFile, MODELS_DIR } from './paths';
 import {
-  GLOVE_MODEL_FILE,
-  GLOVE_MODEL_ID,
-  GLOVE_MODEL_MANIFEST_FILE,
-  languageFile,
-  modelFile,
-  modelManifestFile,
-  MODELS_DIR,
-} from './paths';
+  ALIGNED,
+  ALIGNED_GLOVE,
+  ALIGNED_LANGUAGES,
+  ALIGNED_MODELS,
+  alignedSpec,
+  type AlignedLanguage,
+  type AlignedSpec,
+} from './aligned-specs';
+
+// Also exported here: the tests, benches and mapper steps import them from this module.
+export { ALIGNED, ALIGNED_GLOVE, ALIGNED_LANGUAGES, ALIGNED_MODELS, type AlignedLanguage, type AlignedSpec };
 
 /** Bump when the projection's output for the same dictionaries changes. */
 export const PROJECTION_VERSION = 2;
 
-export const ALIGNED_LANGUAGES = ['de', 'fr', 'ja'] as const;
-export type AlignedLanguage = (typeof ALIGNED_LANGUAGES)[number];
-
-interface DebianPin {
-  pkg: string;
-  version: string;
-  /** A file of the package (its unpacked root is found from it). */
-  file: string;
-}
-
-export interface AlignedSpec {
-  id: string;
-  language: AlignedLanguage;
-  country: string;
-  tag: string;
-  packages: DebianPin[];
-  /** Dictionary release used as the training date. */
-  trainingYear: string;
-  trainingMonth: string;
-  sources: string[];
-  license: string;
-  features: string[];
-}
-
-const ENGLISH_SOURCES = ['GloVe 6B 100d (Wikipedia 2014, Gigaword 5) via en-glove-6b-100d'];
-const BASE_FEATURES = ['dictionary-projected', 'aligned-en', 'frequency-ordered', 'int8-quantized'];
-
-export const ALIGNED: Record<AlignedLanguage, AlignedSpec> = {
-  de: {
-    id: 'de-aligned-glove-6b-100d',
-    language: 'de',
-    country: 'DE',
-    tag: 'GloVe 6B 100d via Ding de-en',
-    packages: [{ pkg: 'trans-de-en', version: '1.9-6', file: 'usr/share/trans/de-en' }],
-    // Ding "Version :: devel 2023-01-30"
-    trainingYear: '2023',
-    trainingMonth: '01',
-    sources: ['Ding de-en dictionary 2023-01-30 (debian:trans-de-en 1.9-6)', ...ENGLISH_SOURCES],
-    license: 'GPL-2.0-or-later (Ding de-en dictionary, TU Chemnitz) / PDDL-1.0 (GloVe vectors)',
-    features: [...BASE_FEATURES, COMPOUND_FEATURE],
-  },
-  fr: {
-    id: 'fr-aligned-glove-6b-100d',
-    language: 'fr',
-    country: 'FR',
-    tag: 'GloVe 6B 100d via FreeDict fr-en and WikDict fr-de',
-    packages: [
-      { pkg: 'dict-freedict-fra-eng', version: '2022.04.21-1', file: 'usr/share/dictd/freedict-fra-eng.index' },
-      { pkg: 'dict-freedict-eng-fra', version: '2022.04.21-1', file: 'usr/share/dictd/freedict-eng-fra.index' },
-      { pkg: 'dict-freedict-fra-deu', version: '2022.12.07-2', file: 'usr/share/dictd/freedict-fra-deu.index' },
-      { pkg: 'dict-freedict-deu-fra', version: '2022.12.07-2', file: 'usr/share/dictd/freedict-deu-fra.index' },
-    ],
-    // The newest of the four dictionary releases (WikDict fra-deu/deu-fra 2022-12-07).
-    trainingYear: '2022',
-    trainingMonth: '12',
-    sources: [
-      'FreeDict fra-eng 0.4.1 and eng-fra 0.1.6 (debian:dict-freedict-fra-eng, dict-freedict-eng-fra 2022.04.21-1)',
-      'WikDict fra-deu and deu-fra (debian:dict-freedict-fra-deu, dict-freedict-deu-fra 2022.12.07-2), through de-aligned-glove-6b-100d',
-      'Ding de-en dictionary 2023-01-30 (debian:trans-de-en 1.9-6)',
-      ...ENGLISH_SOURCES,
-    ],
-    license: 'GPL-2.0-or-later (FreeDict, Ding) and CC-BY-SA-3.0 (WikDict, from Wiktionary) / PDDL-1.0 (GloVe vectors)',
-    features: [...BASE_FEATURES, 'pivot-de'],
-  },
-  ja: {
-    id: 'ja-aligned-glove-6b-100d',
-    language: 'ja',
-    country: 'JP',
-    tag: 'GloVe 6B 100d via JMdict/EDICT (approximate)',
-    packages: [{ pkg: 'edict', version: '2021.02.03-1', file: 'usr/share/edict/edict' }],
-    trainingYear: '2021',
-    trainingMonth: '02',
-    sources: ['JMdict/EDICT 2021-02-03, EDRDG (debian:edict 2021.02.03-1)', ...ENGLISH_SOURCES],
-    license:
-      'CC-BY-SA-3.0 (JMdict/EDICT, Electronic Dictionary Research and Development Group) / PDDL-1.0 (GloVe vectors)',
-    features: [...BASE_FEATURES, 'kana-and-kanji-forms'],
-  },
-};
-
-export const alignedModelFile = (lang: AlignedLanguage): string => modelFile(ALIGNED[lang].id);
-export const alignedManifestFile = (lang: AlignedLanguage): string => modelManifestFile(ALIGNED[lang].id);
+export const alignedModelFile = (spec: AlignedSpec): string => modelFile(spec.id);
+export const alignedManifestFile = (spec: AlignedSpec): string => modelManifestFile(spec.id);
 /** word<TAB>English translation words (single words in the English vocabulary, at most 5): the cross-lingual mapper check. */
-export const alignedTranslationsFile = (lang: AlignedLanguage): string =>
-  path.join(MODELS_DIR, `${ALIGNED[lang].id}.translations.tsv`);
-const stampFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.stamp.json`);
-const lockFile = (lang: AlignedLanguage): string => path.join(MODELS_DIR, `${ALIGNED[lang].id}.lock`);
-/** French projects through the German model, so German is built first. */
-const DEPENDS: Record<AlignedLanguage, AlignedLanguage[]> = { de: [], fr: ['de'], ja: [] };
+export const alignedTranslationsFile = (spec: AlignedSpec): string =>
+  path.join(MODELS_DIR, `${spec.id}.translations.tsv`);
+const stampFile = (spec: AlignedSpec): string => path.join(MODELS_DIR, `${spec.id}.stamp.json`);
+const lockFile = (spec: AlignedSpec): string => path.join(MODELS_DIR, `${spec.id}.lock`);
+/** French projects through the German model of its base, so that one is built first. */
+const pivotOf = (spec: AlignedSpec): AlignedSpec[] => (spec.pivot ? [alignedSpec(spec.pivot)!] : []);
 
-function stampFor(lang: AlignedLanguage): Record<string, unknown> {
+/** The checksum in a model's manifest, null when the model is not built. */
+function builtChecksum(id: string): string | null {
+  return fs.existsSync(modelFile(id)) && fs.existsSync(modelManifestFile(id))
+    ? (JSON.parse(fs.readFileSync(modelManifestFile(id), 'utf8')) as { checksum: string }).checksum
+    : null;
+}
+
+function stampFor(spec: AlignedSpec): Record<string, unknown> {
   return {
-    packages: ALIGNED[lang].packages.map((p) => `${p.pkg}=${p.version}`),
-    english: fs.existsSync(GLOVE_MODEL_FILE)
-      ? JSON.parse(fs.readFileSync(GLOVE_MODEL_MANIFEST_FILE, 'utf8')).checksum
-      : null,
-    pivot: DEPENDS[lang].map((d) =>
-      fs.existsSync(alignedManifestFile(d))
-        ? JSON.parse(fs.readFileSync(alignedManifestFile(d), 'utf8')).checksum
-        : null,
-    ),
+    packages: spec.packages.map((p) => `${p.pkg}=${p.version}`),
+    english: builtChecksum(spec.english.id),
+    pivot: pivotOf(spec).map((d) => builtChecksum(d.id)),
     // The vocabulary flags come from the language's data (build/vocab-flags.ts): a file rebuilt
     // with Debian data it went without (German synonyms) rebuilds the model.
-    languageData: fileChecksum(languageFile(lang)),
+    languageData: fileChecksum(languageFile(spec.language)),
     projectionVersion: PROJECTION_VERSION,
     importerVersion: IMPORTER_VERSION,
     formatVersion: ARTIFACT_FORMAT_VERSION,
   };
 }
 
-export function alignedModelIsFresh(lang: AlignedLanguage): boolean {
+export function alignedModelIsFresh(spec: AlignedSpec): boolean {
   return (
-    fs.existsSync(alignedModelFile(lang)) &&
-    fs.existsSync(alignedManifestFile(lang)) &&
-    fs.existsSync(alignedTranslationsFile(lang)) &&
-    stampMatches(stampFile(lang), stampFor(lang))
+    fs.existsSync(alignedModelFile(spec)) &&
+    fs.existsSync(alignedManifestFile(spec)) &&
+    fs.existsSync(alignedTranslationsFile(spec)) &&
+    stampMatches(stampFile(spec), stampFor(spec))
   );
 }
 
-function artifactsOf(lang: AlignedLanguage): R2Artifact[] {
-  const id = ALIGNED[lang].id;
+function artifactsOf(spec: AlignedSpec): R2Artifact[] {
   return [
-    { key: R2_KEYS.model(id), file: alignedModelFile(lang), contentType: 'application/octet-stream' },
-    { key: R2_KEYS.modelManifest(id), file: alignedManifestFile(lang), contentType: 'application/json' },
+    { key: R2_KEYS.model(spec.id), file: alignedModelFile(spec), contentType: 'application/octet-stream' },
+    { key: R2_KEYS.modelManifest(spec.id), file: alignedManifestFile(spec), contentType: 'application/json' },
   ];
 }
 
@@ -243,14 +171,14 @@ interface Gathered {
   counts: Record<string, number>;
 }
 
-function gather(lang: AlignedLanguage, roots: Map<string, string>, english: SourceSpace): Gathered {
+function gather(spec: AlignedSpec, roots: Map<string, string>, english: SourceSpace): Gathered {
   const translations: Translations = new Map();
-  if (lang === 'de') {
+  if (spec.language === 'de') {
     const dict = parseDing(fs.readFileSync(path.join(roots.get('trans-de-en')!, 'usr/share/trans/de-en'), 'utf8'));
     addAll(translations, dict, english);
     return { translations, counts: { dingHeadwords: dict.size } };
   }
-  if (lang === 'fr') {
+  if (spec.language === 'fr') {
     const fraEng = mergeDictionaries(
       readDictd(roots.get('dict-freedict-fra-eng')!, 'freedict-fra-eng'),
       reverseDictionary(readDictd(roots.get('dict-freedict-eng-fra')!, 'freedict-eng-fra')),
@@ -260,7 +188,7 @@ function gather(lang: AlignedLanguage, roots: Map<string, string>, english: Sour
       reverseDictionary(readDictd(roots.get('dict-freedict-deu-fra')!, 'freedict-deu-fra')),
     );
     addAll(translations, fraEng, english);
-    addAll(translations, fraDeu, artifactSpace(alignedModelFile('de'), true));
+    addAll(translations, fraDeu, artifactSpace(modelFile(spec.pivot!), true));
     return { translations, counts: { frEnHeadwords: fraEng.size, frDeHeadwords: fraDeu.size } };
   }
   const raw = fs.readFileSync(path.join(roots.get('edict')!, 'usr/share/edict/edict'));
@@ -294,7 +222,7 @@ function writeWord2vecBinary(file: string, words: ProjectedWord[], dims: number)
   }
 }
 
-function writeTranslations(lang: AlignedLanguage, translations: Translations, english: SourceSpace): void {
+function writeTranslations(spec: AlignedSpec, translations: Translations, english: SourceSpace): void {
   const lines: string[] = [];
   for (const [word, list] of translations) {
     const en = [
@@ -306,13 +234,13 @@ function writeTranslations(lang: AlignedLanguage, translations: Translations, en
     ].slice(0, 5);
     if (en.length > 0) lines.push(`${word}\t${en.join('\t')}`);
   }
-  writeAtomic(alignedTranslationsFile(lang), `${lines.join('\n')}\n`);
+  writeAtomic(alignedTranslationsFile(spec), `${lines.join('\n')}\n`);
 }
 
 /** Reads the translations sidecar: word -> English words. */
-export function readAlignedTranslations(lang: AlignedLanguage): Map<string, string[]> {
+export function readAlignedTranslations(spec: AlignedSpec): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  const file = alignedTranslationsFile(lang);
+  const file = alignedTranslationsFile(spec);
   if (!fs.existsSync(file)) return out;
   for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
     const [w, ...en] = line.split('\t');
@@ -334,29 +262,28 @@ export interface BuildResult {
   ms: number;
 }
 
-/** What the build log and the skip report call a model: "the fr aligned model". */
-const modelWhat = (lang: AlignedLanguage): string => `the ${lang} aligned model`;
+/**
+ * What the build log and the skip report call a model: "the fr aligned model" (the models of one
+ * language on each English base need the same packages: the report says so once).
+ */
+const modelWhat = (spec: AlignedSpec): string => `the ${spec.language} aligned model`;
 
-/** Downloads the dictionaries and builds one aligned model (its dependencies must exist). */
-export async function buildAlignedModel(
-  lang: AlignedLanguage,
-  options: { progress?: boolean } = {},
-): Promise<BuildResult> {
-  const spec = ALIGNED[lang];
+/** Downloads the dictionaries and builds one aligned model (its English base and pivot must exist). */
+export async function buildAlignedModel(spec: AlignedSpec, options: { progress?: boolean } = {}): Promise<BuildResult> {
   const t0 = performance.now();
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `aligned-${lang}-`));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `aligned-${spec.language}-`));
   try {
     const roots = new Map<string, string>();
     for (const p of spec.packages) {
       // fetchDebianFile notes for the skip report why a package cannot be had.
-      const got = fetchDebianFile(p, tmp, modelWhat(lang));
+      const got = fetchDebianFile(p, tmp, modelWhat(spec));
       if ('missing' in got) throw new DebianPackageMissing(p.pkg, p.version, got.missing, got.retryAt, true);
       roots.set(p.pkg, got.file.slice(0, got.file.length - p.file.length));
     }
-    const through = [GLOVE_MODEL_ID, ...DEPENDS[lang].map((d) => ALIGNED[d].id)].join(' and ');
+    const through = [spec.english.id, ...pivotOf(spec).map((d) => d.id)].join(' and ');
     console.error(`[build] aligned model ${spec.id} (Debian dictionaries, projected through ${through})`);
-    const english = artifactSpace(GLOVE_MODEL_FILE);
-    const { translations, priority, counts } = gather(lang, roots, english);
+    const english = artifactSpace(modelFile(spec.english.id));
+    const { translations, priority, counts } = gather(spec, roots, english);
     const projected: ProjectedWord[] = [];
     const bar =
       options.progress !== false && process.stderr.isTTY
@@ -379,7 +306,7 @@ export async function buildAlignedModel(
     bar?.update(i);
     bar?.stop();
     orderProjected(projected, priority);
-    writeTranslations(lang, translations, english);
+    writeTranslations(spec, translations, english);
     const input = path.join(tmp, `${spec.id}.bin`);
     writeWord2vecBinary(input, projected, english.dims);
     await importModel({
@@ -397,10 +324,12 @@ export async function buildAlignedModel(
       tokenCount: 6_000_000_000,
       license: spec.license,
       hasTranslation: true,
-      out: alignedModelFile(lang),
+      // The models projected onto GloVe predate the field: without it they stay byte for byte as built then.
+      englishModelId: spec.english.id === LEGACY_ENGLISH_MODEL_ID ? undefined : spec.english.id,
+      out: alignedModelFile(spec),
       progress: false,
     });
-    writeStamp(stampFile(lang), stampFor(lang));
+    writeStamp(stampFile(spec), stampFor(spec));
     return {
       id: spec.id,
       words: projected.length,
@@ -418,101 +347,120 @@ export async function buildAlignedModel(
  * failed within the hour is not tried again (DebianPackageMissing, with nothing noted: the run
  * that tried said so).
  */
-async function ensureOne(lang: AlignedLanguage, progress: boolean): Promise<R2Artifact[]> {
-  for (const dep of DEPENDS[lang]) await ensureOne(dep, progress);
-  if (alignedModelIsFresh(lang)) return artifactsOf(lang);
-  for (const p of ALIGNED[lang].packages) {
+async function ensureOne(spec: AlignedSpec, progress: boolean): Promise<R2Artifact[]> {
+  for (const dep of pivotOf(spec)) await ensureOne(dep, progress);
+  if (alignedModelIsFresh(spec)) return artifactsOf(spec);
+  for (const p of spec.packages) {
     const failed = recentFailure(p);
     if (failed) throw new DebianPackageMissing(p.pkg, p.version, failed.reason, failed.retryAt, false);
   }
+  await ensureEnglishModel(spec.english.id);
   return withLock(
-    lockFile(lang),
+    lockFile(spec),
     15 * 60_000,
-    () => alignedModelIsFresh(lang),
+    () => alignedModelIsFresh(spec),
     async () => {
-      const r = await buildAlignedModel(lang, { progress });
+      const r = await buildAlignedModel(spec, { progress });
       console.error(`[build] ${r.id}: ${r.words} words from ${r.headwords} headwords in ${(r.ms / 1000).toFixed(1)} s`);
-      return artifactsOf(lang);
+      return artifactsOf(spec);
     },
-    () => artifactsOf(lang),
+    () => artifactsOf(spec),
   );
 }
 
-/** The aligned models that exist on disk (tests and benchmarks use these). */
+/** Ensures an English base model (its own ensure step builds it when missing or stale). */
+async function ensureEnglishModel(id: string): Promise<void> {
+  if (id === DEFAULT_MODEL_ID) await ensureDefaultModel();
+  else if (id === GLOVE_MODEL_ID) await ensureGloveModel();
+  else throw new Error(`no build step for the English model ${id}`);
+}
+
+/** The aligned models that exist on disk, of `specs` (default: every one). */
+export function builtAligned(specs: readonly AlignedSpec[] = ALIGNED_MODELS): AlignedSpec[] {
+  return specs.filter((s) => fs.existsSync(alignedModelFile(s)) && fs.existsSync(alignedManifestFile(s)));
+}
+
+/** The languages whose default aligned model (ALIGNED) exists on disk (tests and benchmarks use these). */
 export function builtAlignedLanguages(): AlignedLanguage[] {
-  return ALIGNED_LANGUAGES.filter((l) => fs.existsSync(alignedModelFile(l)) && fs.existsSync(alignedManifestFile(l)));
+  return ALIGNED_LANGUAGES.filter((l) => builtAligned([ALIGNED[l]]).length > 0);
 }
 
 /** A line for reports that find no aligned model (eval/multilingual.ts). */
 export const SKIP_LINE =
-  '[build] aligned de/fr/ja models skipped: apt-get/dpkg-deb are not available here (Debian/Ubuntu needed); the catalog lists only the English model';
+  '[build] aligned de/fr/ja models skipped: apt-get/dpkg-deb are not available here (Debian/Ubuntu needed); the catalog lists only the English models';
 
-const packageNames = (lang: AlignedLanguage): string => ALIGNED[lang].packages.map((p) => p.pkg).join(', ');
+const packageNames = (spec: AlignedSpec): string => spec.packages.map((p) => p.pkg).join(', ');
 
 /**
- * Ensure step: the de, fr and ja models where their Debian packages can be had. A model that
- * cannot be built (no apt-get, a failed download, or French without the German model) is noted
- * for the run's one skip report, and whatever aligned models exist are served.
+ * Ensure step: the de, fr and ja models on each English base where their Debian packages can be
+ * had. A model that cannot be built (no apt-get, a failed download, French without its German
+ * model, a missing English base) is noted for the run's one skip report or logged, and whatever
+ * aligned models exist are served.
  */
 export async function ensureAlignedModels(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
-  const fresh = ALIGNED_LANGUAGES.filter(alignedModelIsFresh);
-  if (fresh.length === ALIGNED_LANGUAGES.length) return fresh.flatMap(artifactsOf);
+  const fresh = ALIGNED_MODELS.filter(alignedModelIsFresh);
+  if (fresh.length === ALIGNED_MODELS.length) return fresh.flatMap(artifactsOf);
   return reportDebianSkips(async () => {
     if (!aptAvailable()) {
-      for (const lang of ALIGNED_LANGUAGES)
-        if (!alignedModelIsFresh(lang))
-          noteDebianSkip(modelWhat(lang), { pkg: packageNames(lang) }, NO_DEBIAN_TOOLS, null);
-      return builtAlignedLanguages().flatMap(artifactsOf);
+      for (const spec of ALIGNED_MODELS)
+        if (!alignedModelIsFresh(spec))
+          noteDebianSkip(modelWhat(spec), { pkg: packageNames(spec) }, NO_DEBIAN_TOOLS, null);
+      return builtAligned().flatMap(artifactsOf);
     }
-    await ensureGloveModel();
     const out: R2Artifact[] = [];
-    const unavailable = new Map<AlignedLanguage, DebianPackageMissing>();
-    for (const lang of ALIGNED_LANGUAGES) {
-      const dep = DEPENDS[lang].find((d) => unavailable.has(d));
+    const unavailable = new Map<string, DebianPackageMissing>();
+    for (const spec of ALIGNED_MODELS) {
+      const dep = spec.pivot && unavailable.has(spec.pivot) ? alignedSpec(spec.pivot)! : null;
       try {
         if (dep) {
           // Projected through a model that could not be built: skipped for the same cause, said once.
-          const cause = unavailable.get(dep)!;
+          const cause = unavailable.get(dep.id)!;
           if (cause.noted)
             noteDebianSkip(
-              modelWhat(lang),
+              modelWhat(spec),
               { pkg: `${cause.pkg}, through ${modelWhat(dep)}` },
               cause.reason,
               cause.retryAt,
             );
-          unavailable.set(lang, cause);
-        } else out.push(...(await ensureOne(lang, true)));
+          unavailable.set(spec.id, cause);
+        } else out.push(...(await ensureOne(spec, true)));
       } catch (err) {
-        if (err instanceof DebianPackageMissing) unavailable.set(lang, err);
-        else
-          console.error(`[build] aligned model ${ALIGNED[lang].id} skipped: ${(err as Error).message.split('\n')[0]}`);
+        if (err instanceof DebianPackageMissing) unavailable.set(spec.id, err);
+        else console.error(`[build] aligned model ${spec.id} skipped: ${(err as Error).message.split('\n')[0]}`);
       }
-      if (!out.some((a) => a.file === alignedModelFile(lang)) && builtAlignedLanguages().includes(lang))
-        out.push(...artifactsOf(lang));
+      if (!out.some((a) => a.file === alignedModelFile(spec)) && builtAligned([spec]).length > 0)
+        out.push(...artifactsOf(spec));
     }
-    // A language listed twice (fr pulls de) is seeded once.
+    // A model listed twice (fr pulls de) is seeded once.
     return [...new Map(out.map((a) => [a.key, a])).values()];
   });
 }
 
 async function main(argv: string[]): Promise<void> {
   const force = argv.includes('--force');
-  const langs = argv.filter((a) => !a.startsWith('--'));
-  if (langs.length === 0 || langs.some((l) => !(ALIGNED_LANGUAGES as readonly string[]).includes(l))) {
-    throw new Error(`usage: npm run model:build -- ${ALIGNED_LANGUAGES.join('|')} [...] [--force]`);
+  const names = argv.filter((a) => !a.startsWith('--'));
+  // A language names both its models (GloVe's first); an id names one.
+  const specs = names.flatMap((n) =>
+    (ALIGNED_LANGUAGES as readonly string[]).includes(n)
+      ? ALIGNED_MODELS.filter((s) => s.language === n)
+      : (alignedSpec(n) ?? []),
+  );
+  if (names.length === 0 || specs.length < names.length) {
+    const ids = ALIGNED_MODELS.map((s) => s.id).join('|');
+    throw new Error(`usage: npm run model:build -- ${ALIGNED_LANGUAGES.join('|')}|${ids} [...] [--force]`);
   }
   if (!aptAvailable()) {
     console.error(SKIP_LINE);
     return;
   }
-  await ensureGloveModel();
   await reportDebianSkips(async () => {
-    for (const lang of langs as AlignedLanguage[]) {
-      for (const dep of DEPENDS[lang]) if (!alignedModelIsFresh(dep)) await ensureOne(dep, true);
-      if (force || !alignedModelIsFresh(lang)) {
-        const r = await buildAlignedModel(lang);
+    for (const spec of specs) {
+      await ensureEnglishModel(spec.english.id);
+      for (const dep of pivotOf(spec)) if (!alignedModelIsFresh(dep)) await ensureOne(dep, true);
+      if (force || !alignedModelIsFresh(spec)) {
+        const r = await buildAlignedModel(spec);
         console.log(JSON.stringify(r));
-      } else console.error(`[model:build] ${ALIGNED[lang].id} is up to date (--force rebuilds)`);
+      } else console.error(`[model:build] ${spec.id} is up to date (--force rebuilds)`);
     }
   });
 }

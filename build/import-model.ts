@@ -53,6 +53,8 @@ export interface ImportOptions {
   tokenCount?: number;
   license?: string;
   hasTranslation?: boolean;
+  /** An aligned model's English model (manifest `englishModelId`); absent: none written. */
+  englishModelId?: string;
   /** Output artifact path; default build/generated/models/<id>.emb. The sidecar is <out without .emb>.json. */
   out?: string;
   /** Keep only the first (most frequent) N words. */
@@ -343,6 +345,7 @@ export function writeModel(
       tokenCount: o.tokenCount ?? 0,
       hasTranslation: o.hasTranslation ?? false,
       license: o.license ?? '',
+      ...(o.englishModelId ? { englishModelId: o.englishModelId } : {}),
     },
     words,
     rows,

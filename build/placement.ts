@@ -39,6 +39,7 @@ export function modelsIn(dir: string): PlacementModel[] {
       vocabularySize: number;
       dimensions: number;
       features?: string[];
+      englishModelId?: string;
     };
     out.push({
       id: m.id,
@@ -46,6 +47,7 @@ export function modelsIn(dir: string): PlacementModel[] {
       vocabularySize: m.vocabularySize,
       dimensions: m.dimensions,
       features: m.features,
+      ...(m.englishModelId ? { englishModelId: m.englishModelId } : {}),
       artifactBytes: fs.statSync(emb).size,
       mapperBytes: mapperBytesOf(path.join(dir, '..', 'mappers', m.id)),
       subwordTableBytes: fileBytes(path.join(dir, '..', 'subword', `${m.id}.bin`)),

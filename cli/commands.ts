@@ -3,6 +3,7 @@
  * tokenize, models (list, import, build). Each works locally or with --api.
  */
 import fs from 'node:fs';
+import { DEFAULT_MODEL_ID } from '../build/paths';
 import { buildEngineArtifacts, importModelCommand } from '../build/cli-steps';
 import {
   defaultModel,
@@ -39,7 +40,7 @@ Usage: embedding-edge find [options] SEED...
 The words of the model closest to the centroid of the SEED words (word-scores in
 find-and-score mode), one JSON object per line, closest first, as word-scores returns them.
 
-  -m, --model ID            embedding model (default en-glove-6b-100d)
+  -m, --model ID            embedding model (default ${DEFAULT_MODEL_ID})
   -n, --limit N             how many words (default 100, at most 1000)
       --wordrank-limit N    only the N most frequent words are candidates (-1: all)
   -d, --dimension SPEC      also score a dimension ('NAME=word1,word2'), repeatable
@@ -92,7 +93,7 @@ Pairwise cosine similarity of the WORDs (word-similarity-matrices) as CSV: a hea
 "word,<w1>,<w2>,..." and one row per word. Words missing from the vocabulary are dropped,
 as the API does. "-" reads the words from stdin, one per line.
 
-  -m, --model ID            embedding model (default en-glove-6b-100d)
+  -m, --model ID            embedding model (default ${DEFAULT_MODEL_ID})
       --subword-fallback    compose the words missing from the vocabulary of sub-word pieces
                             (request field subwordFallback) instead of dropping them
 ${LOCAL_HELP}

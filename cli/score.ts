@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import crypto from 'node:crypto';
 import cliProgress from 'cli-progress';
+import { DEFAULT_MODEL_ID } from '../build/paths';
 import { LIMITS } from '../core/limits';
 import { detectFormat, openSource, rows, type Row } from './input';
 import {
@@ -41,7 +42,7 @@ POST text-scores and writes JSONL to stdout (or --output): the record's fields f
 scored text's fields exactly as text-scores returns them.
 
 Request:
-  -m, --model ID            embedding model (default en-glove-6b-100d)
+  -m, --model ID            embedding model (default ${DEFAULT_MODEL_ID})
   -d, --dimension SPEC      a dimension, repeatable; ids are 1, 2, ... in the order given:
                               'NAME=word1,word2'              manual (centroid of the words)
                               'NAME=good,great|bad,awful'     axis (positive | negative pole)

@@ -11,7 +11,7 @@
  */
 import { MapperBundleError, parseMapperBundle, splitMapperVariableId, type MapperBundle } from './mapper-bundle';
 import { ApiError, requireLanguage, validationFailed, type ZodIssues } from './problem';
-import { ALIGNED_FEATURE, ENGLISH_COMPANION_ID, sharesEnglishSpace } from './projection';
+import { englishCompanionOf, vectorSpaceOf } from './projection';
 import { requestSchemas } from './requests';
 import {
   autocomplete,
@@ -314,14 +314,14 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
     dimensions: readonly DimensionRequest[] | undefined,
     stored: StoredDimensionSeeds,
   ): Promise<RowSource | null> {
-    if (!dimensions?.length || model.id === ENGLISH_COMPANION_ID || !model.manifest.features?.includes(ALIGNED_FEATURE))
-      return null;
+    const companion = englishCompanionOf(model.manifest);
+    if (!dimensions?.length || !companion || companion === model.id) return null;
     try {
-      if (!source.rows) return (await source.model(ENGLISH_COMPANION_ID)).index;
+      if (!source.rows) return (await source.model(companion)).index;
       const words = missingSeedWords(model.index, dimensions, stored);
-      return words.length > 0 ? (await source.rows(ENGLISH_COMPANION_ID, words)).rows : null;
+      return words.length > 0 ? (await source.rows(companion, words)).rows : null;
     } catch (err) {
-      console.error(`[companion] ${ENGLISH_COMPANION_ID} for ${model.id}: ${(err as Error).message}`);
+      console.error(`[companion] ${companion} for ${model.id}: ${(err as Error).message}`);
       return null;
     }
   }
@@ -471,8 +471,11 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
             req.words.map((w) => w.trim()),
           )
         : await source.model(embeddingModelId).then((m) => ({ manifest: m.manifest, rows: m.index as RowSource }));
-      const targetId = req.targetModelId ?? ENGLISH_COMPANION_ID;
-      if (!sharesEnglishSpace(from.manifest))
+      // An aligned model translates into its English companion unless asked otherwise; an English
+      // model has no default target (it is the companion of every model aligned to it).
+      const companion = englishCompanionOf(from.manifest);
+      const targetId = req.targetModelId ?? companion ?? embeddingModelId;
+      if (!companion && from.manifest.language !== 'en')
         throw invalid(
           'embeddingModelId',
           `Model '${embeddingModelId}' is not aligned to English: it has no translations`,
@@ -482,11 +485,11 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
           'targetModelId',
           req.targetModelId
             ? 'targetModelId must differ from the source model'
-            : `On '${embeddingModelId}' targetModelId is required (an aligned model)`,
+            : `On '${embeddingModelId}' targetModelId is required (a model aligned to it)`,
         );
       }
       const target = await source.model(targetId);
-      if (!sharesEnglishSpace(target.manifest) || target.index.dims !== from.rows.dims) {
+      if (vectorSpaceOf(target.manifest) !== vectorSpaceOf(from.manifest) || target.index.dims !== from.rows.dims) {
         throw invalid('targetModelId', `Model '${targetId}' does not share the vector space of '${embeddingModelId}'`);
       }
       const data = translateWords(from.rows, target.index, req.words, req.limit ?? TRANSLATION_LIMIT_DEFAULT);

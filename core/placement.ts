@@ -9,6 +9,7 @@ import { ISOLATE_MEMORY_BYTES, KERNELS_BASE_BYTES, placementBytes, type Footprin
 import { rowCacheBytes } from './sharded-index';
 import { STATS_CACHE_BYTES } from './engine';
 import { EXPANSION_CACHE_BYTES } from './scoring/dimensions';
+import { englishCompanionOf } from './projection';
 
 /**
  * A model as placement sees it: its footprint. A projected model needs no copy of its English
@@ -18,6 +19,8 @@ import { EXPANSION_CACHE_BYTES } from './scoring/dimensions';
 export interface PlacementModel extends Footprint {
   id: string;
   features?: readonly string[];
+  /** An aligned model's English model (its manifest's; core/projection.ts englishCompanionOf). */
+  englishModelId?: string;
   /** Bytes of its mapper bundles (kept parsed beside it when the budget allows). */
   mapperBytes?: number;
   /** Bytes of its sub-word table artifact (core/subword.ts), loaded by the first request that opts in. */
@@ -71,6 +74,11 @@ export interface Placement {
   languages: Record<string, string>;
   /** Sharded models by id. */
   sharded: Record<string, ShardLayout>;
+  /**
+   * Aligned model id -> its English companion's id, placed too: its host fetches the companion's
+   * rows from the companion's host, and a translation without a target is routed there.
+   */
+  companions: Record<string, string>;
 }
 
 export class PlacementError extends Error {}
@@ -238,7 +246,31 @@ export function planPlacement(
   const languagesOut: Record<string, string> = {};
   const all = new Map(models.map((m) => [m.id, m]));
   for (const id of ids) languagesOut[all.get(id)!.language] ??= modelsOut[id]!;
-  return { budgetBytes, hosts: placed, models: modelsOut, languages: languagesOut, sharded };
+  return {
+    budgetBytes,
+    hosts: placed,
+    models: modelsOut,
+    languages: languagesOut,
+    sharded,
+    companions: companionsOf(models),
+  };
+}
+
+/**
+ * Each aligned model's English companion. A companion missing from the models is refused: its
+ * host would load the whole companion beside its own models to read a few seed rows.
+ */
+function companionsOf(models: readonly PlacementModel[]): Record<string, string> {
+  const ids = new Set(models.map((m) => m.id));
+  const out: Record<string, string> = {};
+  for (const m of [...models].sort((a, b) => (a.id < b.id ? -1 : 1))) {
+    const companion = englishCompanionOf(m);
+    if (!companion || companion === m.id) continue;
+    if (!ids.has(companion))
+      throw new PlacementError(`${m.id}: its English companion ${companion} is not among the models placed`);
+    out[m.id] = companion;
+  }
+  return out;
 }
 
 /**
@@ -254,6 +286,8 @@ export interface RoutingPlacement {
   languages: Record<string, number>;
   /** Model id -> [map host, end of part 0, its host, end of part 1, its host, ...]. */
   sharded: Record<string, number[]>;
+  /** Aligned model id -> its English companion's id (absent in vars written before it). */
+  companions?: Record<string, string>;
 }
 
 /** Bytes a Worker var may hold (Cloudflare's limit). */
@@ -275,6 +309,7 @@ export function routingPlacement(p: Placement): RoutingPlacement {
         [hostNumber(s.map.binding), ...s.parts.flatMap((x) => [x.end, hostNumber(x.binding)])],
       ]),
     ),
+    companions: p.companions ?? {},
   };
 }
 
@@ -294,6 +329,7 @@ export function routesFromVar(text: string): {
   models: Map<string, string>;
   languages: Map<string, string>;
   sharded: Map<string, ShardLayout>;
+  companions: Map<string, string>;
 } {
   const r = JSON.parse(text) as RoutingPlacement;
   const binding = (n: number): string => `HOST_${n}`;
@@ -316,5 +352,6 @@ export function routesFromVar(text: string): {
     models: new Map(Object.entries(r.models).map(([id, n]) => [id, binding(n)])),
     languages: new Map(Object.entries(r.languages).map(([l, n]) => [l, binding(n)])),
     sharded,
+    companions: new Map(Object.entries(r.companions ?? {})),
   };
 }

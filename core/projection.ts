@@ -241,15 +241,34 @@ export function compoundHeadRow(word: string, rowOf: (w: string) => number): num
 // The English companion of an aligned model
 // ---------------------------------------------------------------------------------------------
 
-/** Manifest feature of models built into the English model's space. */
+/** Manifest feature of models built into an English model's space. */
 export const ALIGNED_FEATURE = 'aligned-en';
-/** The English model whose space the aligned models share (cross-lingual seeds, translations). */
-export const ENGLISH_COMPANION_ID = 'en-glove-6b-100d';
+/** The English model of an aligned model whose manifest names none (built before `englishModelId`). */
+export const LEGACY_ENGLISH_MODEL_ID = 'en-glove-6b-100d';
 
-/** True when the model's vectors live in the English companion's space (or it is the companion). */
-export function sharesEnglishSpace(manifest: { id: string; features?: readonly string[] }): boolean {
-  return (
-    manifest.id === ENGLISH_COMPANION_ID ||
-    (Array.isArray(manifest.features) && manifest.features.includes(ALIGNED_FEATURE))
-  );
+interface SpaceManifest {
+  id: string;
+  features?: readonly string[];
+  englishModelId?: string;
+}
+
+/** True for a model projected into an English model's space (features `aligned-en`). */
+export function isAligned(manifest: Omit<SpaceManifest, 'id'>): boolean {
+  return Array.isArray(manifest.features) && manifest.features.includes(ALIGNED_FEATURE);
+}
+
+/**
+ * The English companion of a model: for an aligned model, the English model it was projected
+ * onto (its manifest's `englishModelId`, else LEGACY_ENGLISH_MODEL_ID); null for any other model.
+ */
+export function englishCompanionOf(manifest: Omit<SpaceManifest, 'id'>): string | null {
+  if (!isAligned(manifest)) return null;
+  return typeof manifest.englishModelId === 'string' && manifest.englishModelId
+    ? manifest.englishModelId
+    : LEGACY_ENGLISH_MODEL_ID;
+}
+
+/** The model whose vector space a model's vectors live in: an aligned model's companion, else itself. */
+export function vectorSpaceOf(manifest: SpaceManifest): string {
+  return englishCompanionOf(manifest) ?? manifest.id;
 }

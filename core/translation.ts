@@ -5,6 +5,7 @@
  */
 import type { WordTranslation } from './responses';
 import type { RowSource, VectorIndex } from './types';
+import { VOCAB_FLAG } from './vocab-quality';
 
 export type { WordTranslation };
 
@@ -15,7 +16,7 @@ const LETTER = /\p{L}/u;
 
 /**
  * Nearest target words of each source word, best first (cosine similarity). Target entries
- * without a letter are skipped, and so is the word itself when source and target are one model.
+ * without a letter and phrase rows are skipped, and so is the word itself when source and target are one model.
  * A word the source does not know gets isAvailable false and no translations.
  */
 export function translateWords(
@@ -25,8 +26,9 @@ export function translateWords(
   limit: number,
 ): WordTranslation[] {
   if (source.dims !== target.dims) throw new RangeError(`source has ${source.dims} dimensions, target ${target.dims}`);
-  // A few extra candidates cover skipped entries (punctuation, the word itself).
-  const k = Math.min(1000, Math.max(limit + 10, 2 * limit), target.size);
+  // Extra candidates cover skipped entries (punctuation, the word itself, phrase rows: the
+  // distilled English model's phrases crowd round their head word, "dog" -> "sled dog", ...).
+  const k = Math.min(1000, Math.max(limit + 50, 5 * limit), target.size);
   // Every word's scan, made together by a row-sharded target's view.
   if (target.prefetchTopK) {
     const rows = words.map((w) => source.rowOf(w.trim())).filter((r) => r >= 0);
@@ -45,7 +47,8 @@ export function translateWords(
       const r = top.rows[i]!;
       if ((target as RowSource) === source && r === row) continue;
       const w = target.word(r);
-      if (!LETTER.test(w)) continue;
+      // A phrase row ("tap water" in the distilled English model) is not a word's translation.
+      if (!LETTER.test(w) || target.flags(r) & VOCAB_FLAG.PHRASE) continue;
       translations.push({ word: w, similarity: Math.round(top.scores[i]! * 1e6) / 1e6 });
     }
     return { word: raw, isAvailable: true, translations };

@@ -20,6 +20,12 @@ export interface ModelManifest {
   tokenCount: number;
   hasTranslation: boolean;
   license: string;
+  /**
+   * On an aligned model (features `aligned-en`): the English model it was projected onto, its
+   * companion for cross-lingual seeds and the default target of its translations. Absent on
+   * aligned models built before the field existed: they were projected onto en-glove-6b-100d.
+   */
+  englishModelId?: string;
   dimensions: number;
   vocabularySize: number;
   quantization: 'int8-rowscale';

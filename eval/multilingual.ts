@@ -2,13 +2,20 @@
  * `npm run bench:multilingual`: quality of the aligned models (build/aligned-models.ts).
  *
  *   1. Spearman rho and coverage on multilingual WS-353 and SimLex-999 (Leviant & Reichart 2015,
- *      ../shared/data/wordsim-de/): German on the aligned German model; English on the default
+ *      ../shared/data/wordsim-de/): German on the aligned German models; English on the default
  *      model (en-distilled-glove-use-100d, #36 targets WS-353 >= .68, SimLex >= .36) beside
  *      en-glove-6b-100d (the baseline of the same run). Pairs with a missing
  *      word are left out (coverage says how many were scored).
  *   2. Cross-lingual sanity: 50 common German, French and Japanese words each (chosen by hand,
  *      everyday vocabulary, not from the test pairs) and their English translation: is the
- *      translation among the 10 nearest English words of the foreign word's vector?
+ *      translation among the word's 10 translations (word-translations into the English model it
+ *      was projected onto: the nearest English words, phrase rows skipped)?
+ *
+ * Both sets of aligned models run side by side (compareAlignedModels): the ones on GloVe (the ids
+ * of before #36) and the ones on the default English model, which must not drop below them in
+ * the cross-lingual checks (the nearest-word check above, and the cross-lingual r of their
+ * multilingual mapper bundles, recorded in each bundle by build/mapper/multilingual.ts). Figures without a prefix are the default models'; `glove_` ones the
+ * GloVe-based models'.
  *
  * Last line: one JSON object.
  */
@@ -16,18 +23,24 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   ALIGNED,
+  ALIGNED_GLOVE,
+  ALIGNED_LANGUAGES,
   alignedModelFile,
-  builtAlignedLanguages,
+  builtAligned,
   ensureAlignedModels,
   SKIP_LINE,
   type AlignedLanguage,
+  type AlignedSpec,
 } from '../build/aligned-models';
 import { ensureDefaultModel } from '../build/default-model';
 import { ensureGloveModel } from '../build/glove-model';
-import { GLOVE_MODEL_FILE } from '../build/paths';
+import { ensureDefaultMappers } from '../build/mapper/defaults';
+import { ensureMultilingualMappers } from '../build/mapper/multilingual';
 import { ensureKernels } from '../build/build-wasm';
 import { loadDefaultModel, loadModelFile } from '../build/load-model';
+import { GLOVE_MODEL_FILE, MAPPERS_DIR, modelFile } from '../build/paths';
 import type { EmbeddingModel } from '../core/model';
+import { translateWords } from '../core/translation';
 
 const DATA = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../shared/data/wordsim-de');
 const DATA_DIR = fs.existsSync(DATA) ? DATA : '/work/shared/data/wordsim-de';
@@ -253,7 +266,11 @@ const SANITY: Record<AlignedLanguage, Array<[string, string]>> = {
   ],
 };
 
-/** Share of words whose English translation is among the 10 nearest English words of its vector. */
+/**
+ * Share of words whose English translation is among their 10 translations as word-translations
+ * gives them (core/translation.ts: the nearest English words, phrase rows and entries without a
+ * letter skipped).
+ */
 function sanity(
   model: EmbeddingModel,
   english: EmbeddingModel,
@@ -263,17 +280,115 @@ function sanity(
   const missing: string[] = [];
   const misses: string[] = [];
   for (const [word, en] of SANITY[lang]) {
-    const row = model.entryRow(word);
-    if (row < 0) {
+    if (model.entryRow(word) < 0) {
       missing.push(word);
       continue;
     }
-    const top = english.topK(model.vector(row), 10);
-    const target = english.rowOf(en);
-    if (Array.from(top.rows).includes(target)) hits++;
-    else misses.push(`${word}->${english.word(top.rows[0]!)}`);
+    const top = translateWords(model, english, [word], 10)[0]!.translations.map((t) => t.word);
+    if (top.includes(en)) hits++;
+    else misses.push(`${word}->${top[0]}`);
   }
   return { hits, total: SANITY[lang].length, missing, misses };
+}
+
+/** German pairs and cross-lingual checks of one set of aligned models (one English base). */
+interface AlignedFigures {
+  /** Check name -> value, for the models built. */
+  values: Map<string, number>;
+  /** Language -> the model measured ("id (N words)"). */
+  models: Map<AlignedLanguage, string>;
+}
+
+/**
+ * The cross-lingual r of a model's multilingual mapper bundles (build/mapper/multilingual.ts
+ * records it in each bundle's info): check name -> Pearson r.
+ */
+function mapperChecks(spec: AlignedSpec): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const key of ['sentiment', 'afinn', 'pattern']) {
+    const file = path.join(MAPPERS_DIR, spec.id, `${key}.json`);
+    if (!fs.existsSync(file)) continue;
+    const info = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+      crossLingual?: { metrics: Record<string, { pearsonR: number }> };
+    };
+    for (const [v, m] of Object.entries(info.crossLingual?.metrics ?? {}))
+      out.set(`${spec.language}_mapper_${key}_${v}_r`, m.pearsonR);
+  }
+  return out;
+}
+
+const GERMAN_PAIRS = [
+  ['ws353', 'ms_wordsim353-german.txt'],
+  ['simlex999', 'ms_simlex-german.txt'],
+] as const;
+
+/** The figures of the built models among `specs` (each language's model against its own English base). */
+function alignedFigures(specs: Record<AlignedLanguage, AlignedSpec>): AlignedFigures {
+  const values = new Map<string, number>();
+  const models = new Map<AlignedLanguage, string>();
+  const englishModels = new Map<string, EmbeddingModel>();
+  let hits = 0;
+  let total = 0;
+  for (const spec of builtAligned(ALIGNED_LANGUAGES.map((l) => specs[l]))) {
+    const model = loadModelFile(alignedModelFile(spec));
+    models.set(spec.language, `${spec.id} (${model.size} words, onto ${spec.english.id})`);
+    const note = (check: string, value: number): void => void values.set(check, value);
+    if (spec.language === 'de')
+      for (const [name, file] of GERMAN_PAIRS) {
+        const r = wordSim(model, file);
+        note(`de_${name}_rho`, +r.rho.toFixed(4));
+        note(`de_${name}_coverage`, +r.coverage.toFixed(4));
+      }
+    let english = englishModels.get(spec.english.id);
+    if (!english) englishModels.set(spec.english.id, (english = loadModelFile(modelFile(spec.english.id))));
+    const s = sanity(model, english, spec.language);
+    hits += s.hits;
+    total += s.total;
+    note(`${spec.language}_crosslingual_top10`, +(s.hits / s.total).toFixed(4));
+    note(`${spec.language}_vocabulary`, model.size);
+    for (const [check, r] of mapperChecks(spec)) note(check, r);
+    if (s.missing.length || s.misses.length)
+      console.log(
+        `[${spec.id}] not in model: ${s.missing.join(' ') || '-'}; misses (top-1 shown): ${s.misses.join(' ') || '-'}`,
+      );
+  }
+  if (total > 0) values.set('crosslingual_top10', +(hits / total).toFixed(4));
+  return { values, models };
+}
+
+/**
+ * The aligned models on GloVe and on the default English model, side by side in one table and in
+ * the figures (`glove_` prefix for the former). `crosslingual_not_below_glove` is false when a
+ * language's default model finds fewer translations than its GloVe-based one.
+ */
+function compareAlignedModels(): Record<string, number | string | boolean> {
+  const old = alignedFigures(ALIGNED_GLOVE);
+  const now = alignedFigures(ALIGNED);
+  const checks = [...new Set([...old.values.keys(), ...now.values.keys()])];
+  console.log('\n| language | on GloVe | on the default English model |');
+  console.log('|---|---|---|');
+  for (const l of ALIGNED_LANGUAGES)
+    console.log(`| ${l} | ${old.models.get(l) ?? '-'} | ${now.models.get(l) ?? '-'} |`);
+  console.log('\n| check | on GloVe | on the default English model | change |');
+  console.log('|---|---|---|---|');
+  const figures: Record<string, number | string | boolean> = {};
+  let notBelow = true;
+  for (const check of checks) {
+    const a = old.values.get(check);
+    const b = now.values.get(check);
+    const change = a !== undefined && b !== undefined ? (b - a >= 0 ? '+' : '') + (b - a).toFixed(4) : '-';
+    console.log(`| ${check} | ${a ?? '-'} | ${b ?? '-'} | ${change} |`);
+    if (a !== undefined) figures[`glove_${check}`] = a;
+    if (b !== undefined) figures[check] = b;
+    const crossLingual = check.endsWith('crosslingual_top10') || check.includes('_mapper_');
+    if (crossLingual && a !== undefined && b !== undefined && b < a) notBelow = false;
+  }
+  figures.crosslingual_not_below_glove = notBelow;
+  figures.aligned_models =
+    builtAligned()
+      .map((s) => s.id)
+      .join(',') || 'none';
+  return figures;
 }
 
 /** The English dev-pair targets of #36 (docs/models-and-kernels.md): the default model beside GloVe. */
@@ -283,7 +398,7 @@ const ENGLISH_TARGETS = { ws353: 0.68, simlex999: 0.36 } as const;
  * English WS-353 and SimLex on the default (distilled) model and on en-glove-6b-100d, the
  * baseline of the same run. Figures: en_<set>_rho (default), glove_en_<set>_rho, en_<set>_target_met.
  */
-function englishPairs(figures: Record<string, number | string>): void {
+function englishPairs(figures: Record<string, number | string | boolean>): void {
   const models = [loadDefaultModel(), loadModelFile(GLOVE_MODEL_FILE)];
   for (const [name, file] of [
     ['ws353', 'ms_wordsim353-english.txt'],
@@ -308,46 +423,15 @@ async function main(): Promise<void> {
   await ensureGloveModel();
   await ensureDefaultModel();
   await ensureAlignedModels();
-  const built = builtAlignedLanguages();
-  const figures: Record<string, number | string> = {};
-  // The aligned models' own English space (today's aligned ids are projected onto GloVe).
-  const english = loadModelFile(GLOVE_MODEL_FILE);
+  // The multilingual bundles carry the cross-lingual r compared below.
+  await ensureDefaultMappers();
+  await ensureMultilingualMappers();
+  const figures: Record<string, number | string | boolean> = {};
   console.log('| set | model | Spearman rho | coverage |');
   console.log('|---|---|---|---|');
   englishPairs(figures);
-  if (!built.includes('de')) console.log(SKIP_LINE);
-  const models = new Map<AlignedLanguage, EmbeddingModel>();
-  for (const lang of built) models.set(lang, loadModelFile(alignedModelFile(lang)));
-  const de = models.get('de');
-  if (de) {
-    for (const [name, file] of [
-      ['ws353', 'ms_wordsim353-german.txt'],
-      ['simlex999', 'ms_simlex-german.txt'],
-    ] as const) {
-      const r = wordSim(de, file);
-      console.log(
-        `| ${name}-de (${r.pairs} pairs) | ${de.manifest.id} | ${r.rho.toFixed(3)} | ${(100 * r.coverage).toFixed(1)}% |`,
-      );
-      figures[`de_${name}_rho`] = +r.rho.toFixed(4);
-      figures[`de_${name}_coverage`] = +r.coverage.toFixed(4);
-    }
-  }
-  console.log('\n| language | model | words | translation in English top 10 | not in model | misses (top-1 shown) |');
-  console.log('|---|---|---|---|---|---|');
-  let hits = 0;
-  let total = 0;
-  for (const [lang, model] of models) {
-    const s = sanity(model, english, lang);
-    hits += s.hits;
-    total += s.total;
-    console.log(
-      `| ${lang} | ${ALIGNED[lang].id} (${model.size} words) | ${s.total} | ${((100 * s.hits) / s.total).toFixed(0)}% | ${s.missing.join(' ') || '-'} | ${s.misses.join(' ') || '-'} |`,
-    );
-    figures[`${lang}_crosslingual_top10`] = +(s.hits / s.total).toFixed(4);
-    figures[`${lang}_vocabulary`] = model.size;
-  }
-  if (total > 0) figures.crosslingual_top10 = +(hits / total).toFixed(4);
-  figures.aligned_models = built.join(',') || 'none';
+  if (builtAligned().length === 0) console.log(SKIP_LINE);
+  Object.assign(figures, compareAlignedModels());
   console.log(JSON.stringify(figures));
 }
 

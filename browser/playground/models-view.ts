@@ -3,6 +3,7 @@
  * browser), grouped by language, and the mapper variables of the picked model.
  */
 import { api, ProblemShown } from './api';
+import { defaultModelOf } from '../../core/model-defaults';
 import { offline, refreshCached } from './offline';
 import { $, setMode, setStatus, state, type ModelOption } from './state';
 
@@ -70,7 +71,11 @@ export function renderModelOptions(): void {
   const models = state.models.filter((m) => !state.language || m.language === state.language);
   const sel = $<HTMLSelectElement>('model');
   sel.replaceChildren(...models.map((m) => new Option(m.label, m.id)));
-  if (!models.some((m) => m.id === state.modelId) && models.length > 0) state.modelId = models[0].id;
+  // Switching language picks that language's default model where the catalog has it.
+  if (!models.some((m) => m.id === state.modelId) && models.length > 0) {
+    const preferred = defaultModelOf(state.language);
+    state.modelId = models.find((m) => m.id === preferred)?.id ?? models[0].id;
+  }
   sel.value = state.modelId;
 }
 

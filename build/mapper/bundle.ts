@@ -189,7 +189,7 @@ function anchorValues(
       return `${((100 * s) / Math.max(1, rows.length) / halfRangeOf(scale)).toFixed(1)}%`;
     };
     log(
-      `  ${v}: per gamma (held-out r shrunk / check nouns / all readings): ${GAMMAS.map((g) => `${g}: ${heldOutR(allLex, g, n).pearsonRShrunk.toFixed(3)} / ${shareAt(checkRows, g)} / ${shareAt(checkRowsAll, g)}`).join('; ')}`,
+      `  ${v}: per gamma (held-out r shrunk / check nouns / all readings): ${GAMMAS.map((g) => `${g}: ${heldOutR(allLex, g, n).pearsonRShrunk.toFixed(5)} / ${shareAt(checkRows, g)} / ${shareAt(checkRowsAll, g)}`).join('; ')}`,
     );
     for (let r = 0; r < vals.length; r++) {
       const i = lexRow.get(r);

@@ -1,6 +1,7 @@
 /**
- * Ensure step `ensureMultilingualMappers`: the English-trained default mapper bundles applied to
- * every aligned model (decisions.md: "A mapper trained on English lexicons applies unchanged to
+ * Ensure step `ensureMultilingualMappers`: the English-trained default mapper bundles of each
+ * aligned model's English base (its companion: GloVe's for the GloVe ones, the default model's for
+ * the others) applied to the aligned model (decisions.md: "A mapper trained on English lexicons applies unchanged to
  * every aligned model"). The aligned vectors live in the English space, so the English bundle's
  * stored ridge weights (trained on the English lexicon, English vectors) give a value for every
  * aligned row: clamp(w . v + b) on the variable's scale. The result is an ordinary bundle under
@@ -18,17 +19,11 @@ import { decodeWord, parseArtifact } from '../../core/artifact';
 import { parseMapperBundle, writeMapperBundle, type LinearWeights } from '../../core/mapper-bundle';
 import { R2_KEYS } from '../../core/storage-keys';
 import { type MapperBundleInfo, type ModelManifest } from '../../core/types';
-import {
-  ALIGNED,
-  alignedModelFile,
-  builtAlignedLanguages,
-  readAlignedTranslations,
-  type AlignedLanguage,
-} from '../aligned-models';
+import { alignedModelFile, builtAligned, readAlignedTranslations, type AlignedSpec } from '../aligned-models';
 import type { EnsureOptions, R2Artifact } from '../ensure';
 import { readArrayBuffer } from '../load-model';
 import { stampMatches, writeStamp } from '../stamp';
-import { GLOVE_MODEL_ID, MAPPERS_DIR } from '../paths';
+import { MAPPERS_DIR } from '../paths';
 import { DEFAULT_BUNDLES } from './defaults';
 import { loadLexicon } from './lexicons';
 import { pearson, spearman } from './stats';
@@ -51,6 +46,7 @@ const round = (x: number): number => Math.round(x * 10000) / 10000;
  * English words) and `ratings` (lexicon variable -> English word -> rating) give the check.
  */
 export function applyToAligned(
+  englishModelId: string,
   englishBundle: Uint8Array,
   aligned: { manifest: ModelManifest; words: string[]; rows: Int8Array; scales: Float32Array; dims: number },
   check?: { translations: Map<string, string[]>; ratings: Record<string, Map<string, number>> },
@@ -84,8 +80,8 @@ export function applyToAligned(
     multilingual: true,
     modelId: aligned.manifest.id,
     modelChecksum: aligned.manifest.checksum,
-    method: `ridge weights of the English bundle ${GLOVE_MODEL_ID}/${en.info.key} (trained on the English lexicon) applied to the aligned vectors`,
-    appliedFrom: `${GLOVE_MODEL_ID}/${en.info.key} ${en.info.modelChecksum ?? ''}`.trim(),
+    method: `ridge weights of the English bundle ${englishModelId}/${en.info.key} (trained on the English lexicon) applied to the aligned vectors`,
+    appliedFrom: `${englishModelId}/${en.info.key} ${en.info.modelChecksum ?? ''}`.trim(),
     trainingVersion: `${en.info.trainingVersion ?? ''}+multilingual.${MULTILINGUAL_VERSION}`,
   };
   // The English ensemble figures describe another method: what applies here is the ridge model.
@@ -144,11 +140,11 @@ function artifactsOf(modelId: string, key: string): R2Artifact[] {
   ];
 }
 
-function stampFor(lang: AlignedLanguage, key: string): Record<string, unknown> {
+function stampFor(spec: AlignedSpec, key: string): Record<string, unknown> {
   const manifest = JSON.parse(
-    fs.readFileSync(alignedModelFile(lang).replace(/\.emb$/, '.json'), 'utf8'),
+    fs.readFileSync(alignedModelFile(spec).replace(/\.emb$/, '.json'), 'utf8'),
   ) as ModelManifest;
-  const english = files(GLOVE_MODEL_ID, key).bin;
+  const english = files(spec.english.id, key).bin;
   return {
     model: manifest.checksum,
     englishBundleBytes: fs.statSync(english).size,
@@ -160,21 +156,22 @@ function stampFor(lang: AlignedLanguage, key: string): Record<string, unknown> {
 /** Ensure step (after the default mappers): the multilingual bundles of every built aligned model. */
 export async function ensureMultilingualMappers(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
   const out: R2Artifact[] = [];
-  for (const lang of builtAlignedLanguages()) {
-    const id = ALIGNED[lang].id;
+  for (const spec of builtAligned()) {
+    const { id } = spec;
+    const englishId = spec.english.id;
     let parsed: ReturnType<typeof parseArtifact> | null = null;
     let words: string[] | null = null;
     let translations: Map<string, string[]> | null = null;
     for (const b of DEFAULT_BUNDLES) {
-      if (!fs.existsSync(files(GLOVE_MODEL_ID, b.key).bin)) continue;
+      if (!fs.existsSync(files(englishId, b.key).bin)) continue;
       const f = files(id, b.key);
-      if (fs.existsSync(f.bin) && fs.existsSync(f.json) && stampMatches(f.stamp, stampFor(lang, b.key))) {
+      if (fs.existsSync(f.bin) && fs.existsSync(f.json) && stampMatches(f.stamp, stampFor(spec, b.key))) {
         out.push(...artifactsOf(id, b.key));
         continue;
       }
-      parsed ??= parseArtifact(readArrayBuffer(alignedModelFile(lang)));
+      parsed ??= parseArtifact(readArrayBuffer(alignedModelFile(spec)));
       words ??= Array.from({ length: parsed.size }, (_, r) => decodeWord(parsed!.vocab, parsed!.wordOffsets, r));
-      translations ??= readAlignedTranslations(lang);
+      translations ??= readAlignedTranslations(spec);
       let ratings: Record<string, Map<string, number>> | undefined;
       try {
         const lexicon = await loadLexicon(b.lexicon);
@@ -185,12 +182,13 @@ export async function ensureMultilingualMappers(_options: EnsureOptions = {}): P
         );
       }
       const applied = applyToAligned(
-        new Uint8Array(fs.readFileSync(files(GLOVE_MODEL_ID, b.key).bin)),
+        englishId,
+        new Uint8Array(fs.readFileSync(files(englishId, b.key).bin)),
         { manifest: parsed.manifest, words, rows: parsed.rows, scales: parsed.scales, dims: parsed.dims },
         ratings ? { translations, ratings } : undefined,
       );
       writeBundleFiles(MAPPERS_DIR, applied);
-      writeStamp(f.stamp, stampFor(lang, b.key));
+      writeStamp(f.stamp, stampFor(spec, b.key));
       const r = Object.entries(applied.info.crossLingual?.metrics ?? {})
         .map(([v, m]) => `${v} r=${m.pearsonR}`)
         .join(', ');

@@ -3300,7 +3300,7 @@ export interface components {
        */
       limit?: number;
       /**
-       * @description A model in the same vector space (features aligned-en, or en-glove-6b-100d itself). Default: en-glove-6b-100d; required on en-glove-6b-100d itself.
+       * @description A model in the same vector space: the English model an aligned model was projected onto (its companion, `englishModelId` in its manifest; en-glove-6b-100d when absent) or another model aligned to it. Default on an aligned model: its companion; required on an English model.
        * @example de-aligned-glove-6b-100d
        */
       targetModelId?: string;

@@ -18,8 +18,10 @@ import { ROOT } from '../../build/wrangler';
 import { devSecret, mint } from './support/dev-server';
 import { devToken, openBrowser, startServer, type Browser, type Server } from './support/server';
 import { needs } from '../support/optional-data';
+import { ALIGNED } from '../../build/aligned-specs';
+import { DEFAULT_MODEL_ID } from '../../build/paths';
 
-const MODEL = process.env.DEFAULT_MODEL_ID ?? 'en-glove-6b-100d';
+const MODEL = process.env.DEFAULT_MODEL_ID ?? DEFAULT_MODEL_ID;
 const RESULTS = path.join(ROOT, 'test-results');
 
 let server: Server | null = null;
@@ -437,7 +439,8 @@ describe('downloads are verified before they are cached', () => {
   }, 300_000);
 });
 
-const DE_MODEL = 'de-aligned-glove-6b-100d';
+// The default German model: its English companion is the default English model.
+const DE_MODEL = ALIGNED.de.id;
 const deBuilt = fs.existsSync(path.join(ROOT, 'build', 'generated', 'models', `${DE_MODEL}.emb`));
 if (!deBuilt)
   console.warn(
@@ -489,12 +492,14 @@ describe.skipIf(!deBuilt)('German request parity (aligned model, Chromium)', () 
     expect(texts.data[0].dimensionScores['2']).not.toBeNull();
   }, 600_000);
 
-  it('the playground offers a language picker with the German model', async () => {
+  it('the playground offers a language picker that picks the language’s default model', async () => {
     const langs = await page.$$eval('#language option', (os) => os.map((o) => (o as HTMLOptionElement).value));
     expect(langs).toEqual(expect.arrayContaining(['de', 'en']));
     await page.selectOption('#language', 'de');
     const models = await page.$$eval('#model option', (os) => os.map((o) => (o as HTMLOptionElement).value));
-    expect(models).toEqual([DE_MODEL]);
+    expect(models).toEqual(expect.arrayContaining([DE_MODEL]));
+    expect(models.every((id) => id.startsWith('de-'))).toBe(true);
+    expect(await page.inputValue('#model')).toBe(DE_MODEL);
     // Back to English for the playground test below.
     await page.selectOption('#language', 'en');
     expect(await page.inputValue('#model')).toBe(MODEL);

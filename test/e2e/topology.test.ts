@@ -164,9 +164,10 @@ describe('routed answers equal the in-process ones', () => {
     const p = placement();
     const aligned = Object.keys(p.models).filter((id) => !id.startsWith('en-'));
     const pairs: Array<[string, string | undefined]> = [];
+    // Each aligned model to its companion (by default) and back, and to the models sharing its space.
     for (const a of aligned) {
-      pairs.push([a, undefined], ['en-glove-6b-100d', a]);
-      for (const b of aligned) if (a !== b) pairs.push([a, b]);
+      pairs.push([a, undefined], [p.companions[a]!, a]);
+      for (const b of aligned) if (a !== b && p.companions[b] === p.companions[a]) pairs.push([a, b]);
     }
     // At least one pair's models live on different hosts.
     expect(pairs.some(([a, b]) => b && p.models[a] !== p.models[b])).toBe(true);
@@ -196,6 +197,11 @@ describe('routed answers equal the in-process ones', () => {
       ],
       [`${ws}/tokenizations`, { language: 'xx', text: 'a' }],
       ['/api/v1/embedding-models/en-glove-6b-100d/word-translations', { words: ['a'] }],
+      // Models projected onto different English models share no space.
+      [
+        '/api/v1/embedding-models/de-aligned-glove-6b-100d/word-translations',
+        { words: ['Hund'], targetModelId: 'fr-aligned-distilled-100d' },
+      ],
     ] as const) {
       const r = await both('POST', url, body);
       expect(r.routed.status).toBeGreaterThanOrEqual(400);
@@ -215,9 +221,15 @@ describe('status and diagnostics per host', () => {
     const models = ((await list.json()) as { data: Array<{ id: string; loadingStatus: string }> }).data;
     // Every placed model was scored above: its host holds it.
     for (const id of Object.keys(p.models)) expect(models.find((m) => m.id === id)?.loadingStatus).toBe('loaded');
-    // The one-Worker deployment's isolate answers for itself.
-    const one = await call(single, 'GET', '/api/v1/embedding-models/en-glove-6b-100d');
-    expect(((await one.json()) as { loadingStatus: string }).loadingStatus).toBe('loaded');
+    // The one-Worker deployment's isolate answers for itself: the models it holds (it scored every
+    // model in turn, so its budget evicted some) are the ones its catalog calls loaded.
+    const one = await call(single, 'GET', '/api/v1/embedding-models?size=100');
+    const oneModels = ((await one.json()) as { data: Array<{ id: string; loadingStatus: string }> }).data;
+    const loaded = oneModels.filter((m) => m.loadingStatus === 'loaded').map((m) => m.id);
+    expect(loaded.length).toBeGreaterThan(0);
+    const oneDiag = await call(single, 'GET', '/api/admin/v1/diagnostics/memory', undefined, admin);
+    const held = ((await oneDiag.json()) as { models: Array<{ id: string }> }).models.map((m) => m.id);
+    expect([...held].sort()).toEqual([...loaded].sort());
 
     const diag = await call(routed, 'GET', '/api/admin/v1/diagnostics/memory', undefined, admin);
     const body = (await diag.json()) as {

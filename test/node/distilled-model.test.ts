@@ -9,6 +9,9 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDefaultModel, DEFAULT_MODEL_FILE } from '../../build/default-model';
 import { RECIPE } from '../../build/distilled-model/recipe';
+import { GLOVE_MODEL_FILE, GLOVE_MODEL_ID, gloveImportOptions } from '../../build/glove-model';
+import { importModel } from '../../build/import-model';
+import { MAPPERS_DIR } from '../../build/paths';
 import { loadModelFile } from '../../build/load-model';
 import type { EmbeddingModel } from '../../core/model';
 import { phraseOf, scoreWords, seedCentroid, seedSet } from '../../core/scoring';
@@ -32,8 +35,8 @@ describe('the distilled model build', () => {
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('gives the same bytes for the same inputs (a small model by the same recipe)', async () => {
-    // 4,000 rows: 3,000 encoded (read from the cache the real build filled), the rest by the ridge map.
-    const small = { ...RECIPE, rows: 4000, encodeLimit: 3000, stride: 2, progress: false, log: () => {} };
+    // 4,000 rows: 3,000 words and the phrases encoded afresh each time (no cache), the rest by the ridge map.
+    const small = { ...RECIPE, rows: 4000, encodeLimit: 3000, stride: 2, cache: false, progress: false, log: () => {} };
     const a = await buildDefaultModel(small, path.join(dir, 'a.emb'));
     const b = await buildDefaultModel(small, path.join(dir, 'b.emb'));
     expect(sha(a.file)).toBe(sha(b.file));
@@ -53,6 +56,25 @@ describe('the distilled model build', () => {
       expect(rarest).toBeLessThan(r);
     }
   }, 300_000);
+});
+
+describe('en-glove-6b-100d stays what it was', () => {
+  it('its artifact is the output of the importer for its own source, and its mappers were trained on it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'glove-'));
+    try {
+      const again = path.join(dir, 'glove.emb');
+      await importModel({ ...gloveImportOptions(again), progress: false, log: () => {} });
+      expect(sha(again)).toBe(sha(GLOVE_MODEL_FILE));
+      const manifest = loadModelFile(GLOVE_MODEL_FILE).manifest;
+      for (const key of ['sentiment', 'afinn']) {
+        const info = JSON.parse(fs.readFileSync(path.join(MAPPERS_DIR, GLOVE_MODEL_ID, `${key}.json`), 'utf8'));
+        expect(info.modelId).toBe(GLOVE_MODEL_ID);
+        expect(info.modelChecksum).toBe(manifest.checksum);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe('phrase rows of the default model', () => {

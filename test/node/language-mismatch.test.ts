@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { alignedModelFile } from '../../build/aligned-models';
+import { ALIGNED, alignedModelFile } from '../../build/aligned-models';
 import { languageFile } from '../../build/lang-data';
 import { loadDefaultModel, loadModelFile } from '../../build/load-model';
 import type { EmbeddingModel } from '../../core/model';
@@ -140,7 +140,7 @@ describe('text-scores on the real models: the flag, and the same scores as witho
     setups.set('en', { model: loadDefaultModel(), data: data('en') });
     for (const l of ['de', 'fr', 'ja'] as const)
       if (needs(`language mismatch on the ${l} model`, `${l}-model`))
-        setups.set(l, { model: loadModelFile(alignedModelFile(l)), data: data(l) });
+        setups.set(l, { model: loadModelFile(alignedModelFile(ALIGNED[l])), data: data(l) });
   }, 600_000);
 
   const allTexts = LANGUAGES.flatMap((l) => TEXTS[l].map((t) => [l, t] as const));

@@ -174,6 +174,31 @@ describe('the PLACEMENT var', () => {
     );
   });
 
+  it("carries each aligned model's English companion (GloVe when its manifest names none), and refuses one not placed", () => {
+    const aligned = (id: string, language: string, englishModelId?: string): PlacementModel => ({
+      ...model(id, 50_000, 100, language),
+      features: ['dictionary-projected', 'aligned-en'],
+      ...(englishModelId ? { englishModelId } : {}),
+    });
+    const models = [
+      model('en-glove-6b-100d', 300_000, 100),
+      model('en-new-100d', 300_000, 100),
+      aligned('de-old', 'de'),
+      aligned('de-new', 'de', 'en-new-100d'),
+    ];
+    const p = planPlacement(models, new Map(), 100_000_000);
+    expect(p.companions).toEqual({ 'de-new': 'en-new-100d', 'de-old': 'en-glove-6b-100d' });
+    const r = routesFromVar(placementVar(p));
+    expect(r.companions.get('de-new')).toBe('en-new-100d');
+    expect(r.models.get(r.companions.get('de-new')!)).toBe(p.models['en-new-100d']);
+    // A var written before companions were placed routes by none.
+    const { companions: _c, ...older } = JSON.parse(placementVar(p)) as Record<string, unknown>;
+    expect(routesFromVar(JSON.stringify(older)).companions.size).toBe(0);
+    expect(() => planPlacement(models.slice(1), new Map(), 100_000_000)).toThrow(
+      /de-old: its English companion en-glove-6b-100d is not among the models placed/,
+    );
+  });
+
   it('refuses a placement whose routes exceed a Worker var (5 KB)', () => {
     const many = Array.from({ length: 400 }, (_, i) => model(`model-number-${i}`, 10_000, 50));
     expect(() => placementVar(planPlacement(many, new Map(), 100_000_000))).toThrow(/Worker var/);
@@ -192,6 +217,9 @@ describe('the build placement', () => {
       expect(h.bytes + largest).toBeLessThanOrEqual(ISOLATE_MEMORY_BYTES);
     }
     expect(Object.keys(p.models).sort()).toEqual(models.map((m) => m.id).sort());
+    // Every aligned model built here is placed with its companion.
+    for (const m of models.filter((x) => x.features?.includes('aligned-en')))
+      expect(p.models[p.companions[m.id]!], m.id).toBeDefined();
   });
 
   it('places a model added with the importer, from the models directory alone', async () => {

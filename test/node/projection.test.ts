@@ -16,11 +16,16 @@ import {
   contentWords,
   orderProjected,
   projectWord,
+  englishCompanionOf,
+  LEGACY_ENGLISH_MODEL_ID,
+  vectorSpaceOf,
 } from '../../core/projection';
 import { quantizeRows } from '../../core/quantize';
+import { VOCAB_FLAG } from '../../core/vocab-quality';
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 import { translateWords } from '../../core/translation';
-import { ALIGNED, alignedManifestFile, builtAlignedLanguages } from '../../build/aligned-models';
+import { alignedManifestFile, builtAligned } from '../../build/aligned-models';
+import { GLOVE_MODEL_ID } from '../../build/paths';
 import {
   dictdNumber,
   dictdTranslations,
@@ -240,7 +245,15 @@ describe('multilingual mapper bundle', () => {
         ['bad', -0.7],
       ]),
     };
-    const applied = applyToAligned(english, { manifest, words, rows, scales, dims: 3 }, { translations, ratings });
+    const applied = applyToAligned(
+      'en-fixture',
+      english,
+      { manifest, words, rows, scales, dims: 3 },
+      {
+        translations,
+        ratings,
+      },
+    );
     const b = parseMapperBundle(applied.bytes, { id: 'de-fixture', vocabularySize: 3 });
     expect(b.info.multilingual).toBe(true);
     expect(b.info.language).toBeNull();
@@ -251,6 +264,28 @@ describe('multilingual mapper bundle', () => {
     expect(applied.info.crossLingual!.words).toBe(2);
     // The aligned values are not anchored: the English anchoring record is not carried over.
     expect(b.info.anchoring).toBeUndefined();
+    // The bundle says which English model's weights it applies (the aligned model's companion).
+    expect((applied.info as { appliedFrom?: string }).appliedFrom).toMatch(/^en-fixture\/sentiment\b/);
+  });
+});
+
+describe('the English companion of a model', () => {
+  const aligned = ['dictionary-projected', 'aligned-en'];
+  it('is the manifest englishModelId of an aligned model, GloVe for one built before the field, none for others', () => {
+    expect(englishCompanionOf({ features: aligned, englishModelId: 'en-new' })).toBe('en-new');
+    expect(englishCompanionOf({ features: aligned })).toBe(LEGACY_ENGLISH_MODEL_ID);
+    expect(LEGACY_ENGLISH_MODEL_ID).toBe(GLOVE_MODEL_ID);
+    // An English model, or any model not aligned, has none (an englishModelId alone does not make one).
+    expect(englishCompanionOf({ features: ['glove'] })).toBeNull();
+    expect(englishCompanionOf({ features: [], englishModelId: 'en-new' })).toBeNull();
+  });
+  it('gives the vector space two models must share to translate between them', () => {
+    const deNew = { id: 'de-new', features: aligned, englishModelId: 'en-new' };
+    const deOld = { id: 'de-old', features: aligned };
+    expect(vectorSpaceOf(deNew)).toBe('en-new');
+    expect(vectorSpaceOf({ id: 'en-new' })).toBe('en-new');
+    expect(vectorSpaceOf(deOld)).toBe(GLOVE_MODEL_ID);
+    expect(vectorSpaceOf(deOld)).not.toBe(vectorSpaceOf(deNew));
   });
 });
 
@@ -261,18 +296,33 @@ describe('translation through the shared space', () => {
     expect(out[0]!.translations.map((t) => t.word)).toEqual(['schön', 'Spielplatz']);
     expect(out[1]).toEqual({ word: 'nope', isAvailable: false, translations: [] });
   });
+
+  it('skips phrase rows of the target (a word translates to words)', () => {
+    const words = ['dog', 'hot dog', 'cat'];
+    const vecs = new Float32Array([1, 0, 0, 0.99, 0.141, 0, 0.8, 0.6, 0]);
+    const { rows, scales } = quantizeRows(vecs, 3, 3);
+    const flags = Uint16Array.from([VOCAB_FLAG.LETTER, VOCAB_FLAG.LETTER | VOCAB_FLAG.PHRASE, VOCAB_FLAG.LETTER]);
+    const manifest = { ...germanFixture([]).manifest, id: 'en-fixture', language: 'en' };
+    const en = EmbeddingModel.fromArrayBuffer(
+      writeArtifact({ manifest, words, rows, scales, dims: 3, flags }),
+      loadKernels(),
+    );
+    const de = germanFixture([]);
+    // "Spielplatz" sits on "dog" (1, 0, 0): "hot dog" is nearer than "cat" but not a translation.
+    expect(translateWords(de, en, ['Spielplatz'], 2)[0]!.translations.map((t) => t.word)).toEqual(['dog', 'cat']);
+  });
 });
 
-const built = builtAlignedLanguages();
+const built = builtAligned();
 if (built.length === 0)
   console.warn(
     '[projection.test] catalog metadata skipped: no aligned model built (apt-get unavailable: Debian/Ubuntu as root needed)',
   );
 
 describe.skipIf(built.length === 0)('catalog metadata of the built aligned models', () => {
-  it.each(built)('%s', (lang) => {
-    const m = JSON.parse(fs.readFileSync(alignedManifestFile(lang), 'utf8')) as ModelManifest;
-    const spec = ALIGNED[lang];
+  it.each(built.map((spec) => [spec.id, spec] as const))('%s', (_id, spec) => {
+    const lang = spec.language;
+    const m = JSON.parse(fs.readFileSync(alignedManifestFile(spec), 'utf8')) as ModelManifest;
     expect(m.id).toBe(spec.id);
     expect(m.language).toBe(lang);
     expect(m.country).toBe({ de: 'DE', fr: 'FR', ja: 'JP' }[lang]);
@@ -284,5 +334,11 @@ describe.skipIf(built.length === 0)('catalog metadata of the built aligned model
     expect(m.sources.join(' ')).toMatch(/debian:/);
     expect(m.license).toMatch(lang === 'de' ? /GPL/ : /CC-BY-SA/);
     expect(m.vocabularySize).toBeGreaterThan(20_000);
+    // Its English companion: named when it is not GloVe (the GloVe-based models predate the field);
+    // the sources and the tag name it too.
+    if (spec.english.id === GLOVE_MODEL_ID) expect(m.englishModelId).toBeUndefined();
+    else expect(m.englishModelId).toBe(spec.english.id);
+    expect(m.sources.join(' ')).toContain(spec.english.id);
+    expect(m.tag).toBe(spec.tag);
   });
 });

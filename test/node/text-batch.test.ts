@@ -42,7 +42,7 @@ beforeAll(() => {
   for (const language of ['en', 'de', 'fr', 'ja'] as const) {
     // de/fr/ja on their aligned model where it is built, else on the English one (the rules and the tokenizer still run).
     const aligned = language !== 'en' && builtAlignedLanguages().includes(language);
-    const model = aligned ? loadModelFile(alignedModelFile(language)) : english;
+    const model = aligned ? loadModelFile(alignedModelFile(ALIGNED[language as 'de'])) : english;
     const id = aligned ? ALIGNED[language as 'de'].id : DEFAULT_MODEL_ID;
     const mappers = ['sentiment', 'afinn'].map((key) => {
       const values = parseMapperBundle(readArrayBuffer(path.join(GENERATED, 'mappers', id, `${key}.bin`)), {

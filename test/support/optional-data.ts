@@ -10,6 +10,7 @@ import path from 'node:path';
 import { parseLanguageData } from '../../core/tokenizer';
 import { GENERATED } from '../../build/wrangler';
 import { DEFAULT_MODEL_ID } from '../../build/default-model';
+import { ALIGNED } from '../../build/aligned-specs';
 
 export type OptionalData = 'de-synonyms' | 'fr-synonyms' | 'pattern-mapper' | 'de-model' | 'fr-model' | 'ja-model';
 
@@ -32,7 +33,8 @@ export function hasOptionalData(what: OptionalData): boolean {
       known = hasSynonymsFromDebian(what === 'de-synonyms' ? 'de' : 'fr');
     else if (what === 'pattern-mapper')
       known = fs.existsSync(path.join(GENERATED, 'mappers', DEFAULT_MODEL_ID, 'pattern.bin'));
-    else known = fs.existsSync(path.join(GENERATED, 'models', `${ALIGNED_MODEL[what]}-aligned-glove-6b-100d.emb`));
+    // The language's default aligned model (the one the tests score with).
+    else known = fs.existsSync(path.join(GENERATED, 'models', `${ALIGNED[ALIGNED_MODEL[what]].id}.emb`));
     cache.set(what, known);
   }
   return known;

@@ -12,16 +12,12 @@ import { foldKey } from '../../core/vocab-quality';
 import { invalidateCatalog } from '../../worker/catalog/store';
 import { adminToken, call, expectProblem, WS } from './support/api';
 import { createWorkspace, quotaOf, uniqueWorkspaceId, workspaceToken } from './support/quotas';
+import { fixture, putModel } from './support/model-fixtures';
 
 const EN = 'en-glove-6b-100d';
 const DE = 'de-aligned-glove-6b-100d';
 const ALIGNED = ['de-aligned-glove-6b-100d', 'fr-aligned-glove-6b-100d', 'ja-aligned-glove-6b-100d'];
 const KEYS = ['afinn', 'pattern', 'sentiment'];
-
-async function fixture(rel: string): Promise<ArrayBuffer | null> {
-  const res = await env.FIXTURES.fetch(`http://f/${rel}`);
-  return res.status === 200 ? res.arrayBuffer() : null;
-}
 
 const built = (await env.FIXTURES.fetch(`http://f/models/${DE}.json`)).status === 200;
 if (!built)
@@ -36,20 +32,8 @@ describe.skipIf(!built)('aligned models in workerd', () => {
 
   beforeAll(async () => {
     for (const id of [EN, ...ALIGNED]) {
-      const emb = await fixture(`models/${id}.emb`);
-      const json = await fixture(`models/${id}.json`);
-      if (!emb || !json) continue;
-      await env.ARTIFACTS.put(`models/${id}.emb`, emb);
-      await env.ARTIFACTS.put(`models/${id}.json`, json);
-      manifests.set(id, JSON.parse(new TextDecoder().decode(json)));
-      for (const key of KEYS) {
-        const bin = await fixture(`mappers/${id}/${key}.bin`);
-        const info = await fixture(`mappers/${id}/${key}.json`);
-        if (bin && info) {
-          await env.ARTIFACTS.put(`mappers/${id}/${key}.bin`, bin);
-          await env.ARTIFACTS.put(`mappers/${id}/${key}.json`, info);
-        }
-      }
+      const got = await putModel(id, KEYS);
+      if (got) manifests.set(id, got.manifest);
     }
     for (const lang of ['en', 'de']) await env.ARTIFACTS.put(`lang/${lang}.bin`, (await fixture(`lang/${lang}.bin`))!);
     await invalidateCatalog(env);

@@ -11,7 +11,7 @@ import type { HostStub } from './host';
 /** Maps: model ids and languages are looked up with request strings. */
 export type Routes = ReturnType<typeof routesFromVar>;
 
-const NONE: Routes = { hosts: [], models: new Map(), languages: new Map(), sharded: new Map() };
+const NONE: Routes = { hosts: [], models: new Map(), languages: new Map(), sharded: new Map(), companions: new Map() };
 let parsed: { from: string; routes: Routes } | null = null;
 
 export function routesOf(env: Env): Routes {

@@ -8,7 +8,7 @@
 import type { Context } from 'hono';
 import { endTime, setMetric, startTime } from 'hono/timing';
 import { normalizeLanguage } from '../../core/tokenizer';
-import { ENGLISH_COMPANION_ID } from '../../core/projection';
+import { LEGACY_ENGLISH_MODEL_ID } from '../../core/projection';
 import type { Engine } from '../../core/engine';
 import type { AppEnv, Env } from '../env';
 import { engineOf } from '../sources';
@@ -113,9 +113,11 @@ export function scorerOf(c: Context<AppEnv>): Scorer {
       return routed(language ? routes.languages.get(language) : undefined, 'tokenize', [body]);
     },
     // A translation scans its target model: the target's host answers, fetching the source's rows.
+    // Without a target it is the source's English companion (a var without companions: the legacy one).
     wordTranslations: (id, req) =>
       routed(
-        routes.models.get(req.targetModelId ?? ENGLISH_COMPANION_ID) ?? routes.models.get(id),
+        routes.models.get(req.targetModelId ?? routes.companions.get(id) ?? LEGACY_ENGLISH_MODEL_ID) ??
+          routes.models.get(id),
         'wordTranslations',
         [id, req],
       ),

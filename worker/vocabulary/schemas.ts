@@ -3,7 +3,6 @@
  * request and response schemas are core/requests.ts and core/responses.ts.
  */
 import { z } from '@hono/zod-openapi';
-import { ENGLISH_COMPANION_ID } from '../../core/projection';
 import { LIMITS } from '../../core/limits';
 import { identifier } from '../../core/requests';
 import { TRANSLATION_LIMIT_DEFAULT } from '../../core/translation';
@@ -28,12 +27,11 @@ export const WordTranslationsRequestSchema = z
         description: `Translations per word, 1..${LIMITS.translationsPerWord} (default ${TRANSLATION_LIMIT_DEFAULT}).`,
         example: 5,
       }),
-    targetModelId: identifier()
-      .optional()
-      .openapi({
-        description: `A model in the same vector space (features aligned-en, or ${ENGLISH_COMPANION_ID} itself). Default: ${ENGLISH_COMPANION_ID}; required on ${ENGLISH_COMPANION_ID} itself.`,
-        example: 'de-aligned-glove-6b-100d',
-      }),
+    targetModelId: identifier().optional().openapi({
+      description:
+        'A model in the same vector space: the English model an aligned model was projected onto (its companion, `englishModelId` in its manifest; en-glove-6b-100d when absent) or another model aligned to it. Default on an aligned model: its companion; required on an English model.',
+      example: 'de-aligned-glove-6b-100d',
+    }),
   })
   .strict()
   .openapi('WordTranslationsRequest');
