@@ -4,6 +4,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { jwksUpstream } from './test/support/upstreams/jwks';
 import { gateService } from './test/support/upstreams/gate';
+import { nodeEngineService } from './test/support/node-engine';
 import { ensureDevVars } from './build/dev-vars';
 import { keepConsoleLog, quietExpectedRuntimeOutput } from './test/support/quiet-output';
 
@@ -46,6 +47,8 @@ export default defineConfig(async () => {
                 serviceBindings: {
                   // Gates that hold a storage operation until the test opens them (test/worker/support/storage-gate.ts).
                   GATE: gateService,
+                  // The CLI's engine in Node: answers the EngineSource suite compares workerd's with.
+                  NODE_ENGINE: nodeEngineService,
                   FIXTURES: async (request: Request) => {
                     const rel = decodeURIComponent(new URL(request.url).pathname).replace(/^\/+/, '');
                     const file = path.join(root, 'build', 'generated', rel);

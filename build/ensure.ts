@@ -1,7 +1,7 @@
 /**
  * Regenerates what git does not hold, when missing or stale: the WASM kernels, the default
- * model, the aligned de/fr/ja models (build/aligned-models.ts), language data, mapper bundles and
- * the browser bundle. Used by `npm start`, `npm test` (vitest global setup), `npm run bench` and
+ * model and its sub-word table (build/subword-table.ts), the aligned de/fr/ja models
+ * (build/aligned-models.ts), language data, mapper bundles and the browser bundle. Used by `npm start`, `npm test` (vitest global setup), `npm run bench` and
  * the CLI (build/cli-steps.ts). Each step returns the R2 objects it produced, which `npm start`
  * seeds into local R2.
  */
@@ -33,6 +33,7 @@ const steps: Array<{ name: string; load: () => Promise<Step> }> = [
   { name: 'language-data', load: async () => (await import('./lang-data')).ensureLanguageData },
   { name: 'glove-model', load: async () => (await import('./glove-model')).ensureGloveModel },
   { name: 'default-model', load: async () => (await import('./default-model')).ensureDefaultModel },
+  { name: 'subword-table', load: async () => (await import('./subword-table')).ensureSubwordTable },
   { name: 'aligned-models', load: async () => (await import('./aligned-models')).ensureAlignedModels },
   { name: 'default-mappers', load: async () => (await import('./mapper/defaults')).ensureDefaultMappers },
   { name: 'multilingual-mappers', load: async () => (await import('./mapper/multilingual')).ensureMultilingualMappers },

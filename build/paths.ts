@@ -36,6 +36,13 @@ export function modelManifestFile(id: string): string {
   return path.join(MODELS_DIR, `${id}.json`);
 }
 
+/** Sub-word tables (build/subword-table.ts): SUBWORD_DIR/{modelId}.bin. */
+export const SUBWORD_DIR = path.join(GENERATED, 'subword');
+
+export function subwordTableFile(id: string): string {
+  return path.join(SUBWORD_DIR, `${id}.bin`);
+}
+
 /** Mapper bundles: MAPPERS_DIR/{modelId}/{key}.bin + .json. */
 export const MAPPERS_DIR = path.join(GENERATED, 'mappers');
 

@@ -50,9 +50,15 @@ export function modelsIn(dir: string): PlacementModel[] {
       ...(m.englishModelId ? { englishModelId: m.englishModelId } : {}),
       artifactBytes: fs.statSync(emb).size,
       mapperBytes: mapperBytesOf(path.join(dir, '..', 'mappers', m.id)),
+      subwordTableBytes: fileBytes(path.join(dir, '..', 'subword', `${m.id}.bin`)),
     });
   }
   return out;
+}
+
+/** Size of a file, 0 when it does not exist. */
+function fileBytes(file: string): number {
+  return fs.existsSync(file) ? fs.statSync(file).size : 0;
 }
 
 /** Bytes of the mapper bundles in `dir` (`<key>.bin`). */

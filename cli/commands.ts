@@ -94,6 +94,8 @@ Pairwise cosine similarity of the WORDs (word-similarity-matrices) as CSV: a hea
 as the API does. "-" reads the words from stdin, one per line.
 
   -m, --model ID            embedding model (default ${DEFAULT_MODEL_ID})
+      --subword-fallback    compose the words missing from the vocabulary of sub-word pieces
+                            (request field subwordFallback) instead of dropping them
 ${LOCAL_HELP}
 ${REMOTE_HELP}`;
 
@@ -105,17 +107,23 @@ function csvField(s: string): string {
 export async function similar(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
     argv,
-    { model: { type: 'string', short: 'm' }, 'stored-dimensions': { type: 'string' }, ...REMOTE_OPTIONS },
+    {
+      model: { type: 'string', short: 'm' },
+      'subword-fallback': { type: 'boolean' },
+      'stored-dimensions': { type: 'string' },
+      ...REMOTE_OPTIONS,
+    },
     SIMILAR_HELP,
   );
   const list = words(positionals);
   if (list.length === 0) throw new UsageError(`similar needs at least one word\n\n${SIMILAR_HELP.trim()}`);
   const model = defaultModel(values);
+  const body = values['subword-fallback'] === true ? { words: list, subwordFallback: true } : { words: list };
   const svc = service(values);
   const res =
     svc.kind === 'local'
-      ? await svc.local.similarityMatrix(model, { words: list })
-      : await svc.client.similarityMatrix(model, { words: list });
+      ? await svc.local.similarityMatrix(model, body)
+      : await svc.client.similarityMatrix(model, body);
   const lines = [['word', ...res.words].map(csvField).join(',')];
   res.words.forEach((w, i) => lines.push([csvField(w), ...res.matrix[i].map(String)].join(',')));
   await writeOut(`${lines.join('\n')}\n`);

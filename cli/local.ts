@@ -11,7 +11,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { buildEngineArtifacts } from '../build/cli-steps';
 import { loadKernels, readArrayBuffer } from '../build/load-model';
-import { DEFAULT_MODEL_ID, KERNELS_WASM, languageFile, MAPPERS_DIR, modelFile, MODELS_DIR } from '../build/paths';
+import {
+  DEFAULT_MODEL_ID,
+  KERNELS_WASM,
+  languageFile,
+  MAPPERS_DIR,
+  modelFile,
+  MODELS_DIR,
+  subwordTableFile,
+} from '../build/paths';
 import { createEngine, LoadedModel, sharedKernels, type EngineSource } from '../core/engine';
 import { EmbeddingModel } from '../core/model';
 import { ApiError, requireLanguage } from '../core/problem';
@@ -121,6 +129,17 @@ export class FileSource implements EngineSource {
     if (!fs.existsSync(path.join(MAPPERS_DIR, model.id)) && model.id === DEFAULT_MODEL_ID) await this.ensure();
     const file = path.join(MAPPERS_DIR, model.id, `${bundleKey}.bin`);
     return /^[A-Za-z0-9][A-Za-z0-9-]*$/.test(bundleKey) && fs.existsSync(file) ? readArrayBuffer(file) : null;
+  }
+
+  /** build/generated/subword/{id}.bin (build/subword-table.ts), null when the model has none. */
+  async subwordTableBytes(model: LoadedModel): Promise<ArrayBuffer | null> {
+    const file = subwordTableFile(model.id);
+    if (!fs.existsSync(file) && model.id === DEFAULT_MODEL_ID) await this.ensure();
+    return fs.existsSync(file) ? readArrayBuffer(file) : null;
+  }
+
+  subwordKernels() {
+    return sharedKernels(loadKernels);
   }
 
   async storedSeeds(ids: readonly number[]): Promise<StoredDimensionSeeds> {

@@ -51,6 +51,8 @@ Request:
       --mapper KEY          mapper variable id, repeatable (e.g. sentiment_valence)
       --goal JSON|FILE      goalConfig, e.g. '{"dimensions":[{"id":1,"weight":1}]}'
       --composition V       request field "composition" (JSON or a plain string)
+      --subword-fallback    words outside the vocabulary get vectors composed of sub-word
+                            pieces (request field subwordFallback: true)
       --set FIELD=VALUE     any other top-level request field (VALUE parsed as JSON when it
                             is JSON, else a string), repeatable, e.g. --set explain=true
       --request JSON|FILE   base request object the options above are merged into
@@ -166,6 +168,7 @@ export function buildRequest(values: Record<string, unknown>): Record<string, un
   if (mappers.length > 0) req.mapperKeys = [...((req.mapperKeys as string[]) ?? []), ...mappers];
   if (values.goal) req.goalConfig = jsonOption(str(values.goal)!, 'goal');
   if (values.composition !== undefined) req.composition = parseValue(str(values.composition)!);
+  if (values['subword-fallback'] === true) req.subwordFallback = true;
   for (const kv of strs(values.set)) {
     const eq = kv.indexOf('=');
     if (eq <= 0) throw new UsageError(`--set '${kv}': expected FIELD=VALUE`);
@@ -199,6 +202,7 @@ export async function score(argv: string[]): Promise<number> {
       mapper: { type: 'string', multiple: true },
       goal: { type: 'string' },
       composition: { type: 'string' },
+      'subword-fallback': { type: 'boolean' },
       set: { type: 'string', multiple: true },
       request: { type: 'string' },
       format: { type: 'string' },

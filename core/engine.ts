@@ -29,6 +29,10 @@ import {
   type StoredDimensionSeeds,
 } from './scoring';
 import { sharedLoad, type WaitUntil } from './shared-load';
+import { ComposingIndex } from './composing-index';
+import type { Kernels } from './kernels';
+import { KERNELS_BASE_BYTES } from './footprint';
+import { SubwordTable } from './subword';
 import { scoringTokenizer, tokenize, type LanguageData, type Language, type ScoringTokenizer } from './tokenizer';
 import type { WordTranslationsResponse } from './responses';
 import { translateWords, TRANSLATION_LIMIT_DEFAULT } from './translation';
@@ -50,6 +54,12 @@ export class LoadedModel<I extends VectorIndex = VectorIndex> {
   /** Asked before a cache keeps more bytes (the Worker's memory budget); absent: always yes. */
   readonly mayGrow?: (bytes: number) => boolean;
 
+  /**
+   * The model's sub-word table, loaded on the first request with `subwordFallback` (null: it has
+   * none), and the bytes it holds (its kernels' memory), counted in cacheBytes.
+   */
+  readonly subword: { table: Map<'table', Promise<SubwordTable | null>>; bytes: number };
+
   constructor(
     readonly id: string,
     readonly index: I,
@@ -63,6 +73,7 @@ export class LoadedModel<I extends VectorIndex = VectorIndex> {
     this.mayGrow = options.mayGrow;
     this.bundles = options.shareWith?.bundles ?? new Map();
     this.bundleBytes = options.shareWith?.bundleBytes ?? new Map();
+    this.subword = options.shareWith?.subword ?? { table: new Map(), bytes: 0 };
     this.stats =
       options.stats ??
       options.shareWith?.stats ??
@@ -81,7 +92,7 @@ export class LoadedModel<I extends VectorIndex = VectorIndex> {
   get cacheBytes(): number {
     let n = this.stats.bytes + expansionCacheBytes(this.index);
     for (const b of this.bundleBytes.values()) n += b;
-    return n;
+    return n + this.subword.bytes;
   }
 }
 
@@ -107,6 +118,13 @@ export interface EngineSource {
    * loads the model.
    */
   rows?(id: string, words: readonly string[]): Promise<{ manifest: ModelManifest; rows: RowSource }>;
+  /**
+   * The bytes of the model's sub-word table (core/subword.ts; request option subwordFallback),
+   * null when it has none, and the kernels instance a table is loaded into. Without them no
+   * word is composed.
+   */
+  subwordTableBytes?(model: LoadedModel): Promise<ArrayBuffer | null>;
+  subwordKernels?(): Kernels | Promise<Kernels>;
   /** Keeps shared loads running after the caller has answered (the Worker request's waitUntil). */
   readonly waitUntil?: WaitUntil;
   /**
@@ -154,6 +172,17 @@ const schemas = (): Schemas => (built ??= requestSchemas());
 type Schemas = ReturnType<typeof requestSchemas>;
 /** The request schemas' output types (what validation hands on). */
 type Req<K extends keyof Schemas> = ReturnType<Schemas[K]['parse']>;
+
+/** The 503 of a sub-word table that cannot be used now (nothing is charged; retry). */
+function subwordUnavailable(modelId: string, why: string): ApiError {
+  return new ApiError(
+    'EMBEDDING_MODEL_UNAVAILABLE',
+    `The sub-word table of model '${modelId}' could not be loaded: ${why}`,
+    {
+      headers: { 'retry-after': '1' },
+    },
+  );
+}
 
 function invalid(path: string, message: string): ApiError {
   return new ApiError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
@@ -306,6 +335,37 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
     return [stored, await companionFor(model, dimensions, stored)];
   }
 
+  /**
+   * The index a request scores with: with `subwordFallback`, the model's rows plus words
+   * composed from its sub-word table (core/composing-index.ts); the model itself when the option
+   * is off or the model has no table (the option is accepted, no word is composed).
+   */
+  async function scoringIndex(model: LoadedModel, subwordFallback: boolean | undefined): Promise<VectorIndex> {
+    if (!subwordFallback || !source.subwordTableBytes || !source.subwordKernels) return model.index;
+    const table = await sharedLoad(model.subword.table, 'table', source.waitUntil, async () => {
+      const bytes = await source.subwordTableBytes!(model);
+      if (!bytes) return null;
+      const kernels = await source.subwordKernels!();
+      // Checked and counted in the same turn (no await between): the memory budget's promise.
+      if (model.mayGrow && !model.mayGrow(bytes.byteLength))
+        throw subwordUnavailable(model.id, 'it does not fit the memory budget now');
+      let t: SubwordTable;
+      try {
+        t = SubwordTable.load(bytes, kernels, {
+          id: model.id,
+          checksum: model.manifest.checksum,
+          dims: model.index.dims,
+        });
+      } catch (err) {
+        throw subwordUnavailable(model.id, (err as Error).message);
+      }
+      // Its matrix, and the memory of a kernels instance of its own (the Worker's).
+      model.subword.bytes = t.matrixBytes + KERNELS_BASE_BYTES;
+      return t;
+    });
+    return table ? new ComposingIndex(model.index, table) : model.index;
+  }
+
   return {
     source,
     model: (id: string) => source.model(id),
@@ -316,14 +376,15 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
     async textScores(body: unknown) {
       const req = validate<Req<'TextScoresRequestSchema'>>(schemas().TextScoresRequestSchema, body);
       const model = await source.model(req.embeddingModelId);
-      const [lang, mappers, [storedDimensions, companion]] = await Promise.all([
+      const [lang, mappers, [storedDimensions, companion], index] = await Promise.all([
         languageData(model.manifest.language as Language),
         resolveMappers(model, req.mapperKeys),
         seedsAndCompanion(model, req.dimensions),
+        scoringIndex(model, req.subwordFallback),
       ]);
       mark('load');
       const result = scoreTexts(req, {
-        index: model.index,
+        index,
         tokenize: tokenizerFor(lang),
         mappers,
         storedDimensions,
@@ -342,16 +403,17 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
       const req = validate<Req<'WordScoresRequestSchema'>>(schemas().WordScoresRequestSchema, body);
       const model = await source.model(req.embeddingModelId);
       // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
-      const [mappers, [storedDimensions, companion], lexicon] = await Promise.all([
+      const [mappers, [storedDimensions, companion], lexicon, index] = await Promise.all([
         resolveMappers(model, req.mapperKeys),
         seedsAndCompanion(model, req.dimensions),
         req.dimensions?.some((d) => d.expand)
           ? languageData(model.manifest.language as Language).then(languageLexicon)
           : undefined,
+        scoringIndex(model, req.subwordFallback),
       ]);
       mark('load');
       const response = scoreWords(req, {
-        index: model.index,
+        index,
         mappers,
         storedDimensions,
         lexicon,
@@ -379,8 +441,9 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
     async similarityMatrix(embeddingModelId: string, body: unknown) {
       const req = validate<Req<'SimilarityMatrixRequestSchema'>>(schemas().SimilarityMatrixRequestSchema, body);
       const model = await source.model(embeddingModelId);
+      const index = await scoringIndex(model, req.subwordFallback);
       mark('load');
-      const result = similarityMatrix(model.index, req);
+      const result = similarityMatrix(index, req);
       mark('compute');
       return result;
     },

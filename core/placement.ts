@@ -5,7 +5,7 @@
  * its host (worker/hosts/router.ts). Plain data and pure functions: the build, the Worker and the
  * tests share them.
  */
-import { ISOLATE_MEMORY_BYTES, placementBytes, type Footprint } from './footprint';
+import { ISOLATE_MEMORY_BYTES, KERNELS_BASE_BYTES, placementBytes, type Footprint } from './footprint';
 import { rowCacheBytes } from './sharded-index';
 import { STATS_CACHE_BYTES } from './engine';
 import { EXPANSION_CACHE_BYTES } from './scoring/dimensions';
@@ -23,6 +23,8 @@ export interface PlacementModel extends Footprint {
   englishModelId?: string;
   /** Bytes of its mapper bundles (kept parsed beside it when the budget allows). */
   mapperBytes?: number;
+  /** Bytes of its sub-word table artifact (core/subword.ts), loaded by the first request that opts in. */
+  subwordTableBytes?: number;
 }
 
 /**
@@ -33,9 +35,10 @@ export interface PlacementModel extends Footprint {
  */
 export const CACHE_RESERVE_BYTES = STATS_CACHE_BYTES + EXPANSION_CACHE_BYTES;
 
-/** What a model is placed by: its placement bytes, its caches and bundles. */
+/** What a model is placed by: its placement bytes, its caches, bundles and sub-word table (in a kernels memory of its own). */
 export function placedBytes(m: PlacementModel): number {
-  return placementBytes(m) + CACHE_RESERVE_BYTES + (m.mapperBytes ?? 0);
+  const table = m.subwordTableBytes ? m.subwordTableBytes + KERNELS_BASE_BYTES : 0;
+  return placementBytes(m) + CACHE_RESERVE_BYTES + (m.mapperBytes ?? 0) + table;
 }
 
 /**

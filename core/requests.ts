@@ -95,6 +95,10 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
     description:
       "Extension: how `expand` ranks the candidate words. nearest (default): by cos(seed centroid, w) - b . w, b the mean unit vector of the 20,000 most frequent words (a hubness correction). contrastive: by cos(seed centroid, w) - max(b . w, the word's cosine with the seed centroid of any other non-axis dimension of the request), so a dimension takes the words that are nearer to its own seeds than to the others' (with one such dimension it ranks as nearest). See docs/dimensions.md.",
   });
+  const subwordFallback = doc(z.boolean().optional(), {
+    description:
+      'Extension (default false). true: a word outside the model\'s vocabulary that the request scores (a text\'s token with a letter that is not a stop word, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word.',
+  });
   const mapperKeys = doc(z.array(identifier()).max(LIMITS.mapperKeysPerRequest).optional(), {
     description: "Mapper variable ids (bundle key + '_' + variable).",
   });
@@ -118,6 +122,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
           'Extension. rules (default): negators with scope, boosters and dampeners, contrast ("but"), all-caps and "!" emphasis, emoticons and emoji (VADER constants; docs/text-scores.md). mean: the plain mean over in-vocabulary non-stop tokens.',
         example: 'rules',
       }),
+      subwordFallback,
       explain: doc(z.boolean().optional(), {
         description:
           'Extension. true: each data element gets `explanation`: per scored dimension and mapper at most 10 tokens ordered by |weight x (value - neutral)|, with offsets, composed value, weight and the rules applied (negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk), and for expanded dimensions the added words (expandedWords).',
@@ -159,6 +164,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
       dimensions,
       expansion,
       mapperKeys,
+      subwordFallback,
     }),
     'WordScoresRequest',
   );
@@ -192,7 +198,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
   );
 
   const SimilarityMatrixRequestSchema = doc(
-    z.object({ words: z.array(word).max(LIMITS.similarityMatrixWords) }),
+    z.object({ words: z.array(word).max(LIMITS.similarityMatrixWords), subwordFallback }),
     'SimilarityMatrixRequest',
   );
 

@@ -96,6 +96,10 @@ export function responseSchemas(doc: Documenter = (schema) => schema) {
       dimensionScores: scoreMap,
       mapperScores: scoreMap,
       goalScore: z.number().nullable(),
+      composed: doc(z.literal(true).optional(), {
+        description:
+          'Extension (subwordFallback): present and true when the word is outside the vocabulary and its vector was composed of sub-word pieces; its modelRank is then vocabularySize + 1 and its modelRankQuartile 4.',
+      }),
     }),
     'ScoredWord',
   );
@@ -124,7 +128,14 @@ export function responseSchemas(doc: Documenter = (schema) => schema) {
   );
 
   const SimilarityMatrixResponseSchema = doc(
-    z.object({ words: z.array(z.string()), matrix: z.array(z.array(z.number())) }),
+    z.object({
+      words: z.array(z.string()),
+      matrix: z.array(z.array(z.number())),
+      composedWords: doc(z.array(z.string()).optional(), {
+        description:
+          'Extension, present with subwordFallback: true: the words of `words` whose vectors were composed of sub-word pieces (empty when none was, e.g. on a model without a sub-word table).',
+      }),
+    }),
     'SimilarityMatrixResponse',
   );
 

@@ -10,6 +10,7 @@
  *   mappers/{modelId}/{bundleKey}.bin    mapper bundle (values for every vocabulary row)
  *   mappers/{modelId}/{bundleKey}.json   its MapperBundleInfo as JSON (catalog reads only these)
  *   lang/{language}.bin                  tokenizer language data (core/tokenizer)
+ *   subword/{modelId}.bin                the model's sub-word table (core/subword.ts, build/subword-table.ts)
  *   model-heads/{modelId}.emb            the model's most frequent rows as an artifact (build/model-heads.ts)
  *   mapper-heads/{modelId}/{bundleKey}.bin  a mapper bundle's values of those rows (build/model-heads.ts)
  *   plagiarism/pages/{urlHash}/{uuid}.txt  text of a stored reference page (worker/plagiarism/corpus.ts)
@@ -25,6 +26,8 @@ export const R2_PREFIXES = {
   modelHeads: 'model-heads/',
   /** Outside mappers/, whose sidecars the catalog lists. */
   mapperHeads: 'mapper-heads/',
+  /** Outside models/, which the catalog lists. */
+  subwordTables: 'subword/',
   plagiarismPages: 'plagiarism/pages/',
   web: 'web/',
 } as const;
@@ -36,6 +39,7 @@ export const R2_KEYS = {
   mapperInfo: (modelId: string, key: string) => `${R2_PREFIXES.mappers}${modelId}/${key}.json`,
   languageData: (language: string) => `${R2_PREFIXES.languageData}${language}.bin`,
   modelHead: (id: string) => `${R2_PREFIXES.modelHeads}${id}.emb`,
+  subwordTable: (modelId: string) => `${R2_PREFIXES.subwordTables}${modelId}.bin`,
   mapperHead: (modelId: string, key: string) => `${R2_PREFIXES.mapperHeads}${modelId}/${key}.bin`,
   plagiarismPage: (urlHash: string, id: string) => `${R2_PREFIXES.plagiarismPages}${urlHash}/${id}.txt`,
   /** A playground file; `path` is relative to the build's root ("index.html", "assets/app.js"). */

@@ -83,6 +83,12 @@ export interface VectorIndex {
   word(row: number): string;
   /** Row of a word: exact entry first, then its lower-cased form; -1 when absent. */
   rowOf(word: string): number;
+  /**
+   * A row past the vocabulary for a word the model lacks, its vector composed of sub-word
+   * pieces (core/composing-index.ts, request option subwordFallback); -1 when none. Absent: the
+   * request composes nothing. Asked only where a word is scored, never by lookups.
+   */
+  composeRow?(word: string): number;
   /** Rows whose lower-cased entry starts with the lower-cased prefix, in row (frequency) order, at most limit. */
   prefixRows(prefix: string, limit: number, accept?: (row: number) => boolean): number[];
   /** Vocabulary flags of a row (core/vocab-quality.ts VOCAB_FLAG; artifact section VFLG). */

@@ -45,7 +45,7 @@ import { translateWords } from '../core/translation';
 const DATA = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../shared/data/wordsim-de');
 const DATA_DIR = fs.existsSync(DATA) ? DATA : '/work/shared/data/wordsim-de';
 
-function readPairs(file: string): Array<[string, string, number]> {
+export function readPairs(file: string): Array<[string, string, number]> {
   return fs
     .readFileSync(path.join(DATA_DIR, file), 'utf8')
     .split('\n')

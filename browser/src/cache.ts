@@ -6,7 +6,7 @@
  *
  * Keys: ['model', id] -> CachedModelInfo (the current version of a model),
  *       ['model-parts', id, version] -> the parsed artifact, ['model-head', id, version] -> its head (model-store.ts),
- *       ['mapper', id, version, key], ['lang', language], ['dimensions'] -> StoredArtifact.
+ *       ['mapper', id, version, key], ['lang', language], ['dimensions'], ['subword', id] -> StoredArtifact.
  */
 import { del, delMany, get, keys, set, setMany } from 'idb-keyval';
 import { sha256Hex } from '../../core/digest';

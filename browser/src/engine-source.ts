@@ -7,7 +7,8 @@ import type { EngineSource } from '../../core/engine';
 import type { ProgressFn } from './cache';
 import { models, type Loaded } from './loaded-models';
 import { modelFor } from './model-loader';
-import { loadLanguage, storedSeedsOf } from './small-artifacts';
+import { getKernels } from './early-reads';
+import { loadLanguage, loadSubwordTable, storedSeedsOf } from './small-artifacts';
 
 /** Marks a model as used by a running request (final-answer.ts); identity by default. */
 export type Use = (m: Loaded) => Loaded;
@@ -25,6 +26,8 @@ export function offlineSource(onProgress?: ProgressFn, use: Use = (m) => m): Eng
     mapperBundleBytes: async (model, bundleKey) => (await models.get(model.id)?.bundles.get(bundleKey)) ?? null,
     // Without the stored seeds only dimensions of type `dimension` are affected (422 as unknown).
     storedSeeds: async (ids) => storedSeedsOf(ids),
+    subwordTableBytes: (model) => loadSubwordTable(model.id, onProgress),
+    subwordKernels: getKernels,
     bundlesVerified: true,
   };
 }

@@ -14,9 +14,9 @@ export interface OfflineProblem {
 
 /** Download / cache progress of one artifact. */
 export interface Progress {
-  /** models, languages, mappers, dimensions */
-  artifact: 'model' | 'language' | 'mapper' | 'dimensions';
-  /** Model id, language code, mapper key, or `dimensions`. */
+  /** models, languages, mappers, dimensions, a model's sub-word table */
+  artifact: 'model' | 'language' | 'mapper' | 'dimensions' | 'subword';
+  /** Model id (model, subword), language code, mapper key, or `dimensions`. */
   name: string;
   /** `partial`: a model's head is in and scores (progressive cold start); `ready` follows once complete. */
   phase: 'cache' | 'download' | 'verify' | 'store' | 'partial' | 'ready';

@@ -1,6 +1,6 @@
 /**
- * The small artifacts a model's answers need beside it: the language data of its language and
- * the stored dimension seeds, each downloaded once, verified, cached in IndexedDB (cache.ts) and
+ * The small artifacts a model's answers need beside it: the language data of its language,
+ * the stored dimension seeds and (subwordFallback) its sub-word table, each downloaded once, verified, cached in IndexedDB (cache.ts) and
  * revalidated on later loads.
  */
 import { sharedLoad } from '../../core/shared-load';
@@ -12,6 +12,7 @@ import { phase } from './phases';
 import { config } from './scorer-config';
 
 const languages = new Map<string, Promise<LanguageData>>();
+const subwordTables = new Map<string, Promise<ArrayBuffer | null>>();
 let storedSeeds: Map<number, StoredSeed> | null = null;
 
 export function loadLanguage(
@@ -31,6 +32,28 @@ export function loadLanguage(
       languageCopyName(language),
     );
     return phase('language-parse', () => parseLanguageData(artifact.bytes));
+  });
+}
+
+/**
+ * A model's sub-word table (request option subwordFallback), downloaded on the first request that
+ * opts in and cached like the language data; null when the model has none (404).
+ */
+export function loadSubwordTable(modelId: string, onProgress?: ProgressFn): Promise<ArrayBuffer | null> {
+  return sharedLoad(subwordTables, modelId, undefined, async () => {
+    try {
+      const { artifact } = await cachedArtifact(
+        ['subword', modelId],
+        config.baseUrl,
+        config.token,
+        `/api/v1/artifacts/models/${encodeURIComponent(modelId)}/subword-table`,
+        { artifact: 'subword', name: modelId, onProgress },
+      );
+      return artifact.bytes;
+    } catch (err) {
+      if (err instanceof ProblemError && err.problem.status === 404) return null;
+      throw err;
+    }
   });
 }
 

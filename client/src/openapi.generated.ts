@@ -2549,6 +2549,88 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/artifacts/models/{id}/subword-table': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Download a model's sub-word table (the offline scorer's subwordFallback)
+     * @description The model's sub-word table (core/subword.ts: character n-gram buckets with int8 rows in the model's space, learned to match it), which composes vectors for words outside the vocabulary when a request sets subwordFallback. X-Model-Version and X-Model-Checksum are the model's. 404 when the model has none (its requests compose no word).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description An ETag from an earlier download */
+          'if-none-match'?: string;
+        };
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The sub-word table. Headers: ETag, X-Content-SHA256 (hex SHA-256 of the body), Content-Length. */
+        200: {
+          headers: {
+            /** @description Entity tag; send it back in If-None-Match */
+            ETag: string;
+            /** @description Hex SHA-256 of the body; verify before caching */
+            'X-Content-SHA256': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/octet-stream': string;
+          };
+        };
+        /** @description Not modified (If-None-Match matched the ETag) */
+        304: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description No or invalid bearer token (UNAUTHORIZED) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Validation failed, unknown mapper or dimension */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/artifacts/languages/{language}': {
     parameters: {
       query?: never;
@@ -2989,6 +3071,8 @@ export interface components {
        * @enum {string}
        */
       composition?: 'rules' | 'mean';
+      /** @description Extension (default false). true: a word outside the model's vocabulary that the request scores (a text's token with a letter that is not a stop word, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word. */
+      subwordFallback?: boolean;
       /** @description Extension. true: each data element gets `explanation`: per scored dimension and mapper at most 10 tokens ordered by |weight x (value - neutral)|, with offsets, composed value, weight and the rules applied (negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk), and for expanded dimensions the added words (expandedWords). */
       explain?: boolean;
     };
@@ -3061,6 +3145,11 @@ export interface components {
         [key: string]: number;
       };
       goalScore: number | null;
+      /**
+       * @description Extension (subwordFallback): present and true when the word is outside the vocabulary and its vector was composed of sub-word pieces; its modelRank is then vocabularySize + 1 and its modelRankQuartile 4.
+       * @enum {boolean}
+       */
+      composed?: true;
     };
     WordScoresRequest: {
       /** @description Anchor words; their centroid defines the seed similarity. A phrase ("ice cream", "New York") is one seed: the mean of its words' unit vectors, re-normalized; a phrase with an unknown word is unknown (ignored). */
@@ -3085,6 +3174,8 @@ export interface components {
       expansion?: 'nearest' | 'contrastive';
       /** @description Mapper variable ids (bundle key + '_' + variable). */
       mapperKeys?: string[];
+      /** @description Extension (default false). true: a word outside the model's vocabulary that the request scores (a text's token with a letter that is not a stop word, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word. */
+      subwordFallback?: boolean;
     };
     AutocompleteResponse: {
       suggestions: string[];
@@ -3174,9 +3265,13 @@ export interface components {
     SimilarityMatrixResponse: {
       words: string[];
       matrix: number[][];
+      /** @description Extension, present with subwordFallback: true: the words of `words` whose vectors were composed of sub-word pieces (empty when none was, e.g. on a model without a sub-word table). */
+      composedWords?: string[];
     };
     SimilarityMatrixRequest: {
       words: string[];
+      /** @description Extension (default false). true: a word outside the model's vocabulary that the request scores (a text's token with a letter that is not a stop word, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word. */
+      subwordFallback?: boolean;
     };
     WordTranslationsResponse: {
       sourceModelId: string;

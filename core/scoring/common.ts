@@ -32,10 +32,19 @@ export class ScoringError extends Error {
   }
 }
 
-/** f(rank) = 1 - ln(rank)/ln(V), in [0, 1]; rank is 1-based. */
+/** f(rank) = 1 - ln(rank)/ln(V), in [0, 1]; rank is 1-based; a composed word's rank V + 1 counts as V (f = 0). */
 export function frequencyScore(rank: number, vocabularySize: number): number {
   if (vocabularySize <= 1) return 1;
-  return 1 - ln(rank) / ln(vocabularySize);
+  return 1 - ln(Math.min(rank, vocabularySize)) / ln(vocabularySize);
+}
+
+/**
+ * Row of a word the request scores: its vocabulary row, else, when the request composes
+ * (subwordFallback, VectorIndex.composeRow), a composed row past the vocabulary; -1 when neither.
+ */
+export function scoredRow(index: VectorIndex, word: string): number {
+  const r = index.rowOf(word);
+  return r >= 0 || !index.composeRow ? r : index.composeRow(word);
 }
 
 const LETTER = /\p{L}/u;

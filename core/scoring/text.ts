@@ -109,6 +109,8 @@ function tokenRowCached(index: VectorIndex, t: FormLike, cache: Map<string, numb
   if (r < 0) {
     const surface = t.string.toLowerCase();
     if (surface !== lemma) r = cachedRow(index, cache, surface);
+    // subwordFallback: the surface form of a non-stop token composed (not cached here: composed rows are the request's own).
+    if (r < 0 && index.composeRow && !t.isStop) r = index.composeRow(surface);
   }
   return r;
 }

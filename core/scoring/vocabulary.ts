@@ -6,7 +6,7 @@ import type { AutocompleteRequest, SimilarityMatrixRequest, WordAvailabilitiesRe
 import type { AutocompleteResponse, SimilarityMatrixResponse, WordAvailabilitiesResponse } from '../responses';
 import type { VectorIndex } from '../types';
 import { capitalize, displayCase, foldKey, isDictionaryRow, isJunk, VOCAB_FLAG } from '../vocab-quality';
-import { hasLetter } from './common';
+import { hasLetter, scoredRow } from './common';
 
 export type { AutocompleteRequest, SimilarityMatrixRequest, WordAvailabilitiesRequest };
 
@@ -122,7 +122,8 @@ const round2 = (x: number): number => {
 };
 
 /**
- * Words outside the vocabulary are dropped, and a word repeated in the request is kept once;
+ * Words outside the vocabulary are dropped (composed instead with subwordFallback on a model with
+ * a sub-word table), and a word repeated in the request is kept once;
  * matrix[i][j] = cos(words[i], words[j]) rounded to two decimals.
  */
 export function similarityMatrix(index: VectorIndex, req: SimilarityMatrixRequest): SimilarityMatrixResponse {
@@ -132,7 +133,7 @@ export function similarityMatrix(index: VectorIndex, req: SimilarityMatrixReques
   for (const w of req.words) {
     if (seen.has(w)) continue;
     seen.add(w);
-    const r = index.rowOf(w.trim());
+    const r = scoredRow(index, w.trim());
     if (r < 0) continue;
     words.push(w);
     rows.push(r);
@@ -145,5 +146,7 @@ export function similarityMatrix(index: VectorIndex, req: SimilarityMatrixReques
     for (let j = 0; j < n; j++) row[j] = round2(flat[i * n + j]);
     matrix.push(row);
   }
-  return { words, matrix };
+  if (!req.subwordFallback) return { words, matrix };
+  // subwordFallback: which words were composed (rows past the vocabulary).
+  return { words, matrix, composedWords: words.filter((_, i) => rows[i]! >= index.size) };
 }

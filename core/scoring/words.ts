@@ -7,7 +7,16 @@ import { NEIGHBOURHOOD, neighbourhoodAntonyms, seedAntonyms } from './antonyms';
 import { candidateFilter, type WordLexicon } from './candidates';
 import { requestDimensions } from './dimensions';
 import { findCandidates } from './find';
-import { frequencyScore, phraseEntryRow, phraseOf, isPhrase, seedCentroid, seedSet, type Phrase } from './common';
+import {
+  frequencyScore,
+  phraseEntryRow,
+  phraseOf,
+  isPhrase,
+  scoredRow,
+  seedCentroid,
+  seedSet,
+  type Phrase,
+} from './common';
 import type { ResolvedMapper, ScoredWord, StoredDimensionSeeds, WordScoresRequest, WordScoresResponse } from './types';
 
 export const FIND_LIMIT_DEFAULT = 100;
@@ -92,7 +101,7 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
         entries.push({ row: -1, phrase: p });
         continue;
       }
-      const r = own >= 0 ? own : index.rowOf(w.trim());
+      const r = own >= 0 ? own : scoredRow(index, w.trim());
       if (r < 0) continue;
       const lower = index.word(r).toLowerCase();
       if (seenWords.has(lower)) continue;
@@ -167,12 +176,18 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
       // A phrase is returned as written; its rank is that of its least frequent word.
       word: e.phrase ? e.phrase.text : index.word(e.row).toLowerCase(),
       seedScore,
-      modelRank: e.phrase ? Math.max(...e.phrase.rows) + 1 : entryRank(index, e.row),
+      // A composed word (a row past the vocabulary) has the rank just past it: vocabularySize + 1.
+      modelRank: e.phrase
+        ? Math.max(...e.phrase.rows) + 1
+        : e.row >= index.size
+          ? index.size + 1
+          : entryRank(index, e.row),
       seedScoreQuartile: -1,
       modelRankQuartile: -1,
       dimensionScores,
       mapperScores,
       goalScore: weight !== null && seedScore !== null ? weight * seedScore : null,
+      ...(!e.phrase && e.row >= index.size ? { composed: true as const } : {}),
     };
   });
 
@@ -186,7 +201,8 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
   );
   data.forEach((d, i) => {
     d.seedScoreQuartile = sq[i];
-    d.modelRankQuartile = rq[i];
+    // A composed word has no frequency rank: always the last quartile.
+    d.modelRankQuartile = d.composed ? 4 : rq[i];
   });
 
   const dimensionAverages: Record<string, number> = {};

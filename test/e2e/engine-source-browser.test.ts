@@ -14,6 +14,7 @@ import {
   STORED_DIMENSION,
   type EngineCalls,
 } from '../support/engine-source-suite';
+import { nodeEngineAnswer } from '../support/node-engine';
 import { devSecret, mint } from './support/dev-server';
 import { devToken, openBrowser, startServer, type Browser, type Server } from './support/server';
 
@@ -85,5 +86,8 @@ describeEngineSource(
       tokenize: call('tokenize'),
     };
   },
-  { noTokenCount: "the offline scorer's textScores answers the response alone (browser/src/index.ts)" },
+  {
+    noTokenCount: "the offline scorer's textScores answers the response alone (browser/src/index.ts)",
+    reference: nodeEngineAnswer,
+  },
 );

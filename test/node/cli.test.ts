@@ -303,6 +303,20 @@ describe('find, similar, tokenize, models', () => {
     expect(rows[1].split(',')[1]).toBe('1');
   });
 
+  it('similar --subword-fallback and score --subword-fallback compose the words outside the vocabulary', () => {
+    const r = cli(['similar', '--subword-fallback', 'beautiful', 'beautifull', 'qqqzzzxx']);
+    expect(r.status, r.stderr).toBe(0);
+    const rows = r.stdout.trim().split('\n');
+    expect(rows[0]).toBe('word,beautiful,beautifull,qqqzzzxx');
+    expect(Number(rows[1].split(',')[2])).toBeGreaterThan(Number(rows[1].split(',')[3]));
+    const input = '{"text":"beautifull"}\n';
+    const dimension = ['-d', 'pretty=beautiful,lovely', '-q'];
+    const off = jsonl(cli(['score', ...dimension], input).stdout);
+    const on = jsonl(cli(['score', ...dimension, '--subword-fallback'], input).stdout);
+    expect(off[0].dimensionScores).toEqual({});
+    expect((on[0].dimensionScores as Record<string, number>)['1']).toBeGreaterThan(0);
+  });
+
   it('tokenize: the tokenizations response (golden); stdin text', () => {
     const r = cli(['tokenize', '--language', 'en', "The children don't like rainy days."]);
     expect(r.status, r.stderr).toBe(0);

@@ -9,13 +9,18 @@ import { afterAll } from 'vitest';
 import { FileSource } from '../../cli/local';
 import { createEngine } from '../../core/engine';
 import { describeEngineSource, engineCalls, STORED_DIMENSION } from '../support/engine-source-suite';
+import { nodeEngineAnswer } from '../support/node-engine';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-source-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-describeEngineSource('CLI (files in Node)', async () => {
-  // The shape of GET /api/v1/artifacts/dimensions, which the CLI reads.
-  const storedDimensions = path.join(dir, 'dimensions.json');
-  fs.writeFileSync(storedDimensions, JSON.stringify({ data: [STORED_DIMENSION] }));
-  return engineCalls(createEngine(new FileSource({ storedDimensions })));
-});
+describeEngineSource(
+  'CLI (files in Node)',
+  async () => {
+    // The shape of GET /api/v1/artifacts/dimensions, which the CLI reads.
+    const storedDimensions = path.join(dir, 'dimensions.json');
+    fs.writeFileSync(storedDimensions, JSON.stringify({ data: [STORED_DIMENSION] }));
+    return engineCalls(createEngine(new FileSource({ storedDimensions })));
+  },
+  { reference: nodeEngineAnswer },
+);

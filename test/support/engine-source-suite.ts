@@ -22,6 +22,12 @@ import type {
 
 /** The default model: built on every machine, like its two mapper bundles below. */
 export const MODEL = 'en-glove-6b-100d';
+/**
+ * The default English model (build/paths.ts DEFAULT_MODEL_ID; test/node/subword.test.ts checks
+ * they agree), the one with a sub-word table: the subwordFallback cases score on it, and each
+ * runner puts it and its table where its source reads them. MODEL has no table.
+ */
+export const SUBWORD_MODEL = 'en-distilled-glove-use-100d';
 /** Mapper bundles of MODEL built without Debian data (pattern needs it: test/support/optional-data.ts). */
 export const MAPPER_BUNDLES = ['sentiment', 'afinn'] as const;
 /** Language data every machine builds (only the de/fr synonyms come from Debian, and no case reads them). */
@@ -73,7 +79,15 @@ export function engineCalls(engine: Engine): EngineCalls {
 export interface SuiteOptions {
   /** Why the source's API does not report text-scores' tokenCount (that case is skipped, saying so). */
   noTokenCount?: string;
+  /**
+   * The answer of the CLI's engine in Node to the same call (test/support/node-engine.ts), as
+   * JSON carries it: answers that must be identical in every runtime are compared with it.
+   */
+  reference: (call: 'textScores' | 'wordScores' | 'similarityMatrix', args: unknown[]) => Promise<unknown>;
 }
+
+/** An answer as JSON carries it (the reference crosses a process or runtime boundary that way). */
+const asJson = (x: unknown): unknown => JSON.parse(JSON.stringify(x));
 
 /** The problem a call was refused with; fails when it answered. */
 async function refusal(call: Promise<unknown>): Promise<{ code: string; status: number }> {
@@ -92,7 +106,7 @@ const WEATHER = 'Heavy rain and strong wind all night, then snow by the morning.
 const FINANCE = 'Quarterly revenue fell and investors sold their shares in the bank.';
 
 /** Registers the cases for the source whose engine `setup` builds (run once, before them). */
-export function describeEngineSource(name: string, setup: () => Promise<EngineCalls>, options: SuiteOptions = {}) {
+export function describeEngineSource(name: string, setup: () => Promise<EngineCalls>, options: SuiteOptions) {
   describe(`EngineSource contract: ${name}`, () => {
     let engine: EngineCalls;
     beforeAll(async () => {
@@ -325,6 +339,100 @@ export function describeEngineSource(name: string, setup: () => Promise<EngineCa
           }
         }
         expect(r.matrix[0][1]).toBeGreaterThan(r.matrix[0][2]);
+      });
+    });
+
+    describe('subwordFallback (sub-word composition of words outside the vocabulary)', () => {
+      // Not in the default model's vocabulary (the first case checks it).
+      const typo = 'beautifull';
+      const coined = 'doomscrolling';
+      const wordBody = {
+        seedWords: ['beautiful'],
+        whitelistWords: ['lovely', typo, 'table', coined, 'gorgeous'],
+        embeddingModelId: SUBWORD_MODEL,
+        subwordFallback: true,
+      };
+
+      it('word-scores: composed words identical to the CLI engine in Node, marked, ranked past the vocabulary, in the last quartile', async () => {
+        const available = await engine.wordAvailabilities(SUBWORD_MODEL, { words: [typo, coined] });
+        expect(available.availabilities.map((a) => a.isAvailable)).toEqual([false, false]);
+        const r = await engine.wordScores(wordBody);
+        expect(asJson(r)).toEqual(await options.reference('wordScores', [wordBody]));
+        expect(r.data.map((w) => w.word)).toEqual(['lovely', typo, 'table', coined, 'gorgeous']);
+        const by = new Map(r.data.map((w) => [w.word, w]));
+        const known = r.data.filter((w) => !w.composed);
+        for (const w of [by.get(typo)!, by.get(coined)!]) {
+          expect(w.composed).toBe(true);
+          expect(w.modelRankQuartile).toBe(4);
+          for (const k of known) expect(w.modelRank).toBeGreaterThan(k.modelRank);
+        }
+        expect(by.get(typo)!.modelRank).toBe(by.get(coined)!.modelRank);
+        for (const k of known) expect(k).not.toHaveProperty('composed');
+        // The typo means its word: nearer the seed "beautiful" than an unrelated word is.
+        expect(by.get(typo)!.seedScore).toBeGreaterThan(0.5);
+        expect(by.get(typo)!.seedScore).toBeGreaterThan(by.get('table')!.seedScore!);
+      });
+
+      it('the option off (or on without an unknown word) answers as before; availability never composes', async () => {
+        const off = await engine.wordScores({ ...wordBody, subwordFallback: false });
+        expect(off).toEqual(await engine.wordScores({ ...wordBody, subwordFallback: undefined }));
+        expect(off.data.map((w) => w.word)).toEqual(['lovely', 'table', 'gorgeous']);
+        const knownOnly = { ...wordBody, whitelistWords: ['lovely', 'table', 'gorgeous'] };
+        expect(await engine.wordScores(knownOnly)).toEqual(
+          await engine.wordScores({ ...knownOnly, subwordFallback: false }),
+        );
+        const texts = {
+          texts: [POSITIVE, WEATHER],
+          embeddingModelId: SUBWORD_MODEL,
+          dimensions: [{ id: 1, type: 'manual', words: STORED_DIMENSION.words }],
+        };
+        expect((await engine.textScores({ ...texts, subwordFallback: true })).response).toEqual(
+          (await engine.textScores(texts)).response,
+        );
+        const matrix = await engine.similarityMatrix(SUBWORD_MODEL, { words: ['king', typo] });
+        expect(matrix).toEqual({ words: ['king'], matrix: [[1]] });
+      });
+
+      it('text-scores and similarity matrices compose too, identically to the CLI engine in Node', async () => {
+        const body = {
+          texts: [`What a ${typo} day`, `${typo} ${coined}`, '12345 67890 +++'],
+          embeddingModelId: SUBWORD_MODEL,
+          dimensions: [{ id: 1, type: 'manual', words: ['beautiful', 'pretty'] }],
+          subwordFallback: true,
+        };
+        const { response } = await engine.textScores(body);
+        expect(asJson(response)).toEqual(await options.reference('textScores', [body]));
+        const without = (await engine.textScores({ ...body, subwordFallback: false })).response;
+        // A text of unknown words alone gets scores only when they are composed; one without a letter never.
+        expect(without.data[1].dimensionScores).toEqual({});
+        expect(response.data[1].dimensionScores['1']).toBeGreaterThan(0);
+        expect(response.data[2]).toEqual(without.data[2]);
+        const args = [SUBWORD_MODEL, { words: ['beautiful', typo, 'table', '12345'], subwordFallback: true }];
+        const m = await engine.similarityMatrix(args[0] as string, args[1]);
+        expect(asJson(m)).toEqual(await options.reference('similarityMatrix', args));
+        expect(m.words).toEqual(['beautiful', typo, 'table']);
+        expect(m.composedWords).toEqual([typo]);
+        expect(m.matrix[1][1]).toBe(1);
+        expect(m.matrix[0][1]).toBe(m.matrix[1][0]);
+        expect(m.matrix[0][1]).toBeGreaterThan(m.matrix[1][2]);
+      });
+
+      it('a model without a sub-word table accepts the option and composes no word', async () => {
+        const m = await engine.similarityMatrix(MODEL, { words: ['beautiful', typo], subwordFallback: true });
+        expect(m).toEqual({ words: ['beautiful'], matrix: [[1]], composedWords: [] });
+        const r = await engine.wordScores({ ...wordBody, embeddingModelId: MODEL });
+        expect(r).toEqual(await engine.wordScores({ ...wordBody, embeddingModelId: MODEL, subwordFallback: false }));
+      });
+
+      it('a non-boolean subwordFallback is 422 VALIDATION_FAILED', async () => {
+        const invalid = { code: 'VALIDATION_FAILED', status: 422 };
+        expect(await refusal(engine.wordScores({ ...wordBody, subwordFallback: 'yes' }))).toEqual(invalid);
+        expect(
+          await refusal(engine.textScores({ texts: ['a'], embeddingModelId: SUBWORD_MODEL, subwordFallback: 1 })),
+        ).toEqual(invalid);
+        expect(await refusal(engine.similarityMatrix(SUBWORD_MODEL, { words: ['a'], subwordFallback: null }))).toEqual(
+          invalid,
+        );
       });
     });
 

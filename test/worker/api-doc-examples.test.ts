@@ -10,6 +10,7 @@ import apiDoc from '../../docs/api.md?raw';
 import { invalidateCatalog } from '../../worker/catalog/store';
 import { adminToken, token, uploadEnglish } from './support/api';
 import { DocNumber, docExamples, mismatches, parseDocJson, type DocExample } from './support/doc-examples';
+import { SUBWORD_MODEL } from '../support/engine-source-suite';
 
 const MODEL = 'en-glove-6b-100d';
 
@@ -32,6 +33,10 @@ beforeAll(async () => {
     await putFixture(`mappers/${MODEL}/${key}.bin`, optional);
     await putFixture(`mappers/${MODEL}/${key}.json`, optional);
   }
+  // The default model and its sub-word table (the subwordFallback examples).
+  await putFixture(`models/${SUBWORD_MODEL}.emb`);
+  await putFixture(`models/${SUBWORD_MODEL}.json`);
+  await putFixture(`subword/${SUBWORD_MODEL}.bin`);
   await invalidateCatalog(env);
   await uploadEnglish();
 });

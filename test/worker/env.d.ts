@@ -9,6 +9,8 @@ declare global {
       FIXTURES: Fetcher;
       // Gates of test/support/upstreams/gate.ts (see vitest.config.ts).
       GATE: Fetcher;
+      // The CLI's engine in Node (test/support/node-engine.ts, see vitest.config.ts).
+      NODE_ENGINE: Fetcher;
     }
   }
 }

@@ -79,6 +79,13 @@ const modelHeadRoute = modelArtifactRoute(
   'The head artifact',
 );
 
+const subwordTableRoute = modelArtifactRoute(
+  '/models/{id}/subword-table',
+  "Download a model's sub-word table (the offline scorer's subwordFallback)",
+  "The model's sub-word table (core/subword.ts: character n-gram buckets with int8 rows in the model's space, learned to match it), which composes vectors for words outside the vocabulary when a request sets subwordFallback. X-Model-Version and X-Model-Checksum are the model's. 404 when the model has none (its requests compose no word).",
+  'The sub-word table',
+);
+
 const languageRoute = createRoute({
   method: 'get',
   path: '/languages/{language}',
@@ -273,6 +280,17 @@ artifactRoutes.openapi(modelHeadRoute, async (c) => {
     () => new ApiError('NOT_FOUND', `Embedding model '${excerpt(id)}' has no head artifact`),
     await modelHeaders(c, id),
     // Gzipped when accepted: ~15 % fewer bytes before the first score of a cold start.
+    true,
+  ) as never;
+});
+
+artifactRoutes.openapi(subwordTableRoute, async (c) => {
+  const { id } = c.req.valid('param');
+  return serveObject(
+    c,
+    R2_KEYS.subwordTable(id),
+    () => new ApiError('NOT_FOUND', `Embedding model '${excerpt(id)}' has no sub-word table`),
+    await modelHeaders(c, id),
     true,
   ) as never;
 });

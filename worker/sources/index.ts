@@ -1,5 +1,5 @@
 /**
- * The Worker's engine source (core/engine.ts): models and mapper bundles from R2 (the isolate's
+ * The Worker's engine source (core/engine.ts): models, mapper bundles and sub-word tables from R2 (the isolate's
  * model registry, ./models.ts), language data from R2 (./language-data.ts), stored dimension
  * seeds from D1 (worker/dimensions/store.ts), mapper owners from the cached catalog (worker/catalog/store.ts).
  * One source per request: shared loads run under the request's waitUntil (core/shared-load.ts).
@@ -7,14 +7,15 @@
 import type { Context } from 'hono';
 import { createEngine, type EngineSource } from '../../core/engine';
 import type { WaitUntil } from '../../core/shared-load';
+import { KERNELS_BASE_BYTES } from '../../core/footprint';
 import { R2_KEYS } from '../../core/storage-keys';
 import { getCatalog } from '../catalog/store';
 import { storedSeeds } from '../dimensions/store';
 import type { AppEnv, Env } from '../env';
 import { phases } from '../http/timing';
 import { getLanguageData } from './language-data';
-import { getModel } from './models';
-import { admitLanguage, awaitLanguage } from './memory-budget';
+import { getModel, newKernels } from './models';
+import { admit, admitLanguage, awaitLanguage, busy, deadlineOf, NoRoom, usedBytes } from './memory-budget';
 
 export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource {
   return {
@@ -31,6 +32,23 @@ export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource
       const obj = await env.ARTIFACTS.get(R2_KEYS.mapper(model.id, bundleKey));
       return obj ? obj.arrayBuffer() : null;
     },
+    // The sub-word table (subwordFallback) from R2, in a kernels memory of its own that goes with
+    // its model; its bytes count in the model's cacheBytes (core/engine.ts). Room is made for it
+    // first as for a model load: idle models are evicted, ones in use drained.
+    async subwordTableBytes(model) {
+      const key = R2_KEYS.subwordTable(model.id);
+      const head = await env.ARTIFACTS.head(key);
+      if (!head) return null;
+      const what = `The sub-word table of model '${model.id}'`;
+      try {
+        await admit(() => usedBytes() + head.size + KERNELS_BASE_BYTES, deadlineOf(env), ctx, what);
+      } catch (err) {
+        throw err instanceof NoRoom ? busy(what, err) : err;
+      }
+      const obj = await env.ARTIFACTS.get(key);
+      return obj ? obj.arrayBuffer() : null;
+    },
+    subwordKernels: newKernels,
     storedSeeds: (ids) => storedSeeds(env, ids),
     async mapperOwners(bundleKey, variable) {
       const catalog = await getCatalog(env, ctx);

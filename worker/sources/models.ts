@@ -53,7 +53,7 @@ export const MODEL_RETRY_MS = 30_000;
  * WASM memory cannot shrink, so a memory shared by every model kept its high-water mark (two large
  * models once side by side) for the isolate's life. An evicted model's memory goes with it.
  */
-function newKernels(): Kernels {
+export function newKernels(): Kernels {
   return Kernels.fromModule(kernelsWasm);
 }
 
