@@ -8,30 +8,14 @@
  *
  * Last line: one JSON object.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { buildDistilledVectors, RECIPE, type RecipeOptions, type RecipeResult } from '../build/distilled-model/recipe';
-import { spearman } from './multilingual';
+import { readPairs, spearman } from './multilingual';
 import { runIfMain } from '../bench/main';
-
-const DATA = ['../../shared/data/wordsim-de', '/work/shared/data/wordsim-de']
-  .map((d) => path.resolve(path.dirname(new URL(import.meta.url).pathname), d))
-  .find((d) => fs.existsSync(d))!;
 
 const SETS = [
   ['ws353', 'ms_wordsim353-english.txt'],
   ['simlex999', 'ms_simlex-english.txt'],
 ] as const;
-
-function pairs(file: string): Array<[string, string, number]> {
-  return fs
-    .readFileSync(path.join(DATA, file), 'utf8')
-    .split('\n')
-    .slice(1)
-    .map((l) => l.split('\t'))
-    .filter((p) => p.length >= 3 && p[0] && p[1])
-    .map((p) => [p[0]!.trim().toLowerCase(), p[1]!.trim().toLowerCase(), Number(p[2])]);
-}
 
 function rho(r: RecipeResult, file: string): { rho: number; coverage: number } {
   const row = new Map<string, number>();
@@ -53,10 +37,10 @@ function rho(r: RecipeResult, file: string): { rho: number; coverage: number } {
   };
   const gold: number[] = [];
   const pred: number[] = [];
-  const all = pairs(file);
+  const all = readPairs(file);
   for (const [a, b, score] of all) {
-    const i = row.get(a);
-    const j = row.get(b);
+    const i = row.get(a.toLowerCase());
+    const j = row.get(b.toLowerCase());
     if (i === undefined || j === undefined) continue;
     gold.push(score);
     pred.push(cos(i, j));
