@@ -5,6 +5,8 @@
  * changed. Each bundle is build/generated/mappers/{modelId}/{key}.bin + .json (+ .stamp.json).
  */
 import fs from 'node:fs';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { R2_KEYS } from '../../core/storage-keys';
 import { type ModelManifest } from '../../core/types';
@@ -19,6 +21,7 @@ import {
   GLOVE_MODEL_MANIFEST_FILE,
   KERNELS_WASM,
   MAPPERS_DIR,
+  ROOT,
 } from '../paths';
 import { loadModelForTraining, trainBundle, TRAINING_VERSION, writeBundleFiles, type LoadedModel } from './bundle';
 import { DebianPackageMissing, reportDebianSkips } from '../debian';
@@ -78,13 +81,44 @@ const ENGLISH_MODELS = [
   { id: GLOVE_MODEL_ID, file: GLOVE_MODEL_FILE, manifestFile: GLOVE_MODEL_MANIFEST_FILE },
 ];
 
+type EnglishModel = (typeof ENGLISH_MODELS)[number];
+
+/**
+ * The default model's bundles train here while the other English models' train in child
+ * processes, one core each (about two minutes a model on its own). A child that fails leaves its
+ * bundles stale, and they are trained here afterwards.
+ */
 async function ensureDefaultMappersNow(_options: EnsureOptions): Promise<R2Artifact[]> {
-  const out: R2Artifact[] = [];
-  for (const m of ENGLISH_MODELS) out.push(...(await ensureBundlesOf(m)));
+  const [first, ...rest] = ENGLISH_MODELS;
+  const children = rest.filter((m) => !bundlesFresh(m)).map((m) => trainInChild(m));
+  const out = await ensureBundlesOf(first!);
+  await Promise.all(children);
+  for (const m of rest) out.push(...(await ensureBundlesOf(m)));
   return out;
 }
 
-async function ensureBundlesOf(english: (typeof ENGLISH_MODELS)[number]): Promise<R2Artifact[]> {
+function bundlesFresh(english: EnglishModel): boolean {
+  if (!fs.existsSync(english.manifestFile)) return false;
+  const manifest = JSON.parse(fs.readFileSync(english.manifestFile, 'utf8')) as ModelManifest;
+  return DEFAULT_BUNDLES.every((b) => isFresh(b.lexicon, b.key, manifest));
+}
+
+function trainInChild(english: EnglishModel): Promise<void> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--model', english.id], {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    const done = (why: string | null): void => {
+      if (why) console.error(`[build] mapper bundles of ${english.id}: the child process ${why}; training them here`);
+      resolve();
+    };
+    child.on('error', (err) => done(`failed (${err.message})`));
+    child.on('exit', (code) => done(code === 0 ? null : `exited with ${code}`));
+  });
+}
+
+async function ensureBundlesOf(english: EnglishModel): Promise<R2Artifact[]> {
   if (!fs.existsSync(english.manifestFile) || !fs.existsSync(english.file)) {
     throw new Error(`default mappers need the model ${english.file} (run the model step first)`);
   }
@@ -127,5 +161,22 @@ async function ensureBundlesOf(english: (typeof ENGLISH_MODELS)[number]): Promis
       return present();
     },
     present,
+  );
+}
+
+// The child process of trainInChild: `node --import tsx build/mapper/defaults.ts --model <id>`.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const id = process.argv[process.argv.indexOf('--model') + 1];
+  const english = ENGLISH_MODELS.find((m) => m.id === id);
+  if (!english) {
+    console.error(`usage: defaults.ts --model <${ENGLISH_MODELS.map((m) => m.id).join('|')}>`);
+    process.exit(2);
+  }
+  ensureBundlesOf(english).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
   );
 }
