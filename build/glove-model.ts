@@ -18,13 +18,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { ARTIFACT_FORMAT_VERSION } from '../core/artifact';
 import { R2_KEYS } from '../core/storage-keys';
 import type { EnsureOptions, R2Artifact } from './ensure';
-import { importModel, IMPORTER_VERSION, type ImportOptions } from './import-model';
-import { VOCAB_FLAGS_VERSION, VOCAB_PACKAGES } from './vocab-flags';
-import { fileChecksum, recordBuildTime, stampMatches, withLock, writeStamp } from './stamp';
-import { GLOVE_MODEL_FILE, GLOVE_MODEL_ID, GLOVE_MODEL_MANIFEST_FILE, languageFile, MODELS_DIR, ROOT } from './paths';
+import { importModel, IMPORTER_VERSION, writerInputs, type ImportOptions } from './import-model';
+import { recordBuildTime, stampMatches, withLock, writeStamp } from './stamp';
+import { GLOVE_MODEL_FILE, GLOVE_MODEL_ID, GLOVE_MODEL_MANIFEST_FILE, MODELS_DIR, ROOT } from './paths';
 
 export { GLOVE_MODEL_FILE, GLOVE_MODEL_ID, GLOVE_MODEL_MANIFEST_FILE } from './paths';
 
@@ -41,19 +39,11 @@ export function winkSource(): { file: string; version: string } {
 }
 
 function stampFor(source: { file: string; version: string }): Record<string, unknown> {
-  const version = (p: string) =>
-    (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', p, 'package.json'), 'utf8')) as { version: string })
-      .version;
   return {
     package: `${WINK_PACKAGE}@${source.version}`,
     sourceBytes: fs.statSync(source.file).size,
-    importerVersion: IMPORTER_VERSION,
-    formatVersion: ARTIFACT_FORMAT_VERSION,
-    // The vocabulary flags come from the English language data (en.bin only: what the other
-    // languages were built from never rebuilds this model) and the word lists (build/vocab-flags.ts).
-    vocabFlagsVersion: VOCAB_FLAGS_VERSION,
-    languageData: fileChecksum(languageFile('en')),
-    wordLists: VOCAB_PACKAGES.map((p) => `${p}@${version(p)}`),
+    // en.bin only: what the other languages were built from never rebuilds this model.
+    ...writerInputs('en'),
   };
 }
 

@@ -22,8 +22,11 @@ import { quantizeRows } from '../core/quantize';
 import { modelLabels } from '../core/labels';
 import { R2_KEYS } from '../core/storage-keys';
 import { type ModelManifest } from '../core/types';
-import { writeAtomic } from './stamp';
-import { computeVocabularyFlags } from './vocab-flags';
+import { fileChecksum, writeAtomic } from './stamp';
+import { computeVocabularyFlags, VOCAB_FLAGS_VERSION, VOCAB_PACKAGES } from './vocab-flags';
+import { pkgVersion } from './lang/inputs';
+import { ARTIFACT_FORMAT_VERSION } from '../core/artifact';
+import type { Language } from '../core/tokenizer/languages';
 import {
   detectFormat,
   readTextVectors,
@@ -32,7 +35,7 @@ import {
   VECTOR_FORMATS,
   type VectorFormat,
 } from './vector-readers';
-import { modelFile } from './paths';
+import { languageFile, modelFile } from './paths';
 import { bumpCatalogGeneration, R2_BUCKET, r2Put } from './wrangler';
 
 /** Bump when the importer's output for the same input changes (the default model is rebuilt). */
@@ -308,6 +311,21 @@ export async function importModel(options: ImportOptions): Promise<ImportResult>
         : ''),
   );
   return { file, manifestFile, manifest, stats };
+}
+
+/**
+ * The inputs of writeModel's output besides the vectors, for a model build's stamp: the importer,
+ * the artifact format, the vocabulary flags, the language data and the word lists they read.
+ */
+export function writerInputs(language: Language): Record<string, unknown> {
+  return {
+    importerVersion: IMPORTER_VERSION,
+    formatVersion: ARTIFACT_FORMAT_VERSION,
+    // The vocabulary flags come from the language data (this language's file only) and the word lists.
+    vocabFlagsVersion: VOCAB_FLAGS_VERSION,
+    languageData: fileChecksum(languageFile(language)),
+    wordLists: VOCAB_PACKAGES.map((p) => `${p}@${pkgVersion(p)}`),
+  };
 }
 
 /** The manifest fields of a model (ImportOptions without the reading options). */

@@ -20,7 +20,7 @@ import { Worker } from 'node:worker_threads';
 import cliProgress from 'cli-progress';
 import { quantizeRows } from '../../core/quantize';
 import { writeAtomic } from '../stamp';
-import { ROOT } from '../paths';
+import { pkgVersion } from '../lang/inputs';
 
 export const ENCODER_PACKAGES = [
   '@energetic-ai/core',
@@ -40,10 +40,7 @@ function cacheFile(versions: string[], texts: readonly string[]): string {
 const BATCH = 256;
 
 export function encoderVersions(): string[] {
-  return ENCODER_PACKAGES.map((p) => {
-    const file = path.join(ROOT, 'node_modules', p, 'package.json');
-    return `${p}@${(JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version}`;
-  });
+  return ENCODER_PACKAGES.map((p) => `${p}@${pkgVersion(p)}`);
 }
 
 interface Cache {

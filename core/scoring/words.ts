@@ -58,10 +58,12 @@ function avg(values: Array<number | null | undefined>): number | null {
 }
 
 /**
- * modelRank of a vocabulary row: its position, except for a phrase row (VOCAB_FLAG.PHRASE), which
- * has no corpus frequency: the rank of its least frequent word, as for any phrase.
+ * modelRank of a row: its position, except where there is no corpus frequency: a composed word
+ * (a row past the vocabulary) has the rank just past it, vocabularySize + 1; a phrase row
+ * (VOCAB_FLAG.PHRASE) the rank of its least frequent word, as for any phrase.
  */
 function entryRank(index: VectorIndex, row: number): number {
+  if (row >= index.size) return index.size + 1;
   if (!(index.flags(row) & VOCAB_FLAG.PHRASE)) return row + 1;
   const ranks = index
     .word(row)
@@ -176,12 +178,7 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
       // A phrase is returned as written; its rank is that of its least frequent word.
       word: e.phrase ? e.phrase.text : index.word(e.row).toLowerCase(),
       seedScore,
-      // A composed word (a row past the vocabulary) has the rank just past it: vocabularySize + 1.
-      modelRank: e.phrase
-        ? Math.max(...e.phrase.rows) + 1
-        : e.row >= index.size
-          ? index.size + 1
-          : entryRank(index, e.row),
+      modelRank: e.phrase ? Math.max(...e.phrase.rows) + 1 : entryRank(index, e.row),
       seedScoreQuartile: -1,
       modelRankQuartile: -1,
       dimensionScores,
