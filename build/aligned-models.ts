@@ -75,9 +75,6 @@ import {
 // Also exported here: the tests, benches and mapper steps import them from this module.
 export { ALIGNED, ALIGNED_GLOVE, ALIGNED_LANGUAGES, ALIGNED_MODELS, type AlignedLanguage, type AlignedSpec };
 
-/** Bump when the projection's output for the same dictionaries changes. */
-export const PROJECTION_VERSION = 2;
-
 export const alignedModelFile = (spec: AlignedSpec): string => modelFile(spec.id);
 export const alignedManifestFile = (spec: AlignedSpec): string => modelManifestFile(spec.id);
 /** word<TAB>English translation words (single words in the English vocabulary, at most 5): the cross-lingual mapper check. */
@@ -103,7 +100,7 @@ function stampFor(spec: AlignedSpec): Record<string, unknown> {
     // The vocabulary flags come from the language's data (build/vocab-flags.ts): a file rebuilt
     // with Debian data it went without (German synonyms) rebuilds the model.
     languageData: fileChecksum(languageFile(spec.language)),
-    projectionVersion: PROJECTION_VERSION,
+    projectionVersion: spec.english.projectionVersion,
     importerVersion: IMPORTER_VERSION,
     formatVersion: ARTIFACT_FORMAT_VERSION,
   };
@@ -174,7 +171,9 @@ interface Gathered {
 function gather(spec: AlignedSpec, roots: Map<string, string>, english: SourceSpace): Gathered {
   const translations: Translations = new Map();
   if (spec.language === 'de') {
-    const dict = parseDing(fs.readFileSync(path.join(roots.get('trans-de-en')!, 'usr/share/trans/de-en'), 'utf8'));
+    const dict = parseDing(fs.readFileSync(path.join(roots.get('trans-de-en')!, 'usr/share/trans/de-en'), 'utf8'), {
+      mainEntriesFirst: spec.english.projectionVersion >= 3,
+    });
     addAll(translations, dict, english);
     return { translations, counts: { dingHeadwords: dict.size } };
   }
@@ -299,7 +298,7 @@ export async function buildAlignedModel(spec: AlignedSpec, options: { progress?:
     bar?.start(translations.size, 0);
     let i = 0;
     for (const [word, list] of translations) {
-      const p = projectWord(word, list);
+      const p = projectWord(word, list, { senseOrder: spec.english.projectionVersion >= 3 });
       if (p) projected.push(p);
       if (++i % 2000 === 0) bar?.update(i);
     }
@@ -315,7 +314,7 @@ export async function buildAlignedModel(spec: AlignedSpec, options: { progress?:
       id: spec.id,
       language: spec.language,
       country: spec.country,
-      version: `${PROJECTION_VERSION}-int8.${IMPORTER_VERSION}`,
+      version: `${spec.english.projectionVersion}-int8.${IMPORTER_VERSION}`,
       tag: spec.tag,
       sources: spec.sources,
       features: spec.features,

@@ -29,6 +29,12 @@ export interface EnglishBase {
   license: string;
   /** Features the aligned models add for this base. */
   features: string[];
+  /**
+   * Projection of the models on this base: 2 = frequency-rank weights (the GloVe ones, kept as
+   * built), 3 = also the dictionary's sense order (core/projection.ts `senseOrder`; German: a
+   * word's main Ding entries first, build/dictionaries.ts `mainEntriesFirst`).
+   */
+  projectionVersion: 2 | 3;
 }
 
 export interface AlignedSpec {
@@ -55,6 +61,7 @@ export const GLOVE_BASE: EnglishBase = {
   sources: [`GloVe 6B 100d (Wikipedia 2014, Gigaword 5) via ${GLOVE_MODEL_ID}`],
   license: 'PDDL-1.0 (GloVe vectors)',
   features: [],
+  projectionVersion: 2,
 };
 
 /** The default English model (#36): GloVe and Universal Sentence Encoder lite vectors distilled into one space. */
@@ -67,6 +74,7 @@ export const DISTILLED_BASE: EnglishBase = {
   license:
     'PDDL-1.0 (GloVe vectors), Apache-2.0 (Universal Sentence Encoder lite weights), WordNet 3.0 license (Princeton)',
   features: [`onto-${DEFAULT_MODEL_ID}`],
+  projectionVersion: 3,
 };
 
 const BASE_FEATURES = ['dictionary-projected', 'aligned-en', 'frequency-ordered', 'int8-quantized'];

@@ -55,8 +55,10 @@ function phrasesOf(side: string, separator: RegExp): string[] {
  * (headword, then inflected forms or examples); `;` separates synonyms within a part. When the
  * part counts differ only the first parts are paired.
  */
-export function parseDing(text: string): Dictionary {
+export function parseDing(text: string, options: { mainEntriesFirst?: boolean } = {}): Dictionary {
   const dict: Dictionary = new Map();
+  // With mainEntriesFirst: word -> its lines' phrases with the word's place among the line's terms.
+  const entries = new Map<string, Array<{ place: number; phrases: string[] }>>();
   for (const line of text.split('\n')) {
     if (line.startsWith('#')) continue;
     const sep = line.indexOf(' :: ');
@@ -66,11 +68,22 @@ export function parseDing(text: string): Dictionary {
     const pairs = de.length === en.length ? de.length : 1;
     for (let i = 0; i < pairs; i++) {
       const phrases = phrasesOf(en[i]!, /;\s*/);
-      for (const term of de[i]!.split(/;\s*/)) {
+      de[i]!.split(/;\s*/).forEach((term, place) => {
         const w = singleToken(term, DE_GRAMMAR);
-        if (w) add(dict, w, phrases);
-      }
+        if (!w) return;
+        if (!options.mainEntriesFirst) return add(dict, w, phrases);
+        let list = entries.get(w);
+        if (!list) entries.set(w, (list = []));
+        list.push({ place, phrases });
+      });
     }
+  }
+  // Ding's lines are in alphabetical order; a line that starts with the word is one of its main
+  // entries ("Schlüssel {m} :: key" before "Code {m}; Kode {m}; Schlüssel {m} :: code"), so those
+  // come first, then the lines where it is the second term, and so on (stable: file order within).
+  for (const [w, list] of entries) {
+    list.sort((a, b) => a.place - b.place);
+    for (const e of list) add(dict, w, e.phrases);
   }
   return dict;
 }

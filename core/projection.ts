@@ -13,6 +13,12 @@
  * (lowest) rank among the translations it used: no de/fr word frequency lists exist in the
  * registries, so the source's frequency stands in for the foreign word's.
  *
+ * With `senseOrder` (the models projected onto the distilled English space), a translation's
+ * weight is also divided by the square root of its place in its dictionary's list (1, 2, ...,
+ * counted per source space among the translations used): dictionaries list the main sense first,
+ * and in a space retrofitted to WordNet a long list of synonyms of a minor sense (Käse: cheese,
+ * then 17 words for "nonsense") would otherwise outweigh it.
+ *
  * Runtime-agnostic and deterministic (the same inputs give the same vectors).
  */
 
@@ -80,6 +86,8 @@ export const MAX_PHRASE_WORDS = 3;
 export interface ProjectionOptions {
   /** Use multi-word translations for words without a single-word one (default true). */
   phrases?: boolean;
+  /** Weigh translations by their place in the dictionary's list too: weight / sqrt(place). */
+  senseOrder?: boolean;
 }
 
 export interface ProjectedWord {
@@ -136,10 +144,15 @@ export function projectWord(
   const acc = new Float64Array(dims);
   const part = new Float64Array(dims);
   let rank = Infinity;
+  // Place of each translation in its own space's list (French: the English and the German list).
+  const places = new Map<SourceSpace, number>();
   for (const { space, c } of used) {
     if (c.rank < rank) rank = c.rank;
+    const place = (places.get(space) ?? 0) + 1;
+    places.set(space, place);
+    const weight = options.senseOrder ? c.weight / Math.sqrt(place) : c.weight;
     if (c.words.length === 1) {
-      space.addScaled(c.words[0]!, c.weight, acc);
+      space.addScaled(c.words[0]!, weight, acc);
       continue;
     }
     part.fill(0);
@@ -148,7 +161,7 @@ export function projectWord(
     for (let d = 0; d < dims; d++) norm += part[d]! * part[d]!;
     norm = Math.sqrt(norm);
     if (!(norm > 0)) continue;
-    for (let d = 0; d < dims; d++) acc[d] += (c.weight * part[d]!) / norm;
+    for (let d = 0; d < dims; d++) acc[d] += (weight * part[d]!) / norm;
   }
   let norm = 0;
   for (let d = 0; d < dims; d++) norm += acc[d]! * acc[d]!;

@@ -100,6 +100,22 @@ describe('projection on a fixture dictionary', () => {
     close(p.vector, normalize([Math.log(3 / 1), w(2), 0]));
   });
 
+  it('senseOrder: a translation also weighs 1 / sqrt(its place in its own space’s list)', () => {
+    const de = new ArraySpace(3, ['Hund', 'Haus'], new Float32Array([1, 0, 0, 0, 1, 0]));
+    const list = [
+      { space: en, phrase: 'spear' },
+      { space: en, phrase: 'house' },
+      { space: en, phrase: 'spear' }, // repeated: counts once and takes no place
+      { space: en, phrase: 'cat' }, // not in the space: takes no place
+      { space: en, phrase: 'dog' },
+      { space: de, phrase: 'Haus' }, // first of the German list
+    ];
+    const p = projectWord('x', list, { senseOrder: true })!;
+    close(p.vector, normalize([w(1) / Math.sqrt(3), w(2) / Math.sqrt(2) + Math.log(3 / 2), w(4)]));
+    // Without it, the weights are the ranks' alone.
+    close(projectWord('x', list)!.vector, normalize([w(1), w(2) + Math.log(3 / 2), w(4)]));
+  });
+
   it('orders rows by rank, then priority, then word', () => {
     const mk = (word: string, rank: number) => ({ word, rank, vector: new Float32Array(3) });
     const ordered = orderProjected([mk('b', 2), mk('a', 2), mk('c', 1)]);
@@ -135,6 +151,22 @@ describe('dictionary parsers', () => {
     expect(d.get('Zeitung')).toEqual(['newspaper', 'paper']);
     expect(d.get('Blatt')).toEqual(['newspaper', 'paper']);
     expect(d.has('Zeitungen')).toBe(false);
+  });
+
+  it('Ding mainEntriesFirst: the lines a word starts come before those where it is a later synonym', () => {
+    const text = [
+      'Code {m}; Kode {m}; Schlüssel {m} [comp.] :: code; cipher',
+      'Schlüssel {m} (zu etw.) | Schlüssel {pl} :: key | keys',
+      'dummes Zeug {n}; Käse {m} [Dt.] :: nonsense; baloney',
+      'Käse {m} [cook.] :: cheese; code',
+    ].join('\n');
+    const main = parseDing(text, { mainEntriesFirst: true });
+    expect(main.get('Schlüssel')).toEqual(['key', 'keys', 'code', 'cipher']);
+    expect(main.get('Käse')).toEqual(['cheese', 'code', 'nonsense', 'baloney']);
+    // By default, file order (as the models on GloVe were built).
+    const plain = parseDing(text);
+    expect(plain.get('Schlüssel')).toEqual(['code', 'cipher', 'key', 'keys']);
+    expect(plain.get('Käse')).toEqual(['nonsense', 'baloney', 'cheese', 'code']);
   });
 
   it('dictd: base64 offsets, numbered senses, glosses skipped', () => {
