@@ -540,6 +540,21 @@ describe('wording', () => {
         'error: --api needs a token: add --token T or set $EMBEDDING_EDGE_TOKEN\n',
       ],
     ];
+    const junk = path.join(TMP, 'junk.ckpt');
+    fs.writeFileSync(junk, 'not a checkpoint');
+    const other = path.join(TMP, 'other.ckpt');
+    fs.writeFileSync(other, JSON.stringify({ version: 1, runId: 'r', input: 'other.jsonl', records: 3 }));
+    const reviews = path.join(GOLD, 'reviews.jsonl');
+    cases.push(
+      [
+        ['score', '--checkpoint', junk, reviews],
+        `error: '${junk}' is not a checkpoint of embedding-edge score; give another --checkpoint file, or delete '${junk}' to start over\n`,
+      ],
+      [
+        ['score', '--checkpoint', other, reviews],
+        `error: the checkpoint '${other}' belongs to the input 'other.jsonl', not '${reviews}'; give another --checkpoint file, or delete '${other}' to start over\n`,
+      ],
+    );
     for (const [args, message] of cases) {
       const r = cli(args);
       expect(r.stderr, args.join(' ')).toBe(message);
