@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     return { stderr: res.stderr, wallMs: performance.now() - t0 };
   };
   const summary =
-    /scored (\d+) texts in ([\d.]+) s \((\d+) texts\/s, (\d+) tokens, (\d+) tokens\/s\); \d+ bad rows; peak RSS (\d+) MB/;
+    /scored (\d+) texts? in ([\d.]+) s \((\d+) texts\/s, (\d+) tokens?, (\d+) tokens\/s\); \d+ bad rows?; peak memory (\d+) MB/;
   // Memory stays flat: the same run on a tenth of the file peaks at about the same RSS.
   const small = path.join(dir, 'small.jsonl');
   fs.writeFileSync(

@@ -14,7 +14,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import cliProgress from 'cli-progress';
 import { parseArtifact, writeArtifact, MAX_WORD_BYTES } from '../core/artifact';
@@ -35,6 +34,7 @@ import {
   VECTOR_FORMATS,
   type VectorFormat,
 } from './vector-readers';
+import { parseOptions, UsageError } from '../cli/args';
 import { languageFile, modelFile } from './paths';
 import { bumpCatalogGeneration, R2_BUCKET, r2Put } from './wrangler';
 
@@ -422,38 +422,47 @@ Options:
   --quiet                 no progress display`;
 
 export async function main(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      id: { type: 'string' },
-      language: { type: 'string' },
-      country: { type: 'string' },
-      version: { type: 'string' },
-      tag: { type: 'string' },
-      sources: { type: 'string' },
-      features: { type: 'string' },
-      'training-year': { type: 'string' },
-      'training-month': { type: 'string' },
-      'token-count': { type: 'string' },
-      license: { type: 'string' },
-      'has-translation': { type: 'boolean' },
-      'max-words': { type: 'string' },
-      format: { type: 'string' },
-      out: { type: 'string' },
-      remote: { type: 'boolean' },
-      'no-upload': { type: 'boolean' },
-      'persist-to': { type: 'string' },
-      quiet: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
+  const { values, positionals } = parseOptions('models import', argv, {
+    id: { type: 'string' },
+    language: { type: 'string' },
+    country: { type: 'string' },
+    version: { type: 'string' },
+    tag: { type: 'string' },
+    sources: { type: 'string' },
+    features: { type: 'string' },
+    'training-year': { type: 'string' },
+    'training-month': { type: 'string' },
+    'token-count': { type: 'string' },
+    license: { type: 'string' },
+    'has-translation': { type: 'boolean' },
+    'max-words': { type: 'string' },
+    format: { type: 'string' },
+    out: { type: 'string' },
+    remote: { type: 'boolean' },
+    'no-upload': { type: 'boolean' },
+    'persist-to': { type: 'string' },
+    quiet: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
     console.log(USAGE);
     return;
   }
-  if (positionals.length !== 1 || !values.id || !values.language || !values.country)
-    throw new ImportError(`expected one input file and --id, --language, --country\n\n${USAGE}`);
+  const { id, language, country } = values;
+  if (positionals.length === 0 || !id || !language || !country) {
+    const missing = [
+      positionals.length === 0 ? 'the vectors FILE' : '',
+      id ? '' : '--id',
+      language ? '' : '--language',
+      country ? '' : '--country',
+    ];
+    throw new UsageError(`an import needs ${missing.filter(Boolean).join(', ')}`, 'models import');
+  }
+  if (positionals.length > 1)
+    throw new UsageError(
+      `an import reads one vectors FILE, but got ${positionals.length}: ${positionals.join(' ')}`,
+      'models import',
+    );
   const list = (s?: string): string[] | undefined =>
     s === undefined
       ? undefined
@@ -469,9 +478,9 @@ export async function main(argv: string[]): Promise<void> {
   const result = await importModel({
     input: positionals[0]!,
     format: values.format as VectorFormat | undefined,
-    id: values.id,
-    language: values.language,
-    country: values.country,
+    id,
+    language,
+    country,
     version: values.version,
     tag: values.tag,
     sources: list(values.sources),
@@ -498,6 +507,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   main(process.argv.slice(2)).catch((err: unknown) => {
     console.error(
       err instanceof ImportError ||
+        err instanceof UsageError ||
         (err as Error)?.name === 'VectorFileError' ||
         (err as Error)?.name === 'ArtifactError'
         ? `error: ${(err as Error).message}`

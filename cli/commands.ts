@@ -19,6 +19,7 @@ import {
   UsageError,
   writeOut,
 } from './common';
+import { dimensionKeyMap, dimensionKeysOption, withDimensionKeys } from './dimension-keys';
 import { localBundleKeys, localManifests } from './local';
 import { parseDimension } from './score';
 
@@ -46,11 +47,14 @@ find-and-score mode), one JSON object per line, closest first, as word-scores re
   -d, --dimension SPEC      also score a dimension ('NAME=word1,word2'), repeatable
       --mapper KEY          also score a mapper variable, repeatable
       --averages            print the averages object as the last line
+      --dimension-keys id|name   key dimensionScores by the dimensions' ids as word-scores
+                            does (id, the default) or by their names (name)
 ${LOCAL_HELP}
 ${REMOTE_HELP}`;
 
 export async function find(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
+    'find',
     argv,
     {
       model: { type: 'string', short: 'm' },
@@ -59,29 +63,32 @@ export async function find(argv: string[]): Promise<number> {
       dimension: { type: 'string', short: 'd', multiple: true },
       mapper: { type: 'string', multiple: true },
       averages: { type: 'boolean' },
+      'dimension-keys': { type: 'string' },
       'stored-dimensions': { type: 'string' },
       ...REMOTE_OPTIONS,
     },
     FIND_HELP,
   );
   const seeds = words(positionals);
-  if (seeds.length === 0) throw new UsageError(`find needs at least one seed word\n\n${FIND_HELP.trim()}`);
+  if (seeds.length === 0)
+    throw new UsageError('find needs at least one seed word, e.g. embedding-edge find tasty', 'find');
   const body: Record<string, unknown> = { seedWords: seeds, embeddingModelId: defaultModel(values) };
   if (values.limit !== undefined) body.limit = int(values.limit, 'limit', 100);
   if (values['wordrank-limit'] !== undefined)
     body.wordrankLimit = int(values['wordrank-limit'], 'wordrank-limit', -1, -1);
   const dims = strs(values.dimension).map((s, i) => parseDimension(s, i + 1));
   if (dims.length > 0) body.dimensions = dims;
+  const keys = dimensionKeyMap(dimensionKeysOption(values['dimension-keys']), dims);
   if (strs(values.mapper).length > 0) body.mapperKeys = strs(values.mapper);
   const svc = service(values);
-  let res: { data: unknown[]; averages: unknown };
+  let res: { data: Array<Record<string, unknown>>; averages: Record<string, unknown> };
   if (svc.kind === 'local') res = await svc.local.wordScores(body);
   else {
     needsWorkspace(svc.client);
     res = await svc.client.wordScores(body as never);
   }
-  let out = res.data.map((w) => `${JSON.stringify(w)}\n`).join('');
-  if (values.averages) out += `${JSON.stringify({ averages: res.averages })}\n`;
+  let out = res.data.map((w) => `${JSON.stringify(withDimensionKeys(w, keys))}\n`).join('');
+  if (values.averages) out += `${JSON.stringify({ averages: withDimensionKeys(res.averages, keys) })}\n`;
   await writeOut(out);
   return 0;
 }
@@ -106,6 +113,7 @@ function csvField(s: string): string {
 
 export async function similar(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
+    'similar',
     argv,
     {
       model: { type: 'string', short: 'm' },
@@ -116,7 +124,8 @@ export async function similar(argv: string[]): Promise<number> {
     SIMILAR_HELP,
   );
   const list = words(positionals);
-  if (list.length === 0) throw new UsageError(`similar needs at least one word\n\n${SIMILAR_HELP.trim()}`);
+  if (list.length === 0)
+    throw new UsageError('similar needs at least one word, e.g. embedding-edge similar cat dog', 'similar');
   const model = defaultModel(values);
   const body = values['subword-fallback'] === true ? { words: list, subwordFallback: true } : { words: list };
   const svc = service(values);
@@ -143,6 +152,7 @@ ${REMOTE_HELP}`;
 
 export async function tokenizeCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
+    'tokenize',
     argv,
     { language: { type: 'string', short: 'l' }, jsonl: { type: 'boolean' }, ...REMOTE_OPTIONS },
     TOKENIZE_HELP,
@@ -183,13 +193,13 @@ export async function models(argv: string[]): Promise<number> {
     return 0;
   }
   if (sub === 'build') {
-    parse(rest, {}, MODELS_HELP, false);
+    parse('models build', rest, {}, MODELS_HELP, false);
     const artifacts = await buildEngineArtifacts();
     await writeOut(artifacts.map((a) => `${JSON.stringify({ key: a.key, file: a.file })}\n`).join(''));
     return 0;
   }
   if (sub === 'list') {
-    const { values } = parse(rest, { ...REMOTE_OPTIONS }, MODELS_HELP, false);
+    const { values } = parse('models list', rest, { ...REMOTE_OPTIONS }, MODELS_HELP, false);
     const svc = service(values);
     if (svc.kind === 'local') {
       const out = localManifests().map((m) => {
@@ -210,5 +220,5 @@ export async function models(argv: string[]): Promise<number> {
     process.stdout.write(`${MODELS_HELP.trim()}\n`);
     return sub === undefined ? 2 : 0;
   }
-  throw new UsageError(`unknown models command '${sub}'\n\n${MODELS_HELP.trim()}`);
+  throw new UsageError(`unknown models command '${sub}'; the models commands are list, import and build`, 'models');
 }

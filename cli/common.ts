@@ -1,18 +1,17 @@
 /**
- * What the CLI's commands share: option parsing (node:util parseArgs) with --help, the service
+ * What the CLI's commands share: option parsing (cli/args.ts) with --help, the service
  * they talk to (local: this process, core + WASM; remote: the typed client against --api), and
  * error reporting (a problem's code, detail and field errors; exit 1; usage errors exit 2).
  */
 import fs from 'node:fs';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ApiProblem, createClient, type EmbeddingEdgeClient, type RetryInfo } from '../client/src/index';
 import { DEFAULT_MODEL_ID } from '../build/paths';
 import { asApiError, problemBody } from '../core/problem';
+import { helpHint, parseOptions, UsageError, type Options } from './args';
 import { LocalService } from './local';
+import { count } from './plural';
 
-export class UsageError extends Error {}
-
-export type Options = NonNullable<ParseArgsConfig['options']>;
+export { UsageError, type Options } from './args';
 
 export const REMOTE_OPTIONS: Options = {
   api: { type: 'string' },
@@ -36,19 +35,12 @@ the artifacts in build/generated/ (built when missing); no server, no quota.
   --stored-dimensions F  JSON file of stored dimension seeds ({"data":[{"id","name","words"}]})
                          for dimensions of type "dimension"`;
 
-/** Parses argv against `options` (plus --help); prints `help` and exits on --help. */
-export function parse(argv: string[], options: Options, help: string, allowPositionals = true) {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: { ...options, help: { type: 'boolean', short: 'h' } },
-      allowPositionals,
-      strict: true,
-    });
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${help.trim()}`);
-  }
+/**
+ * Parses argv of `command` ('score', 'models list') against `options` (plus --help); prints `help`
+ * and exits on --help.
+ */
+export function parse(command: string, argv: string[], options: Options, help: string, allowPositionals = true) {
+  const parsed = parseOptions(command, argv, { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals);
   if (parsed.values.help) {
     process.stdout.write(`${help.trim()}\n`);
     process.exit(0);
@@ -63,18 +55,25 @@ export function int(v: unknown, name: string, fallback: number, min = 1): number
   if (v === undefined) return fallback;
   const n = Number(v);
   if (!Number.isInteger(n) || n < min)
-    throw new UsageError(`--${name} must be an integer >= ${min}, not '${String(v)}'`);
+    throw new UsageError(`--${name} must be a whole number of at least ${min}, not '${String(v)}'`);
   return n;
 }
 
 /** A JSON option: inline JSON, @FILE or a file name. */
 export function jsonOption(v: string, name: string): unknown {
-  const text =
-    v.trimStart().startsWith('{') || v.trimStart().startsWith('[') ? v : fs.readFileSync(v.replace(/^@/, ''), 'utf8');
+  const inline = v.trimStart().startsWith('{') || v.trimStart().startsWith('[');
+  const file = v.replace(/^@/, '');
+  if (!inline && !fs.existsSync(file))
+    throw new UsageError(
+      `--${name} takes JSON (starting with '{' or '[') or a file name, and there is no file '${file}'`,
+    );
+  const text = inline ? v : fs.readFileSync(file, 'utf8');
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`--${name}: not valid JSON (${(err as Error).message})`);
+    throw new UsageError(
+      `--${name}: ${inline ? 'this' : `the file '${file}'`} is not valid JSON (${(err as Error).message})`,
+    );
   }
 }
 
@@ -104,7 +103,7 @@ export function service(values: Record<string, unknown>, onRetry?: (info: RetryI
   const api = str(values.api);
   if (!api) return { kind: 'local', local: new LocalService({ storedDimensions: str(values['stored-dimensions']) }) };
   const token = str(values.token) ?? process.env.EMBEDDING_EDGE_TOKEN;
-  if (!token) throw new UsageError('--api needs --token (or $EMBEDDING_EDGE_TOKEN)');
+  if (!token) throw new UsageError('--api needs a token: add --token T or set $EMBEDDING_EDGE_TOKEN');
   const workspaceId = str(values.workspace) ?? workspaceOfToken(token);
   const client = createClient({
     baseUrl: api,
@@ -118,25 +117,56 @@ export function service(values: Record<string, unknown>, onRetry?: (info: RetryI
 }
 
 export function needsWorkspace(client: EmbeddingEdgeClient): void {
-  if (!client.workspaceId) throw new UsageError('--workspace is required (the token has no workspaceId claim)');
+  if (!client.workspaceId)
+    throw new UsageError('the token names no workspace (it has no workspaceId claim): add --workspace ID');
 }
 
 export const defaultModel = (values: Record<string, unknown>): string => str(values.model) ?? DEFAULT_MODEL_ID;
 
-/** One line (plus field errors) for an error; the exit code. */
+/** The innermost cause's message: Node's fetch says only "fetch failed", its cause says why. */
+function rootCause(err: unknown): string | undefined {
+  let cause: unknown = err instanceof Error ? err.cause : undefined;
+  let message: string | undefined;
+  for (let depth = 0; cause instanceof Error && depth < 5; depth++, cause = cause.cause) message = cause.message;
+  return message;
+}
+
+/** What to do after a problem that no answer of the service carried (status 0). */
+const CLIENT_SIDE_HINTS = new Map([
+  ['NETWORK_ERROR', 'Could not reach the service: check the --api URL and the network connection.'],
+  ['TIMEOUT', 'The service did not answer in time: try again later, or allow more time with --timeout MS.'],
+]);
+
+/** A file the CLI could not open, in words (Node's message reads "ENOENT: no such file or directory, open 'x'"). */
+function fileProblem(err: unknown): string | undefined {
+  const e = err as NodeJS.ErrnoException;
+  if (!(err instanceof Error) || typeof e.path !== 'string') return undefined;
+  if (e.code === 'ENOENT') return `file not found: '${e.path}'`;
+  if (e.code === 'EACCES' || e.code === 'EPERM') return `no permission to open '${e.path}'`;
+  if (e.code === 'EISDIR') return `'${e.path}' is a folder, not a file`;
+  if (e.code === 'ENOTDIR') return `'${e.path}': a part of this path is not a folder`;
+  return undefined;
+}
+
+/** One line (plus field errors or what to do) for an error; the exit code. */
 export function report(err: unknown): number {
   if (err instanceof UsageError) {
-    process.stderr.write(`error: ${err.message}\n`);
+    process.stderr.write(`error: ${err.message}\n${err.command === undefined ? '' : `${helpHint(err.command)}\n`}`);
     return 2;
   }
   const api = asApiError(err);
   const p = err instanceof ApiProblem ? err : api ? problemBody(api) : null;
   if (p) {
-    process.stderr.write(`error: ${p.status ? `${p.status} ` : ''}${p.code}: ${p.detail}\n`);
+    const status = p.status ? `${p.status} ` : '';
+    const cause = p.status ? undefined : rootCause(err);
+    const attempts = err instanceof ApiProblem && err.attempts > 1 ? `; ${count(err.attempts, 'attempt')}` : '';
+    process.stderr.write(`error: ${status}${p.code}: ${p.detail}${cause ? ` (${cause})` : ''}${attempts}\n`);
     for (const e of p.errors ?? []) process.stderr.write(`  ${e.path}: ${e.message}\n`);
+    const hint = p.status ? undefined : CLIENT_SIDE_HINTS.get(p.code);
+    if (hint) process.stderr.write(`${hint}\n`);
     return 1;
   }
-  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`error: ${fileProblem(err) ?? (err instanceof Error ? err.message : String(err))}\n`);
   return 1;
 }
 

@@ -8,6 +8,7 @@ import readline from 'node:readline';
 import { Transform, type Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import { LIMITS } from '../core/limits';
+import { UsageError } from './args';
 
 export type InputFormat = 'jsonl' | 'csv';
 
@@ -39,13 +40,17 @@ export function openSource(file: string | undefined): Source {
     );
     return { stream: counted, size: null, bytesRead: () => read };
   }
+  // Checked before the stream opens it: an open that fails would be an unhandled stream error.
+  const stat = fs.statSync(file);
+  if (stat.isDirectory()) throw new UsageError(`'${file}' is a folder; give a .jsonl or .csv file`);
   const stream = fs.createReadStream(file, { highWaterMark: 1 << 20 });
-  return { stream, size: fs.statSync(file).size, bytesRead: () => stream.bytesRead };
+  return { stream, size: stat.size, bytesRead: () => stream.bytesRead };
 }
 
 export function detectFormat(file: string | undefined, explicit?: string): InputFormat {
   if (explicit) {
-    if (explicit !== 'jsonl' && explicit !== 'csv') throw new Error(`--format must be jsonl or csv, not '${explicit}'`);
+    if (explicit !== 'jsonl' && explicit !== 'csv')
+      throw new UsageError(`--format must be jsonl or csv, not '${explicit}'`);
     return explicit;
   }
   return file && /\.csv$/i.test(file) ? 'csv' : 'jsonl';

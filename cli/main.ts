@@ -2,6 +2,7 @@
  * `embedding-edge` (npx embedding-edge ...): bulk scoring and the API's word tools from the
  * command line, locally (core + WASM in this process) or against a server (--api).
  */
+import { nearMiss, UsageError } from './args';
 import { report } from './common';
 
 const HELP = `
@@ -19,13 +20,13 @@ Each command runs locally by default (no server, no quota) or against a service 
 Docs: docs/cli.md`;
 
 // Loaded on use: a command's --help does not load the model tooling of the others.
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
-  score: async (argv) => (await import('./score')).score(argv),
-  find: async (argv) => (await import('./commands')).find(argv),
-  similar: async (argv) => (await import('./commands')).similar(argv),
-  tokenize: async (argv) => (await import('./commands')).tokenizeCommand(argv),
-  models: async (argv) => (await import('./commands')).models(argv),
-};
+const COMMANDS = new Map<string, (argv: string[]) => Promise<number>>([
+  ['score', async (argv) => (await import('./score')).score(argv)],
+  ['find', async (argv) => (await import('./commands')).find(argv)],
+  ['similar', async (argv) => (await import('./commands')).similar(argv)],
+  ['tokenize', async (argv) => (await import('./commands')).tokenizeCommand(argv)],
+  ['models', async (argv) => (await import('./commands')).models(argv)],
+]);
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -33,10 +34,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${HELP.trim()}\n`);
     return command ? 0 : 2;
   }
-  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  const run = COMMANDS.get(command);
   if (!run) {
-    process.stderr.write(`error: unknown command '${command}'\n\n${HELP.trim()}\n`);
-    return 2;
+    const guess = nearMiss(command, [...COMMANDS.keys()]);
+    const known = [...COMMANDS.keys()].join(', ');
+    const message = `unknown command '${command}'${guess ? ` (did you mean '${guess}'?)` : ''}; the commands are ${known}`;
+    return report(new UsageError(message, ''));
   }
   try {
     return await run(rest);

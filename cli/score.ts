@@ -16,6 +16,8 @@ import cliProgress from 'cli-progress';
 import { DEFAULT_MODEL_ID } from '../build/paths';
 import { LIMITS } from '../core/limits';
 import { detectFormat, openSource, rows, type Row } from './input';
+import { dimensionKeyMap, dimensionKeysOption, withDimensionKeys } from './dimension-keys';
+import { count, plural } from './plural';
 import {
   defaultModel,
   int,
@@ -58,6 +60,10 @@ Request:
       --request JSON|FILE   base request object the options above are merged into
 
 Input and output:
+      --dimension-keys id|name   key dimensionScores (and explanation.dimensions) by the
+                            dimensions' ids as text-scores does (id, the default) or by
+                            the names given to them (name; a dimension without one keeps
+                            its id)
       --format jsonl|csv    input format (default: from the file name; jsonl)
       --text-field NAME     field or column holding the text (default "text")
   -o, --output FILE         write here instead of stdout
@@ -100,19 +106,26 @@ interface Mismatch {
 const MISMATCH_LINES_SHOWN = 10;
 
 /** The summary's line on the texts flagged with languageMismatch (docs/text-scores.md "Language mismatch"). */
-function mismatchLine(count: number, shown: readonly Mismatch[]): string {
+function mismatchLine(texts: number, shown: readonly Mismatch[]): string {
   const models = [...new Set(shown.map((m) => m.model))].join(', ');
   const lines = shown.map((m) => `${m.line} (${m.detected})`).join(', ');
-  const more = count > shown.length ? ', ...' : '';
-  return `${count} ${count === 1 ? 'text looks' : 'texts look'} like another language than the model's (${models}): line${count === 1 ? '' : 's'} ${lines}${more}\n`;
+  const more = texts > shown.length ? ', ...' : '';
+  return `${count(texts, 'text')} ${plural(texts, 'looks', 'look')} like another language than the model's (${models}): ${plural(shown.length, 'line')} ${lines}${more}\n`;
 }
 
 function readCheckpoint(file: string | undefined, input: string): Checkpoint | null {
   if (!file || !fs.existsSync(file)) return null;
-  const c = JSON.parse(fs.readFileSync(file, 'utf8')) as Checkpoint;
-  if (c.version !== 1 || typeof c.records !== 'number')
-    throw new UsageError(`${file} is not a checkpoint of this tool`);
-  if (c.input !== input) throw new UsageError(`${file} belongs to input '${c.input}', not '${input}'`);
+  const startOver = `; give another --checkpoint file, or delete '${file}' to start over`;
+  let c: Checkpoint;
+  try {
+    c = JSON.parse(fs.readFileSync(file, 'utf8')) as Checkpoint;
+  } catch {
+    throw new UsageError(`'${file}' is not a checkpoint of embedding-edge score${startOver}`);
+  }
+  if (c?.version !== 1 || typeof c.records !== 'number')
+    throw new UsageError(`'${file}' is not a checkpoint of embedding-edge score${startOver}`);
+  if (c.input !== input)
+    throw new UsageError(`the checkpoint '${file}' belongs to the input '${c.input}', not '${input}'${startOver}`);
   return c;
 }
 
@@ -134,7 +147,8 @@ export function parseDimension(spec: string, id: number): Record<string, unknown
       .filter((w) => w !== '');
   const [pos, neg] = rest.split('|');
   const words = list(pos);
-  if (words.length === 0) throw new UsageError(`--dimension '${spec}': no seed words (expected 'NAME=word1,word2')`);
+  if (words.length === 0)
+    throw new UsageError(`--dimension '${spec}' has no seed words; write it as 'NAME=word1,word2'`);
   const dim: Record<string, unknown> =
     neg === undefined ? { id, type: 'manual', words } : { id, type: 'axis', words, oppositeWords: list(neg) };
   if (name) dim.name = name;
@@ -153,13 +167,16 @@ function parseValue(v: string): unknown {
 export function buildRequest(values: Record<string, unknown>): Record<string, unknown> {
   const base = values.request ? jsonOption(str(values.request)!, 'request') : {};
   if (typeof base !== 'object' || base === null || Array.isArray(base))
-    throw new UsageError('--request must be a JSON object');
+    throw new UsageError('--request must be a JSON object ({...})');
   const req: Record<string, unknown> = { ...(base as Record<string, unknown>) };
   req.embeddingModelId = str(values.model) ?? (req.embeddingModelId as string | undefined) ?? defaultModel(values);
   const dims: Array<Record<string, unknown>> = [];
   if (values.dimensions) {
     const fromFile = jsonOption(str(values.dimensions)!, 'dimensions');
-    if (!Array.isArray(fromFile)) throw new UsageError('--dimensions must hold a JSON array of dimensions');
+    if (!Array.isArray(fromFile))
+      throw new UsageError(
+        '--dimensions must be a JSON array of dimensions ([{"id":1,"type":"manual","words":[...]}])',
+      );
     for (const d of fromFile as Array<Record<string, unknown>>) dims.push({ ...d, id: d.id ?? dims.length + 1 });
   }
   for (const spec of strs(values.dimension)) dims.push(parseDimension(spec, dims.length + 1));
@@ -171,7 +188,7 @@ export function buildRequest(values: Record<string, unknown>): Record<string, un
   if (values['subword-fallback'] === true) req.subwordFallback = true;
   for (const kv of strs(values.set)) {
     const eq = kv.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--set '${kv}': expected FIELD=VALUE`);
+    if (eq <= 0) throw new UsageError(`--set '${kv}' has no field name; write it as FIELD=VALUE, e.g. explain=true`);
     req[kv.slice(0, eq)] = parseValue(kv.slice(eq + 1));
   }
   delete req.texts;
@@ -194,6 +211,7 @@ interface Scored {
 
 export async function score(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
+    'score',
     argv,
     {
       model: { type: 'string', short: 'm' },
@@ -205,6 +223,7 @@ export async function score(argv: string[]): Promise<number> {
       'subword-fallback': { type: 'boolean' },
       set: { type: 'string', multiple: true },
       request: { type: 'string' },
+      'dimension-keys': { type: 'string' },
       format: { type: 'string' },
       'text-field': { type: 'string' },
       output: { type: 'string', short: 'o' },
@@ -220,22 +239,27 @@ export async function score(argv: string[]): Promise<number> {
     },
     SCORE_HELP,
   );
-  if (positionals.length > 1) throw new UsageError(`one INPUT at most, got ${positionals.length}`);
+  if (positionals.length > 1)
+    throw new UsageError(
+      `score reads one INPUT file, but got ${positionals.length}: ${positionals.map((p) => `'${p}'`).join(' ')} (quote a --dimension that has spaces)`,
+      'score',
+    );
   const input = positionals[0];
   const inputName = input && input !== '-' ? input : '-';
   const format = detectFormat(input, str(values.format));
   const field = str(values['text-field']) ?? 'text';
   const batchSize = int(values['batch-size'], 'batch-size', LIMITS.textsPerRequest);
   if (batchSize > LIMITS.textsPerRequest)
-    throw new UsageError(`--batch-size is at most ${LIMITS.textsPerRequest} (texts per request)`);
+    throw new UsageError(`--batch-size is at most ${LIMITS.textsPerRequest} (texts per request), not ${batchSize}`);
   const concurrency = int(values.concurrency, 'concurrency', 4);
   const strict = values.strict === true;
   const quiet = values.quiet === true;
   const request = buildRequest(values);
+  const keys = dimensionKeyMap(dimensionKeysOption(values['dimension-keys']), request.dimensions);
   const outFile = str(values.output);
   const checkpointFile = str(values.checkpoint);
   if (checkpointFile && inputName === '-')
-    throw new UsageError('--checkpoint needs an INPUT file (stdin cannot be resumed)');
+    throw new UsageError('--checkpoint needs an INPUT file: a run that reads stdin cannot be resumed');
 
   let retries = 0;
   const svc = service(values, () => retries++);
@@ -256,7 +280,9 @@ export async function score(argv: string[]): Promise<number> {
   if (outFile) {
     if (resumed) {
       if (!fs.existsSync(outFile))
-        throw new UsageError(`resuming needs the output written so far: ${outFile} is missing`);
+        throw new UsageError(
+          `resuming needs the output written so far, and '${outFile}' is missing; delete '${checkpointFile}' to start over`,
+        );
       fs.truncateSync(outFile, resumed.outputBytes);
       fd = fs.openSync(outFile, 'a');
     } else {
@@ -264,12 +290,12 @@ export async function score(argv: string[]): Promise<number> {
     }
   } else if (resumed) {
     process.stderr.write(
-      `resuming after record ${resumed.records}: append this run's output to the earlier one (>>)\n`,
+      `resuming after record ${resumed.records}: this run prints only the rest; append it to the earlier output (>>)\n`,
     );
   }
   if (resumed && !quiet)
     process.stderr.write(
-      `resuming ${inputName} after record ${resumed.records} (${resumed.scored} scored, ${resumed.bad} bad so far)\n`,
+      `resuming ${inputName} after record ${resumed.records} (so far ${count(resumed.scored, 'text')} scored, ${count(resumed.bad, 'bad row')})\n`,
     );
 
   const source = openSource(input);
@@ -278,9 +304,13 @@ export async function score(argv: string[]): Promise<number> {
     ? new cliProgress.SingleBar(
         {
           stream: process.stderr,
-          format: source.size
-            ? ' {bar} {percentage}% | {texts} texts | {rate} texts/s | {tps} tokens/s | ETA {eta_formatted}'
-            : ' {texts} texts | {rate} texts/s | {tps} tokens/s',
+          format: [
+            ...(source.size ? [' {bar} {percentage}%'] : []),
+            ' {texts}',
+            ' {rate} texts/s',
+            ...(svc.kind === 'local' ? [' {tps} tokens/s'] : []),
+            ...(source.size ? [' ETA {eta_formatted}'] : []),
+          ].join(' |'),
           hideCursor: true,
           etaBuffer: 50,
           fps: 5,
@@ -291,7 +321,7 @@ export async function score(argv: string[]): Promise<number> {
         cliProgress.Presets.shades_classic,
       )
     : null;
-  bar?.start(source.size ?? 1, 0, { texts: 0, rate: 0, tps: '-' });
+  bar?.start(source.size ?? 1, 0, { texts: count(0, 'text'), rate: 0, tps: 0 });
 
   // --- Scoring (loading is not part of the rate)
   if (svc.kind === 'local') await svc.local.prepare(request);
@@ -315,7 +345,7 @@ export async function score(argv: string[]): Promise<number> {
   const write = async (s: Scored): Promise<void> => {
     let out = '';
     for (let i = 0; i < s.batch.rows.length; i++)
-      out += `${JSON.stringify({ ...s.batch.rows[i].record, ...s.data[i] })}\n`;
+      out += `${JSON.stringify({ ...s.batch.rows[i].record, ...withDimensionKeys(s.data[i], keys) })}\n`;
     if (out) {
       if (fd !== null) fs.writeSync(fd, out);
       else await writeOut(out);
@@ -338,9 +368,9 @@ export async function score(argv: string[]): Promise<number> {
     if (bar) {
       const secs = (performance.now() - started) / 1000;
       bar.update(source.size ? source.bytesRead() : 1, {
-        texts: ck.scored,
+        texts: count(ck.scored, 'text'),
         rate: Math.round(texts / secs),
-        tps: svc.kind === 'local' ? Math.round(tokens / secs) : '-',
+        tps: Math.round(tokens / secs),
       });
     }
   };
@@ -367,7 +397,7 @@ export async function score(argv: string[]): Promise<number> {
           stopped = row.line;
           break;
         }
-        bar?.start(source.size ?? 1, source.bytesRead(), { texts: ck.scored, rate: 0, tps: '-' });
+        bar?.start(source.size ?? 1, source.bytesRead(), { texts: count(ck.scored, 'text'), rate: 0, tps: 0 });
         batch.bad++;
         batch.lastN = row.n;
         continue;
@@ -387,16 +417,17 @@ export async function score(argv: string[]): Promise<number> {
   const secs = (performance.now() - started) / 1000;
   if (!quiet) {
     const rate = `${Math.round(texts / secs)} texts/s`;
-    const tps = svc.kind === 'local' ? `, ${tokens} tokens, ${Math.round(tokens / secs)} tokens/s` : '';
-    const rss = `peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`;
+    const tps = svc.kind === 'local' ? `, ${count(tokens, 'token')}, ${Math.round(tokens / secs)} tokens/s` : '';
+    const retried = retries ? `; ${count(retries, 'retry', 'retries')}` : '';
+    const memory = `peak memory ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`;
     process.stderr.write(
-      `scored ${texts} texts in ${secs.toFixed(2)} s (${rate}${tps}); ${ck.bad} bad rows${retries ? `; ${retries} retries` : ''}; ${rss}\n`,
+      `scored ${count(texts, 'text')} in ${secs.toFixed(2)} s (${rate}${tps}); ${count(ck.bad, 'bad row')}${retried}; ${memory}\n`,
     );
     if (ck.mismatched) process.stderr.write(mismatchLine(ck.mismatched, ck.mismatches ?? []));
   }
   if (stopped !== null) {
     process.stderr.write(
-      `stopped at line ${stopped} (--strict)${checkpointFile ? `; fix it and rerun to resume after record ${ck.records}` : ''}\n`,
+      `stopped at line ${stopped} (--strict)${checkpointFile ? `; fix that line and run the same command again to resume after record ${ck.records}` : ''}\n`,
     );
     return 1;
   }

@@ -4,6 +4,7 @@
  *   - `score` run locally writes, for a sample, exactly the lines built from the API's
  *     text-scores answers (the typed client, batches of 100) for the same request;
  *   - `score --api` (batches of 40, 3 in flight, checkpoint) writes the identical file;
+ *   - with --dimension-keys name, both write those lines keyed by the dimensions' names;
  *   - find, similar and tokenize print the same locally and with --api.
  */
 import fs from 'node:fs';
@@ -144,12 +145,32 @@ describe('CLI parity with the API', () => {
     expect(remote.stderr).toMatch(/scored 238 texts/);
     expect(remote.stderr.endsWith(mismatch), remote.stderr).toBe(true);
     expect(fs.readFileSync(out, 'utf8')).toBe(local.stdout);
+
+    // --dimension-keys name: the same lines keyed by the names, locally and with --api alike.
+    const named = cli(['score', ...ARGS, '--dimension-keys', 'name', input]);
+    expect(named.status, named.stderr).toBe(0);
+    const namedRemote = cli(['score', ...ARGS, '--dimension-keys', 'name', '--api', BASE, '--token', token, input]);
+    expect(namedRemote.status, namedRemote.stderr).toBe(0);
+    expect(namedRemote.stdout).toBe(named.stdout);
+    const rename = ({ 1: food, 2: mood }: Record<string, number>) => ({ food, mood });
+    expect(
+      named.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    ).toEqual(
+      expected.map((l) => {
+        const line = JSON.parse(l) as Record<string, unknown>;
+        return { ...line, dimensionScores: rename(line.dimensionScores as Record<string, number>) };
+      }),
+    );
   });
 
   it('find, similar and tokenize print the same locally and with --api', () => {
     const api = ['--api', BASE, '--token', token];
     for (const args of [
       ['find', '--limit', '12', '--mapper', 'sentiment_valence', 'rain', 'storm'],
+      ['find', '--limit', '5', '-d', 'wet=rain,water', '--dimension-keys', 'name', '--averages', 'storm'],
       ['similar', 'king', 'queen', 'man', 'woman', 'nonwordxyz'],
       ['tokenize', '-l', 'en', "The children don't like rainy days."],
     ]) {

@@ -6,10 +6,13 @@
  *   - score's output lines equal to the input record + the scored text that the core's
  *     text-scores computation returns for the same request;
  *   - bad rows reported with line number and reason, skipped, or stopping the run (--strict);
- *   - resume from a checkpoint after a --strict stop and after the process was killed.
+ *   - resume from a checkpoint after a --strict stop and after the process was killed;
+ *   - --dimension-keys name: the same output keyed by the dimensions' names;
+ *   - the wording: singular and plural in the summary lines, the exact usage and error messages.
  * Parity with the served API (wrangler dev) is in test/e2e/cli-parity.test.ts.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
@@ -17,6 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../build/wrangler';
 import { DEFAULT_MODEL_ID } from '../../build/paths';
 import { LocalService } from '../../cli/local';
+import { count } from '../../cli/plural';
 import { needs } from '../support/optional-data';
 
 const BIN = path.join(ROOT, 'bin', 'embedding-edge.js');
@@ -190,6 +194,7 @@ describe('score', () => {
     fs.writeFileSync(file, `${lines.join('\n')}\n`);
     const second = cli(args);
     expect(second.status, second.stderr).toBe(0);
+    expect(second.stderr).toContain(`resuming ${file} after record 2 (so far 2 texts scored, 0 bad rows)\n`);
     expect(second.stderr).toMatch(/scored 3 texts/);
     expect(second.stderr.endsWith(summary), second.stderr).toBe(true);
     expect(fs.readFileSync(out, 'utf8')).toBe(r.stdout);
@@ -357,6 +362,229 @@ describe('find, similar, tokenize, models', () => {
     expect(cli(['frobnicate']).status).toBe(2);
     const unknown = cli(['score', '--frob']);
     expect(unknown.status).toBe(2);
-    expect(unknown.stderr).toContain("Unknown option '--frob'");
+    expect(unknown.stderr).toBe(
+      "error: unknown option '--frob'\nRun 'embedding-edge score --help' to see the options.\n",
+    );
+  });
+});
+
+describe('--dimension-keys name', () => {
+  const input = path.join(GOLD, 'reviews.jsonl');
+  const NAMES = { '1': 'food', '2': 'service' };
+  const byName = (scores: unknown): Record<string, unknown> =>
+    Object.fromEntries(Object.entries(scores as object).map(([id, v]) => [NAMES[id as '1' | '2'], v]));
+
+  it('score: the lines of the default run with dimensionScores and explanation.dimensions keyed by the names', () => {
+    const args = ['score', ...SCORE_ARGS, '--set', 'explain=true', input];
+    const ids = cli(args);
+    const names = cli([...args, '--dimension-keys', 'name']);
+    expect(ids.status, ids.stderr).toBe(0);
+    expect(names.status, names.stderr).toBe(0);
+    const expected = jsonl(ids.stdout).map((line) => {
+      const explanation = line.explanation as { dimensions: object; mappers: object } | undefined;
+      return {
+        ...line,
+        dimensionScores: byName(line.dimensionScores),
+        ...(explanation ? { explanation: { ...explanation, dimensions: byName(explanation.dimensions) } } : {}),
+      };
+    });
+    expect(jsonl(names.stdout)).toEqual(expected);
+    const first = jsonl(names.stdout)[0];
+    expect(Object.keys(first.dimensionScores as object)).toEqual(['food', 'service']);
+    expect(Object.keys((first.explanation as { dimensions: object }).dimensions)).toEqual(['food', 'service']);
+    // The default (and --dimension-keys id) keeps the interface's keys.
+    expect(Object.keys(jsonl(ids.stdout)[0].dimensionScores as object)).toEqual(['1', '2']);
+    expect(cli([...args, '--dimension-keys', 'id']).stdout).toBe(ids.stdout);
+  });
+
+  it('find: the words and the averages keyed by the names', () => {
+    const args = [
+      'find',
+      '-n',
+      '5',
+      '-d',
+      'food=pizza,pasta',
+      '-d',
+      'mood=good,great|bad,awful',
+      '--averages',
+      'delicious',
+    ];
+    const ids = jsonl(cli(args).stdout);
+    const names = jsonl(cli([...args, '--dimension-keys', 'name']).stdout);
+    expect(names).toHaveLength(6);
+    const rename = (scores: unknown) =>
+      Object.fromEntries(Object.entries(scores as object).map(([id, v]) => [{ '1': 'food', '2': 'mood' }[id], v]));
+    expect(names.slice(0, 5)).toEqual(
+      ids.slice(0, 5).map((w) => ({ ...w, dimensionScores: rename(w.dimensionScores) })),
+    );
+    const averages = (ids[5] as { averages: Record<string, unknown> }).averages;
+    expect(names[5]).toEqual({ averages: { ...averages, dimensionScores: rename(averages.dimensionScores) } });
+    expect(Object.keys((names[5].averages as { dimensionScores: object }).dimensionScores)).toEqual(['food', 'mood']);
+  });
+
+  it('an unnamed dimension keeps its id; a name is an own key whatever it spells; keys that collide are refused before anything is written', () => {
+    const r = cli(
+      ['score', '-q', '-d', '__proto__=pizza,pasta', '-d', 'waiter,staff', '--dimension-keys', 'name'],
+      '{"text":"The pizza was great."}\n',
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const scores = jsonl(r.stdout)[0].dimensionScores as Record<string, number>;
+    // (JSON objects list integer-like keys first.)
+    expect(Object.keys(scores)).toEqual(['2', '__proto__']);
+    expect(Object.hasOwn(scores, '__proto__') && typeof scores.__proto__).toBe('number');
+
+    const out = path.join(TMP, 'collide.jsonl');
+    for (const [dims, message] of [
+      [['food=pizza', 'food=bread'], "dimensions 1 and 2 would both be keyed 'food'"],
+      [['waiter', '1=pizza'], "dimensions 1 and 2 would both be keyed '1'"],
+    ] as const) {
+      const c = cli(['score', ...dims.flatMap((d) => ['-d', d]), '--dimension-keys', 'name', '-o', out, input]);
+      expect(c.status).toBe(2);
+      expect(c.stderr).toBe(`error: --dimension-keys name: ${message}; give each dimension its own name\n`);
+      expect(fs.existsSync(out)).toBe(false);
+    }
+  });
+});
+
+describe('wording', () => {
+  it('summary lines count in the singular and the plural', () => {
+    const one = cli(['score', '--no-progress', '-d', 'food=pizza'], '{"text":"pizza"}\nnot json\n');
+    expect(one.status, one.stderr).toBe(0);
+    expect(one.stderr).toMatch(
+      /^line 2: not valid JSON \(.*\)\nscored 1 text in [\d.]+ s \(\d+ texts\/s, 1 token, \d+ tokens\/s\); 1 bad row; peak memory \d+ MB\n$/,
+    );
+    const two = cli(['score', '--no-progress', '-d', 'food=pizza'], '{"text":"pizza pasta"}\n{"text":"bread"}\n');
+    expect(two.stderr).toMatch(
+      /^scored 2 texts in [\d.]+ s \(\d+ texts\/s, 3 tokens, \d+ tokens\/s\); 0 bad rows; peak memory/,
+    );
+    const none = cli(['score', '--no-progress'], '');
+    expect(none.stderr).toMatch(/^scored 0 texts in [\d.]+ s \(\d+ texts\/s, 0 tokens, \d+ tokens\/s\); 0 bad rows;/);
+    // Retries happen only against a service; the helper that counts them is the one above.
+    expect([0, 1, 2].map((n) => count(n, 'retry', 'retries'))).toEqual(['0 retries', '1 retry', '2 retries']);
+  });
+
+  it('usage errors: what is wrong and which --help to read, exit 2 (exact text)', () => {
+    const cases: Array<[string[], string]> = [
+      [
+        ['score', '--dimesion', 'food=pizza'],
+        "error: unknown option '--dimesion' (did you mean '--dimension'?)\nRun 'embedding-edge score --help' to see the options.\n",
+      ],
+      [['score', '-x'], "error: unknown option '-x'\nRun 'embedding-edge score --help' to see the options.\n"],
+      [
+        ['find', '--model'],
+        "error: '--model' needs a value after it\nRun 'embedding-edge find --help' to see the options.\n",
+      ],
+      [
+        ['score', '--model', '-x'],
+        "error: '--model' needs a value after it, but is followed by '-x' (for a value that starts with '-', write --model=-x)\nRun 'embedding-edge score --help' to see the options.\n",
+      ],
+      [
+        ['score', '--quiet=yes'],
+        "error: '--quiet' is a switch and takes no value, but got '--quiet=yes'\nRun 'embedding-edge score --help' to see the options.\n",
+      ],
+      [
+        ['scroe'],
+        "error: unknown command 'scroe' (did you mean 'score'?); the commands are score, find, similar, tokenize, models\nRun 'embedding-edge --help' to see the commands.\n",
+      ],
+      [
+        ['models', 'list', 'all'],
+        "error: 'embedding-edge models list' takes no arguments, but got 'all'\nRun 'embedding-edge models list --help' to see the options.\n",
+      ],
+      [
+        ['models', 'remove'],
+        "error: unknown models command 'remove'; the models commands are list, import and build\nRun 'embedding-edge models --help' to see the options.\n",
+      ],
+      [
+        ['models', 'import', '--frob'],
+        "error: unknown option '--frob'\nRun 'embedding-edge models import --help' to see the options.\n",
+      ],
+      [
+        ['models', 'import', 'vectors.vec', '--id', 'x'],
+        "error: an import needs --language, --country\nRun 'embedding-edge models import --help' to see the options.\n",
+      ],
+      [
+        ['find'],
+        "error: find needs at least one seed word, e.g. embedding-edge find tasty\nRun 'embedding-edge find --help' to see the options.\n",
+      ],
+      [
+        ['score', 'a.jsonl', 'b.jsonl'],
+        "error: score reads one INPUT file, but got 2: 'a.jsonl' 'b.jsonl' (quote a --dimension that has spaces)\nRun 'embedding-edge score --help' to see the options.\n",
+      ],
+      [['score', '--batch-size', 'ten'], "error: --batch-size must be a whole number of at least 1, not 'ten'\n"],
+      [['score', '--batch-size', '500'], 'error: --batch-size is at most 100 (texts per request), not 500\n'],
+      [['score', '--dimension-keys', 'names'], "error: --dimension-keys must be 'id' or 'name', not 'names'\n"],
+      [
+        ['score', '--dimension', 'food='],
+        "error: --dimension 'food=' has no seed words; write it as 'NAME=word1,word2'\n",
+      ],
+      [
+        ['score', '--set', 'explain'],
+        "error: --set 'explain' has no field name; write it as FIELD=VALUE, e.g. explain=true\n",
+      ],
+      [
+        ['score', '--goal', 'goal.json'],
+        "error: --goal takes JSON (starting with '{' or '[') or a file name, and there is no file 'goal.json'\n",
+      ],
+      [
+        ['score', '--goal', '{dimensions:1}'],
+        "error: --goal: this is not valid JSON (Expected property name or '}' in JSON at position 1)\n",
+      ],
+      [['score', '--format', 'xml'], "error: --format must be jsonl or csv, not 'xml'\n"],
+      [
+        ['score', '--checkpoint', 'run.ckpt'],
+        'error: --checkpoint needs an INPUT file: a run that reads stdin cannot be resumed\n',
+      ],
+      [['score', 'test'], "error: 'test' is a folder; give a .jsonl or .csv file\n"],
+      [
+        ['score', '--api', 'http://127.0.0.1:1'],
+        'error: --api needs a token: add --token T or set $EMBEDDING_EDGE_TOKEN\n',
+      ],
+    ];
+    const junk = path.join(TMP, 'junk.ckpt');
+    fs.writeFileSync(junk, 'not a checkpoint');
+    const other = path.join(TMP, 'other.ckpt');
+    fs.writeFileSync(other, JSON.stringify({ version: 1, runId: 'r', input: 'other.jsonl', records: 3 }));
+    const reviews = path.join(GOLD, 'reviews.jsonl');
+    cases.push(
+      [
+        ['score', '--checkpoint', junk, reviews],
+        `error: '${junk}' is not a checkpoint of embedding-edge score; give another --checkpoint file, or delete '${junk}' to start over\n`,
+      ],
+      [
+        ['score', '--checkpoint', other, reviews],
+        `error: the checkpoint '${other}' belongs to the input 'other.jsonl', not '${reviews}'; give another --checkpoint file, or delete '${other}' to start over\n`,
+      ],
+    );
+    for (const [args, message] of cases) {
+      const r = cli(args);
+      expect(r.stderr, args.join(' ')).toBe(message);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(message.split("'").length % 2, `balanced quotes: ${message}`).toBe(1);
+    }
+  });
+
+  it('other errors say what failed: a missing file, a service that cannot be reached (exit 1)', async () => {
+    const missing = cli(['score', path.join(TMP, 'nope.jsonl')]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toBe(`error: file not found: '${path.join(TMP, 'nope.jsonl')}'\n`);
+
+    // A port that was just free: nothing listens there.
+    const port = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const api = ['--api', `http://127.0.0.1:${port}`, '--token', 'x', '--workspace', 'ws', '--no-progress'];
+    const once = cli(['score', ...api, '--retries', '0'], '{"text":"hi"}\n');
+    expect(once.status).toBe(1);
+    expect(once.stderr).toBe(
+      `error: NETWORK_ERROR: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})\nCould not reach the service: check the --api URL and the network connection.\n`,
+    );
+    const twice = cli(['similar', ...api.slice(0, -1), '--retries', '1', 'cat']);
+    expect(twice.stderr).toBe(
+      `error: NETWORK_ERROR: fetch failed (connect ECONNREFUSED 127.0.0.1:${port}); 2 attempts\nCould not reach the service: check the --api URL and the network connection.\n`,
+    );
   });
 });
