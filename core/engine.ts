@@ -305,8 +305,10 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
   /**
    * The English companion of an aligned model (core/projection.ts) when the request has
    * dimensions: seeds the model's language lacks are looked up there, since both share one
-   * vector space. A source that fetches rows (source.rows) fetches only the seed words the model
-   * lacks, none when it lacks none. One that cannot be loaded is logged and left out (seeds then
+   * vector space. Only when the model lacks a seed word: the companion is consulted for those
+   * words alone, so one the model has all seeds of is never loaded (the browser would otherwise
+   * download a whole English model for German seeds). A source that fetches rows (source.rows)
+   * fetches only the missing words. One that cannot be loaded is logged and left out (seeds then
    * come from the model alone), so an aligned model keeps scoring without it.
    */
   async function companionFor(
@@ -316,10 +318,11 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
   ): Promise<RowSource | null> {
     const companion = englishCompanionOf(model.manifest);
     if (!dimensions?.length || !companion || companion === model.id) return null;
+    const words = missingSeedWords(model.index, dimensions, stored);
+    if (words.length === 0) return null;
     try {
       if (!source.rows) return (await source.model(companion)).index;
-      const words = missingSeedWords(model.index, dimensions, stored);
-      return words.length > 0 ? (await source.rows(companion, words)).rows : null;
+      return (await source.rows(companion, words)).rows;
     } catch (err) {
       console.error(`[companion] ${companion} for ${model.id}: ${(err as Error).message}`);
       return null;

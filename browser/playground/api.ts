@@ -26,7 +26,16 @@ function workspaceOf(token: string): string | null {
   }
 }
 
-export class ProblemShown extends Error {}
+/** An API refusal or a failed call: `message` is "status code: detail" (the console's and the tests' form). */
+export class ProblemShown extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+  ) {
+    super(`${status} ${code}: ${detail}`);
+  }
+}
 
 /** The typed API client (client/src): retries 429/502/503/504 with one Idempotency-Key per call. */
 const client = createClient({ baseUrl: location.origin, token: () => state.token });
@@ -37,7 +46,7 @@ async function apiCall<T>(call: Promise<T>): Promise<{ json: T; raw: string }> {
     const json = await call;
     return { json, raw: JSON.stringify(json) };
   } catch (err) {
-    if (err instanceof ApiProblem) throw new ProblemShown(`${err.status} ${err.code}: ${err.detail}`);
+    if (err instanceof ApiProblem) throw new ProblemShown(err.status, err.code, err.detail);
     throw err;
   }
 }
@@ -45,7 +54,11 @@ async function apiCall<T>(call: Promise<T>): Promise<{ json: T; raw: string }> {
 const ws = (): string => {
   const w = workspaceOf(state.token);
   if (!w)
-    throw new ProblemShown('The token has no workspaceId claim (mint one with npm run token -- --workspace ws_demo)');
+    throw new ProblemShown(
+      401,
+      'TOKEN_WITHOUT_WORKSPACE',
+      'The token has no workspaceId claim (mint one with npm run token -- --workspace ws_demo)',
+    );
   return w;
 };
 

@@ -1,4 +1,9 @@
-/** Small SVG charts for the playground (no dependencies): diverging bars, a scatter plot, a heatmap. */
+/**
+ * Small SVG charts for the playground (no dependencies): a scatter plot of the nearest words and
+ * a similarity heatmap. Both fit the width they are given (a phone's 390 px too): labels are
+ * measured before they are placed, a word label that would cover another label or a dot is left
+ * out (the word is listed under the chart instead), and no label reaches past the chart's edge.
+ */
 const NS = 'http://www.w3.org/2000/svg';
 
 function el<K extends keyof SVGElementTagNameMap>(
@@ -12,73 +17,65 @@ function el<K extends keyof SVGElementTagNameMap>(
   return e;
 }
 
-const COLORS: Record<string, string> = {
-  dimension: '#2f6fde',
-  mapper: '#8a4fd8',
-  intrinsic: '#d98b1c',
-  total: '#1d1d1f',
-};
-const fmt = (x: number): string => {
-  const s = Math.abs(x) >= 0.995 ? x.toFixed(2) : x.toFixed(3);
-  return /^-0\.0+$/.test(s) ? s.slice(1) : s;
-};
-
-/** Diverging horizontal bars around 0 (values in about [-1, 1]); the first row is the total. */
-export function bars(rows: Array<{ label: string; value: number; kind: string }>, width = 460): SVGSVGElement {
-  const rowH = 22;
-  const labelW = 150;
-  const valueW = 52;
-  const plotW = width - labelW - valueW;
-  const max = Math.max(1e-9, ...rows.map((r) => Math.abs(r.value)));
-  // Full width for the largest |value| (at least 0.1, so near-zero bars stay small).
-  const scale = Math.max(0.1, max);
-  const mid = labelW + plotW / 2;
-  const svg = el('svg', {
-    width,
-    height: rows.length * rowH + 6,
-    viewBox: `0 0 ${width} ${rows.length * rowH + 6}`,
-    class: 'bars',
-    role: 'img',
-  });
-  svg.append(el('line', { x1: mid, x2: mid, y1: 0, y2: rows.length * rowH + 6, stroke: '#bbb' }));
-  rows.forEach((r, i) => {
-    const y = 3 + i * rowH;
-    const w = (Math.abs(r.value) / scale) * (plotW / 2);
-    const x = r.value >= 0 ? mid : mid - w;
-    svg.append(
-      el(
-        'text',
-        { x: labelW - 8, y: y + 15, 'text-anchor': 'end', class: r.kind === 'total' ? 'lbl total' : 'lbl' },
-        r.label,
-      ),
-    );
-    svg.append(
-      el('rect', {
-        x,
-        y: y + 3,
-        width: Math.max(1, w),
-        height: rowH - 7,
-        rx: 3,
-        fill: COLORS[r.kind] ?? '#666',
-        opacity: r.kind === 'total' ? 1 : 0.85,
-      }),
-    );
-    svg.append(el('text', { x: width - 4, y: y + 15, 'text-anchor': 'end', class: 'val' }, fmt(r.value)));
-  });
-  return svg;
+let measureCtx: CanvasRenderingContext2D | null = null;
+/** The rendered width of `text` at `size` px in the page's font (the charts' text inherits it). */
+function textWidth(text: string, size: number): number {
+  measureCtx ??= document.createElement('canvas').getContext('2d');
+  if (!measureCtx) return text.length * size * 0.62;
+  measureCtx.font = `${size}px ${getComputedStyle(document.body).fontFamily}`;
+  return measureCtx.measureText(text).width;
 }
 
-/** Scatter of seed similarity (y) against frequency rank (x, log scale), one labelled dot per word. */
-export function scatter(
-  points: Array<{ word: string; rank: number; score: number }>,
-  width = 900,
-  height = 420,
-): SVGSVGElement {
-  const m = { l: 56, r: 20, t: 16, b: 44 };
-  const svg = el('svg', { width, height, viewBox: `0 0 ${width} ${height}`, class: 'scatter', role: 'img' });
+interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+const overlaps = (a: Box, b: Box): boolean => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+const inside = (a: Box, area: Box): boolean =>
+  a.x >= area.x && a.y >= area.y && a.x + a.w <= area.x + area.w && a.y + a.h <= area.y + area.h;
+
+/** Tick values of a log axis from 10^x0 to 10^x1, thinned so that their labels keep apart. */
+function logTicks(x0: number, x1: number, X: (v: number) => number, size: number): number[] {
+  const out: number[] = [];
+  let lastRight = -Infinity;
+  for (let e = x0; e <= x1; e++) {
+    const v = 10 ** e;
+    const w = textWidth(v.toLocaleString('en'), size);
+    if (X(v) - w / 2 < lastRight + 8) continue;
+    out.push(v);
+    lastRight = X(v) + w / 2;
+  }
+  return out;
+}
+
+export interface ScatterPoint {
+  word: string;
+  rank: number;
+  score: number;
+}
+
+/**
+ * Seed similarity (y) against frequency rank (x, log scale), one dot per word. Labels go to the
+ * first free place around their dot (right, left, above, below, then the corners), most similar
+ * words first; returns the chart and the words left without a label.
+ */
+export function scatter(points: ScatterPoint[], width: number): { svg: SVGSVGElement; unlabelled: string[] } {
+  const height = width < 560 ? 340 : 420;
+  const font = 11;
+  const m = { l: 48, r: 16, t: 12, b: 44 };
+  const svg = el('svg', {
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+    class: 'scatter',
+    role: 'img',
+    'aria-label': `Nearest words: ${points.length} words by similarity to the seed words and how common they are`,
+  });
   if (points.length === 0) {
     svg.append(el('text', { x: width / 2, y: height / 2, 'text-anchor': 'middle', class: 'empty' }, 'No words'));
-    return svg;
+    return { svg, unlabelled: [] };
   }
   const lr = points.map((p) => Math.log10(p.rank));
   const x0 = Math.floor(Math.min(...lr));
@@ -86,16 +83,17 @@ export function scatter(
   const ys = points.map((p) => p.score);
   const y0 = Math.floor(Math.min(...ys) * 10) / 10;
   const y1 = Math.ceil(Math.max(...ys) * 10) / 10 + 0.0001;
+  // The last tick's label is centred on the plot's right edge: keep half of it inside the chart.
+  m.r = Math.max(m.r, textWidth((10 ** x1).toLocaleString('en'), font) / 2 + 4);
   const X = (r: number): number => m.l + ((Math.log10(r) - x0) / (x1 - x0)) * (width - m.l - m.r);
   const Y = (s: number): number => height - m.b - ((s - y0) / (y1 - y0 || 1)) * (height - m.t - m.b);
-  for (let e = x0; e <= x1; e++) {
-    const x = X(10 ** e);
+  for (const v of logTicks(x0, x1, X, font)) {
+    const x = X(v);
     svg.append(el('line', { x1: x, x2: x, y1: m.t, y2: height - m.b, class: 'grid' }));
-    svg.append(
-      el('text', { x, y: height - m.b + 16, 'text-anchor': 'middle', class: 'tick' }, (10 ** e).toLocaleString('en')),
-    );
+    svg.append(el('text', { x, y: height - m.b + 16, 'text-anchor': 'middle', class: 'tick' }, v.toLocaleString('en')));
   }
-  for (let s = y0; s <= y1 + 1e-9; s += 0.1) {
+  const yStep = (height - m.t - m.b) / ((y1 - y0) / 0.1) < 18 ? 0.2 : 0.1;
+  for (let s = y0; s <= y1 + 1e-9; s += yStep) {
     const y = Y(s);
     svg.append(el('line', { x1: m.l, x2: width - m.r, y1: y, y2: y, class: 'grid' }));
     svg.append(el('text', { x: m.l - 6, y: y + 4, 'text-anchor': 'end', class: 'tick' }, s.toFixed(1)));
@@ -104,30 +102,61 @@ export function scatter(
     el(
       'text',
       { x: (m.l + width - m.r) / 2, y: height - 6, 'text-anchor': 'middle', class: 'axis' },
-      'frequency rank (log scale; 1 = most frequent)',
+      width < 560 ? 'how common (1 = most common)' : 'how common: frequency rank (log scale; 1 = most common word)',
     ),
   );
-  const yl = el(
-    'text',
-    {
-      x: 14,
-      y: (m.t + height - m.b) / 2,
-      'text-anchor': 'middle',
-      class: 'axis',
-      transform: `rotate(-90 14 ${(m.t + height - m.b) / 2})`,
-    },
-    'seed similarity',
+  const midY = (m.t + height - m.b) / 2;
+  svg.append(
+    el(
+      'text',
+      { x: 12, y: midY, 'text-anchor': 'middle', class: 'axis', transform: `rotate(-90 12 ${midY})` },
+      'similarity to the seeds',
+    ),
   );
-  svg.append(yl);
+
+  const plot: Box = { x: m.l, y: m.t - 2, w: width - m.l - m.r + 2, h: height - m.t - m.b + 4 };
+  const dots: Box[] = points.map((p) => ({ x: X(p.rank) - 4, y: Y(p.score) - 4, w: 8, h: 8 }));
+  const placed: Box[] = [];
+  const unlabelled: string[] = [];
+  const labels = new Map<ScatterPoint, { x: number; y: number }>();
+  const order = [...points].sort((a, b) => b.score - a.score);
+  for (const p of order) {
+    const cx = X(p.rank);
+    const cy = Y(p.score);
+    const w = textWidth(p.word, font) + 2;
+    const h = font + 2;
+    const candidates: Box[] = [
+      { x: cx + 6, y: cy - h / 2, w, h },
+      { x: cx - 6 - w, y: cy - h / 2, w, h },
+      { x: cx - w / 2, y: cy - 6 - h, w, h },
+      { x: cx - w / 2, y: cy + 6, w, h },
+      { x: cx + 4, y: cy - 4 - h, w, h },
+      { x: cx + 4, y: cy + 4, w, h },
+      { x: cx - 4 - w, y: cy - 4 - h, w, h },
+      { x: cx - 4 - w, y: cy + 4, w, h },
+    ];
+    const free = candidates.find(
+      (b) => inside(b, plot) && !placed.some((o) => overlaps(b, o)) && !dots.some((d) => overlaps(b, d)),
+    );
+    if (!free) {
+      unlabelled.push(p.word);
+      continue;
+    }
+    placed.push(free);
+    // The text's baseline: the box's bottom less the font's descent (about a fifth of its size).
+    labels.set(p, { x: free.x + 1, y: free.y + h - 1 - font * 0.2 });
+  }
   for (const p of points) {
     const g = el('g', { class: 'pt' });
     g.append(el('circle', { cx: X(p.rank), cy: Y(p.score), r: 4 }));
-    g.append(el('text', { x: X(p.rank) + 6, y: Y(p.score) - 5, class: 'word' }, p.word));
-    const t = el('title', {}, `${p.word}: similarity ${p.score.toFixed(3)}, rank ${p.rank}`);
-    g.append(t);
+    const at = labels.get(p);
+    if (at) g.append(el('text', { x: at.x, y: at.y, class: 'word' }, p.word));
+    g.append(
+      el('title', {}, `${p.word}: similarity ${p.score.toFixed(3)}, frequency rank ${p.rank.toLocaleString('en')}`),
+    );
     svg.append(g);
   }
-  return svg;
+  return { svg, unlabelled };
 }
 
 function heatColor(v: number): string {
@@ -139,31 +168,58 @@ function heatColor(v: number): string {
   return `rgb(${mix(r)},${mix(g)},${mix(b)})`;
 }
 
-/** n x n heatmap of a similarity matrix with the words on both axes. */
-export function heatmap(words: string[], matrix: number[][], cell = 44): SVGSVGElement {
+/**
+ * n x n heatmap of a similarity matrix with the words on both axes, fitted to `width`: the row
+ * labels' column is as wide as the longest word, the column labels are slanted when the cells
+ * leave room for that and vertical otherwise.
+ */
+export function heatmap(words: string[], matrix: number[][], width: number): SVGSVGElement {
   const n = words.length;
-  const label = 96;
-  const size = label + n * cell + 8;
-  const svg = el('svg', { width: size, height: size, viewBox: `0 0 ${size} ${size}`, class: 'heatmap', role: 'img' });
-  words.forEach((w, i) => {
-    svg.append(el('text', { x: label - 6, y: label + i * cell + cell / 2 + 4, 'text-anchor': 'end', class: 'lbl' }, w));
-    const cx = label + i * cell + cell / 2;
-    svg.append(el('text', { x: cx, y: label - 6, transform: `rotate(-45 ${cx} ${label - 6})`, class: 'lbl' }, w));
+  const font = 12;
+  const longest = Math.max(0, ...words.map((w) => textWidth(w, font)));
+  const left = Math.ceil(longest) + 10;
+  const cell = Math.max(26, Math.min(48, Math.floor((width - left - 12) / Math.max(1, n))));
+  // A slanted label's box is (w + h) / sqrt 2 wide: slant only when neighbours' boxes stay apart.
+  const slanted = (longest + font) * Math.SQRT1_2 + 2 <= cell;
+  const top = Math.ceil(slanted ? (longest + font) * Math.SQRT1_2 : longest) + 10;
+  const right = slanted ? Math.ceil((longest + font) * Math.SQRT1_2) : 6;
+  const w = left + n * cell + right;
+  const h = top + n * cell + 4;
+  const svg = el('svg', {
+    width: w,
+    height: h,
+    viewBox: `0 0 ${w} ${h}`,
+    class: 'heatmap',
+    role: 'img',
+    'aria-label': `Similarity of ${n} words to each other, from −1 (opposite) to 1 (same meaning)`,
   });
+  words.forEach((word, i) => {
+    svg.append(el('text', { x: left - 6, y: top + i * cell + cell / 2 + 4, 'text-anchor': 'end', class: 'lbl' }, word));
+    const cx = left + i * cell + cell / 2;
+    svg.append(
+      slanted
+        ? el('text', { x: cx - 4, y: top - 6, transform: `rotate(-45 ${cx - 4} ${top - 6})`, class: 'lbl' }, word)
+        : el('text', { x: cx + 4, y: top - 6, transform: `rotate(-90 ${cx + 4} ${top - 6})`, class: 'lbl' }, word),
+    );
+  });
+  const valueFont = cell < 34 ? 9 : 10;
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < n; j++) {
       const v = matrix[i][j];
-      const x = label + j * cell;
-      const y = label + i * cell;
-      svg.append(el('rect', { x, y, width: cell - 1, height: cell - 1, fill: heatColor(v) }));
+      const x = left + j * cell;
+      const y = top + i * cell;
+      const r = el('rect', { x, y, width: cell - 1, height: cell - 1, fill: heatColor(v) });
+      r.append(el('title', {}, `${words[i]} – ${words[j]}: ${v.toFixed(2)}`));
+      svg.append(r);
       svg.append(
         el(
           'text',
           {
             x: x + cell / 2,
-            y: y + cell / 2 + 4,
+            y: y + cell / 2 + 3,
             'text-anchor': 'middle',
             class: Math.abs(v) > 0.6 ? 'cell dark' : 'cell',
+            style: `font-size: ${valueFont}px`,
           },
           v.toFixed(2),
         ),

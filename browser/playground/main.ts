@@ -1,8 +1,8 @@
 /**
- * The playground: text scores with goal-score bars, nearest words chart, similarity heatmap,
- * autocomplete, and a switch between the API and the offline scorer (browser/src). The page
- * is cached by a service worker (sw.js) so it reloads without network; the offline scorer's
- * model comes from IndexedDB.
+ * The playground: text scores with a table of scores and goal shares, nearest words chart,
+ * similarity heatmap, autocomplete, and a switch between the API and the offline scorer
+ * (browser/src). The page is cached by a service worker (sw.js) so it reloads without network;
+ * the offline scorer's model comes from IndexedDB.
  */
 import { createOfflineScorer } from '../src/index';
 import { api } from './api';
@@ -10,27 +10,48 @@ import { attachAutocomplete, renderDims } from './dimensions-view';
 import { loadModels, renderMappers, renderModelOptions } from './models-view';
 import { ensureOfflineModel, offline, progressLog } from './offline';
 import { textRequest } from './requests';
-import { scoreMatrix, scoreTexts, scoreWords } from './results-view';
+import { redrawChartsOnResize, scoreMatrix, scoreTexts, scoreWords } from './results-view';
+import { sampleDims, samplesOf } from './samples';
 import { showError } from './scorers';
 import { $, setMode, state, store, type Mode } from './state';
 import './style.css';
 
+/** The language whose samples fill the form; a field the user changed keeps its text on a switch. */
+let samplesLanguage = '';
+
+/** Fills the form with `language`'s samples, field by field where it still shows the previous samples. */
+function applySamples(language: string): void {
+  const before = samplesLanguage ? samplesOf(samplesLanguage) : null;
+  const next = samplesOf(language);
+  const fields: Array<[string, (s: typeof next) => string]> = [
+    ['texts', (s) => s.texts.join('\n\n')],
+    ['seed-words', (s) => s.nearest],
+    ['matrix-words', (s) => s.heatmap],
+  ];
+  for (const [id, value] of fields) {
+    const input = $<HTMLInputElement | HTMLTextAreaElement>(id);
+    if (!before || input.value === value(before) || input.value === '') input.value = value(next);
+  }
+  const untouched =
+    !before || state.dims.length === 0 || JSON.stringify(state.dims) === JSON.stringify(sampleDims(samplesLanguage));
+  if (untouched) {
+    state.dims = sampleDims(language);
+    renderDims();
+  }
+  samplesLanguage = language;
+}
+
 function init(): void {
-  $<HTMLTextAreaElement>('texts').value = [
-    'The river winds through the quiet forest below the snowy mountain, and the morning is wonderful.',
-    'Quarterly revenue fell sharply; investors fear the market will punish the company again.',
-    'We had a terrible, sad day: the flight was cancelled and the hotel was awful.',
-  ].join('\n\n');
   $<HTMLInputElement>('token').value = state.token;
   setMode(state.mode);
-  renderDims();
+  applySamples(state.language || 'en');
   attachAutocomplete($<HTMLInputElement>('seed-words'));
 
   $('token').addEventListener('change', () => {
     state.token = $<HTMLInputElement>('token').value.trim();
     store.set('token', state.token);
     void state.offline?.setToken(state.token || undefined);
-    void loadModels();
+    void loadModels().then(() => applySamples(state.language));
   });
   $('language').addEventListener('change', () => {
     state.language = $<HTMLSelectElement>('language').value;
@@ -39,23 +60,23 @@ function init(): void {
     store.set('model', state.modelId);
     state.offlineReady = null;
     renderMappers();
+    applySamples(state.language);
+    if (state.mode === 'offline') ensureOfflineModel().catch(showError);
   });
   $('model').addEventListener('change', () => {
     state.modelId = $<HTMLSelectElement>('model').value;
     store.set('model', state.modelId);
     state.offlineReady = null;
     renderMappers();
+    if (state.mode === 'offline') ensureOfflineModel().catch(showError);
   });
+  // Offline: the model downloads (once) as soon as the switch is set; no separate button.
   document.querySelectorAll<HTMLInputElement>('input[name=mode]').forEach((r) =>
     r.addEventListener('change', () => {
       setMode(r.value as Mode);
       if (r.value === 'offline') ensureOfflineModel().catch(showError);
     }),
   );
-  $('cache-model').addEventListener('click', () => {
-    state.offlineReady = null;
-    ensureOfflineModel().catch(showError);
-  });
   $('add-dimension').addEventListener('click', () => {
     state.dims.push({
       id: Math.max(0, ...state.dims.map((d) => d.id)) + 1,
@@ -74,6 +95,7 @@ function init(): void {
   $('score-texts').addEventListener('click', () => void scoreTexts());
   $('score-words').addEventListener('click', () => void scoreWords());
   $('score-matrix').addEventListener('click', () => void scoreMatrix());
+  redrawChartsOnResize();
 
   // Console and test hook: both scorers with the same request shapes.
   (window as any).playground = {
@@ -90,6 +112,7 @@ function init(): void {
     navigator.serviceWorker.register('/sw.js').catch((err) => console.warn('service worker not registered', err));
   }
   void loadModels().then(() => {
+    applySamples(state.language);
     if (state.mode === 'offline') return ensureOfflineModel().catch(showError);
   });
 }

@@ -2,9 +2,12 @@
  * The model pickers: the models of the API's catalog (or, offline, the ones cached in this
  * browser), grouped by language, and the mapper variables of the picked model.
  */
-import { api, ProblemShown } from './api';
+import { api } from './api';
 import { defaultModelOf } from '../../core/model-defaults';
+import { languageName, mapperLabel } from './labels';
 import { offline, refreshCached } from './offline';
+import { GOAL_MAPPER } from './samples';
+import { showError } from './scorers';
 import { $, setMode, setStatus, state, type ModelOption } from './state';
 
 export async function loadModels(): Promise<void> {
@@ -16,12 +19,12 @@ export async function loadModels(): Promise<void> {
         id: m.id,
         label: m.label,
         mappers: (m._embedded?.mappers ?? []).flatMap((b: any) =>
-          (b.variables as string[]).map((v) => `${b.key}_${v}`),
+          (b.variables as string[]).map((v) => ({ key: `${b.key}_${v}`, bundleLabel: String(b.label ?? b.key) })),
         ),
         language: String(m.language ?? ''),
       }));
     } catch (err) {
-      if (err instanceof ProblemShown) setStatus(err.message, 'error');
+      showError(err);
     }
   }
   if (models.length === 0) {
@@ -32,11 +35,11 @@ export async function loadModels(): Promise<void> {
     models = cached.map((c) => ({
       id: c.id,
       label: `${c.id} (cached)`,
-      mappers: c.mapperBundles.flatMap((b) => b.variables.map((v) => `${b.key}_${v}`)),
+      mappers: c.mapperBundles.flatMap((b) => b.variables.map((v) => ({ key: `${b.key}_${v}`, bundleLabel: b.label }))),
       language: c.language,
     }));
     if (models.length > 0 && state.mode === 'api')
-      setStatus('The service cannot be reached: switched to offline scoring with the cached models');
+      setStatus('The service cannot be reached: switched to Offline, with the models kept in this browser.');
     if (models.length > 0) setMode('offline');
   }
   state.models = models;
@@ -45,22 +48,14 @@ export async function loadModels(): Promise<void> {
   renderMappers();
   await refreshCached();
   if (models.length > 0 && $('status').className !== 'error' && state.mode === 'api')
-    setStatus(`Ready: ${models.length} model(s). Scoring through the API.`);
+    setStatus(`Ready: scoring through the API with the ${languageName(state.language)} model.`);
 }
-
-const languageNames = (() => {
-  try {
-    return new Intl.DisplayNames(['en'], { type: 'language' });
-  } catch {
-    return null;
-  }
-})();
 
 /** The language picker: every language that has a model (the models' own language codes). */
 export function renderLanguages(): void {
   const langs = [...new Set(state.models.map((m) => m.language).filter(Boolean))].sort();
   const sel = $<HTMLSelectElement>('language');
-  sel.replaceChildren(...langs.map((l) => new Option(`${languageNames?.of(l) ?? l} (${l})`, l)));
+  sel.replaceChildren(...langs.map((l) => new Option(languageName(l), l)));
   const current = state.models.find((m) => m.id === state.modelId)?.language;
   if (!langs.includes(state.language)) state.language = current ?? langs[0] ?? '';
   sel.value = state.language;
@@ -79,26 +74,37 @@ export function renderModelOptions(): void {
   sel.value = state.modelId;
 }
 
+/**
+ * The mapper variables of the picked model: a checkbox (score it) and a goal weight each. The
+ * default goal is the sentiment mapper alone (samples.ts GOAL_MAPPER), the others unchecked.
+ */
 export function renderMappers(): void {
   const model = state.models.find((m) => m.id === state.modelId);
   const box = $('mappers');
   box.replaceChildren();
-  for (const key of model?.mappers ?? []) {
-    if (!state.mapperWeights.has(key)) state.mapperWeights.set(key, 0);
-    const row = document.createElement('label');
+  const goal = model?.mappers.find((m) => m.key === GOAL_MAPPER)?.key ?? model?.mappers[0]?.key;
+  for (const { key, bundleLabel } of model?.mappers ?? []) {
+    const { name, scale } = mapperLabel(key, bundleLabel);
+    const row = document.createElement('div');
     row.className = 'mapper';
+    const label = document.createElement('label');
     const cb = document.createElement('input');
     cb.type = 'checkbox';
     cb.dataset.key = key;
-    cb.checked = key === (model?.mappers.find((k) => k.endsWith('_valence')) ?? model?.mappers[0]);
+    cb.checked = key === goal;
+    const scaleNote = document.createElement('small');
+    scaleNote.textContent = scale;
+    label.append(cb, ` ${name} `, scaleNote);
+    label.title = key;
     const w = document.createElement('input');
     w.type = 'number';
     w.min = '-10';
     w.max = '10';
     w.value = String(cb.checked ? 1 : 0);
     w.dataset.weight = key;
-    w.title = 'goal weight (-10..10)';
-    row.append(cb, ` ${key} `, w);
+    w.setAttribute('aria-label', `Goal weight of ${name}`);
+    w.title = 'Goal weight (−10 … 10; 0 = not in the goal)';
+    row.append(label, w);
     box.append(row);
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The request bodies built from the form.
  */
+import { splitTexts } from './samples';
 import { $, state } from './state';
 
 export const splitWords = (s: string): string[] =>
@@ -10,10 +11,7 @@ export const splitWords = (s: string): string[] =>
     .filter(Boolean);
 
 export function textRequest(): any {
-  const texts = $<HTMLTextAreaElement>('texts')
-    .value.split(/\n\s*\n/)
-    .map((t) => t.trim())
-    .filter(Boolean);
+  const texts = splitTexts($<HTMLTextAreaElement>('texts').value);
   const dims = state.dims.filter((d) => splitWords(d.words).length > 0);
   const dimensions = dims.map((d) => ({
     id: d.id,
@@ -34,8 +32,10 @@ export function textRequest(): any {
       ) || 0;
     if (w !== 0) mappers.push({ id: key, weight: Math.max(-10, Math.min(10, Math.round(w))) });
   });
+  const commonWords = Number($<HTMLInputElement>('model-rank').value);
   const goalConfig = {
-    modelRankScore: Number($<HTMLInputElement>('model-rank').value),
+    // 0: the factor is left out of the goal (not shown as a factor worth 0).
+    ...(commonWords !== 0 ? { modelRankScore: commonWords } : {}),
     dimensions: dims
       .filter((d) => d.weight !== 0)
       .map((d) => ({ id: d.id, weight: Math.max(-10, Math.min(10, Math.round(d.weight))) })),

@@ -1,12 +1,16 @@
 /**
- * The answers shown: text scores (goal-score bars, the tokens that drove each factor, a note on
- * a text that looks like another language than the model's), word scores (nearest words chart)
- * and the similarity heatmap, each with its JSON and timing.
+ * The answers shown: text scores (a table of each text's scores, goal weights and shares of the
+ * goal score with bars, the words that drove each score, a note on a text that looks like another
+ * language than the model's), word scores (nearest words chart) and the similarity heatmap, each
+ * with its JSON and timing. Charts are redrawn to the new width when the window is resized.
  */
-import { bars, heatmap, scatter } from './charts';
+import { heatmap, scatter, type ScatterPoint } from './charts';
+import { companionChecked } from './companion-prompt';
+import { COMMON_WORDS, languageName, mapperLabel } from './labels';
+import { ensureOfflineModel } from './offline';
 import { splitWords, textRequest } from './requests';
-import { run, showError } from './scorers';
-import { $, setStatus, state } from './state';
+import { run, task } from './scorers';
+import { $, state } from './state';
 
 interface ExplainedToken {
   string: string;
@@ -17,43 +21,48 @@ interface ExplainedToken {
   rules: string[];
 }
 
+/** "+0.123", "−0.045" (a real minus sign), "0.000". */
+const signed = (x: number, digits = 3): string => {
+  const s = Math.abs(x).toFixed(digits);
+  if (Number(s) === 0) return s;
+  return `${x < 0 ? '−' : '+'}${s}`;
+};
+
+type Kind = 'dimension' | 'mapper' | 'intrinsic';
+
 /**
- * The text with the tokens that drove one factor highlighted (from `explain`): green for a
- * positive contribution, red for a negative one, stronger colour for a larger |weight x value|.
+ * The text with the words that drove one score highlighted (from `explain`), each followed by its
+ * own score: for a topic blue (close to the topic) or orange (close to the opposite pole), for
+ * word ratings green (positive) or red (negative); a stronger colour for a larger |weight x value|.
  */
-function highlighted(label: string, text: string, tokens: ExplainedToken[]): HTMLElement {
+function highlighted(label: string, kind: Kind, text: string, tokens: ExplainedToken[]): HTMLElement {
   const p = document.createElement('p');
-  p.className = 'explain';
+  p.className = `explain ${kind}`;
   const b = document.createElement('b');
   b.textContent = `${label}: `;
   p.append(b);
   const max = Math.max(1e-9, ...tokens.map((t) => Math.abs(t.weight * t.value)));
   const spans = [...tokens].sort((a, c) => a.indexStart - c.indexStart);
+  const [pos, neg] = kind === 'dimension' ? ['47, 111, 222', '217, 139, 28'] : ['46, 157, 91', '192, 57, 43'];
   let at = 0;
   for (const t of spans) {
     if (t.indexStart < at) continue;
     p.append(text.slice(at, t.indexStart));
     const m = document.createElement('mark');
     const strength = Math.abs(t.weight * t.value) / max;
-    m.style.background =
-      t.value >= 0 ? `rgba(46, 157, 91, ${0.15 + 0.6 * strength})` : `rgba(192, 57, 43, ${0.15 + 0.6 * strength})`;
+    m.style.background = `rgba(${t.value >= 0 ? pos : neg}, ${0.15 + 0.5 * strength})`;
     m.dataset.value = t.value.toFixed(3);
-    m.title = `${t.value.toFixed(3)} x ${t.weight}${t.rules.length ? ` (${t.rules.join(', ')})` : ''}`;
+    m.title = `${t.value.toFixed(3)} × ${t.weight}${t.rules.length ? ` (${t.rules.join(', ')})` : ''}`;
     m.textContent = text.slice(t.indexStart, t.indexEnd);
+    const v = document.createElement('sup');
+    v.textContent = signed(t.value, 2);
+    m.append(v);
     p.append(m);
     at = t.indexEnd;
   }
   p.append(text.slice(at));
   return p;
 }
-
-const LANGUAGE_NAMES = new Map([
-  ['en', 'English'],
-  ['de', 'German'],
-  ['fr', 'French'],
-  ['ja', 'Japanese'],
-]);
-const languageName = (code: string): string => LANGUAGE_NAMES.get(code) ?? code;
 
 /** The note on a text that looks like another language than the model's (text-scores `languageMismatch`). */
 function mismatchNote(m: { modelLanguage: string; detectedLanguage: string; evidence: string }): HTMLElement {
@@ -65,15 +74,155 @@ function mismatchNote(m: { modelLanguage: string; detectedLanguage: string; evid
   return p;
 }
 
+interface Row {
+  name: string;
+  key: string;
+  kind: Kind | 'goal';
+  score: number | null;
+  weight: number | null;
+  share: number | null;
+}
+
+const KIND_NAMES: Record<Kind, string> = { dimension: 'topic', mapper: 'word ratings', intrinsic: 'word frequency' };
+
+/** A diverging bar around 0, full width at ±`scale`; the value is written beside it. */
+function bar(value: number, kind: Row['kind'], scale: number): HTMLElement {
+  const cell = document.createElement('td');
+  cell.className = 'share';
+  const track = document.createElement('span');
+  track.className = 'track';
+  const fill = document.createElement('span');
+  fill.className = `fill ${kind}`;
+  const half = Math.min(50, (Math.abs(value) / scale) * 50);
+  fill.style.left = `${value >= 0 ? 50 : 50 - half}%`;
+  fill.style.width = `${Math.max(half, 0.5)}%`;
+  track.append(fill);
+  const v = document.createElement('span');
+  v.className = 'num';
+  v.textContent = signed(value);
+  cell.append(track, v);
+  return cell;
+}
+
+/** One text's table: goal score first, then every factor of the goal, then the scores outside it. */
+function factorTable(rows: Row[], scale: number): HTMLTableElement {
+  const table = document.createElement('table');
+  table.className = 'factors';
+  table.innerHTML =
+    '<thead><tr><th scope="col">Score of</th><th scope="col">Score</th><th scope="col">Weight</th><th scope="col">Share of goal</th></tr></thead>';
+  const body = document.createElement('tbody');
+  for (const r of rows) {
+    const tr = document.createElement('tr');
+    tr.className = r.kind;
+    const name = document.createElement('th');
+    name.scope = 'row';
+    name.textContent = r.name;
+    if (r.kind !== 'goal') {
+      const k = document.createElement('small');
+      k.textContent = ` ${KIND_NAMES[r.kind]}`;
+      name.append(k);
+    }
+    name.title = r.key;
+    const score = document.createElement('td');
+    score.className = 'num';
+    score.textContent = r.score === null ? '–' : r.score.toFixed(3);
+    const weight = document.createElement('td');
+    weight.className = 'num';
+    weight.textContent = r.weight === null ? '' : r.weight === 0 ? 'not in goal' : String(r.weight);
+    tr.append(name, score, weight);
+    if (r.share === null) tr.append(document.createElement('td'));
+    else tr.append(bar(r.share, r.kind, scale));
+    body.append(tr);
+  }
+  table.append(body);
+  return table;
+}
+
 export async function scoreTexts(): Promise<void> {
-  const req = textRequest();
-  try {
+  await task('text-results', async () => {
+    if (state.mode === 'offline') await ensureOfflineModel();
+    const req = await companionChecked(textRequest(), () => void scoreTexts());
+    if (!req) return 'Offline scoring waits for your answer under the Score texts button.';
     const { json, raw, ms } = await run('textScores', req);
     $('texts-json').textContent = raw;
     $('texts-timing').textContent = `${state.mode === 'api' ? 'API' : 'offline'}: ${ms.toFixed(0)} ms`;
     const out = $('text-results');
     out.replaceChildren();
-    const dimName = new Map(req.dimensions.map((d: any) => [String(d.id), d.name ?? String(d.id)]));
+    const dims = new Map<string, { name: string; weight: number }>(
+      req.dimensions.map((d: any) => [
+        String(d.id),
+        {
+          name: d.name ?? `dimension ${d.id}`,
+          weight: req.goalConfig.dimensions.find((g: any) => g.id === d.id)?.weight ?? 0,
+        },
+      ]),
+    );
+    const mapperWeight = (key: string): number =>
+      req.goalConfig.mappers.find((m: { id: string }) => m.id === key)?.weight ?? 0;
+    const model = state.models.find((m) => m.id === req.embeddingModelId);
+    const mapperName = (key: string): string =>
+      mapperLabel(key, model?.mappers.find((m) => m.key === key)?.bundleLabel).name;
+    const rowsOf = (t: any): Row[] => {
+      const rows: Row[] = [
+        { name: 'Goal score', key: 'goalScore', kind: 'goal', score: null, weight: null, share: t.goalScore ?? 0 },
+      ];
+      const inGoal = new Set<string>();
+      for (const f of t.goalScoreFactors as Array<{ field: string; id?: string; value: number; type: Kind }>) {
+        const id = f.id ?? f.field;
+        inGoal.add(`${f.type}:${id}`);
+        if (f.type === 'intrinsic')
+          rows.push({
+            name: COMMON_WORDS,
+            key: 'modelRankScore',
+            kind: f.type,
+            score: t.modelRankScore,
+            weight: req.goalConfig.modelRankScore,
+            share: f.value,
+          });
+        else if (f.type === 'dimension')
+          rows.push({
+            name: dims.get(id)?.name ?? f.field,
+            key: `dimensionScores.${id}`,
+            kind: f.type,
+            score: t.dimensionScores[id] ?? null,
+            weight: dims.get(id)?.weight ?? null,
+            share: f.value,
+          });
+        else
+          rows.push({
+            name: mapperName(id),
+            key: `mapperScores.${id}`,
+            kind: 'mapper',
+            score: t.mapperScores[id] ?? null,
+            weight: mapperWeight(id),
+            share: f.value,
+          });
+      }
+      for (const [id, v] of Object.entries(t.dimensionScores as Record<string, number>))
+        if (!inGoal.has(`dimension:${id}`))
+          rows.push({
+            name: dims.get(id)?.name ?? id,
+            key: `dimensionScores.${id}`,
+            kind: 'dimension',
+            score: v,
+            weight: 0,
+            share: null,
+          });
+      for (const [id, v] of Object.entries(t.mapperScores as Record<string, number>))
+        if (!inGoal.has(`mapper:${id}`))
+          rows.push({
+            name: mapperName(id),
+            key: `mapperScores.${id}`,
+            kind: 'mapper',
+            score: v,
+            weight: 0,
+            share: null,
+          });
+      return rows;
+    };
+    const all = (json.data as any[]).map(rowsOf);
+    // One scale for every text, so that bars compare across texts (at least 0.1: near-zero bars stay small).
+    const scale = Math.max(0.1, ...all.flat().map((r) => Math.abs(r.share ?? 0)));
     (json.data as any[]).forEach((t, i) => {
       const card = document.createElement('article');
       card.className = 'text-card';
@@ -82,31 +231,61 @@ export async function scoreTexts(): Promise<void> {
       h.textContent = text.length > 90 ? `${text.slice(0, 90)}…` : text;
       card.append(h);
       if (t.languageMismatch) card.append(mismatchNote(t.languageMismatch));
-      const rows = [
-        { label: 'goal score', value: t.goalScore ?? 0, kind: 'total' },
-        ...t.goalScoreFactors.map((f: any) => ({ label: f.field, value: f.value, kind: f.type })),
-      ];
-      card.append(bars(rows));
-      const dl = document.createElement('p');
-      dl.className = 'scores';
-      const parts = [`modelRankScore ${t.modelRankScore === null ? '–' : t.modelRankScore.toFixed(3)}`];
-      for (const [k, v] of Object.entries(t.dimensionScores))
-        parts.push(`${dimName.get(k) ?? k} ${(v as number).toFixed(3)}`);
-      for (const [k, v] of Object.entries(t.mapperScores)) parts.push(`${k} ${(v as number).toFixed(3)}`);
-      dl.textContent = parts.join(' · ');
-      card.append(dl);
+      card.append(factorTable(all[i]!, scale));
       if (t.explanation) {
         for (const [k, e] of Object.entries(t.explanation.dimensions as Record<string, { tokens: ExplainedToken[] }>))
-          card.append(highlighted(String(dimName.get(k) ?? k), text, e.tokens));
+          card.append(highlighted(dims.get(k)?.name ?? k, 'dimension', text, e.tokens));
         for (const [k, e] of Object.entries(t.explanation.mappers as Record<string, { tokens: ExplainedToken[] }>))
-          card.append(highlighted(k, text, e.tokens));
+          card.append(highlighted(mapperName(k), 'mapper', text, e.tokens));
       }
       out.append(card);
     });
-    setStatus(`Scored ${json.data.length} text(s) ${state.mode === 'api' ? 'through the API' : 'offline in this tab'}`);
-  } catch (err) {
-    showError(err);
+    return `Scored ${json.data.length} ${json.data.length === 1 ? 'text' : 'texts'} ${state.mode === 'api' ? 'through the API' : 'offline in this tab'}.`;
+  });
+}
+
+/**
+ * Each word in the casing a person expects (German nouns capitalized, proper nouns): the API's
+ * `word` is lower-cased, autocomplete answers in display casing. One autocomplete per first
+ * letter with the words as its allow-list (at most 10 suggestions a call); words without a
+ * cased letter (Japanese) are left as they are.
+ */
+async function displayCasing(words: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const groups = new Map<string, string[]>();
+  for (const w of words) {
+    if (w.includes(' ') || !/\p{Ll}/u.test(w)) continue;
+    const first = w[0]!.toLowerCase();
+    groups.set(first, [...(groups.get(first) ?? []), w]);
   }
+  const calls: Array<Promise<void>> = [];
+  for (const [first, group] of groups)
+    for (let i = 0; i < group.length; i += 10) {
+      const chunk = group.slice(i, i + 10);
+      calls.push(
+        run('autocomplete', { word: first, embeddingModelId: state.modelId, whitelistWords: chunk }).then(
+          ({ json }) => {
+            for (const s of json.suggestions as string[]) out.set(s.toLowerCase(), s);
+          },
+        ),
+      );
+    }
+  await Promise.all(calls);
+  return out;
+}
+
+/** The chart's width: its box's, or the page's less its margins before it is laid out. */
+const chartWidth = (box: HTMLElement): number => Math.max(280, Math.min(1100, box.clientWidth || 900));
+
+let lastScatter: ScatterPoint[] | null = null;
+function drawScatter(): void {
+  if (!lastScatter) return;
+  const box = $('words-chart');
+  const { svg, unlabelled } = scatter(lastScatter, chartWidth(box));
+  const more = document.createElement('p');
+  more.className = 'unlabelled';
+  more.textContent = unlabelled.length ? `Not labelled (no room): ${unlabelled.join(', ')}` : '';
+  box.replaceChildren(svg, more);
 }
 
 export async function scoreWords(): Promise<void> {
@@ -118,28 +297,50 @@ export async function scoreWords(): Promise<void> {
     ...(wordrank ? { wordrankLimit: wordrank } : {}),
     seedScore: 1,
   };
-  try {
+  await task('words-chart', async () => {
     const { json, raw, ms } = await run('wordScores', req);
     $('words-json').textContent = raw;
     $('words-timing').textContent = `${state.mode === 'api' ? 'API' : 'offline'}: ${ms.toFixed(0)} ms`;
-    const pts = (json.data as any[])
-      .filter((w) => w.seedScore !== null)
-      .map((w) => ({ word: w.word, rank: w.modelRank, score: w.seedScore }));
-    const box = $('words-chart');
-    box.replaceChildren(scatter(pts, Math.max(600, Math.min(1100, box.clientWidth || 900))));
-  } catch (err) {
-    showError(err);
-  }
+    const scored = (json.data as any[]).filter((w) => w.seedScore !== null);
+    const shown = await displayCasing(scored.map((w) => w.word as string));
+    lastScatter = scored.map((w) => ({ word: shown.get(w.word) ?? w.word, rank: w.modelRank, score: w.seedScore }));
+    drawScatter();
+    return `Found ${scored.length} words near ${req.seedWords.join(', ')}.`;
+  });
+}
+
+let lastMatrix: { words: string[]; matrix: number[][] } | null = null;
+function drawHeatmap(): void {
+  if (!lastMatrix) return;
+  const box = $('heatmap');
+  box.replaceChildren(heatmap(lastMatrix.words, lastMatrix.matrix, chartWidth(box)));
 }
 
 export async function scoreMatrix(): Promise<void> {
   const req = { words: splitWords($<HTMLInputElement>('matrix-words').value) };
-  try {
+  await task('heatmap', async () => {
     const { json, raw, ms } = await run('similarityMatrix', req, state.modelId);
     $('matrix-json').textContent = raw;
     $('matrix-timing').textContent = `${state.mode === 'api' ? 'API' : 'offline'}: ${ms.toFixed(0)} ms`;
-    $('heatmap').replaceChildren(heatmap(json.words, json.matrix));
-  } catch (err) {
-    showError(err);
-  }
+    lastMatrix = json;
+    drawHeatmap();
+    const known = new Set((json.words as string[]).map((w) => w.toLowerCase()));
+    const unknown = req.words.filter((w) => !known.has(w.toLowerCase()));
+    return `Compared ${json.words.length} words.${unknown.length ? ` Not in the model, left out: ${unknown.join(', ')}.` : ''}`;
+  });
+}
+
+/** Charts follow the window's width (a phone turned sideways). */
+export function redrawChartsOnResize(): void {
+  let width = window.innerWidth;
+  let timer = 0;
+  window.addEventListener('resize', () => {
+    if (window.innerWidth === width) return;
+    width = window.innerWidth;
+    clearTimeout(timer);
+    timer = window.setTimeout(() => {
+      drawScatter();
+      drawHeatmap();
+    }, 100);
+  });
 }

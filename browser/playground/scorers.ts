@@ -1,10 +1,12 @@
 /**
- * One request in the selected mode (the API or the offline scorer), and how a refusal is shown.
+ * One request in the selected mode (the API or the offline scorer), the status line around it,
+ * and how a failure is shown: a plain sentence in the status line, the section's earlier results
+ * marked as out of date.
  */
 import { OfflineScorerError } from '../src/index';
-import { api } from './api';
+import { api, ProblemShown } from './api';
 import { ensureOfflineModel, offline } from './offline';
-import { setStatus, state } from './state';
+import { $, setStatus, state } from './state';
 
 /** Runs one request in the selected mode; returns the response JSON and its text as sent/returned. */
 export async function run(
@@ -28,7 +30,52 @@ export async function run(kind: string, body: any, modelId?: string): Promise<{ 
   return { json, raw: JSON.stringify(json), ms: performance.now() - t0 };
 }
 
+/** A failure in words a person can act on; the service's code stays in the status line's tooltip. */
+export function plainError(err: unknown): { text: string; code: string } {
+  if (err instanceof ProblemShown) {
+    if (err.code === 'NETWORK_ERROR')
+      return {
+        text: 'Cannot reach the service: check the network connection, or switch to Offline to score in this tab.',
+        code: err.message,
+      };
+    if (err.code === 'TIMEOUT')
+      return { text: 'The service did not answer in time. Try again, or switch to Offline.', code: err.message };
+    if (err.status === 401 || err.status === 403)
+      return { text: `The token was not accepted: ${err.detail}`, code: err.message };
+    return { text: `The service refused the request: ${err.detail}`, code: err.message };
+  }
+  if (err instanceof OfflineScorerError)
+    return { text: `The offline scorer refused the request: ${err.message}`, code: `${err.status} ${err.code}` };
+  return { text: err instanceof Error ? err.message : String(err), code: '' };
+}
+
 export function showError(err: unknown): void {
-  if (err instanceof OfflineScorerError) setStatus(`${err.status} ${err.code}: ${err.message}`, 'error');
-  else setStatus(err instanceof Error ? err.message : String(err), 'error');
+  const { text, code } = plainError(err);
+  setStatus(text, 'error');
+  $('status').title = code;
+}
+
+/**
+ * One user action on a results area: its progress in the status line, then `done` (or the
+ * error). A failed action leaves the earlier results on screen marked as out of date.
+ */
+export async function task(resultsId: string, work: () => Promise<string>): Promise<void> {
+  const results = $(resultsId);
+  state.tasks++;
+  results.setAttribute('aria-busy', 'true');
+  try {
+    const done = await work();
+    results.classList.remove('stale');
+    results.removeAttribute('data-stale');
+    setStatus(done);
+  } catch (err) {
+    if (results.childElementCount > 0) {
+      results.classList.add('stale');
+      results.dataset.stale = 'These results are from an earlier run: the last one failed (see the line at the top).';
+    }
+    showError(err);
+  } finally {
+    state.tasks--;
+    results.removeAttribute('aria-busy');
+  }
 }

@@ -9,7 +9,8 @@ export type Mode = 'api' | 'offline';
 export interface ModelOption {
   id: string;
   label: string;
-  mappers: string[];
+  /** Mapper variable keys, with their bundle's label. */
+  mappers: Array<{ key: string; bundleLabel: string }>;
   /** ISO 639-1 code: the language picker shows the models of one language. */
   language: string;
 }
@@ -36,24 +37,16 @@ export const state = {
   models: [] as ModelOption[],
   offline: null as OfflineScorer | null,
   offlineReady: null as Promise<unknown> | null,
-  dims: [
-    { id: 1, name: 'nature', type: 'manual', words: 'forest, river, mountain, ocean', opposite: '', weight: 2 },
-    {
-      id: 2,
-      name: 'positive vs negative',
-      type: 'axis',
-      words: 'good, happy, excellent',
-      opposite: 'bad, sad, terrible',
-      weight: 3,
-    },
-  ] as DimRow[],
-  mapperWeights: new Map<string, number>(),
+  dims: [] as DimRow[],
+  /** User actions running (scorers.ts task): the scorer's progress shows in the status line meanwhile. */
+  tasks: 0,
 };
 
 export function setStatus(text: string, kind: 'info' | 'error' = 'info'): void {
   const s = $('status');
   s.textContent = text;
   s.className = kind;
+  s.removeAttribute('title');
 }
 
 export function setMode(mode: Mode): void {
