@@ -18,13 +18,18 @@ function el<K extends keyof SVGElementTagNameMap>(
 }
 
 let measureCtx: CanvasRenderingContext2D | null = null;
-/** The rendered width of `text` at `size` px in the page's font (the charts' text inherits it). */
-function textWidth(text: string, size: number): number {
+/**
+ * The rendered size of `text` at `size` px in the page's font (the charts' text inherits it):
+ * its width and the font's ascent and descent, which make the height of an SVG text's box.
+ */
+function measure(text: string, size: number): { w: number; ascent: number; descent: number } {
   measureCtx ??= document.createElement('canvas').getContext('2d');
-  if (!measureCtx) return text.length * size * 0.62;
+  if (!measureCtx) return { w: text.length * size * 0.62, ascent: size, descent: size * 0.3 };
   measureCtx.font = `${size}px ${getComputedStyle(document.body).fontFamily}`;
-  return measureCtx.measureText(text).width;
+  const m = measureCtx.measureText(text);
+  return { w: m.width, ascent: m.fontBoundingBoxAscent ?? size, descent: m.fontBoundingBoxDescent ?? size * 0.3 };
 }
+const textWidth = (text: string, size: number): number => measure(text, size).w;
 
 interface Box {
   x: number;
@@ -123,8 +128,9 @@ export function scatter(points: ScatterPoint[], width: number): { svg: SVGSVGEle
   for (const p of order) {
     const cx = X(p.rank);
     const cy = Y(p.score);
-    const w = textWidth(p.word, font) + 2;
-    const h = font + 2;
+    const size = measure(p.word, font);
+    const w = size.w + 2;
+    const h = size.ascent + size.descent + 2;
     const candidates: Box[] = [
       { x: cx + 6, y: cy - h / 2, w, h },
       { x: cx - 6 - w, y: cy - h / 2, w, h },
@@ -143,8 +149,7 @@ export function scatter(points: ScatterPoint[], width: number): { svg: SVGSVGEle
       continue;
     }
     placed.push(free);
-    // The text's baseline: the box's bottom less the font's descent (about a fifth of its size).
-    labels.set(p, { x: free.x + 1, y: free.y + h - 1 - font * 0.2 });
+    labels.set(p, { x: free.x + 1, y: free.y + 1 + size.ascent });
   }
   for (const p of points) {
     const g = el('g', { class: 'pt' });
@@ -159,13 +164,16 @@ export function scatter(points: ScatterPoint[], width: number): { svg: SVGSVGEle
   return { svg, unlabelled };
 }
 
-function heatColor(v: number): string {
-  // -1 .. 1: blue - white - red
+/** -1 .. 1: blue - white - red; and whether the cell is dark (white text) or light (black text). */
+function heatColor(v: number): { fill: string; dark: boolean } {
   const t = Math.max(-1, Math.min(1, v));
   const a = Math.abs(t);
-  const [r, g, b] = t >= 0 ? [214, 54, 44] : [38, 99, 201];
-  const mix = (c: number): number => Math.round(255 + (c - 255) * a);
-  return `rgb(${mix(r)},${mix(g)},${mix(b)})`;
+  const base = t >= 0 ? [190, 30, 30] : [30, 80, 190];
+  const rgb = base.map((c) => Math.round(255 + (c - 255) * a));
+  // WCAG relative luminance: above 0.179 black text contrasts more than white (both >= 4.58:1 there).
+  const lin = rgb.map((c) => (c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4));
+  const luminance = 0.2126 * lin[0]! + 0.7152 * lin[1]! + 0.0722 * lin[2]!;
+  return { fill: `rgb(${rgb.join(',')})`, dark: luminance < 0.179 };
 }
 
 /**
@@ -176,13 +184,16 @@ function heatColor(v: number): string {
 export function heatmap(words: string[], matrix: number[][], width: number): SVGSVGElement {
   const n = words.length;
   const font = 12;
-  const longest = Math.max(0, ...words.map((w) => textWidth(w, font)));
+  const sizes = words.map((w) => measure(w, font));
+  const longest = Math.max(0, ...sizes.map((m) => m.w));
+  const lineH = Math.max(font, ...sizes.map((m) => m.ascent + m.descent));
   const left = Math.ceil(longest) + 10;
   const cell = Math.max(26, Math.min(48, Math.floor((width - left - 12) / Math.max(1, n))));
   // A slanted label's box is (w + h) / sqrt 2 wide: slant only when neighbours' boxes stay apart.
-  const slanted = (longest + font) * Math.SQRT1_2 + 2 <= cell;
-  const top = Math.ceil(slanted ? (longest + font) * Math.SQRT1_2 : longest) + 10;
-  const right = slanted ? Math.ceil((longest + font) * Math.SQRT1_2) : 6;
+  const slant = (longest + lineH) * Math.SQRT1_2;
+  const slanted = slant + 2 <= cell;
+  const top = Math.ceil(slanted ? slant : longest) + 10;
+  const right = slanted ? Math.ceil(slant) : 6;
   const w = left + n * cell + right;
   const h = top + n * cell + 4;
   const svg = el('svg', {
@@ -208,7 +219,8 @@ export function heatmap(words: string[], matrix: number[][], width: number): SVG
       const v = matrix[i][j];
       const x = left + j * cell;
       const y = top + i * cell;
-      const r = el('rect', { x, y, width: cell - 1, height: cell - 1, fill: heatColor(v) });
+      const color = heatColor(v);
+      const r = el('rect', { x, y, width: cell - 1, height: cell - 1, fill: color.fill });
       r.append(el('title', {}, `${words[i]} – ${words[j]}: ${v.toFixed(2)}`));
       svg.append(r);
       svg.append(
@@ -218,7 +230,7 @@ export function heatmap(words: string[], matrix: number[][], width: number): SVG
             x: x + cell / 2,
             y: y + cell / 2 + 3,
             'text-anchor': 'middle',
-            class: Math.abs(v) > 0.6 ? 'cell dark' : 'cell',
+            class: color.dark ? 'cell dark' : 'cell',
             style: `font-size: ${valueFont}px`,
           },
           v.toFixed(2),

@@ -2,7 +2,7 @@
  * The model pickers: the models of the API's catalog (or, offline, the ones cached in this
  * browser), grouped by language, and the mapper variables of the picked model.
  */
-import { api } from './api';
+import { api, ProblemShown } from './api';
 import { defaultModelOf } from '../../core/model-defaults';
 import { languageName, mapperLabel } from './labels';
 import { offline, refreshCached } from './offline';
@@ -10,9 +10,15 @@ import { GOAL_MAPPER } from './samples';
 import { showError } from './scorers';
 import { $, setMode, setStatus, state, type ModelOption } from './state';
 
+/**
+ * The models of the API's catalog; when the service cannot be reached (or before a token is
+ * pasted), the models kept in this browser. Only an unreachable service switches the page to
+ * Offline by itself.
+ */
 export async function loadModels(): Promise<void> {
   let models: ModelOption[] = [];
-  if (state.token && navigator.onLine !== false) {
+  let unreachable = state.token !== '' && navigator.onLine === false;
+  if (state.token && !unreachable) {
     try {
       const { json } = await api.listModels();
       models = (json.data as any[]).map((m) => ({
@@ -24,30 +30,32 @@ export async function loadModels(): Promise<void> {
         language: String(m.language ?? ''),
       }));
     } catch (err) {
+      unreachable = err instanceof ProblemShown && (err.code === 'NETWORK_ERROR' || err.code === 'TIMEOUT');
       showError(err);
     }
   }
   if (models.length === 0) {
-    // Offline (or no token): the models cached in this browser.
     const cached = await offline()
       .listCachedModels()
       .catch(() => []);
     models = cached.map((c) => ({
       id: c.id,
-      label: `${c.id} (cached)`,
+      label: `${languageName(c.language)}: ${c.id} (kept in this browser)`,
       mappers: c.mapperBundles.flatMap((b) => b.variables.map((v) => ({ key: `${b.key}_${v}`, bundleLabel: b.label }))),
       language: c.language,
     }));
-    if (models.length > 0 && state.mode === 'api')
-      setStatus('The service cannot be reached: switched to Offline, with the models kept in this browser.');
-    if (models.length > 0) setMode('offline');
+    if (models.length > 0 && unreachable) {
+      if (state.mode === 'api')
+        setStatus('The service cannot be reached: switched to Offline, with the models kept in this browser.');
+      setMode('offline');
+    }
   }
   state.models = models;
   renderLanguages();
   renderModelOptions();
   renderMappers();
   await refreshCached();
-  if (models.length > 0 && $('status').className !== 'error' && state.mode === 'api')
+  if (models.length > 0 && state.token && $('status').className !== 'error' && state.mode === 'api')
     setStatus(`Ready: scoring through the API with the ${languageName(state.language)} model.`);
 }
 
@@ -65,10 +73,13 @@ export function renderLanguages(): void {
 export function renderModelOptions(): void {
   const models = state.models.filter((m) => !state.language || m.language === state.language);
   const sel = $<HTMLSelectElement>('model');
-  sel.replaceChildren(...models.map((m) => new Option(m.label, m.id)));
+  const preferred = defaultModelOf(state.language);
+  // Two models of one language share a catalog label: the other ones show their id.
+  sel.replaceChildren(
+    ...models.map((m) => new Option(m.id === preferred ? `${m.label} (default)` : `${m.label} · ${m.id}`, m.id)),
+  );
   // Switching language picks that language's default model where the catalog has it.
   if (!models.some((m) => m.id === state.modelId) && models.length > 0) {
-    const preferred = defaultModelOf(state.language);
     state.modelId = models.find((m) => m.id === preferred)?.id ?? models[0].id;
   }
   sel.value = state.modelId;

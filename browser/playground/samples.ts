@@ -60,8 +60,8 @@ const SAMPLES: ReadonlyMap<string, Samples> = new Map([
         ['cuisine', 'nourriture, repas, plat, goût'],
         ['service', 'service, serveur, personnel, aimable'],
       ],
-      nearest: 'pâtes, pizza, pain',
-      heatmap: 'bon, mauvais, délicieux, affreux, serveur, cuisine, pizza, pâtes',
+      nearest: 'pizza, pain, fromage',
+      heatmap: 'bon, mauvais, délicieux, affreux, serveur, cuisine, pizza, fromage',
     },
   ],
   [

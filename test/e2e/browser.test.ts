@@ -541,6 +541,287 @@ describe.skipIf(!jaBuilt)('Japanese explain parity (aligned model, Chromium)', (
   }, 600_000);
 });
 
+/** Every text of the page's charts that overlaps another, reaches past its chart, or a chart wider than the window. */
+function chartLabelProblems(): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    const tol = 0.5;
+    const windowWidth = document.documentElement.clientWidth;
+    for (const svg of document.querySelectorAll<SVGSVGElement>('.chart svg')) {
+      const chart = svg.closest('.chart')!.id;
+      const box = svg.getBoundingClientRect();
+      if (box.right > windowWidth + tol)
+        out.push(`${chart}: reaches ${Math.round(box.right)} px in a ${windowWidth} px window`);
+      const labels = [...svg.querySelectorAll('text')].map((t) => ({
+        text: t.textContent,
+        r: t.getBoundingClientRect(),
+      }));
+      for (const { text, r } of labels)
+        if (
+          r.left < box.left - tol ||
+          r.right > box.right + tol ||
+          r.top < box.top - tol ||
+          r.bottom > box.bottom + tol
+        )
+          out.push(`${chart}: "${text}" reaches past the chart`);
+      for (let i = 0; i < labels.length; i++)
+        for (let j = i + 1; j < labels.length; j++) {
+          const [a, b] = [labels[i]!.r, labels[j]!.r];
+          if (a.left < b.right - tol && b.left < a.right - tol && a.top < b.bottom - tol && b.top < a.bottom - tol)
+            out.push(`${chart}: "${labels[i]!.text}" overlaps "${labels[j]!.text}"`);
+        }
+    }
+    return out;
+  });
+}
+
+/** axe-core's serious and critical violations on the page as it is (rule, impact, first target). */
+async function seriousA11yViolations(): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window)))
+    await page.addScriptTag({ path: path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js') });
+  return page.evaluate(async () => {
+    const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return (r.violations as Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>)
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.length} nodes, first ${v.nodes[0]?.target.join(' ')}`);
+  });
+}
+
+const statusText = () => page.textContent('#status').then((t) => t ?? '');
+/** The visible text of an element (as a person reads it: no tooltips, no JSON views). */
+const visibleText = (selector: string) => page.locator(selector).innerText();
+
+/** Clicks a button and waits for the status line to change from what it said before. */
+async function clickAndWaitForStatus(selector: string, done: RegExp, timeout = 300_000): Promise<string> {
+  await page.evaluate(() => (document.getElementById('status')!.textContent = ''));
+  await page.click(selector);
+  await page.waitForFunction(
+    (src) => {
+      const t = document.getElementById('status')!;
+      return new RegExp(src).test(t.textContent ?? '') || t.className === 'error';
+    },
+    done.source,
+    { timeout },
+  );
+  return statusText();
+}
+
+/** The charts at 1280 and 390 px: no label overlaps another or leaves its chart; a screenshot of each width. */
+async function checkChartsAtBothWidths(name: string): Promise<void> {
+  fs.mkdirSync(RESULTS, { recursive: true });
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 1400 });
+    // The charts redraw to the new width (a resize listener).
+    await page.waitForFunction(
+      (w) =>
+        [...document.querySelectorAll('.chart svg')].every((s) => s.getBoundingClientRect().right <= w) &&
+        document.querySelectorAll('.chart svg').length === 2,
+      width,
+      { timeout: 10_000 },
+    );
+    expect(await chartLabelProblems(), `${name} at ${width} px`).toEqual([]);
+    await page.screenshot({ path: path.join(RESULTS, `playground-${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 1400 });
+}
+
+describe('the playground as a person uses it (issue 37)', () => {
+  it('API: the default model, sample reviews scored with sentiment as the goal, a legend, plain labels, charts that fit, no serious accessibility violation', async () => {
+    // A first visit: nothing kept from the tests above but the token the person pastes.
+    await page.evaluate(() => localStorage.clear());
+    await page.reload();
+    await page.fill('#token', token);
+    await page.press('#token', 'Tab');
+    await page.waitForFunction(() => /^Ready/.test(document.getElementById('status')!.textContent ?? ''), null, {
+      timeout: 60_000,
+    });
+    expect(await page.inputValue('#model')).toBe(MODEL);
+    expect(await page.inputValue('#language')).toBe('en');
+    expect(await statusText()).toBe('Ready: scoring through the API with the English model.');
+
+    // The panel that explains the page, the legend of the results.
+    const help = await visibleText('#help');
+    for (const term of ['How to read this', 'Dimension (topic)', 'Mapper (word ratings)', 'Goal', 'Highlights'])
+      expect(help).toContain(term);
+    expect(await visibleText('#texts-legend')).toMatch(/Score .*Weight .*Share of goal/s);
+
+    // Keyboard: Tab reaches the Score button, Enter presses it.
+    await page.focus('#composition');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('score-texts');
+    await page.evaluate(() => (document.getElementById('status')!.textContent = ''));
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /^Scored/.test(document.getElementById('status')!.textContent ?? ''), null, {
+      timeout: 120_000,
+    });
+    expect(await statusText()).toBe('Scored 3 texts through the API.');
+    const cards = page.locator('#text-results .text-card');
+    expect(await cards.count()).toBe(3);
+    // Sentiment alone is the goal: the negative review scores below 0, the positive one above.
+    const goal = (i: number) =>
+      cards
+        .nth(i)
+        .locator('tr.goal .share .num')
+        .textContent()
+        .then((t) => Number((t ?? '').replace('−', '-')));
+    expect(await goal(0)).toBeLessThan(0);
+    expect(await goal(1)).toBeGreaterThan(0);
+    const first = await cards.nth(0).innerText();
+    for (const shown of [
+      'Goal score',
+      'Sentiment (VADER word ratings)',
+      'food',
+      'service',
+      'not in goal',
+      'Share of goal',
+    ])
+      expect(first).toContain(shown);
+    // Each highlighted word shows its own score without hovering.
+    expect(await cards.nth(0).locator('.explain mark sup').count()).toBeGreaterThan(0);
+
+    await clickAndWaitForStatus('#score-words', /^Found/);
+    await clickAndWaitForStatus('#score-matrix', /^Compared/);
+    // No API key or version string on screen (they stay in the JSON views and tooltips).
+    const pageText = await page.locator('body').innerText();
+    for (const jargon of ['modelRank', 'afinn_valence', 'sentiment_valence', 'NETWORK_ERROR', 'int8'])
+      expect(pageText).not.toContain(jargon);
+    expect(await seriousA11yViolations()).toEqual([]);
+    await checkChartsAtBothWidths('en-api');
+    expect(browser!.pageErrors).toEqual([]);
+  }, 600_000);
+
+  it.skipIf(!deBuilt)(
+    'switch language: samples and seeds follow; offline German downloads with progress and only the German model, scores, and the status says so',
+    async () => {
+      const samples = {
+        de: 'Das Essen war überhaupt nicht gut.',
+        fr: "La nourriture n'était pas bonne du tout.",
+        ja: '料理は全然おいしくなかった。',
+      } as const;
+      const langs = await page.$$eval('#language option', (os) => os.map((o) => (o as HTMLOptionElement).value));
+      for (const lang of ['fr', 'ja', 'de'] as const) {
+        if (!langs.includes(lang)) continue;
+        await page.selectOption('#language', lang);
+        expect((await page.inputValue('#texts')).split('\n')[0]).toBe(samples[lang]);
+        expect(await page.inputValue('#model')).toBe(ALIGNED[lang].id);
+      }
+      expect(await page.inputValue('#seed-words')).toBe('Nudeln, Pizza, Brot');
+      expect(await page.$$eval('#dimensions .name', (is) => is.map((i) => (i as HTMLInputElement).value))).toEqual([
+        'Essen',
+        'Service',
+      ]);
+
+      // Go offline from a clean slate: no model kept, a new worker (reload), a slow link so that the download shows.
+      await page.evaluate(
+        async (ids) => {
+          for (const id of ids) await (window as any).playground.offline().evictModel(id);
+        },
+        [MODEL, DE_MODEL],
+      );
+      await page.reload();
+      await page.waitForFunction(() => /^Ready/.test(document.getElementById('status')!.textContent ?? ''), null, {
+        timeout: 60_000,
+      });
+      expect(await page.inputValue('#model')).toBe(DE_MODEL);
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.emulateNetworkConditions', {
+        offline: false,
+        latency: 20,
+        downloadThroughput: (20 * 1e6) / 8,
+        uploadThroughput: (20 * 1e6) / 8,
+      });
+      // Keyboard: the switch is a radio group, the arrow key sets Offline; that starts the download (no other button).
+      expect(await page.locator('header button').count()).toBe(0);
+      await page.focus('input[name=mode][value=api]');
+      await page.keyboard.press('ArrowRight');
+      expect(await page.isChecked('input[name=mode][value=offline]')).toBe(true);
+      // The progress shows while the model downloads (bar and words together).
+      const during = await page.waitForFunction(
+        () => {
+          const bar = document.getElementById('progress') as HTMLProgressElement;
+          const said = document.getElementById('status')!.textContent ?? '';
+          return !bar.hidden && bar.value > 0 && bar.value < 1 && /^Downloading the German model: /.test(said) && said;
+        },
+        null,
+        { timeout: 120_000 },
+      );
+      expect(await during.jsonValue()).toMatch(/^Downloading the German model: [\d.]+ of [\d.]+ MB$/);
+      await page.screenshot({ path: path.join(RESULTS, 'playground-de-downloading.png') });
+      await page.waitForFunction(() => /ready/.test(document.getElementById('status')!.textContent ?? ''), null, {
+        timeout: 300_000,
+      });
+      await cdp.send('Network.emulateNetworkConditions', {
+        offline: false,
+        latency: 0,
+        downloadThroughput: -1,
+        uploadThroughput: -1,
+      });
+      expect(await statusText()).toMatch(/^Offline: the German model is ready in this tab \(downloaded, \d+ MB\)\.$/);
+      expect(await page.isHidden('#progress')).toBe(true);
+
+      expect(await clickAndWaitForStatus('#score-texts', /^Scored/)).toBe('Scored 3 texts offline in this tab.');
+      expect(await clickAndWaitForStatus('#score-words', /^Found/)).toMatch(
+        /^Found \d+ words near Nudeln, Pizza, Brot\.$/,
+      );
+      expect(await clickAndWaitForStatus('#score-matrix', /^Compared/)).toMatch(/^Compared 8 words\.$/);
+      // Only the German model was fetched: German seeds need no English companion.
+      const models = await page.evaluate(() =>
+        ((window as any).playground.progressLog as Array<{ artifact: string; name: string }>)
+          .filter((p) => p.artifact === 'model')
+          .map((p) => p.name),
+      );
+      expect([...new Set(models)]).toEqual([DE_MODEL]);
+      const cached = await page.evaluate(() => (window as any).playground.offline().listCachedModels());
+      expect(cached.map((c: { id: string }) => c.id)).toEqual([DE_MODEL]);
+      expect(await visibleText('#cached')).toMatch(/^Kept in this browser: German model \(\d+ MB\)$/);
+      // German nouns in their display casing (the API's words are lower-cased).
+      const words = await page.$$eval('#words-chart svg text.word', (ts) => ts.map((t) => t.textContent ?? ''));
+      expect(words.length).toBeGreaterThan(0);
+      expect(words.filter((w) => /^\p{Lu}/u.test(w)).length).toBeGreaterThan(words.length / 2);
+      expect(await page.$$eval('#heatmap svg text.lbl', (ts) => ts.map((t) => t.textContent))).toContain('schlecht');
+      expect(await seriousA11yViolations()).toEqual([]);
+      await checkChartsAtBothWidths('de-offline');
+
+      // An English seed word the German model lacks: asked before the English model downloads; "without" downloads nothing.
+      const avail = await page.evaluate(
+        (m) => (window as any).playground.offline().wordAvailabilities(m, { words: ['waitress'] }),
+        DE_MODEL,
+      );
+      expect(avail.availabilities[0].isAvailable).toBe(false);
+      await page.fill('#dimensions .dim:nth-child(2) .words', 'Service, Kellner, waitress');
+      await page.dispatchEvent('#dimensions .dim:nth-child(2) .words', 'input');
+      await clickAndWaitForStatus('#score-texts', /waits for your answer/);
+      expect(await visibleText('#companion-prompt')).toContain('does not know these seed words: waitress');
+      await clickAndWaitForStatus('#companion-prompt button:has-text("Score without these words")', /^Scored/);
+      const after = await page.evaluate(() => (window as any).playground.offline().listCachedModels());
+      expect(after.map((c: { id: string }) => c.id)).toEqual([DE_MODEL]);
+      expect(browser!.pageErrors).toEqual([]);
+    },
+    900_000,
+  );
+
+  it('network off in API mode: a plain message, and the earlier results marked as out of date', async () => {
+    await page.click('.switch label:has(input[value=api])');
+    await context.setOffline(true);
+    try {
+      const said = await clickAndWaitForStatus('#score-texts', /^Cannot reach/, 120_000);
+      expect(said).toBe(
+        'Cannot reach the service: check the network connection, or switch to Offline to score in this tab.',
+      );
+      expect(await page.getAttribute('#status', 'class')).toBe('error');
+      expect(await page.getAttribute('#text-results', 'class')).toContain('stale');
+      expect(await page.getAttribute('#text-results', 'data-stale')).toMatch(/from an earlier run/);
+      await page.screenshot({ path: path.join(RESULTS, 'playground-network-off.png') });
+    } finally {
+      await context.setOffline(false);
+    }
+    // Back to English for the playground test below.
+    await page.selectOption('#language', 'en');
+    expect(await page.inputValue('#model')).toBe(MODEL);
+  }, 300_000);
+});
+
 describe('playground page', () => {
   const jsonOf = (id: string) => page.textContent(`#${id}`).then((t) => t ?? '');
   async function clickAndWait(button: string, pre: string): Promise<string> {
@@ -559,7 +840,7 @@ describe('playground page', () => {
     const apiWords = await clickAndWait('score-words', 'words-json');
     const apiMatrix = await clickAndWait('score-matrix', 'matrix-json');
     expect(JSON.parse(apiTexts).data.length).toBe(3);
-    expect(await page.locator('#text-results svg.bars').count()).toBe(3);
+    expect(await page.locator('#text-results table.factors').count()).toBe(3);
 
     // Download for offline use (evict first so this run really downloads), with progress.
     await page.evaluate((m) => (window as any).playground.offline().evictModel(m), MODEL);
@@ -601,11 +882,11 @@ describe('playground page', () => {
     await page.waitForFunction(() => /ready/.test(document.getElementById('status')!.textContent ?? ''), null, {
       timeout: 120_000,
     });
-    expect(await page.textContent('#status')).toContain('from the browser cache');
+    expect(await page.textContent('#status')).toContain("from this browser's storage");
     expect(await clickAndWait('score-texts', 'texts-json')).toBe(apiTexts);
     expect(await clickAndWait('score-words', 'words-json')).toBe(apiWords);
     expect(await clickAndWait('score-matrix', 'matrix-json')).toBe(apiMatrix);
-    expect(await page.locator('#text-results svg.bars').count()).toBe(3);
+    expect(await page.locator('#text-results table.factors').count()).toBe(3);
     expect(await page.locator('#words-chart svg circle').count()).toBe(JSON.parse(apiWords).data.length);
 
     // Autocomplete in the seed-word input (offline): the suggestions the scorer gives, picked by Enter.
