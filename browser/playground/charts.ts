@@ -48,9 +48,11 @@ function logTicks(x0: number, x1: number, X: (v: number) => number, size: number
   for (let e = x0; e <= x1; e++) {
     const v = 10 ** e;
     const w = textWidth(v.toLocaleString('en'), size);
-    if (X(v) - w / 2 < lastRight + 8) continue;
+    // As drawn: centred on its line, the first one starting at it (scatter below).
+    const left = out.length === 0 ? X(v) : X(v) - w / 2;
+    if (left < lastRight + 8) continue;
     out.push(v);
-    lastRight = X(v) + w / 2;
+    lastRight = left + w;
   }
   return out;
 }
@@ -95,7 +97,15 @@ export function scatter(points: ScatterPoint[], width: number): { svg: SVGSVGEle
   for (const v of logTicks(x0, x1, X, font)) {
     const x = X(v);
     svg.append(el('line', { x1: x, x2: x, y1: m.t, y2: height - m.b, class: 'grid' }));
-    svg.append(el('text', { x, y: height - m.b + 16, 'text-anchor': 'middle', class: 'tick' }, v.toLocaleString('en')));
+    // The first tick's label starts at its line instead of centring on it: it would reach under the y axis' labels.
+    const first = x - textWidth(v.toLocaleString('en'), font) / 2 < m.l;
+    svg.append(
+      el(
+        'text',
+        { x, y: height - m.b + 16, 'text-anchor': first ? 'start' : 'middle', class: 'tick' },
+        v.toLocaleString('en'),
+      ),
+    );
   }
   const yStep = (height - m.t - m.b) / ((y1 - y0) / 0.1) < 18 ? 0.2 : 0.1;
   for (let s = y0; s <= y1 + 1e-9; s += yStep) {
@@ -188,7 +198,7 @@ export function heatmap(words: string[], matrix: number[][], width: number): SVG
   const longest = Math.max(0, ...sizes.map((m) => m.w));
   const lineH = Math.max(font, ...sizes.map((m) => m.ascent + m.descent));
   const left = Math.ceil(longest) + 10;
-  const cell = Math.max(26, Math.min(48, Math.floor((width - left - 12) / Math.max(1, n))));
+  const cell = Math.max(26, Math.min(56, Math.floor((width - left - 12) / Math.max(1, n))));
   // A slanted label's box is (w + h) / sqrt 2 wide: slant only when neighbours' boxes stay apart.
   const slant = (longest + lineH) * Math.SQRT1_2;
   const slanted = slant + 2 <= cell;

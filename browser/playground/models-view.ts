@@ -15,7 +15,11 @@ import { $, setMode, setStatus, state, type ModelOption } from './state';
  * pasted), the models kept in this browser. Only an unreachable service switches the page to
  * Offline by itself.
  */
+let loads = 0;
+
 export async function loadModels(): Promise<void> {
+  // A later call (a token pasted while the first listing still runs) wins: an earlier one's answer is dropped.
+  const mine = ++loads;
   let models: ModelOption[] = [];
   let unreachable = state.token !== '' && navigator.onLine === false;
   if (state.token && !unreachable) {
@@ -38,6 +42,7 @@ export async function loadModels(): Promise<void> {
     const cached = await offline()
       .listCachedModels()
       .catch(() => []);
+    if (mine !== loads) return;
     models = cached.map((c) => ({
       id: c.id,
       label: `${languageName(c.language)}: ${c.id} (kept in this browser)`,
@@ -50,6 +55,7 @@ export async function loadModels(): Promise<void> {
       setMode('offline');
     }
   }
+  if (mine !== loads) return;
   state.models = models;
   renderLanguages();
   renderModelOptions();
@@ -94,7 +100,9 @@ export function renderMappers(): void {
   const box = $('mappers');
   box.replaceChildren();
   const goal = model?.mappers.find((m) => m.key === GOAL_MAPPER)?.key ?? model?.mappers[0]?.key;
-  for (const { key, bundleLabel } of model?.mappers ?? []) {
+  // The goal's mapper first, then the others in the catalog's order.
+  const keys = [...(model?.mappers ?? [])].sort((a, b) => Number(b.key === goal) - Number(a.key === goal));
+  for (const { key, bundleLabel } of keys) {
     const { name, scale } = mapperLabel(key, bundleLabel);
     const row = document.createElement('div');
     row.className = 'mapper';

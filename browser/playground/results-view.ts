@@ -88,7 +88,9 @@ const KIND_NAMES: Record<Kind, string> = { dimension: 'topic', mapper: 'word rat
 /** A diverging bar around 0, full width at ±`scale`; the value is written beside it. */
 function bar(value: number, kind: Row['kind'], scale: number): HTMLElement {
   const cell = document.createElement('td');
-  cell.className = 'share';
+  const wrap = document.createElement('span');
+  wrap.className = 'share';
+  cell.append(wrap);
   const track = document.createElement('span');
   track.className = 'track';
   const fill = document.createElement('span');
@@ -100,7 +102,7 @@ function bar(value: number, kind: Row['kind'], scale: number): HTMLElement {
   const v = document.createElement('span');
   v.className = 'num';
   v.textContent = signed(value);
-  cell.append(track, v);
+  wrap.append(track, v);
   return cell;
 }
 
