@@ -105,7 +105,7 @@ export function renderMappers(): void {
   for (const { key, bundleLabel } of keys) {
     const { name, scale } = mapperLabel(key, bundleLabel);
     const row = document.createElement('div');
-    row.className = 'mapper';
+    row.className = 'mapper-row';
     const label = document.createElement('label');
     const cb = document.createElement('input');
     cb.type = 'checkbox';

@@ -620,6 +620,8 @@ async function checkChartsAtBothWidths(name: string): Promise<void> {
       { timeout: 10_000 },
     );
     expect(await chartLabelProblems(), `${name} at ${width} px`).toEqual([]);
+    // Nothing else is wider than the window either (no sideways scrolling on a phone).
+    expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width} px`).toBe(width);
     await page.screenshot({ path: path.join(RESULTS, `playground-${name}-${width}.png`), fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 1400 });
@@ -676,6 +678,11 @@ describe('the playground as a person uses it (issue 37)', () => {
       'Share of goal',
     ])
       expect(first).toContain(shown);
+    // The bars are drawn (the goal's and the sentiment's), in the colour of their kind.
+    for (const row of ['tr.goal', 'tr.mapper']) {
+      const fill = cards.nth(1).locator(`${row} .fill`);
+      expect((await fill.boundingBox())?.width, row).toBeGreaterThan(2);
+    }
     // Each highlighted word shows its own score without hovering.
     expect(await cards.nth(0).locator('.explain mark sup').count()).toBeGreaterThan(0);
 
