@@ -11,8 +11,8 @@ export interface MapperLabel {
 
 /** The mapper variables of the service's bundles (build/mapper/lexicons.ts). */
 const MAPPERS: ReadonlyMap<string, MapperLabel> = new Map([
-  ['sentiment_valence', { name: 'Sentiment (VADER word ratings)', scale: '−1 negative … +1 positive' }],
-  ['afinn_valence', { name: 'Sentiment (AFINN word list)', scale: '−1 negative … +1 positive' }],
+  ['sentiment_valence', { name: 'Sentiment (VADER)', scale: '−1 negative … +1 positive' }],
+  ['afinn_valence', { name: 'Sentiment (AFINN)', scale: '−1 negative … +1 positive' }],
   ['pattern_polarity', { name: 'Positive or negative (pattern)', scale: '−1 negative … +1 positive' }],
   ['pattern_subjectivity', { name: 'Opinion or fact (pattern)', scale: '0 factual … 1 opinion' }],
   ['pattern_intensity', { name: 'Strength of wording (pattern)', scale: '0 plain … 1 strong' }],

@@ -166,7 +166,14 @@ export async function scoreTexts(): Promise<void> {
       mapperLabel(key, model?.mappers.find((m) => m.key === key)?.bundleLabel).name;
     const rowsOf = (t: any): Row[] => {
       const rows: Row[] = [
-        { name: 'Goal score', key: 'goalScore', kind: 'goal', score: null, weight: null, share: t.goalScore ?? 0 },
+        {
+          name: 'Goal score',
+          key: 'goalScore',
+          kind: 'goal',
+          score: t.goalScore ?? null,
+          weight: null,
+          share: t.goalScore ?? 0,
+        },
       ];
       const inGoal = new Set<string>();
       for (const f of t.goalScoreFactors as Array<{ field: string; id?: string; value: number; type: Kind }>) {

@@ -669,14 +669,7 @@ describe('the playground as a person uses it (issue 37)', () => {
     expect(await goal(0)).toBeLessThan(0);
     expect(await goal(1)).toBeGreaterThan(0);
     const first = await cards.nth(0).innerText();
-    for (const shown of [
-      'Goal score',
-      'Sentiment (VADER word ratings)',
-      'food',
-      'service',
-      'not in goal',
-      'Share of goal',
-    ])
+    for (const shown of ['Goal score', 'Sentiment (VADER)', 'food', 'service', 'not in goal', 'Share of goal'])
       expect(first).toContain(shown);
     // The bars are drawn (the goal's and the sentiment's), in the colour of their kind.
     for (const row of ['tr.goal', 'tr.mapper']) {
