@@ -547,12 +547,12 @@ function chartLabelProblems(): Promise<string[]> {
     const out: string[] = [];
     const tol = 0.5;
     const windowWidth = document.documentElement.clientWidth;
-    for (const svg of document.querySelectorAll<SVGSVGElement>('.chart svg')) {
+    for (const svg of Array.from(document.querySelectorAll<SVGSVGElement>('.chart svg'))) {
       const chart = svg.closest('.chart')!.id;
       const box = svg.getBoundingClientRect();
       if (box.right > windowWidth + tol)
         out.push(`${chart}: reaches ${Math.round(box.right)} px in a ${windowWidth} px window`);
-      const labels = [...svg.querySelectorAll('text')].map((t) => ({
+      const labels = Array.from(svg.querySelectorAll('text')).map((t) => ({
         text: t.textContent,
         r: t.getBoundingClientRect(),
       }));
@@ -614,7 +614,7 @@ async function checkChartsAtBothWidths(name: string): Promise<void> {
     // The charts redraw to the new width (a resize listener).
     await page.waitForFunction(
       (w) =>
-        [...document.querySelectorAll('.chart svg')].every((s) => s.getBoundingClientRect().right <= w) &&
+        Array.from(document.querySelectorAll('.chart svg')).every((s) => s.getBoundingClientRect().right <= w) &&
         document.querySelectorAll('.chart svg').length === 2,
       width,
       { timeout: 10_000 },
