@@ -82,7 +82,11 @@ export function renderModelOptions(): void {
   const preferred = defaultModelOf(state.language);
   // Two models of one language share a catalog label: the other ones show their id.
   sel.replaceChildren(
-    ...models.map((m) => new Option(m.id === preferred ? `${m.label} (default)` : `${m.label} · ${m.id}`, m.id)),
+    ...models.map((m) => {
+      const o = new Option(m.id === preferred ? `${m.label} (default)` : `${m.label} · ${m.id}`, m.id);
+      o.title = m.id;
+      return o;
+    }),
   );
   // Switching language picks that language's default model where the catalog has it.
   if (!models.some((m) => m.id === state.modelId) && models.length > 0) {

@@ -800,6 +800,20 @@ describe('the playground as a person uses it (issue 37)', () => {
       expect(await visibleText('#companion-prompt')).toContain('does not know these seed words: waitress');
       await clickAndWaitForStatus('#companion-prompt button:has-text("Score without these words")', /^Scored/);
       expect(await english()).toEqual([]);
+      // Asked again; this time the person agrees: the English model downloads (its progress says why) and the seed counts.
+      await clickAndWaitForStatus('#score-texts', /waits for your answer/);
+      const withoutWaitress = await page.textContent('#texts-json');
+      await clickAndWaitForStatus('#companion-prompt button:has-text("Download the English model")', /^Scored/);
+      expect(await english()).toEqual([MODEL]);
+      const companion = await page.evaluate(
+        (m) =>
+          ((window as any).playground.progressLog as Array<{ artifact: string; name: string; phase: string }>).filter(
+            (p) => p.artifact === 'model' && p.name === m && p.phase === 'download',
+          ).length,
+        MODEL,
+      );
+      expect(companion).toBeGreaterThan(0);
+      expect(await page.textContent('#texts-json')).not.toBe(withoutWaitress);
       expect(browser!.pageErrors).toEqual([]);
     },
     900_000,
