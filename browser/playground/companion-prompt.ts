@@ -50,12 +50,16 @@ function without(req: any, words: string[]): any {
  * scores again with the answer).
  */
 export async function companionChecked(req: any, rerun: () => void): Promise<any | null> {
-  const language = state.models.find((m) => m.id === state.modelId)?.language ?? 'en';
+  const picked = state.models.find((m) => m.id === state.modelId);
+  const language = picked?.language ?? 'en';
   if (state.mode !== 'offline' || language === 'en' || agreed) return req;
   const missing = await missingSeeds(req);
   if (missing.length === 0) return req;
+  // The model's own companion (an older *-glove-6b-100d model has GloVe's); a listing of cached
+  // models alone does not carry it, and then the default English model is the likely one.
+  const companion = picked?.companion ?? defaultModelOf('en');
   const cached = await offline().listCachedModels();
-  if (cached.some((c) => c.id === defaultModelOf('en'))) return req;
+  if (cached.some((c) => c.id === companion)) return req;
   const box = $('companion-prompt');
   if (box.dataset.answer === 'without') {
     delete box.dataset.answer;

@@ -4,6 +4,7 @@
  */
 import { api, ProblemShown } from './api';
 import { defaultModelOf } from '../../core/model-defaults';
+import { englishCompanionOf } from '../../core/projection';
 import { languageName, mapperLabel } from './labels';
 import { offline, refreshCached } from './offline';
 import { GOAL_MAPPER } from './samples';
@@ -32,6 +33,7 @@ export async function loadModels(): Promise<void> {
           (b.variables as string[]).map((v) => ({ key: `${b.key}_${v}`, bundleLabel: String(b.label ?? b.key) })),
         ),
         language: String(m.language ?? ''),
+        companion: englishCompanionOf(m),
       }));
     } catch (err) {
       unreachable = err instanceof ProblemShown && (err.code === 'NETWORK_ERROR' || err.code === 'TIMEOUT');

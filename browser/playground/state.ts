@@ -13,6 +13,8 @@ export interface ModelOption {
   mappers: Array<{ key: string; bundleLabel: string }>;
   /** ISO 639-1 code: the language picker shows the models of one language. */
   language: string;
+  /** An aligned model's English companion (catalog `englishModelId`); unknown for a cached-only listing. */
+  companion?: string | null;
 }
 export interface DimRow {
   id: number;
