@@ -64,6 +64,9 @@ function describe(argv: string[], options: Options, allowPositionals: boolean, c
     if (option.type === 'string') {
       if (t.value === undefined) return `'${t.rawName}' needs a value after it`;
       // parseArgs refuses `--model -x`: "-x" may be a forgotten value or the next option.
+      // "--model --quiet": a forgotten value before the next option, no "=" form to suggest.
+      if (!t.inlineValue && /^--?[^-]/.test(t.value) && known.has(t.value.replace(/^--?/, '').split('=')[0]!))
+        return `'${t.rawName}' needs a value after it, but is followed by the option '${t.value}'`;
       if (!t.inlineValue && t.value.startsWith('-'))
         return `'${t.rawName}' needs a value after it, but is followed by '${t.value}' (for a value that starts with '-', write ${t.rawName.startsWith('--') ? `${t.rawName}=${t.value}` : `--${t.name}=${t.value}`})`;
     }

@@ -9,7 +9,7 @@ import { DEFAULT_MODEL_ID } from '../build/paths';
 import { asApiError, problemBody } from '../core/problem';
 import { helpHint, parseOptions, UsageError, type Options } from './args';
 import { LocalService } from './local';
-import { count } from './plural';
+import { count } from '../core/plural';
 
 export { UsageError, type Options } from './args';
 

@@ -17,7 +17,7 @@ import { DEFAULT_MODEL_ID } from '../build/paths';
 import { LIMITS } from '../core/limits';
 import { detectFormat, openSource, rows, type Row } from './input';
 import { dimensionKeyMap, dimensionKeysOption, withDimensionKeys } from './dimension-keys';
-import { count, plural } from './plural';
+import { count, plural } from '../core/plural';
 import {
   defaultModel,
   int,

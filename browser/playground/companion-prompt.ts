@@ -7,6 +7,7 @@
  * words. Seeds the model has never need the companion (core/engine.ts companionFor).
  */
 import { defaultModelOf } from '../../core/model-defaults';
+import { isPhrase } from '../../core/scoring/common';
 import { languageName } from './labels';
 import { offline } from './offline';
 import { $, state } from './state';
@@ -23,7 +24,7 @@ async function missingSeeds(req: any): Promise<string[]> {
         ...(d.oppositeWords ?? []),
       ]),
     ),
-  ].filter((w) => !/\s/.test(w.trim()));
+  ].filter((w) => !isPhrase(w));
   if (words.length === 0) return [];
   const { availabilities } = await offline().wordAvailabilities(state.modelId, { words });
   return availabilities.filter((a) => !a.isAvailable).map((a) => a.word);
@@ -50,17 +51,20 @@ function without(req: any, words: string[]): any {
  * scores again with the answer).
  */
 export async function companionChecked(req: any, rerun: () => void): Promise<any | null> {
+  const box = $('companion-prompt');
+  box.hidden = true; // a question of an earlier run (other seeds, model or mode) is not this one's
   const picked = state.models.find((m) => m.id === state.modelId);
   const language = picked?.language ?? 'en';
   if (state.mode !== 'offline' || language === 'en' || agreed) return req;
+  // The model's own companion (an older *-glove-6b-100d model has GloVe's); null: not aligned, no
+  // companion to download. A listing of cached models alone does not carry it (undefined), and
+  // then the default English model is the likely one.
+  const companion = picked?.companion === undefined ? defaultModelOf('en') : picked.companion;
+  if (companion === null) return req;
   const missing = await missingSeeds(req);
   if (missing.length === 0) return req;
-  // The model's own companion (an older *-glove-6b-100d model has GloVe's); a listing of cached
-  // models alone does not carry it, and then the default English model is the likely one.
-  const companion = picked?.companion ?? defaultModelOf('en');
   const cached = await offline().listCachedModels();
   if (cached.some((c) => c.id === companion)) return req;
-  const box = $('companion-prompt');
   if (box.dataset.answer === 'without') {
     delete box.dataset.answer;
     return without(req, missing);

@@ -45,6 +45,9 @@ export function renderDims(): void {
     q('.remove').addEventListener('click', () => {
       state.dims = state.dims.filter((x) => x !== d);
       renderDims();
+      // Keyboard focus stays in the editor: the next row's remove button, else "+ dimension".
+      const buttons = box.querySelectorAll<HTMLButtonElement>('button.remove');
+      (buttons[Math.min(i, buttons.length - 1)] ?? $('add-dimension')).focus();
     });
     box.append(row);
     row.querySelectorAll<HTMLInputElement>('input.ac').forEach(attachAutocomplete);

@@ -19,11 +19,10 @@ const MAPPERS: ReadonlyMap<string, MapperLabel> = new Map([
 ]);
 
 /** A mapper variable's plain name and scale; an unknown one by its bundle's label and variable. */
-export function mapperLabel(key: string, bundleLabel?: string): MapperLabel {
+export function mapperLabel(key: string, option?: { bundleLabel: string; variable: string }): MapperLabel {
   const known = MAPPERS.get(key);
   if (known) return known;
-  const variable = key.slice(key.indexOf('_') + 1);
-  return { name: bundleLabel ? `${bundleLabel}: ${variable}` : key, scale: '' };
+  return { name: option ? `${option.bundleLabel}: ${option.variable}` : key, scale: '' };
 }
 
 /** The goal factor `modelRank` (the text's word frequency). */

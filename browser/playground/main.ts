@@ -41,6 +41,18 @@ function applySamples(language: string): void {
   samplesLanguage = language;
 }
 
+/**
+ * Offline, a picked model starts loading once the picker rests: arrowing through a closed select
+ * fires `change` at every step, and each would start a download of tens of MB.
+ */
+let pickTimer: ReturnType<typeof setTimeout> | undefined;
+function loadPickedSoon(): void {
+  clearTimeout(pickTimer);
+  pickTimer = setTimeout(() => {
+    if (state.mode === 'offline') ensureOfflineModel().catch(showError);
+  }, 400);
+}
+
 function init(): void {
   $<HTMLInputElement>('token').value = state.token;
   setMode(state.mode);
@@ -58,17 +70,15 @@ function init(): void {
     store.set('language', state.language);
     renderModelOptions();
     store.set('model', state.modelId);
-    state.offlineReady = null;
     renderMappers();
     applySamples(state.language);
-    if (state.mode === 'offline') ensureOfflineModel().catch(showError);
+    if (state.mode === 'offline') loadPickedSoon();
   });
   $('model').addEventListener('change', () => {
     state.modelId = $<HTMLSelectElement>('model').value;
     store.set('model', state.modelId);
-    state.offlineReady = null;
     renderMappers();
-    if (state.mode === 'offline') ensureOfflineModel().catch(showError);
+    if (state.mode === 'offline') loadPickedSoon();
   });
   // Offline: the model downloads (once) as soon as the switch is set; no separate button.
   document.querySelectorAll<HTMLInputElement>('input[name=mode]').forEach((r) =>

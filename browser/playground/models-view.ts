@@ -30,7 +30,11 @@ export async function loadModels(): Promise<void> {
         id: m.id,
         label: m.label,
         mappers: (m._embedded?.mappers ?? []).flatMap((b: any) =>
-          (b.variables as string[]).map((v) => ({ key: `${b.key}_${v}`, bundleLabel: String(b.label ?? b.key) })),
+          (b.variables as string[]).map((v) => ({
+            key: `${b.key}_${v}`,
+            bundleLabel: String(b.label ?? b.key),
+            variable: v,
+          })),
         ),
         language: String(m.language ?? ''),
         companion: englishCompanionOf(m),
@@ -48,7 +52,9 @@ export async function loadModels(): Promise<void> {
     models = cached.map((c) => ({
       id: c.id,
       label: `${languageName(c.language)}: ${c.id} (kept in this browser)`,
-      mappers: c.mapperBundles.flatMap((b) => b.variables.map((v) => ({ key: `${b.key}_${v}`, bundleLabel: b.label }))),
+      mappers: c.mapperBundles.flatMap((b) =>
+        b.variables.map((v) => ({ key: `${b.key}_${v}`, bundleLabel: b.label, variable: v })),
+      ),
       language: c.language,
     }));
     if (models.length > 0 && unreachable) {
@@ -108,8 +114,9 @@ export function renderMappers(): void {
   const goal = model?.mappers.find((m) => m.key === GOAL_MAPPER)?.key ?? model?.mappers[0]?.key;
   // The goal's mapper first, then the others in the catalog's order.
   const keys = [...(model?.mappers ?? [])].sort((a, b) => Number(b.key === goal) - Number(a.key === goal));
-  for (const { key, bundleLabel } of keys) {
-    const { name, scale } = mapperLabel(key, bundleLabel);
+  for (const option of keys) {
+    const { key } = option;
+    const { name, scale } = mapperLabel(key, option);
     const row = document.createElement('div');
     row.className = 'mapper-row';
     const label = document.createElement('label');

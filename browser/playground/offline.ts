@@ -63,15 +63,21 @@ export function offline(): OfflineScorer {
   return state.offline;
 }
 
-/** Loads the picked model into the offline scorer (downloading it once); the status line says how it went. */
+/**
+ * Loads the picked model into the offline scorer (downloading it once); the status line says how
+ * it went. Only the latest load speaks: one the user has since left (another model picked) neither
+ * writes the status line nor clears the newer load.
+ */
 export async function ensureOfflineModel(): Promise<void> {
   const s = offline();
-  if (!state.offlineReady) {
+  const id = state.modelId;
+  if (state.offlineReady?.id !== id) {
     loading++;
-    state.offlineReady = s
-      .loadModel(state.modelId)
+    const promise: Promise<unknown> = s
+      .loadModel(id)
       .then(
         async (info) => {
+          if (state.offlineReady?.promise !== promise) return info;
           const how = info.fromCache ? "from this browser's storage" : `downloaded, ${megabytes(info.bytes)}`;
           setStatus(
             `Offline: ${modelWords(info.id)} is ready in this tab (${how}${info.online ? '' : '; the service is unreachable'}).`,
@@ -81,13 +87,23 @@ export async function ensureOfflineModel(): Promise<void> {
           return info;
         },
         (err) => {
-          state.offlineReady = null;
+          if (state.offlineReady?.promise === promise) state.offlineReady = null;
           throw err;
         },
       )
-      .finally(() => loading--);
+      .finally(() => {
+        loading--;
+        // A failed download leaves no bar behind (a finished one hides it on its `ready` event).
+        if (loading === 0) $<HTMLProgressElement>('progress').hidden = true;
+      });
+    state.offlineReady = { id, promise };
   }
-  await state.offlineReady;
+  try {
+    await state.offlineReady!.promise;
+  } catch (err) {
+    // A load of a model the user has since left fails quietly; the picked model's error is theirs.
+    if (state.modelId === id) throw err;
+  }
 }
 
 /** The line listing the models kept in this browser (ids and versions in its tooltip). */

@@ -4,6 +4,7 @@
  * language than the model's), word scores (nearest words chart) and the similarity heatmap, each
  * with its JSON and timing. Charts are redrawn to the new width when the window is resized.
  */
+import { count } from '../../core/plural';
 import { heatmap, scatter, type ScatterPoint } from './charts';
 import { companionChecked } from './companion-prompt';
 import { COMMON_WORDS, languageName, mapperLabel } from './labels';
@@ -141,13 +142,15 @@ function factorTable(rows: Row[], scale: number): HTMLTableElement {
 }
 
 export async function scoreTexts(): Promise<void> {
-  await task('text-results', async () => {
-    if (state.mode === 'offline') await ensureOfflineModel();
+  await task('text-results', async (current) => {
+    const mode = state.mode;
+    if (mode === 'offline') await ensureOfflineModel();
     const req = await companionChecked(textRequest(), () => void scoreTexts());
     if (!req) return 'Offline scoring waits for your answer under the Score texts button.';
     const { json, raw, ms } = await run('textScores', req);
+    if (!current()) return null;
     $('texts-json').textContent = raw;
-    $('texts-timing').textContent = `${state.mode === 'api' ? 'API' : 'offline'}: ${ms.toFixed(0)} ms`;
+    $('texts-timing').textContent = `${mode === 'api' ? 'API' : 'offline'}: ${ms.toFixed(0)} ms`;
     const out = $('text-results');
     out.replaceChildren();
     const dims = new Map<string, { name: string; weight: number }>(
@@ -163,16 +166,21 @@ export async function scoreTexts(): Promise<void> {
       req.goalConfig.mappers.find((m: { id: string }) => m.id === key)?.weight ?? 0;
     const model = state.models.find((m) => m.id === req.embeddingModelId);
     const mapperName = (key: string): string =>
-      mapperLabel(key, model?.mappers.find((m) => m.key === key)?.bundleLabel).name;
+      mapperLabel(
+        key,
+        model?.mappers.find((m) => m.key === key),
+      ).name;
     const rowsOf = (t: any): Row[] => {
+      // Every weight 0: no goal, rather than a goal score of 0 that reads as "neutral".
+      const noGoal = (t.goalScoreFactors as unknown[]).length === 0;
       const rows: Row[] = [
         {
-          name: 'Goal score',
+          name: noGoal ? 'Goal score: none (every weight is 0)' : 'Goal score',
           key: 'goalScore',
           kind: 'goal',
-          score: t.goalScore ?? null,
+          score: noGoal ? null : (t.goalScore ?? null),
           weight: null,
-          share: t.goalScore ?? 0,
+          share: noGoal ? null : (t.goalScore ?? 0),
         },
       ];
       const inGoal = new Set<string>();
@@ -249,7 +257,7 @@ export async function scoreTexts(): Promise<void> {
       }
       out.append(card);
     });
-    return `Scored ${json.data.length} ${json.data.length === 1 ? 'text' : 'texts'} ${state.mode === 'api' ? 'through the API' : 'offline in this tab'}.`;
+    return `Scored ${count(json.data.length, 'text')} ${mode === 'api' ? 'through the API' : 'offline in this tab'}.`;
   });
 }
 
@@ -259,7 +267,7 @@ export async function scoreTexts(): Promise<void> {
  * letter with the words as its allow-list (at most 10 suggestions a call); words without a
  * cased letter (Japanese) are left as they are.
  */
-async function displayCasing(words: string[]): Promise<Map<string, string>> {
+async function displayCasing(words: string[], modelId: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const groups = new Map<string, string[]>();
   for (const w of words) {
@@ -267,19 +275,16 @@ async function displayCasing(words: string[]): Promise<Map<string, string>> {
     const first = w[0]!.toLowerCase();
     groups.set(first, [...(groups.get(first) ?? []), w]);
   }
-  const calls: Array<Promise<void>> = [];
+  const calls: Array<{ word: string; embeddingModelId: string; whitelistWords: string[] }> = [];
   for (const [first, group] of groups)
-    for (let i = 0; i < group.length; i += 10) {
-      const chunk = group.slice(i, i + 10);
-      calls.push(
-        run('autocomplete', { word: first, embeddingModelId: state.modelId, whitelistWords: chunk }).then(
-          ({ json }) => {
-            for (const s of json.suggestions as string[]) out.set(s.toLowerCase(), s);
-          },
-        ),
-      );
-    }
-  await Promise.all(calls);
+    for (let i = 0; i < group.length; i += 10)
+      calls.push({ word: first, embeddingModelId: modelId, whitelistWords: group.slice(i, i + 10) });
+  // Best effort, four calls at a time: a word whose casing could not be had keeps the API's.
+  for (let i = 0; i < calls.length; i += 4) {
+    const answers = await Promise.allSettled(calls.slice(i, i + 4).map((body) => run('autocomplete', body)));
+    for (const a of answers)
+      if (a.status === 'fulfilled') for (const w of a.value.json.suggestions as string[]) out.set(w.toLowerCase(), w);
+  }
   return out;
 }
 
@@ -306,15 +311,21 @@ export async function scoreWords(): Promise<void> {
     ...(wordrank ? { wordrankLimit: wordrank } : {}),
     seedScore: 1,
   };
-  await task('words-chart', async () => {
+  await task('words-chart', async (current) => {
+    const mode = state.mode;
     const { json, raw, ms } = await run('wordScores', req);
-    $('words-json').textContent = raw;
-    $('words-timing').textContent = `${state.mode === 'api' ? 'API' : 'offline'}: ${ms.toFixed(0)} ms`;
+    if (!current()) return null;
     const scored = (json.data as any[]).filter((w) => w.seedScore !== null);
-    const shown = await displayCasing(scored.map((w) => w.word as string));
+    const shown = await displayCasing(
+      scored.map((w) => w.word as string),
+      req.embeddingModelId,
+    );
+    if (!current()) return null;
+    $('words-json').textContent = raw;
+    $('words-timing').textContent = `${mode === 'api' ? 'API' : 'offline'}: ${ms.toFixed(0)} ms`;
     lastScatter = scored.map((w) => ({ word: shown.get(w.word) ?? w.word, rank: w.modelRank, score: w.seedScore }));
     drawScatter();
-    return `Found ${scored.length} words near ${req.seedWords.join(', ')}.`;
+    return `Found ${count(scored.length, 'word')} near ${req.seedWords.join(', ')}.`;
   });
 }
 
@@ -327,15 +338,17 @@ function drawHeatmap(): void {
 
 export async function scoreMatrix(): Promise<void> {
   const req = { words: splitWords($<HTMLInputElement>('matrix-words').value) };
-  await task('heatmap', async () => {
+  await task('heatmap', async (current) => {
+    const mode = state.mode;
     const { json, raw, ms } = await run('similarityMatrix', req, state.modelId);
+    if (!current()) return null;
     $('matrix-json').textContent = raw;
-    $('matrix-timing').textContent = `${state.mode === 'api' ? 'API' : 'offline'}: ${ms.toFixed(0)} ms`;
+    $('matrix-timing').textContent = `${mode === 'api' ? 'API' : 'offline'}: ${ms.toFixed(0)} ms`;
     lastMatrix = json;
     drawHeatmap();
     const known = new Set((json.words as string[]).map((w) => w.toLowerCase()));
     const unknown = req.words.filter((w) => !known.has(w.toLowerCase()));
-    return `Compared ${json.words.length} words.${unknown.length ? ` Not in the model, left out: ${unknown.join(', ')}.` : ''}`;
+    return `Compared ${count(json.words.length, 'word')}.${unknown.length ? ` Not in the model, left out: ${unknown.join(', ')}.` : ''}`;
   });
 }
 

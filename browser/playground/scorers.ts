@@ -44,8 +44,17 @@ export function plainError(err: unknown): { text: string; code: string } {
       return { text: `The token was not accepted: ${err.detail}`, code: err.message };
     return { text: `The service refused the request: ${err.detail}`, code: err.message };
   }
-  if (err instanceof OfflineScorerError)
-    return { text: `The offline scorer refused the request: ${err.message}`, code: `${err.status} ${err.code}` };
+  if (err instanceof OfflineScorerError) {
+    const code = `${err.status} ${err.code}`;
+    if (err.code === 'OFFLINE_NOT_CACHED')
+      return {
+        text: 'This model is not kept in this browser and the service cannot be reached: connect once to download it, or pick a model listed under "Kept in this browser".',
+        code,
+      };
+    if (err.code === 'ARTIFACT_CHECKSUM_MISMATCH')
+      return { text: 'A download arrived damaged and was not kept. Try again.', code };
+    return { text: `The offline scorer refused the request: ${err.message}`, code };
+  }
   return { text: err instanceof Error ? err.message : String(err), code: '' };
 }
 
@@ -55,27 +64,42 @@ export function showError(err: unknown): void {
   $('status').title = code;
 }
 
+/** The latest run of each results area: an answer of an earlier run is dropped. */
+const runs = new Map<string, number>();
+
 /**
  * One user action on a results area: its progress in the status line, then `done` (or the
- * error). A failed action leaves the earlier results on screen marked as out of date.
+ * error). `work` gets `current()`, false once a newer run of the same area has started; it draws
+ * nothing then and returns null. A failed action leaves the earlier results on screen, marked as
+ * out of date by a note in the page.
  */
-export async function task(resultsId: string, work: () => Promise<string>): Promise<void> {
+export async function task(resultsId: string, work: (current: () => boolean) => Promise<string | null>): Promise<void> {
   const results = $(resultsId);
+  const mine = (runs.get(resultsId) ?? 0) + 1;
+  runs.set(resultsId, mine);
+  const current = (): boolean => runs.get(resultsId) === mine;
   state.tasks++;
   results.setAttribute('aria-busy', 'true');
   try {
-    const done = await work();
+    const done = await work(current);
+    if (done === null || !current()) return;
     results.classList.remove('stale');
-    results.removeAttribute('data-stale');
+    results.querySelector(':scope > .stale-note')?.remove();
     setStatus(done);
   } catch (err) {
-    if (results.childElementCount > 0) {
+    if (!current()) return;
+    if (results.childElementCount > 0 && !results.querySelector(':scope > .stale-note')) {
       results.classList.add('stale');
-      results.dataset.stale = 'These results are from an earlier run: the last one failed (see the line at the top).';
+      const note = document.createElement('p');
+      note.className = 'stale-note';
+      note.textContent = 'These results are from an earlier run: the last one failed (see the line at the top).';
+      results.prepend(note);
     }
     showError(err);
   } finally {
     state.tasks--;
-    results.removeAttribute('aria-busy');
+    if (current()) results.removeAttribute('aria-busy');
+    // Language data or a mapper bundle downloaded for this run leaves no progress bar behind.
+    if (state.tasks === 0) $<HTMLProgressElement>('progress').hidden = true;
   }
 }

@@ -10,7 +10,7 @@ export interface ModelOption {
   id: string;
   label: string;
   /** Mapper variable keys, with their bundle's label. */
-  mappers: Array<{ key: string; bundleLabel: string }>;
+  mappers: Array<{ key: string; bundleLabel: string; variable: string }>;
   /** ISO 639-1 code: the language picker shows the models of one language. */
   language: string;
   /** An aligned model's English companion (catalog `englishModelId`); unknown for a cached-only listing. */
@@ -38,7 +38,8 @@ export const state = {
   language: store.get('language') ?? '',
   models: [] as ModelOption[],
   offline: null as OfflineScorer | null,
-  offlineReady: null as Promise<unknown> | null,
+  /** The offline scorer's load of one model (the latest asked for): a load of another model never overwrites it. */
+  offlineReady: null as { id: string; promise: Promise<unknown> } | null,
   dims: [] as DimRow[],
   /** User actions running (scorers.ts task): the scorer's progress shows in the status line meanwhile. */
   tasks: 0,

@@ -20,7 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../build/wrangler';
 import { DEFAULT_MODEL_ID } from '../../build/paths';
 import { LocalService } from '../../cli/local';
-import { count } from '../../cli/plural';
+import { count } from '../../core/plural';
 import { needs } from '../support/optional-data';
 
 const BIN = path.join(ROOT, 'bin', 'embedding-edge.js');
@@ -477,6 +477,10 @@ describe('wording', () => {
       [
         ['score', '--model', '-x'],
         "error: '--model' needs a value after it, but is followed by '-x' (for a value that starts with '-', write --model=-x)\nRun 'embedding-edge score --help' to see the options.\n",
+      ],
+      [
+        ['score', '--model', '--quiet'],
+        "error: '--model' needs a value after it, but is followed by the option '--quiet'\nRun 'embedding-edge score --help' to see the options.\n",
       ],
       [
         ['score', '--quiet=yes'],

@@ -1,5 +1,5 @@
 /**
- * Counted nouns in the CLI's messages ("1 text", "2 texts", "1 retry"), in one place: English
+ * Counted nouns in messages (the CLI, the playground) ("1 text", "2 texts", "1 retry"), in one place: English
  * plural categories from Intl.PluralRules, so 0 and 2 take the plural and 1 the singular.
  */
 const RULES = new Intl.PluralRules('en');
