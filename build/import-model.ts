@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import cliProgress from 'cli-progress';
-import { parseArtifact, writeArtifact, MAX_WORD_BYTES } from '../core/artifact';
+import { ARTIFACT_FORMAT_VERSION, parseArtifact, writeArtifact, MAX_WORD_BYTES } from '../core/artifact';
 import { quantizeRows } from '../core/quantize';
 import { modelLabels } from '../core/labels';
 import { R2_KEYS } from '../core/storage-keys';
@@ -24,7 +24,6 @@ import { type ModelManifest } from '../core/types';
 import { fileChecksum, writeAtomic } from './stamp';
 import { computeVocabularyFlags, VOCAB_FLAGS_VERSION, VOCAB_PACKAGES } from './vocab-flags';
 import { pkgVersion } from './lang/inputs';
-import { ARTIFACT_FORMAT_VERSION } from '../core/artifact';
 import type { Language } from '../core/tokenizer/languages';
 import {
   detectFormat,

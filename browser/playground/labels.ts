@@ -28,24 +28,8 @@ export function mapperLabel(key: string, option?: { bundleLabel: string; variabl
 /** The goal factor `modelRank` (the text's word frequency). */
 export const COMMON_WORDS = 'Common words';
 
-const LANGUAGE_NAMES = new Map([
-  ['en', 'English'],
-  ['de', 'German'],
-  ['fr', 'French'],
-  ['ja', 'Japanese'],
-]);
-const displayNames = (() => {
-  try {
-    return new Intl.DisplayNames(['en'], { type: 'language' });
-  } catch {
-    return null;
-  }
-})();
-
-/** "English" for "en"; the code itself when no name is known. */
-export function languageName(code: string): string {
-  return LANGUAGE_NAMES.get(code) ?? displayNames?.of(code) ?? code;
-}
+/** "English" for "en" (the catalog's own labels, core/labels.ts); the code itself when none is known. */
+export { languageLabel as languageName } from '../../core/labels';
 
 /** "43 MB". */
 export const megabytes = (bytes: number): string => `${Math.max(1, Math.round(bytes / 1e6))} MB`;
