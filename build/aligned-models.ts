@@ -23,6 +23,7 @@
  * Debian skip report (build/debian.ts), and tried again with the package's next download (at
  * most once an hour); the catalog lists only what exists.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,7 +62,15 @@ import {
 } from './debian';
 import { readArrayBuffer } from './load-model';
 import { fileChecksum, stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
-import { DEFAULT_MODEL_ID, GLOVE_MODEL_ID, languageFile, modelFile, modelManifestFile, MODELS_DIR } from './paths';
+import {
+  DEFAULT_MODEL_ID,
+  GLOVE_MODEL_ID,
+  languageFile,
+  modelFile,
+  modelManifestFile,
+  MODELS_DIR,
+  ROOT,
+} from './paths';
 import {
   ALIGNED,
   ALIGNED_GLOVE,
@@ -408,7 +417,11 @@ export async function ensureAlignedModels(_options: EnsureOptions = {}): Promise
     }
     const out: R2Artifact[] = [];
     const unavailable = new Map<string, DebianPackageMissing>();
-    for (const spec of ALIGNED_MODELS) {
+    const { aside, child } = buildAside();
+    // This process builds the other base's models first; it reaches the child's last (their locks
+    // wait for the child, or build what it left).
+    const order = [...ALIGNED_MODELS.filter((s) => !aside.includes(s)), ...aside];
+    for (const spec of order) {
       const dep = spec.pivot && unavailable.has(spec.pivot) ? alignedSpec(spec.pivot)! : null;
       try {
         if (dep) {
@@ -422,7 +435,7 @@ export async function ensureAlignedModels(_options: EnsureOptions = {}): Promise
               cause.retryAt,
             );
           unavailable.set(spec.id, cause);
-        } else out.push(...(await ensureOne(spec, true)));
+        } else out.push(...(await ensureOne(spec, child === null)));
       } catch (err) {
         if (err instanceof DebianPackageMissing) unavailable.set(spec.id, err);
         else console.error(`[build] aligned model ${spec.id} skipped: ${(err as Error).message.split('\n')[0]}`);
@@ -430,12 +443,53 @@ export async function ensureAlignedModels(_options: EnsureOptions = {}): Promise
       if (!out.some((a) => a.file === alignedModelFile(spec)) && builtAligned([spec]).length > 0)
         out.push(...artifactsOf(spec));
     }
+    await child;
     // A model listed twice (fr pulls de) is seeded once.
     return [...new Map(out.map((a) => [a.key, a])).values()];
   });
 }
 
+/**
+ * When the models of both English bases are stale (a fresh clone), the first base's (GloVe's)
+ * build in a child process while this one builds the rest: each chain is one core's work (about
+ * 45 s each on the reference machine), and the machines have two. The child says nothing of
+ * Debian skips: a package it could not get is recorded (build/debian.ts), so this process finds
+ * it and says it once. A child that fails leaves its models stale, and they are built here.
+ */
+function buildAside(): { aside: AlignedSpec[]; child: Promise<void> | null } {
+  const stale = ALIGNED_MODELS.filter((s) => !alignedModelIsFresh(s));
+  const bases = [...new Set(stale.map((s) => s.english.id))];
+  if (bases.length < 2 || os.availableParallelism() < 2) return { aside: [], child: null };
+  const aside = stale.filter((s) => s.english.id === bases[0]);
+  const child = new Promise<void>((resolve) => {
+    const proc = spawn(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), CHILD_FLAG, ...aside.map((s) => s.id)],
+      { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] },
+    );
+    proc.on('error', () => resolve());
+    proc.on('exit', () => resolve());
+  });
+  return { aside, child };
+}
+
+const CHILD_FLAG = '--aside';
+
+/** buildAside's child: ensures these models (under their locks, without progress bars). */
+async function ensureAside(ids: string[]): Promise<void> {
+  for (const id of ids) {
+    const spec = alignedSpec(id);
+    if (!spec) throw new Error(`no aligned model ${id}`);
+    try {
+      await ensureOne(spec, false);
+    } catch (err) {
+      if (!(err instanceof DebianPackageMissing)) throw err;
+    }
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === CHILD_FLAG) return ensureAside(argv.slice(1));
   const force = argv.includes('--force');
   const names = argv.filter((a) => !a.startsWith('--'));
   // A language names both its models (GloVe's first); an id names one.
