@@ -94,7 +94,7 @@ async function run(
   const placement = writePlacement();
   const shards = ensureShardArtifacts(placement);
   const configs = writeDeployConfigs(placement, DEPLOY_DIR);
-  const scripts = bundleScripts(configs);
+  const scripts = await bundleScripts(configs);
   // The platform's hard limits on what is about to be deployed (the CPU rows only warn: npm run deploy:check).
   const limits = await runLimitsCheck({
     configsDir: DEPLOY_DIR,

@@ -17,6 +17,7 @@
  * --configs checks the wrangler configs in DIR (build/placement.ts --deploy writes them) instead
  * of writing them afresh from the placement.
  */
+import pMap from 'p-map';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -28,6 +29,7 @@ import { ensureShardArtifacts } from './model-shards';
 import { MODELS_DIR } from './paths';
 import { modelsIn, placementOf, writeDeployConfigs, writePlacement } from './placement';
 import { API_WORKER } from './topology';
+import { BUNDLE_CONCURRENCY } from './wrangler';
 import { buildBundle, bundleSizeRows, readUpload, type Bundle } from './limits/bundle';
 import { cpuRows, measureCpu } from './limits/cpu';
 import { DEFAULT_PLAN_REASON, STARTUP_CHANGELOG_URL, STARTUP_MS, type Plan } from './limits/figures';
@@ -124,11 +126,14 @@ export async function runLimitsCheck(options: LimitsOptions = {}): Promise<Limit
     if (!options.configsDir) writeDeployConfigs(placement, configsDir);
     const configs = scriptConfigs(configsDir);
     if (configs.size === 0) throw new Error(`no wrangler configs in ${configsDir}`);
-    const bundles: Bundle[] = [];
-    for (const [script, config] of configs) {
-      const upload = options.uploads?.get(script);
-      bundles.push(upload ? await readUpload(script, upload) : await buildBundle(script, config, work));
-    }
+    const bundles: Bundle[] = await pMap(
+      configs,
+      ([script, config]) => {
+        const upload = options.uploads?.get(script);
+        return upload ? readUpload(script, upload) : buildBundle(script, config, work);
+      },
+      { concurrency: BUNDLE_CONCURRENCY },
+    );
 
     const rows: LimitRow[] = [
       ...bundles.flatMap((b) => bundleSizeRows(b.script, b.modules, plan)),

@@ -1,6 +1,7 @@
 /** Runs the project's pinned wrangler with telemetry and remote fetches off. */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions, type SpawnSyncReturns } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import { CATALOG_GENERATION_KEY } from '../core/storage-keys';
 import { ROOT } from './paths';
@@ -29,6 +30,26 @@ export function wranglerSync(args: string[]): string {
     throw new Error(`wrangler ${args.join(' ')} failed (${res.status}):\n${res.stdout}\n${res.stderr}`);
   return res.stdout;
 }
+
+/** wranglerSync without blocking: several can run at once (each is mostly a Node start and esbuild). */
+export function wranglerAsync(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(stdout)
+        : reject(new Error(`wrangler ${args.join(' ')} failed (${code}):\n${stdout}\n${stderr}`)),
+    );
+  });
+}
+
+/** How many wrangler bundlings run at once: one per core. */
+export const BUNDLE_CONCURRENCY = Math.max(1, os.availableParallelism());
 
 /** The ARTIFACTS bucket of wrangler.toml. */
 export const R2_BUCKET = 'embedding-edge-artifacts';

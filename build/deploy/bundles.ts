@@ -6,7 +6,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { wranglerSync } from '../wrangler';
+import pMap from 'p-map';
+import { BUNDLE_CONCURRENCY, wranglerAsync } from '../wrangler';
 import type { Script } from './target';
 
 /**
@@ -26,16 +27,20 @@ function hashScript(dir: string, config: string): { sha256: string; bytes: numbe
   return { sha256: h.digest('hex'), bytes };
 }
 
-/** Bundles each configuration (file name = script name) into a temporary directory. */
-export function bundleScripts(configs: string[]): Script[] {
+/** Bundles each configuration (file name = script name) into a temporary directory, in the configurations' order. */
+export function bundleScripts(configs: string[]): Promise<Script[]> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'deploy-bundles-'));
-  return configs.map((config) => {
-    const name = path.basename(config, '.json');
-    const bundleDir = path.join(root, name);
-    const upload = path.join(root, `${name}.upload`);
-    wranglerSync(['deploy', '--dry-run', '--outdir', bundleDir, '--outfile', upload, '-c', config]);
-    return { name, config, bundleDir, upload, ...hashScript(bundleDir, config) };
-  });
+  return pMap(
+    configs,
+    async (config) => {
+      const name = path.basename(config, '.json');
+      const bundleDir = path.join(root, name);
+      const upload = path.join(root, `${name}.upload`);
+      await wranglerAsync(['deploy', '--dry-run', '--outdir', bundleDir, '--outfile', upload, '-c', config]);
+      return { name, config, bundleDir, upload, ...hashScript(bundleDir, config) };
+    },
+    { concurrency: BUNDLE_CONCURRENCY },
+  );
 }
 
 /** SHA-256 of a file, streamed in chunks (artifacts are up to tens of MB). */

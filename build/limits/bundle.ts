@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { wranglerSync } from '../wrangler';
+import { wranglerAsync } from '../wrangler';
 import { WORKER_SIZE_GZIP, WORKERS_LIMITS_URL, type Plan } from './figures';
 import { formatValue, row, type LimitRow } from './table';
 
@@ -72,7 +72,7 @@ export async function readUpload(script: string, file: string): Promise<Bundle> 
 export async function buildBundle(script: string, config: string, workDir: string): Promise<Bundle> {
   const outdir = path.join(workDir, script);
   const outfile = path.join(workDir, `${script}.upload`);
-  wranglerSync(['deploy', '--dry-run', '--outdir', outdir, '--outfile', outfile, '-c', config]);
+  await wranglerAsync(['deploy', '--dry-run', '--outdir', outdir, '--outfile', outfile, '-c', config]);
   return readUpload(script, outfile);
 }
 
