@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { deploy } from '../../build/deploy';
 import { askJwt, NO_TERMINAL } from '../../build/deploy/jwt-prompt';
 import { withLocalStorage } from '../../build/local-storage';
@@ -39,8 +39,14 @@ function normalized(summary: Record<string, unknown>): Record<string, unknown> {
 }
 
 describe('npm run deploy -- --local', () => {
+  // One folder through the whole sequence, as a user's deployments go: the dry run against the empty
+  // state, the first deploy, a second one, a rollback. Each full upload puts every artifact (about
+  // 700 MB) through Miniflare, so the steps share one.
+  const dir = tmp('sequence');
+  let first: Record<string, unknown>;
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
   it('the dry-run plan against an empty state is the golden plan, and it changes nothing', async () => {
-    const dir = tmp('dry');
     const summary = normalized(await deploy({ dryRun: true, local: dir }));
     const golden = JSON.parse(fs.readFileSync(GOLDEN, 'utf8')) as {
       uploads: Array<{ key: string }>;
@@ -56,8 +62,7 @@ describe('npm run deploy -- --local', () => {
   });
 
   it('a second deploy uploads no object, applies no migration and deploys no script', async () => {
-    const dir = tmp('twice');
-    const first = await deploy({ local: dir });
+    first = await deploy({ local: dir });
     expect(first.uploaded).toBeGreaterThan(0);
     expect((first.deployed as string[]).at(-1)).toBe('embedding-edge');
     const second = await deploy({ local: dir });
@@ -65,9 +70,8 @@ describe('npm run deploy -- --local', () => {
   });
 
   it('a rollback without a previous version is refused; with one, every script goes back and the next deploy redeploys', async () => {
-    const dir = tmp('rollback');
+    expect(first.deployed).toBeDefined();
     await expect(deploy({ local: dir, rollback: true })).rejects.toThrow(/no previous version/);
-    await deploy({ local: dir });
     // A deploy of other scripts: the record says something else was deployed, so all are deployed again.
     await withLocalStorage(dir, async (storage) => {
       const state = JSON.parse((await storage.getText(STATE_KEY))!) as { scripts: Record<string, string> };
@@ -77,6 +81,7 @@ describe('npm run deploy -- --local', () => {
     const second = await deploy({ local: dir });
     const scripts = second.deployed as string[];
     expect(scripts.length).toBeGreaterThan(1);
+    expect(second.uploaded).toBe(0);
     const rolled = await deploy({ local: dir, rollback: true });
     expect([...(rolled.rolledBack as string[])].sort()).toEqual([...scripts].sort());
     expect((rolled.rolledBack as string[])[0]).toBe('embedding-edge');

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SignJWT } from 'jose';
 import { ensureBuilt } from '../../../build/ensure';
-import { prepareLocalState } from '../../../build/start';
+import { seedState } from './seeded-state';
 import { placementOf } from '../../../build/placement';
 import { ensureShardArtifacts } from '../../../build/model-shards';
 import { ensureDevVars, readDevVars } from '../../../build/dev-vars';
@@ -55,7 +55,7 @@ async function waitForHealth(child: ChildProcess, base: string, what: string): P
 
 /**
  * The whole local service as `npm start` runs it, but in the state directory `persistTo`: builds
- * what is missing, migrates D1, seeds R2, then the local server (build/serve.ts) on
+ * what is missing, migrates D1, seeds R2 (support/seeded-state.ts), then the local server (build/serve.ts) on
  * 127.0.0.1:`port`. `extraArgs`: serve's options (`--define KEY:VALUE`, `--log-level warn`).
  */
 export async function startLocalWorker(
@@ -71,10 +71,7 @@ export async function startLocalWorker(
   // The placement served (--placement FILE|none, else the default) and its sharded models' parts.
   const at = extraArgs.indexOf('--placement');
   const placement = placementOf(at >= 0 ? extraArgs[at + 1] : undefined);
-  await prepareLocalState(
-    [...artifacts, ...(placement ? ensureShardArtifacts(placement, options.modelsDir) : [])],
-    persistTo,
-  );
+  await seedState(persistTo, artifacts, placement ? ensureShardArtifacts(placement, options.modelsDir) : []);
   return serve(port, persistTo, extraArgs, 'the local server (build/serve.ts)');
 }
 
