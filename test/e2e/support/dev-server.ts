@@ -39,7 +39,10 @@ async function waitForHealth(child: ChildProcess, base: string, what: string): P
   };
   child.stdout?.on('data', onData);
   child.stderr?.on('data', onData);
-  for (let i = 0; i < 240; i++) {
+  // A deadline rather than a count of tries: a server that takes connections but never answers
+  // costs each try its 5 s timeout.
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}):\n${log}`);
     try {
       const res = await fetch(`${base}/api/health`, { signal: AbortSignal.timeout(5000) });
