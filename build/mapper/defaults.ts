@@ -85,7 +85,7 @@ type EnglishModel = (typeof ENGLISH_MODELS)[number];
 
 /**
  * The default model's bundles train here while the other English models' train in child
- * processes, one core each (about two minutes a model on its own). A child that fails leaves its
+ * processes, one core each (about 100 s a model on its own, the 2-core machine). A child that fails leaves its
  * bundles stale, and they are trained here afterwards.
  */
 async function ensureDefaultMappersNow(_options: EnsureOptions): Promise<R2Artifact[]> {
