@@ -360,7 +360,11 @@ async function ensureOne(spec: AlignedSpec, progress: boolean): Promise<R2Artifa
   if (alignedModelIsFresh(spec)) return artifactsOf(spec);
   for (const p of spec.packages) {
     const failed = recentFailure(p);
-    if (failed) throw new DebianPackageMissing(p.pkg, p.version, failed.reason, failed.retryAt, false);
+    if (failed) {
+      // A failure of this run (this process's, or buildAside's child's, which says nothing) is said here.
+      if (failed.thisRun) noteDebianSkip(modelWhat(spec), p, failed.reason, failed.retryAt);
+      throw new DebianPackageMissing(p.pkg, p.version, failed.reason, failed.retryAt, failed.thisRun);
+    }
   }
   await ensureEnglishModel(spec.english.id);
   return withLock(
@@ -467,8 +471,12 @@ function buildAside(): { aside: AlignedSpec[]; child: Promise<void> | null } {
       ['--import', 'tsx', fileURLToPath(import.meta.url), CHILD_FLAG, ...aside.map((s) => s.id)],
       { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] },
     );
-    proc.on('error', () => resolve());
-    proc.on('exit', () => resolve());
+    const done = (why: string | null): void => {
+      if (why) console.error(`[build] aligned models on ${bases[0]}: the child process ${why}; building them here`);
+      resolve();
+    };
+    proc.on('error', (err) => done(`failed (${err.message})`));
+    proc.on('exit', (code, signal) => done(code === 0 ? null : `exited with ${code ?? signal}`));
   });
   return { aside, child };
 }

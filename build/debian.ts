@@ -61,12 +61,49 @@ function writeFailed(all: Map<string, FailedDownload>): void {
   writeAtomic(FAILED_FILE, `${JSON.stringify(Object.fromEntries(all), null, 2)}\n`);
 }
 
-/** The failed download of `d` that still blocks a retry (within the hour), if any: why, and when it is tried again. */
-export function recentFailure(d: Pick<DebianFile, 'pkg' | 'version'>): { reason: string; retryAt: number } | null {
+/**
+ * The failed download of `d` that still blocks a retry (within the hour), if any: why, when it is
+ * tried again, and whether it failed during this run (since this process started: in it or in a
+ * child process of it, which leaves the saying to this one), i.e. is not said yet.
+ */
+export function recentFailure(
+  d: Pick<DebianFile, 'pkg' | 'version'>,
+): { reason: string; retryAt: number; thisRun: boolean } | null {
   const failed = readFailed().get(debianSpec(d));
   return failed && Date.now() - failed.at < RETRY_AFTER_MS
-    ? { reason: failed.reason, retryAt: failed.at + RETRY_AFTER_MS }
+    ? { reason: failed.reason, retryAt: failed.at + RETRY_AFTER_MS, thisRun: failed.at >= PROCESS_STARTED }
     : null;
+}
+
+const PROCESS_STARTED = Date.now() - process.uptime() * 1000;
+
+const APT_LOCK = path.join(GENERATED, 'apt.lock');
+
+/**
+ * Runs `work` holding a lock file that one build process at a time holds (the aligned models build
+ * in two): two `apt-get update` at once fail on apt's own lock, and that failure would block the
+ * package for an hour. A lock older than any download (its process was killed) is taken over.
+ */
+function withAptLock<T>(work: () => T): T {
+  fs.mkdirSync(GENERATED, { recursive: true });
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      fs.writeFileSync(APT_LOCK, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const since = fs.statSync(APT_LOCK, { throwIfNoEntry: false })?.mtimeMs;
+      if (since === undefined) continue; // released meanwhile
+      if (Date.now() - since > 10 * 60_000) fs.rmSync(APT_LOCK, { force: true });
+      else Atomics.wait(sleeper, 0, 0, 250);
+    }
+  }
+  try {
+    return work();
+  } finally {
+    fs.rmSync(APT_LOCK, { force: true });
+  }
 }
 
 function onPath(cmd: string): boolean {
@@ -211,23 +248,31 @@ export function fetchDebianFile(d: DebianFile, tmp: string, what: string): Debia
   const failed = recentFailure(d);
   if (failed) return missing(what, d, failed.reason, failed.retryAt);
   const dir = fs.mkdtempSync(path.join(tmp, `${d.pkg}-`));
-  const download = () => spawnSync('apt-get', ['download', spec], { cwd: dir, encoding: 'utf8' });
-  let res = download();
-  if (res.status !== 0) {
-    // Package lists may be missing on a fresh machine.
-    spawnSync('apt-get', ['update'], { encoding: 'utf8', stdio: 'ignore' });
-    res = download();
-  }
-  const deb = fs.readdirSync(dir).find((f) => f.endsWith('.deb'));
-  const all = readFailed();
-  if (res.status !== 0 || !deb) {
-    const reason = `apt-get download failed: ${firstError(res.stderr || res.error?.message || '')}`;
-    const at = Date.now();
-    all.set(spec, { reason, at });
-    writeFailed(all);
-    return missing(what, d, reason, at + RETRY_AFTER_MS);
-  }
-  if (all.delete(spec)) writeFailed(all);
+  const fetched = withAptLock((): { deb: string } | { reason: string; retryAt: number } => {
+    // Another process may have failed (and recorded) this very download while this one waited.
+    const before = recentFailure(d);
+    if (before) return before;
+    const download = () => spawnSync('apt-get', ['download', spec], { cwd: dir, encoding: 'utf8' });
+    let res = download();
+    if (res.status !== 0) {
+      // Package lists may be missing on a fresh machine.
+      spawnSync('apt-get', ['update'], { encoding: 'utf8', stdio: 'ignore' });
+      res = download();
+    }
+    const deb = fs.readdirSync(dir).find((f) => f.endsWith('.deb'));
+    const all = readFailed();
+    if (res.status !== 0 || !deb) {
+      const reason = `apt-get download failed: ${firstError(res.stderr || res.error?.message || '')}`;
+      const at = Date.now();
+      all.set(spec, { reason, at });
+      writeFailed(all);
+      return { reason, retryAt: at + RETRY_AFTER_MS };
+    }
+    if (all.delete(spec)) writeFailed(all);
+    return { deb };
+  });
+  if (!('deb' in fetched)) return missing(what, d, fetched.reason, fetched.retryAt);
+  const deb = fetched.deb;
   const x = spawnSync('dpkg-deb', ['-x', path.join(dir, deb), path.join(dir, 'x')], { encoding: 'utf8' });
   if (x.status !== 0) throw new Error(`[debian] dpkg-deb -x ${deb} failed: ${firstError(x.stderr)}`);
   const file = path.join(dir, 'x', d.file);
