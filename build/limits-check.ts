@@ -132,7 +132,8 @@ export async function runLimitsCheck(options: LimitsOptions = {}): Promise<Limit
         const upload = options.uploads?.get(script);
         return upload ? readUpload(script, upload) : buildBundle(script, config, work);
       },
-      { concurrency: BUNDLE_CONCURRENCY },
+      // Every bundling ends before an error is thrown: none writes into a folder being removed.
+      { concurrency: BUNDLE_CONCURRENCY, stopOnError: false },
     );
 
     const rows: LimitRow[] = [

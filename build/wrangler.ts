@@ -34,7 +34,11 @@ export function wranglerSync(args: string[]): string {
 /** wranglerSync without blocking: several can run at once (each is mostly a Node start and esbuild). */
 export function wranglerAsync(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, stdio: 'pipe' });
+    const child = spawn(process.execPath, [WRANGLER, ...args], {
+      cwd: ROOT,
+      env: QUIET_ENV,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));

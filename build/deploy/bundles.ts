@@ -39,7 +39,8 @@ export function bundleScripts(configs: string[]): Promise<Script[]> {
       await wranglerAsync(['deploy', '--dry-run', '--outdir', bundleDir, '--outfile', upload, '-c', config]);
       return { name, config, bundleDir, upload, ...hashScript(bundleDir, config) };
     },
-    { concurrency: BUNDLE_CONCURRENCY },
+    // Every bundling ends before an error is thrown: none writes into a folder being removed.
+    { concurrency: BUNDLE_CONCURRENCY, stopOnError: false },
   );
 }
 
