@@ -43,7 +43,9 @@ describe('npm run deploy -- --local', () => {
   // state, the first deploy, a second one, a rollback. Each full upload puts every artifact (about
   // 700 MB) through Miniflare, so the steps share one.
   const dir = tmp('sequence');
-  let first: Record<string, unknown>;
+  // The first deploy, made by whichever test needs it first (a test run alone makes it itself).
+  let first: Promise<Record<string, unknown>> | undefined;
+  const firstDeploy = (): Promise<Record<string, unknown>> => (first ??= deploy({ local: dir }));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('the dry-run plan against an empty state is the golden plan, and it changes nothing', async () => {
@@ -62,15 +64,15 @@ describe('npm run deploy -- --local', () => {
   });
 
   it('a second deploy uploads no object, applies no migration and deploys no script', async () => {
-    first = await deploy({ local: dir });
-    expect(first.uploaded).toBeGreaterThan(0);
-    expect((first.deployed as string[]).at(-1)).toBe('embedding-edge');
+    const one = await firstDeploy();
+    expect(one.uploaded).toBeGreaterThan(0);
+    expect((one.deployed as string[]).at(-1)).toBe('embedding-edge');
     const second = await deploy({ local: dir });
     expect(second).toMatchObject({ migrations: [], uploaded: 0, deployed: [] });
   });
 
   it('a rollback without a previous version is refused; with one, every script goes back and the next deploy redeploys', async () => {
-    expect(first.deployed).toBeDefined();
+    await firstDeploy();
     await expect(deploy({ local: dir, rollback: true })).rejects.toThrow(/no previous version/);
     // A deploy of other scripts: the record says something else was deployed, so all are deployed again.
     await withLocalStorage(dir, async (storage) => {
