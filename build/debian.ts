@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { GENERATED } from './paths';
-import { writeAtomic } from './stamp';
+import { withLockSync, writeAtomic } from './stamp';
 
 export interface DebianFile {
   /** Package name, e.g. "mythes-fr". */
@@ -80,31 +80,11 @@ const PROCESS_STARTED = Date.now() - process.uptime() * 1000;
 const APT_LOCK = path.join(GENERATED, 'apt.lock');
 
 /**
- * Runs `work` holding a lock file that one build process at a time holds (the aligned models build
- * in two): two `apt-get update` at once fail on apt's own lock, and that failure would block the
- * package for an hour. A lock older than any download (its process was killed) is taken over.
+ * One build process at a time downloads (the aligned models build in two): two `apt-get update` at
+ * once fail on apt's own lock, and that failure would block the package for an hour. A lock older
+ * than any download (its process was killed) is taken over.
  */
-function withAptLock<T>(work: () => T): T {
-  fs.mkdirSync(GENERATED, { recursive: true });
-  const sleeper = new Int32Array(new SharedArrayBuffer(4));
-  for (;;) {
-    try {
-      fs.writeFileSync(APT_LOCK, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const since = fs.statSync(APT_LOCK, { throwIfNoEntry: false })?.mtimeMs;
-      if (since === undefined) continue; // released meanwhile
-      if (Date.now() - since > 10 * 60_000) fs.rmSync(APT_LOCK, { force: true });
-      else Atomics.wait(sleeper, 0, 0, 250);
-    }
-  }
-  try {
-    return work();
-  } finally {
-    fs.rmSync(APT_LOCK, { force: true });
-  }
-}
+const withAptLock = <T>(work: () => T): T => withLockSync(APT_LOCK, 10 * 60_000, work);
 
 function onPath(cmd: string): boolean {
   const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);

@@ -51,23 +51,54 @@ export async function withLock<T>(
   fs.mkdirSync(path.dirname(lockFile), { recursive: true });
   const started = Date.now();
   for (;;) {
-    try {
-      fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (isDone()) return done();
-      const age = lockAge(lockFile);
-      if (age === null) continue; // released meanwhile
-      if (age > staleMs) removeStaleLock(lockFile, staleMs);
-      else if (Date.now() - started > staleMs) throw new Error(`timed out waiting for ${lockFile}`, { cause: err });
-      else await new Promise((r) => setTimeout(r, 500));
-    }
+    const attempt = tryLock(lockFile, staleMs, started);
+    if (attempt === 'taken') break;
+    if (isDone()) return done();
+    if (attempt === 'wait') await new Promise((r) => setTimeout(r, 500));
   }
   try {
     return isDone() ? done() : await work();
   } finally {
     fs.rmSync(lockFile, { force: true });
+  }
+}
+
+/** withLock for synchronous work (the Debian downloads, build/debian.ts): the thread sleeps while it waits. */
+export function withLockSync<T>(lockFile: string, staleMs: number, work: () => T): T {
+  fs.mkdirSync(path.dirname(lockFile), { recursive: true });
+  const started = Date.now();
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    const attempt = tryLock(lockFile, staleMs, started);
+    if (attempt === 'taken') break;
+    if (attempt === 'wait') Atomics.wait(sleeper, 0, 0, 250);
+  }
+  try {
+    return work();
+  } finally {
+    fs.rmSync(lockFile, { force: true });
+  }
+}
+
+/**
+ * One try at creating `lockFile` exclusively: 'taken'; 'again' when it was released or found stale
+ * (and removed) meanwhile; 'wait' while a live process holds it. Waiting since `started` for
+ * longer than `staleMs` is an error.
+ */
+function tryLock(lockFile: string, staleMs: number, started: number): 'taken' | 'again' | 'wait' {
+  try {
+    fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+    return 'taken';
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const age = lockAge(lockFile);
+    if (age === null) return 'again';
+    if (age > staleMs) {
+      removeStaleLock(lockFile, staleMs);
+      return 'again';
+    }
+    if (Date.now() - started > staleMs) throw new Error(`timed out waiting for ${lockFile}`, { cause: err });
+    return 'wait';
   }
 }
 
