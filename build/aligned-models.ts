@@ -23,7 +23,6 @@
  * Debian skip report (build/debian.ts), and tried again with the package's next download (at
  * most once an hour); the catalog lists only what exists.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,6 +48,7 @@ import {
   reverseDictionary,
   type Dictionary,
 } from './dictionaries';
+import { runBuildChild } from './build-child';
 import type { EnsureOptions, R2Artifact } from './ensure';
 import { importModel, IMPORTER_VERSION } from './import-model';
 import {
@@ -62,15 +62,7 @@ import {
 } from './debian';
 import { readArrayBuffer } from './load-model';
 import { fileChecksum, stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
-import {
-  DEFAULT_MODEL_ID,
-  GLOVE_MODEL_ID,
-  languageFile,
-  modelFile,
-  modelManifestFile,
-  MODELS_DIR,
-  ROOT,
-} from './paths';
+import { DEFAULT_MODEL_ID, GLOVE_MODEL_ID, languageFile, modelFile, modelManifestFile, MODELS_DIR } from './paths';
 import {
   ALIGNED,
   ALIGNED_GLOVE,
@@ -465,19 +457,12 @@ function buildAside(): { aside: AlignedSpec[]; child: Promise<void> | null } {
   const bases = [...new Set(stale.map((s) => s.english.id))];
   if (bases.length < 2 || os.availableParallelism() < 2) return { aside: [], child: null };
   const aside = stale.filter((s) => s.english.id === bases[0]);
-  const child = new Promise<void>((resolve) => {
-    const proc = spawn(
-      process.execPath,
-      ['--import', 'tsx', fileURLToPath(import.meta.url), CHILD_FLAG, ...aside.map((s) => s.id)],
-      { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] },
-    );
-    const done = (why: string | null): void => {
-      if (why) console.error(`[build] aligned models on ${bases[0]}: the child process ${why}; building them here`);
-      resolve();
-    };
-    proc.on('error', (err) => done(`failed (${err.message})`));
-    proc.on('exit', (code, signal) => done(code === 0 ? null : `exited with ${code ?? signal}`));
-  });
+  const child = runBuildChild(
+    fileURLToPath(import.meta.url),
+    [CHILD_FLAG, ...aside.map((s) => s.id)],
+    `aligned models on ${bases[0]}`,
+    'building them here',
+  );
   return { aside, child };
 }
 

@@ -5,13 +5,13 @@
  * changed. Each bundle is build/generated/mappers/{modelId}/{key}.bin + .json (+ .stamp.json).
  */
 import fs from 'node:fs';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { R2_KEYS } from '../../core/storage-keys';
 import { type ModelManifest } from '../../core/types';
 import type { EnsureOptions, R2Artifact } from '../ensure';
 import { stampMatches, withLock, writeStamp } from '../stamp';
+import { runBuildChild } from '../build-child';
 import {
   DEFAULT_MODEL_FILE,
   DEFAULT_MODEL_ID,
@@ -21,7 +21,6 @@ import {
   GLOVE_MODEL_MANIFEST_FILE,
   KERNELS_WASM,
   MAPPERS_DIR,
-  ROOT,
 } from '../paths';
 import { loadModelForTraining, trainBundle, TRAINING_VERSION, writeBundleFiles, type LoadedModel } from './bundle';
 import { DebianPackageMissing, reportDebianSkips } from '../debian';
@@ -104,18 +103,8 @@ function bundlesFresh(english: EnglishModel): boolean {
 }
 
 function trainInChild(english: EnglishModel): Promise<void> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--model', english.id], {
-      cwd: ROOT,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-    const done = (why: string | null): void => {
-      if (why) console.error(`[build] mapper bundles of ${english.id}: the child process ${why}; training them here`);
-      resolve();
-    };
-    child.on('error', (err) => done(`failed (${err.message})`));
-    child.on('exit', (code) => done(code === 0 ? null : `exited with ${code}`));
-  });
+  const script = fileURLToPath(import.meta.url);
+  return runBuildChild(script, ['--model', english.id], `mapper bundles of ${english.id}`, 'training them here');
 }
 
 async function ensureBundlesOf(english: EnglishModel): Promise<R2Artifact[]> {
