@@ -18,6 +18,7 @@ import { requestBody, requestIds } from './request-guards';
 import { StorageError, storageGuard } from './storage-guard';
 import { problemResponse } from './http/problem-response';
 import { newRouter } from './http/router';
+import { securityHeaders } from './http/security-headers';
 import { releaseRequestModels } from './sources/memory-budget';
 import { waitUntilOf } from './sources';
 import { healthRoutes } from './health/routes';
@@ -39,6 +40,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   // Our own id for every request; a client's X-Request-Id is only echoed (X-Client-Request-Id).
   app.use('*', requestIds);
+  // nosniff and no-referrer on every answer, the CSP on HTML, no-store on the API (worker/http/security-headers.ts).
+  app.use('*', securityHeaders);
   // Server-Timing: total, and the phases routes mark (load, compute, meter: worker/http/timing.ts).
   app.use('/api/*', timing({ totalDescription: '' }));
   // Every D1/R2/KV call is bounded and its failure is a StorageError (503), never a crash.

@@ -21,6 +21,8 @@ export interface Env extends Omit<Cloudflare.Env, 'JWT_SECRET' | 'JWT_WORKSPACE_
   PLAGIARISM_HTTP_API_KEY?: string;
   PLAGIARISM_HTTP_TIMEOUT_MS?: string;
   PLAGIARISM_HTTP_RETRIES?: string;
+  /** Local provider: words of the source shown either side of a match's passage, 0 to 200 (default 0: the matched words only). */
+  PLAGIARISM_SNIPPET_CONTEXT_WORDS?: string;
   /** Bound of every D1/R2/KV call in ms (worker/storage-guard.ts; default 15,000). */
   STORAGE_TIMEOUT_MS?: string;
   /** Bound of every call to a workspace's meter in ms (worker/quotas/meter-client.ts; default 5,000). */

@@ -241,7 +241,8 @@ export function heatmap(words: string[], matrix: number[][], width: number): SVG
             y: y + cell / 2 + 3,
             'text-anchor': 'middle',
             class: color.dark ? 'cell dark' : 'cell',
-            style: `font-size: ${valueFont}px`,
+            // A presentation attribute, not a style attribute: the page's CSP allows no inline style.
+            'font-size': valueFont,
           },
           v.toFixed(2),
         ),

@@ -1,8 +1,8 @@
 /**
  * Verification of candidate sources: runs of at least MIN_RUN_WORDS consecutive normalized
  * words shared by the input and a source, compared word by word; the input words they cover;
- * and the snippet shown to the user around the longest run. Linear in input plus source length
- * (a suffix automaton of the input), also on repetitive texts.
+ * and the snippet shown to the user: the longest run as written in the source. Linear in input
+ * plus source length (a suffix automaton of the input), also on repetitive texts.
  */
 import { MIN_RUN_WORDS } from './fingerprint';
 import { splitWords, type Word } from './text';
@@ -203,22 +203,32 @@ export function sharedRuns(
   };
 }
 
-export const SNIPPET_CONTEXT_WORDS = 20;
+/**
+ * Words of the source shown on each side of the matched passage by default: none. The local
+ * provider's corpus is the operator's and private, so a snippet is the matched passage alone (a
+ * checker learns nothing of a page beyond the words it sent); an operator with a public corpus
+ * configures context words (PLAGIARISM_SNIPPET_CONTEXT_WORDS, worker/plagiarism/provider.ts).
+ */
+export const DEFAULT_SNIPPET_CONTEXT_WORDS = 0;
+/** The most context words an operator may configure on each side. */
+export const MAX_SNIPPET_CONTEXT_WORDS = 200;
 
 /**
- * The source passage of a run with `context` words either side, cut from the original
- * source text (white space collapsed to single spaces); an ellipsis marks each side where the
- * source goes on. The matched words themselves are always complete.
+ * The source passage of a run, cut from the original source text (white space collapsed to
+ * single spaces), with `context` words either side; with context, an ellipsis marks each side
+ * where the source goes on. The matched words themselves are always complete, as written in the
+ * source (their punctuation and case included); with no context the snippet is exactly them.
  */
 export function buildSnippet(
   sourceText: string,
   sourceWords: readonly Word[],
   run: Run,
-  context: number = SNIPPET_CONTEXT_WORDS,
+  context: number = DEFAULT_SNIPPET_CONTEXT_WORDS,
 ): string {
   const first = Math.max(0, run.sourceStart - context);
   const last = Math.min(sourceWords.length - 1, run.sourceStart + run.length - 1 + context);
   const body = sourceText.slice(sourceWords[first].start, sourceWords[last].end).replace(/\s+/gu, ' ');
+  if (context <= 0) return body;
   return `${first > 0 ? '… ' : ''}${body}${last < sourceWords.length - 1 ? ' …' : ''}`;
 }
 
@@ -227,7 +237,7 @@ export interface SourceMatch {
   /** 100 * wordsMatched / input word count, rounded to two decimals. */
   matchPercentage: number;
   matchSnippet: string;
-  /** The longest shared run (the snippet shows the source around it). */
+  /** The longest shared run (the snippet shows it, as written in the source). */
   longest: Run;
 }
 
@@ -252,12 +262,13 @@ export function matchInput(words: readonly Word[]): MatchInput {
 /**
  * Compares an input (already split, or prepared by matchInput when it is compared with several
  * sources) with one source text; null when they share no run of MIN_RUN_WORDS words. The
- * snippet shows the source around its longest run.
+ * snippet is the source's longest run, with `contextWords` words of the source either side.
  */
 export function matchSource(
   input: readonly Word[] | MatchInput,
   sourceText: string,
   sourceWords?: readonly Word[],
+  contextWords: number = DEFAULT_SNIPPET_CONTEXT_WORDS,
 ): SourceMatch | null {
   const prepared = 'norms' in input ? input : matchInput(input);
   const inputWords = prepared.words;
@@ -271,7 +282,7 @@ export function matchSource(
   return {
     wordsMatched: shared.wordsMatched,
     matchPercentage: percentage(shared.wordsMatched, inputWords.length),
-    matchSnippet: buildSnippet(sourceText, words, shared.longest),
+    matchSnippet: buildSnippet(sourceText, words, shared.longest, contextWords),
     longest: shared.longest,
   };
 }

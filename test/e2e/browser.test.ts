@@ -351,6 +351,8 @@ describe('offline scorer parity with the API (Chromium)', () => {
     const find = JSON.parse((await both(named('word-scores find mode, seedScore 0.5, rank cutoff'))).api.raw);
     expect(find.data.length).toBe(25);
     expect(find.data.every((w: { modelRank: number }) => w.modelRank <= 20000)).toBe(true);
+    // Offline scoring (the Web Worker, its WebAssembly, IndexedDB) runs under the page's CSP.
+    expect(browser!.cspViolations).toEqual([]);
   }, 600_000);
 
   it('refuses invalid requests with the API problem codes', async () => {
@@ -577,8 +579,9 @@ function chartLabelProblems(): Promise<string[]> {
 
 /** axe-core's serious and critical violations on the page as it is (rule, impact, first target). */
 async function seriousA11yViolations(): Promise<string[]> {
+  // Evaluated through the DevTools protocol, not added as an inline <script>: the page's CSP refuses those.
   if (!(await page.evaluate(() => 'axe' in window)))
-    await page.addScriptTag({ path: path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js') });
+    await page.evaluate(fs.readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8'));
   return page.evaluate(async () => {
     const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
     return (r.violations as Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>)
@@ -688,6 +691,7 @@ describe('the playground as a person uses it (issue 37)', () => {
     expect(await seriousA11yViolations()).toEqual([]);
     await checkChartsAtBothWidths('en-api');
     expect(browser!.pageErrors).toEqual([]);
+    expect(browser!.cspViolations).toEqual([]);
   }, 600_000);
 
   it.skipIf(!deBuilt)(
@@ -815,6 +819,7 @@ describe('the playground as a person uses it (issue 37)', () => {
       expect(companion).toBeGreaterThan(0);
       expect(await page.textContent('#texts-json')).not.toBe(withoutWaitress);
       expect(browser!.pageErrors).toEqual([]);
+      expect(browser!.cspViolations).toEqual([]);
     },
     900_000,
   );
@@ -847,6 +852,54 @@ describe('the playground as a person uses it (issue 37)', () => {
       'service',
     ]);
   }, 300_000);
+});
+
+describe('the API docs page (Chromium)', () => {
+  it("Swagger UI renders and runs under the page's CSP: operations, one opened and executed, the schemas; no violation", async () => {
+    const docs = await context.newPage();
+    const errors: string[] = [];
+    docs.on('pageerror', (e) => errors.push(e.message));
+    try {
+      const res = await docs.goto(`${server!.url}/api/docs`);
+      expect(res!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+      await docs.waitForSelector('.opblock-summary', { timeout: 60_000 });
+      expect(await docs.locator('.opblock').count()).toBeGreaterThan(20);
+      // An operation opened (parameters, responses, examples) and executed (try-it-out is on):
+      // Swagger UI's own fetch to the API, whose answer it shows.
+      await docs.locator('.opblock-summary').first().click();
+      await docs.waitForSelector('.opblock-body .responses-wrapper', { timeout: 30_000 });
+      await docs.locator('.opblock-body .execute').first().click();
+      await docs.waitForSelector('.opblock-body .live-responses-table', { timeout: 30_000 });
+      expect(await docs.locator('.opblock-body .live-responses-table').first().innerText()).toMatch(/\b200\b/);
+      // The schemas at the foot of the page (JSON Schema 2020-12 view), one of them expanded in full.
+      const models = docs.locator('section.models');
+      if (!/\bis-open\b/.test((await models.getAttribute('class')) ?? ''))
+        await models.locator('.models-control').click();
+      await models.locator('.json-schema-2020-12-expand-deep-button').first().click();
+      await docs.waitForSelector('section.models .json-schema-2020-12-body:not(.json-schema-2020-12-body--collapsed)', {
+        timeout: 30_000,
+      });
+      await docs.waitForTimeout(500);
+      fs.mkdirSync(RESULTS, { recursive: true });
+      await docs.screenshot({ path: path.join(RESULTS, 'api-docs.png') });
+      expect(errors).toEqual([]);
+      expect(browser!.cspViolations).toEqual([]);
+
+      // The watcher reports what the policy refuses: an inline script added to the page does not run.
+      await docs.evaluate(() => {
+        const inline = document.createElement('script');
+        inline.textContent = 'window.inlineRan = true';
+        document.body.append(inline);
+      });
+      await expect.poll(() => browser!.cspViolations.some((v) => v.startsWith('script-src'))).toBe(true);
+      expect(await docs.evaluate(() => (window as any).inlineRan)).toBeUndefined();
+      // Its console report may follow the event: let it arrive before the list is cleared.
+      await docs.waitForTimeout(1000);
+      browser!.cspViolations.length = 0;
+    } finally {
+      await docs.close();
+    }
+  }, 180_000);
 });
 
 describe('playground page', () => {
@@ -939,6 +992,7 @@ describe('playground page', () => {
     expect(await page.inputValue('#seed-words')).toBe(`lake, ${shown[0]}, `);
     await page.screenshot({ path: path.join(RESULTS, 'playground-offline.png'), fullPage: true });
     expect(browser!.pageErrors).toEqual([]);
+    expect(browser!.cspViolations).toEqual([]);
   }, 900_000);
 
   it('notes a text that looks like another language than the model (offline, as left by the case above)', async () => {
@@ -956,5 +1010,6 @@ describe('playground page', () => {
     expect(await cards.nth(1).locator('.mismatch').textContent()).toBe('This text looks French; the model is English.');
     await page.screenshot({ path: path.join(RESULTS, 'playground-language-mismatch.png'), fullPage: true });
     expect(browser!.pageErrors).toEqual([]);
+    expect(browser!.cspViolations).toEqual([]);
   }, 120_000);
 });

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../build/wrangler';
 import {
   describeEngineSource,
@@ -91,3 +91,10 @@ describeEngineSource(
     reference: nodeEngineAnswer,
   },
 );
+
+describe("the offline scorer under the playground page's Content-Security-Policy", () => {
+  it('the suite above ran with no CSP violation (Web Worker, WebAssembly, downloads, IndexedDB)', () => {
+    expect(browser, 'the suite opened the browser').toBeDefined();
+    expect(browser!.cspViolations).toEqual([]);
+  });
+});

@@ -223,10 +223,21 @@ describe('run verification', () => {
     expect(r.matchPercentage).toBe(100);
   });
 
-  it('builds a snippet with 20 words of context either side and the matched words intact', () => {
+  it('builds a snippet of the matched words alone by default, as written in the source', () => {
     const source = Array.from({ length: 100 }, (_, i) => `Word${i}${i % 10 === 0 ? ',' : ''}`).join('  ');
     const sourceWords = splitWords(source);
-    const snippet = buildSnippet(source, sourceWords, { inputStart: 0, sourceStart: 40, length: 12 });
+    const run = { inputStart: 0, sourceStart: 40, length: 12 };
+    // White space collapsed; the words' punctuation kept; no word before or after the run, no ellipsis.
+    const expected = Array.from({ length: 12 }, (_, i) => `Word${40 + i}${i % 10 === 0 ? ',' : ''}`).join(' ');
+    expect(buildSnippet(source, sourceWords, run)).toBe(expected);
+    expect(buildSnippet(source, sourceWords, run, 0)).toBe(expected);
+    expect(matchSource(splitWords(`x y z ${expected} q r s`), source)!.matchSnippet).toBe(expected);
+  });
+
+  it('builds a snippet with configured context words either side and the matched words intact', () => {
+    const source = Array.from({ length: 100 }, (_, i) => `Word${i}${i % 10 === 0 ? ',' : ''}`).join('  ');
+    const sourceWords = splitWords(source);
+    const snippet = buildSnippet(source, sourceWords, { inputStart: 0, sourceStart: 40, length: 12 }, 20);
     expect(snippet.startsWith('… Word20')).toBe(true);
     expect(snippet.endsWith('Word71 …')).toBe(true);
     expect(snippet).toContain(
@@ -237,7 +248,7 @@ describe('run verification', () => {
     );
     expect(countWords(snippet)).toBe(20 + 12 + 20);
     // At the edges there is nothing to elide.
-    const edge = buildSnippet(source, sourceWords, { inputStart: 0, sourceStart: 0, length: 99 });
+    const edge = buildSnippet(source, sourceWords, { inputStart: 0, sourceStart: 0, length: 99 }, 20);
     expect(edge.startsWith('Word0,')).toBe(true);
     expect(edge.endsWith('Word99')).toBe(true);
   });

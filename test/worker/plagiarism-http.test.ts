@@ -184,9 +184,14 @@ describe('http provider against a fake upstream', () => {
 describe('provider selection from the environment', () => {
   const base = env as unknown as Env;
 
-  it('defaults to local; http reads URL, key, timeout and retries', () => {
-    expect(plagiarismConfigFromEnv({ ...base, PLAGIARISM_PROVIDER: undefined })).toEqual({ provider: 'local' });
-    expect(plagiarismConfigFromEnv(base)).toEqual({ provider: 'local' }); // wrangler.toml: local
+  it('defaults to local without snippet context; http reads URL, key, timeout and retries', () => {
+    const local = { provider: 'local', snippetContextWords: 0 };
+    expect(plagiarismConfigFromEnv({ ...base, PLAGIARISM_PROVIDER: undefined })).toEqual(local);
+    expect(plagiarismConfigFromEnv(base)).toEqual(local); // wrangler.toml: local
+    expect(plagiarismConfigFromEnv({ ...base, PLAGIARISM_SNIPPET_CONTEXT_WORDS: '20' })).toEqual({
+      provider: 'local',
+      snippetContextWords: 20,
+    });
     expect(createPlagiarismProvider(base)).toBeInstanceOf(LocalPlagiarismProvider);
     const cfg = plagiarismConfigFromEnv({
       ...base,
@@ -210,6 +215,9 @@ describe('provider selection from the environment', () => {
       { PLAGIARISM_PROVIDER: 'http', PLAGIARISM_HTTP_URL: 'ftp://x' },
       { PLAGIARISM_PROVIDER: 'http', PLAGIARISM_HTTP_URL: 'https://x', PLAGIARISM_HTTP_RETRIES: '99' },
       { PLAGIARISM_PROVIDER: 'http', PLAGIARISM_HTTP_URL: 'https://x', PLAGIARISM_HTTP_TIMEOUT_MS: 'soon' },
+      { PLAGIARISM_SNIPPET_CONTEXT_WORDS: '-1' },
+      { PLAGIARISM_SNIPPET_CONTEXT_WORDS: '201' },
+      { PLAGIARISM_SNIPPET_CONTEXT_WORDS: 'some' },
     ];
     for (const over of bad) expect(() => plagiarismConfigFromEnv({ ...base, ...over })).toThrow(ApiError);
   });
@@ -257,7 +265,9 @@ describe('check route with PLAGIARISM_PROVIDER=http (the real app, upstream fake
   it('answers from the upstream and charges one check', async () => {
     const ws = await createWorkspace();
     const up = installUpstream('ok');
-    const res = await post(ws, freshWords(20).join(' '), httpEnv());
+    const words = freshWords(20);
+    // The local provider's snippet setting does not touch the upstream's snippets.
+    const res = await post(ws, words.join(' '), httpEnv({ PLAGIARISM_SNIPPET_CONTEXT_WORDS: '0' }));
     expect(res.status).toBe(200);
     const body = (await res.json()) as CheckJson;
     expect(body.wordCount).toBe(20);
@@ -265,6 +275,12 @@ describe('check route with PLAGIARISM_PROVIDER=http (the real app, upstream fake
       'https://d.example/4',
       'https://a.example/1',
       'https://b.example/2',
+    ]);
+    // The upstream's snippets pass through as it wrote them ('all' is no word of the text).
+    expect(body.matches.map((m) => m.matchSnippet)).toEqual([
+      'all',
+      words.slice(0, 12).join(' '),
+      words.slice(0, 10).join(' '),
     ]);
     expect(up.received[0].authorization).toBe('Bearer env-key');
     expect(await usedChecks(ws)).toBe(1);

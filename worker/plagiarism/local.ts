@@ -2,8 +2,16 @@
  * `local` provider: matches against the private reference corpus (corpus.ts).
  * Fingerprint the input -> candidate pages by shared fingerprints (one D1 statement) ->
  * fetch the top candidates' texts from R2 -> verify runs of >= 8 words word by word.
+ * A match's snippet is its longest run as written in the source, plus the configured context
+ * words (default none: the corpus is private).
  */
-import { compareMatches, fingerprints, matchInput, matchSource } from '../../core/plagiarism';
+import {
+  compareMatches,
+  DEFAULT_SNIPPET_CONTEXT_WORDS,
+  fingerprints,
+  matchInput,
+  matchSource,
+} from '../../core/plagiarism';
 import { PlagiarismCorpus } from './corpus';
 import type { CheckInput, PlagiarismMatch, PlagiarismProvider } from './provider';
 
@@ -14,7 +22,12 @@ export class LocalPlagiarismProvider implements PlagiarismProvider {
   readonly name = 'local' as const;
   private readonly corpus: PlagiarismCorpus;
 
-  constructor(db: D1Database, bucket: R2Bucket) {
+  constructor(
+    db: D1Database,
+    bucket: R2Bucket,
+    /** Words of the source shown either side of a match's passage (PLAGIARISM_SNIPPET_CONTEXT_WORDS). */
+    private readonly snippetContextWords: number = DEFAULT_SNIPPET_CONTEXT_WORDS,
+  ) {
     this.corpus = new PlagiarismCorpus(db, bucket);
   }
 
@@ -26,7 +39,7 @@ export class LocalPlagiarismProvider implements PlagiarismProvider {
       candidates.map(async (candidate): Promise<PlagiarismMatch | null> => {
         const source = await this.corpus.text(candidate);
         if (!source) return null;
-        const m = matchSource(prepared, source.text);
+        const m = matchSource(prepared, source.text, undefined, this.snippetContextWords);
         if (!m) return null;
         return {
           url: candidate.url,

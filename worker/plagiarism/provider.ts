@@ -1,8 +1,9 @@
 /**
  * The plagiarism provider interface and its selection from configuration
- * (wrangler vars / secrets: PLAGIARISM_PROVIDER, PLAGIARISM_HTTP_*).
+ * (wrangler vars / secrets: PLAGIARISM_PROVIDER, PLAGIARISM_HTTP_*, and for the local provider
+ * PLAGIARISM_SNIPPET_CONTEXT_WORDS).
  */
-import type { Word } from '../../core/plagiarism';
+import { DEFAULT_SNIPPET_CONTEXT_WORDS, MAX_SNIPPET_CONTEXT_WORDS, type Word } from '../../core/plagiarism';
 import type { Env } from '../env';
 import { ApiError } from '../../core/problem';
 import { HttpPlagiarismProvider, type FetchFn, type HttpProviderConfig } from './http';
@@ -32,7 +33,13 @@ export interface PlagiarismProvider {
   check(input: CheckInput): Promise<PlagiarismMatch[]>;
 }
 
-export type PlagiarismConfig = { provider: 'local' } | { provider: 'http'; http: HttpProviderConfig };
+/**
+ * local: `snippetContextWords` words of the source either side of a match's passage (default 0:
+ * the corpus is private, a snippet shows only the matched words). http: the upstream's snippets
+ * pass through as they are.
+ */
+export type PlagiarismConfig =
+  { provider: 'local'; snippetContextWords: number } | { provider: 'http'; http: HttpProviderConfig };
 
 export const HTTP_DEFAULTS = { timeoutMs: 10_000, retries: 2, backoffMs: 250 } as const;
 export const HTTP_MAX_RETRIES = 5;
@@ -52,7 +59,18 @@ function intVar(name: string, raw: string | undefined, fallback: number, min: nu
 /** Reads the provider configuration; a misconfiguration is the operator's error (500). */
 export function plagiarismConfigFromEnv(env: Env): PlagiarismConfig {
   const name = (env.PLAGIARISM_PROVIDER ?? '').trim().toLowerCase() || 'local';
-  if (name === 'local') return { provider: 'local' };
+  if (name === 'local') {
+    return {
+      provider: 'local',
+      snippetContextWords: intVar(
+        'PLAGIARISM_SNIPPET_CONTEXT_WORDS',
+        env.PLAGIARISM_SNIPPET_CONTEXT_WORDS,
+        DEFAULT_SNIPPET_CONTEXT_WORDS,
+        0,
+        MAX_SNIPPET_CONTEXT_WORDS,
+      ),
+    };
+  }
   if (name !== 'http') {
     throw new ApiError(
       'INTERNAL_ERROR',
@@ -97,5 +115,5 @@ export function createPlagiarismProvider(
   fetcher?: FetchFn,
 ): PlagiarismProvider {
   if (config.provider === 'http') return new HttpPlagiarismProvider(config.http, fetcher);
-  return new LocalPlagiarismProvider(env.DB, env.ARTIFACTS);
+  return new LocalPlagiarismProvider(env.DB, env.ARTIFACTS, config.snippetContextWords);
 }

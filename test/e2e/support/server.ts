@@ -47,7 +47,35 @@ export interface Browser {
   page: Page;
   /** Uncaught errors of the page. */
   pageErrors: string[];
+  /**
+   * Content-Security-Policy violations in any page of the context, on every load (the
+   * documents' securitypolicyviolation events, and the CSP reports of the pages' consoles):
+   * directive, blocked URI and where.
+   */
+  cspViolations: string[];
   close(): Promise<void>;
+}
+
+/**
+ * Collects the CSP violations of every page of `context` into `into`: a listener registered
+ * before each document's own scripts run (an init script), reporting through a binding.
+ */
+export async function watchCspViolations(context: BrowserContext, into: string[]): Promise<void> {
+  await context.exposeBinding('__reportCspViolation', (_source, report: string) => {
+    into.push(report);
+  });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      const report = (window as unknown as { __reportCspViolation(r: string): void }).__reportCspViolation;
+      report(
+        `${e.effectiveDirective} blocked ${e.blockedURI || '(inline)'} at ${e.sourceFile}:${e.lineNumber} on ${e.documentURI}`,
+      );
+    });
+  });
+  const onConsole = (msg: { text(): string }): void => {
+    if (/Content Security Policy/i.test(msg.text())) into.push(`console: ${msg.text()}`);
+  };
+  context.on('console', onConsole);
 }
 
 /** The Debian Chromium with a fresh profile (its own IndexedDB), one page opened at `url`. */
@@ -59,6 +87,8 @@ export async function openBrowser(url: string): Promise<Browser> {
     args: CHROMIUM_ARGS,
     viewport: { width: 1280, height: 1400 },
   });
+  const cspViolations: string[] = [];
+  await watchCspViolations(context, cspViolations);
   const page = context.pages()[0] ?? (await context.newPage());
   const pageErrors: string[] = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -67,6 +97,7 @@ export async function openBrowser(url: string): Promise<Browser> {
     context,
     page,
     pageErrors,
+    cspViolations,
     close: async () => {
       await context.close().catch(() => {});
       fs.rmSync(userDataDir, { recursive: true, force: true });
