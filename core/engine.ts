@@ -11,7 +11,7 @@
  */
 import { MapperBundleError, parseMapperBundle, splitMapperVariableId, type MapperBundle } from './mapper-bundle';
 import { ApiError, requireLanguage, validationFailed, type ZodIssues } from './problem';
-import { englishCompanionOf, vectorSpaceOf } from './projection';
+import { englishCompanionOf } from './projection';
 import { requestSchemas } from './requests';
 import {
   autocomplete,
@@ -19,15 +19,20 @@ import {
   expansionCacheBytes,
   languageLexicon,
   missingSeedWords,
-  scoreTexts,
-  scoreWords,
+  drain,
+  paced,
+  scoreTextsSteps,
+  scoreWordsSteps,
   similarityMatrix,
   wordAvailabilities,
   type DimensionRequest,
   type FactorStats,
+  type Pace,
+  type Steps,
   type ResolvedMapper,
   type StoredDimensionSeeds,
 } from './scoring';
+import { checkScoringRequest } from './scoring/request-checks';
 import { sharedLoad, type WaitUntil } from './shared-load';
 import { ComposingIndex } from './composing-index';
 import type { Kernels } from './kernels';
@@ -35,7 +40,7 @@ import { KERNELS_BASE_BYTES } from './footprint';
 import { SubwordTable } from './subword';
 import { scoringTokenizer, tokenize, type LanguageData, type Language, type ScoringTokenizer } from './tokenizer';
 import type { WordTranslationsResponse } from './responses';
-import { translateWords, TRANSLATION_LIMIT_DEFAULT } from './translation';
+import { checkSameSpace, translateWordsSteps, translationTarget, TRANSLATION_LIMIT_DEFAULT } from './translation';
 import type { ModelManifest, RowSource, VectorIndex } from './types';
 
 /**
@@ -139,6 +144,11 @@ export interface EngineOptions {
   validated?: boolean;
   /** Called when a phase ends (Server-Timing): `load` after loading, `compute` after scoring. */
   mark?: (phase: 'load' | 'compute') => void;
+  /**
+   * Awaited after each step of the scorers that work in steps (core/scoring/steps.ts): a model
+   * host computes a request in slices with it (worker/hosts/gate.ts). Absent: each scorer runs at once.
+   */
+  pace?: Pace;
 }
 
 // Defined beside the kernels (no engine imports) so the browser worker's first chunk can create it.
@@ -184,10 +194,6 @@ function subwordUnavailable(modelId: string, why: string): ApiError {
   );
 }
 
-function invalid(path: string, message: string): ApiError {
-  return new ApiError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
-}
-
 export type Engine = ReturnType<typeof createEngine>;
 
 export function createEngine(source: EngineSource, options: EngineOptions = {}) {
@@ -198,6 +204,7 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
     return r.data;
   };
   const mark = (phase: 'load' | 'compute'): void => options.mark?.(phase);
+  const run = <T>(steps: Steps<T>): T | Promise<T> => (options.pace ? paced(steps, options.pace) : drain(steps));
 
   async function languageData(language: Language): Promise<LanguageData> {
     try {
@@ -378,6 +385,7 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
     /** POST text-scores, with the token count the API meters. */
     async textScores(body: unknown) {
       const req = validate<Req<'TextScoresRequestSchema'>>(schemas().TextScoresRequestSchema, body);
+      checkScoringRequest(req);
       const model = await source.model(req.embeddingModelId);
       const [lang, mappers, [storedDimensions, companion], index] = await Promise.all([
         languageData(model.manifest.language as Language),
@@ -386,17 +394,19 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
         scoringIndex(model, req.subwordFallback),
       ]);
       mark('load');
-      const result = scoreTexts(req, {
-        index,
-        tokenize: tokenizerFor(lang),
-        mappers,
-        storedDimensions,
-        stats: model.stats,
-        lexicon: languageLexicon(lang),
-        companion,
-        composition: lang.meta.composition,
-        language: model.manifest.language,
-      });
+      const result = await run(
+        scoreTextsSteps(req, {
+          index,
+          tokenize: tokenizerFor(lang),
+          mappers,
+          storedDimensions,
+          stats: model.stats,
+          lexicon: languageLexicon(lang),
+          companion,
+          composition: lang.meta.composition,
+          language: model.manifest.language,
+        }),
+      );
       mark('compute');
       return result;
     },
@@ -404,6 +414,7 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
     /** POST word-scores (whitelist or find-and-score). */
     async wordScores(body: unknown) {
       const req = validate<Req<'WordScoresRequestSchema'>>(schemas().WordScoresRequestSchema, body);
+      checkScoringRequest(req);
       const model = await source.model(req.embeddingModelId);
       // The language data (stop words, dictionary) only when a dimension asks for seed expansion.
       const [mappers, [storedDimensions, companion], lexicon, index] = await Promise.all([
@@ -415,13 +426,15 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
         scoringIndex(model, req.subwordFallback),
       ]);
       mark('load');
-      const response = scoreWords(req, {
-        index,
-        mappers,
-        storedDimensions,
-        lexicon,
-        companion,
-      });
+      const response = await run(
+        scoreWordsSteps(req, {
+          index,
+          mappers,
+          storedDimensions,
+          lexicon,
+          companion,
+        }),
+      );
       mark('compute');
       return response;
     },
@@ -474,28 +487,13 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
             req.words.map((w) => w.trim()),
           )
         : await source.model(embeddingModelId).then((m) => ({ manifest: m.manifest, rows: m.index as RowSource }));
-      // An aligned model translates into its English companion unless asked otherwise; an English
-      // model has no default target (it is the companion of every model aligned to it).
-      const companion = englishCompanionOf(from.manifest);
-      const targetId = req.targetModelId ?? companion ?? embeddingModelId;
-      if (!companion && from.manifest.language !== 'en')
-        throw invalid(
-          'embeddingModelId',
-          `Model '${embeddingModelId}' is not aligned to English: it has no translations`,
-        );
-      if (targetId === embeddingModelId) {
-        throw invalid(
-          'targetModelId',
-          req.targetModelId
-            ? 'targetModelId must differ from the source model'
-            : `On '${embeddingModelId}' targetModelId is required (a model aligned to it)`,
-        );
-      }
+      // An aligned model translates into its English companion unless asked otherwise.
+      const targetId = translationTarget(embeddingModelId, from.manifest, req.targetModelId);
       const target = await source.model(targetId);
-      if (vectorSpaceOf(target.manifest) !== vectorSpaceOf(from.manifest) || target.index.dims !== from.rows.dims) {
-        throw invalid('targetModelId', `Model '${targetId}' does not share the vector space of '${embeddingModelId}'`);
-      }
-      const data = translateWords(from.rows, target.index, req.words, req.limit ?? TRANSLATION_LIMIT_DEFAULT);
+      checkSameSpace(embeddingModelId, from.manifest, from.rows.dims, targetId, target.manifest, target.index.dims);
+      const data = await run(
+        translateWordsSteps(from.rows, target.index, req.words, req.limit ?? TRANSLATION_LIMIT_DEFAULT),
+      );
       return { sourceModelId: embeddingModelId, targetModelId: targetId, data };
     },
   };

@@ -56,6 +56,10 @@ export const PROBLEMS = {
   },
   ERROR_NO_REMAINING_QUOTA: { status: 403, translationKey: 'noRemainingQuota', title: 'No remaining quota' },
   DAILY_LIMIT_REACHED: { status: 429, translationKey: 'dailyLimitReached', title: 'Daily limit reached' },
+  // Admission (decisions.md "Admission and cost"): priced before any work.
+  REQUEST_TOO_EXPENSIVE: { status: 413, translationKey: 'requestTooExpensive', title: 'Request too expensive' },
+  RATE_LIMITED: { status: 429, translationKey: 'rateLimited', title: 'Rate limited' },
+  HOST_BUSY: { status: 503, translationKey: 'hostBusy', title: 'Model host busy' },
   UPSTREAM_FAILED: { status: 502, translationKey: 'upstreamFailed', title: 'Upstream service failed' },
   CONFLICT: { status: 409, translationKey: 'conflict', title: 'Conflict' },
   IDEMPOTENCY_KEY_REUSED: {
@@ -87,17 +91,25 @@ export class ApiError extends Error {
   readonly status: number;
   readonly errors?: FieldProblem[];
   readonly headers: Record<string, string>;
+  /** Extension members of the problem (RFC 9457 section 3.2), e.g. estimatedUnits and capUnits of a 413. */
+  readonly members?: Record<string, number>;
 
   constructor(
     code: ProblemCode,
     detail: string,
-    options: { errors?: FieldProblem[]; status?: number; headers?: Record<string, string> } = {},
+    options: {
+      errors?: FieldProblem[];
+      status?: number;
+      headers?: Record<string, string>;
+      members?: Record<string, number>;
+    } = {},
   ) {
     super(detail);
     this.code = code;
     this.status = options.status ?? PROBLEMS[code].status;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
+    if (options.members) this.members = options.members;
   }
 }
 
@@ -110,6 +122,8 @@ export interface ProblemBody {
   translationKey: string;
   instance?: string;
   errors?: FieldProblem[];
+  /** Extension members (REQUEST_TOO_EXPENSIVE: estimatedUnits, capUnits). */
+  [member: string]: unknown;
 }
 
 export function problemBody(err: ApiError, instance?: string): ProblemBody {
@@ -124,6 +138,7 @@ export function problemBody(err: ApiError, instance?: string): ProblemBody {
   };
   if (instance) body.instance = instance;
   if (err.errors && err.errors.length > 0) body.errors = err.errors;
+  if (err.members) for (const [k, v] of Object.entries(err.members)) body[k] = v;
   return body;
 }
 

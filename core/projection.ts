@@ -259,7 +259,7 @@ export const ALIGNED_FEATURE = 'aligned-en';
 /** The English model of an aligned model whose manifest names none (built before `englishModelId`). */
 export const LEGACY_ENGLISH_MODEL_ID = 'en-glove-6b-100d';
 
-interface SpaceManifest {
+export interface SpaceManifest {
   id: string;
   features?: readonly string[];
   englishModelId?: string;

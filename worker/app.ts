@@ -14,6 +14,7 @@ import { requireAdmin, requireAuth, requireWorkspace } from './auth';
 import type { AppEnv } from './env';
 import { clip } from './log';
 import { idempotency } from './idempotency';
+import { costHeader } from './admission/admit';
 import { requestBody, requestIds } from './request-guards';
 import { StorageError, storageGuard } from './storage-guard';
 import { problemResponse } from './http/problem-response';
@@ -63,6 +64,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
         'X-Model-Checksum',
         'Idempotent-Replayed',
         'Location',
+        'X-Cost-Units',
       ],
       maxAge: 86400,
     }),
@@ -71,6 +73,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
   // when it stalls, 422 when its stream fails or it is not UTF-8 (worker/request-guards.ts).
   // Every route, the playground's too: a body left unread makes the runtime close the connection.
   app.use('*', requestBody(LIMITS.bodyBytes));
+
+  // Every answer of a priced route carries its estimate, X-Cost-Units (worker/admission/admit.ts).
+  app.use('/api/*', costHeader);
 
   // Models a request used stay pinned (not evicted) until it has answered (worker/sources/models.ts).
   app.use('*', async (c, next) => {

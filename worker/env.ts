@@ -39,6 +39,11 @@ export interface Env extends Omit<Cloudflare.Env, 'JWT_SECRET' | 'JWT_WORKSPACE_
   HOST_BINDING?: string;
   /** How long the API Worker waits for a model host's answer in ms (default 20,000), before 503 with Retry-After. */
   HOST_TIMEOUT_MS?: string;
+  /** The per-request cost cap in work units (worker/admission/; default core/cost.ts REQUEST_COST_CAP_UNITS_DEFAULT): above it 413. */
+  REQUEST_COST_CAP_UNITS?: string;
+  /** Each workspace's token bucket: work units added per second, and its size (worker/admission/rate-bucket.ts). */
+  WORKSPACE_COST_RATE_UNITS_PER_S?: string;
+  WORKSPACE_COST_BURST_UNITS?: string;
 }
 
 /** What the auth middleware learned from a verified token. */
@@ -53,6 +58,10 @@ export interface AppVariables {
   requestId: string;
   /** Set by charge() (worker/quotas/charge.ts): the request went to the meter. */
   metered?: boolean;
+  /** Set by admit() (worker/admission/admit.ts): the request's estimated cost in work units. */
+  costUnits?: number;
+  /** Units admitted from the isolate's copy of the meter's state: the charge takes them from the workspace's bucket. */
+  rateOwed?: { units: number };
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables & TimingVariables };

@@ -23,7 +23,7 @@ import type { AppEnv } from './env';
 import { nowMs } from './clock';
 import { toHex } from '../core/digest';
 import { ApiError, excerpt } from '../core/problem';
-import { idempotencyKeyOf, isFreeWorkspaceRoute, rememberWorkspace, wasMetered } from './quotas/charge';
+import { idempotencyKeyOf, isFreeWorkspaceRoute, wasMetered } from './quotas/charge';
 import { WORKSPACE_ID } from './ids';
 import { claimKey, completeKey, releaseKey } from './quotas/meter-client';
 
@@ -54,7 +54,6 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   });
   switch (claim.kind) {
     case 'claimed':
-      rememberWorkspace(workspaceId);
       return runAndStore(c, next, workspaceId, key, lock);
     case 'unknown-workspace':
       // Nothing to bind the key to: the route answers (its charge is 404 for an unknown workspace).

@@ -98,7 +98,16 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description PAYLOAD_TOO_LARGE: body over 2 MB */
+        /** @description NOT_FOUND: no such workspace */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description PAYLOAD_TOO_LARGE: body over 2 MB; REQUEST_TOO_EXPENSIVE: estimated cost above the cap */
         413: {
           headers: {
             [name: string]: unknown;
@@ -116,7 +125,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description DAILY_LIMIT_REACHED */
+        /** @description DAILY_LIMIT_REACHED, or RATE_LIMITED (the workspace is over its rate); Retry-After */
         429: {
           headers: {
             [name: string]: unknown;
@@ -125,7 +134,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage */
+        /** @description LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage; HOST_BUSY: the model host is busy (Retry-After) */
         503: {
           headers: {
             [name: string]: unknown;
@@ -206,7 +215,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE), or estimated cost above the cap (REQUEST_TOO_EXPENSIVE, with estimatedUnits and capUnits) */
         413: {
           headers: {
             [name: string]: unknown;
@@ -224,7 +233,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Daily limit reached (DAILY_LIMIT_REACHED) */
+        /** @description Daily limit reached (DAILY_LIMIT_REACHED), or the workspace is over its rate (RATE_LIMITED); Retry-After */
         429: {
           headers: {
             [name: string]: unknown;
@@ -233,7 +242,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded */
+        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -314,7 +323,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE), or estimated cost above the cap (REQUEST_TOO_EXPENSIVE, with estimatedUnits and capUnits) */
         413: {
           headers: {
             [name: string]: unknown;
@@ -332,7 +341,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Daily limit reached (DAILY_LIMIT_REACHED) */
+        /** @description Daily limit reached (DAILY_LIMIT_REACHED), or the workspace is over its rate (RATE_LIMITED); Retry-After */
         429: {
           headers: {
             [name: string]: unknown;
@@ -341,7 +350,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded */
+        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -422,7 +431,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE), or estimated cost above the cap (REQUEST_TOO_EXPENSIVE, with estimatedUnits and capUnits) */
         413: {
           headers: {
             [name: string]: unknown;
@@ -440,7 +449,16 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded */
+        /** @description Daily limit reached (DAILY_LIMIT_REACHED), or the workspace is over its rate (RATE_LIMITED); Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -682,6 +700,15 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
+        /** @description Workspace forbidden, or quota exhausted */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
         /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
         404: {
           headers: {
@@ -691,7 +718,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE), or estimated cost above the cap (REQUEST_TOO_EXPENSIVE, with estimatedUnits and capUnits) */
         413: {
           headers: {
             [name: string]: unknown;
@@ -709,7 +736,16 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded */
+        /** @description Daily limit reached (DAILY_LIMIT_REACHED), or the workspace is over its rate (RATE_LIMITED); Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -769,6 +805,15 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
+        /** @description Workspace forbidden, or quota exhausted */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
         /** @description Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND) */
         404: {
           headers: {
@@ -778,7 +823,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE), or estimated cost above the cap (REQUEST_TOO_EXPENSIVE, with estimatedUnits and capUnits) */
         413: {
           headers: {
             [name: string]: unknown;
@@ -796,7 +841,16 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded */
+        /** @description Daily limit reached (DAILY_LIMIT_REACHED), or the workspace is over its rate (RATE_LIMITED); Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -877,7 +931,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE), or estimated cost above the cap (REQUEST_TOO_EXPENSIVE, with estimatedUnits and capUnits) */
         413: {
           headers: {
             [name: string]: unknown;
@@ -895,7 +949,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Daily limit reached (DAILY_LIMIT_REACHED) */
+        /** @description Daily limit reached (DAILY_LIMIT_REACHED), or the workspace is over its rate (RATE_LIMITED); Retry-After */
         429: {
           headers: {
             [name: string]: unknown;
@@ -904,7 +958,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded */
+        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -1033,7 +1087,7 @@ export interface paths {
             'application/problem+json': unknown;
           };
         };
-        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE) */
+        /** @description Body over 2 MB (PAYLOAD_TOO_LARGE), or estimated cost above the cap (REQUEST_TOO_EXPENSIVE, with estimatedUnits and capUnits) */
         413: {
           headers: {
             [name: string]: unknown;
@@ -1189,6 +1243,15 @@ export interface paths {
               };
               /** @description Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown) */
               loadsInFlight: number;
+              /** @description The isolate's admission of model work (worker/hosts/gate.ts) */
+              gate: {
+                /** @description Work units admitted and not finished at this moment */
+                queuedUnits: number;
+                /** @description Requests admitted to model work by this isolate */
+                admitted: number;
+                /** @description Requests refused with 503 HOST_BUSY by this isolate */
+                refused: number;
+              };
               /** @description Each model host of the placement (empty when this Worker scores in-process): the memory of the isolate that answered */
               hosts: {
                 /** @description The model host (build/generated/placement.json), bound to the API Worker as `binding` */
@@ -1230,6 +1293,15 @@ export interface paths {
                   };
                   /** @description Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown) */
                   loadsInFlight: number;
+                  /** @description The isolate's admission of model work (worker/hosts/gate.ts) */
+                  gate: {
+                    /** @description Work units admitted and not finished at this moment */
+                    queuedUnits: number;
+                    /** @description Requests admitted to model work by this isolate */
+                    admitted: number;
+                    /** @description Requests refused with 503 HOST_BUSY by this isolate */
+                    refused: number;
+                  };
                 } | null;
                 /** @description Why the host did not answer */
                 error?: string;
@@ -1317,6 +1389,24 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
+        /** @description NOT_FOUND: no such workspace */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description PAYLOAD_TOO_LARGE: body over 2 MB; REQUEST_TOO_EXPENSIVE: estimated cost above the cap */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
         /** @description VALIDATION_FAILED or PLAGIARISM_TEXT_TOO_SHORT */
         422: {
           headers: {
@@ -1326,7 +1416,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description DAILY_LIMIT_REACHED */
+        /** @description DAILY_LIMIT_REACHED, or RATE_LIMITED (the workspace is over its rate); Retry-After */
         429: {
           headers: {
             [name: string]: unknown;
@@ -1337,6 +1427,15 @@ export interface paths {
         };
         /** @description UPSTREAM_FAILED: the upstream service failed */
         502: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description STORAGE_UNAVAILABLE: the workspace meter did not answer (Retry-After) */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2961,6 +3060,10 @@ export interface components {
         path: string;
         message: string;
       }[];
+      /** @description REQUEST_TOO_EXPENSIVE: the request's estimated cost in work units */
+      estimatedUnits?: number;
+      /** @description REQUEST_TOO_EXPENSIVE: the per-request cap in work units */
+      capUnits?: number;
     };
     TokenizationRequest: {
       /**

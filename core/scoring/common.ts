@@ -8,7 +8,6 @@ import { ln } from './ln';
 import type {
   DimensionRequest,
   FactorStats,
-  GoalConfig,
   Normalization,
   ResolvedMapper,
   StatsCache,
@@ -263,41 +262,6 @@ export function unit(v: Float32Array): Float32Array | null {
   const out = new Float32Array(v.length);
   for (let i = 0; i < v.length; i++) out[i] = v[i] * inv;
   return out;
-}
-
-/** goalConfig must reference requested dimensions and mapperKeys, each at most once. */
-export function checkGoalConfig(
-  goal: GoalConfig,
-  dimensions: readonly DimensionQuery[],
-  mappers: readonly ResolvedMapper[],
-): void {
-  checkGoalRefs(goal.dimensions, new Set(dimensions.map((d) => d.id)), 'dimension', "the request's dimensions");
-  checkGoalRefs(goal.mappers, new Set(mappers.map((m) => m.id)), 'mapper', "the request's mapperKeys");
-}
-
-/** goalConfig.dimensions / goalConfig.mappers: each id requested, none repeated. */
-function checkGoalRefs<T>(
-  refs: ReadonlyArray<{ id: T }> | undefined,
-  requested: ReadonlySet<T>,
-  kind: 'dimension' | 'mapper',
-  among: string,
-): void {
-  const seen = new Set<T>();
-  (refs ?? []).forEach((g, i) => {
-    if (!requested.has(g.id))
-      throw new ScoringError(
-        'VALIDATION_FAILED',
-        `goalConfig ${kind} ${g.id} is not among ${among}`,
-        `goalConfig.${kind}s.${i}.id`,
-      );
-    if (seen.has(g.id))
-      throw new ScoringError(
-        'VALIDATION_FAILED',
-        `goalConfig ${kind} ${g.id} is repeated`,
-        `goalConfig.${kind}s.${i}.id`,
-      );
-    seen.add(g.id);
-  });
 }
 
 /** Statistics of a factor over the texts of one request (batchZscore); texts without the score are left out. */

@@ -16,12 +16,15 @@ import {
   type SeedSet,
 } from './common';
 import {
-  contrastContext,
+  contrastContextSteps,
   contrastiveExpansionRows,
   expansionRows,
   type ContrastContext,
   type ExpansionMode,
 } from './expansion';
+import { checkDimensionRequests } from './request-checks';
+import { drain, type Steps } from './steps';
+import { COST } from '../cost';
 import type { DimensionRequest, StoredDimensionSeeds } from './types';
 
 /** Cache key of a seed set (ignores order). */
@@ -65,7 +68,20 @@ export function dimensionQueries(
   companion?: RowSource | null,
   expansion: ExpansionMode = 'nearest',
 ): DimensionQuery[] {
-  // First every dimension's seeds (and the checks), then expansions: a contrastive expansion needs
+  return drain(dimensionQuerySteps(index, dimensions, stored, lexicon, companion, expansion));
+}
+
+/** dimensionQueries in steps: one after each competitor's scan and each expansion (steps.ts). */
+export function* dimensionQuerySteps(
+  index: VectorIndex,
+  dimensions: readonly DimensionRequest[] | undefined,
+  stored: StoredDimensionSeeds,
+  lexicon?: WordLexicon,
+  companion?: RowSource | null,
+  expansion: ExpansionMode = 'nearest',
+): Steps<DimensionQuery[]> {
+  checkDimensionRequests(dimensions);
+  // First every dimension's seeds, then expansions: a contrastive expansion needs
   // the seed centroids of all the request's dimensions.
   // Every dimension's seed and opposite words (phrases word by word), fetched together by a
   // row-sharded model's view instead of one engine run per dimension.
@@ -81,26 +97,7 @@ export function dimensionQueries(
     }
     if (rows.length > 0) index.prefetch(rows);
   }
-  const ids = new Set<number>();
   const seeded = (dimensions ?? []).map((d, i) => {
-    if (ids.has(d.id))
-      throw new ScoringError('VALIDATION_FAILED', `Dimension id ${d.id} is repeated`, `dimensions.${i}.id`);
-    ids.add(d.id);
-    if (d.oppositeWords !== undefined && d.type !== 'axis') {
-      throw new ScoringError(
-        'VALIDATION_FAILED',
-        'oppositeWords is only allowed for dimensions of type axis',
-        `dimensions.${i}.oppositeWords`,
-      );
-    }
-    if (d.expand && d.type === 'axis') {
-      // Nearest neighbours of a pole include its antonyms (good -> bad), so expansion would blur the axis.
-      throw new ScoringError(
-        'VALIDATION_FAILED',
-        'expand is not allowed for dimensions of type axis',
-        `dimensions.${i}.expand`,
-      );
-    }
     let words = d.words ?? [];
     let storedName: string | undefined;
     if (d.type === 'dimension') {
@@ -127,7 +124,9 @@ export function dimensionQueries(
   // Requests with very many seeds are not remembered: their keys would crowd the isolate's memory.
   if (competitorKey.length > EXPANSION_KEY_MAX_LENGTH) cache = null;
 
-  return seeded.map(({ d, words, storedName, pos }, k) => {
+  const queries: DimensionQuery[] = [];
+  for (let k = 0; k < seeded.length; k++) {
+    const { d, words, storedName, pos } = seeded[k];
     let expandedWords: string[] | undefined;
     let added: number[] = [];
     if (d.expand !== undefined && d.type !== 'axis') {
@@ -139,18 +138,12 @@ export function dimensionQueries(
       const store = cache && key.length <= EXPANSION_KEY_MAX_LENGTH ? cache.cache : null;
       let rows = store?.get(key);
       if (!rows) {
+        if (contrastive) contrast ??= yield* contrastContextSteps(index, competitors);
         rows = contrastive
-          ? contrastiveExpansionRows(
-              index,
-              (contrast ??= contrastContext(index, competitors)),
-              k,
-              pos.rows,
-              words,
-              d.expand,
-              lexicon,
-            )
+          ? contrastiveExpansionRows(index, contrast!, k, pos.rows, words, d.expand, lexicon)
           : expansionRows(index, pos.rows, words, d.expand, lexicon);
         store?.set(key, rows);
+        yield COST.expansionScan;
       }
       added = [...rows];
       expandedWords = added.map((r) => index.word(r).toLowerCase());
@@ -178,7 +171,7 @@ export function dimensionQueries(
       statsKey = `dim:${seedKey(pos)}`;
     }
     // Goal factor label: the request's name, else the stored dimension's name, else the id.
-    return {
+    queries.push({
       id: d.id,
       key: String(d.id),
       name: d.name ?? storedName ?? String(d.id),
@@ -186,8 +179,9 @@ export function dimensionQueries(
       statsKey,
       axis: d.type === 'axis',
       ...(expandedWords ? { expandedWords } : {}),
-    };
-  });
+    });
+  }
+  return queries;
 }
 
 /** Expansions remembered per model and lexicon (see expansionCache), and the longest key kept. */
@@ -246,7 +240,20 @@ export function requestDimensions(
     companion?: RowSource | null;
   },
 ): DimensionQuery[] {
-  return dimensionQueries(
+  return drain(requestDimensionSteps(req, input));
+}
+
+/** requestDimensions in steps (steps.ts). */
+export function requestDimensionSteps(
+  req: { dimensions?: readonly DimensionRequest[]; expansion?: ExpansionMode },
+  input: {
+    index: VectorIndex;
+    storedDimensions: StoredDimensionSeeds;
+    lexicon?: WordLexicon;
+    companion?: RowSource | null;
+  },
+): Steps<DimensionQuery[]> {
+  return dimensionQuerySteps(
     input.index,
     req.dimensions,
     input.storedDimensions,

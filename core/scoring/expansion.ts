@@ -12,6 +12,8 @@
  * Without it, words close to everything (well, way, time, example) crowd the expansion of any
  * abstract seed set ("natural place", "means of transportation"); docs/dimensions.md.
  */
+import { COST } from '../cost';
+import type { Steps } from './steps';
 import { cacheKeyOf, type VectorIndex } from '../types';
 import { candidateFilter, type CandidateFilter, type WordLexicon } from './candidates';
 import { DEFAULT_WORDRANK_LIMIT } from '../vocab-quality';
@@ -110,15 +112,26 @@ function candidateRows(index: VectorIndex): { rows: Int32Array; background: Floa
   return c;
 }
 
-/** Scores the competitors' seed centroids (one kernel call each) and keeps per row the best two. */
-export function contrastContext(index: VectorIndex, competitors: ReadonlyArray<Float32Array | null>): ContrastContext {
+/**
+ * Scores the competitors' seed centroids (one kernel call each) and keeps per row the best two;
+ * yields after each competitor's scan (its units).
+ */
+export function* contrastContextSteps(
+  index: VectorIndex,
+  competitors: ReadonlyArray<Float32Array | null>,
+): Steps<ContrastContext> {
   const { rows, background } = candidateRows(index);
   const m = rows.length;
   const best = Float32Array.from(background);
   const bestOwner = new Int32Array(m).fill(-1);
   const second = Float32Array.from(background);
-  const cosines = competitors.map((c, k) => {
-    if (!c) return new Float32Array(0);
+  const cosines: Float32Array[] = [];
+  for (let k = 0; k < competitors.length; k++) {
+    const c = competitors[k];
+    if (!c) {
+      cosines.push(new Float32Array(0));
+      continue;
+    }
     const s = index.scores(c, rows);
     for (let r = 0; r < m; r++) {
       const v = s[r];
@@ -128,8 +141,9 @@ export function contrastContext(index: VectorIndex, competitors: ReadonlyArray<F
         bestOwner[r] = k;
       } else if (v > second[r]) second[r] = v;
     }
-    return s;
-  });
+    cosines.push(s);
+    yield COST.contrastScan;
+  }
   return { m, best, bestOwner, second, cosines };
 }
 

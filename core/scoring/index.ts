@@ -12,6 +12,8 @@ export * from './vocabulary';
 export * from './candidates';
 export * from './expansion';
 export * from './representation';
+export * from './steps';
+export * from './request-checks';
 export {
   compileComposition,
   composeText,

@@ -5,7 +5,6 @@
 import { cacheKeyOf, type RowSource, type VectorIndex } from '../types';
 import {
   batchStats,
-  checkGoalConfig,
   dimensionStats,
   frequencyScore,
   mapperStats,
@@ -14,7 +13,10 @@ import {
   type DimensionQuery,
 } from './common';
 import type { WordLexicon } from './candidates';
-import { requestDimensions } from './dimensions';
+import { requestDimensionSteps } from './dimensions';
+import { drain, textGroups, type Steps } from './steps';
+import { COST } from '../cost';
+import { checkGoalReferences } from './request-checks';
 import { DEFAULT_REPRESENTATION, dimensionTextScores } from './representation';
 import {
   compileComposition,
@@ -146,15 +148,23 @@ interface GoalFactor extends Omit<GoalScoreFactor, 'value'> {
   stats: FactorStats | null;
 }
 
-/** Factors in response order: modelRank, then goalConfig.dimensions, then goalConfig.mappers. */
-function goalFactors(
+/**
+ * Factors in response order: modelRank, then goalConfig.dimensions, then goalConfig.mappers; a
+ * step after each factor whose statistics it computes.
+ */
+function* goalFactors(
   goal: GoalConfig,
   mode: Normalization,
   dims: readonly DimensionQuery[],
   input: TextScoringInput,
-): GoalFactor[] {
+): Steps<GoalFactor[]> {
   const { index, mappers, stats } = input;
-  const norm = (compute: () => FactorStats | null): FactorStats | null => (mode === 'none' ? null : compute());
+  let computed = 0;
+  const norm = (compute: () => FactorStats | null): FactorStats | null => {
+    if (mode === 'none') return null;
+    computed++;
+    return compute();
+  };
   const out: GoalFactor[] = [];
   if (goal.modelRankScore !== undefined) {
     const raw = (t: ScoredText) => (t.modelRankScore !== null ? 2 * t.modelRankScore - 1 : undefined);
@@ -177,6 +187,7 @@ function goalFactors(
       raw: (t) => t.dimensionScores[d.key],
       stats: norm(() => dimensionStats(index, d, stats)),
     });
+    if (computed > 0) yield COST.factorStats;
   }
   for (const g of goal.mappers ?? []) {
     const m = mappers.find((x) => x.id === g.id)!;
@@ -188,6 +199,7 @@ function goalFactors(
       raw: (t) => t.mapperScores[m.id],
       stats: norm(() => mapperStats(index, m, stats)),
     });
+    if (computed > 0) yield COST.factorStats;
   }
   return out;
 }
@@ -219,39 +231,65 @@ function emptyExplanation(dims: readonly DimensionQuery[], mappers: readonly Res
 }
 
 export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): TextScoringResult {
+  return drain(scoreTextsSteps(req, input));
+}
+
+/** Characters of the texts scored between two steps (about 20 to 60 ms of work, see core/cost.ts). */
+const STEP_CHARS = 20_000;
+
+/**
+ * scoreTexts in steps (steps.ts): after each seed expansion, and after each group of texts of
+ * about STEP_CHARS characters. A text's scores do not depend on the others of its group, so the
+ * groups give the same numbers as one batch.
+ */
+export function* scoreTextsSteps(req: TextScoresRequest, input: TextScoringInput): Steps<TextScoringResult> {
   const { index, mappers } = input;
-  const dims: DimensionQuery[] = requestDimensions(req, input);
-  if (req.goalConfig) checkGoalConfig(req.goalConfig, dims, mappers);
+  const dims: DimensionQuery[] = yield* requestDimensionSteps(req, input);
+  if (req.goalConfig)
+    checkGoalReferences(
+      req.goalConfig,
+      dims.map((d) => d.id),
+      mappers.map((m) => m.id),
+    );
 
   const rules = (req.composition ?? 'rules') === 'rules';
   const compiled = rules ? compileComposition(input.composition) : null;
   const representation = req.representation ?? DEFAULT_REPRESENTATION;
   const rowCache = rowCacheOf(index);
   const tokenizer = input.tokenize;
-  let tokenCount: number;
-  let rawScores: RawTextScores[];
+  let tokenCount = 0;
+  const rawScores: RawTextScores[] = [];
   let explanations: Array<TextExplanation | null> | null = null;
-  if (!req.explain && tokenizer.forms) {
-    // The lean path: no token or item objects (batch.ts); the same scores.
-    const batch = buildBatch(
-      req.texts,
-      tokenizer as ScoringTokenizer,
-      index,
-      (t) => tokenRowCached(index, t, rowCache),
-      compiled,
-    );
-    tokenCount = batch.tokenCount;
-    rawScores = batchScores(batch, index, dims, mappers, representation);
-  } else {
-    const items = itemScores(req, input, dims, compiled, representation, rowCache);
-    tokenCount = items.tokenCount;
-    rawScores = items.rawScores;
-    explanations = items.explanations;
+  const factors = dims.length + mappers.length;
+  const perChar = COST.textChar + factors * (COST.textCharFactor + (req.explain ? COST.explainCharFactor : 0));
+  for (const [from, to] of textGroups(req.texts, STEP_CHARS)) {
+    const texts = req.texts.slice(from, to);
+    let chars = 0;
+    for (const t of texts) chars += t.length;
+    if (!req.explain && tokenizer.forms) {
+      // The lean path: no token or item objects (batch.ts); the same scores.
+      const batch = buildBatch(
+        texts,
+        tokenizer as ScoringTokenizer,
+        index,
+        (t) => tokenRowCached(index, t, rowCache),
+        compiled,
+      );
+      tokenCount += batch.tokenCount;
+      for (const r of batchScores(batch, index, dims, mappers, representation)) rawScores.push(r);
+    } else {
+      const items = itemScores(req, texts, input, dims, compiled, representation, rowCache);
+      tokenCount += items.tokenCount;
+      for (const r of items.rawScores) rawScores.push(r);
+      explanations ??= [];
+      for (const e of items.explanations) explanations.push(e);
+    }
+    yield chars * perChar;
   }
 
   const goal = req.goalConfig;
   const mode = goal?.normalization ?? 'none';
-  const factors = goal ? goalFactors(goal, mode, dims, input) : null;
+  const goalFactorList = goal ? yield* goalFactors(goal, mode, dims, input) : null;
   // Top-level normalization (extension) of dimensionScores and mapperScores; goalConfig keeps the raw values.
   const requested = req.normalization ?? 'none';
   // batchZscore: zscore with the statistics of the request's own raw scores instead of the words'.
@@ -259,18 +297,26 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   const outMode: Normalization = batch ? 'zscore' : requested;
   const outStats = (value: (t: RawTextScores) => number | undefined, words: () => FactorStats | null) =>
     outMode === 'none' ? null : batch ? batchStats(rawScores.map(value)) : words();
-  const dimOutStats = dims.map((d) =>
-    outStats(
-      (t) => t.dimensionScores[d.key],
-      () => dimensionStats(index, d, input.stats),
-    ),
-  );
-  const mapperOutStats = mappers.map((m) =>
-    outStats(
-      (t) => t.mapperScores[m.id],
-      () => mapperStats(index, m, input.stats),
-    ),
-  );
+  const dimOutStats: Array<FactorStats | null> = [];
+  for (const d of dims) {
+    dimOutStats.push(
+      outStats(
+        (t) => t.dimensionScores[d.key],
+        () => dimensionStats(index, d, input.stats),
+      ),
+    );
+    if (outMode !== 'none' && !batch) yield COST.factorStats;
+  }
+  const mapperOutStats: Array<FactorStats | null> = [];
+  for (const m of mappers) {
+    mapperOutStats.push(
+      outStats(
+        (t) => t.mapperScores[m.id],
+        () => mapperStats(index, m, input.stats),
+      ),
+    );
+    if (outMode !== 'none' && !batch) yield COST.factorStats;
+  }
 
   const data: ScoredText[] = rawScores.map(({ modelRankScore, dimensionScores, mapperScores }, i) => {
     const explanation = explanations?.[i] ?? null;
@@ -284,9 +330,9 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
             dimensionScores: normalizedScores(dims, (d) => d.key, dimensionScores, dimOutStats, outMode),
             mapperScores: normalizedScores(mappers, (m) => m.id, mapperScores, mapperOutStats, outMode),
           };
-    if (factors) {
+    if (goalFactorList) {
       const applied: Array<{ f: GoalFactor; s: number }> = [];
-      for (const f of factors) {
+      for (const f of goalFactorList) {
         const v = f.raw(raw);
         if (v !== undefined) applied.push({ f, s: normalize(v, f.stats, mode) });
       }
@@ -315,6 +361,7 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
  */
 function itemScores(
   req: TextScoresRequest,
+  texts: readonly string[],
   input: TextScoringInput,
   dims: readonly DimensionQuery[],
   compiled: CompiledComposition | null,
@@ -324,7 +371,7 @@ function itemScores(
   const { index, mappers } = input;
   const rules = compiled !== null;
   let tokenCount = 0;
-  const perText: TextRows[] = req.texts.map((text) => {
+  const perText: TextRows[] = texts.map((text) => {
     const tokens = input.tokenize(text);
     tokenCount += tokens.length;
     const all: number[] = [];

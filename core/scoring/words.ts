@@ -5,7 +5,8 @@ import type { RowSource, VectorIndex } from '../types';
 import { POS_MASK, DEFAULT_WORDRANK_LIMIT, VOCAB_FLAG } from '../vocab-quality';
 import { NEIGHBOURHOOD, neighbourhoodAntonyms, seedAntonyms } from './antonyms';
 import { candidateFilter, type WordLexicon } from './candidates';
-import { requestDimensions } from './dimensions';
+import { requestDimensionSteps } from './dimensions';
+import { drain, type Steps } from './steps';
 import { findCandidates } from './find';
 import {
   frequencyScore,
@@ -82,8 +83,13 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 export function scoreWords(req: WordScoresRequest, input: WordScoringInput): WordScoresResponse {
+  return drain(scoreWordsSteps(req, input));
+}
+
+/** scoreWords in steps (steps.ts): one after each seed expansion; the words are scored in one. */
+export function* scoreWordsSteps(req: WordScoresRequest, input: WordScoringInput): Steps<WordScoresResponse> {
   const { index, mappers } = input;
-  const dims = requestDimensions(req, input);
+  const dims = yield* requestDimensionSteps(req, input);
   const seeds = seedSet(index, req.seedWords);
   const centroid = seedCentroid(index, seeds);
 

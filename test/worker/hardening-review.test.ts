@@ -323,7 +323,7 @@ describe('#14 unknown workspace on the free route', () => {
     expect((await send('autocomplete-suggestions', { word: 'app', embeddingModelId: m.id })).status).toBe(200);
   });
 
-  it('a workspace known to exist costs autocomplete no meter or D1 call', async () => {
+  it('autocomplete on a known workspace costs one meter call (its admission) and no D1 call', async () => {
     const ws = uniqueWorkspaceId('known');
     await createWorkspace(ws, 1, []);
     const token = await workspaceToken(ws);
@@ -341,13 +341,15 @@ describe('#14 unknown workspace on the free route', () => {
     const refuse = () => {
       throw new Error('storage must not be called');
     };
-    const noStorage = {
-      ...env,
-      METER: { idFromName: refuse, get: refuse, newUniqueId: refuse, idFromString: refuse },
-      DB: { prepare: refuse, batch: refuse, exec: refuse, dump: refuse, withSession: refuse },
-    };
-    const res = await send(noStorage);
+    const noD1 = { ...env, DB: { prepare: refuse, batch: refuse, exec: refuse, dump: refuse, withSession: refuse } };
+    const res = await send(noD1);
     expect(res.status, await res.clone().text()).toBe(200);
+    // Admission asks the meter every time (existence, and the workspace's rate): without it, 503.
+    const noStorage = {
+      ...noD1,
+      METER: { idFromName: refuse, get: refuse, newUniqueId: refuse, idFromString: refuse },
+    };
+    expect((await send(noStorage)).status).toBe(503);
     // The same bindings on an unknown workspace reach the meter: the check is not skipped.
     const ghost = uniqueWorkspaceId('ghost2');
     const unknown = await direct(

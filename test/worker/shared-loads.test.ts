@@ -27,26 +27,22 @@ afterEach(async () => {
 
 describe('shared loads outlive the request that started them', () => {
   it('catalog: a load started by a text-scores request that ends early still serves the catalog routes', async () => {
-    const m = makeModel('shared-catalog', { seed: 43, language: 'xx' }); // no lang/xx.bin: text-scores fails
+    const m = makeModel('shared-catalog', { seed: 43 });
     await uploadModel(m);
     await uploadMapper(m, 'alpha', { valence: new Float64Array(m.words.length) });
-    await call('POST', `${WS_PATH}/word-scores`, { seedWords: ['a'], embeddingModelId: m.id, whitelistWords: ['a'] }); // model loaded
     await invalidateCatalog(env);
     gated = installGatedArtifacts();
-    const language = gated.hold('get', 'lang/xx.bin');
     const listing = gated.hold('list', 'mappers/');
-    // An unknown mapper key makes resolveMappers load the catalog (MAPPER_MODEL_MISMATCH check);
-    // the missing language data ends the request with 503, but only once the catalog load is
-    // held at its R2 listing.
-    const a = call('POST', `${WS_PATH}/text-scores`, {
+    // The request's checks ask the catalog (held at its R2 listing) and D1 at once: the unknown
+    // stored dimension ends the request with 422 while the catalog load is still held.
+    const a = await call('POST', `${WS_PATH}/text-scores`, {
       texts: ['a'],
       embeddingModelId: m.id,
-      mapperKeys: ['nosuch_valence'],
+      mapperKeys: ['alpha_valence'],
+      dimensions: [{ id: 987_001, type: 'dimension' }],
     });
-    await listing.reached();
-    await language.reached();
-    await language.open();
-    expectProblem(await a, 503, 'LANGUAGE_DATA_UNAVAILABLE');
+    expectProblem(a, 422, 'DIMENSION_NOT_FOUND');
+    expect(listing.isReached()).toBe(true);
     await listing.open();
     const after = await call('GET', '/api/v1/mappers?size=100');
     expect(after.status, JSON.stringify(after.body)).toBe(200);
@@ -61,18 +57,25 @@ describe('shared loads outlive the request that started them', () => {
     await uploadModel(m);
     const values = new Float64Array(m.words.length).map((_, i) => i / m.words.length);
     await uploadMapper(m, 'tone', { valence: values });
+    // A bundle listed for this model but trained for another: the engine refuses it when it parses it.
+    const other = makeModel('shared-lang-other', { seed: 46 });
+    const foreign = await uploadMapper(other, 'foreign', { valence: new Float64Array(other.words.length) });
+    const bytes = await (await env.ARTIFACTS.get(`mappers/${other.id}/foreign.bin`))!.arrayBuffer();
+    await env.ARTIFACTS.put(`mappers/${m.id}/foreign.bin`, bytes);
+    await env.ARTIFACTS.put(`mappers/${m.id}/foreign.json`, JSON.stringify(foreign));
+    await invalidateCatalog(env);
     await call('POST', `${WS_PATH}/word-scores`, { seedWords: ['a'], embeddingModelId: m.id, whitelistWords: ['a'] }); // model loaded
     expect((await call('GET', '/api/v1/mappers')).status).toBe(200); // catalog in memory
     gated = installGatedArtifacts();
     const language = gated.hold('get', 'lang/en.bin');
     const bundle = gated.hold('get', `mappers/${m.id}/tone.bin`);
-    // The unknown mapper key ends the request with 422 while the English data is held.
+    // The foreign bundle ends the request with 422 while the English data is held.
     const a = await call('POST', `${WS_PATH}/text-scores`, {
       texts: ['the dog'],
       embeddingModelId: m.id,
-      mapperKeys: ['nosuch_valence'],
+      mapperKeys: ['foreign_valence'],
     });
-    expectProblem(a, 422, 'MAPPER_NOT_FOUND');
+    expectProblem(a, 422, 'MAPPER_MODEL_MISMATCH');
     expect(language.isReached()).toBe(true);
     // The next request joins the held load: it asks for the language data (the shared promise)
     // before it reads its mapper bundle, so once the bundle read has arrived it is waiting on it.

@@ -7,9 +7,9 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import type { ModelManifest } from '../../core/types';
-import { catalogManifest, catalogMappersOf, getCatalog, refreshCatalog, type CatalogMapper } from './store';
-import { ApiError, excerpt } from '../../core/problem';
-import { getManifest, type LoadingStatus } from '../sources/models';
+import { catalogMappersOf, getCatalog, type CatalogMapper } from './store';
+import { catalogModel } from './lookup';
+import type { LoadingStatus } from '../sources/models';
 import { waitUntilOf } from '../sources';
 import { modelStatuses } from '../hosts/router';
 import { errorResponses, ModelIdParams, pageObject, security } from '../http/openapi';
@@ -131,16 +131,8 @@ catalogRoutes.openapi(listModelsRoute, async (c) => {
 
 catalogRoutes.openapi(getModelRoute, async (c) => {
   const { id } = c.req.valid('param');
-  let catalog = await getCatalog(c.env, waitUntilOf(c));
-  let manifest = catalogManifest(catalog, id);
-  if (!manifest) {
-    // No stale 404: a model uploaded since the catalog was cached (its manifest is in R2) reloads the catalog.
-    if ((await getManifest(c.env, id))?.id !== id)
-      throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${excerpt(id)}'`);
-    catalog = await refreshCatalog(c.env, waitUntilOf(c));
-    manifest = catalogManifest(catalog, id);
-    if (!manifest) throw new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${excerpt(id)}'`);
-  }
+  // No stale 404: a model uploaded since the catalog was cached reloads the catalog (catalog/lookup.ts).
+  const { catalog, manifest } = await catalogModel(c.env, waitUntilOf(c), id);
   const statuses = await modelStatuses(c.env, [id]);
   return c.json(modelBody(manifest, catalogMappersOf(catalog, id), statuses.get(id)!), 200);
 });

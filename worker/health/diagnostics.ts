@@ -12,6 +12,7 @@ import { errorResponses, security } from '../http/openapi';
 import { newRouter } from '../http/router';
 import type { Env } from '../env';
 import { hostsMemory } from '../hosts/router';
+import { isolateGate } from '../hosts/gate';
 
 /**
  * This isolate's identity: a new isolate (a restart, an eviction) gets a new id (bench:soak counts
@@ -63,6 +64,13 @@ const IsolateMemorySchema = z.object({
     description:
       'Model, mapper bundle and language data loads running at this moment (they leave no entry when the id is unknown)',
   }),
+  gate: z
+    .object({
+      queuedUnits: z.number().openapi({ description: 'Work units admitted and not finished at this moment' }),
+      admitted: z.number().int().openapi({ description: 'Requests admitted to model work by this isolate' }),
+      refused: z.number().int().openapi({ description: 'Requests refused with 503 HOST_BUSY by this isolate' }),
+    })
+    .openapi({ description: "The isolate's admission of model work (worker/hosts/gate.ts)" }),
 });
 
 type IsolateMemory = z.infer<typeof IsolateMemorySchema>;
@@ -124,6 +132,7 @@ export function isolateMemory(env: Env): IsolateMemory {
       languages: languageCacheSize(),
     },
     loadsInFlight: modelLoadsInFlight() + languageLoadsInFlight(),
+    gate: { queuedUnits: isolateGate.queuedUnits, admitted: isolateGate.admitted, refused: isolateGate.refused },
   };
 }
 

@@ -19,9 +19,16 @@ import { workerSource } from '../sources';
 import { getModel, loadingStatus, type LoadingStatus } from '../sources/models';
 import { releaseRequestModels } from '../sources/memory-budget';
 import { answer, type HostAnswer, type HostTiming } from './protocol';
+import { isolateGate } from './gate';
 import { callHost } from './router';
 import { hostStub, routesOf } from './placement';
 import { loadPart, partTopK, shardedLoaded, shardedRows } from './sharded';
+
+/** What the API Worker tells a host of a request it admitted: its estimate and how long it waits for the answer. */
+export interface HostAdmission {
+  units: number;
+  timeoutMs: number;
+}
 
 /** The engine methods a host runs, with their arguments. */
 export type HostMethod =
@@ -109,8 +116,10 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
     }
   };
   return {
-    run: (method: HostMethod, args: unknown[]): Promise<HostAnswer<unknown>> =>
+    run: (method: HostMethod, args: unknown[], admission?: HostAdmission): Promise<HostAnswer<unknown>> =>
       held(async (timing) => {
+        // Admitted by this host's gate first (503 HOST_BUSY at once when it cannot finish in time).
+        const ticket = admission ? isolateGate.admit(admission.units, admission.timeoutMs) : null;
         const call = new ShardedCall();
         const source = hostSource(env, ctx, call);
         try {
@@ -124,6 +133,7 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
                 timing[phase] = now - started;
                 started = now;
               },
+              pace: ticket?.pace,
             });
             const fn = engine[method] as (...a: unknown[]) => Promise<unknown>;
             return fn(...args);
@@ -131,6 +141,7 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
         } catch (err) {
           return rowCacheRefusal(err);
         } finally {
+          ticket?.done();
           if (call.touched) shardTiming(timing, call.timing);
         }
       }),
@@ -164,8 +175,8 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
 
 /** The RPC entrypoint a host's service binding names (entrypoint = "ModelHost"). */
 export class ModelHost extends WorkerEntrypoint<Env> implements HostStub {
-  run(method: HostMethod, args: unknown[]): Promise<HostAnswer<unknown>> {
-    return hostCalls(this.env, this.ctx).run(method, args);
+  run(method: HostMethod, args: unknown[], admission?: HostAdmission): Promise<HostAnswer<unknown>> {
+    return hostCalls(this.env, this.ctx).run(method, args, admission);
   }
 
   rows(id: string, words: string[]): Promise<HostAnswer<RowsAnswer>> {

@@ -19,6 +19,7 @@ export type HostAnswer<T> =
         status: number;
         errors?: FieldProblem[];
         headers: Record<string, string>;
+        members?: Record<string, number>;
       };
       /** An error that is not a refusal: the in-process path answers it 500 INTERNAL_ERROR too. */
       internal?: string;
@@ -49,6 +50,7 @@ export async function answer<T>(work: (timing: HostTiming) => Promise<T>): Promi
           status: apiError.status,
           errors: apiError.errors,
           headers: apiError.headers,
+          members: apiError.members,
         },
         timing,
       };
@@ -75,6 +77,7 @@ export function unwrap<T>(a: HostAnswer<T>): T {
       status: a.problem.status,
       errors: a.problem.errors,
       headers: a.problem.headers,
+      members: a.problem.members,
     });
   throw new Error(a.internal ?? 'model host failed');
 }

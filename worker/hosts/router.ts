@@ -16,6 +16,7 @@ import { loadingStatus, type LoadingStatus } from '../sources/models';
 import type { HostMethod } from './host';
 import { hostStub, routesOf } from './placement';
 import { hostUnavailable, unwrap, type HostAnswer } from './protocol';
+import { isolateGate } from './gate';
 
 /** How long the API Worker waits for a host's answer (a host itself waits up to MODEL_WAIT_MS for a model). */
 export const HOST_TIMEOUT_MS = 20_000;
@@ -69,18 +70,30 @@ type Scorer = Pick<Engine, HostMethod>;
 export function scorerOf(c: Context<AppEnv>): Scorer {
   const env = c.env;
   const routes = routesOf(env);
-  const local = (): Engine => engineOf(c);
+  // The estimate admission priced the request at (worker/admission/admit.ts); the host's gate admits by it.
+  const admission = { units: c.get('costUnits') ?? 1, timeoutMs: timeoutOf(env) };
   const routed = async <M extends HostMethod>(
     binding: string | undefined,
     method: M,
     args: Parameters<Engine[M]>,
   ): Promise<Awaited<ReturnType<Engine[M]>>> => {
     const stub = hostStub(env, binding);
-    if (!stub) return (local()[method] as (...a: unknown[]) => Promise<Awaited<ReturnType<Engine[M]>>>)(...args);
+    if (!stub) {
+      // In-process: this isolate's gate, as a host's would.
+      const ticket = isolateGate.admit(admission.units, admission.timeoutMs);
+      try {
+        const engine = engineOf(c, ticket.pace);
+        return await (engine[method] as (...a: unknown[]) => Promise<Awaited<ReturnType<Engine[M]>>>)(...args);
+      } finally {
+        ticket.done();
+      }
+    }
     startTime(c, 'host');
     let a: HostAnswer<Awaited<ReturnType<Engine[M]>>>;
     try {
-      a = (await reach(env, binding!, () => stub.run(method, args))) as HostAnswer<Awaited<ReturnType<Engine[M]>>>;
+      a = (await reach(env, binding!, () => stub.run(method, args, admission))) as HostAnswer<
+        Awaited<ReturnType<Engine[M]>>
+      >;
     } finally {
       endTime(c, 'host', 2);
     }

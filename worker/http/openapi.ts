@@ -32,6 +32,16 @@ export const ProblemSchema = z
     translationKey: z.string(),
     instance: z.string().optional(),
     errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    estimatedUnits: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "REQUEST_TOO_EXPENSIVE: the request's estimated cost in work units" }),
+    capUnits: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: 'REQUEST_TOO_EXPENSIVE: the per-request cap in work units' }),
   })
   .openapi('Problem');
 
@@ -116,10 +126,10 @@ export function errorResponses(...entries: Array<number | Record<number, string>
     401: 'No or invalid bearer token (UNAUTHORIZED)',
     403: 'Workspace forbidden, or quota exhausted',
     404: 'Unknown embedding model (EMBEDDING_MODEL_NOT_FOUND)',
-    413: 'Body over 2 MB (PAYLOAD_TOO_LARGE)',
+    413: 'Body over 2 MB (PAYLOAD_TOO_LARGE), or estimated cost above the cap (REQUEST_TOO_EXPENSIVE, with estimatedUnits and capUnits)',
     422: 'Validation failed, unknown mapper or dimension',
-    429: 'Daily limit reached (DAILY_LIMIT_REACHED)',
-    503: 'Model, mapper or language data could not be loaded',
+    429: 'Daily limit reached (DAILY_LIMIT_REACHED), or the workspace is over its rate (RATE_LIMITED); Retry-After',
+    503: 'Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After',
   };
   const out: Record<number, ProblemResponse> = {};
   for (const e of entries) {

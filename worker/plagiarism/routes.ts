@@ -7,7 +7,8 @@ import type { Context } from 'hono';
 import { splitWords } from '../../core/plagiarism';
 import type { AppEnv } from '../env';
 import { LIMITS } from '../../core/limits';
-import { charge, requireAllowance } from '../quotas/charge';
+import { charge } from '../quotas/charge';
+import { admit } from '../admission/admit';
 import { ApiError, excerpt, PROBLEM_ERRORS_MAX, zodIssuesToProblems, type FieldProblem } from '../../core/problem';
 import { jsonBody, ListQuerySchema, pageObject, security, WorkspaceParams, errorResponses } from '../http/openapi';
 import { PlagiarismCorpus, type PageInput } from './corpus';
@@ -46,9 +47,12 @@ const checkRoute = createRoute({
     ...errorResponses({
       401: 'Missing or invalid token',
       403: 'Wrong workspace, or ERROR_NO_REMAINING_PLAGIARISM_CHECKS',
+      404: 'NOT_FOUND: no such workspace',
+      413: 'PAYLOAD_TOO_LARGE: body over 2 MB; REQUEST_TOO_EXPENSIVE: estimated cost above the cap',
       422: 'VALIDATION_FAILED or PLAGIARISM_TEXT_TOO_SHORT',
-      429: 'DAILY_LIMIT_REACHED',
+      429: 'DAILY_LIMIT_REACHED, or RATE_LIMITED (the workspace is over its rate); Retry-After',
       502: 'UPSTREAM_FAILED: the upstream service failed',
+      503: 'STORAGE_UNAVAILABLE: the workspace meter did not answer (Retry-After)',
       504: 'UPSTREAM_FAILED: the upstream service timed out',
     }),
   },
@@ -252,8 +256,8 @@ plagiarismCheckRoutes.openapi(checkRoute, async (c) => {
       `The text has ${words.length} words after punctuation stripping; a check needs at least ${LIMITS.plagiarismMinWords}`,
     );
   }
-  // Allowance first: an exhausted or unknown workspace never causes an upstream call.
-  await requireAllowance(c, 'plagiarismChecks');
+  // Admission first: an exhausted or unknown workspace never causes a corpus query or an upstream call.
+  await admit(c, 'plagiarismCheck', { text }, { usageTypeKey: 'plagiarismChecks' });
   const provider = createPlagiarismProvider(c.env);
   const matches = await provider.check({ text, words });
   // Only a successful check is charged (throws 403/429 when the allowance is exhausted).

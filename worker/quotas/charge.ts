@@ -8,10 +8,12 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
 import { nowMs } from '../clock';
-import { ApiError, excerpt } from '../../core/problem';
+import { ApiError } from '../../core/problem';
 import { secondsUntilNextUtcMidnight } from './cycle';
-import { consume, meterHasWorkspace } from './meter-client';
+import { consume } from './meter-client';
 import type { ConsumeOutcome } from './repository';
+import { rememberAdmission } from '../admission/isolate-copy';
+import { bucketSettings } from '../admission/rate-bucket';
 
 /** Printable ASCII without spaces at the ends, 1..255 characters. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
@@ -27,7 +29,8 @@ export function idempotencyKeyOf(c: Context<AppEnv>): string | null {
   return raw;
 }
 
-export type UsageTypeKey = 'tokens' | 'images' | 'plagiarismChecks';
+import type { UsageTypeKey } from './usage-types';
+export type { UsageTypeKey };
 
 /**
  * The workspace routes that charge nothing (the path segment after /api/v1/workspaces/{id}/).
@@ -46,34 +49,6 @@ export function isFreeWorkspaceRoute(c: Context<AppEnv>): boolean {
 /** Whether charge() ran for the request (the idempotency middleware stores only such answers). */
 export function wasMetered(c: Context<AppEnv>): boolean {
   return c.get('metered') === true;
-}
-
-/**
- * Workspaces this isolate has seen exist. No route deletes a workspace, so an entry never goes
- * stale; filled by accepted charges, Idempotency-Key claims and requireWorkspaceExists, cleared
- * when full. An unknown workspace is never remembered (it may be created at any time).
- */
-const knownWorkspaces = new Set<string>();
-const KNOWN_WORKSPACES_MAX = 10_000;
-
-export function rememberWorkspace(workspaceId: string): void {
-  if (knownWorkspaces.size >= KNOWN_WORKSPACES_MAX) knownWorkspaces.clear();
-  knownWorkspaces.add(workspaceId);
-}
-
-/**
- * The rule for an unknown workspace on a free workspace route (issue 31 #14): 404 NOT_FOUND, as
- * the charge of a metered route answers. A workspace this isolate knows costs no storage call;
- * another is looked up once in its meter (which holds or seeds it, as for a charge).
- */
-export async function requireWorkspaceExists(c: Context<AppEnv>): Promise<void> {
-  const workspaceId = c.req.param('workspaceId');
-  if (!workspaceId)
-    throw new ApiError('INTERNAL_ERROR', 'requireWorkspaceExists() was called on a route without a workspaceId');
-  if (knownWorkspaces.has(workspaceId)) return;
-  if (!(await meterHasWorkspace(c.env, workspaceId, nowMs())))
-    throw new ApiError('NOT_FOUND', `Workspace '${excerpt(workspaceId)}' does not exist`);
-  rememberWorkspace(workspaceId);
 }
 
 export interface ChargeRequest {
@@ -104,19 +79,12 @@ export async function charge(c: Context<AppEnv>, req: ChargeRequest): Promise<Co
       requestId: c.get('requestId') ?? crypto.randomUUID(),
       idempotencyKey,
       atMs,
+      // Units admitted from the isolate's copy (worker/admission/admit.ts) are taken from the bucket now.
+      rate: { units: c.get('rateOwed')?.units ?? 0, bucket: bucketSettings(c.env) },
     },
     secondsUntilNextUtcMidnight(atMs),
   );
   if (outcome.status === 'replayed') c.header('Idempotent-Replayed', 'true');
-  rememberWorkspace(workspaceId);
-  return outcome;
-}
-
-/**
- * Checks, without deducting, that the request's workspace exists and has room for `usageTypeKey`
- * (404 / 403 / 429 as a charge would answer). For routes that must not start paid work, such as
- * an upstream plagiarism call, for a workspace that could not pay for it.
- */
-export async function requireAllowance(c: Context<AppEnv>, usageTypeKey: UsageTypeKey): Promise<void> {
-  await charge(c, { usageTypeKey, amount: 0 });
+  if (outcome.snapshot) rememberAdmission(workspaceId, req.usageTypeKey, outcome.snapshot);
+  return { status: outcome.status };
 }

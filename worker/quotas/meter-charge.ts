@@ -3,7 +3,9 @@
  * runs inside one synchronous SQLite transaction, so nothing happens between them. A charge made
  * writes its counters, its Idempotency-Key (charge_keys) and an outbox event for the D1 ledger.
  */
-import type { UsageTypeKey } from './charge';
+import type { UsageTypeKey } from './usage-types';
+import type { AdmissionSnapshot } from '../admission/isolate-copy';
+import type { BucketSettings } from '../admission/rate-bucket';
 import type { CycleParams } from './cycle';
 import { available, roll } from './quota-rules';
 import type { Meta, MeterStore } from './meter-store';
@@ -19,6 +21,8 @@ export interface MeterChargeRequest {
   atMs: number;
   /** Real time (Date.now()) after which the caller no longer waits: the charge is then not made. */
   deadlineMs?: number;
+  /** Work units admitted from the caller's copy of the meter's state (worker/admission/): taken from the rate bucket now. */
+  rate?: { units: number; bucket: BucketSettings };
 }
 
 /** Refusals travel as values (an RPC exception keeps only its message). */
@@ -32,7 +36,48 @@ export type MeterRefusal =
   /** The request arrived after the caller's deadline: nothing was charged. */
   | { status: 'expired' };
 
-export type MeterChargeResult = { status: 'charged' | 'replayed' | 'free'; seq?: number } | MeterRefusal;
+export type MeterChargeResult =
+  { status: 'charged' | 'replayed' | 'free'; seq?: number; snapshot?: AdmissionSnapshot } | MeterRefusal;
+
+/**
+ * The refusal of a workspace without room for `usageTypeKey` as of `p` (monthly before daily:
+ * when both apply, waiting for midnight would not help), or null when it has some left.
+ */
+export function allowanceRefusal(
+  store: MeterStore,
+  p: CycleParams,
+  workspaceId: string,
+  usageTypeKey: UsageTypeKey,
+): MeterRefusal | null {
+  const stored = store.rowMap().get(usageTypeKey);
+  const code =
+    usageTypeKey === 'plagiarismChecks' ? 'ERROR_NO_REMAINING_PLAGIARISM_CHECKS' : 'ERROR_NO_REMAINING_QUOTA';
+  if (!stored) return { status: 'refused', code, detail: `Workspace '${workspaceId}' has no ${usageTypeKey} quota` };
+  const q = roll(stored, p);
+  if (available(q) <= 0)
+    return { status: 'refused', code, detail: `The monthly ${usageTypeKey} allowance is exhausted` };
+  if (q.used_amount_daily >= q.limit_amount_daily) {
+    return {
+      status: 'refused',
+      code: 'DAILY_LIMIT_REACHED',
+      daily: true,
+      detail: `The daily ${usageTypeKey} limit of ${q.limit_amount_daily} is reached; it resets at midnight UTC`,
+    };
+  }
+  return null;
+}
+
+/** The monthly and daily amounts of `usageTypeKey` still available as of `p` (0 without a quota). */
+export function remaining(
+  store: MeterStore,
+  p: CycleParams,
+  usageTypeKey: UsageTypeKey,
+): { monthly: number; daily: number } {
+  const stored = store.rowMap().get(usageTypeKey);
+  if (!stored) return { monthly: 0, daily: 0 };
+  const q = roll(stored, p);
+  return { monthly: available(q), daily: q.limit_amount_daily - q.used_amount_daily };
+}
 
 /**
  * Checks and deducts `req` as of the cycle `p` (of `meta`'s anchor day); call it inside
@@ -47,18 +92,7 @@ export function chargeIn(store: MeterStore, meta: Meta, p: CycleParams, req: Met
   });
   if (req.amount === 0) {
     // Deducts nothing but is refused without room (decisions.md "Identifiers, bodies and cost").
-    if (!stored) return exhausted(`Workspace '${req.workspaceId}' has no ${req.usageTypeKey} quota`);
-    const q = roll(stored, p);
-    if (available(q) <= 0) return exhausted(`The monthly ${req.usageTypeKey} allowance is exhausted`);
-    if (q.used_amount_daily >= q.limit_amount_daily) {
-      return {
-        status: 'refused',
-        code: 'DAILY_LIMIT_REACHED',
-        daily: true,
-        detail: `The daily ${req.usageTypeKey} limit of ${q.limit_amount_daily} is reached; it resets at midnight UTC`,
-      };
-    }
-    return { status: 'free' };
+    return allowanceRefusal(store, p, req.workspaceId, req.usageTypeKey) ?? { status: 'free' };
   }
   if (req.idempotencyKey !== null) {
     const prior = store.sql

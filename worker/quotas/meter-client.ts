@@ -10,9 +10,10 @@
  */
 import type { Env } from '../env';
 import { ApiError, excerpt } from '../../core/problem';
-import type { UsageTypeKey } from './charge';
+import type { UsageTypeKey } from './usage-types';
 import type { MeterChargeRequest } from './meter-charge';
-import type { MeterQuotas, WorkspaceMeter } from './meter-do';
+import type { MeterAdmitRequest, MeterAdmitResult, MeterQuotas, WorkspaceMeter } from './meter-do';
+import type { AdmissionSnapshot } from '../admission/isolate-copy';
 import type { ClaimResult } from './meter-keys';
 import type { ConsumeOutcome } from './repository';
 
@@ -23,7 +24,7 @@ type MeterEnv = Pick<Env, 'METER' | 'METER_TIMEOUT_MS'>;
 /** The meter's RPC methods as plain async functions (the stub's Rpc.Result types add nothing here). */
 type Stub = Pick<
   WorkspaceMeter,
-  'charge' | 'exists' | 'quotas' | 'sync' | 'claimKey' | 'completeKey' | 'releaseKey' | 'flush'
+  'charge' | 'admit' | 'exists' | 'quotas' | 'sync' | 'claimKey' | 'completeKey' | 'releaseKey' | 'flush'
 >;
 
 export function meterTimeoutMs(env: MeterEnv): number {
@@ -122,7 +123,7 @@ export async function consume(
   env: MeterEnv,
   req: Omit<MeterChargeRequest, 'deadlineMs'>,
   dailyRetryAfterSeconds: number,
-): Promise<ConsumeOutcome> {
+): Promise<ConsumeOutcome & { snapshot?: AdmissionSnapshot }> {
   const result = await callMeter(env, req.workspaceId, 'charge', req.idempotencyKey !== null, (stub, deadlineMs) =>
     stub.charge({ ...req, deadlineMs }),
   );
@@ -130,7 +131,7 @@ export async function consume(
     case 'charged':
     case 'replayed':
     case 'free':
-      return { status: result.status };
+      return { status: result.status, snapshot: result.snapshot };
     case 'expired':
       throw unavailable('charge');
     default:
@@ -143,6 +144,15 @@ export async function consume(
   }
 }
 
+/**
+ * Admission in the workspace's meter before any work (worker/admission/admit.ts): the refusal as
+ * a value, or the admitted request's snapshot. A read that takes from the rate bucket: repeating
+ * a failed call could take twice, so it is not repeated.
+ */
+export function admitInMeter(env: MeterEnv, req: MeterAdmitRequest): Promise<MeterAdmitResult> {
+  return callMeter(env, req.workspaceId, 'admit', false, (stub) => stub.admit(req));
+}
+
 /** The live quotas of a workspace from its meter; 404 when there is no such workspace. */
 export async function meterQuotas(
   env: MeterEnv,
@@ -153,11 +163,6 @@ export async function meterQuotas(
   const out = await callMeter(env, workspaceId, 'quotas', true, (stub) => stub.quotas(workspaceId, atMs, usageTypeKey));
   if (!out) throw new ApiError('NOT_FOUND', `Workspace '${excerpt(workspaceId)}' does not exist`);
   return out;
-}
-
-/** Whether the workspace exists (its meter holds it, or seeds it from D1 as a charge would). */
-export function meterHasWorkspace(env: MeterEnv, workspaceId: string, atMs: number): Promise<boolean> {
-  return callMeter(env, workspaceId, 'exists', true, (stub) => stub.exists(workspaceId, atMs));
 }
 
 /** After an admin change in D1: the meter applies it (idempotent: it replays the audit log after its watermark). */

@@ -17,7 +17,10 @@ import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env';
 import { nowMs } from '../clock';
 import { cycleParams, DAY_MS, type CycleParams } from './cycle';
-import { chargeIn, type MeterChargeRequest, type MeterChargeResult } from './meter-charge';
+import { allowanceRefusal, chargeIn, remaining, type MeterChargeRequest, type MeterChargeResult } from './meter-charge';
+import type { UsageTypeKey } from './usage-types';
+import type { AdmissionSnapshot } from '../admission/isolate-copy';
+import { RateBucket, type BucketSettings } from '../admission/rate-bucket';
 import { flushOutbox } from './meter-flush';
 import { claimIn, completeIn, purgeExpiredKeys, releaseIn, type ClaimResult } from './meter-keys';
 import { quotaView, roll, runningCycleStart } from './quota-rules';
@@ -43,6 +46,25 @@ const PURGE_INTERVAL_MS = 3_600_000;
 /** Backoff of a failed flush (the outbox is kept; nothing is lost). */
 const FLUSH_BACKOFF_MS = [1_000, 2_000, 5_000, 10_000, 30_000, 60_000];
 
+/** What admission asks the meter before any work (worker/admission/admit.ts). */
+export interface MeterAdmitRequest {
+  workspaceId: string;
+  /** The usage type the route charges after the work; null: a free route (existence only). */
+  usageTypeKey: UsageTypeKey | null;
+  /** The request's estimated cost and the cap, in work units. */
+  units: number;
+  capUnits: number;
+  /** The workspace's bucket settings (the API Worker's env: WORKSPACE_COST_RATE_UNITS_PER_S, WORKSPACE_COST_BURST_UNITS). */
+  bucket: BucketSettings;
+  atMs: number;
+}
+
+export type MeterAdmitResult =
+  | { status: 'admitted'; snapshot: AdmissionSnapshot }
+  | Exclude<MeterChargeResult, { status: 'charged' | 'replayed' | 'free' }>
+  | { status: 'refused'; code: 'REQUEST_TOO_EXPENSIVE'; detail: string }
+  | { status: 'refused'; code: 'RATE_LIMITED'; detail: string; retryAfterMs: number };
+
 export interface MeterQuotas {
   anchorDay: number;
   /** First day of the running cycle (after an anchor change it can be later than the anchor's). */
@@ -61,11 +83,14 @@ export class WorkspaceMeter extends DurableObject<Env> {
   private readonly flushDelayMs: number;
   /** cycleParams of the last UTC day and anchor seen (they depend on the instant only through its day). */
   private params: { day: number; anchorDay: number; p: CycleParams } | null = null;
+  /** The workspace's rate bucket in work units: in memory (a restarted object starts with a full one). */
+  private readonly bucket: RateBucket;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new MeterStore(ctx.storage);
     this.flushDelayMs = meterFlushDelayMs(env);
+    this.bucket = new RateBucket();
     void ctx.blockConcurrencyWhile(async () => {
       this.store.open();
       this.alarmAt = await ctx.storage.getAlarm();
@@ -91,7 +116,47 @@ export class WorkspaceMeter extends DurableObject<Env> {
       return chargeIn(store, meta, this.paramsAt(req.atMs, meta.anchorDay), req);
     });
     if (result.status === 'charged' && result.seq !== undefined) this.scheduleFlush(this.flushDelayMs);
+    // Work admitted from the caller's copy is debited now; the answer refreshes that copy.
+    if (req.rate?.units) this.bucket.owe(req.rate.bucket, req.rate.units, Date.now());
+    if (req.rate && (result.status === 'charged' || result.status === 'free'))
+      result.snapshot = this.snapshot(req.usageTypeKey, req.atMs, req.rate.bucket);
     return result;
+  }
+
+  /**
+   * Admission before any work (decisions.md "Admission and cost"): the workspace exists, its
+   * allowance for the route's usage type is not exhausted, the request is within the cap, and the
+   * rate bucket has its units, which are then taken. Nothing else is written.
+   */
+  async admit(req: MeterAdmitRequest): Promise<MeterAdmitResult> {
+    if (!this.seededFor(req.workspaceId) && !(await this.ready(req.workspaceId, req.atMs)))
+      return { status: 'refused', code: 'NOT_FOUND', detail: `Workspace '${excerpt(req.workspaceId)}' does not exist` };
+    this.see(req.atMs);
+    if (req.usageTypeKey !== null) {
+      const meta = this.store.meta!;
+      const refusal = allowanceRefusal(
+        this.store,
+        this.paramsAt(req.atMs, meta.anchorDay),
+        req.workspaceId,
+        req.usageTypeKey,
+      );
+      if (refusal) return refusal;
+    }
+    if (req.units > req.capUnits)
+      return {
+        status: 'refused',
+        code: 'REQUEST_TOO_EXPENSIVE',
+        detail: `This request is estimated at ${req.units} work units, above the cap of ${req.capUnits}`,
+      };
+    const waitMs = this.bucket.take(req.bucket, req.units, Date.now());
+    if (waitMs > 0)
+      return {
+        status: 'refused',
+        code: 'RATE_LIMITED',
+        retryAfterMs: waitMs,
+        detail: `Workspace '${excerpt(req.workspaceId)}' is sending work faster than its rate allows: this request needs ${req.units} work units`,
+      };
+    return { status: 'admitted', snapshot: this.snapshot(req.usageTypeKey, req.atMs, req.bucket) };
   }
 
   /** Whether the workspace exists: the readiness check of a charge, without the charge (free routes). */
@@ -201,6 +266,13 @@ export class WorkspaceMeter extends DurableObject<Env> {
     const written = await flushOutbox(this.env.DB, this.store);
     purgeExpiredKeys(this.store.sql, this.serviceNow());
     return written;
+  }
+
+  private snapshot(usageTypeKey: UsageTypeKey | null, atMs: number, settings: BucketSettings): AdmissionSnapshot {
+    const bucket = this.bucket.levelAt(settings, Date.now());
+    if (usageTypeKey === null || !this.store.meta) return { monthly: null, daily: null, bucket };
+    const left = remaining(this.store, this.paramsAt(atMs, this.store.meta.anchorDay), usageTypeKey);
+    return { ...left, bucket };
   }
 
   private seededFor(workspaceId: string): boolean {

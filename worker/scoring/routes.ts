@@ -5,6 +5,8 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import { charge } from '../quotas/charge';
+import { admit } from '../admission/admit';
+import { checkScoring } from '../admission/request-checks';
 import { scorerOf } from '../hosts/router';
 import { metered } from '../http/timing';
 import { errorResponses, jsonBody, requests, responses, security, WorkspaceParams } from '../http/openapi';
@@ -49,15 +51,22 @@ const wordScoresRoute = createRoute({
 export const scoringRoutes = newRouter();
 
 scoringRoutes.openapi(textScoresRoute, async (c) => {
+  const req = c.req.valid('json');
+  // Decided before any work: the request's own references, then the workspace, the cost and the rate.
+  await checkScoring(c, req);
+  await admit(c, 'textScores', req, { usageTypeKey: 'tokens' });
   // A core refusal (ScoringError) is rendered by app.ts onError.
-  const { response, tokenCount } = await scorerOf(c).textScores(c.req.valid('json'));
+  const { response, tokenCount } = await scorerOf(c).textScores(req);
   // Also with 0 tokens: the workspace and its allowance are checked (nothing is deducted then).
   await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount: tokenCount }));
   return c.json(response, 200);
 });
 
 scoringRoutes.openapi(wordScoresRoute, async (c) => {
-  const response = await scorerOf(c).wordScores(c.req.valid('json'));
+  const req = c.req.valid('json');
+  await checkScoring(c, req);
+  await admit(c, 'wordScores', req, { usageTypeKey: 'tokens' });
+  const response = await scorerOf(c).wordScores(req);
   await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount: response.data.length }));
   return c.json(response, 200);
 });

@@ -7,6 +7,7 @@
 import type { Context } from 'hono';
 import { createEngine, type EngineSource } from '../../core/engine';
 import type { WaitUntil } from '../../core/shared-load';
+import type { Pace } from '../../core/scoring/steps';
 import { KERNELS_BASE_BYTES } from '../../core/footprint';
 import { R2_KEYS } from '../../core/storage-keys';
 import { getCatalog } from '../catalog/store';
@@ -57,9 +58,12 @@ export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource
   };
 }
 
-/** The engine of a request: bodies validated by the route's zod-openapi hook, phases timed (Server-Timing). */
-export function engineOf(c: Context<AppEnv>) {
-  return createEngine(workerSource(c.env, waitUntilOf(c)), { validated: true, mark: phases(c) });
+/**
+ * The engine of a request: bodies validated by the route's zod-openapi hook, phases timed
+ * (Server-Timing), computed at the pace of the isolate's gate when one is given (worker/hosts/gate.ts).
+ */
+export function engineOf(c: Context<AppEnv>, pace?: Pace) {
+  return createEngine(workerSource(c.env, waitUntilOf(c)), { validated: true, mark: phases(c), pace });
 }
 
 /** The request's ExecutionContext, or undefined when it has none (Hono throws on access then). */

@@ -6,6 +6,8 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import { charge } from '../quotas/charge';
+import { admit } from '../admission/admit';
+import { requireLanguage } from '../../core/problem';
 import { scorerOf } from '../hosts/router';
 import { errorResponses, jsonBody, requests, responses, security, WorkspaceParams } from '../http/openapi';
 import { newRouter } from '../http/router';
@@ -30,10 +32,11 @@ const route = createRoute({
     ...errorResponses({
       401: 'Missing or invalid token',
       403: 'Wrong workspace, or ERROR_NO_REMAINING_QUOTA',
-      413: 'PAYLOAD_TOO_LARGE: body over 2 MB',
+      404: 'NOT_FOUND: no such workspace',
+      413: 'PAYLOAD_TOO_LARGE: body over 2 MB; REQUEST_TOO_EXPENSIVE: estimated cost above the cap',
       422: 'VALIDATION_FAILED (bad body, text over 100,000 characters) or UNSUPPORTED_LANGUAGE (the detail lists the supported languages)',
-      429: 'DAILY_LIMIT_REACHED',
-      503: 'LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage',
+      429: 'DAILY_LIMIT_REACHED, or RATE_LIMITED (the workspace is over its rate); Retry-After',
+      503: 'LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage; HOST_BUSY: the model host is busy (Retry-After)',
     }),
   },
 });
@@ -41,7 +44,10 @@ const route = createRoute({
 export const tokenizationRoutes = newRouter();
 
 tokenizationRoutes.openapi(route, async (c) => {
-  const result = await scorerOf(c).tokenize(c.req.valid('json'));
+  const req = c.req.valid('json');
+  requireLanguage(req.language);
+  await admit(c, 'tokenize', req, { usageTypeKey: 'tokens' });
+  const result = await scorerOf(c).tokenize(req);
   await charge(c, { usageTypeKey: 'tokens', amount: result.tokenCount });
   return c.json(result, 200);
 });

@@ -10,7 +10,9 @@
  * translated (found in the source model), charged to the token's workspace like word-scores.
  */
 import { createRoute } from '@hono/zod-openapi';
-import { charge, requireWorkspaceExists } from '../quotas/charge';
+import { charge } from '../quotas/charge';
+import { admit } from '../admission/admit';
+import { checkModel, checkTranslation } from '../admission/request-checks';
 import { ApiError } from '../../core/problem';
 import { errorResponses, jsonBody, ModelParams, requests, responses, security, WorkspaceParams } from '../http/openapi';
 import { scorerOf } from '../hosts/router';
@@ -49,7 +51,7 @@ const autocompleteRoute = createRoute({
       description: 'Suggestions, best first',
       content: { 'application/json': { schema: responses.AutocompleteResponseSchema } },
     },
-    ...errorResponses(401, 403, 404, 413, 422, 503),
+    ...errorResponses(401, 403, 404, 413, 422, 429, 503),
   },
 });
 
@@ -65,7 +67,7 @@ const availabilitiesRoute = createRoute({
       description: 'One availability per requested word',
       content: { 'application/json': { schema: responses.WordAvailabilitiesResponseSchema } },
     },
-    ...errorResponses(401, 404, 413, 422, 503),
+    ...errorResponses(401, 403, 404, 413, 422, 429, 503),
   },
 });
 
@@ -81,30 +83,37 @@ const matrixRoute = createRoute({
       description: 'Square matrix aligned with words',
       content: { 'application/json': { schema: responses.SimilarityMatrixResponseSchema } },
     },
-    ...errorResponses(401, 404, 413, 422, 503),
+    ...errorResponses(401, 403, 404, 413, 422, 429, 503),
   },
 });
 
 export const workspaceVocabularyRoutes = newRouter();
 
 workspaceVocabularyRoutes.openapi(autocompleteRoute, async (c) => {
-  const response = await scorerOf(c).autocomplete(c.req.valid('json'));
-  // Free, but like the metered routes only for a workspace that exists (404 NOT_FOUND otherwise).
-  await requireWorkspaceExists(c);
-  return c.json(response, 200);
+  const req = c.req.valid('json');
+  await checkModel(c, req.embeddingModelId);
+  // Free, but like the metered routes only for a workspace that exists (404 NOT_FOUND otherwise), priced and rate limited.
+  await admit(c, 'autocomplete', req, { usageTypeKey: null });
+  return c.json(await scorerOf(c).autocomplete(req), 200);
 });
 
 export const modelVocabularyRoutes = newRouter();
 
+// Not metered; priced, and rate limited for the token's workspace (an admin token without one: the cap only).
 modelVocabularyRoutes.openapi(availabilitiesRoute, async (c) => {
   const { embeddingModelId } = c.req.valid('param');
-  return c.json(await scorerOf(c).wordAvailabilities(embeddingModelId, c.req.valid('json')), 200);
+  const req = c.req.valid('json');
+  await checkModel(c, embeddingModelId);
+  await admit(c, 'wordAvailabilities', req, { usageTypeKey: null });
+  return c.json(await scorerOf(c).wordAvailabilities(embeddingModelId, req), 200);
 });
 
 modelVocabularyRoutes.openapi(matrixRoute, async (c) => {
   const { embeddingModelId } = c.req.valid('param');
-  const result = await scorerOf(c).similarityMatrix(embeddingModelId, c.req.valid('json'));
-  return c.json(result, 200);
+  const req = c.req.valid('json');
+  await checkModel(c, embeddingModelId);
+  await admit(c, 'similarityMatrix', req, { usageTypeKey: null });
+  return c.json(await scorerOf(c).similarityMatrix(embeddingModelId, req), 200);
 });
 
 modelVocabularyRoutes.openapi(translationsRoute, async (c) => {
@@ -113,6 +122,8 @@ modelVocabularyRoutes.openapi(translationsRoute, async (c) => {
   const workspaceId = c.get('auth')?.workspaceId;
   if (!workspaceId)
     throw new ApiError('WORKSPACE_FORBIDDEN', 'word-translations is metered: the token needs a workspace claim');
+  await checkTranslation(c, embeddingModelId, body.targetModelId);
+  await admit(c, 'wordTranslations', body, { usageTypeKey: 'tokens', workspaceId });
   const result = await scorerOf(c).wordTranslations(embeddingModelId, body);
   const translated = result.data.filter((d) => d.isAvailable).length;
   if (translated > 0) await charge(c, { usageTypeKey: 'tokens', amount: translated, workspaceId });

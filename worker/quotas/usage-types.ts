@@ -1,0 +1,2 @@
+/** The usage types the routes charge (decisions.md "Quotas and usage"). */
+export type UsageTypeKey = 'tokens' | 'images' | 'plagiarismChecks';
