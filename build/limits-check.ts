@@ -5,7 +5,7 @@
  *   bundle size      each script's upload, gzip against the free and paid caps (build/limits/bundle.ts)
  *   startup          the bundle's global scope, measured in workerd (build/limits/startup.ts)
  *   memory           each host's placed bytes, computed from the placement (build/limits/memory.ts)
- *   cpu per request  the largest request of each endpoint family, timed in Node (build/limits/cpu.ts)
+ *   cpu per request  the largest admitted request of each endpoint family, timed in Node (build/limits/cpu.ts)
  *   subrequests      per endpoint family, counted from the code path (build/limits/subrequests.ts)
  *   r2 object        the largest artifact against the upload limits (build/limits/r2.ts)
  * It exits 1 when a hard limit is exceeded (sizes, startup, memory, subrequests, uploads), so the
@@ -24,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { REQUEST_COST_CAP_UNITS_DEFAULT } from '../core/cost';
 import { ensureBuilt } from './ensure';
 import { ensureShardArtifacts } from './model-shards';
 import { MODELS_DIR } from './paths';
@@ -83,6 +84,14 @@ function configuredCpuMs(file: string | undefined): number | undefined {
   return config.limits?.cpu_ms;
 }
 
+/** The API Worker's cost cap: its config's REQUEST_COST_CAP_UNITS var, else the default (worker/admission/admit.ts). */
+function configuredCapUnits(file: string | undefined): number {
+  if (!file) return REQUEST_COST_CAP_UNITS_DEFAULT;
+  const config = JSON.parse(fs.readFileSync(file, 'utf8')) as { vars?: { REQUEST_COST_CAP_UNITS?: string } };
+  const n = Number(config.vars?.REQUEST_COST_CAP_UNITS);
+  return n > 0 ? Math.floor(n) : REQUEST_COST_CAP_UNITS_DEFAULT;
+}
+
 /** Startup rows: one measurement per distinct bundle (the hosts run the API Worker's code), a row per script. */
 async function startupRows(bundles: readonly Bundle[], runs: number): Promise<LimitRow[]> {
   const byContent = new Map<string, Promise<StartupFigure>>();
@@ -140,7 +149,13 @@ export async function runLimitsCheck(options: LimitsOptions = {}): Promise<Limit
       ...bundles.flatMap((b) => bundleSizeRows(b.script, b.modules, plan)),
       ...(await startupRows(bundles, runs)),
       ...memoryRows(placement, models),
-      ...(options.cpu === false ? [] : cpuRows(await measureCpu(runs), plan, configuredCpuMs(configs.get(API_WORKER)))),
+      ...(options.cpu === false
+        ? []
+        : cpuRows(
+            await measureCpu(runs, undefined, configuredCapUnits(configs.get(API_WORKER))),
+            plan,
+            configuredCpuMs(configs.get(API_WORKER)),
+          )),
       ...subrequestRows(
         subrequestContext(
           artifacts.map((a) => a.key),

@@ -51,8 +51,8 @@ export const COST = {
   tokenizeChar: 0.0005,
   /** plagiarism checks: per character of the checked text (fingerprints, corpus lookups). */
   plagiarismChar: 0.001,
-  /** plagiarism checks: the corpus query, once. */
-  plagiarismBase: 10,
+  /** plagiarism checks: the corpus query, and verifying up to PLAGIARISM_SOURCE_CHARS of candidate sources. */
+  plagiarismBase: 130,
   /** Per byte of the answer (building and serializing its JSON, sending it). */
   answerByte: 0.00002,
 } as const;
@@ -205,6 +205,13 @@ export function wordTranslationsCost(req: { words: readonly string[]; limit?: nu
 export function plagiarismCheckCost(req: { text: string }): number {
   return COST.base + COST.plagiarismBase + req.text.length * COST.plagiarismChar;
 }
+
+/**
+ * Characters of candidate sources a local plagiarism check verifies at most (best candidate
+ * first; worker/plagiarism/local.ts): its work depends on the corpus, which the request's shape
+ * does not show, so the check is bounded and priced at this bound (plagiarismBase).
+ */
+export const PLAGIARISM_SOURCE_CHARS = 1_500_000;
 
 /** The priced routes and the estimate of each (by the validated body). */
 export const COST_OF = {

@@ -1,7 +1,8 @@
 /**
  * CPU time per request of each endpoint family at the limits: the engine the Worker and its model
  * hosts run (core/engine.ts, here with the CLI's FileSource reading build/generated/) on the default
- * model, with the largest request of each family (./requests.ts). Each request's CPU includes what
+ * model, with the largest request of each family that the cost cap admits (./requests.ts; a larger
+ * one is refused with 413 before any work). Each request's CPU includes what
  * the Worker does around the engine: parsing the JSON body, validating it (the engine's zod
  * schemas), scoring and serializing the answer. Plagiarism checks run the local provider's core
  * functions against the most candidate texts a check reads, each as long as an ingested page can be.
@@ -20,7 +21,8 @@ import { LIMITS } from '../../core/limits';
 import { FileSource } from '../../cli/local';
 import { DEFAULT_MODEL_ID, MAPPERS_DIR } from '../paths';
 import { CPU_CHANGELOG_URL, CPU_MS, PAID_CPU_MS_MAX, WORKERS_LIMITS_URL, type Plan } from './figures';
-import { largestRequests, prose } from './requests';
+import { largestAdmittedRequests, prose } from './requests';
+import { PLAGIARISM_SOURCE_CHARS, REQUEST_COST_CAP_UNITS_DEFAULT } from '../../core/cost';
 import { PLAGIARISM_CANDIDATES } from './subrequests';
 import { formatValue, median, row, type LimitRow } from './table';
 
@@ -71,11 +73,17 @@ function plagiarismSource(text: string, filler: string): string {
 }
 
 /** Times each family `runs` times on the default model. */
-export async function measureCpu(runs: number, modelId = DEFAULT_MODEL_ID): Promise<CpuFigure[]> {
+export async function measureCpu(
+  runs: number,
+  modelId = DEFAULT_MODEL_ID,
+  capUnits = REQUEST_COST_CAP_UNITS_DEFAULT,
+): Promise<CpuFigure[]> {
   const engine = createEngine(new FileSource({ build: false }));
   const model = await engine.model(modelId);
-  const req = largestRequests(modelId, model.index, mapperIdsOf(modelId));
-  const filler = prose(model.index, LIMITS.bodyBytes - 65_536, 13);
+  // The largest admitted request of each family: a larger one is refused (413) before any work.
+  const req = largestAdmittedRequests(modelId, model.index, mapperIdsOf(modelId), capUnits);
+  // Sources as long as the check's budget verifies (several shorter ones cost the same).
+  const filler = prose(model.index, Math.min(LIMITS.bodyBytes - 65_536, Math.floor(0.9 * PLAGIARISM_SOURCE_CHARS)), 13);
   const source = plagiarismSource(req.plagiarismText, filler);
   const families: Array<[string, unknown, (parsed: unknown) => Promise<unknown>]> = [
     ['text-scores', req.textScores, (b) => engine.textScores(b)],
@@ -92,7 +100,9 @@ export async function measureCpu(runs: number, modelId = DEFAULT_MODEL_ID): Prom
         // worker/plagiarism/local.ts check (the fingerprints are its D1 query's parameter), the candidates' texts already read.
         const prepared = matchInput(splitWords((b as { text: string }).text));
         JSON.stringify(fingerprints(prepared.norms));
-        const matches = Array.from({ length: PLAGIARISM_CANDIDATES }, (_, i) => {
+        // Candidates are verified within the check's budget of source characters.
+        const verified = Math.min(PLAGIARISM_CANDIDATES, Math.floor(PLAGIARISM_SOURCE_CHARS / source.length));
+        const matches = Array.from({ length: verified }, (_, i) => {
           const m = matchSource(prepared, source);
           return m && { url: `https://example.com/${i}`, wordsMatched: m.wordsMatched };
         });

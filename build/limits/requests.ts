@@ -1,9 +1,11 @@
 /**
- * The largest request each endpoint family allows (decisions.md "Limits", core/limits.ts), built
+ * The largest request each endpoint family allows (decisions.md "Limits", core/limits.ts), and
+ * the largest the cost cap admits (largestAdmittedRequests), built
  * from a model's own vocabulary so that every word is scored: as many texts, words, dimensions and
  * mappers as the limits allow, every option that adds work switched on, and the texts as long as
  * the 2 MiB body still holds. Deterministic (a seeded PRNG), so runs compare.
  */
+import { COST_OF, estimateUnits, type CostedRoute } from '../../core/cost';
 import { LIMITS } from '../../core/limits';
 import { prng } from '../../core/prng';
 import type { VectorIndex } from '../../core/types';
@@ -125,5 +127,113 @@ export function largestRequests(modelId: string, index: VectorIndex, mapperIds: 
     },
     similarityMatrix: { words: wordRows(index, 0, 50_000, LIMITS.similarityMatrixWords) },
     plagiarismText: prose(index, LIMITS.charactersPerText, 11),
+  };
+}
+
+/**
+ * The largest n in [0, max] whose body `build(n)` the cap admits (bodies grow with n); null when
+ * not even build(0) is admitted.
+ */
+function largestWithin<R extends CostedRoute>(
+  route: R,
+  build: (n: number) => Parameters<(typeof COST_OF)[R]>[0],
+  max: number,
+  capUnits: number,
+): Parameters<(typeof COST_OF)[R]>[0] | null {
+  const fits = (n: number) => estimateUnits(route, build(n)) <= capUnits;
+  if (!fits(0)) return null;
+  let lo = 0;
+  let hi = max;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return build(lo);
+}
+
+/**
+ * The largest request of each family that the cost cap admits (decisions.md "Admission and
+ * cost"): the largest allowed request (largestRequests), cut down until its estimate
+ * (core/cost.ts) is within `capUnits`. Text families keep every option and shorten their texts
+ * (then drop dimensions); word families drop dimensions, then words.
+ */
+export function largestAdmittedRequests(
+  modelId: string,
+  index: VectorIndex,
+  mapperIds: readonly string[],
+  capUnits: number,
+): LargestRequests {
+  const all = largestRequests(modelId, index, mapperIds);
+  type Body = Record<string, unknown> & { dimensions?: unknown[]; goalConfig?: { dimensions?: unknown[] } };
+  const withDims = (body: Body, d: number): Body => {
+    const dims = (body.dimensions ?? []).slice(0, d);
+    const goal = body.goalConfig
+      ? { ...body.goalConfig, dimensions: (body.goalConfig.dimensions ?? []).slice(0, d) }
+      : undefined;
+    return { ...body, dimensions: dims, ...(goal ? { goalConfig: goal } : {}) };
+  };
+  const texts = all.textScores.texts as string[];
+  const longest = Math.max(...texts.map((t) => t.length));
+  const dimCount = LIMITS.dimensionsPerRequest;
+  const textScores =
+    largestWithin(
+      'textScores',
+      (n) => ({ ...all.textScores, texts: texts.map((t) => t.slice(0, n)) }) as never,
+      longest,
+      capUnits,
+    ) ??
+    largestWithin(
+      'textScores',
+      (d) => ({ ...withDims(all.textScores as Body, d), texts: texts.map((t) => t.slice(0, 200)) }) as never,
+      dimCount,
+      capUnits,
+    )!;
+  const byDims = (body: Record<string, unknown>) =>
+    largestWithin('wordScores', (d) => withDims(body as Body, d) as never, dimCount, capUnits);
+  const whitelist = all.wordScoresWhitelist.whitelistWords as string[];
+  const wordScoresWhitelist =
+    byDims(all.wordScoresWhitelist) ??
+    largestWithin(
+      'wordScores',
+      (n) => ({ ...withDims(all.wordScoresWhitelist as Body, 0), whitelistWords: whitelist.slice(0, n) }) as never,
+      whitelist.length,
+      capUnits,
+    )!;
+  const tokenText = all.tokenization.text as string;
+  const words = (list: unknown) => list as string[];
+  return {
+    textScores: textScores as unknown as Record<string, unknown>,
+    wordScoresFind: (byDims(all.wordScoresFind) ?? withDims(all.wordScoresFind as Body, 0)) as Record<string, unknown>,
+    wordScoresWhitelist: wordScoresWhitelist as unknown as Record<string, unknown>,
+    tokenization: largestWithin(
+      'tokenize',
+      (n) => ({ ...all.tokenization, text: tokenText.slice(0, n) }) as never,
+      tokenText.length,
+      capUnits,
+    ) as Record<string, unknown>,
+    autocomplete: all.autocomplete,
+    availabilities: largestWithin(
+      'wordAvailabilities',
+      (n) =>
+        ({
+          words: words(all.availabilities.words).slice(0, n),
+          whitelistWords: all.availabilities.whitelistWords,
+        }) as never,
+      words(all.availabilities.words).length,
+      capUnits,
+    ) as Record<string, unknown>,
+    similarityMatrix: largestWithin(
+      'similarityMatrix',
+      (n) => ({ words: words(all.similarityMatrix.words).slice(0, n) }),
+      words(all.similarityMatrix.words).length,
+      capUnits,
+    ) as Record<string, unknown>,
+    plagiarismText: largestWithin(
+      'plagiarismCheck',
+      (n) => ({ text: all.plagiarismText.slice(0, n) }),
+      all.plagiarismText.length,
+      capUnits,
+    )!.text,
   };
 }

@@ -321,6 +321,27 @@ describe('the cap', () => {
     expect(Number(over.headers.get('x-cost-units'))).toBe(units);
   });
 
+  it("X-Cost-Units is docs/api.md's formula", async () => {
+    const ws = uniqueWorkspaceId('adm-docs');
+    await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: BIG, limitAmountDaily: BIG }]);
+    const token = await mintToken({ workspaceId: ws });
+    // tokenizations: 1 + characters x 0.0011.
+    const text = textOf(40_000);
+    const t = await send('POST', `/api/v1/workspaces/${ws}/tokenizations`, { language: 'en', text }, { token });
+    expect(t.status).toBe(200);
+    expect(Number(t.headers.get('x-cost-units'))).toBe(Math.ceil(1 + text.length * 0.0011));
+    // text-scores, one manual dimension of two seeds, no mapper or goal: 1 + C x (0.00015 + 0.0000035)
+    // + seeds x 0.002 + the answer (n x (64 + 2 x 32) bytes x 0.00002).
+    const texts = [textOf(30_000), textOf(20_000)];
+    const body = { texts, embeddingModelId: en.id, dimensions: [{ id: 1, type: 'manual', words: ['cat', 'dog'] }] };
+    const a = await send('POST', `/api/v1/workspaces/${ws}/text-scores`, body, { token });
+    expect(a.status).toBe(200);
+    const C = 50_000;
+    expect(Number(a.headers.get('x-cost-units'))).toBe(
+      Math.ceil(1 + C * (0.00015 + 0.0000035) + 2 * 0.002 + 2 * (64 + 2 * 32) * 0.00002),
+    );
+  });
+
   it('the estimate is the same for the same body, and the largest allowed request is over the default cap', async () => {
     const ws = uniqueWorkspaceId('adm-cap2');
     await createWorkspace(ws, 1, [{ usageTypeKey: 'tokens', limitAmount: BIG, limitAmountDaily: BIG }]);

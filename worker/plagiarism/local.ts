@@ -1,7 +1,9 @@
 /**
  * `local` provider: matches against the private reference corpus (corpus.ts).
  * Fingerprint the input -> candidate pages by shared fingerprints (one D1 statement) ->
- * fetch the top candidates' texts from R2 -> verify runs of >= 8 words word by word.
+ * fetch the top candidates' texts from R2 -> verify runs of >= 8 words word by word, best
+ * candidate first, within PLAGIARISM_SOURCE_CHARS characters of source text per check (a bound
+ * on the check's work, which admission prices before it starts).
  * A match's snippet is its longest run as written in the source, plus the configured context
  * words (default none: the corpus is private).
  */
@@ -12,6 +14,7 @@ import {
   matchInput,
   matchSource,
 } from '../../core/plagiarism';
+import { PLAGIARISM_SOURCE_CHARS } from '../../core/cost';
 import { PlagiarismCorpus } from './corpus';
 import type { CheckInput, PlagiarismMatch, PlagiarismProvider } from './provider';
 
@@ -35,21 +38,23 @@ export class LocalPlagiarismProvider implements PlagiarismProvider {
     const prepared = matchInput(input.words);
     const hashes = fingerprints(prepared.norms);
     const candidates = await this.corpus.candidates(hashes, MAX_CANDIDATES);
-    const matches = await Promise.all(
-      candidates.map(async (candidate): Promise<PlagiarismMatch | null> => {
-        const source = await this.corpus.text(candidate);
-        if (!source) return null;
-        const m = matchSource(prepared, source.text, undefined, this.snippetContextWords);
-        if (!m) return null;
-        return {
-          url: candidate.url,
-          title: source.title,
-          matchSnippet: m.matchSnippet,
-          wordsMatched: m.wordsMatched,
-          matchPercentage: m.matchPercentage,
-        };
-      }),
-    );
+    const sources = await Promise.all(candidates.map((candidate) => this.corpus.text(candidate)));
+    // Verified best first within the check's budget of source characters (core/cost.ts prices it).
+    let budget = PLAGIARISM_SOURCE_CHARS;
+    const matches = candidates.map((candidate, i): PlagiarismMatch | null => {
+      const source = sources[i];
+      if (!source || source.text.length > budget) return null;
+      budget -= source.text.length;
+      const m = matchSource(prepared, source.text, undefined, this.snippetContextWords);
+      if (!m) return null;
+      return {
+        url: candidate.url,
+        title: source.title,
+        matchSnippet: m.matchSnippet,
+        wordsMatched: m.wordsMatched,
+        matchPercentage: m.matchPercentage,
+      };
+    });
     return matches.filter((m): m is PlagiarismMatch => m !== null).sort(compareMatches);
   }
 }
