@@ -52,7 +52,7 @@ export const COST = {
   /** plagiarism checks: per character of the checked text (fingerprints, corpus lookups). */
   plagiarismChar: 0.001,
   /** plagiarism checks: the corpus query, and verifying up to PLAGIARISM_SOURCE_CHARS of candidate sources. */
-  plagiarismBase: 130,
+  plagiarismBase: 180,
   /** Per byte of the answer (building and serializing its JSON, sending it). */
   answerByte: 0.00002,
 } as const;
@@ -209,9 +209,10 @@ export function plagiarismCheckCost(req: { text: string }): number {
 /**
  * Characters of candidate sources a local plagiarism check verifies at most (best candidate
  * first; worker/plagiarism/local.ts): its work depends on the corpus, which the request's shape
- * does not show, so the check is bounded and priced at this bound (plagiarismBase).
+ * does not show, so the check is bounded and priced at this bound (plagiarismBase). The largest
+ * page a 2 MiB ingestion body can hold fits it.
  */
-export const PLAGIARISM_SOURCE_CHARS = 1_500_000;
+export const PLAGIARISM_SOURCE_CHARS = 2 * 1024 * 1024;
 
 /** The priced routes and the estimate of each (by the validated body). */
 export const COST_OF = {
