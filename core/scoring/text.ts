@@ -234,12 +234,12 @@ export function scoreTexts(req: TextScoresRequest, input: TextScoringInput): Tex
   return drain(scoreTextsSteps(req, input));
 }
 
-/** Characters of the texts scored between two steps (about 20 to 60 ms of work, see core/cost.ts). */
-const STEP_CHARS = 20_000;
+/** Work units of the texts scored between two steps (core/cost.ts's per-character prices decide how many characters). */
+const STEP_UNITS = 15;
 
 /**
- * scoreTexts in steps (steps.ts): after each seed expansion, and after each group of texts of
- * about STEP_CHARS characters. A text's scores do not depend on the others of its group, so the
+ * scoreTexts in steps (steps.ts): after each seed expansion, and after each group of texts worth
+ * about STEP_UNITS (more factors, or explain, mean fewer characters a group). A text's scores do not depend on the others of its group, so the
  * groups give the same numbers as one batch.
  */
 export function* scoreTextsSteps(req: TextScoresRequest, input: TextScoringInput): Steps<TextScoringResult> {
@@ -262,7 +262,7 @@ export function* scoreTextsSteps(req: TextScoresRequest, input: TextScoringInput
   let explanations: Array<TextExplanation | null> | null = null;
   const factors = dims.length + mappers.length;
   const perChar = COST.textChar + factors * (COST.textCharFactor + (req.explain ? COST.explainCharFactor : 0));
-  for (const [from, to] of textGroups(req.texts, STEP_CHARS)) {
+  for (const [from, to] of textGroups(req.texts, Math.max(1000, Math.floor(STEP_UNITS / perChar)))) {
     const texts = req.texts.slice(from, to);
     let chars = 0;
     for (const t of texts) chars += t.length;

@@ -7,6 +7,7 @@ import { NEIGHBOURHOOD, neighbourhoodAntonyms, seedAntonyms } from './antonyms';
 import { candidateFilter, type WordLexicon } from './candidates';
 import { requestDimensionSteps } from './dimensions';
 import { drain, type Steps } from './steps';
+import { COST } from '../cost';
 import { findCandidates } from './find';
 import {
   frequencyScore,
@@ -86,7 +87,10 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
   return drain(scoreWordsSteps(req, input));
 }
 
-/** scoreWords in steps (steps.ts): one after each seed expansion; the words are scored in one. */
+/** Words scored between two steps of scoreWordsSteps. */
+const WORDS_PER_STEP = 1000;
+
+/** scoreWords in steps (steps.ts): after each seed expansion, each dimension's scan of the words, and each WORDS_PER_STEP words. */
 export function* scoreWordsSteps(req: WordScoresRequest, input: WordScoringInput): Steps<WordScoresResponse> {
   const { index, mappers } = input;
   const dims = yield* requestDimensionSteps(req, input);
@@ -158,7 +162,11 @@ export function* scoreWordsSteps(req: WordScoresRequest, input: WordScoringInput
     return (e, i) => (e.phrase ? dot(query, e.phrase.vector) : at.get(i)!);
   };
   const seedScores = rowScores(centroid);
-  const dimScores = dims.map((d) => rowScores(d.query));
+  const dimScores: Array<ReturnType<typeof rowScores>> = [];
+  for (const d of dims) {
+    dimScores.push(rowScores(d.query));
+    yield entries.length * COST.listWordFactor;
+  }
   const weight = req.seedScore ?? null;
   const mapperValue = (m: ResolvedMapper, e: Scored): number => {
     if (!e.phrase) return m.values.value(m.variable, e.row);
@@ -168,7 +176,10 @@ export function* scoreWordsSteps(req: WordScoresRequest, input: WordScoringInput
     return sum / e.phrase.rows.length;
   };
 
-  const data: ScoredWord[] = entries.map((e, i) => {
+  const data: ScoredWord[] = [];
+  const perEntry = COST.whitelistWord + (1 + dims.length + mappers.length) * COST.listWordFactor;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
     const seedScore = seedScores ? seedScores(e, i) : null;
     const dimensionScores: Record<string, number> = {};
     dims.forEach((d, k) => {
@@ -180,7 +191,7 @@ export function* scoreWordsSteps(req: WordScoresRequest, input: WordScoringInput
       const v = mapperValue(m, e);
       if (!Number.isNaN(v)) mapperScores[m.id] = v;
     }
-    return {
+    data.push({
       // A phrase is returned as written; its rank is that of its least frequent word.
       word: e.phrase ? e.phrase.text : index.word(e.row).toLowerCase(),
       seedScore,
@@ -191,8 +202,9 @@ export function* scoreWordsSteps(req: WordScoresRequest, input: WordScoringInput
       mapperScores,
       goalScore: weight !== null && seedScore !== null ? weight * seedScore : null,
       ...(!e.phrase && e.row >= index.size ? { composed: true as const } : {}),
-    };
-  });
+    });
+    if ((i + 1) % WORDS_PER_STEP === 0) yield WORDS_PER_STEP * perEntry;
+  }
 
   const sq = quartiles(
     data.map((d) => d.seedScore),

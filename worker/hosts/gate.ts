@@ -6,11 +6,11 @@
  * - Work is admitted in work units (the request's estimate, core/cost.ts). A host whose admitted,
  *   unfinished work plus the new request would not finish within the caller's deadline refuses it
  *   at once: 503 HOST_BUSY with Retry-After, nothing computed, nothing charged.
- * - A heavy request (more than SMALL_UNITS) computes in slices of about SLICE_UNITS: it holds the
- *   host's one heavy lock for a slice, then hands it on in a new task, so the requests that arrived
- *   meanwhile run before the next slice. Heavy requests take turns; small ones never wait for the
- *   lock. Slices are measured in units, not time: the isolate's clock does not advance while code
- *   runs.
+ * - A heavy request (more than SMALL_UNITS) holds the host's one heavy lock and computes in slices
+ *   of about SLICE_UNITS, with a new task between two slices, so the requests that arrived
+ *   meanwhile run before the next slice. Heavy requests run one after another (first admitted,
+ *   first served), so each answers as early as it can; small ones never wait for the lock.
+ *   Slices are measured in units, not time: the isolate's clock does not advance while code runs.
  * - A heavy request whose deadline passes between slices stops there (503 HOST_BUSY): its answer
  *   would arrive after the caller gave up, and an answer is never computed to be thrown away.
  *
@@ -22,7 +22,7 @@ import type { Pace } from '../../core/scoring/steps';
 /** A request estimated at most this many units runs at once, between slices. */
 export const SMALL_UNITS = 25;
 /** The work of one heavy slice, in units (about 1 ms each). */
-export const SLICE_UNITS = 40;
+export const SLICE_UNITS = 20;
 /** Admitted work may fill this share of the deadline: an estimate may be off by this factor. */
 const DEADLINE_SHARE = 0.5;
 /** A heavy request stops when less than this is left before its deadline (at most a tenth of it). */
@@ -83,12 +83,11 @@ export class HostGate {
       if (sliceUnits < SLICE_UNITS) return;
       if (Date.now() > deadline)
         throw hostBusy('The request could not be finished before its deadline', this.queued / 1000);
-      holding = false;
-      this.release();
-      // A new task first, even with no other heavy request waiting: what arrived meanwhile runs now.
-      return nextTask()
-        .then(() => this.acquire())
-        .then(() => void ((holding = true), (sliceUnits = 0)));
+      // A new task before the next slice: what arrived meanwhile (small requests, health checks,
+      // catalogs) runs now. The lock is kept: heavy requests run one after another, so each
+      // finishes as early as it can and their answers do not all fall due at once.
+      sliceUnits = 0;
+      return nextTask();
     };
     return {
       pace,
@@ -109,17 +108,23 @@ export class HostGate {
       this.held = true;
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise<void>((resolve) => {
+      // A timer of the waiting request's own: the runtime cancels a request that waits only on
+      // another request's promise as hung; with a timer of its own pending, it is waiting.
+      const alive = setInterval(() => {}, 1_000);
+      this.waiting.push(() => {
+        clearInterval(alive);
+        resolve();
+      });
+      // Its first slice in a task of its own (the request that handed the lock on may be ending).
+    }).then(nextTask);
   }
 
-  /** Hands the lock to the next heavy request in a new task, so what arrived meanwhile runs first. */
+  /** Hands the lock to the next heavy request (which starts in a task of its own), or frees it. */
   private release(): void {
     const next = this.waiting.shift();
-    if (!next) {
-      this.held = false;
-      return;
-    }
-    setTimeout(next, 0);
+    if (next) next();
+    else this.held = false;
   }
 }
 

@@ -18,7 +18,8 @@ import { isolateMemory } from '../health/diagnostics';
 import { workerSource } from '../sources';
 import { getModel, loadingStatus, type LoadingStatus } from '../sources/models';
 import { releaseRequestModels } from '../sources/memory-budget';
-import { answer, type HostAnswer, type HostTiming } from './protocol';
+import { answer, serializedSteps, type HostAnswer, type HostTiming } from './protocol';
+import { drain, paced } from '../../core/scoring/steps';
 import { isolateGate } from './gate';
 import { callHost } from './router';
 import { hostStub, routesOf } from './placement';
@@ -28,6 +29,8 @@ import { loadPart, partTopK, shardedLoaded, shardedRows } from './sharded';
 export interface HostAdmission {
   units: number;
   timeoutMs: number;
+  /** textScores, wordScores: answer the body serialized (protocol.ts SerializedAnswer). */
+  serialized?: boolean;
 }
 
 /** The engine methods a host runs, with their arguments. */
@@ -124,7 +127,7 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
         const source = hostSource(env, ctx, call);
         try {
           // Run again while a sharded model's view lacks rows or scans (core/sharded-index.ts).
-          return await call.run(() => {
+          return await call.run(async () => {
             let started = performance.now();
             const engine = createEngine(source, {
               validated: true,
@@ -136,7 +139,10 @@ export function hostCalls(env: Env, ctx: WaitUntil) {
               pace: ticket?.pace,
             });
             const fn = engine[method] as (...a: unknown[]) => Promise<unknown>;
-            return fn(...args);
+            const value = await fn(...args);
+            if (!admission?.serialized || (method !== 'textScores' && method !== 'wordScores')) return value;
+            const steps = serializedSteps(method, value);
+            return ticket ? paced(steps, ticket.pace) : drain(steps);
           });
         } catch (err) {
           return rowCacheRefusal(err);

@@ -8,6 +8,7 @@
 import { ApiError, asApiError, type FieldProblem, type ProblemCode } from '../../core/problem';
 import { StorageError } from '../storage-guard';
 import type { ShardTiming } from '../../core/sharded-index';
+import { jsonSteps, type Steps } from '../../core/scoring/steps';
 
 export type HostAnswer<T> =
   | { ok: true; value: T; timing: HostTiming }
@@ -89,4 +90,30 @@ export function hostUnavailable(host: string, why: string): ApiError {
     `The model host ${host} did not answer (${why}); nothing was charged, retry the request`,
     { headers: { 'retry-after': '1' } },
   );
+}
+
+/**
+ * An answer with its body already serialized where it was computed: the host writes the JSON text
+ * in slices (core/scoring/steps.ts jsonSteps), which crosses to the API Worker as one string and is
+ * answered as it is, instead of an object tree cloned across and serialized again (an answer of
+ * text-scores with explain or of a 10,000-word whitelist is megabytes, and each of those passes is
+ * work that cannot be sliced). `amount` is what the route charges: text-scores' tokens, word-scores'
+ * words.
+ */
+export interface SerializedAnswer {
+  amount: number;
+  json: string;
+}
+
+/** The engine methods whose answers travel serialized. */
+export type SerializedMethod = 'textScores' | 'wordScores';
+
+/** The body and the charged amount of an engine answer of `method`, serialized in steps. */
+export function* serializedSteps(method: SerializedMethod, value: unknown): Steps<SerializedAnswer> {
+  if (method === 'textScores') {
+    const { response, tokenCount } = value as { response: object; tokenCount: number };
+    return { amount: tokenCount, json: yield* jsonSteps(response) };
+  }
+  const response = value as { data: unknown[] };
+  return { amount: response.data.length, json: yield* jsonSteps(response) };
 }

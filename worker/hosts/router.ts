@@ -13,9 +13,17 @@ import type { Engine } from '../../core/engine';
 import type { AppEnv, Env } from '../env';
 import { engineOf } from '../sources';
 import { loadingStatus, type LoadingStatus } from '../sources/models';
-import type { HostMethod } from './host';
+import type { HostMethod, HostStub } from './host';
 import { hostStub, routesOf } from './placement';
-import { hostUnavailable, unwrap, type HostAnswer } from './protocol';
+import {
+  hostUnavailable,
+  serializedSteps,
+  unwrap,
+  type HostAnswer,
+  type SerializedAnswer,
+  type SerializedMethod,
+} from './protocol';
+import { paced } from '../../core/scoring/steps';
 import { isolateGate } from './gate';
 
 /** How long the API Worker waits for a host's answer (a host itself waits up to MODEL_WAIT_MS for a model). */
@@ -61,7 +69,10 @@ export async function callHost<T>(env: Env, binding: string, call: () => Promise
 }
 
 /** The engine's endpoint methods, as the routes call them (the ones a host runs). */
-type Scorer = Pick<Engine, HostMethod>;
+type Scorer = Pick<Engine, HostMethod> & {
+  /** textScores and wordScores with the answer's body serialized where it is computed (protocol.ts SerializedAnswer). */
+  serialized(method: SerializedMethod, body: unknown): Promise<SerializedAnswer>;
+};
 
 /**
  * The scorer of a request: the engine's endpoint methods, each run by the host of its model (of
@@ -72,28 +83,13 @@ export function scorerOf(c: Context<AppEnv>): Scorer {
   const routes = routesOf(env);
   // The estimate admission priced the request at (worker/admission/admit.ts); the host's gate admits by it.
   const admission = { units: c.get('costUnits') ?? 1, timeoutMs: timeoutOf(env) };
-  const routed = async <M extends HostMethod>(
-    binding: string | undefined,
-    method: M,
-    args: Parameters<Engine[M]>,
-  ): Promise<Awaited<ReturnType<Engine[M]>>> => {
-    const stub = hostStub(env, binding);
-    if (!stub) {
-      // In-process: this isolate's gate, as a host's would.
-      const ticket = isolateGate.admit(admission.units, admission.timeoutMs);
-      try {
-        const engine = engineOf(c, ticket.pace);
-        return await (engine[method] as (...a: unknown[]) => Promise<Awaited<ReturnType<Engine[M]>>>)(...args);
-      } finally {
-        ticket.done();
-      }
-    }
+  /** The host's answer to one call, with its phases as Server-Timing metrics. */
+  const onHost = async <T>(binding: string, call: (stub: HostStub) => Promise<HostAnswer<unknown>>): Promise<T> => {
+    const stub = hostStub(env, binding)!;
     startTime(c, 'host');
-    let a: HostAnswer<Awaited<ReturnType<Engine[M]>>>;
+    let a: HostAnswer<T>;
     try {
-      a = (await reach(env, binding!, () => stub.run(method, args, admission))) as HostAnswer<
-        Awaited<ReturnType<Engine[M]>>
-      >;
+      a = (await reach(env, binding, () => call(stub))) as HostAnswer<T>;
     } finally {
       endTime(c, 'host', 2);
     }
@@ -113,10 +109,46 @@ export function scorerOf(c: Context<AppEnv>): Scorer {
     }
     return unwrap(a);
   };
+  /** In-process: this isolate's gate, as a host's would. */
+  const inProcess = async <T>(work: (engine: Engine) => Promise<T>): Promise<T> => {
+    const ticket = isolateGate.admit(admission.units, admission.timeoutMs);
+    try {
+      return await work(engineOf(c, ticket.pace));
+    } finally {
+      ticket.done();
+    }
+  };
+  /** In-process, the answer serialized in the gate's slices as a host would. */
+  const inProcessSerialized = async (method: SerializedMethod, body: unknown): Promise<SerializedAnswer> => {
+    const ticket = isolateGate.admit(admission.units, admission.timeoutMs);
+    try {
+      const engine = engineOf(c, ticket.pace);
+      const value = method === 'textScores' ? await engine.textScores(body) : await engine.wordScores(body);
+      return await paced(serializedSteps(method, value), ticket.pace);
+    } finally {
+      ticket.done();
+    }
+  };
+  const routed = <M extends HostMethod>(
+    binding: string | undefined,
+    method: M,
+    args: Parameters<Engine[M]>,
+  ): Promise<Awaited<ReturnType<Engine[M]>>> =>
+    hostStub(env, binding)
+      ? onHost(binding!, (stub) => stub.run(method, args, admission))
+      : inProcess((engine) =>
+          (engine[method] as (...a: unknown[]) => Promise<Awaited<ReturnType<Engine[M]>>>)(...args),
+        );
   const modelOf = (body: unknown): string | undefined =>
     routes.models.get((body as { embeddingModelId: string }).embeddingModelId);
   return {
     textScores: (body) => routed(modelOf(body), 'textScores', [body]),
+    serialized: (method, body) => {
+      const binding = modelOf(body);
+      return hostStub(env, binding)
+        ? onHost<SerializedAnswer>(binding!, (stub) => stub.run(method, [body], { ...admission, serialized: true }))
+        : inProcessSerialized(method, body);
+    },
     wordScores: (body) => routed(modelOf(body), 'wordScores', [body]),
     autocomplete: (body) => routed(modelOf(body), 'autocomplete', [body]),
     wordAvailabilities: (id, body) => routed(routes.models.get(id), 'wordAvailabilities', [id, body]),

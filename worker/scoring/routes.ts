@@ -4,6 +4,8 @@
  * meter -> respond. Auth and the workspace check run in app.ts middleware.
  */
 import { createRoute } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { AppEnv } from '../env';
 import { charge } from '../quotas/charge';
 import { admit } from '../admission/admit';
 import { checkScoring } from '../admission/request-checks';
@@ -50,23 +52,29 @@ const wordScoresRoute = createRoute({
 
 export const scoringRoutes = newRouter();
 
+/** A 200 answer whose JSON text was written where it was computed (worker/hosts/protocol.ts SerializedAnswer). */
+// The route's declared 200 schema describes this text; Hono's typed c.json is for objects.
+const serializedBody = (c: Context<AppEnv>, json: string) =>
+  c.body(json, 200, { 'content-type': 'application/json' }) as never;
+
 scoringRoutes.openapi(textScoresRoute, async (c) => {
   const req = c.req.valid('json');
   // Decided before any work: the request's own references, then the workspace, the cost and the rate.
   await checkScoring(c, req);
   await admit(c, 'textScores', req, { usageTypeKey: 'tokens' });
-  // A core refusal (ScoringError) is rendered by app.ts onError.
-  const { response, tokenCount } = await scorerOf(c).textScores(req);
+  // A core refusal (ScoringError) is rendered by app.ts onError. The body comes serialized where
+  // it was computed (worker/hosts/protocol.ts SerializedTextScores).
+  const { json, amount } = await scorerOf(c).serialized('textScores', req);
   // Also with 0 tokens: the workspace and its allowance are checked (nothing is deducted then).
-  await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount: tokenCount }));
-  return c.json(response, 200);
+  await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount }));
+  return serializedBody(c, json);
 });
 
 scoringRoutes.openapi(wordScoresRoute, async (c) => {
   const req = c.req.valid('json');
   await checkScoring(c, req);
   await admit(c, 'wordScores', req, { usageTypeKey: 'tokens' });
-  const response = await scorerOf(c).wordScores(req);
-  await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount: response.data.length }));
-  return c.json(response, 200);
+  const { json, amount } = await scorerOf(c).serialized('wordScores', req);
+  await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount }));
+  return serializedBody(c, json);
 });
