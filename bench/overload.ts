@@ -48,6 +48,7 @@
  * /tmp/overload-prev), BENCH_OVERLOAD_ROUNDS (5), BENCH_OVERLOAD_ROUND_SECONDS (10),
  * BENCH_OVERLOAD_TP_CONNECTIONS (4). Each section prints a table; the last line is one JSON object.
  */
+import { WORKSPACE_COST_RATE_UNITS_PER_S_DEFAULT } from '../worker/admission/rate-bucket';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -91,9 +92,6 @@ import {
   type Largest,
   type Sender,
 } from './overload/sizing';
-
-/** The workspace bucket's default rate (env WORKSPACE_COST_RATE_UNITS_PER_S): a placeholder until the server documents its default. */
-const WORKSPACE_COST_RATE_UNITS_PER_S_DEFAULT = 2000;
 
 const PORT = 8811;
 const BASE_PORT = 8812;

@@ -30,9 +30,9 @@ export const COST = {
   /** A dimension: its seed centroid (per seed word) and its query. */
   dimensionSeed: 0.002,
   /** A dimension with `expand`: one scan of the candidate rows. */
-  expansionScan: 2.5,
+  expansionScan: 1.5,
   /** contrastive expansion: one scan of the candidates per competing (non-axis) dimension, once per request. */
-  contrastScan: 3,
+  contrastScan: 1.5,
   /** A factor's normalization statistics (zscore / percentile over the frequent words). */
   factorStats: 3,
   /** One scan of a model's whole vocabulary (find-and-score, a translation's word). */
@@ -42,9 +42,9 @@ export const COST = {
   /** word-scores whitelist, availabilities, autocomplete whitelist: per word, looked up. */
   listWord: 0.0015,
   /** word-scores whitelist: per word scored (its entry, ranks and quartiles). */
-  whitelistWord: 0.004,
+  whitelistWord: 0.003,
   /** word-scores whitelist: per word and factor scored. */
-  listWordFactor: 0.001,
+  listWordFactor: 0.0005,
   /** word-similarity-matrices: per pair of words (the cosine and its JSON). */
   matrixPair: 0.00008,
   /** tokenizations: per character (lemma, stop word, synonyms). */
@@ -235,7 +235,7 @@ export function estimateUnits<R extends CostedRoute>(route: R, body: Parameters<
 }
 
 /** The default per-request cap (env REQUEST_COST_CAP_UNITS): the largest admitted request of each family runs in 0.5-1.0 s here. */
-export const REQUEST_COST_CAP_UNITS_DEFAULT = 800;
+export const REQUEST_COST_CAP_UNITS_DEFAULT = 1000;
 
 /**
  * The largest charge (tokens, words or checks) a request within `capUnits` can be charged: every

@@ -44,8 +44,8 @@ export class RateBucket {
   }
 }
 
-/** The defaults of WORKSPACE_COST_RATE_UNITS_PER_S and WORKSPACE_COST_BURST_UNITS: two cores' work a second, and ten capped requests at once. */
-export const WORKSPACE_COST_RATE_UNITS_PER_S_DEFAULT = 2000;
+/** The defaults of WORKSPACE_COST_RATE_UNITS_PER_S and WORKSPACE_COST_BURST_UNITS: about one core's work a second, and ten capped requests at once. */
+export const WORKSPACE_COST_RATE_UNITS_PER_S_DEFAULT = 1000;
 export const WORKSPACE_COST_BURST_UNITS_DEFAULT = 10_000;
 
 function positive(raw: string | undefined, fallback: number): number {

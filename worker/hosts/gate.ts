@@ -22,7 +22,7 @@ import type { Pace } from '../../core/scoring/steps';
 /** A request estimated at most this many units runs at once, between slices. */
 export const SMALL_UNITS = 25;
 /** The work of one heavy slice, in units (about 1 ms each). */
-export const SLICE_UNITS = 20;
+export const SLICE_UNITS = 10;
 /** Admitted work may fill this share of the deadline: an estimate may be off by this factor. */
 const DEADLINE_SHARE = 0.5;
 /** A heavy request stops when less than this is left before its deadline (at most a tenth of it). */
