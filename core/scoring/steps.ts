@@ -53,8 +53,8 @@ export function textGroups(texts: readonly string[], maxChars: number): Array<[n
   return out;
 }
 
-/** Characters of JSON written between two steps of jsonSteps (about 10 ms of work). */
-const JSON_STEP_CHARS = 500_000;
+/** Characters of JSON written between two steps of jsonSteps (a few ms of work). */
+const JSON_STEP_CHARS = 200_000;
 /** Units of a character of JSON written (core/cost.ts answerByte, repeated to keep this module a leaf). */
 const JSON_CHAR_UNITS = 0.00002;
 

@@ -88,7 +88,7 @@ export function scoreWords(req: WordScoresRequest, input: WordScoringInput): Wor
 }
 
 /** Words scored between two steps of scoreWordsSteps. */
-const WORDS_PER_STEP = 1000;
+const WORDS_PER_STEP = 500;
 
 /** scoreWords in steps (steps.ts): after each seed expansion, each dimension's scan of the words, and each WORDS_PER_STEP words. */
 export function* scoreWordsSteps(req: WordScoresRequest, input: WordScoringInput): Steps<WordScoresResponse> {
