@@ -14,7 +14,8 @@
  *   - the body stream fails (malformed chunked framing, the client gone mid-upload): 422
  *     VALIDATION_FAILED, the client's fault, never a 500 and never logged;
  *   - not valid UTF-8 (POST, PUT, PATCH): 422, not silently decoded with U+FFFD.
- *   The bytes become the request's body again, so routes parse exactly what was read here.
+ *   Routes parse exactly what was read here: the text and bytes fill Hono's body cache (POST, PUT,
+ *   PATCH), or become the request's body again (other methods).
  */
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env';
@@ -152,17 +153,27 @@ export function requestBody(maxBytes: number): MiddlewareHandler<AppEnv> {
     if (declared !== undefined && declared > DRAIN_BYTES) throw tooLarge(maxBytes, declared);
     const bytes = await readBody(stream, maxBytes, declared, deadline);
     const m = c.req.method;
+    let text: string | undefined;
     if (m === 'POST' || m === 'PUT' || m === 'PATCH') {
       try {
-        fatalUtf8.decode(bytes);
+        text = fatalUtf8.decode(bytes);
       } catch {
         throw new ApiError('VALIDATION_FAILED', 'The request body is not valid UTF-8', {
           errors: [{ path: '(body)', message: 'invalid UTF-8 byte sequence' }],
         });
       }
     }
-    // The routes (and Hono's body cache) read these bytes; a GET or HEAD request cannot carry a body.
-    if (m !== 'GET' && m !== 'HEAD') c.req.raw = new Request(c.req.raw, { body: bytes });
+    if (text !== undefined) {
+      // The text decoded here and the bytes answer Hono's json()/text()/arrayBuffer() (its body
+      // cache, which is what the routes and the validators read), so a 2 MB body is decoded once
+      // and not copied again. Hono keeps promises in that cache (its type names the values).
+      const cache = c.req.bodyCache as Record<string, Promise<unknown>>;
+      cache.text = Promise.resolve(text);
+      cache.arrayBuffer = Promise.resolve(bytes.buffer);
+    } else if (m !== 'GET' && m !== 'HEAD') {
+      // Other methods read these bytes from the request (a GET or HEAD request cannot carry a body).
+      c.req.raw = new Request(c.req.raw, { body: bytes });
+    }
     await next();
   };
 }
