@@ -82,6 +82,20 @@ export function subrequestSteps(ctx: SubrequestContext): Record<string, Step[]> 
     step('meter completeKey or releaseKey', 1, a),
   ];
   const charge = step('meter charge (worker/quotas/charge.ts)', 1, a);
+  // Admission before any work (worker/admission/): one meter call (never repeated; the isolate's
+  // copy may answer instead), the catalog for the request's checks (cached in the isolate; cold:
+  // KV's generation and entry), and per mapper bundle the cached catalog does not list, an R2 HEAD.
+  const admission = step('meter admit (worker/admission/admit.ts)', 1);
+  const checks = step(
+    'catalog for the request checks (worker/admission/request-checks.ts; cold: KV generation + entry)',
+    0,
+    2,
+  );
+  const unlisted = step(
+    'R2 HEAD of a mapper bundle the cached catalog does not list (worker/admission/request-checks.ts)',
+    0,
+    LIMITS.mapperKeysPerRequest,
+  );
   const host = step('service binding RPC to the model host (worker/hosts/router.ts)', 1);
   // worker/sources/models.ts: manifest GET, language size HEAD, artifact HEAD, artifact GET; after a failed load one more HEAD.
   const model = step('model load: manifest GET, language HEAD, artifact HEAD + GET (worker/sources/models.ts)', 4, 5);
@@ -104,25 +118,20 @@ export function subrequestSteps(ctx: SubrequestContext): Record<string, Step[]> 
   const companion = ctx.alignedModels
     ? [step("English companion's rows: RPC to its host and its cold model load (worker/hosts/host.ts)", 1 + 4, 1 + 5)]
     : [];
-  const metered = [jwks, ...idempotency, charge];
-  const scoring = [host, model, seeds, bundles, ...companion];
+  const metered = [jwks, ...idempotency, admission, charge];
+  // The stored seeds are read for the checks (worker/admission/request-checks.ts) and by the engine.
+  const scoring = [checks, unlisted, seeds, host, model, seeds, bundles, ...companion];
   const candidates = PLAGIARISM_CANDIDATES;
   return {
     'text-scores': [...metered, ...scoring, language],
     'word-scores find-and-score': [...metered, ...scoring, step('language data GET (a dimension with expand)', 1)],
     'word-scores whitelist': [...metered, ...scoring, step('language data GET (a dimension with expand)', 1)],
     tokenizations: [...metered, host, step('language data HEAD + GET (worker/sources/language-data.ts)', 2)],
-    'autocomplete-suggestions': [
-      jwks,
-      host,
-      model,
-      step('meter exists (worker/quotas/charge.ts requireWorkspaceExists)', 1, a),
-    ],
-    'word-availabilities': [jwks, host, model],
-    'word-similarity-matrices': [jwks, host, model],
+    'autocomplete-suggestions': [jwks, checks, admission, host, model],
+    'word-availabilities': [jwks, checks, admission, host, model],
+    'word-similarity-matrices': [jwks, checks, admission, host, model],
     'plagiarism-checks (local)': [
       ...metered,
-      step('meter allowance check (worker/plagiarism/routes.ts requireAllowance)', 1, a),
       step('D1 candidates SELECT (worker/plagiarism/corpus.ts)', 1),
       step(
         `R2 GET of ${candidates} candidate texts (worker/plagiarism/local.ts; worst: each replaced, D1 re-read + R2 GET)`,
@@ -132,7 +141,6 @@ export function subrequestSteps(ctx: SubrequestContext): Record<string, Step[]> 
     ],
     'plagiarism-checks (http)': [
       ...metered,
-      step('meter allowance check', 1, a),
       step(
         `upstream fetch (worker/plagiarism/http.ts; ${PLAGIARISM_HTTP_RETRIES} retries by default)`,
         1,
