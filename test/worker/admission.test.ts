@@ -293,6 +293,8 @@ describe('refusal before work', () => {
       expect(a.status, `${name}: ${JSON.stringify(a.body).slice(0, 300)}`).toBe(status);
       expect(a.body.code, name).toBe(code);
       expect((await gate()).admitted, `${name} reached model work`).toBe(before.admitted);
+      // Priced all the same: the answer carries the estimate of a request of this shape.
+      expect(Number(a.headers.get('x-cost-units')), name).toBeGreaterThan(0);
     }
   });
 });

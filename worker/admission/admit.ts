@@ -46,8 +46,22 @@ export interface Admission {
 }
 
 /**
- * Prices and admits the request (see above); throws the refusal. Returns the estimate in work
- * units, which the answer carries as X-Cost-Units (costHeader).
+ * Prices a request whose body matches its schema: the estimate the answer carries as X-Cost-Units
+ * (costHeader), the request's own refusals (422) included.
+ */
+export function price<R extends CostedRoute>(
+  c: Context<AppEnv>,
+  route: R,
+  body: Parameters<(typeof COST_OF)[R]>[0],
+): number {
+  const units = estimateUnits(route, body);
+  c.set('costUnits', units);
+  return units;
+}
+
+/**
+ * Prices (unless price() did) and admits the request (see above); throws the refusal. Returns the
+ * estimate in work units.
  */
 export async function admit<R extends CostedRoute>(
   c: Context<AppEnv>,
@@ -55,8 +69,7 @@ export async function admit<R extends CostedRoute>(
   body: Parameters<(typeof COST_OF)[R]>[0],
   admission: Admission,
 ): Promise<number> {
-  const units = estimateUnits(route, body);
-  c.set('costUnits', units);
+  const units = c.get('costUnits') ?? price(c, route, body);
   const capUnits = capUnitsOf(c.env);
   const workspaceId = admission.workspaceId ?? c.req.param('workspaceId') ?? c.get('auth')?.workspaceId ?? null;
   // An admin token without a workspace claim is not rate limited; the cap still applies.

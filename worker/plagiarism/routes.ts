@@ -8,7 +8,7 @@ import { splitWords } from '../../core/plagiarism';
 import type { AppEnv } from '../env';
 import { LIMITS } from '../../core/limits';
 import { charge } from '../quotas/charge';
-import { admit } from '../admission/admit';
+import { admit, price } from '../admission/admit';
 import { ApiError, excerpt, PROBLEM_ERRORS_MAX, zodIssuesToProblems, type FieldProblem } from '../../core/problem';
 import { jsonBody, ListQuerySchema, pageObject, security, WorkspaceParams, errorResponses } from '../http/openapi';
 import { PlagiarismCorpus, type PageInput } from './corpus';
@@ -249,6 +249,7 @@ export const plagiarismCheckRoutes = newRouter();
 
 plagiarismCheckRoutes.openapi(checkRoute, async (c) => {
   const { text } = c.req.valid('json');
+  price(c, 'plagiarismCheck', { text });
   const words = splitWords(text);
   if (words.length < LIMITS.plagiarismMinWords) {
     throw new ApiError(

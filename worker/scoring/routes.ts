@@ -7,7 +7,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../env';
 import { charge } from '../quotas/charge';
-import { admit } from '../admission/admit';
+import { admit, price } from '../admission/admit';
 import { checkScoring } from '../admission/request-checks';
 import { scorerOf } from '../hosts/router';
 import { metered } from '../http/timing';
@@ -60,6 +60,7 @@ const serializedBody = (c: Context<AppEnv>, json: string) =>
 scoringRoutes.openapi(textScoresRoute, async (c) => {
   const req = c.req.valid('json');
   // Decided before any work: the request's own references, then the workspace, the cost and the rate.
+  price(c, 'textScores', req);
   await checkScoring(c, req);
   await admit(c, 'textScores', req, { usageTypeKey: 'tokens' });
   // A core refusal (ScoringError) is rendered by app.ts onError. The body comes serialized where
@@ -72,6 +73,7 @@ scoringRoutes.openapi(textScoresRoute, async (c) => {
 
 scoringRoutes.openapi(wordScoresRoute, async (c) => {
   const req = c.req.valid('json');
+  price(c, 'wordScores', req);
   await checkScoring(c, req);
   await admit(c, 'wordScores', req, { usageTypeKey: 'tokens' });
   const { json, amount } = await scorerOf(c).serialized('wordScores', req);

@@ -6,7 +6,7 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import { charge } from '../quotas/charge';
-import { admit } from '../admission/admit';
+import { admit, price } from '../admission/admit';
 import { requireLanguage } from '../../core/problem';
 import { scorerOf } from '../hosts/router';
 import { errorResponses, jsonBody, requests, responses, security, WorkspaceParams } from '../http/openapi';
@@ -45,6 +45,7 @@ export const tokenizationRoutes = newRouter();
 
 tokenizationRoutes.openapi(route, async (c) => {
   const req = c.req.valid('json');
+  price(c, 'tokenize', req);
   requireLanguage(req.language);
   await admit(c, 'tokenize', req, { usageTypeKey: 'tokens' });
   const result = await scorerOf(c).tokenize(req);

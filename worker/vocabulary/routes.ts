@@ -11,7 +11,7 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import { charge } from '../quotas/charge';
-import { admit } from '../admission/admit';
+import { admit, price } from '../admission/admit';
 import { checkModel, checkTranslation } from '../admission/request-checks';
 import { ApiError } from '../../core/problem';
 import { errorResponses, jsonBody, ModelParams, requests, responses, security, WorkspaceParams } from '../http/openapi';
@@ -91,6 +91,7 @@ export const workspaceVocabularyRoutes = newRouter();
 
 workspaceVocabularyRoutes.openapi(autocompleteRoute, async (c) => {
   const req = c.req.valid('json');
+  price(c, 'autocomplete', req);
   await checkModel(c, req.embeddingModelId);
   // Free, but like the metered routes only for a workspace that exists (404 NOT_FOUND otherwise), priced and rate limited.
   await admit(c, 'autocomplete', req, { usageTypeKey: null });
@@ -103,6 +104,7 @@ export const modelVocabularyRoutes = newRouter();
 modelVocabularyRoutes.openapi(availabilitiesRoute, async (c) => {
   const { embeddingModelId } = c.req.valid('param');
   const req = c.req.valid('json');
+  price(c, 'wordAvailabilities', req);
   await checkModel(c, embeddingModelId);
   await admit(c, 'wordAvailabilities', req, { usageTypeKey: null });
   return c.json(await scorerOf(c).wordAvailabilities(embeddingModelId, req), 200);
@@ -111,6 +113,7 @@ modelVocabularyRoutes.openapi(availabilitiesRoute, async (c) => {
 modelVocabularyRoutes.openapi(matrixRoute, async (c) => {
   const { embeddingModelId } = c.req.valid('param');
   const req = c.req.valid('json');
+  price(c, 'similarityMatrix', req);
   await checkModel(c, embeddingModelId);
   await admit(c, 'similarityMatrix', req, { usageTypeKey: null });
   return c.json(await scorerOf(c).similarityMatrix(embeddingModelId, req), 200);
@@ -122,6 +125,7 @@ modelVocabularyRoutes.openapi(translationsRoute, async (c) => {
   const workspaceId = c.get('auth')?.workspaceId;
   if (!workspaceId)
     throw new ApiError('WORKSPACE_FORBIDDEN', 'word-translations is metered: the token needs a workspace claim');
+  price(c, 'wordTranslations', body);
   await checkTranslation(c, embeddingModelId, body.targetModelId);
   await admit(c, 'wordTranslations', body, { usageTypeKey: 'tokens', workspaceId });
   const result = await scorerOf(c).wordTranslations(embeddingModelId, body);
