@@ -14,7 +14,9 @@
  * - A heavy request whose deadline passes between slices stops there (503 HOST_BUSY): its answer
  *   would arrive after the caller gave up, and an answer is never computed to be thrown away.
  *
- * One gate per isolate: the API Worker's own (models it scores in-process) or a host's.
+ * One gate per isolate: the API Worker's own (models it scores in-process) or a host's. A request
+ * the runtime cancels (its client gone) never says it is done: it counts until its deadline has
+ * passed, and then neither its units nor the lock are kept for it.
  */
 import { ApiError } from '../../core/problem';
 import type { Pace } from '../../core/scoring/steps';
@@ -42,18 +44,37 @@ export interface Ticket {
   done(): void;
 }
 
+/** An admitted request as the gate keeps it. */
+interface Admitted {
+  units: number;
+  /** After this (real time) its caller has given up: the request is over, whether or not it said so. */
+  expires: number;
+}
+
+/**
+ * How long past its deadline an admitted request still counts: a request the runtime cancelled
+ * (its client gone) never calls done(), and must not hold units or the lock for good.
+ */
+const EXPIRY_GRACE_MS = 1_000;
+/** How often a waiting request looks whether the lock's holder has expired. */
+const WAIT_CHECK_MS = 250;
+
 export class HostGate {
-  /** Units admitted and not finished. */
-  private queued = 0;
-  private held = false;
-  private readonly waiting: Array<() => void> = [];
+  /** Requests admitted and not finished. */
+  private readonly live = new Set<Admitted>();
+  /** The heavy request holding the lock, if any, and those waiting for it in order. */
+  private holder: Admitted | null = null;
+  private readonly waiting: Array<{ request: Admitted; wake: () => void }> = [];
   /** Requests admitted and refused so far (diagnostics). */
   admitted = 0;
   refused = 0;
 
   /** Units admitted and not finished (diagnostics). */
   get queuedUnits(): number {
-    return this.queued;
+    this.forgetExpired();
+    let units = 0;
+    for (const a of this.live) units += a.units;
+    return units;
   }
 
   /**
@@ -62,27 +83,34 @@ export class HostGate {
    */
   admit(units: number, timeoutMs: number): Ticket {
     const budget = timeoutMs * DEADLINE_SHARE;
-    if (this.queued > 0 && this.queued + units > budget) {
+    const queued = this.queuedUnits;
+    if (queued > 0 && queued + units > budget) {
       this.refused++;
       throw hostBusy(
-        `The model host has ${Math.round(this.queued)} work units in progress and cannot finish ${units} more within ${timeoutMs / 1000} s`,
-        this.queued / 1000,
+        `The model host has ${Math.round(queued)} work units in progress and cannot finish ${units} more within ${timeoutMs / 1000} s`,
+        queued / 1000,
       );
     }
     this.admitted++;
-    this.queued += units;
-    const deadline = Date.now() + timeoutMs - Math.min(DEADLINE_MARGIN_MS, timeoutMs / 10);
+    const now = Date.now();
+    const deadline = now + timeoutMs - Math.min(DEADLINE_MARGIN_MS, timeoutMs / 10);
+    const request: Admitted = { units, expires: now + timeoutMs + EXPIRY_GRACE_MS };
+    this.live.add(request);
     const heavy = units > SMALL_UNITS;
-    let holding = false;
     let sliceUnits = 0;
-    let finished = false;
     const pace: Pace = (stepUnits) => {
       if (!heavy) return;
-      if (!holding) return this.acquire().then(() => void ((holding = true), (sliceUnits = 0)));
+      if (this.holder !== request)
+        return this.acquire(request).then(() => {
+          // Woken past its deadline (the lock went to those still waiting): its caller has given up.
+          if (this.holder !== request)
+            throw hostBusy('The request could not be finished before its deadline', this.queuedUnits / 1000);
+          sliceUnits = 0;
+        });
       sliceUnits += stepUnits;
       if (sliceUnits < SLICE_UNITS) return;
       if (Date.now() > deadline)
-        throw hostBusy('The request could not be finished before its deadline', this.queued / 1000);
+        throw hostBusy('The request could not be finished before its deadline', this.queuedUnits / 1000);
       // A new task before the next slice: what arrived meanwhile (small requests, health checks,
       // catalogs) runs now. The lock is kept: heavy requests run one after another, so each
       // finishes as early as it can and their answers do not all fall due at once.
@@ -92,39 +120,53 @@ export class HostGate {
     return {
       pace,
       done: () => {
-        if (finished) return;
-        finished = true;
-        this.queued -= units;
-        if (holding) {
-          holding = false;
-          this.release();
-        }
+        this.live.delete(request);
+        if (this.holder === request) this.handOn();
       },
     };
   }
 
-  private acquire(): Promise<void> {
-    if (!this.held) {
-      this.held = true;
+  private forgetExpired(): void {
+    const now = Date.now();
+    for (const a of this.live) if (a.expires < now) this.live.delete(a);
+    if (this.holder && this.holder.expires < now) this.handOn();
+  }
+
+  private acquire(request: Admitted): Promise<void> {
+    this.forgetExpired();
+    if (this.holder === null) {
+      this.holder = request;
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
       // A timer of the waiting request's own: the runtime cancels a request that waits only on
-      // another request's promise as hung; with a timer of its own pending, it is waiting.
-      const alive = setInterval(() => {}, 1_000);
-      this.waiting.push(() => {
-        clearInterval(alive);
-        resolve();
+      // another request's promise as hung. It also looks whether the holder has expired (its
+      // request cancelled without a word), and takes the lock on then.
+      const check = setInterval(() => this.forgetExpired(), WAIT_CHECK_MS);
+      this.waiting.push({
+        request,
+        wake: () => {
+          clearInterval(check);
+          resolve();
+        },
       });
       // Its first slice in a task of its own (the request that handed the lock on may be ending).
     }).then(nextTask);
   }
 
-  /** Hands the lock to the next heavy request (which starts in a task of its own), or frees it. */
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.held = false;
+  /** Hands the lock to the next waiting request that has not expired (it starts in a task of its own), or frees it. */
+  private handOn(): void {
+    const now = Date.now();
+    for (let next = this.waiting.shift(); next; next = this.waiting.shift()) {
+      if (next.request.expires < now) {
+        next.wake();
+        continue;
+      }
+      this.holder = next.request;
+      next.wake();
+      return;
+    }
+    this.holder = null;
   }
 }
 
