@@ -143,9 +143,8 @@ export function problemBody(err: ApiError, instance?: string): ProblemBody {
 }
 
 /**
- * The most characters of one value sent by the client that a problem quotes (issue 31 #8): a
- * detail or message never echoes a long value whole, so an answer stays small however large the
- * request. Longer values are cut with `excerpt`.
+ * The most characters of one value sent by the client that a problem quotes: a detail or
+ * message never echoes a long value whole, so an answer stays small however large the request. Longer values are cut with `excerpt`.
  */
 export const QUOTED_INPUT_CHARS = 64;
 /** At most this many field errors in one problem; the detail gives the total. */

@@ -1,5 +1,5 @@
 /**
- * Does a text look like another language than its model's (issue 35)? text-scores attaches the
+ * Does a text look like another language than its model's? text-scores attaches the
  * answer to each text's result (`languageMismatch`, only when it does); it never changes a score.
  *
  * The check reads the text alone, in one pass over its char codes, against the small built-in

@@ -1,5 +1,5 @@
 /**
- * Word segmentation over char codes (issue 17): the word-like segments Intl.Segmenter gives for
+ * Word segmentation over char codes (Intl.Segmenter is too slow per word): the word-like segments Intl.Segmenter gives for
  * text in Latin script, found in one pass without the segment iterator (which costs several
  * microseconds per word). The Unicode word-break rules (UAX #29 WB5-WB13b) restricted to the
  * characters of CLASS below: letters of Basic Latin, Latin-1 and Latin Extended-A, ASCII digits,

@@ -1,5 +1,5 @@
 /**
- * The tokenizer's word cache (issue 17): a value per surface form, looked up by the form's
+ * The tokenizer's word cache (so a repeated word costs one lookup): a value per surface form, looked up by the form's
  * characters in the text, so a token costs a hash over its UTF-16 code units and one compare
  * instead of a substring, its string hash and a Map probe. Open addressing with linear probing
  * over a seeded FNV-1a hash; keys live in one Uint16Array pool.
