@@ -297,26 +297,29 @@ export function* scoreTextsSteps(req: TextScoresRequest, input: TextScoringInput
   const outMode: Normalization = batch ? 'zscore' : requested;
   const outStats = (value: (t: RawTextScores) => number | undefined, words: () => FactorStats | null) =>
     outMode === 'none' ? null : batch ? batchStats(rawScores.map(value)) : words();
-  const dimOutStats: Array<FactorStats | null> = [];
-  for (const d of dims) {
-    dimOutStats.push(
-      outStats(
-        (t) => t.dimensionScores[d.key],
-        () => dimensionStats(index, d, input.stats),
-      ),
-    );
-    if (outMode !== 'none' && !batch) yield COST.factorStats;
-  }
-  const mapperOutStats: Array<FactorStats | null> = [];
-  for (const m of mappers) {
-    mapperOutStats.push(
-      outStats(
-        (t) => t.mapperScores[m.id],
-        () => mapperStats(index, m, input.stats),
-      ),
-    );
-    if (outMode !== 'none' && !batch) yield COST.factorStats;
-  }
+  // A step after each factor whose word statistics are computed.
+  const outStatsSteps = function* <F>(
+    factors: readonly F[],
+    value: (f: F) => (t: RawTextScores) => number | undefined,
+    words: (f: F) => FactorStats | null,
+  ): Steps<Array<FactorStats | null>> {
+    const out: Array<FactorStats | null> = [];
+    for (const f of factors) {
+      out.push(outStats(value(f), () => words(f)));
+      if (outMode !== 'none' && !batch) yield COST.factorStats;
+    }
+    return out;
+  };
+  const dimOutStats = yield* outStatsSteps(
+    dims,
+    (d) => (t) => t.dimensionScores[d.key],
+    (d) => dimensionStats(index, d, input.stats),
+  );
+  const mapperOutStats = yield* outStatsSteps(
+    mappers,
+    (m) => (t) => t.mapperScores[m.id],
+    (m) => mapperStats(index, m, input.stats),
+  );
 
   const data: ScoredText[] = rawScores.map(({ modelRankScore, dimensionScores, mapperScores }, i) => {
     const explanation = explanations?.[i] ?? null;

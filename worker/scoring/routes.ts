@@ -52,31 +52,25 @@ const wordScoresRoute = createRoute({
 
 export const scoringRoutes = newRouter();
 
-/** A 200 answer whose JSON text was written where it was computed (worker/hosts/protocol.ts SerializedAnswer). */
-// The route's declared 200 schema describes this text; Hono's typed c.json is for objects.
-const serializedBody = (c: Context<AppEnv>, json: string) =>
-  c.body(json, 200, { 'content-type': 'application/json' }) as never;
-
-scoringRoutes.openapi(textScoresRoute, async (c) => {
-  const req = c.req.valid('json');
-  // Decided before any work: the request's own references, then the workspace, the cost and the rate.
-  price(c, 'textScores', req);
+/**
+ * text-scores and word-scores alike: decided before any work (the request's own references, then
+ * the workspace, the cost and the rate), computed with the answer serialized where it was computed
+ * (worker/hosts/protocol.ts SerializedAnswer), charged (also with 0 tokens: the workspace and its
+ * allowance are checked), answered. A core refusal (ScoringError) is rendered by app.ts onError.
+ */
+async function scored(
+  c: Context<AppEnv>,
+  method: 'textScores' | 'wordScores',
+  req: Parameters<typeof checkScoring>[1] & Parameters<typeof price<typeof method>>[2],
+) {
+  price(c, method, req);
   await checkScoring(c, req);
-  await admit(c, 'textScores', req, { usageTypeKey: 'tokens' });
-  // A core refusal (ScoringError) is rendered by app.ts onError. The body comes serialized where
-  // it was computed (worker/hosts/protocol.ts SerializedTextScores).
-  const { json, amount } = await scorerOf(c).serialized('textScores', req);
-  // Also with 0 tokens: the workspace and its allowance are checked (nothing is deducted then).
+  await admit(c, method, req, { usageTypeKey: 'tokens' });
+  const { json, amount } = await scorerOf(c).serialized(method, req);
   await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount }));
-  return serializedBody(c, json);
-});
+  // The route's declared 200 schema describes this text; Hono's typed c.json is for objects.
+  return c.body(json, 200, { 'content-type': 'application/json' }) as never;
+}
 
-scoringRoutes.openapi(wordScoresRoute, async (c) => {
-  const req = c.req.valid('json');
-  price(c, 'wordScores', req);
-  await checkScoring(c, req);
-  await admit(c, 'wordScores', req, { usageTypeKey: 'tokens' });
-  const { json, amount } = await scorerOf(c).serialized('wordScores', req);
-  await metered(c, () => charge(c, { usageTypeKey: 'tokens', amount }));
-  return serializedBody(c, json);
-});
+scoringRoutes.openapi(textScoresRoute, (c) => scored(c, 'textScores', c.req.valid('json')));
+scoringRoutes.openapi(wordScoresRoute, (c) => scored(c, 'wordScores', c.req.valid('json')));
