@@ -11,6 +11,7 @@ import { Kernels, type MatrixSlot } from './kernels';
 import { COMPOUND_FEATURE, compoundHeadRow } from './projection';
 import type { ModelManifest, TopKOptions, TopKResult, VectorIndex } from './types';
 import { foldKey } from './vocab-quality';
+import { lookupKey, lookupRow } from './word-lookup';
 
 export interface ModelLoadOptions {
   /**
@@ -166,15 +167,15 @@ export class EmbeddingModel implements VectorIndex {
   }
 
   /**
-   * Row of a word: the exact entry first, then the entry equal to its lower-cased form, then
-   * (for cased vocabularies) the most frequent entry whose lower-cased form equals the word's;
-   * -1 when none exists.
+   * Row of a word by the lookup rule (core/word-lookup.ts): for its NFKC key, and then its folded
+   * form, the exact entry first, then the entry equal to its lower-cased form, then (for cased
+   * vocabularies) the most frequent entry whose lower-cased form equals the word's; -1 when none.
    */
   rowOf(word: string): number {
-    const row = this.entryRow(word);
+    if (typeof word !== 'string') return -1;
+    const row = lookupRow(word, (w) => this.entryRow(w));
     // Aligned German model: an unknown compound takes its longest known head (core/projection.ts).
-    if (row < 0 && this.compoundFallback && typeof word === 'string')
-      return compoundHeadRow(word, (w) => this.entryRow(w));
+    if (row < 0 && this.compoundFallback) return compoundHeadRow(lookupKey(word), (w) => this.entryRow(w));
     return row;
   }
 

@@ -5,6 +5,7 @@ import { LIMITS } from '../limits';
 import type { AutocompleteRequest, SimilarityMatrixRequest, WordAvailabilitiesRequest } from '../requests';
 import type { AutocompleteResponse, SimilarityMatrixResponse, WordAvailabilitiesResponse } from '../responses';
 import type { VectorIndex } from '../types';
+import { lookupKey } from '../word-lookup';
 import { capitalize, displayCase, foldKey, isDictionaryRow, isJunk, VOCAB_FLAG } from '../vocab-quality';
 import { hasLetter, scoredRow } from './common';
 
@@ -13,9 +14,12 @@ export type { AutocompleteRequest, SimilarityMatrixRequest, WordAvailabilitiesRe
 const MAX_SUGGESTIONS = LIMITS.autocompleteSuggestions;
 
 /** A non-empty whitelist as a set of trimmed, lower-cased words; null when there is none. */
+/** Allow-list entries and words compare by lookup key, lower-cased ("ｈａｐｐｙ" is "happy"). */
+const allowKey = (w: string): string => lookupKey(w.trim()).toLowerCase();
+
 function allowList(whitelistWords: readonly string[] | undefined): Set<string> | null {
   return whitelistWords && whitelistWords.length > 0
-    ? new Set(whitelistWords.map((w) => w.trim().toLowerCase()))
+    ? new Set(whitelistWords.map(allowKey))
     : null;
 }
 
@@ -47,7 +51,8 @@ export const FORM_DISCOUNT = 5;
  * lower-cased), most frequent first, and only entries without a letter are skipped.
  */
 export function autocomplete(index: VectorIndex, req: AutocompleteRequest): AutocompleteResponse {
-  const prefix = req.word.trim();
+  // The prefix is a lookup key too: a full-width or NFD prefix completes as the ordinary one.
+  const prefix = lookupKey(req.word.trim());
   const allow = allowList(req.whitelistWords);
   const userCapital = /^\p{Lu}/u.test(prefix);
   const typed = foldKey(prefix);
@@ -63,7 +68,7 @@ export function autocomplete(index: VectorIndex, req: AutocompleteRequest): Auto
     const lower = entry.toLowerCase();
     const f = index.flags(r);
     if (allow) {
-      if (!allow.has(lower) || !hasLetter(entry)) continue;
+      if (!allow.has(allowKey(entry)) || !hasLetter(entry)) continue;
     } else if (isJunk(index, r) || f & (VOCAB_FLAG.STOP | VOCAB_FLAG.FUNCTION)) continue;
     if (seen.has(lower)) continue;
     seen.add(lower);
@@ -111,7 +116,7 @@ export function wordAvailabilities(index: VectorIndex, req: WordAvailabilitiesRe
   return {
     availabilities: req.words.map((word) => ({
       word,
-      isAvailable: index.rowOf(word.trim()) >= 0 && (!allow || allow.has(word.trim().toLowerCase())),
+      isAvailable: index.rowOf(word.trim()) >= 0 && (!allow || allow.has(allowKey(word))),
     })),
   };
 }

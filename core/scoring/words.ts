@@ -74,8 +74,8 @@ function entryRank(index: VectorIndex, row: number): number {
   return ranks.every((r) => r >= 0) ? Math.max(...ranks) + 1 : row + 1;
 }
 
-/** A whitelist entry to score: a vocabulary row or a phrase. */
-type Scored = { row: number; phrase?: undefined } | { row: -1; phrase: Phrase };
+/** An entry to score: a vocabulary row (a whitelist word keeps the form the request wrote) or a phrase. */
+type Scored = { row: number; phrase?: undefined; word?: string } | { row: -1; phrase: Phrase; word?: undefined };
 
 function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
@@ -102,7 +102,8 @@ export function* scoreWordsSteps(req: WordScoresRequest, input: WordScoringInput
   const whitelist = req.whitelistWords ?? [];
   if (whitelist.length > 0) {
     entries = [];
-    // One entry per lower-cased word or phrase (a repeated row has a repeated word).
+    // One entry per word as written (trimmed), or per phrase: "café" and "cafe" are both scored,
+    // each under its own form, though both find the row of "cafe" (core/word-lookup.ts).
     const seenWords = new Set<string>();
     for (const w of whitelist) {
       const own = isPhrase(w) ? phraseEntryRow(index, w) : -1;
@@ -113,12 +114,12 @@ export function* scoreWordsSteps(req: WordScoresRequest, input: WordScoringInput
         entries.push({ row: -1, phrase: p });
         continue;
       }
-      const r = own >= 0 ? own : scoredRow(index, w.trim());
+      const word = w.trim();
+      if (seenWords.has(word)) continue;
+      const r = own >= 0 ? own : scoredRow(index, word);
       if (r < 0) continue;
-      const lower = index.word(r).toLowerCase();
-      if (seenWords.has(lower)) continue;
-      seenWords.add(lower);
-      entries.push({ row: r });
+      seenWords.add(word);
+      entries.push({ row: r, word });
     }
   } else if (centroid) {
     const limit = req.limit ?? FIND_LIMIT_DEFAULT;
@@ -193,7 +194,7 @@ export function* scoreWordsSteps(req: WordScoresRequest, input: WordScoringInput
     }
     data.push({
       // A phrase is returned as written; its rank is that of its least frequent word.
-      word: e.phrase ? e.phrase.text : index.word(e.row).toLowerCase(),
+      word: e.phrase ? e.phrase.text : (e.word ?? index.word(e.row).toLowerCase()),
       seedScore,
       modelRank: e.phrase ? Math.max(...e.phrase.rows) + 1 : entryRank(index, e.row),
       seedScoreQuartile: -1,

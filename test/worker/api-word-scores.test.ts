@@ -36,7 +36,7 @@ function refQuartiles(values: Array<number | null>, desc: boolean): number[] {
 }
 
 describe('word-scores, whitelist mode', () => {
-  it('scores only the whitelisted in-vocabulary words, lower-cased, with float64-exact seed similarity', async () => {
+  it('scores only the whitelisted in-vocabulary words, as written, with float64-exact seed similarity', async () => {
     const seeds = ['good', 'great', 'notaword'];
     const whitelist = ['happy', 'SAD', 'cat', 'unknownzz', 'happy', 'bread'];
     const r = await call('POST', `${WS_PATH}/word-scores`, {
@@ -45,12 +45,13 @@ describe('word-scores, whitelist mode', () => {
       embeddingModelId: m.id,
     });
     expect(r.status).toBe(200);
-    const words = ['happy', 'sad', 'cat', 'bread'];
+    // Each word as the request wrote it (SAD found as sad), a repeated one once.
+    const words = ['happy', 'SAD', 'cat', 'bread'];
     expect(r.body.data.map((d: any) => d.word)).toEqual(words);
     const c = centroid64(m, [rowOf(m, 'good'), rowOf(m, 'great')]);
     r.body.data.forEach((d: any) => {
-      close(d.seedScore, qcos(m, rowOf(m, d.word), c));
-      expect(d.modelRank).toBe(rowOf(m, d.word) + 1);
+      close(d.seedScore, qcos(m, rowOf(m, d.word.toLowerCase()), c));
+      expect(d.modelRank).toBe(rowOf(m, d.word.toLowerCase()) + 1);
       expect(d.goalScore).toBeNull(); // seedScore weight not sent
       expect(d.dimensionScores).toEqual({});
       expect(d.mapperScores).toEqual({});
@@ -69,6 +70,18 @@ describe('word-scores, whitelist mode', () => {
     close(r.body.averages.seedScore, mean(r.body.data.map((d: any) => d.seedScore)));
     close(r.body.averages.modelRankScore, mean(r.body.data.map((d: any) => f(d.modelRank, m.words.length))));
     expect(r.body.averages.goalScore).toBeNull();
+  });
+
+  it('limit and wordrankLimit are ignored, whatever integer they are; without a whitelist the same values are 422', async () => {
+    for (const extra of [{ limit: 0 }, { limit: 100_000 }, { wordrankLimit: 0 }, { wordrankLimit: -2 }]) {
+      const body = { seedWords: ['good'], embeddingModelId: m.id, ...extra };
+      const r = await call('POST', `${WS_PATH}/word-scores`, { ...body, whitelistWords: ['happy', 'cat'] });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.data.map((d: any) => d.word)).toEqual(['happy', 'cat']);
+      expectProblem(await call('POST', `${WS_PATH}/word-scores`, body), 422, 'VALIDATION_FAILED');
+    }
+    const wrongType = { seedWords: ['good'], whitelistWords: ['cat'], embeddingModelId: m.id, limit: 'ten' };
+    expectProblem(await call('POST', `${WS_PATH}/word-scores`, wrongType), 422, 'VALIDATION_FAILED');
   });
 
   it('goalScore = seedScore weight x seed similarity; null weight gives null', async () => {
