@@ -22,6 +22,7 @@ import {
 import { dimensionKeyMap, dimensionKeysOption, withDimensionKeys } from './dimension-keys';
 import { localBundleKeys, localManifests } from './local';
 import { parseDimension } from './score';
+import { OFFSET_UNITS, type OffsetUnit } from '../core/offsets';
 
 /** Words from the positionals, or one per line from stdin when the only positional is "-". */
 function words(positionals: string[]): string[] {
@@ -147,6 +148,8 @@ and prints the response: {"tokenCount", "tokens": [{string, token, indexStart, i
 isStop, synonyms}]}.
 
   -l, --language LL         en, de, fr or ja (default en)
+      --offset-unit UNIT    codePoint (default: characters, as Python indexes), utf16
+                            (JavaScript string indices) or utf8 (bytes)
       --jsonl               one token per line instead of the response object
 ${REMOTE_HELP}`;
 
@@ -154,11 +157,23 @@ export async function tokenizeCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
     'tokenize',
     argv,
-    { language: { type: 'string', short: 'l' }, jsonl: { type: 'boolean' }, ...REMOTE_OPTIONS },
+    {
+      language: { type: 'string', short: 'l' },
+      'offset-unit': { type: 'string' },
+      jsonl: { type: 'boolean' },
+      ...REMOTE_OPTIONS,
+    },
     TOKENIZE_HELP,
   );
   const text = positionals.length > 0 ? positionals.join(' ') : fs.readFileSync(0, 'utf8');
-  const body = { language: str(values.language) ?? 'en', text };
+  const offsetUnit = str(values['offset-unit']);
+  if (offsetUnit !== undefined && !(OFFSET_UNITS as readonly string[]).includes(offsetUnit))
+    throw new UsageError(`--offset-unit must be one of ${OFFSET_UNITS.join(', ')}`, 'tokenize');
+  const body = {
+    language: str(values.language) ?? 'en',
+    text,
+    ...(offsetUnit ? { offsetUnit: offsetUnit as OffsetUnit } : {}),
+  };
   const svc = service(values);
   let res: { tokenCount: number; tokens: unknown[] };
   if (svc.kind === 'local') res = await svc.local.tokenize(body);

@@ -38,6 +38,7 @@ import { ComposingIndex } from './composing-index';
 import type { Kernels } from './kernels';
 import { KERNELS_BASE_BYTES } from './footprint';
 import { SubwordTable } from './subword';
+import { convertOffsets } from './offsets';
 import { scoringTokenizer, tokenize, type LanguageData, type Language, type ScoringTokenizer } from './tokenizer';
 import type { WordTranslationsResponse } from './responses';
 import { checkSameSpace, translateWordsSteps, translationTarget, TRANSLATION_LIMIT_DEFAULT } from './translation';
@@ -468,7 +469,9 @@ export function createEngine(source: EngineSource, options: EngineOptions = {}) 
     async tokenize(body: unknown) {
       const req = validate<Req<'TokenizationRequestSchema'>>(schemas().TokenizationRequestSchema, body);
       const data = await languageData(requireLanguage(req.language));
-      return tokenize(req.text, data);
+      const result = tokenize(req.text, data);
+      convertOffsets(req.text, result.tokens, req.offsetUnit);
+      return result;
     },
 
     /**

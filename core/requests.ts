@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { IDENTIFIER, IDENTIFIER_MESSAGE, LIMITS } from './limits';
+import { maxCharacters, OFFSET_UNITS } from './offsets';
 
 import { DEFAULT_REPRESENTATION, REPRESENTATIONS } from './scoring/representation';
 import { FIND_LIMIT_DEFAULT } from './scoring/words';
@@ -36,7 +37,11 @@ export type Documenter = <T extends z.ZodType>(schema: T, doc: SchemaDoc) => T;
 
 /** The request schemas, documented with `doc` (by default not at all). */
 export function requestSchemas(doc: Documenter = (schema) => schema) {
-  const word = z.string().max(LIMITS.wordCharacters);
+  const word = maxCharacters(LIMITS.wordCharacters);
+  const offsetUnit = doc(z.enum(OFFSET_UNITS).optional(), {
+    description:
+      "Extension (default codePoint): the unit of the tokens' indexStart/indexEnd. codePoint: characters (Unicode code points, as Python indexes strings); utf16: UTF-16 code units (JavaScript, Java, C#); utf8: UTF-8 bytes (Go, Rust).",
+  });
   const wordList = (description: string) => doc(z.array(word).max(LIMITS.seedOrWhitelistWords), { description });
   const modelId = doc(identifier(), { example: 'en-glove-6b-100d' });
 
@@ -105,7 +110,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
 
   const TextScoresRequestSchema = doc(
     z.object({
-      texts: z.array(z.string().max(LIMITS.charactersPerText)).max(LIMITS.textsPerRequest),
+      texts: z.array(maxCharacters(LIMITS.charactersPerText)).max(LIMITS.textsPerRequest),
       embeddingModelId: modelId,
       goalConfig: GoalConfigSchema.optional(),
       dimensions,
@@ -125,47 +130,57 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
       subwordFallback,
       explain: doc(z.boolean().optional(), {
         description:
-          'Extension. true: each data element gets `explanation`: per scored dimension and mapper at most 10 tokens ordered by |weight x (value - neutral)|, with offsets, composed value, weight and the rules applied (negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk), and for expanded dimensions the added words (expandedWords).',
+          'Extension. true: each data element gets `explanation`: per scored dimension and mapper at most 10 tokens ordered by |weight x (value - neutral)|, with offsets (in `offsetUnit`), composed value, weight and the rules applied (negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk), and for expanded dimensions the added words (expandedWords).',
       }),
+      offsetUnit,
     }),
     'TextScoresRequest',
   );
 
   const WordScoresRequestSchema = doc(
-    z.object({
-      seedWords: wordList(
-        'Anchor words; their centroid defines the seed similarity. A phrase ("ice cream", "New York") is one seed: the mean of its words\' unit vectors, re-normalized; a phrase with an unknown word is unknown (ignored).',
-      ),
-      whitelistWords: wordList(
-        "Words to score (whitelist mode). Phrases allowed: returned as written, scored by their vector, modelRank of their least frequent word, mapper values the mean of their words'.",
-      ).optional(),
-      embeddingModelId: modelId,
-      limit: doc(z.number().int().min(1).max(LIMITS.findLimitMax).optional(), {
-        description: `Find-and-score mode: at most this many words (default ${FIND_LIMIT_DEFAULT}).`,
+    z
+      .object({
+        seedWords: wordList(
+          'Anchor words; their centroid defines the seed similarity. A phrase ("ice cream", "New York") is one seed: the mean of its words\' unit vectors, re-normalized; a phrase with an unknown word is unknown (ignored).',
+        ),
+        whitelistWords: wordList(
+          "Words to score (whitelist mode). Phrases allowed: returned as written, scored by their vector, modelRank of their least frequent word, mapper values the mean of their words'.",
+        ).optional(),
+        embeddingModelId: modelId,
+        limit: doc(z.number().int().optional(), {
+          description: `Find-and-score mode: at most this many words, 1 to ${LIMITS.findLimitMax} (default ${FIND_LIMIT_DEFAULT}). Ignored, whatever integer it is, when whitelistWords is non-empty.`,
+        }),
+        wordrankLimit: doc(z.number().int().optional(), {
+          description: `Find-and-score mode (ignored, whatever integer it is, when whitelistWords is non-empty), -1 or a positive integer: only the N most frequent words are eligible (default ${DEFAULT_WORDRANK_LIMIT}), and the default quality filter applies: no stop words, pronouns, auxiliaries, numbers, one- or two-letter entries or non-dictionary words, and candidates share a part of speech with the seeds where both are known (docs/vocabulary.md). -1: no rank cutoff and only stop words, pronouns and entries without a letter are skipped.`,
+        }),
+        excludeAntonyms: doc(z.boolean().optional(), {
+          description:
+            "Extension, find-and-score mode: skip the seeds' antonyms (WordNet antonym links: direct, between antonymous adjective clusters, and of derivationally related forms) and, of each antonym pair among the seeds' nearest words, the member on the other side of the seeds (by evaluative polarity, else along the axis from the seeds to their own antonyms): cozy loses cramped and dingy. Languages without antonym links: no effect. Default false (docs/vocabulary.md).",
+        }),
+        seedScore: doc(z.number().min(-1).max(1).nullable().optional(), {
+          description: 'Weight of the seed similarity in goalScore; null (default) disables goal scores.',
+        }),
+        dimensions,
+        expansion,
+        mapperKeys,
+        subwordFallback,
+      })
+      // The ranges apply in find-and-score mode only: whitelist mode ignores both, as the interface says.
+      .superRefine((req, ctx) => {
+        if (req.whitelistWords && req.whitelistWords.length > 0) return;
+        if (req.limit !== undefined && (req.limit < 1 || req.limit > LIMITS.findLimitMax))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['limit'],
+            message: `limit must be 1 to ${LIMITS.findLimitMax} in find-and-score mode`,
+          });
+        if (req.wordrankLimit !== undefined && (req.wordrankLimit < -1 || req.wordrankLimit === 0))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['wordrankLimit'],
+            message: 'wordrankLimit must be -1 (no cutoff) or a positive integer',
+          });
       }),
-      wordrankLimit: doc(
-        z
-          .number()
-          .int()
-          .min(-1)
-          .refine((v) => v !== 0, { message: 'wordrankLimit must be -1 (no cutoff) or a positive integer' })
-          .optional(),
-        {
-          description: `Find-and-score mode: only the N most frequent words are eligible (default ${DEFAULT_WORDRANK_LIMIT}), and the default quality filter applies: no stop words, pronouns, auxiliaries, numbers, one- or two-letter entries or non-dictionary words, and candidates share a part of speech with the seeds where both are known (docs/vocabulary.md). -1: no rank cutoff and only stop words, pronouns and entries without a letter are skipped.`,
-        },
-      ),
-      excludeAntonyms: doc(z.boolean().optional(), {
-        description:
-          "Extension, find-and-score mode: skip the seeds' antonyms (WordNet antonym links: direct, between antonymous adjective clusters, and of derivationally related forms) and, of each antonym pair among the seeds' nearest words, the member on the other side of the seeds (by evaluative polarity, else along the axis from the seeds to their own antonyms): cozy loses cramped and dingy. Languages without antonym links: no effect. Default false (docs/vocabulary.md).",
-      }),
-      seedScore: doc(z.number().min(-1).max(1).nullable().optional(), {
-        description: 'Weight of the seed similarity in goalScore; null (default) disables goal scores.',
-      }),
-      dimensions,
-      expansion,
-      mapperKeys,
-      subwordFallback,
-    }),
     'WordScoresRequest',
   );
 
@@ -179,7 +194,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
           .regex(/\S/, 'Expected at least one character other than white space'),
         {
           description:
-            'Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions and puts proper nouns first. Order: dictionary words most frequent first, an inflected form of a suggested lemma ranked as if five times rarer ("sus" -> suspect, suspension, sustainable before suspected; "soldie" -> soldier, soldiers); the typed word itself, when it is a word, among the first three (docs/vocabulary.md).',
+            'Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions and puts proper nouns first. Stop words, pronouns, auxiliaries and modal verbs are never suggested. Order, best to worst in tiers (docs/vocabulary.md): with a leading capital proper nouns and acronyms first, then dictionary words most frequent first, an inflected form of a suggested lemma ranked as if five times rarer ("sus" -> suspect, suspension, sustainable before suspected; "soldie" -> soldier, soldiers); the typed word itself, when it is a word, among the first three; then frequent non-dictionary entries.',
           example: 'comp',
         },
       ),
@@ -208,10 +223,11 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
         description: `ISO 639-1 code, case-insensitive (at most ${LIMITS.languageCodeCharacters} characters). Supported: ${SUPPORTED_LANGUAGES.join(', ')}.`,
         example: 'en',
       }),
-      text: doc(z.string().max(LIMITS.charactersPerText, `At most ${LIMITS.charactersPerText} characters`), {
-        description: `The text, at most ${LIMITS.charactersPerText} characters (JavaScript string length); longer: 422 VALIDATION_FAILED.`,
+      text: doc(maxCharacters(LIMITS.charactersPerText), {
+        description: `The text, at most ${LIMITS.charactersPerText} characters (Unicode code points); longer: 422 VALIDATION_FAILED.`,
         example: "The children don't like rainy days.",
       }),
+      offsetUnit,
     }),
     'TokenizationRequest',
   );

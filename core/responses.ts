@@ -73,11 +73,16 @@ export function responseSchemas(doc: Documenter = (schema) => schema) {
 
   const ScoredTextSchema = doc(
     z.object({
-      modelRankScore: z.number().nullable(),
+      modelRankScore: doc(z.number().nullable(), {
+        description: 'The mean frequency score over the in-vocabulary tokens; null when the text has none.',
+      }),
       goalScoreFactors: z.array(GoalScoreFactorSchema),
       dimensionScores: scoreMap,
       mapperScores: scoreMap,
-      goalScore: z.number().optional(),
+      goalScore: doc(z.number().nullable().optional(), {
+        description:
+          'Present only when goalConfig was sent: the weighted mean of the factors with a score; null when no factor has one for this text or every weight is 0.',
+      }),
       explanation: ExplanationSchema.optional(),
       languageMismatch: LanguageMismatchSchema.optional(),
     }),
@@ -152,14 +157,17 @@ export function responseSchemas(doc: Documenter = (schema) => schema) {
 
   const TokenSchema = doc(
     z.object({
-      string: doc(z.string(), { description: 'Exactly text.slice(indexStart, indexEnd).' }),
+      string: doc(z.string(), {
+        description: 'The text between indexStart and indexEnd, as written (in Python, text[indexStart:indexEnd]).',
+      }),
       token: doc(z.string(), {
         description: 'Lemma in lower case (German nouns keep their capital); for ja the string itself.',
       }),
       indexStart: doc(z.number().int(), {
-        description: 'Zero-based offset in UTF-16 code units (JavaScript string index).',
+        description:
+          'Zero-based offset in characters (Unicode code points) by default, or in the request\'s offsetUnit (utf16: JavaScript string index; utf8: bytes).',
       }),
-      indexEnd: doc(z.number().int(), { description: 'Exclusive end offset in UTF-16 code units.' }),
+      indexEnd: doc(z.number().int(), { description: 'Exclusive end offset, in the same unit.' }),
       isStop: z.boolean(),
       synonyms: doc(z.array(z.string()), {
         description: 'At most 10, deduplicated, without the token itself; [] when none.',

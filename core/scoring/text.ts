@@ -16,6 +16,7 @@ import type { WordLexicon } from './candidates';
 import { requestDimensionSteps } from './dimensions';
 import { drain, textGroups, type Steps } from './steps';
 import { COST } from '../cost';
+import { spanConverter } from '../offsets';
 import { checkGoalReferences } from './request-checks';
 import { DEFAULT_REPRESENTATION, dimensionTextScores } from './representation';
 import {
@@ -347,9 +348,18 @@ export function* scoreTextsSteps(req: TextScoresRequest, input: TextScoringInput
         goalScore += value;
         scored.goalScoreFactors.push({ field: f.field, value, type: f.type, id: f.id });
       }
-      scored.goalScore = goalScore;
+      // A mean over nothing is null: no factor has a score for this text, or every weight is 0.
+      scored.goalScore = wSum > 0 ? goalScore : null;
     }
-    if (explanation) scored.explanation = explanation;
+    if (explanation) {
+      // Token offsets in the unit the request asks for (core/offsets.ts), computed in UTF-16.
+      const convert = spanConverter(req.texts[i]!, req.offsetUnit);
+      if (convert) {
+        for (const f of Object.values(explanation.dimensions)) convert(f.tokens);
+        for (const f of Object.values(explanation.mappers)) convert(f.tokens);
+      }
+      scored.explanation = explanation;
+    }
     const mismatch = input.language ? languageMismatch(req.texts[i], input.language) : null;
     if (mismatch) scored.languageMismatch = mismatch;
     return scored;

@@ -173,6 +173,10 @@ describe('CLI parity with the API', () => {
       ['find', '--limit', '5', '-d', 'wet=rain,water', '--dimension-keys', 'name', '--averages', 'storm'],
       ['similar', 'king', 'queen', 'man', 'woman', 'nonwordxyz'],
       ['tokenize', '-l', 'en', "The children don't like rainy days."],
+      // Offsets after an emoji (code points by default, and UTF-8), words written another way.
+      ['tokenize', '-l', 'en', '😀 so ｈａｐｐｙ at the cafe\u0301, hap\u00ADpy'],
+      ['tokenize', '--offset-unit', 'utf8', '😀 so happy at the café'],
+      ['similar', 'café', 'cafe\u0301', 'ｈａｐｐｙ', 'hap\u00ADpy', 'naïve'],
     ]) {
       const a = cli(args);
       const b = cli([...args, ...api]);

@@ -54,6 +54,21 @@ describe('POST /tokenizations', () => {
     expect(r.body.tokens[1].synonyms).toContain('kid');
   });
 
+  it('offsets count code points by default; offsetUnit utf16 and utf8 give other units; another unit is 422', async () => {
+    const text = '😀🎉 so happy';
+    const happy = async (offsetUnit?: string) => {
+      const r = await call('POST', path, { language: 'en', text, ...(offsetUnit ? { offsetUnit } : {}) });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const t = r.body.tokens.find((x: any) => x.string === 'happy');
+      return [t.indexStart, t.indexEnd];
+    };
+    expect(await happy()).toEqual([6, 11]);
+    expect(await happy('codePoint')).toEqual([6, 11]);
+    expect(await happy('utf16')).toEqual([8, 13]);
+    expect(await happy('utf8')).toEqual([12, 17]);
+    expectProblem(await call('POST', path, { language: 'en', text, offsetUnit: 'bytes' }), 422, 'VALIDATION_FAILED');
+  });
+
   it('language codes are case-insensitive and every supported language works', async () => {
     const cases: Array<[string, string, string[]]> = [
       ['EN', 'Geese ran', ['goose', 'run']],

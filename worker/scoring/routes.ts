@@ -20,7 +20,7 @@ const textScoresRoute = createRoute({
   tags: ['Scoring'],
   summary: 'Score texts along dimensions and mappers, with an optional goal score',
   description:
-    "A text's dimension or mapper score is the mean over its in-vocabulary non-stop tokens (lemma first, then surface form, lower-cased); modelRankScore is the mean frequency score f(rank) = 1 - ln(rank)/ln(V) over its in-vocabulary tokens. Meters `tokens` = tokens counted by the tokenizer.",
+    "By default (`composition: \"rules\"`, docs/text-scores.md) a text's dimension or mapper score is the weighted mean of its token contributions: each in-vocabulary non-stop token (and each stop word that carries sentiment) contributes its value (a mapper's value, lexicon-anchored; a dimension's cosine), moved from the factor's neutral point by the rules around it (negation flips and damps on bipolar scales and damps on unipolar ones; intensifiers, downtoners, all caps and exclamation marks scale; tokens after a contrast word weigh 1.5 and before it 0.5); emoticons and emoji count on bipolar mapper variables. `composition: \"mean\"` is the plain mean of the token values. Words are looked up by their NFKC form, then their folded form (docs/vocabulary.md). modelRankScore is the mean frequency score f(rank) = 1 - ln(rank)/ln(V) over the in-vocabulary tokens (null when there is none). Meters `tokens` = tokens counted by the tokenizer.",
   security,
   request: { params: WorkspaceParams, body: jsonBody(requests.TextScoresRequestSchema) },
   responses: {
