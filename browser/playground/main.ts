@@ -7,7 +7,7 @@
 import { createOfflineScorer } from '../src/index';
 import { api } from './api';
 import { attachAutocomplete, renderDims } from './dimensions-view';
-import { loadModels, renderMappers, renderModelOptions } from './models-view';
+import { loadCatalogs, renderMappers, renderModelOptions } from './models-view';
 import { ensureOfflineModel, offline, progressLog } from './offline';
 import { textRequest } from './requests';
 import { redrawChartsOnResize, scoreMatrix, scoreTexts, scoreWords } from './results-view';
@@ -53,18 +53,36 @@ function loadPickedSoon(): void {
   }, 400);
 }
 
+/**
+ * Takes the token field's value when it changed: stores it and loads the catalogs with it at once
+ * (a paste, before the field loses focus). The same value again (`change` after `input`) loads
+ * nothing, so the mappers the user has set are not reset.
+ */
+function takeToken(): void {
+  const token = $<HTMLInputElement>('token').value.trim();
+  if (token === state.token) return;
+  state.token = token;
+  store.set('token', token);
+  void state.offline?.setToken(token || undefined);
+  void loadCatalogs(() => applySamples(state.language));
+}
+
+/** A scoring button: the token as typed so far first, so that the click waits for its catalogs. */
+function onScore(id: string, score: () => Promise<void>): void {
+  $(id).addEventListener('click', () => {
+    takeToken();
+    void score();
+  });
+}
+
 function init(): void {
   $<HTMLInputElement>('token').value = state.token;
   setMode(state.mode);
   applySamples(state.language || 'en');
   attachAutocomplete($<HTMLInputElement>('seed-words'));
 
-  $('token').addEventListener('change', () => {
-    state.token = $<HTMLInputElement>('token').value.trim();
-    store.set('token', state.token);
-    void state.offline?.setToken(state.token || undefined);
-    void loadModels().then(() => applySamples(state.language));
-  });
+  $('token').addEventListener('input', takeToken);
+  $('token').addEventListener('change', takeToken);
   $('language').addEventListener('change', () => {
     state.language = $<HTMLSelectElement>('language').value;
     store.set('language', state.language);
@@ -102,9 +120,9 @@ function init(): void {
     'input',
     () => ($('model-rank-out').textContent = $<HTMLInputElement>('model-rank').value),
   );
-  $('score-texts').addEventListener('click', () => void scoreTexts());
-  $('score-words').addEventListener('click', () => void scoreWords());
-  $('score-matrix').addEventListener('click', () => void scoreMatrix());
+  onScore('score-texts', scoreTexts);
+  onScore('score-words', scoreWords);
+  onScore('score-matrix', scoreMatrix);
   redrawChartsOnResize();
 
   // Console and test hook: both scorers with the same request shapes.
@@ -121,8 +139,7 @@ function init(): void {
   if ('serviceWorker' in navigator) {
     navigator.serviceWorker.register('/sw.js').catch((err) => console.warn('service worker not registered', err));
   }
-  void loadModels().then(() => {
-    applySamples(state.language);
+  void loadCatalogs(() => applySamples(state.language)).then(() => {
     if (state.mode === 'offline') return ensureOfflineModel().catch(showError);
   });
 }

@@ -41,7 +41,8 @@ export async function loadModels(): Promise<void> {
       }));
     } catch (err) {
       unreachable = err instanceof ProblemShown && (err.code === 'NETWORK_ERROR' || err.code === 'TIMEOUT');
-      showError(err);
+      // A token typed on since (an input event each key) has its own listing: this one's error is not shown.
+      if (mine === loads) showError(err);
     }
   }
   if (models.length === 0) {
@@ -71,6 +72,28 @@ export async function loadModels(): Promise<void> {
   await refreshCached();
   if (models.length > 0 && state.token && $('status').className !== 'error' && state.mode === 'api')
     setStatus(`Ready: scoring through the API with the ${languageName(state.language)} model.`);
+}
+
+/** The latest catalog load with the form filled from it (loadCatalogs). */
+let catalogs: Promise<unknown> = Promise.resolve();
+
+/**
+ * Loads the catalogs (models and their mappers), then `fill`s the form from them. A click waits
+ * for it (catalogsSettled) before it builds its request, so the request is the form as shown.
+ */
+export function loadCatalogs(fill: () => void): Promise<void> {
+  const load = loadModels().then(fill);
+  catalogs = load;
+  return load;
+}
+
+/** Resolves once no catalog load is in flight, also one started while waiting: the form is filled. */
+export async function catalogsSettled(): Promise<void> {
+  for (;;) {
+    const awaited = catalogs;
+    await awaited.catch(() => undefined);
+    if (awaited === catalogs) return;
+  }
 }
 
 /** The language picker: every language that has a model (the models' own language codes). */

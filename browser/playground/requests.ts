@@ -43,5 +43,15 @@ export function textRequest(): any {
     normalization: $<HTMLSelectElement>('normalization').value,
   };
   const composition = $<HTMLSelectElement>('composition').value;
-  return { texts, embeddingModelId: state.modelId, dimensions, mapperKeys, goalConfig, composition, explain: true };
+  // The highlights slice the texts with JavaScript (UTF-16) indices, so the offsets come in that unit.
+  return {
+    texts,
+    embeddingModelId: state.modelId,
+    dimensions,
+    mapperKeys,
+    goalConfig,
+    composition,
+    explain: true,
+    offsetUnit: 'utf16',
+  };
 }

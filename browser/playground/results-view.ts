@@ -8,6 +8,7 @@ import { count } from '../../core/plural';
 import { heatmap, scatter, type ScatterPoint } from './charts';
 import { companionChecked } from './companion-prompt';
 import { COMMON_WORDS, languageName, mapperLabel } from './labels';
+import { catalogsSettled } from './models-view';
 import { ensureOfflineModel } from './offline';
 import { splitWords, textRequest } from './requests';
 import { run, task } from './scorers';
@@ -143,8 +144,13 @@ function factorTable(rows: Row[], scale: number): HTMLTableElement {
 
 export async function scoreTexts(): Promise<void> {
   await task('text-results', async (current) => {
+    // Clicked before the catalogs arrived: the request is built from the form once they have filled it.
+    await catalogsSettled();
     const mode = state.mode;
-    if (mode === 'offline') await ensureOfflineModel();
+    if (mode === 'offline') {
+      await ensureOfflineModel();
+      await catalogsSettled(); // a token entered during the download
+    }
     const req = await companionChecked(textRequest(), () => void scoreTexts());
     if (!req) return 'Offline scoring waits for your answer under the Score texts button.';
     const { json, raw, ms } = await run('textScores', req);
@@ -303,15 +309,17 @@ function drawScatter(): void {
 }
 
 export async function scoreWords(): Promise<void> {
-  const wordrank = Number($<HTMLInputElement>('wordrank').value);
-  const req = {
-    seedWords: splitWords($<HTMLInputElement>('seed-words').value),
-    embeddingModelId: state.modelId,
-    limit: Number($<HTMLInputElement>('limit').value) || 40,
-    ...(wordrank ? { wordrankLimit: wordrank } : {}),
-    seedScore: 1,
-  };
   await task('words-chart', async (current) => {
+    // The model and seed words as shown once the catalogs (in flight at the click) have filled the form.
+    await catalogsSettled();
+    const wordrank = Number($<HTMLInputElement>('wordrank').value);
+    const req = {
+      seedWords: splitWords($<HTMLInputElement>('seed-words').value),
+      embeddingModelId: state.modelId,
+      limit: Number($<HTMLInputElement>('limit').value) || 40,
+      ...(wordrank ? { wordrankLimit: wordrank } : {}),
+      seedScore: 1,
+    };
     const mode = state.mode;
     const { json, raw, ms } = await run('wordScores', req);
     if (!current()) return null;
@@ -337,8 +345,9 @@ function drawHeatmap(): void {
 }
 
 export async function scoreMatrix(): Promise<void> {
-  const req = { words: splitWords($<HTMLInputElement>('matrix-words').value) };
   await task('heatmap', async (current) => {
+    await catalogsSettled();
+    const req = { words: splitWords($<HTMLInputElement>('matrix-words').value) };
     const mode = state.mode;
     const { json, raw, ms } = await run('similarityMatrix', req, state.modelId);
     if (!current()) return null;
