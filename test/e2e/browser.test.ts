@@ -161,7 +161,17 @@ function requests(): Array<{ name: string; call: Call }> {
         kind: 'wordScores',
         body: {
           seedWords: ['happy', 'joy'],
-          whitelistWords: ['delight', 'misery', 'table', 'Cheerful', 'notaword123x', 'sad'],
+          whitelistWords: [
+            'delight',
+            'misery',
+            'table',
+            'Cheerful',
+            'notaword123x',
+            'sad',
+            'cafe\u0301',
+            'café',
+            'ｈａｐｐｙ',
+          ],
           embeddingModelId: MODEL,
           seedScore: null,
           dimensions: dims.slice(0, 3),
@@ -208,7 +218,7 @@ function requests(): Array<{ name: string; call: Call }> {
       call: {
         kind: 'similarityMatrix',
         model: MODEL,
-        body: { words: ['king', 'queen', 'notaword123x', 'apple', 'king', 'Banana'] },
+        body: { words: ['king', 'queen', 'notaword123x', 'apple', 'king', 'Banana', 'naïve', 'hap\u00ADpy'] },
       },
     },
     {
@@ -216,7 +226,7 @@ function requests(): Array<{ name: string; call: Call }> {
       call: {
         kind: 'wordAvailabilities',
         model: MODEL,
-        body: { words: ['apple', 'notaword123x', 'Banana', ' river '] },
+        body: { words: ['apple', 'notaword123x', 'Banana', ' river ', 'cafe\u0301', 'ｈａｐｐｙ', 'hap\u00ADpy'] },
       },
     },
     {
@@ -243,6 +253,14 @@ function requests(): Array<{ name: string; call: Call }> {
       },
     },
     {
+      name: 'tokenize en: offsets after an emoji, in code points and in UTF-8',
+      call: { kind: 'tokenize', body: { language: 'en', text: '😀🎉 so ｈａｐｐｙ at the cafe\u0301' } },
+    },
+    {
+      name: 'tokenize en, offsetUnit utf8',
+      call: { kind: 'tokenize', body: { language: 'en', text: '😀🎉 so happy at the café', offsetUnit: 'utf8' } },
+    },
+    {
       name: 'tokenize ja',
       call: { kind: 'tokenize', body: { language: 'JA', text: '東京都に住んでいる猫はとても可愛いです。' } },
     },
@@ -252,6 +270,8 @@ function requests(): Array<{ name: string; call: Call }> {
     ...texts,
     "It isn't bad at all, but the staff were not FRIENDLY!!! :( 😍",
     'Der Film war nicht gut, aber sehr schön.',
+    // Words written another way (NFD café, full-width, a soft hyphen) and offsets after an emoji.
+    '😀 a ｈａｐｐｙ visit to the cafe\u0301, so hap\u00ADpy and naïve',
   ];
   out.push(
     {
