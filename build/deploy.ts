@@ -2,7 +2,8 @@
  * `npm run deploy`: the whole deployment in one command (docs/deployment.md).
  *
  *   npm run deploy                        to Cloudflare (wrangler's login or CLOUDFLARE_API_TOKEN)
- *   npm run deploy -- --dry-run           print the plan, change nothing
+ *   npm run deploy -- --dry-run           print the plan, change nothing (no account reachable:
+ *                                         planned as a first deploy, said in one line)
  *   npm run deploy -- --local DIR         rehearse into a local persistence folder (then serve it:
  *                                         build/deploy/local-target.ts says how)
  *   npm run deploy -- --rollback          every script of the topology back to its previous version
@@ -105,7 +106,7 @@ async function run(
   console.log(formatReport(limits));
   if (limits.failed > 0 && !dryRun)
     throw new Error(`[deploy] refused: ${limits.failed} hard limit(s) exceeded (the table above)`);
-  const state = await target.readState();
+  const state = await target.readState({ dryRun });
   const plan = await makePlan(target, resources, [...artifacts, ...shards], scripts, state);
   for (const line of planLines(plan)) console.log(line);
   if (dryRun) return { dryRun: true, ...planSummary(plan) };

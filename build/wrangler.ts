@@ -3,6 +3,7 @@ import { spawn, spawnSync, type ChildProcess, type SpawnOptions, type SpawnSyncR
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { CATALOG_GENERATION_KEY } from '../core/storage-keys';
 import { ROOT } from './paths';
 
@@ -23,11 +24,62 @@ export function wranglerRun(args: string[], input?: string): SpawnSyncReturns<st
   return spawnSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: QUIET_ENV, encoding: 'utf8', input });
 }
 
-/** Runs wrangler to completion; throws with its output when it fails. */
+/** wrangler's last line on a failure: where its log went (which says nothing by itself). */
+const LOG_LINE = /Logs were written to "([^"]+)"/;
+/** Where wrangler's error block starts: "✘ [ERROR] ..." (the ✘ is "X" on terminals without it). */
+const ERROR_START = /^\s*(✘|X \[ERROR\])|\[ERROR\]/;
+const MAX_ERROR_LINES = 40;
+
+/**
+ * The lines of a failed wrangler run that say why: its error block ("✘ [ERROR] ..." and what
+ * follows) from stderr, else stdout; without one, the last lines it printed. Colours and the log
+ * line are left out.
+ */
+export function wranglerErrorLines(out: { stdout?: string | null; stderr?: string | null }): string[] {
+  for (const text of [out.stderr ?? '', out.stdout ?? '']) {
+    const lines = stripVTControlCharacters(text)
+      .split('\n')
+      .map((l) => l.trimEnd());
+    const start = lines.findIndex((l) => ERROR_START.test(l));
+    if (start >= 0)
+      return lines
+        .slice(start)
+        .filter((l) => l.trim() && !LOG_LINE.test(l))
+        .slice(0, MAX_ERROR_LINES);
+  }
+  const rest = stripVTControlCharacters(`${out.stderr ?? ''}\n${out.stdout ?? ''}`)
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() && !LOG_LINE.test(l));
+  return rest.slice(-MAX_ERROR_LINES);
+}
+
+/** wrangler's reason in one line: its first error line without the "✘ [ERROR]" mark. */
+export function wranglerReason(out: { stdout?: string | null; stderr?: string | null }): string {
+  const first = wranglerErrorLines(out)[0]?.trim() ?? '';
+  return first.replace(/^(✘|X)?\s*\[ERROR\]\s*/, '') || 'no output';
+}
+
+/**
+ * How a wrangler step failed, for the user: the command, its exit code, wrangler's own error
+ * lines (the log it names holds no more than these for the usual failures), and the log's path.
+ */
+export function wranglerFailure(
+  args: string[],
+  res: { status: number | null; stdout?: string | null; stderr?: string | null; error?: Error },
+): string {
+  const log = LOG_LINE.exec(stripVTControlCharacters(`${res.stderr ?? ''}\n${res.stdout ?? ''}`))?.[1];
+  return [
+    `wrangler ${args.join(' ')} failed (${res.error?.message ?? `exit ${res.status}`}):`,
+    ...wranglerErrorLines(res).map((l) => `  ${l}`),
+    ...(log ? [`  (wrangler's log: ${log})`] : []),
+  ].join('\n');
+}
+
+/** Runs wrangler to completion; throws with its error lines when it fails. */
 export function wranglerSync(args: string[]): string {
   const res = wranglerRun(args);
-  if (res.status !== 0)
-    throw new Error(`wrangler ${args.join(' ')} failed (${res.status}):\n${res.stdout}\n${res.stderr}`);
+  if (res.status !== 0) throw new Error(wranglerFailure(args, res));
   return res.stdout;
 }
 
@@ -45,9 +97,7 @@ export function wranglerAsync(args: string[]): Promise<string> {
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0
-        ? resolve(stdout)
-        : reject(new Error(`wrangler ${args.join(' ')} failed (${code}):\n${stdout}\n${stderr}`)),
+      code === 0 ? resolve(stdout) : reject(new Error(wranglerFailure(args, { status: code, stdout, stderr }))),
     );
   });
 }

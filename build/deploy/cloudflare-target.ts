@@ -10,7 +10,15 @@ import path from 'node:path';
 import { experimental_readRawConfig } from 'wrangler';
 import { ROOT } from '../paths';
 import { writeAtomic } from '../stamp';
-import { bumpCatalogGeneration, R2_BUCKET, r2Put, wranglerRun, wranglerSync } from '../wrangler';
+import {
+  bumpCatalogGeneration,
+  R2_BUCKET,
+  r2Put,
+  wranglerFailure,
+  wranglerReason,
+  wranglerRun,
+  wranglerSync,
+} from '../wrangler';
 import type { R2Artifact } from '../ensure';
 import { askJwt } from './jwt-prompt';
 import { STATE_KEY, type DeployState, type DeployTarget, type Resource, type Script } from './target';
@@ -37,6 +45,10 @@ function writeId(old: string, id: string): void {
   writeAtomic(CONFIG, text.replace(`"${old}"`, `"${id}"`));
 }
 
+/** wrangler's failures that mean no account could be reached: no login or token, a bad token, no network. */
+const NO_ACCOUNT =
+  /CLOUDFLARE_API_TOKEN|not (been )?(logged|authenticated)|wrangler login|authenticat|Unable to resolve Cloudflare's API|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|fetch failed/i;
+
 /** The first id-like value wrangler printed after creating a resource. */
 function idIn(output: string, pattern: RegExp): string {
   const m = pattern.exec(output);
@@ -46,6 +58,8 @@ function idIn(output: string, pattern: RegExp): string {
 
 export class CloudflareTarget implements DeployTarget {
   readonly where = 'Cloudflare (the account wrangler is logged in to)';
+  /** Why a dry run planned without the account (then no further wrangler call asks it). */
+  private noAccount: string | null = null;
 
   async resources(dryRun: boolean): Promise<Resource[]> {
     const raw = rawConfig();
@@ -95,13 +109,25 @@ export class CloudflareTarget implements DeployTarget {
     return [...new Set([...out.matchAll(/(\d{4}_[\w-]+\.sql)/g)].map((m) => m[1]!))];
   }
 
-  async readState(): Promise<DeployState> {
-    const res = wranglerRun(['r2', 'object', 'get', `${R2_BUCKET}/${STATE_KEY}`, '--remote', '--pipe']);
+  async readState(options: { dryRun?: boolean } = {}): Promise<DeployState> {
+    const args = ['r2', 'object', 'get', `${R2_BUCKET}/${STATE_KEY}`, '--remote', '--pipe'];
+    const res = wranglerRun(args);
     if (res.status !== 0) {
-      // No record yet (a first deploy): everything is uploaded. Any other failure stops the run
-      // rather than uploading and deploying everything again.
+      // No record yet (a first deploy): everything is uploaded.
       if (/does not exist|not found|NoSuchKey/i.test(`${res.stdout}${res.stderr}`)) return { objects: {}, scripts: {} };
-      throw new Error(`[deploy] could not read ${STATE_KEY}: ${res.stderr.trim().split('\n').pop() ?? ''}`);
+      // A dry run changes nothing, so it plans without the account (as a first deploy) and says why.
+      if (options.dryRun) {
+        // wrangler's first sentence: the rest is where to read more.
+        const reason = wranglerReason(res).split(/(?<=\.)\s/)[0]!;
+        this.noAccount = reason;
+        const what = NO_ACCOUNT.test(`${res.stdout}${res.stderr}`)
+          ? 'no Cloudflare account reachable'
+          : `could not read ${STATE_KEY}`;
+        console.log(`[deploy] ${what} (${reason}): planning as a first deploy`);
+        return { objects: {}, scripts: {} };
+      }
+      // Any other failure stops a real run rather than uploading and deploying everything again.
+      throw new Error(`[deploy] could not read ${STATE_KEY}: ${wranglerFailure(args, res)}`);
     }
     return JSON.parse(res.stdout) as DeployState;
   }
@@ -126,6 +152,8 @@ export class CloudflareTarget implements DeployTarget {
   }
 
   async jwt(): Promise<{ set: boolean; what: string }> {
+    if (this.noAccount)
+      return { set: false, what: 'unknown without the account; asked for before the scripts are deployed' };
     let names: string[] = [];
     try {
       names = (JSON.parse(wranglerSync(['secret', 'list', '--name', rawConfig().name])) as Array<{ name: string }>).map(
@@ -142,8 +170,9 @@ export class CloudflareTarget implements DeployTarget {
   async configureJwt(): Promise<void> {
     const { name, value } = await askJwt();
     // The value goes to wrangler on stdin, never on a command line or into a log.
-    const res = wranglerRun(['secret', 'put', name, '--name', rawConfig().name], value);
-    if (res.status !== 0) throw new Error(`[deploy] wrangler secret put ${name} failed (${res.status})`);
+    const args = ['secret', 'put', name, '--name', rawConfig().name];
+    const res = wranglerRun(args, value);
+    if (res.status !== 0) throw new Error(`[deploy] ${wranglerFailure(args, res)}`);
     console.log(`[deploy] set the secret ${name} (its value is not printed)`);
   }
 

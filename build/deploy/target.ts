@@ -44,7 +44,8 @@ export interface DeployTarget {
   /** Migrations not applied yet; null when the target cannot tell without applying (the plan says so). */
   pendingMigrations(): Promise<string[] | null>;
   applyMigrations(): Promise<string[]>;
-  readState(): Promise<DeployState>;
+  /** The deploy record; a dry run that cannot read it plans as a first deploy (and says why). */
+  readState(options?: { dryRun?: boolean }): Promise<DeployState>;
   writeState(state: DeployState): Promise<void>;
   put(artifact: R2Artifact): Promise<void>;
   bumpCatalogGeneration(): Promise<void>;

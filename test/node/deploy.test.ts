@@ -4,7 +4,10 @@
  * a second deploy uploads no object and deploys no script; a rollback without a previous
  * version is refused; a deploy that must ask for the JWT configuration without a terminal fails
  * with what to do. The deployed folder serving every endpoint family: test/e2e/deploy-local.test.ts.
+ * Without a Cloudflare account (no CLOUDFLARE_API_TOKEN, an empty HOME) the dry run plans as a
+ * first deploy and says why, and a failing wrangler step prints wrangler's own error.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +16,7 @@ import { deploy } from '../../build/deploy';
 import { askJwt, NO_TERMINAL } from '../../build/deploy/jwt-prompt';
 import { withLocalStorage } from '../../build/local-storage';
 import { STATE_KEY } from '../../build/deploy/target';
+import { ROOT } from '../../build/paths';
 import { hasOptionalData, type OptionalData } from '../support/optional-data';
 
 const GOLDEN = path.join(__dirname, '..', 'gold', 'deploy-plan.json');
@@ -97,4 +101,72 @@ describe('the JWT configuration', () => {
     expect(process.stdin.isTTY).toBeFalsy();
     await expect(askJwt()).rejects.toThrow(NO_TERMINAL);
   });
+});
+
+/** A machine where wrangler was never logged in: no Cloudflare variables, an empty HOME (no wrangler config). */
+function noAccountEnv(home: string): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(CLOUDFLARE_|CF_)/.test(k) && k !== 'XDG_CONFIG_HOME'),
+  );
+  return {
+    ...env,
+    HOME: home,
+    WRANGLER_SEND_METRICS: 'false',
+    WRANGLER_HIDE_BANNER: 'true',
+    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    npm_config_update_notifier: 'false',
+  };
+}
+
+describe('without a Cloudflare account (no CLOUDFLARE_API_TOKEN, an empty HOME)', () => {
+  const home = tmp('home');
+  afterAll(() => fs.rmSync(home, { recursive: true, force: true }));
+
+  it('npm run deploy -- --dry-run plans as a first deploy and says why in one line', () => {
+    const res = spawnSync('npm', ['run', 'deploy', '--', '--dry-run'], {
+      cwd: ROOT,
+      env: noAccountEnv(home),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out = `${res.stdout}${res.stderr}`;
+    expect(res.status, out).toBe(0);
+    expect(out.split('\n').filter((l) => l.includes('planning as a first deploy'))).toEqual([
+      expect.stringMatching(
+        /^\[deploy\] no Cloudflare account reachable \(.*CLOUDFLARE_API_TOKEN.*\): planning as a first deploy$/,
+      ),
+    ]);
+    expect(out).toContain('[deploy] to Cloudflare');
+    expect(out).not.toContain('could not read');
+    // The plan of a first deploy: every object uploaded, every script deployed.
+    const summary = JSON.parse(res.stdout.trim().split('\n').at(-1)!) as {
+      dryRun: boolean;
+      uploads: Array<{ action: string }>;
+      scripts: Array<{ action: string }>;
+    };
+    expect(summary.dryRun).toBe(true);
+    expect(summary.uploads.length).toBeGreaterThan(0);
+    expect(summary.uploads.every((u) => u.action === 'upload')).toBe(true);
+    expect(summary.scripts.every((s) => s.action === 'deploy')).toBe(true);
+    expect(out).toMatch(/\[deploy\] upload (\d+) of \1 objects/);
+  }, 300_000);
+
+  it("a failing wrangler step prints wrangler's own error lines, not only its log's path", () => {
+    // The deploy's wrangler runner on a real wrangler command that fails here (read-only).
+    const script = `import('./build/wrangler.ts').then((m) => {
+      try { m.wranglerSync(['r2', 'bucket', 'list']); } catch (err) { console.error(err.message); process.exit(1); }
+    })`;
+    const res = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: ROOT,
+      env: noAccountEnv(home),
+      encoding: 'utf8',
+    });
+    const out = `${res.stdout}${res.stderr}`;
+    expect(res.status, out).toBe(1);
+    expect(out).toContain('wrangler r2 bucket list failed (exit 1):');
+    expect(out).toMatch(/^ {2}✘ \[ERROR\] .*CLOUDFLARE_API_TOKEN/m);
+    expect(out).toContain(`(wrangler's log: ${home}`);
+    // Colours stripped: the message reads the same in a log file.
+    expect(out).not.toContain('\u001b[');
+  }, 60_000);
 });
