@@ -20,8 +20,9 @@
  *
  * `npm start`, the test setup and the benchmarks build them through ensureAlignedModels; where a
  * package cannot be had (no apt-get, no network) the model is skipped, said in the run's one
- * Debian skip report (build/debian.ts), and tried again with the package's next download (at
- * most once an hour); the catalog lists only what exists.
+ * Debian skip report (build/debian.ts), and tried again once the cause is gone (the tools appear,
+ * the network answers, or an hour has passed); `npm run model:build` always tries again. The
+ * catalog lists only what exists.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -55,10 +56,12 @@ import {
   DebianPackageMissing,
   debianToolsAvailable,
   fetchDebianFile,
+  blockedDownload,
   NO_DEBIAN_TOOLS,
   noteDebianSkip,
-  recentFailure,
+  recordToolsMissing,
   reportDebianSkips,
+  retryDebianNow,
 } from './debian';
 import { readArrayBuffer } from './load-model';
 import { fileChecksum, stampMatches, withLock, writeAtomic, writeStamp } from './stamp';
@@ -343,19 +346,18 @@ export async function buildAlignedModel(spec: AlignedSpec, options: { progress?:
 }
 
 /**
- * Builds (when missing or stale) the model and what it projects through. A package whose download
- * failed within the hour is not tried again (DebianPackageMissing, with nothing noted: the run
- * that tried said so).
+ * Builds (when missing or stale) the model and what it projects through. A package whose recorded
+ * skip still holds (build/debian.ts blockedDownload) is not tried again, and said again.
  */
 async function ensureOne(spec: AlignedSpec, progress: boolean): Promise<R2Artifact[]> {
   for (const dep of pivotOf(spec)) await ensureOne(dep, progress);
   if (alignedModelIsFresh(spec)) return artifactsOf(spec);
   for (const p of spec.packages) {
-    const failed = recentFailure(p);
-    if (failed) {
-      // A failure of this run (this process's, or buildAside's child's, which says nothing) is said here.
-      if (failed.thisRun) noteDebianSkip(modelWhat(spec), p, failed.reason, failed.retryAt);
-      throw new DebianPackageMissing(p.pkg, p.version, failed.reason, failed.retryAt, failed.thisRun);
+    const blocked = blockedDownload(p);
+    if (blocked) {
+      // Said by every run that skips it (a failure of buildAside's child, which says nothing, included).
+      noteDebianSkip(modelWhat(spec), p, blocked.reason, blocked.retryAt);
+      throw new DebianPackageMissing(p.pkg, p.version, blocked.reason, blocked.retryAt, true);
     }
   }
   await ensureEnglishModel(spec.english.id);
@@ -401,14 +403,16 @@ const packageNames = (spec: AlignedSpec): string => spec.packages.map((p) => p.p
  * model, a missing English base) is noted for the run's one skip report or logged, and whatever
  * aligned models exist are served.
  */
-export async function ensureAlignedModels(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
+export async function ensureAlignedModels(options: EnsureOptions = {}): Promise<R2Artifact[]> {
   const fresh = ALIGNED_MODELS.filter(alignedModelIsFresh);
   if (fresh.length === ALIGNED_MODELS.length) return fresh.flatMap(artifactsOf);
   return reportDebianSkips(async () => {
     if (!aptAvailable()) {
       for (const spec of ALIGNED_MODELS)
-        if (!alignedModelIsFresh(spec))
+        if (!alignedModelIsFresh(spec)) {
+          spec.packages.forEach(recordToolsMissing);
           noteDebianSkip(modelWhat(spec), { pkg: packageNames(spec) }, NO_DEBIAN_TOOLS, null);
+        }
       return builtAligned().flatMap(artifactsOf);
     }
     const out: R2Artifact[] = [];
@@ -438,6 +442,8 @@ export async function ensureAlignedModels(_options: EnsureOptions = {}): Promise
       }
       if (!out.some((a) => a.file === alignedModelFile(spec)) && builtAligned([spec]).length > 0)
         out.push(...artifactsOf(spec));
+      // Served while the next one builds (a first `npm start`, build/start.ts).
+      if (builtAligned([spec]).length > 0) await options.onArtifacts?.(artifactsOf(spec));
     }
     await child;
     // A model listed twice (fr pulls de) is seeded once.
@@ -499,6 +505,8 @@ async function main(argv: string[]): Promise<void> {
     console.error(SKIP_LINE);
     return;
   }
+  // Asked for by name: a skip recorded by an earlier run (even within the hour) is tried again now.
+  retryDebianNow();
   await reportDebianSkips(async () => {
     for (const spec of specs) {
       await ensureEnglishModel(spec.english.id);

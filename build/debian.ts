@@ -2,11 +2,14 @@
  * Optional data from Debian packages: `apt-get download` of a pinned version, unpacked with
  * `dpkg-deb -x` into a temp dir (nothing is installed). On a machine without apt-get or
  * dpkg-deb (macOS), or where the download fails (no network, no apt access), the data is skipped
- * and the build goes on without it; what was skipped and why is said once, at the end of the
- * ensure run (reportDebianSkips).
+ * and the build goes on without it; what was skipped, why and how to retry now is said by every
+ * run that skips it, at the end of the ensure run (reportDebianSkips).
  *
- * A failed download is tried again, but at most once an hour (failed-downloads record below): a
- * machine without network must not wait on apt-get in every `npm start` and test run.
+ * A skip is recorded with its cause (skip record below). The tools missing: tried again as soon as
+ * apt-get or dpkg-deb on PATH is another file than then. A failed download: tried again at once when
+ * the network answers again (a cheap probe), else at most once an hour, so a machine without
+ * network does not wait on apt-get in every `npm start` and test run. EMBEDDING_EDGE_RETRY_DEBIAN=1
+ * (and `npm run model:build`, an explicit request) retries whatever the record says.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -29,53 +32,126 @@ export type DebianFetch = { file: string } | { missing: string; retryAt: number 
 /** The reason recorded when the tools themselves are missing (no retry schedule: their arrival is seen at once). */
 export const NO_DEBIAN_TOOLS = 'apt-get/dpkg-deb not found on PATH';
 
+/** Set to 1: every recorded skip is tried again now (an explicit request is not throttled). */
+export const RETRY_ENV = 'EMBEDDING_EDGE_RETRY_DEBIAN';
+
+/** Makes this process and its children retry every recorded skip (`npm run model:build`). */
+export function retryDebianNow(): void {
+  process.env[RETRY_ENV] = '1';
+}
+
 /**
- * Failed downloads, per package spec, with the reason and when (one file for the whole machine,
- * so every process of a run, and every run within the hour, sees the same answer).
+ * Skips, per package spec: why, when, and the cause (one file for the whole machine, so every
+ * process of a run, and every run within the hour, sees the same answer).
  */
-const FAILED_FILE = path.join(GENERATED, 'debian-skipped.json');
+export const SKIP_RECORD = path.join(GENERATED, 'debian-skipped.json');
 export const RETRY_AFTER_MS = 60 * 60 * 1000;
 
-interface FailedDownload {
+/** "tool missing": apt-get or dpkg-deb not there (or not runnable); "network": the download failed. */
+export type SkipCause = 'tool missing' | 'network';
+
+interface SkipRecord {
   reason: string;
   at: number;
+  cause: SkipCause;
+  /** With "tool missing": the tools as found on PATH then (toolsSignature). */
+  tools?: string;
 }
 
 export const debianSpec = (d: Pick<DebianFile, 'pkg' | 'version'>): string => `${d.pkg}=${d.version}`;
 
-function readFailed(): Map<string, FailedDownload> {
+/** A tool that could not be started: the shell's "command not found", exit 127, or ENOENT. */
+const TOOL_NOT_RUNNABLE = /command not found|ENOENT|No such file or directory/i;
+
+function readRecord(): Map<string, SkipRecord> {
   try {
-    const parsed: unknown = JSON.parse(fs.readFileSync(FAILED_FILE, 'utf8'));
+    const parsed: unknown = JSON.parse(fs.readFileSync(SKIP_RECORD, 'utf8'));
     if (!parsed || typeof parsed !== 'object') return new Map();
-    const out = new Map<string, FailedDownload>();
-    for (const [spec, v] of Object.entries(parsed as Record<string, Partial<FailedDownload>>))
-      if (typeof v?.reason === 'string' && typeof v.at === 'number') out.set(spec, { reason: v.reason, at: v.at });
+    const out = new Map<string, SkipRecord>();
+    for (const [spec, v] of Object.entries(parsed as Record<string, Partial<SkipRecord>>)) {
+      if (typeof v?.reason !== 'string' || typeof v.at !== 'number') continue;
+      // A record of before the cause was kept: a tool that could not be started is told by its reason.
+      const cause = v.cause ?? (TOOL_NOT_RUNNABLE.test(v.reason) ? 'tool missing' : 'network');
+      out.set(spec, { reason: v.reason, at: v.at, cause, ...(typeof v.tools === 'string' ? { tools: v.tools } : {}) });
+    }
     return out;
   } catch {
     return new Map();
   }
 }
 
-function writeFailed(all: Map<string, FailedDownload>): void {
+function writeRecord(all: Map<string, SkipRecord>): void {
   fs.mkdirSync(GENERATED, { recursive: true });
-  writeAtomic(FAILED_FILE, `${JSON.stringify(Object.fromEntries(all), null, 2)}\n`);
+  writeAtomic(SKIP_RECORD, `${JSON.stringify(Object.fromEntries(all), null, 2)}\n`);
 }
 
-/**
- * The failed download of `d` that still blocks a retry (within the hour), if any: why, when it is
- * tried again, and whether it failed during this run (since this process started: in it or in a
- * child process of it, which leaves the saying to this one), i.e. is not said yet.
- */
-export function recentFailure(
-  d: Pick<DebianFile, 'pkg' | 'version'>,
-): { reason: string; retryAt: number; thisRun: boolean } | null {
-  const failed = readFailed().get(debianSpec(d));
-  return failed && Date.now() - failed.at < RETRY_AFTER_MS
-    ? { reason: failed.reason, retryAt: failed.at + RETRY_AFTER_MS, thisRun: failed.at >= PROCESS_STARTED }
-    : null;
+function record(d: Pick<DebianFile, 'pkg' | 'version'>, skip: SkipRecord): void {
+  const all = readRecord();
+  all.set(debianSpec(d), skip);
+  writeRecord(all);
+}
+
+/** Records that `d` was skipped because the tools are missing (the next start with them tries at once). */
+export function recordToolsMissing(d: Pick<DebianFile, 'pkg' | 'version'>): void {
+  const prev = readRecord().get(debianSpec(d));
+  const tools = toolsSignature();
+  if (prev?.cause === 'tool missing' && prev.tools === tools) return;
+  record(d, { reason: NO_DEBIAN_TOOLS, at: Date.now(), cause: 'tool missing', tools });
 }
 
 const PROCESS_STARTED = Date.now() - process.uptime() * 1000;
+
+/**
+ * Whether the network answers now: the package's URI as apt would fetch it (`apt-get download
+ * --print-uris`, read from the local package lists), asked for its headers with a 5 s timeout.
+ * One probe per process: every package comes from the same mirror.
+ */
+let networkAnswered: boolean | undefined;
+function networkAnswers(d: Pick<DebianFile, 'pkg' | 'version'>): boolean {
+  if (networkAnswered !== undefined) return networkAnswered;
+  const uris = spawnSync('apt-get', ['download', '--print-uris', debianSpec(d)], {
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
+  const uri = uris.status === 0 ? /^'(https?:\/\/[^']+)'/m.exec(uris.stdout)?.[1] : undefined;
+  if (!uri) return (networkAnswered = false);
+  const head = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      "fetch(process.argv[1], { method: 'HEAD', signal: AbortSignal.timeout(5000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))",
+      uri,
+    ],
+    { stdio: 'ignore', timeout: 10_000 },
+  );
+  return (networkAnswered = head.status === 0);
+}
+
+/** Why a fetch of `d` is not tried now, and until when (null: until the cause changes). */
+export interface Blocked {
+  reason: string;
+  cause: SkipCause;
+  retryAt: number | null;
+}
+
+/**
+ * The recorded skip of `d` that still holds, if any. Tools missing: while apt-get and dpkg-deb on
+ * PATH are what they were. A failed download: within the hour, unless the network answers now.
+ * A skip recorded before this process started gives way to EMBEDDING_EDGE_RETRY_DEBIAN=1; one of
+ * this run (this process's, or a child's) holds, so a run tries each package once.
+ */
+export function blockedDownload(d: Pick<DebianFile, 'pkg' | 'version'>): Blocked | null {
+  const skip = readRecord().get(debianSpec(d));
+  if (!skip) return null;
+  const thisRun = skip.at >= PROCESS_STARTED;
+  if (!thisRun && process.env[RETRY_ENV] === '1') return null;
+  if (skip.cause === 'tool missing')
+    return skip.tools === toolsSignature() ? { reason: skip.reason, cause: skip.cause, retryAt: null } : null;
+  const retryAt = skip.at + RETRY_AFTER_MS;
+  if (Date.now() >= retryAt) return null;
+  if (!thisRun && debianToolsAvailable() && networkAnswers(d)) return null;
+  return { reason: skip.reason, cause: skip.cause, retryAt };
+}
 
 const APT_LOCK = path.join(GENERATED, 'apt.lock');
 
@@ -86,26 +162,46 @@ const APT_LOCK = path.join(GENERATED, 'apt.lock');
  */
 const withAptLock = <T>(work: () => T): T => withLockSync(APT_LOCK, 10 * 60_000, work);
 
-function onPath(cmd: string): boolean {
-  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
-  return dirs.some((d) => {
+/** The executable `cmd` resolves to on PATH, or null. */
+function which(cmd: string): string | null {
+  for (const d of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    const file = path.join(d, cmd);
     try {
-      fs.accessSync(path.join(d, cmd), fs.constants.X_OK);
-      return true;
+      fs.accessSync(file, fs.constants.X_OK);
+      return file;
     } catch {
-      return false;
+      // not in this directory
     }
-  });
+  }
+  return null;
+}
+
+/** apt-get and dpkg-deb as found on PATH (which files, and their size and time): what a tools-missing skip compares. */
+function toolsSignature(): string {
+  return ['apt-get', 'dpkg-deb']
+    .map((cmd) => {
+      const file = which(cmd);
+      if (!file) return `${cmd}:none`;
+      const st = fs.statSync(file);
+      return `${file}:${st.size}:${Math.round(st.mtimeMs)}`;
+    })
+    .join(' ');
 }
 
 /** Whether this machine can fetch Debian packages at all (apt-get and dpkg-deb on PATH). */
 export function debianToolsAvailable(): boolean {
-  return onPath('apt-get') && onPath('dpkg-deb');
+  return which('apt-get') !== null && which('dpkg-deb') !== null;
 }
 
-/** Whether a fetch of `d` would try a download now: the tools are there and no download failed within the hour. */
+/** Why `d` would not be fetched now (tools missing, or a recorded skip that still holds), or null. */
+export function debianSkipNow(d: Pick<DebianFile, 'pkg' | 'version'>): Blocked | null {
+  if (!debianToolsAvailable()) return { reason: NO_DEBIAN_TOOLS, cause: 'tool missing', retryAt: null };
+  return blockedDownload(d);
+}
+
+/** Whether a fetch of `d` would try a download now. */
 export function debianFetchDue(d: DebianFile): boolean {
-  return debianToolsAvailable() && recentFailure(d) === null;
+  return debianSkipNow(d) === null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -156,10 +252,16 @@ function clock(ms: number): string {
   return new Date(ms).toTimeString().slice(0, 5);
 }
 
-/** What follows from a cause: when it is tried again, or what adds it. */
+/** The command that retries every recorded skip now. */
+export const RETRY_COMMAND = `${RETRY_ENV}=1 npm start`;
+
+/** What follows from a cause: when it is tried again, or what adds it, and how to retry now. */
 function outlook(retryAt: number | null): string {
-  if (retryAt === null) return 'added by a build where apt-get and dpkg-deb are on PATH (Debian/Ubuntu)';
-  const next = `the first build after ${clock(retryAt)} tries again`;
+  if (retryAt === null && !debianToolsAvailable())
+    return 'added by a build where apt-get and dpkg-deb are on PATH (Debian/Ubuntu)';
+  const retry = `retry now: ${RETRY_COMMAND}`;
+  if (retryAt === null) return `the next build with other apt-get/dpkg-deb tries again; ${retry}`;
+  const next = `the first build after ${clock(retryAt)} tries again (sooner once the network answers); ${retry}`;
   // The apt-get update run after a failed download needs root; root is never told to become root.
   return process.getuid?.() === 0 ? next : `${next} (if the package lists are missing: sudo apt-get update)`;
 }
@@ -196,7 +298,7 @@ export class DebianPackageMissing extends Error {
     readonly version: string,
     readonly reason: string,
     readonly retryAt: number | null,
-    /** Whether this run noted it for the skip report (else it was said within the hour). */
+    /** Whether it was noted for the run's skip report. */
     readonly noted: boolean,
   ) {
     super(`needs the Debian package ${pkg}=${version} (${reason})`);
@@ -219,36 +321,45 @@ function missing(what: string, d: DebianFile, reason: string, retryAt: number | 
 
 /**
  * The local path of `d.file` from the package, unpacked below `tmp`; or, when the package cannot
- * be had here, why (noted for the run's skip report as missing from `what`). A download that
- * failed within the hour is not tried again.
+ * be had here, why (recorded with its cause, and noted for the run's skip report as missing from
+ * `what`). A recorded skip that still holds (blockedDownload) is not tried again.
  */
 export function fetchDebianFile(d: DebianFile, tmp: string, what: string): DebianFetch {
   const spec = debianSpec(d);
-  if (!debianToolsAvailable()) return missing(what, d, NO_DEBIAN_TOOLS, null);
-  const failed = recentFailure(d);
-  if (failed) return missing(what, d, failed.reason, failed.retryAt);
+  if (!debianToolsAvailable()) {
+    recordToolsMissing(d);
+    return missing(what, d, NO_DEBIAN_TOOLS, null);
+  }
+  const seen = readRecord().get(spec)?.at;
+  const blocked = blockedDownload(d);
+  if (blocked) return missing(what, d, blocked.reason, blocked.retryAt);
   const dir = fs.mkdtempSync(path.join(tmp, `${d.pkg}-`));
-  const fetched = withAptLock((): { deb: string } | { reason: string; retryAt: number } => {
-    // Another process may have failed (and recorded) this very download while this one waited.
-    const before = recentFailure(d);
-    if (before) return before;
+  const fetched = withAptLock((): { deb: string } | { reason: string; retryAt: number | null } => {
+    // Another process may have tried (and recorded) this very download while this one waited.
+    const now = readRecord().get(spec);
+    if (now && now.at !== seen)
+      return { reason: now.reason, retryAt: now.cause === 'network' ? now.at + RETRY_AFTER_MS : null };
     const download = () => spawnSync('apt-get', ['download', spec], { cwd: dir, encoding: 'utf8' });
     let res = download();
-    if (res.status !== 0) {
+    if (res.status !== 0 && !notRunnable(res)) {
       // Package lists may be missing on a fresh machine.
       spawnSync('apt-get', ['update'], { encoding: 'utf8', stdio: 'ignore' });
       res = download();
     }
     const deb = fs.readdirSync(dir).find((f) => f.endsWith('.deb'));
-    const all = readFailed();
     if (res.status !== 0 || !deb) {
       const reason = `apt-get download failed: ${firstError(res.stderr || res.error?.message || '')}`;
       const at = Date.now();
-      all.set(spec, { reason, at });
-      writeFailed(all);
+      // apt-get there but not runnable (a stub, a broken install): retried once the file changes.
+      if (notRunnable(res)) {
+        record(d, { reason, at, cause: 'tool missing', tools: toolsSignature() });
+        return { reason, retryAt: null };
+      }
+      record(d, { reason, at, cause: 'network' });
       return { reason, retryAt: at + RETRY_AFTER_MS };
     }
-    if (all.delete(spec)) writeFailed(all);
+    const all = readRecord();
+    if (all.delete(spec)) writeRecord(all);
     return { deb };
   });
   if (!('deb' in fetched)) return missing(what, d, fetched.reason, fetched.retryAt);
@@ -258,4 +369,13 @@ export function fetchDebianFile(d: DebianFile, tmp: string, what: string): Debia
   const file = path.join(dir, 'x', d.file);
   if (!fs.existsSync(file)) throw new Error(`[debian] ${d.pkg} has no ${d.file}`);
   return { file };
+}
+
+/** apt-get could not be started at all (not a download that failed). */
+function notRunnable(res: { status: number | null; stderr: string; error?: Error }): boolean {
+  return (
+    res.status === 127 ||
+    (res.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' ||
+    /command not found/i.test(res.stderr ?? '')
+  );
 }

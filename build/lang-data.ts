@@ -40,7 +40,14 @@ import { fileURLToPath } from 'node:url';
 import { R2_KEYS } from '../core/storage-keys';
 import { SUPPORTED_LANGUAGES, type Language } from '../core/tokenizer/languages';
 import type { R2Artifact, EnsureOptions } from './ensure';
-import { debianFetchDue, fetchDebianFile, reportDebianSkips, type DebianFetch } from './debian';
+import {
+  debianFetchDue,
+  debianSkipNow,
+  fetchDebianFile,
+  noteDebianSkip,
+  reportDebianSkips,
+  type DebianFetch,
+} from './debian';
 import { withLock, writeAtomic, writeStamp } from './stamp';
 import { LANGUAGE_DIR, languageFile, ROOT } from './paths';
 import { buildEnglish } from './lang/en';
@@ -147,7 +154,7 @@ function readStamp(l: Language): LanguageStamp | null {
 /**
  * What a language file needs: nothing (fresh), a rebuild (missing, or its code, packages or
  * pinned Debian versions changed), or a retry of the Debian items it was built without that can
- * now be had (tools present, no failed download within the hour).
+ * now be had (tools present, no recorded skip that still holds: build/debian.ts).
  */
 type Need = { kind: 'fresh' } | { kind: 'rebuild' } | { kind: 'retry'; items: DebianItem[] };
 
@@ -234,19 +241,33 @@ async function buildLanguageFiles(
  */
 export async function ensureLanguageFiles(languages: readonly Language[]): Promise<void> {
   const pending = () => languages.filter((l) => needOf(l).kind !== 'fresh');
-  if (pending().length === 0) return;
-  await reportDebianSkips(() =>
-    withLock(
-      LOCK,
-      LOCK_STALE_MS,
-      () => pending().length === 0,
-      async () => {
-        console.log(`[lang-data] building tokenizer language data (${pending().join(', ')})`);
-        await buildLanguageFiles(languages, false);
-      },
-      () => undefined,
-    ),
-  );
+  await reportDebianSkips(async () => {
+    if (pending().length > 0)
+      await withLock(
+        LOCK,
+        LOCK_STALE_MS,
+        () => pending().length === 0,
+        async () => {
+          console.log(`[lang-data] building tokenizer language data (${pending().join(', ')})`);
+          await buildLanguageFiles(languages, false);
+        },
+        () => undefined,
+      );
+    noteStillMissing(languages);
+  });
+}
+
+/** Every run that leaves a file without Debian data says so (and how to retry now), not only the run that tried. */
+function noteStillMissing(languages: readonly Language[]): void {
+  for (const l of languages) {
+    const stamp = readStamp(l);
+    for (const item of BUILDERS[l].debian) {
+      const s = stamp?.debian[DEBIAN[item].pkg];
+      if (!s || !('missing' in s)) continue;
+      const skip = debianSkipNow(DEBIAN[item]);
+      if (skip) noteDebianSkip(DEBIAN[item].what, DEBIAN[item], skip.reason, skip.retryAt);
+    }
+  }
 }
 
 /** Ensure step: the four language files (ensureLanguageFiles). */

@@ -6,7 +6,7 @@
  *           pattern/text/en/en-sentiment.xml
  * Each lexicon maps every rated word to a value on a documented scale per variable.
  */
-import { DebianPackageMissing, fetchDebianFile, noteDebianSkip, recentFailure } from '../debian';
+import { DebianPackageMissing, fetchDebianFile } from '../debian';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -120,13 +120,7 @@ export function fetchPatternXml(): string {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pattern-deb-'));
   try {
     const d = { pkg: PATTERN_DEB.name, version: PATTERN_DEB.version, file: PATTERN_XML_IN_DEB };
-    // A download that failed within the hour is not tried again; it was said then, unless it failed
-    // in this run (in another process of it: the mapper bundles of two models train side by side).
-    const failed = recentFailure(d);
-    if (failed) {
-      if (failed.thisRun) noteDebianSkip('the pattern mapper bundle', d, failed.reason, failed.retryAt);
-      throw new DebianPackageMissing(d.pkg, d.version, failed.reason, failed.retryAt, failed.thisRun);
-    }
+    // A recorded skip that still holds is not tried again (fetchDebianFile), and said again.
     const got = fetchDebianFile(d, tmp, 'the pattern mapper bundle');
     if ('missing' in got) throw new DebianPackageMissing(d.pkg, d.version, got.missing, got.retryAt, true);
     fs.mkdirSync(path.dirname(cached), { recursive: true });
