@@ -7,7 +7,7 @@
  *   --mode playground  the playground page served by the Worker at /: build/generated/web/
  * `*.wasm?bytes` imports inline the file as a Uint8Array (the same bytes as the Worker's).
  */
-import { defineConfig, type Plugin } from 'vite';
+import { defineConfig, type Plugin, type Rollup } from 'vite';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,10 +44,22 @@ export function wasmBytes(): Plugin {
  */
 const esbuild = { charset: 'ascii' as const };
 
+/**
+ * zod 4's sources carry comments that mention `@__PURE__` in prose, where Rollup cannot read them
+ * as annotations: it says so for each (INVALID_ANNOTATION, several lines apiece) and drops the
+ * comment, which changes nothing in the bundle. Only that code from zod is dropped; every other
+ * warning, and this one from any other source, is still printed.
+ */
+export function onwarn(warning: Rollup.RollupLog, warn: (w: Rollup.RollupLog) => void): void {
+  if (warning.code === 'INVALID_ANNOTATION' && /[\\/]node_modules[\\/]zod[\\/]/.test(warning.id ?? '')) return;
+  warn(warning);
+}
+
 const worker = {
   format: 'es' as const,
   plugins: () => [wasmBytes(), asciiOnly()],
   rollupOptions: {
+    onwarn,
     output: {
       entryFileNames: 'assets/offline-scorer.worker-[hash].js',
       // The engine chunk the worker's entry imports (browser/src/scorer-worker.ts): parsed off the worker's thread.
@@ -73,6 +85,7 @@ export default defineConfig(({ mode }) => {
         target: 'es2022',
         sourcemap: false,
         reportCompressedSize: false,
+        rollupOptions: { onwarn },
       },
     };
   }
@@ -86,6 +99,7 @@ export default defineConfig(({ mode }) => {
     worker: {
       ...worker,
       rollupOptions: {
+        onwarn,
         output: { entryFileNames: 'offline-scorer.worker.js', chunkFileNames: 'offline-scorer.engine.js' },
       },
     },
@@ -95,6 +109,7 @@ export default defineConfig(({ mode }) => {
       target: 'es2022',
       sourcemap: false,
       reportCompressedSize: false,
+      rollupOptions: { onwarn },
       lib: { entry: path.join(here, 'src', 'index.ts'), formats: ['es'], fileName: () => 'offline-scorer.js' },
     },
   };

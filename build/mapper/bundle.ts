@@ -11,6 +11,7 @@ import { writeMapperBundle, type LinearWeights } from '../../core/mapper-bundle'
 import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 import { writeAtomic } from '../stamp';
 import type { Lexicon } from './lexicons';
+import type { TrainingProgress } from './progress';
 import {
   ANCHORING_METHOD,
   fitMembership,
@@ -110,6 +111,8 @@ export interface TrainBundleOptions extends TrainOptions {
   keepAll?: boolean;
   /** Lexicon anchoring (default true): lexicon words keep their value, the others are shrunk (anchoring.ts). */
   anchor?: boolean;
+  /** Told each phase and how far it got (build/mapper/progress.ts). */
+  progress?: TrainingProgress;
 }
 
 /** Frequent words the membership model's negatives and the gamma selection come from. */
@@ -227,15 +230,38 @@ function anchorValues(
 }
 
 export function trainBundle(lexicon: Lexicon, model: LoadedModel, options: TrainBundleOptions = {}): TrainedBundle {
+  try {
+    return trainBundleNow(lexicon, model, options);
+  } finally {
+    // A bar left running would keep the terminal's cursor hidden.
+    options.progress?.stop();
+  }
+}
+
+function trainBundleNow(lexicon: Lexicon, model: LoadedModel, options: TrainBundleOptions): TrainedBundle {
   const method = options.method ?? 'ensemble';
   const log = options.log ?? (() => {});
   const set = trainingSetFrom(lexicon, model.rowOf);
   if (set.words < 20)
     throw new Error(`lexicon ${lexicon.name}: only ${set.words} words are in the vocabulary of ${model.manifest.id}`);
   log(`${lexicon.name}: ${set.words} training words in ${model.manifest.id}, variables ${set.variables.join(', ')}`);
-  const trainer = new MapperTrainer(model.space, set, options);
+  const progress = options.progress;
+  const trainer = new MapperTrainer(
+    model.space,
+    set,
+    progress
+      ? {
+          ...options,
+          onFold: (done, total) => {
+            options.onFold?.(done, total);
+            progress.update(done);
+          },
+        }
+      : options,
+  );
 
   let t = Date.now();
+  progress?.phase('cross-validation', options.folds ?? 10, 'folds');
   const cv = trainer.crossValidate();
   const crossValidationMs = Date.now() - t;
   for (const v of set.variables) {
@@ -251,14 +277,21 @@ export function trainBundle(lexicon: Lexicon, model: LoadedModel, options: Train
     throw new Error(`lexicon ${lexicon.name}: no variable reaches held-out r >= ${MIN_PEARSON_R} with ${method}`);
 
   t = Date.now();
+  progress?.phase('final fit', 1, 'fit');
   const final = trainer.fitFinal();
+  progress?.update(1);
   const fitMs = Date.now() - t;
   t = Date.now();
+  progress?.phase('values of every word', model.space.size, 'words');
   const values = final.materialize(method, undefined, (done, total) => {
+    progress?.update(done);
     if (done % 100000 === 0) log(`  materialized ${done}/${total}`);
   });
+  progress?.update(model.space.size);
   const materializeMs = Date.now() - t;
+  if (options.anchor !== false) progress?.phase('lexicon anchoring', 1, 'membership model');
   const anchoring = options.anchor === false ? null : anchorValues(lexicon, set, cv, values, model, method, log);
+  progress?.update(1);
 
   const linear: Record<string, LinearWeights> = {};
   for (const v of shipped)

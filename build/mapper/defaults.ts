@@ -25,6 +25,7 @@ import {
 import { loadModelForTraining, trainBundle, TRAINING_VERSION, writeBundleFiles, type LoadedModel } from './bundle';
 import { DebianPackageMissing, reportDebianSkips } from '../debian';
 import { lexiconSourceVersion, loadLexicon } from './lexicons';
+import { trainingProgress } from './progress';
 
 // Also exported here: the tests and benches import it from this module.
 export { MAPPERS_DIR } from '../paths';
@@ -90,9 +91,10 @@ type EnglishModel = (typeof ENGLISH_MODELS)[number];
 async function ensureDefaultMappersNow(_options: EnsureOptions): Promise<R2Artifact[]> {
   const [first, ...rest] = ENGLISH_MODELS;
   const children = rest.filter((m) => !bundlesFresh(m)).map((m) => trainInChild(m));
-  const out = await ensureBundlesOf(first!);
+  // Two processes training on one terminal: plain progress lines, no bars.
+  const out = await ensureBundlesOf(first!, { bar: children.length === 0 });
   await Promise.all(children);
-  for (const m of rest) out.push(...(await ensureBundlesOf(m)));
+  for (const m of rest) out.push(...(await ensureBundlesOf(m, { bar: true })));
   return out;
 }
 
@@ -107,7 +109,7 @@ function trainInChild(english: EnglishModel): Promise<void> {
   return runBuildChild(script, ['--model', english.id], `mapper bundles of ${english.id}`, 'training them here');
 }
 
-async function ensureBundlesOf(english: EnglishModel): Promise<R2Artifact[]> {
+async function ensureBundlesOf(english: EnglishModel, display: { bar: boolean }): Promise<R2Artifact[]> {
   if (!fs.existsSync(english.manifestFile) || !fs.existsSync(english.file)) {
     throw new Error(`default mappers need the model ${english.file} (run the model step first)`);
   }
@@ -138,8 +140,10 @@ async function ensureBundlesOf(english: EnglishModel): Promise<R2Artifact[]> {
           continue;
         }
         model ??= loadModelForTraining(english.file, KERNELS_WASM);
-        console.error(`[build] mapper bundle "${b.key}" for ${manifest.id} from lexicon ${b.lexicon}`);
-        const trained = trainBundle(lexicon, model, { method: 'ensemble' });
+        // The start line (once the lexicon is had, so a skipped bundle is never announced), then its progress.
+        console.error(`[build] mapper bundle "${b.key}" for ${manifest.id} from lexicon ${b.lexicon} (25-45 s)`);
+        const progress = trainingProgress(`[build]   ${b.key} for ${manifest.id}`, { bar: display.bar });
+        const trained = trainBundle(lexicon, model, { method: 'ensemble', progress });
         writeBundleFiles(MAPPERS_DIR, trained);
         writeStamp(files(manifest.id, b.key).stamp, stampFor(b.lexicon, manifest));
         const r = Object.entries(trained.info.metrics)
@@ -161,7 +165,8 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.error(`usage: defaults.ts --model <${ENGLISH_MODELS.map((m) => m.id).join('|')}>`);
     process.exit(2);
   }
-  ensureBundlesOf(english).then(
+  // Trains beside the parent on the same terminal: plain progress lines.
+  ensureBundlesOf(english, { bar: false }).then(
     () => process.exit(0),
     (err: unknown) => {
       console.error(err);

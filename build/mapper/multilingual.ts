@@ -156,6 +156,16 @@ function stampFor(spec: AlignedSpec, key: string): Record<string, unknown> {
 /** Ensure step (after the default mappers): the multilingual bundles of every built aligned model. */
 export async function ensureMultilingualMappers(_options: EnsureOptions = {}): Promise<R2Artifact[]> {
   const out: R2Artifact[] = [];
+  const isFresh = (spec: AlignedSpec, key: string): boolean => {
+    const f = files(spec.id, key);
+    return fs.existsSync(f.bin) && fs.existsSync(f.json) && stampMatches(f.stamp, stampFor(spec, key));
+  };
+  const todo = builtAligned().flatMap((spec) =>
+    DEFAULT_BUNDLES.filter((b) => fs.existsSync(files(spec.english.id, b.key).bin) && !isFresh(spec, b.key)),
+  ).length;
+  // Said before the work: each bundle then gets a numbered line as it is written.
+  if (todo > 0) console.error(`[build] multilingual mapper bundles: ${todo} to apply to the aligned models`);
+  let done = 0;
   for (const spec of builtAligned()) {
     const { id } = spec;
     const englishId = spec.english.id;
@@ -165,7 +175,7 @@ export async function ensureMultilingualMappers(_options: EnsureOptions = {}): P
     for (const b of DEFAULT_BUNDLES) {
       if (!fs.existsSync(files(englishId, b.key).bin)) continue;
       const f = files(id, b.key);
-      if (fs.existsSync(f.bin) && fs.existsSync(f.json) && stampMatches(f.stamp, stampFor(spec, b.key))) {
+      if (isFresh(spec, b.key)) {
         out.push(...artifactsOf(id, b.key));
         continue;
       }
@@ -192,7 +202,9 @@ export async function ensureMultilingualMappers(_options: EnsureOptions = {}): P
       const r = Object.entries(applied.info.crossLingual?.metrics ?? {})
         .map(([v, m]) => `${v} r=${m.pearsonR}`)
         .join(', ');
-      console.error(`[build] multilingual mapper ${b.key} for ${id}${r ? `: cross-lingual ${r}` : ''}`);
+      console.error(
+        `[build] multilingual mapper ${b.key} for ${id} (${++done}/${todo})${r ? `: cross-lingual ${r}` : ''}`,
+      );
       out.push(...artifactsOf(id, b.key));
     }
   }

@@ -62,6 +62,8 @@ export interface TrainOptions {
   /** Called with every neighbour search: instrumentation for the leak test. */
   observer?: TrainingObserver;
   log?: (msg: string) => void;
+  /** Called after each outer fold of the cross-validation (progress display). */
+  onFold?: (done: number, total: number) => void;
 }
 
 export interface FoldContext {
@@ -381,6 +383,7 @@ export class MapperTrainer {
       this.options.log?.(
         `fold ${f + 1}/${this.o.folds}: ${vars.map((v) => `${v} ${JSON.stringify(hyper[v])}`).join('; ')}`,
       );
+      this.options.onFold?.(f + 1, this.o.folds);
     }
     const metrics: CrossValidation['metrics'] = {};
     for (const v of vars) {

@@ -3,12 +3,17 @@
  * and the playground's copy in build/generated/web/) carries no bench hook: the raw-cache baseline
  * of `npm run bench:browser` is a worker that bench builds itself (bench/browser-baseline/), and
  * its worker-download comparison fails the page's head download instead of switching it off.
+ * Its Vite build prints no warning about zod's comments (Rollup's INVALID_ANNOTATION), and only
+ * that warning is filtered.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { build, createLogger, type Rollup } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBrowser } from '../../build/build-browser';
-import { GENERATED } from '../../build/wrangler';
+import { GENERATED, ROOT } from '../../build/wrangler';
+import { onwarn } from '../../browser/vite.config';
 
 const scripts = (dir: string): string[] =>
   fs
@@ -30,5 +35,39 @@ describe('the production browser bundle', () => {
       expect(code, f).not.toContain('rawModelCache');
       expect(code, f).not.toContain('pageHeadRead');
     }
+  });
+});
+
+describe("the browser bundle's Vite build", () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'browser-build-'));
+  afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
+
+  it("prints no warning about zod's comments (the library build, into a temp dir)", async () => {
+    const warnings: string[] = [];
+    const logger = createLogger('warn');
+    logger.warn = (msg) => void warnings.push(msg);
+    logger.warnOnce = (msg) => void warnings.push(msg);
+    await build({
+      configFile: path.join(ROOT, 'browser', 'vite.config.ts'),
+      mode: 'lib',
+      logLevel: 'warn',
+      customLogger: logger,
+      build: { outDir: out, emptyOutDir: true },
+    });
+    expect(fs.existsSync(path.join(out, 'offline-scorer.js'))).toBe(true);
+    expect(warnings.filter((w) => /annotation|zod/i.test(w))).toEqual([]);
+  }, 120_000);
+
+  it('filters only INVALID_ANNOTATION from zod: the same code elsewhere and every other warning are kept', () => {
+    const kept: Rollup.RollupLog[] = [];
+    const zodFile = path.join(ROOT, 'node_modules', 'zod', 'v4', 'core', 'util.js');
+    const logs: Rollup.RollupLog[] = [
+      { code: 'INVALID_ANNOTATION', id: zodFile, message: 'A comment ... in zod' },
+      { code: 'INVALID_ANNOTATION', id: path.join(ROOT, 'core', 'engine.ts'), message: 'A comment ... in our code' },
+      { code: 'CIRCULAR_DEPENDENCY', id: zodFile, message: 'a cycle in zod' },
+      { code: 'EVAL', message: 'eval' },
+    ];
+    for (const log of logs) onwarn(log, (w) => kept.push(w));
+    expect(kept.map((w) => w.message)).toEqual(['A comment ... in our code', 'a cycle in zod', 'eval']);
   });
 });

@@ -4,13 +4,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { quantizeRows } from '../../core/quantize';
 import { parseMapperBundle, writeMapperBundle } from '../../core/mapper-bundle';
-import type { MapperBundleInfo } from '../../core/types';
+import type { MapperBundleInfo, ModelManifest } from '../../core/types';
 import { MapperTrainer, type FoldContext, type TrainingSet, type TrainingSpace } from '../../build/mapper/train-core';
 import { pearson, ranks, ridgeFit, rng, spearman } from '../../build/mapper/stats';
-import { trainingSetFrom } from '../../build/mapper/bundle';
+import { trainBundle, trainingSetFrom, type LoadedModel } from '../../build/mapper/bundle';
+import { trainingProgress } from '../../build/mapper/progress';
 import { fitMembership, flagFeatures, MEMBERSHIP_FEATURES, membershipProbability } from '../../build/mapper/anchoring';
 import { VOCAB_FLAG } from '../../core/vocab-quality';
 import type { Lexicon } from '../../build/mapper/lexicons';
@@ -353,5 +355,44 @@ describe('mapper training', () => {
     const b = a.map((x) => x ** 3);
     expect(spearman(a, b)).toBeCloseTo(1, 12);
     expect(pearson(a, b)).toBeLessThan(1);
+  });
+
+  it("a bundle's training says each phase: one plain line apiece where the output is not a terminal", () => {
+    const s = space(3000, 16, 21);
+    const rows = distinctRows(s.size, 400, 22);
+    const r = rng(23);
+    const ratings = new Map(
+      Array.from(rows, (row): [string, number] => [`w${row}`, vec(s, row)[0] + 0.05 * gaussian(r)]),
+    );
+    const model: LoadedModel = {
+      manifest: { id: 'synthetic', language: 'en', country: 'US', checksum: 'x' } as ModelManifest,
+      space: s,
+      rowOf: (w) => (/^w\d+$/.test(w) ? Number(w.slice(1)) : -1),
+      word: (row) => `w${row}`,
+      flags: () => 0,
+    };
+    const lexicon: Lexicon = {
+      name: 't',
+      bundle: { key: 't', translationKey: 'mapper.t', label: 'T' },
+      source: { name: 't', version: '1', license: 'CC0' },
+      variables: { v: { scale: { min: -1, max: 1, description: '' }, ratings } },
+    };
+    // Not a terminal (no isTTY), as a log file or CI: plain lines, no bar.
+    const stream = new PassThrough();
+    let out = '';
+    stream.on('data', (d: Buffer) => (out += d.toString()));
+    trainBundle(lexicon, model, {
+      anchor: false,
+      keepAll: true,
+      ks: [5],
+      powers: [0],
+      lambdas: [1],
+      progress: trainingProgress('[build]   t for synthetic', { stream }),
+    });
+    expect(out.split('\n').filter(Boolean)).toEqual([
+      '[build]   t for synthetic: cross-validation (10 folds)',
+      '[build]   t for synthetic: final fit (1 fit)',
+      '[build]   t for synthetic: values of every word (3,000 words)',
+    ]);
   });
 });
