@@ -295,7 +295,7 @@ describe('reference corpus admin API', () => {
         .filter((p) => p.in === 'query')
         .map((p) => p.name)
         .sort(),
-    ).toEqual(['page', 'size', 'url']);
+    ).toEqual(['order', 'page', 'size', 'sort', 'url']);
     expect(Object.keys(doc.paths['/api/admin/v1/plagiarism/pages:batch'].post.requestBody.content)).toEqual([
       'application/x-ndjson',
     ]);

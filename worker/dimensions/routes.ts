@@ -4,16 +4,8 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import { ApiError } from '../../core/problem';
-import { createDimension, getDimension, listDimensions } from './store';
-import {
-  decimalInteger,
-  errorResponses,
-  jsonBody,
-  ListQuerySchema,
-  pageObject,
-  PageSchema,
-  security,
-} from '../http/openapi';
+import { createDimension, DIMENSION_SORT, getDimension, listDimensions } from './store';
+import { decimalInteger, errorResponses, jsonBody, listQuery, pageObject, PageSchema, security } from '../http/openapi';
 import { CreateDimensionSchema, StoredDimensionSchema } from './schemas';
 import { z } from '@hono/zod-openapi';
 import { newRouter } from '../http/router';
@@ -36,9 +28,9 @@ const listRouteDef = createRoute({
   method: 'get',
   path: '/',
   tags: ['Admin'],
-  summary: 'List stored dimensions, by id',
+  summary: 'List stored dimensions, by id unless `sort` says otherwise',
   security,
-  request: { query: ListQuerySchema },
+  request: { query: listQuery(DIMENSION_SORT) },
   responses: {
     200: {
       description: 'A page of stored dimensions',
@@ -84,7 +76,7 @@ dimensionRoutes.openapi(getRouteDef, async (c) => {
 });
 
 dimensionRoutes.openapi(listRouteDef, async (c) => {
-  const { page, size } = c.req.valid('query');
-  const { total, items } = await listDimensions(c.env, page, size);
+  const { page, size, sort, order } = c.req.valid('query');
+  const { total, items } = await listDimensions(c.env, page, size, sort, order);
   return c.json({ page: pageObject(page, size, total), data: items }, 200);
 });

@@ -6,6 +6,7 @@
 import type { StoredDimensionSeeds } from '../../core/scoring';
 import type { Env } from '../env';
 import type { z } from '@hono/zod-openapi';
+import { listSort, sqlOrderBy, type SortOrder } from '../http/openapi';
 import { FIRST_CREATED_DIMENSION_ID, MAX_DIMENSION_ID, type StoredDimensionSchema } from './schemas';
 
 export type StoredDimension = z.infer<typeof StoredDimensionSchema>;
@@ -73,13 +74,23 @@ export async function getDimension(env: Env, id: number): Promise<StoredDimensio
   return row ? fromRow(row) : null;
 }
 
+/** Sort fields of the dimension list (columns; dimensions are unique by id). */
+export const DIMENSION_SORT = listSort(
+  { id: 'id', name: 'name', language: 'language', createdAt: 'created_at' },
+  'id',
+  'id',
+);
+
 export async function listDimensions(
   env: Env,
   page: number,
   size: number,
+  sort: (typeof DIMENSION_SORT.fields)[number] = 'id',
+  order: SortOrder = 'asc',
 ): Promise<{ total: number; items: StoredDimension[] }> {
   const total = (await env.DB.prepare('SELECT COUNT(*) AS n FROM dimensions').first<{ n: number }>())?.n ?? 0;
-  const res = await env.DB.prepare(`SELECT ${COLUMNS} FROM dimensions ORDER BY id LIMIT ? OFFSET ?`)
+  const orderBy = sqlOrderBy(DIMENSION_SORT, sort, order);
+  const res = await env.DB.prepare(`SELECT ${COLUMNS} FROM dimensions ORDER BY ${orderBy} LIMIT ? OFFSET ?`)
     .bind(size, (page - 1) * size)
     .all<Row>();
   return { total, items: res.results.map(fromRow) };

@@ -7,6 +7,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { LIMITS } from '../../core/limits';
+import { excerpt } from '../../core/problem';
 import { identifier, requestSchemas, type Documenter } from '../../core/requests';
 import { responseSchemas } from '../../core/responses';
 import { WorkspaceIdParam } from '../ids';
@@ -95,10 +96,99 @@ export const pageNumber = () => decimalInteger(1).default(1).openapi({ default: 
 /** A page size query parameter (1 to `max`, default 20). */
 export const pageSize = (max: number) => decimalInteger(1, max).default(20).openapi({ default: 20 });
 
-export const ListQuerySchema = z.object({
-  page: pageNumber(),
-  size: pageSize(LIMITS.listPageSize),
-});
+export type SortOrder = 'asc' | 'desc';
+/** What a list sorts by: a value of the entity (null first in ascending order). */
+export type SortValue = string | number | boolean | null | undefined;
+
+/**
+ * The sort fields of one list (decisions.md "Contract precision (turn 4)"): per field its value
+ * (`(item) => value` for a list sorted in memory, a column name for one sorted in SQL), the
+ * default field (the list's order without `sort`) and the tie-break field (the entity's id or key).
+ */
+export interface ListSort<F extends string, V> {
+  readonly fields: readonly [F, ...F[]];
+  readonly defaultSort: F;
+  readonly tie: F;
+  /** A Map: the field named in the query is never looked up on a plain object. */
+  readonly byField: ReadonlyMap<string, V>;
+}
+
+export function listSort<const F extends string, V>(
+  byField: Record<F, V>,
+  defaultSort: NoInfer<F>,
+  tie: NoInfer<F>,
+): ListSort<F, V> {
+  const entries = Object.entries(byField) as Array<[F, V]>;
+  return {
+    fields: entries.map(([field]) => field) as unknown as readonly [F, ...F[]],
+    defaultSort,
+    tie,
+    byField: new Map(entries),
+  };
+}
+
+/**
+ * The `sort` and `order` query parameters of a list: `sort` one of its fields (default: its
+ * order without them), `order` asc (default) or desc; anything else is 422 VALIDATION_FAILED.
+ */
+export function sortQuery<F extends string>(spec: ListSort<F, unknown>) {
+  const fields = spec.fields.join(', ');
+  return {
+    sort: z
+      .enum(spec.fields, {
+        error: (issue) => `Unknown sort field '${excerpt(String(issue.input))}'; sort by one of: ${fields}`,
+      })
+      .default(spec.defaultSort)
+      .openapi({
+        description: `Field to sort by: ${fields}. Default ${spec.defaultSort}; equal values by ${spec.tie} ascending.`,
+      }),
+    order: z
+      .enum(['asc', 'desc'], { error: (issue) => `Unknown order '${excerpt(String(issue.input))}'; asc or desc` })
+      .default('asc')
+      .openapi({ description: 'Sort direction: asc or desc.' }),
+  };
+}
+
+/** The query of a list: page, size (at most `maxSize`), sort and order. */
+export function listQuery<F extends string>(spec: ListSort<F, unknown>, maxSize: number = LIMITS.listPageSize) {
+  return z.object({ page: pageNumber(), size: pageSize(maxSize), ...sortQuery(spec) });
+}
+
+function compareValues(a: SortValue, b: SortValue): number {
+  const an = a === null || a === undefined;
+  const bn = b === null || b === undefined;
+  if (an || bn) return an === bn ? 0 : an ? -1 : 1;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const sa = String(a);
+  const sb = String(b);
+  return sa < sb ? -1 : sa > sb ? 1 : 0;
+}
+
+/**
+ * A sorted copy of `items` by `sort` in `order`, ties by the list's tie field ascending (then in
+ * the given order: the sort is stable). Lists sort before they page.
+ */
+export function sortItems<T, F extends string>(
+  items: readonly T[],
+  spec: ListSort<F, (item: T) => SortValue>,
+  sort: F,
+  order: SortOrder,
+): T[] {
+  const value = spec.byField.get(sort);
+  const tie = spec.byField.get(spec.tie);
+  if (!value || !tie) throw new Error(`no sort field ${sort}`);
+  const dir = order === 'desc' ? -1 : 1;
+  return [...items].sort((a, b) => dir * compareValues(value(a), value(b)) || compareValues(tie(a), tie(b)));
+}
+
+/** The ORDER BY terms of a list sorted in SQL (columns from the spec only; NULL sorts first in ASC, as sortItems). */
+export function sqlOrderBy<F extends string>(spec: ListSort<F, string>, sort: F, order: SortOrder): string {
+  const column = spec.byField.get(sort);
+  const tie = spec.byField.get(spec.tie);
+  if (!column || !tie) throw new Error(`no sort field ${sort}`);
+  const dir = order === 'desc' ? 'DESC' : 'ASC';
+  return column === tie ? `${column} ${dir}` : `${column} ${dir}, ${tie} ASC`;
+}
 
 // Path identifiers are validated (pattern, length) before any storage call (decisions.md "Identifiers, bodies and cost").
 export const WorkspaceParams = z.object({ workspaceId: WorkspaceIdParam });
@@ -129,7 +219,7 @@ export function errorResponses(...entries: Array<number | Record<number, string>
     413: 'Body over 2 MB (PAYLOAD_TOO_LARGE), or estimated cost above the cap (REQUEST_TOO_EXPENSIVE, with estimatedUnits and capUnits)',
     422: 'Validation failed, unknown mapper or dimension',
     429: 'Daily limit reached (DAILY_LIMIT_REACHED), or the workspace is over its rate (RATE_LIMITED); Retry-After',
-    503: 'Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After',
+    503: 'Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After',
   };
   const out: Record<number, ProblemResponse> = {};
   for (const e of entries) {

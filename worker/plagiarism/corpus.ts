@@ -24,6 +24,7 @@ import { sha256Hex } from '../../core/digest';
 import { keepAlive, type WaitUntil } from '../../core/shared-load';
 import { R2_KEYS } from '../../core/storage-keys';
 import type { z } from '@hono/zod-openapi';
+import { listSort, sqlOrderBy, type SortOrder } from '../http/openapi';
 import type { CorpusPageSchema } from './schemas';
 
 export interface PageInput {
@@ -75,6 +76,22 @@ const COLUMN_NAMES = [
   'updated_at',
 ];
 const PAGE_COLUMNS = COLUMN_NAMES.join(', ');
+
+/** Sort fields of the page list (columns; pages are unique by id). */
+export const CORPUS_PAGE_SORT = listSort(
+  {
+    id: 'id',
+    url: 'url',
+    title: 'title',
+    wordCount: 'word_count',
+    characterCount: 'char_count',
+    fingerprintCount: 'fingerprint_count',
+    createdAt: 'created_at',
+    updatedAt: 'updated_at',
+  },
+  'id',
+  'id',
+);
 /** The page columns qualified with the alias p (json_each has an `id` column too). */
 const P_COLUMNS = COLUMN_NAMES.map((c) => `p.${c}`).join(', ');
 /** Upper bound of one JSON parameter in UTF-8 bytes, far below D1's 2,000,000-byte limit of a value. */
@@ -351,10 +368,17 @@ export class PlagiarismCorpus {
   }
 
   /** One page of the corpus, by id ascending; optional exact-url filter. */
-  async list(page: number, size: number, url?: string): Promise<{ data: PageRecord[]; total: number }> {
+  async list(
+    page: number,
+    size: number,
+    url?: string,
+    sort: (typeof CORPUS_PAGE_SORT.fields)[number] = 'id',
+    order: SortOrder = 'asc',
+  ): Promise<{ data: PageRecord[]; total: number }> {
     const where = url === undefined ? '' : 'WHERE url = ?3';
+    const orderBy = sqlOrderBy(CORPUS_PAGE_SORT, sort, order);
     const listStmt = this.db.prepare(
-      `SELECT ${PAGE_COLUMNS} FROM plagiarism_pages ${where} ORDER BY id LIMIT ?1 OFFSET ?2`,
+      `SELECT ${PAGE_COLUMNS} FROM plagiarism_pages ${where} ORDER BY ${orderBy} LIMIT ?1 OFFSET ?2`,
     );
     const countStmt = this.db.prepare(
       `SELECT COUNT(*) AS n FROM plagiarism_pages ${url === undefined ? '' : 'WHERE url = ?1'}`,

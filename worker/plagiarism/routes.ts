@@ -10,8 +10,8 @@ import { LIMITS } from '../../core/limits';
 import { charge } from '../quotas/charge';
 import { admit, price } from '../admission/admit';
 import { ApiError, excerpt, PROBLEM_ERRORS_MAX, zodIssuesToProblems, type FieldProblem } from '../../core/problem';
-import { jsonBody, ListQuerySchema, pageObject, security, WorkspaceParams, errorResponses } from '../http/openapi';
-import { PlagiarismCorpus, type PageInput } from './corpus';
+import { jsonBody, listQuery, pageObject, security, WorkspaceParams, errorResponses } from '../http/openapi';
+import { CORPUS_PAGE_SORT, PlagiarismCorpus, type PageInput } from './corpus';
 import { extractHtml } from './html';
 import { createPlagiarismProvider } from './provider';
 import { waitUntilOf } from '../sources';
@@ -124,11 +124,11 @@ const batchRoute = createRoute({
 const listRoute = createRoute({
   method: 'get',
   path: '/pages',
-  summary: 'List reference pages by id',
+  summary: 'List reference pages, by id unless `sort` says otherwise',
   tags: ['Plagiarism corpus (admin)'],
   security,
   request: {
-    query: ListQuerySchema.extend({
+    query: listQuery(CORPUS_PAGE_SORT).extend({
       url: z
         .string()
         .max(LIMITS.plagiarismUrlCharacters)
@@ -290,8 +290,8 @@ plagiarismPageRoutes.openapi(batchRoute, async (c) => {
 });
 
 plagiarismPageRoutes.openapi(listRoute, async (c) => {
-  const { page, size, url } = c.req.valid('query');
-  const { data, total } = await corpusOf(c).list(page, size, url);
+  const { page, size, url, sort, order } = c.req.valid('query');
+  const { data, total } = await corpusOf(c).list(page, size, url, sort, order);
   return c.json({ data, page: pageObject(page, size, total) }, 200);
 });
 

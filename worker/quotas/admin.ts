@@ -14,6 +14,8 @@ import {
   addBonus,
   createWorkspace,
   currentCycleStart,
+  AUDIT_SORT,
+  LEDGER_SORT,
   listAudit,
   listLedger,
   listQuotas,
@@ -36,11 +38,10 @@ import {
   UsageTypeKeyParam,
   WorkspaceIdParam,
   WorkspaceSchema,
-  orderQuery,
   pageQuery,
   sizeQuery,
 } from './schemas';
-import { PageSchema, errorResponses, jsonBody, pageObject, security } from '../http/openapi';
+import { PageSchema, errorResponses, jsonBody, pageObject, security, sortQuery } from '../http/openapi';
 import { newRouter } from '../http/router';
 import { LIMITS } from '../../core/limits';
 
@@ -192,12 +193,12 @@ const ledgerRouteDef = createRoute({
         .openapi({ param: { name: 'usageTypeKey', in: 'query' } }),
       page: pageQuery,
       size: sizeQuery,
-      order: orderQuery,
+      ...sortQuery(LEDGER_SORT),
     }),
   },
   responses: {
     200: {
-      description: 'One page of ledger entries, oldest first unless order=desc',
+      description: 'One page of ledger entries, oldest first unless sort or order say otherwise',
       content: json(z.object({ data: z.array(LedgerEntrySchema), page: PageSchema })),
     },
     ...adminErrors,
@@ -214,10 +215,10 @@ const auditRouteDef = createRoute({
   tags: [TAG],
   summary: 'Read the audit log of admin changes',
   security,
-  request: { params: wsParams, query: z.object({ page: pageQuery, size: sizeQuery, order: orderQuery }) },
+  request: { params: wsParams, query: z.object({ page: pageQuery, size: sizeQuery, ...sortQuery(AUDIT_SORT) }) },
   responses: {
     200: {
-      description: 'One page of audit entries, oldest first unless order=desc',
+      description: 'One page of audit entries, oldest first unless sort or order say otherwise',
       content: json(z.object({ data: z.array(AuditEntrySchema), page: PageSchema })),
     },
     ...adminErrors,
@@ -308,7 +309,8 @@ adminWorkspaceRoutes.openapi(ledgerRouteDef, async (c) => {
     usageTypeKey: q.usageTypeKey,
     offset: (q.page - 1) * q.size,
     limit: q.size,
-    order: q.order ?? 'asc',
+    sort: q.sort,
+    order: q.order,
   });
   return c.json({ data: entries, page: pageObject(q.page, q.size, total) }, 200);
 });
@@ -320,7 +322,8 @@ adminWorkspaceRoutes.openapi(auditRouteDef, async (c) => {
   const { total, entries } = await listAudit(c.env.DB, workspaceId, {
     offset: (q.page - 1) * q.size,
     limit: q.size,
-    order: q.order ?? 'asc',
+    sort: q.sort,
+    order: q.order,
   });
   return c.json({ data: entries, page: pageObject(q.page, q.size, total) }, 200);
 });

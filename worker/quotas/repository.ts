@@ -13,6 +13,7 @@
  */
 import type { z } from '@hono/zod-openapi';
 import { ApiError, excerpt } from '../../core/problem';
+import { listSort, sqlOrderBy, type ListSort, type SortOrder } from '../http/openapi';
 import { cycleParams, cycleStartFor, isoDate, type CycleParams } from './cycle';
 import { quotaView, roll, rolledSql, ROLLED_COLUMNS, runningCycleStart, type QuotaRow } from './quota-rules';
 import type { AuditEntrySchema, LedgerEntrySchema, QuotaSchema, UsageTypeSchema, WorkspaceSchema } from './schemas';
@@ -407,28 +408,51 @@ export async function updateWorkspace(
 // ---------------------------------------------------------------------------------------
 // Ledger and audit log
 // ---------------------------------------------------------------------------------------
-export interface PageQuery {
+/** Sort fields of the usage ledger (columns; entries are unique by id, their charge order). */
+export const LEDGER_SORT = listSort(
+  {
+    id: 'id',
+    usageTypeKey: 'usage_type_key',
+    amount: 'amount',
+    requestId: 'request_id',
+    cycleStart: 'cycle_start',
+    createdAt: 'created_at',
+  },
+  'id',
+  'id',
+);
+
+/** Sort fields of the audit log (columns; entries are unique by id, their order of change). */
+export const AUDIT_SORT = listSort(
+  { id: 'id', action: 'action', usageTypeKey: 'usage_type_key', actor: 'actor', createdAt: 'created_at' },
+  'id',
+  'id',
+);
+
+export interface PageQuery<F extends string> {
   offset: number;
   limit: number;
-  order: 'asc' | 'desc';
+  sort: F;
+  order: SortOrder;
 }
 
-/** The number of a workspace's rows in `table` and one page of them by id (one batch). */
-async function workspacePage(
+/** The number of a workspace's rows in `table` and one page of them in the asked order (one batch). */
+async function workspacePage<F extends string>(
   db: D1Database,
   table: 'usage_ledger' | 'admin_audit_log',
+  spec: ListSort<F, string>,
   workspaceId: string,
-  q: PageQuery & { usageTypeKey?: string },
+  q: PageQuery<F> & { usageTypeKey?: string },
 ): Promise<{ total: number; rows: Array<Record<string, unknown>> }> {
   const filter = q.usageTypeKey === undefined ? '' : ' AND usage_type_key = ?2';
   const binds: unknown[] = [workspaceId];
   if (q.usageTypeKey !== undefined) binds.push(q.usageTypeKey);
-  const dir = q.order === 'desc' ? 'DESC' : 'ASC';
+  const orderBy = sqlOrderBy(spec, q.sort, q.order);
   const [count, rows] = await db.batch<Record<string, unknown>>([
     db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE workspace_id = ?1${filter}`).bind(...binds),
     db
       .prepare(
-        `SELECT * FROM ${table} WHERE workspace_id = ?1${filter} ORDER BY id ${dir} LIMIT ${q.limit} OFFSET ${q.offset}`,
+        `SELECT * FROM ${table} WHERE workspace_id = ?1${filter} ORDER BY ${orderBy} LIMIT ${q.limit} OFFSET ${q.offset}`,
       )
       .bind(...binds),
   ]);
@@ -438,9 +462,9 @@ async function workspacePage(
 export async function listLedger(
   db: D1Database,
   workspaceId: string,
-  q: PageQuery & { usageTypeKey?: string },
+  q: PageQuery<(typeof LEDGER_SORT.fields)[number]> & { usageTypeKey?: string },
 ): Promise<{ total: number; entries: LedgerEntry[] }> {
-  const { total, rows } = await workspacePage(db, 'usage_ledger', workspaceId, q);
+  const { total, rows } = await workspacePage(db, 'usage_ledger', LEDGER_SORT, workspaceId, q);
   return {
     total,
     entries: rows.map((r) => ({
@@ -459,9 +483,9 @@ export async function listLedger(
 export async function listAudit(
   db: D1Database,
   workspaceId: string,
-  q: PageQuery,
+  q: PageQuery<(typeof AUDIT_SORT.fields)[number]>,
 ): Promise<{ total: number; entries: AuditEntry[] }> {
-  const { total, rows } = await workspacePage(db, 'admin_audit_log', workspaceId, q);
+  const { total, rows } = await workspacePage(db, 'admin_audit_log', AUDIT_SORT, workspaceId, q);
   return {
     total,
     entries: rows.map((r) => ({

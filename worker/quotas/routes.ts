@@ -7,39 +7,35 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { nowMs } from '../clock';
 import { listUsageTypes, type Quota, type UsageType } from './repository';
 import { meterQuotas } from './meter-client';
-import { QuotaSchema, UsageTypeSchema, WorkspaceIdParam, orderQuery, pageQuery, sizeQuery } from './schemas';
-import { PageSchema, errorResponses, pageObject, security } from '../http/openapi';
+import { QuotaSchema, UsageTypeSchema, WorkspaceIdParam, pageQuery, sizeQuery } from './schemas';
+import { PageSchema, errorResponses, listSort, pageObject, security, sortItems, sortQuery } from '../http/openapi';
 import { newRouter } from '../http/router';
 import { LIMITS } from '../../core/limits';
 
-export const QUOTA_SORT_FIELDS = [
+export const QUOTA_SORT = listSort(
+  {
+    usageTypeKey: (q: Quota) => q.usageTypeKey,
+    limitAmount: (q: Quota) => q.limitAmount,
+    limitAmountDaily: (q: Quota) => q.limitAmountDaily,
+    usedAmount: (q: Quota) => q.usedAmount,
+    usedAmountDaily: (q: Quota) => q.usedAmountDaily,
+    availableAmount: (q: Quota) => q.availableAmount,
+    bonusAmount: (q: Quota) => q.bonusAmount,
+    spilloverAmount: (q: Quota) => q.spilloverAmount,
+  },
   'usageTypeKey',
-  'limitAmount',
-  'limitAmountDaily',
-  'usedAmount',
-  'usedAmountDaily',
-  'availableAmount',
-  'bonusAmount',
-  'spilloverAmount',
-] as const;
+  'usageTypeKey',
+);
 
-export const USAGE_TYPE_SORT_FIELDS = ['key', 'displayName'] as const;
-
-/** Sorts by `field` in `order`, ties by `tie` ascending; returns one page. */
-export function sortAndPage<T, K extends keyof T>(
-  items: T[],
-  field: K,
-  order: 'asc' | 'desc',
-  tie: keyof T,
-  page: number,
-  size: number,
-): T[] {
-  const dir = order === 'desc' ? -1 : 1;
-  const cmp = (a: unknown, b: unknown): number =>
-    typeof a === 'number' && typeof b === 'number' ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
-  const sorted = [...items].sort((a, b) => dir * cmp(a[field], b[field]) || cmp(a[tie], b[tie]));
-  return sorted.slice((page - 1) * size, page * size);
-}
+export const USAGE_TYPE_SORT = listSort(
+  {
+    key: (t: UsageType) => t.key,
+    displayName: (t: UsageType) => t.displayName,
+    fairUsePolicyLimit: (t: UsageType) => t.fairUsePolicyLimit,
+  },
+  'key',
+  'key',
+);
 
 const quotasRoute = createRoute({
   method: 'get',
@@ -60,11 +56,7 @@ const quotasRoute = createRoute({
         .openapi({ param: { name: 'usageTypeKey', in: 'query' }, example: 'tokens' }),
       page: pageQuery,
       size: sizeQuery,
-      sort: z
-        .enum(QUOTA_SORT_FIELDS)
-        .default('usageTypeKey')
-        .openapi({ param: { name: 'sort', in: 'query' }, description: 'Field to sort by (default usageTypeKey)' }),
-      order: orderQuery,
+      ...sortQuery(QUOTA_SORT),
     }),
   },
   responses: {
@@ -88,15 +80,7 @@ const usageTypesRoute = createRoute({
   summary: 'List the metered usage types',
   security,
   request: {
-    query: z.object({
-      page: pageQuery,
-      size: sizeQuery,
-      sort: z
-        .enum(USAGE_TYPE_SORT_FIELDS)
-        .default('key')
-        .openapi({ param: { name: 'sort', in: 'query' }, description: 'Field to sort by (default key)' }),
-      order: orderQuery,
-    }),
+    query: z.object({ page: pageQuery, size: sizeQuery, ...sortQuery(USAGE_TYPE_SORT) }),
   },
   responses: {
     200: {
@@ -117,13 +101,13 @@ quotaRoutes.openapi(quotasRoute, async (c) => {
   const q = c.req.valid('query');
   // Live and exact: the workspace's meter holds the counters (D1 receives them within seconds).
   const all = (await meterQuotas(c.env, workspaceId, nowMs(), q.usageTypeKey)).quotas;
-  const data = sortAndPage<Quota, keyof Quota>(all, q.sort, q.order ?? 'asc', 'usageTypeKey', q.page, q.size);
+  const data = sortItems(all, QUOTA_SORT, q.sort, q.order).slice((q.page - 1) * q.size, q.page * q.size);
   return c.json({ data, page: pageObject(q.page, q.size, all.length) }, 200);
 });
 
 quotaRoutes.openapi(usageTypesRoute, async (c) => {
   const q = c.req.valid('query');
   const all = await listUsageTypes(c.env.DB);
-  const data = sortAndPage<UsageType, keyof UsageType>(all, q.sort, q.order ?? 'asc', 'key', q.page, q.size);
+  const data = sortItems(all, USAGE_TYPE_SORT, q.sort, q.order).slice((q.page - 1) * q.size, q.page * q.size);
   return c.json({ data, page: pageObject(q.page, q.size, all.length) }, 200);
 });

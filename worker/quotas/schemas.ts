@@ -28,11 +28,6 @@ export const sizeQuery = pageSize(LIMITS.listPageSize).openapi({
   type: 'integer',
 });
 
-export const orderQuery = z
-  .enum(['asc', 'desc'])
-  .optional()
-  .openapi({ param: { name: 'order', in: 'query' }, description: 'Sort direction' });
-
 export const QuotaSchema = z
   .object({
     id: z.string(),
