@@ -79,10 +79,15 @@ export function languageSizesIn(dir: string): Map<string, number> {
   return out;
 }
 
-/** Plans the placement of the generated models and writes it to `out`. */
-export function writePlacement(options: { budgetBytes?: number; modelsDir?: string; out?: string } = {}): Placement {
+/**
+ * Plans the placement of the generated models and writes it to `out`. `exclude`: models left out
+ * (a first `npm start` serves the ones it seeds later in-process: build/start.ts).
+ */
+export function writePlacement(
+  options: { budgetBytes?: number; modelsDir?: string; out?: string; exclude?: readonly string[] } = {},
+): Placement {
   const placement = planPlacement(
-    modelsIn(options.modelsDir ?? MODELS_DIR),
+    modelsIn(options.modelsDir ?? MODELS_DIR).filter((m) => !options.exclude?.includes(m.id)),
     languageSizesIn(LANGUAGE_DIR),
     options.budgetBytes ?? DEFAULT_MEMORY_BUDGET_BYTES,
   );

@@ -32,7 +32,7 @@ import { placementOf } from './placement';
 import { withLock, writeStamp, stampMatches } from './stamp';
 import { topologyWorkers, type HostKind } from './topology';
 import { KERNELS_WASM, ROOT, WORKER_BUNDLES_DIR } from './paths';
-import { wranglerSync } from './wrangler';
+import { wranglerAsync } from './wrangler';
 
 /** Sources whose change needs a new bundle (walked for size and mtime). */
 const BUNDLE_INPUTS = ['worker', 'core', 'wrangler.toml', 'package-lock.json', KERNELS_WASM];
@@ -70,7 +70,8 @@ export async function bundleWorker(defines: string[] = [], entry?: string): Prom
       const tmp = `${dir}.${process.pid}.tmp`;
       fs.rmSync(tmp, { recursive: true, force: true });
       console.log('[serve] bundling the Worker (wrangler deploy --dry-run)');
-      wranglerSync([
+      // Not blocking: a first start bundles while it builds the default model (build/start.ts).
+      await wranglerAsync([
         'deploy',
         ...(entry ? [entry] : []),
         '--dry-run',

@@ -38,8 +38,9 @@ export function writeAtomic(file: string, data: string | Uint8Array): void {
 
 /**
  * Runs `work` holding `lockFile` (created exclusively), unless `isDone()` turns true first, in
- * which case `done()` is returned. A lock older than `staleMs` is taken to be left behind by a
- * killed build and removed; waiting longer than `staleMs` for a live one is an error.
+ * which case `done()` is returned. A lock older than `staleMs`, or whose process has ended, is
+ * taken to be left behind by a killed build and removed; waiting longer than `staleMs` for a live
+ * one is an error.
  */
 export async function withLock<T>(
   lockFile: string,
@@ -93,8 +94,9 @@ function tryLock(lockFile: string, staleMs: number, started: number): 'taken' | 
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     const age = lockAge(lockFile);
     if (age === null) return 'again';
-    if (age > staleMs) {
-      removeStaleLock(lockFile, staleMs);
+    const stale = (f: string): boolean => (lockAge(f) ?? Infinity) > staleMs || holderGone(f);
+    if (stale(lockFile)) {
+      removeStaleLock(lockFile, stale);
       return 'again';
     }
     if (Date.now() - started > staleMs) throw new Error(`timed out waiting for ${lockFile}`, { cause: err });
@@ -112,6 +114,22 @@ function lockAge(file: string): number | null {
 }
 
 /**
+ * Whether the process that wrote the lock (its pid is the content) has ended: a build stopped
+ * with Ctrl-C (a first `npm start` builds while it serves) leaves its lock behind, and the next
+ * run need not wait for the lock to age.
+ */
+function holderGone(file: string): boolean {
+  try {
+    const pid = Number(fs.readFileSync(file, 'utf8'));
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
  * Removes a lock found stale. Two waiters may find the same lock stale; had each simply removed
  * the path, the later one could remove the fresh lock the earlier one had taken meanwhile. So
  * the lock is renamed to a name of this waiter's own (atomic: one waiter gets it, the others
@@ -119,7 +137,7 @@ function lockAge(file: string): number | null {
  * already replaced the stale lock), it is linked back, unless yet another lock was taken in that
  * instant, which then stands.
  */
-function removeStaleLock(lockFile: string, staleMs: number): void {
+function removeStaleLock(lockFile: string, stale: (file: string) => boolean): void {
   const taken = `${lockFile}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.stale`;
   try {
     fs.renameSync(lockFile, taken);
@@ -128,7 +146,7 @@ function removeStaleLock(lockFile: string, staleMs: number): void {
     throw err;
   }
   try {
-    if ((lockAge(taken) ?? Infinity) <= staleMs) fs.linkSync(taken, lockFile);
+    if (!stale(taken)) fs.linkSync(taken, lockFile);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   } finally {

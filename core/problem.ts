@@ -30,6 +30,8 @@ export const PROBLEMS = {
     translationKey: 'embeddingModelUnavailable',
     title: 'Embedding model could not be loaded',
   },
+  // A local first start serves before everything is built (core/building.ts): what is still being built.
+  MODEL_LOADING: { status: 503, translationKey: 'modelLoading', title: 'Still being built' },
   MAPPER_NOT_FOUND: { status: 422, translationKey: 'mapperNotFound', title: 'Mapper not found' },
   MAPPER_MODEL_MISMATCH: {
     status: 422,

@@ -15,6 +15,7 @@
  *   mapper-heads/{modelId}/{bundleKey}.bin  a mapper bundle's values of those rows (build/model-heads.ts)
  *   plagiarism/pages/{urlHash}/{uuid}.txt  text of a stored reference page (worker/plagiarism/corpus.ts)
  *   web/{path}                           the playground build (worker/pages/playground.ts)
+ *   building.json                        what a local first start is still building (core/building.ts)
  */
 
 /** R2 key prefixes (listing, and prefix checks). */
@@ -45,6 +46,9 @@ export const R2_KEYS = {
   /** A playground file; `path` is relative to the build's root ("index.html", "assets/app.js"). */
   web: (path: string) => `${R2_PREFIXES.web}${path}`,
 } as const;
+
+/** What a local first start is still building (core/building.ts); part of the cached catalog. */
+export const BUILDING_KEY = 'building.json';
 
 /** True for the R2 objects the Worker's cached catalog is made of (models/*.json, mappers/{modelId}/*.json). */
 export function isCatalogKey(key: string): boolean {

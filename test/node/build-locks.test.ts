@@ -1,7 +1,9 @@
 /**
  * The build's lock files (build/stamp.ts): withLock (async work, e.g. a model build) and
- * withLockSync (the Debian downloads) share one way of taking a lock, taking over a stale one.
+ * withLockSync (the Debian downloads) share one way of taking a lock, taking over a stale one: one
+ * older than the stale age, or one whose process has ended.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,13 +14,20 @@ import { withLock, withLockSync } from '../../build/stamp';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'build-locks-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** A lock file as a killed process leaves it: written `ageMs` ago. */
-function leftBehind(name: string, ageMs: number): string {
+/** A lock file written `ageMs` ago by process `pid` (default: a live one, this process). */
+function leftBehind(name: string, ageMs: number, pid = process.pid): string {
   const file = path.join(dir, name);
-  fs.writeFileSync(file, '999999');
+  fs.writeFileSync(file, String(pid));
   const then = (Date.now() - ageMs) / 1000;
   fs.utimesSync(file, then, then);
   return file;
+}
+
+/** The pid of a process that has ended. */
+function endedPid(): number {
+  return Number(
+    spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout,
+  );
 }
 
 describe('withLockSync', () => {
@@ -35,7 +44,7 @@ describe('withLockSync', () => {
   });
 
   it('takes over a lock older than the stale age, and waits for a live one to be released', async () => {
-    const stale = leftBehind('b.lock', 10_000);
+    const stale = leftBehind('b.lock', 10_000, endedPid());
     expect(withLockSync(stale, 5_000, () => fs.readFileSync(stale, 'utf8'))).toBe(String(process.pid));
     // A live lock (another holder) released 300 ms later, after it writes a marker: the sync
     // waiter's work runs after that, so it sees the marker.
@@ -81,5 +90,20 @@ describe('withLock', () => {
       ),
     ).toBe('work');
     expect(fs.existsSync(stale)).toBe(false);
+  });
+
+  it('takes over at once a fresh lock whose process has ended (a build stopped with Ctrl-C)', async () => {
+    const orphan = leftBehind('f.lock', 0, endedPid());
+    const started = Date.now();
+    expect(
+      await withLock(
+        orphan,
+        600_000,
+        () => false,
+        async () => 'work',
+        () => 'done',
+      ),
+    ).toBe('work');
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 });

@@ -7,7 +7,7 @@
  * keeps its own checks: the same refusals, for the browser, the CLI and a stale catalog.
  */
 import type { Context } from 'hono';
-import { ApiError } from '../../core/problem';
+import { ApiError, excerpt } from '../../core/problem';
 import { splitMapperVariableId } from '../../core/mapper-bundle';
 import { R2_KEYS } from '../../core/storage-keys';
 import { checkSameSpace, translationTarget } from '../../core/translation';
@@ -15,6 +15,7 @@ import { checkScoringRequest } from '../../core/scoring/request-checks';
 import type { DimensionRequest, GoalConfig } from '../../core/requests';
 import type { AppEnv } from '../env';
 import { catalogModel } from '../catalog/lookup';
+import { derivedPending, modelLoading } from '../catalog/building';
 import type { Catalog } from '../catalog/store';
 import { storedSeeds } from '../dimensions/store';
 import { waitUntilOf } from '../sources';
@@ -46,6 +47,9 @@ async function checkMapperKeys(
       }
       if (await head) continue;
     }
+    // Its mapper bundles still being built by a local first start: not an unknown mapper yet.
+    if (derivedPending(catalog, modelId))
+      throw modelLoading(`The mapper bundles of embedding model '${excerpt(modelId)}'`);
     const elsewhere = split
       ? catalog.mappers
           .filter((b) => b.key === split.bundleKey && b.variables.includes(split.variable) && b.modelId !== modelId)

@@ -24,6 +24,7 @@ import { etagMatches } from '../http-cache';
 import { getManifest } from '../sources/models';
 import { sharedLoad, type WaitUntil } from '../../core/shared-load';
 import { waitUntilOf } from '../sources';
+import { derivedLoading, languageLoading } from '../catalog/building';
 import { errorResponses, security } from '../http/openapi';
 import { newRouter } from '../http/router';
 
@@ -62,7 +63,7 @@ const modelArtifactRoute = (path: string, summary: string, description: string, 
     description,
     security,
     request: { params: z.object({ id: segment('id', 'en-glove-6b-100d') }), headers: ifNoneMatch },
-    responses: { ...binaryResponses(what), ...errorResponses(401, 404, 422) },
+    responses: { ...binaryResponses(what), ...errorResponses(401, 404, 422, 503) },
   });
 
 const modelRoute = modelArtifactRoute(
@@ -100,7 +101,7 @@ const languageRoute = createRoute({
     }),
     headers: ifNoneMatch,
   },
-  responses: { ...binaryResponses('The language data (core/tokenizer)'), ...errorResponses(401, 404, 422) },
+  responses: { ...binaryResponses('The language data (core/tokenizer)'), ...errorResponses(401, 404, 422, 503) },
 });
 
 const mapperRoute = createRoute({
@@ -113,7 +114,7 @@ const mapperRoute = createRoute({
     params: z.object({ modelId: segment('modelId', 'en-glove-6b-100d'), key: segment('key', 'sentiment') }),
     headers: ifNoneMatch,
   },
-  responses: { ...binaryResponses('The mapper bundle (core/mapper-bundle.ts)'), ...errorResponses(401, 404, 422) },
+  responses: { ...binaryResponses('The mapper bundle (core/mapper-bundle.ts)'), ...errorResponses(401, 404, 422, 503) },
 });
 
 const mapperHeadRoute = createRoute({
@@ -131,7 +132,7 @@ const mapperHeadRoute = createRoute({
   },
   responses: {
     ...binaryResponses("The mapper bundle's head (core/mapper-bundle.ts)"),
-    ...errorResponses(401, 404, 422),
+    ...errorResponses(401, 404, 422, 503),
   },
 });
 
@@ -220,12 +221,12 @@ function acceptsGzip(c: Context<AppEnv>): boolean {
 async function serveObject(
   c: Context<AppEnv>,
   key: string,
-  notFound: () => ApiError,
+  notFound: () => ApiError | Promise<ApiError>,
   extra: Record<string, string> = {},
   compress = false,
 ): Promise<Response> {
   const head = await c.env.ARTIFACTS.head(key);
-  if (!head) throw notFound();
+  if (!head) throw await notFound();
   const sha = await sha256Of(c.env, key, head, waitUntilOf(c));
   const headers: Record<string, string> = {
     ETag: head.httpEtag,
@@ -235,7 +236,7 @@ async function serveObject(
   };
   if (etagMatches(c.req.header('if-none-match'), head.httpEtag)) return c.body(null, 304, headers);
   const obj = await c.env.ARTIFACTS.get(key);
-  if (!obj) throw notFound();
+  if (!obj) throw await notFound();
   if (obj.etag !== head.etag) {
     // Replaced between head and get: describe the bytes actually sent.
     headers.ETag = obj.httpEtag;
@@ -254,10 +255,14 @@ async function serveObject(
 
 export const artifactRoutes = newRouter();
 
-/** X-Model-Version and X-Model-Checksum of a model (its manifest); 404 for an unknown model. */
+/**
+ * X-Model-Version and X-Model-Checksum of a model (its manifest); 404 for an unknown model, 503
+ * MODEL_LOADING for one a local first start is still building.
+ */
 async function modelHeaders(c: Context<AppEnv>, id: string): Promise<Record<string, string>> {
   const manifest = await getManifest(c.env, id);
-  if (!manifest) throw modelNotFound(id);
+  if (!manifest)
+    throw (await derivedLoading(c.env, waitUntilOf(c), id, `Embedding model '${excerpt(id)}'`)) ?? modelNotFound(id);
   const extra: Record<string, string> = {};
   if (manifest.version) extra['X-Model-Version'] = manifest.version;
   if (manifest.checksum) extra['X-Model-Checksum'] = manifest.checksum;
@@ -277,7 +282,9 @@ artifactRoutes.openapi(modelHeadRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.modelHead(id),
-    () => new ApiError('NOT_FOUND', `Embedding model '${excerpt(id)}' has no head artifact`),
+    async () =>
+      (await derivedLoading(c.env, waitUntilOf(c), id, `The head of embedding model '${excerpt(id)}'`)) ??
+      new ApiError('NOT_FOUND', `Embedding model '${excerpt(id)}' has no head artifact`),
     await modelHeaders(c, id),
     // Gzipped when accepted: ~15 % fewer bytes before the first score of a cold start.
     true,
@@ -289,7 +296,9 @@ artifactRoutes.openapi(subwordTableRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.subwordTable(id),
-    () => new ApiError('NOT_FOUND', `Embedding model '${excerpt(id)}' has no sub-word table`),
+    async () =>
+      (await derivedLoading(c.env, waitUntilOf(c), id, `The sub-word table of model '${excerpt(id)}'`)) ??
+      new ApiError('NOT_FOUND', `Embedding model '${excerpt(id)}' has no sub-word table`),
     await modelHeaders(c, id),
     true,
   ) as never;
@@ -300,7 +309,9 @@ artifactRoutes.openapi(languageRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.languageData(language),
-    () => new ApiError('NOT_FOUND', `No tokenizer data for language '${language}'`),
+    async () =>
+      (await languageLoading(c.env, waitUntilOf(c), language)) ??
+      new ApiError('NOT_FOUND', `No tokenizer data for language '${language}'`),
     {},
     true,
   ) as never;
@@ -311,7 +322,13 @@ artifactRoutes.openapi(mapperRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.mapper(modelId, key),
-    () => new ApiError('NOT_FOUND', `No mapper bundle '${excerpt(key)}' for embedding model '${excerpt(modelId)}'`),
+    async () =>
+      (await derivedLoading(
+        c.env,
+        waitUntilOf(c),
+        modelId,
+        `The mapper bundles of embedding model '${excerpt(modelId)}'`,
+      )) ?? new ApiError('NOT_FOUND', `No mapper bundle '${excerpt(key)}' for embedding model '${excerpt(modelId)}'`),
     {},
     true,
   ) as never;
@@ -322,7 +339,13 @@ artifactRoutes.openapi(mapperHeadRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.mapperHead(modelId, key),
-    () =>
+    async () =>
+      (await derivedLoading(
+        c.env,
+        waitUntilOf(c),
+        modelId,
+        `The mapper bundles of embedding model '${excerpt(modelId)}'`,
+      )) ??
       new ApiError('NOT_FOUND', `No head of mapper bundle '${excerpt(key)}' for embedding model '${excerpt(modelId)}'`),
     {},
     true,

@@ -1,7 +1,8 @@
 /**
  * One model of the catalog by id, without a stale 404: an id missing from the cached catalog is
  * looked up in R2 (one get), and when its manifest is there the catalog is reloaded. Unknown ids
- * leave nothing behind. The catalog routes and admission's request checks use it.
+ * leave nothing behind. A model a local first start is still building is 503 MODEL_LOADING
+ * (./building.ts). The catalog routes and admission's request checks use it.
  */
 import { ApiError, excerpt } from '../../core/problem';
 import type { ModelManifest } from '../../core/types';
@@ -10,6 +11,7 @@ import type { Env } from '../env';
 import { clip } from '../log';
 import { getManifest } from '../sources/models';
 import { catalogManifest, getCatalog, refreshCatalog, type Catalog } from './store';
+import { buildingModel, modelLoadingOf } from './building';
 
 export function modelNotFound(id: string): ApiError {
   return new ApiError('EMBEDDING_MODEL_NOT_FOUND', `No embedding model '${excerpt(id)}'`);
@@ -22,6 +24,8 @@ export async function catalogModel(
   id: string,
 ): Promise<{ catalog: Catalog; manifest: ModelManifest }> {
   let catalog = await getCatalog(env, ctx);
+  // Being built by a local first start: 503 until it is there (and listed as loading meanwhile).
+  if (buildingModel(catalog, id)) throw modelLoadingOf(id);
   let manifest = catalogManifest(catalog, id);
   if (!manifest) {
     let stored: ModelManifest | null;

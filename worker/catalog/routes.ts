@@ -3,18 +3,28 @@
  * The catalogs come from the manifest / mapper-info JSON sidecars in R2 (models/*.json,
  * mappers/{modelId}/*.json), cached in isolate memory and KV (worker/catalog/store.ts: staleness and
  * invalidation); loadingStatus is what the model's host answers (worker/hosts/router.ts modelStatuses),
- * or this isolate's registry for a model scored in-process.
+ * or this isolate's registry for a model scored in-process, or `loading` for a model a local first
+ * start is still building (./building.ts).
  */
 import { createRoute } from '@hono/zod-openapi';
 import type { ModelManifest } from '../../core/types';
 import { catalogMappersOf, getCatalog, type CatalogMapper } from './store';
 import { catalogModel } from './lookup';
+import { buildingEntry, listedManifests, withBuildingStatuses } from './building';
 import type { LoadingStatus } from '../sources/models';
 import { waitUntilOf } from '../sources';
 import { modelStatuses } from '../hosts/router';
-import { errorResponses, ModelIdParams, pageObject, security } from '../http/openapi';
+import { errorResponses, ModelIdParams, pageObject, security, sortItems } from '../http/openapi';
 import { newRouter } from '../http/router';
-import { CatalogQuerySchema, EmbeddingModelPageSchema, EmbeddingModelSchema, MapperPageSchema } from './schemas';
+import {
+  EmbeddingModelPageSchema,
+  EmbeddingModelSchema,
+  MAPPER_SORT,
+  MapperCatalogQuerySchema,
+  MapperPageSchema,
+  MODEL_SORT,
+  ModelCatalogQuerySchema,
+} from './schemas';
 
 /** 1-based pagination; a page beyond the last is empty; size is echoed as requested. */
 function paginate<T>(items: T[], page: number, size: number): { page: ReturnType<typeof pageObject>; data: T[] } {
@@ -75,10 +85,10 @@ const listModelsRoute = createRoute({
   tags: ['Catalog'],
   summary: 'The embedding-model catalog',
   security,
-  request: { query: CatalogQuerySchema },
+  request: { query: ModelCatalogQuerySchema },
   responses: {
     200: {
-      description: 'A page of embedding models, sorted by id',
+      description: 'A page of embedding models, sorted by id unless `sort` says otherwise',
       content: { 'application/json': { schema: EmbeddingModelPageSchema } },
     },
     ...errorResponses(401, 422),
@@ -104,10 +114,10 @@ const listMappersRoute = createRoute({
   tags: ['Catalog'],
   summary: 'The mapper catalog: one entry per mapper variable; multilingual mappers always included',
   security,
-  request: { query: CatalogQuerySchema },
+  request: { query: MapperCatalogQuerySchema },
   responses: {
     200: {
-      description: 'A page of mapper variables, sorted by key',
+      description: 'A page of mapper variables, sorted by key unless `sort` says otherwise',
       content: { 'application/json': { schema: MapperPageSchema } },
     },
     ...errorResponses(401, 422),
@@ -119,11 +129,14 @@ export const catalogRoutes = newRouter();
 catalogRoutes.openapi(listModelsRoute, async (c) => {
   const q = c.req.valid('query');
   const catalog = await getCatalog(c.env, waitUntilOf(c));
-  const manifests = catalog.manifests.filter((m) => matches(m.country, q.country) && matches(m.language, q.language));
-  const pageOf = paginate(manifests, q.page, q.size);
-  const statuses = await modelStatuses(
-    c.env,
+  const manifests = listedManifests(catalog).filter(
+    (m) => matches(m.country, q.country) && matches(m.language, q.language),
+  );
+  const pageOf = paginate(sortItems(manifests, MODEL_SORT, q.sort, q.order), q.page, q.size);
+  const statuses = await withBuildingStatuses(
+    catalog,
     pageOf.data.map((m) => m.id),
+    (ids) => modelStatuses(c.env, ids),
   );
   const data = pageOf.data.map((m) => modelBody(m, catalogMappersOf(catalog, m.id), statuses.get(m.id)!));
   return c.json({ page: pageOf.page, data }, 200);
@@ -132,6 +145,9 @@ catalogRoutes.openapi(listModelsRoute, async (c) => {
 catalogRoutes.openapi(getModelRoute, async (c) => {
   const { id } = c.req.valid('param');
   // No stale 404: a model uploaded since the catalog was cached reloads the catalog (catalog/lookup.ts).
+  // A model a local first start is still building is listed as loading (./building.ts).
+  const building = await buildingEntry(c.env, waitUntilOf(c), id);
+  if (building) return c.json(modelBody(building.manifest, catalogMappersOf(building.catalog, id), 'loading'), 200);
   const { catalog, manifest } = await catalogModel(c.env, waitUntilOf(c), id);
   const statuses = await modelStatuses(c.env, [id]);
   return c.json(modelBody(manifest, catalogMappersOf(catalog, id), statuses.get(id)!), 200);
@@ -167,9 +183,8 @@ catalogRoutes.openapi(listMappersRoute, async (c) => {
       multilingual,
     }));
   });
-  entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const filtered = entries.filter(
     (e) => e.multilingual || (matches(e.country, q.country) && matches(e.language, q.language)),
   );
-  return c.json(paginate(filtered, q.page, q.size), 200);
+  return c.json(paginate(sortItems(filtered, MAPPER_SORT, q.sort, q.order), q.page, q.size), 200);
 });

@@ -1,6 +1,7 @@
 /**
  * The model and mapper catalog: the JSON sidecars in R2 (models/{id}.json manifests and
- * mappers/{modelId}/{key}.json bundle infos), parsed once and cached.
+ * mappers/{modelId}/{key}.json bundle infos) and, on a local first start, building.json (what is
+ * still being built: core/building.ts), parsed once and cached.
  *
  * Read path (getCatalog):
  *   1. isolate memory, for CATALOG_MEMORY_TTL_MS (no I/O at all);
@@ -28,7 +29,8 @@
  * catalog is looked up in R2 (one get, as before the cache), and when the manifest is there
  * the catalog is reloaded from R2 (refreshCatalog).
  */
-import { CATALOG_GENERATION_KEY, KV_KEYS, R2_PREFIXES } from '../../core/storage-keys';
+import { BUILDING_KEY, CATALOG_GENERATION_KEY, KV_KEYS, R2_PREFIXES } from '../../core/storage-keys';
+import { parseBuildingState, type BuildingState } from '../../core/building';
 import { type MapperBundleInfo, type ModelManifest } from '../../core/types';
 import type { Env } from '../env';
 import { keepAlive, type WaitUntil } from '../../core/shared-load';
@@ -58,6 +60,8 @@ export interface Catalog {
   manifests: ModelManifest[];
   /** Every mapper bundle info in R2, in R2 key order (model id, then bundle key). */
   mappers: CatalogMapper[];
+  /** What a local first start is still building (core/building.ts); absent when nothing is. */
+  building?: BuildingState;
 }
 
 /** The manifest of one model in the catalog. */
@@ -107,9 +111,11 @@ export function catalogR2Loads(): number {
 /** Lists R2 and reads every sidecar (the uncached catalog). */
 export async function readCatalogFromR2(env: Env): Promise<Catalog> {
   r2Loads++;
-  const [modelKeys, mapperKeys] = await Promise.all([
+  const [modelKeys, mapperKeys, building] = await Promise.all([
     listKeys(env, R2_PREFIXES.models),
     listKeys(env, R2_PREFIXES.mappers),
+    // Absent outside a local first start: a failed read means nothing is being built.
+    readJson<unknown>(env, BUILDING_KEY).then(parseBuildingState, () => null),
   ]);
   const manifestKeys = modelKeys.filter(
     (k) => k.endsWith('.json') && !k.slice(R2_PREFIXES.models.length).includes('/'),
@@ -140,6 +146,7 @@ export async function readCatalogFromR2(env: Env): Promise<Catalog> {
       .filter((m): m is ModelManifest => !!m && typeof m.id === 'string')
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
     mappers,
+    ...(building ? { building } : {}),
   };
 }
 

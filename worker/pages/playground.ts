@@ -36,9 +36,11 @@ async function serve(c: Context<AppEnv>, file: string, cacheControl: string): Pr
   const head = await c.env.ARTIFACTS.head(key);
   if (!head) {
     if (file === 'index.html') {
+      // A first `npm start` answers the API before it has built the playground (build/start.ts).
       return c.html(
-        '<!doctype html><title>Playground not built</title><p>The playground is not built yet: run <code>npm start</code> (or <code>npm run build:browser</code> and seed R2).</p>',
+        '<!doctype html><title>Playground not built</title><p>The playground is not built yet. A first <code>npm start</code> builds it after the API already answers: reload in a few minutes. (Or run <code>npm run build:browser</code> and seed R2.)</p>',
         503,
+        { 'retry-after': '60' },
       );
     }
     return c.notFound();

@@ -11,6 +11,7 @@ import type { Pace } from '../../core/scoring/steps';
 import { KERNELS_BASE_BYTES } from '../../core/footprint';
 import { R2_KEYS } from '../../core/storage-keys';
 import { getCatalog } from '../catalog/store';
+import { derivedLoading, languageLoading } from '../catalog/building';
 import { storedSeeds } from '../dimensions/store';
 import type { AppEnv, Env } from '../env';
 import { phases } from '../http/timing';
@@ -28,10 +29,16 @@ export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource
         ctx,
         language,
         getLanguageData(env, language, ctx, (l, load) => admitLanguage(env, ctx, l, load)),
-      ),
+      ).catch(async (err: unknown) => {
+        // Still being built by a local first start: 503 MODEL_LOADING (catalog/building.ts).
+        throw (await languageLoading(env, ctx, language)) ?? err;
+      }),
     async mapperBundleBytes(model, bundleKey) {
       const obj = await env.ARTIFACTS.get(R2_KEYS.mapper(model.id, bundleKey));
-      return obj ? obj.arrayBuffer() : null;
+      if (obj) return obj.arrayBuffer();
+      const loading = await derivedLoading(env, ctx, model.id, `The mapper bundles of embedding model '${model.id}'`);
+      if (loading) throw loading;
+      return null;
     },
     // The sub-word table (subwordFallback) from R2, in a kernels memory of its own that goes with
     // its model; its bytes count in the model's cacheBytes (core/engine.ts). Room is made for it
@@ -39,8 +46,13 @@ export function workerSource(env: Env, ctx: WaitUntil | undefined): EngineSource
     async subwordTableBytes(model) {
       const key = R2_KEYS.subwordTable(model.id);
       const head = await env.ARTIFACTS.head(key);
-      if (!head) return null;
       const what = `The sub-word table of model '${model.id}'`;
+      if (!head) {
+        // Still being built: composing no word now would answer otherwise than later.
+        const loading = await derivedLoading(env, ctx, model.id, what);
+        if (loading) throw loading;
+        return null;
+      }
       try {
         await admit(() => usedBytes() + head.size + KERNELS_BASE_BYTES, deadlineOf(env), ctx, what);
       } catch (err) {

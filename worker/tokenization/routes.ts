@@ -36,7 +36,7 @@ const route = createRoute({
       413: 'PAYLOAD_TOO_LARGE: body over 2 MB; REQUEST_TOO_EXPENSIVE: estimated cost above the cap',
       422: 'VALIDATION_FAILED (bad body, text over 100,000 characters) or UNSUPPORTED_LANGUAGE (the detail lists the supported languages)',
       429: 'DAILY_LIMIT_REACHED, or RATE_LIMITED (the workspace is over its rate); Retry-After',
-      503: 'LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage; HOST_BUSY: the model host is busy (Retry-After)',
+      503: 'LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage; MODEL_LOADING: it is still being built by a local first start (Retry-After); HOST_BUSY: the model host is busy (Retry-After)',
     }),
   },
 });
