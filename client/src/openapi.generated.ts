@@ -134,7 +134,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage; HOST_BUSY: the model host is busy (Retry-After) */
+        /** @description LANGUAGE_DATA_UNAVAILABLE: the language data could not be loaded from storage; MODEL_LOADING: it is still being built by a local first start (Retry-After); HOST_BUSY: the model host is busy (Retry-After) */
         503: {
           headers: {
             [name: string]: unknown;
@@ -162,7 +162,7 @@ export interface paths {
     put?: never;
     /**
      * Score texts along dimensions and mappers, with an optional goal score
-     * @description A text's dimension or mapper score is the mean over its in-vocabulary non-stop tokens (lemma first, then surface form, lower-cased); modelRankScore is the mean frequency score f(rank) = 1 - ln(rank)/ln(V) over its in-vocabulary tokens. Meters `tokens` = tokens counted by the tokenizer.
+     * @description By default (`composition: "rules"`, docs/text-scores.md) a text's dimension or mapper score is the weighted mean of its token contributions: each in-vocabulary non-stop token (and each stop word that carries sentiment) contributes its value (a mapper's value, lexicon-anchored; a dimension's cosine), moved from the factor's neutral point by the rules around it (negation flips and damps on bipolar scales and damps on unipolar ones; intensifiers, downtoners, all caps and exclamation marks scale; tokens after a contrast word weigh 1.5 and before it 0.5); emoticons and emoji count on bipolar mapper variables. `composition: "mean"` is the plain mean of the token values. Words are looked up by their NFKC form, then their folded form (docs/vocabulary.md). modelRankScore is the mean frequency score f(rank) = 1 - ln(rank)/ln(V) over the in-vocabulary tokens (null when there is none). Meters `tokens` = tokens counted by the tokenizer.
      */
     post: {
       parameters: {
@@ -242,7 +242,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -350,7 +350,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -458,7 +458,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -494,6 +494,10 @@ export interface paths {
           page?: number;
           /** @description Entries per page, at most 100. */
           size?: number;
+          /** @description Field to sort by: id, language, country, label, version, tokenCount, vocabularySize, dimensions. Default id; equal values by id ascending. */
+          sort?: 'id' | 'language' | 'country' | 'label' | 'version' | 'tokenCount' | 'vocabularySize' | 'dimensions';
+          /** @description Sort direction: asc or desc. */
+          order?: 'asc' | 'desc';
         };
         header?: never;
         path?: never;
@@ -501,7 +505,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description A page of embedding models, sorted by id */
+        /** @description A page of embedding models, sorted by id unless `sort` says otherwise */
         200: {
           headers: {
             [name: string]: unknown;
@@ -613,6 +617,10 @@ export interface paths {
           page?: number;
           /** @description Entries per page, at most 100. */
           size?: number;
+          /** @description Field to sort by: key, label, translationKey, language, country. Default key; equal values by key ascending. */
+          sort?: 'key' | 'label' | 'translationKey' | 'language' | 'country';
+          /** @description Sort direction: asc or desc. */
+          order?: 'asc' | 'desc';
         };
         header?: never;
         path?: never;
@@ -620,7 +628,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description A page of mapper variables, sorted by key */
+        /** @description A page of mapper variables, sorted by key unless `sort` says otherwise */
         200: {
           headers: {
             [name: string]: unknown;
@@ -745,7 +753,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -850,7 +858,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -958,7 +966,7 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
-        /** @description Model, mapper or language data could not be loaded, or the model host is busy (HOST_BUSY); Retry-After */
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
         503: {
           headers: {
             [name: string]: unknown;
@@ -982,12 +990,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List stored dimensions, by id */
+    /** List stored dimensions, by id unless `sort` says otherwise */
     get: {
       parameters: {
         query?: {
           page?: number;
           size?: number;
+          /** @description Field to sort by: id, name, language, createdAt. Default id; equal values by id ascending. */
+          sort?: 'id' | 'name' | 'language' | 'createdAt';
+          /** @description Sort direction: asc or desc. */
+          order?: 'asc' | 'desc';
         };
         header?: never;
         path?: never;
@@ -1467,12 +1479,17 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List reference pages by id */
+    /** List reference pages, by id unless `sort` says otherwise */
     get: {
       parameters: {
         query?: {
           page?: number;
           size?: number;
+          /** @description Field to sort by: id, url, title, wordCount, characterCount, fingerprintCount, createdAt, updatedAt. Default id; equal values by id ascending. */
+          sort?:
+            'id' | 'url' | 'title' | 'wordCount' | 'characterCount' | 'fingerprintCount' | 'createdAt' | 'updatedAt';
+          /** @description Sort direction: asc or desc. */
+          order?: 'asc' | 'desc';
           /** @description Only the page with exactly this URL (at most 2048 characters) */
           url?: string;
         };
@@ -1797,7 +1814,7 @@ export interface paths {
           page?: number;
           /** @description Elements per page, at most 200 */
           size?: number;
-          /** @description Field to sort by (default usageTypeKey) */
+          /** @description Field to sort by: usageTypeKey, limitAmount, limitAmountDaily, usedAmount, usedAmountDaily, availableAmount, bonusAmount, spilloverAmount. Default usageTypeKey; equal values by usageTypeKey ascending. */
           sort?:
             | 'usageTypeKey'
             | 'limitAmount'
@@ -1807,7 +1824,7 @@ export interface paths {
             | 'availableAmount'
             | 'bonusAmount'
             | 'spilloverAmount';
-          /** @description Sort direction */
+          /** @description Sort direction: asc or desc. */
           order?: 'asc' | 'desc';
         };
         header?: never;
@@ -1891,9 +1908,9 @@ export interface paths {
           page?: number;
           /** @description Elements per page, at most 200 */
           size?: number;
-          /** @description Field to sort by (default key) */
-          sort?: 'key' | 'displayName';
-          /** @description Sort direction */
+          /** @description Field to sort by: key, displayName, fairUsePolicyLimit. Default key; equal values by key ascending. */
+          sort?: 'key' | 'displayName' | 'fairUsePolicyLimit';
+          /** @description Sort direction: asc or desc. */
           order?: 'asc' | 'desc';
         };
         header?: never;
@@ -2331,7 +2348,9 @@ export interface paths {
           page?: number;
           /** @description Elements per page, at most 200 */
           size?: number;
-          /** @description Sort direction */
+          /** @description Field to sort by: id, usageTypeKey, amount, requestId, cycleStart, createdAt. Default id; equal values by id ascending. */
+          sort?: 'id' | 'usageTypeKey' | 'amount' | 'requestId' | 'cycleStart' | 'createdAt';
+          /** @description Sort direction: asc or desc. */
           order?: 'asc' | 'desc';
         };
         header?: never;
@@ -2342,7 +2361,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description One page of ledger entries, oldest first unless order=desc */
+        /** @description One page of ledger entries, oldest first unless sort or order say otherwise */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2415,7 +2434,9 @@ export interface paths {
           page?: number;
           /** @description Elements per page, at most 200 */
           size?: number;
-          /** @description Sort direction */
+          /** @description Field to sort by: id, action, usageTypeKey, actor, createdAt. Default id; equal values by id ascending. */
+          sort?: 'id' | 'action' | 'usageTypeKey' | 'actor' | 'createdAt';
+          /** @description Sort direction: asc or desc. */
           order?: 'asc' | 'desc';
         };
         header?: never;
@@ -2426,7 +2447,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description One page of audit entries, oldest first unless order=desc */
+        /** @description One page of audit entries, oldest first unless sort or order say otherwise */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2556,6 +2577,15 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
       };
     };
     put?: never;
@@ -2631,6 +2661,15 @@ export interface paths {
         };
         /** @description Validation failed, unknown mapper or dimension */
         422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2720,6 +2759,15 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
       };
     };
     put?: never;
@@ -2792,6 +2840,15 @@ export interface paths {
         };
         /** @description Validation failed, unknown mapper or dimension */
         422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2872,6 +2929,15 @@ export interface paths {
         };
         /** @description Validation failed, unknown mapper or dimension */
         422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
+        503: {
           headers: {
             [name: string]: unknown;
           };
@@ -2962,6 +3028,15 @@ export interface paths {
             'application/problem+json': components['schemas']['Problem'];
           };
         };
+        /** @description Model, mapper or language data could not be loaded, or is still being built by a local first start (MODEL_LOADING), or the model host is busy (HOST_BUSY); Retry-After */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
       };
     };
     put?: never;
@@ -3036,13 +3111,13 @@ export interface components {
       tokens: components['schemas']['Token'][];
     };
     Token: {
-      /** @description Exactly text.slice(indexStart, indexEnd). */
+      /** @description The text between indexStart and indexEnd, as written (in Python, text[indexStart:indexEnd]). */
       string: string;
       /** @description Lemma in lower case (German nouns keep their capital); for ja the string itself. */
       token: string;
-      /** @description Zero-based offset in UTF-16 code units (JavaScript string index). */
+      /** @description Zero-based offset in characters (Unicode code points) by default, or in the request's offsetUnit (utf16: JavaScript string index; utf8: bytes). */
       indexStart: number;
-      /** @description Exclusive end offset in UTF-16 code units. */
+      /** @description Exclusive end offset, in the same unit. */
       indexEnd: number;
       isStop: boolean;
       /** @description At most 10, deduplicated, without the token itself; [] when none. */
@@ -3072,15 +3147,21 @@ export interface components {
        */
       language: string;
       /**
-       * @description The text, at most 100000 characters (JavaScript string length); longer: 422 VALIDATION_FAILED.
+       * @description The text, at most 100000 characters (Unicode code points); longer: 422 VALIDATION_FAILED.
        * @example The children don't like rainy days.
        */
       text: string;
+      /**
+       * @description Extension (default codePoint): the unit of the tokens' indexStart/indexEnd. codePoint: characters (Unicode code points, as Python indexes strings); utf16: UTF-16 code units (JavaScript, Java, C#); utf8: UTF-8 bytes (Go, Rust).
+       * @enum {string}
+       */
+      offsetUnit?: 'codePoint' | 'utf16' | 'utf8';
     };
     TextScoresResponse: {
       data: components['schemas']['ScoredText'][];
     };
     ScoredText: {
+      /** @description The mean frequency score over the in-vocabulary tokens; null when the text has none. */
       modelRankScore: number | null;
       goalScoreFactors: components['schemas']['GoalScoreFactor'][];
       dimensionScores: {
@@ -3089,7 +3170,8 @@ export interface components {
       mapperScores: {
         [key: string]: number;
       };
-      goalScore?: number;
+      /** @description Present only when goalConfig was sent: the weighted mean of the factors with a score; null when no factor has one for this text or every weight is 0. */
+      goalScore?: number | null;
       explanation?: components['schemas']['Explanation'];
       languageMismatch?: components['schemas']['LanguageMismatch'];
     };
@@ -3176,8 +3258,13 @@ export interface components {
       composition?: 'rules' | 'mean';
       /** @description Extension (default false). true: a word outside the model's vocabulary that the request scores (a text's token with a letter that is not a stop word, a whitelist word, a matrix word) gets a vector composed of its character n-grams, learned to match the model, instead of being unknown (docs/api.md "Sub-word fallback"). Seeds and dimension words stay strict, as do word availabilities. A composed word has no frequency rank: its modelRank is vocabularySize + 1, its modelRankQuartile 4 and its frequency score 0; it has no mapper values and no vocabulary flags. Models without a sub-word table (the aligned models, en-glove-6b-100d) accept the option and compose no word. */
       subwordFallback?: boolean;
-      /** @description Extension. true: each data element gets `explanation`: per scored dimension and mapper at most 10 tokens ordered by |weight x (value - neutral)|, with offsets, composed value, weight and the rules applied (negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk), and for expanded dimensions the added words (expandedWords). */
+      /** @description Extension. true: each data element gets `explanation`: per scored dimension and mapper at most 10 tokens ordered by |weight x (value - neutral)|, with offsets (in `offsetUnit`), composed value, weight and the rules applied (negated, intensified, downtoned, contrast, caps, exclamation, emoticon, emoji; mappers: lexicon or shrunk), and for expanded dimensions the added words (expandedWords). */
       explain?: boolean;
+      /**
+       * @description Extension (default codePoint): the unit of the tokens' indexStart/indexEnd. codePoint: characters (Unicode code points, as Python indexes strings); utf16: UTF-16 code units (JavaScript, Java, C#); utf8: UTF-8 bytes (Go, Rust).
+       * @enum {string}
+       */
+      offsetUnit?: 'codePoint' | 'utf16' | 'utf8';
     };
     GoalConfig: {
       /** @description Weight of the intrinsic word-frequency factor (s = 2f - 1): -1 rewards infrequent words, 1 frequent ones. */
@@ -3261,9 +3348,9 @@ export interface components {
       whitelistWords?: string[];
       /** @example en-glove-6b-100d */
       embeddingModelId: string;
-      /** @description Find-and-score mode: at most this many words (default 100). */
+      /** @description Find-and-score mode: at most this many words, 1 to 1000 (default 100). Ignored, whatever integer it is, when whitelistWords is non-empty. */
       limit?: number;
-      /** @description Find-and-score mode: only the N most frequent words are eligible (default 50000), and the default quality filter applies: no stop words, pronouns, auxiliaries, numbers, one- or two-letter entries or non-dictionary words, and candidates share a part of speech with the seeds where both are known (docs/vocabulary.md). -1: no rank cutoff and only stop words, pronouns and entries without a letter are skipped. */
+      /** @description Find-and-score mode (ignored, whatever integer it is, when whitelistWords is non-empty), -1 or a positive integer: only the N most frequent words are eligible (default 50000), and the default quality filter applies: no stop words, pronouns, auxiliaries, numbers, one- or two-letter entries or non-dictionary words, and candidates share a part of speech with the seeds where both are known (docs/vocabulary.md). -1: no rank cutoff and only stop words, pronouns and entries without a letter are skipped. */
       wordrankLimit?: number;
       /** @description Extension, find-and-score mode: skip the seeds' antonyms (WordNet antonym links: direct, between antonymous adjective clusters, and of derivationally related forms) and, of each antonym pair among the seeds' nearest words, the member on the other side of the seeds (by evaluative polarity, else along the axis from the seeds to their own antonyms): cozy loses cramped and dingy. Languages without antonym links: no effect. Default false (docs/vocabulary.md). */
       excludeAntonyms?: boolean;
@@ -3285,7 +3372,7 @@ export interface components {
     };
     AutocompleteRequest: {
       /**
-       * @description Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions and puts proper nouns first. Order: dictionary words most frequent first, an inflected form of a suggested lemma ranked as if five times rarer ("sus" -> suspect, suspension, sustainable before suspected; "soldie" -> soldier, soldiers); the typed word itself, when it is a word, among the first three (docs/vocabulary.md).
+       * @description Prefix to complete (trimmed; white space alone is a 422). Matching folds case and diacritics ("cafe" finds "café", "é" finds é and e); a leading capital is kept in the suggestions and puts proper nouns first. Stop words, pronouns, auxiliaries and modal verbs are never suggested. Order, best to worst in tiers (docs/vocabulary.md): with a leading capital proper nouns and acronyms first, then dictionary words most frequent first, an inflected form of a suggested lemma ranked as if five times rarer ("sus" -> suspect, suspension, sustainable before suspected; "soldie" -> soldier, soldiers); the typed word itself, when it is a word, among the first three; then frequent non-dictionary entries.
        * @example comp
        */
       word: string;
