@@ -12,7 +12,7 @@ export type OffsetUnit = (typeof OFFSET_UNITS)[number];
 export const DEFAULT_OFFSET_UNIT: OffsetUnit = 'codePoint';
 
 const SURROGATE = /[\uD800-\uDFFF]/;
-const NON_ASCII = /[^\x00-\x7F]/;
+const NON_ASCII = /[\u0080-\uFFFF]/;
 
 /** Number of code points in `s` (a lone surrogate counts as one). */
 export function codePointLength(s: string): number {

@@ -165,7 +165,7 @@ export function responseSchemas(doc: Documenter = (schema) => schema) {
       }),
       indexStart: doc(z.number().int(), {
         description:
-          'Zero-based offset in characters (Unicode code points) by default, or in the request\'s offsetUnit (utf16: JavaScript string index; utf8: bytes).',
+          "Zero-based offset in characters (Unicode code points) by default, or in the request's offsetUnit (utf16: JavaScript string index; utf8: bytes).",
       }),
       indexEnd: doc(z.number().int(), { description: 'Exclusive end offset, in the same unit.' }),
       isStop: z.boolean(),

@@ -18,9 +18,7 @@ const MAX_SUGGESTIONS = LIMITS.autocompleteSuggestions;
 const allowKey = (w: string): string => lookupKey(w.trim()).toLowerCase();
 
 function allowList(whitelistWords: readonly string[] | undefined): Set<string> | null {
-  return whitelistWords && whitelistWords.length > 0
-    ? new Set(whitelistWords.map(allowKey))
-    : null;
+  return whitelistWords && whitelistWords.length > 0 ? new Set(whitelistWords.map(allowKey)) : null;
 }
 
 /** Position the typed word itself is moved up to when it is a suggestion further down (0-based). */
