@@ -709,8 +709,10 @@ async function section3(ctx: FamilyContext, largest: Largest[]) {
 
 async function section4(ctx: FamilyContext) {
   const { ws, token } = await workspace(BASE, 'empty', 0);
-  const req = largestTextScoresBody(ws, ctx.vocab, ctx.mapperKeys);
-  const bytes = Buffer.byteLength(req.body!);
+  const built = largestTextScoresBody(ws, ctx.vocab, ctx.mapperKeys);
+  // Encoded once: the client's own 2 MB UTF-8 encoding on every send is not the server's latency.
+  const req = { ...built, body: Buffer.from(built.body as string, 'utf8') };
+  const bytes = req.body.byteLength;
   const d = agent();
   const answers: Answer[] = [];
   log(
@@ -743,6 +745,7 @@ async function section4(ctx: FamilyContext) {
     p99Ms: round(quantile(wall, 0.99)),
     maxMs: round(Math.max(...wall)),
     serverTotalP50Ms: round(median(answers.map(serverMs))),
+    serverTotalP99Ms: round(quantile(answers.map(serverMs), 0.99)),
     withWorkMetrics: withWork.length,
     metricsSeen: [...new Set(answers.flatMap((a) => Object.keys(a.timing)))],
     targets: {} as Record<string, boolean>,
@@ -762,6 +765,7 @@ async function section4(ctx: FamilyContext) {
         'p99 ms',
         'max ms',
         'server total p50',
+        'server total p99',
         'Server-Timing metrics',
         'with host/load/compute',
       ],
@@ -775,6 +779,7 @@ async function section4(ctx: FamilyContext) {
           out.p99Ms,
           out.maxMs,
           out.serverTotalP50Ms,
+          out.serverTotalP99Ms,
           out.metricsSeen.join(' '),
           out.withWorkMetrics,
         ],

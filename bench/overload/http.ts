@@ -10,7 +10,8 @@ import { request, type Dispatcher } from 'undici';
 export interface Req {
   method: 'GET' | 'POST';
   path: string;
-  body?: string;
+  /** The body; a Buffer when it is sent many times (undici would encode a string on every send). */
+  body?: string | Buffer;
   /**
    * A new body of the same shape for each send (other seed words): the server's expansion and
    * statistics caches never answer it, as the cost estimate assumes (docs/api.md "Cost and admission").
