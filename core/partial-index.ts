@@ -20,7 +20,6 @@
  * uses from the head's file, browser/src/head-file.ts), so results are the same bytes either way.
  */
 import type { EmbeddingModel } from './model';
-import { lookupKey } from './word-lookup';
 import type { ModelManifest, TopKOptions, TopKResult, VectorIndex } from './types';
 
 /** Manifest of a head artifact: the full model's manifest rides along as `partialOf`. */
@@ -69,9 +68,9 @@ export class PartialIndex implements VectorIndex {
   }
 
   rowOf(word: string): number {
-    // Only the key itself is final here: a miss may be a row past the head, which the full
-    // model would find before trying the folded form (core/word-lookup.ts).
-    const row = this.head.entryRow(lookupKey(word));
+    // Only the word itself is final here: a miss may be a row past the head, which the full
+    // model would find before trying the word's key and folded form (core/word-lookup.ts).
+    const row = this.head.entryRow(word);
     if (row < 0) incomplete++;
     return row < 0 ? this.head.rowOf(word) : row;
   }

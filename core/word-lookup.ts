@@ -1,6 +1,7 @@
 /**
  * How a word the request sends is found in a model's vocabulary (docs/vocabulary.md "Lookup"):
- * the word NFKC-normalized with default-ignorable code points removed (so a full-width "ｈａｐｐｙ",
+ * the word itself when it is an entry, else the word NFKC-normalized with default-ignorable code
+ * points removed (so a full-width "ｈａｐｐｙ",
  * a soft hyphen or a zero-width joiner inside a word, and NFD "café" all become the ordinary
  * form), then, when that form is not an entry, its folded form (lower-cased, diacritics removed:
  * the autocomplete fold, core/vocab-quality.ts foldKey). Every index's rowOf applies it, so the
@@ -25,15 +26,18 @@ export function lookupKey(word: string): string {
 
 /**
  * Row of `word` by the lookup rule, `entryRow` answering one exact form (its own case rules
- * included); -1 when neither the key nor its folded form is an entry. ASCII words (the common
- * case) cost one lookup, as before: their fold is their lower case, which entryRow already tries.
+ * included): the word itself, else its key, else the key's folded form; -1 when none is an entry.
+ * ASCII words (the common case) cost one lookup, as before: their key is themselves and their
+ * fold their lower case, which entryRow already tries.
  */
 export function lookupRow(word: string, entryRow: (form: string) => number): number {
-  if (isAscii(word)) return entryRow(word);
+  // The word as sent first: a vocabulary may hold an entry in a form NFKC changes ("ǅemal").
+  const row = entryRow(word);
+  if (row >= 0 || isAscii(word)) return row;
   const key = lookupKey(word);
   if (key.length === 0) return -1;
-  const row = entryRow(key);
-  if (row >= 0) return row;
+  const keyRow = key === word ? -1 : entryRow(key);
+  if (keyRow >= 0) return keyRow;
   const folded = foldKey(key);
   return folded !== key && folded !== key.toLowerCase() ? entryRow(folded) : -1;
 }

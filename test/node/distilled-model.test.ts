@@ -108,7 +108,8 @@ describe('phrase rows of the default model', () => {
   it('are scored as whitelist words and never suggested by find-and-score', () => {
     const input = { index: model, mappers: [], storedDimensions: new Map() };
     const listed = scoreWords({ embeddingModelId: model.manifest.id, whitelistWords: ['Ice Cream'] } as never, input);
-    expect(listed.data.map((w) => w.word)).toEqual(['ice cream']);
+    // As written, as every whitelist entry (the phrase row is found case-insensitively).
+    expect(listed.data.map((w) => w.word)).toEqual(['Ice Cream']);
     // The rank of its least frequent word, as for any phrase (a phrase row has no corpus frequency).
     expect(listed.data[0]!.modelRank).toBe(Math.max(model.rowOf('ice'), model.rowOf('cream')) + 1);
     const found = scoreWords(

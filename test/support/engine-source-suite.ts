@@ -241,15 +241,15 @@ export function describeEngineSource(name: string, setup: () => Promise<EngineCa
     describe('word-scores', () => {
       const seeds = { seedWords: ['happy', 'joy'], embeddingModelId: MODEL };
 
-      it('whitelist: the available words once each, lower-cased, in request order; goalScore = seedScore weight x seedScore', async () => {
-        const whitelist = ['Delight', 'misery', 'table', 'notaword123x', 'delight'];
+      it('whitelist: the available words once each, as written, in request order; goalScore = seedScore weight x seedScore', async () => {
+        const whitelist = ['Delight', 'misery', 'table', 'notaword123x', 'delight', 'misery'];
         const r = await engine.wordScores({ ...seeds, whitelistWords: whitelist, seedScore: 0.5 });
         const available = await engine.wordAvailabilities(MODEL, { words: whitelist });
-        const expected = [
-          ...new Set(available.availabilities.filter((a) => a.isAvailable).map((a) => a.word.toLowerCase())),
-        ];
+        const expected = [...new Set(available.availabilities.filter((a) => a.isAvailable).map((a) => a.word))];
         expect(r.data.map((w) => w.word)).toEqual(expected);
-        expect(expected).toEqual(['delight', 'misery', 'table']);
+        // Two forms of one word are both kept, each as sent, with the same scores.
+        expect(expected).toEqual(['Delight', 'misery', 'table', 'delight']);
+        expect(r.data[0]!.seedScore).toBe(r.data[3]!.seedScore);
         const by = new Map(r.data.map((w) => [w.word, w]));
         expect(by.get('delight')!.seedScore).toBeGreaterThan(by.get('table')!.seedScore!);
         expect(by.get('delight')!.seedScoreQuartile).toBe(1);

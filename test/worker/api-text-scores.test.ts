@@ -196,8 +196,8 @@ describe('text-scores', () => {
     }
     // Text 0 has every factor.
     expect(r.body.data[0].goalScoreFactors).toHaveLength(4);
-    // A text without scores: goalScore 0 and no factors.
-    expect(r.body.data[3].goalScore).toBe(0);
+    // A text without scores: goalScore null (a mean over no factor) and no factors.
+    expect(r.body.data[3].goalScore).toBeNull();
     expect(r.body.data[3].goalScoreFactors).toEqual([]);
   });
 
