@@ -144,7 +144,7 @@ export function requestSchemas(doc: Documenter = (schema) => schema) {
           'Anchor words; their centroid defines the seed similarity. A phrase ("ice cream", "New York") is one seed: the mean of its words\' unit vectors, re-normalized; a phrase with an unknown word is unknown (ignored).',
         ),
         whitelistWords: wordList(
-          "Words to score (whitelist mode), each returned as written (trimmed; a repeated word once, two forms of one word such as \"café\" and \"cafe\" both), looked up by the lookup rule (docs/vocabulary.md). Phrases allowed: returned as written, scored by their vector, modelRank of their least frequent word, mapper values the mean of their words'.",
+          'Words to score (whitelist mode), each returned as written (trimmed; a repeated word once, two forms of one word such as "café" and "cafe" both), looked up by the lookup rule (docs/vocabulary.md). Phrases allowed: returned as written, scored by their vector, modelRank of their least frequent word, mapper values the mean of their words\'.',
         ).optional(),
         embeddingModelId: modelId,
         limit: doc(z.number().int().optional(), {
