@@ -10,6 +10,7 @@ import { ArtifactError, parseArtifact } from '../../core/artifact';
 import { EmbeddingModel, type ModelLoadOptions } from '../../core/model';
 import { loadGloveFloatVectors, loadKernels, loadModelFile } from '../../build/load-model';
 import { modelFromVectors } from './support/model-fixture';
+import { foldKey } from '../../core/vocab-quality';
 import { GLOVE_MODEL_FILE, GLOVE_MODEL_ID } from '../../build/glove-model';
 import type { WinkVectors } from '../../build/vector-readers';
 
@@ -64,13 +65,25 @@ function buildModel(
 }
 
 /** Reference rowOf: exact, then the lower-cased form, then the first case-insensitive match. */
-function refRowOf(words: string[], w: string): number {
+/** One form looked up by brute force: exact, then lower-cased, then case-insensitive. */
+function refEntryRow(words: string[], w: string): number {
   if (w === '') return -1;
   const exact = words.indexOf(w);
   if (exact >= 0) return exact;
   const lower = words.indexOf(w.toLowerCase());
   if (lower >= 0) return lower;
   return words.findIndex((x) => x.toLowerCase() === w.toLowerCase());
+}
+
+/** The lookup rule (docs/vocabulary.md): the word, else its NFKC key without default-ignorables, else the key's fold. */
+function refRowOf(words: string[], w: string): number {
+  const r = refEntryRow(words, w);
+  if (r >= 0) return r;
+  const key = w.normalize('NFKC').replace(/\p{Default_Ignorable_Code_Point}/gu, '');
+  const k = key !== w ? refEntryRow(words, key) : -1;
+  if (k >= 0 || key === '') return k;
+  const folded = foldKey(key);
+  return folded !== key && folded !== key.toLowerCase() ? refEntryRow(words, folded) : -1;
 }
 
 function refPrefix(words: string[], prefix: string, limit: number, accept?: (r: number) => boolean): number[] {
@@ -95,7 +108,7 @@ function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 describe('EmbeddingModel lookups on random vocabularies', () => {
-  it('word(row) returns the stored entry; rowOf agrees with the reference (exact, lower-cased, case-insensitive)', () => {
+  it('word(row) returns the stored entry; rowOf agrees with the reference (exact, lower-cased, case-insensitive; then the NFKC key and its fold)', () => {
     fc.assert(
       fc.property(
         vocabArb,
