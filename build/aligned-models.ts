@@ -3,7 +3,7 @@
  * models"): each foreign word's vector is the weighted, normalised sum of its dictionary
  * translations' vectors in an English model (core/projection.ts), so coordinates mean the same
  * in every language. Each language has a model per English base (build/aligned-specs.ts): the
- * GloVe ones of before #36, unchanged, and the ones on the default English model; an aligned
+ * GloVe ones from before the distilled default, unchanged, and the ones on the default English model; an aligned
  * manifest names its base in `englishModelId` (absent on the GloVe ones, which predate it). Dictionaries are pinned Debian packages (`apt-get download`,
  * `dpkg-deb -x` into a temp dir, no install):
  *

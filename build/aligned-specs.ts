@@ -1,7 +1,7 @@
 /**
  * The aligned de/fr/ja models (build/aligned-models.ts builds them): for each language, one model
  * per English base it is projected onto. The GloVe ones (`*-aligned-glove-6b-100d`) are the
- * models of before #36, kept byte for byte (decisions.md "Models (turn 3)": earlier ids stay
+ * models from before the distilled default, kept byte for byte (decisions.md "Models (turn 3)": earlier ids stay
  * unchanged); the distilled ones (`*-aligned-distilled-100d`) project the same dictionaries onto
  * the default English model and are the defaults of their language. Plain data: the CLI, the
  * playground's defaults and the tests read it without loading a build step.
@@ -64,7 +64,7 @@ export const GLOVE_BASE: EnglishBase = {
   projectionVersion: 2,
 };
 
-/** The default English model (#36): GloVe and Universal Sentence Encoder lite vectors distilled into one space. */
+/** The default English model: GloVe and Universal Sentence Encoder lite vectors distilled into one space. */
 export const DISTILLED_BASE: EnglishBase = {
   id: DEFAULT_MODEL_ID,
   tag: 'distilled GloVe + USE 100d',
@@ -143,7 +143,7 @@ function alignedSpecs(
   };
 }
 
-/** The aligned models of before #36, on GloVe (unchanged: stored results keep their meaning). */
+/** The aligned models from before the distilled default, on GloVe (unchanged: stored results keep their meaning). */
 export const ALIGNED_GLOVE = alignedSpecs(GLOVE_BASE, {
   de: 'de-aligned-glove-6b-100d',
   fr: 'fr-aligned-glove-6b-100d',

@@ -1,5 +1,5 @@
 /**
- * The default English model en-distilled-glove-use-100d (#36), built from npm material by the
+ * The default English model en-distilled-glove-use-100d, built from npm material by the
  * recipe of build/distilled-model/recipe.ts (docs/models-and-kernels.md "The distilled English
  * model"): GloVe 6B 100d and the Universal Sentence Encoder lite's per-word vectors, retrofitted
  * to WordNet, all-but-the-top, PCA to 100-d, int8; with WordNet collocations as phrase rows.

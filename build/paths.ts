@@ -64,12 +64,12 @@ export const WORKER_BUNDLES_DIR = path.join(GENERATED, 'worker-bundle');
 /** Lexicons extracted from Debian packages, kept between builds (build/mapper/lexicons.ts). */
 export const LEXICONS_DIR = path.join(GENERATED, 'lexicons');
 
-/** The default English model (build/default-model.ts: distilled from GloVe and a sentence encoder, #36). */
+/** The default English model (build/default-model.ts: distilled from GloVe and a sentence encoder). */
 export const DEFAULT_MODEL_ID = 'en-distilled-glove-use-100d';
 export const DEFAULT_MODEL_FILE = modelFile(DEFAULT_MODEL_ID);
 export const DEFAULT_MODEL_MANIFEST_FILE = modelManifestFile(DEFAULT_MODEL_ID);
 
-/** GloVe 6B 100d (build/glove-model.ts): the default until #36, kept unchanged in the catalog. */
+/** GloVe 6B 100d (build/glove-model.ts): the default before the distilled model, kept unchanged in the catalog. */
 export const GLOVE_MODEL_ID = 'en-glove-6b-100d';
 export const GLOVE_MODEL_FILE = modelFile(GLOVE_MODEL_ID);
 export const GLOVE_MODEL_MANIFEST_FILE = modelManifestFile(GLOVE_MODEL_ID);

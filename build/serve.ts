@@ -10,7 +10,7 @@
  * #15317). A request written into such a connection is lost before it reaches the Worker, and the
  * proxy answers it with a plain-text 503 "Your worker restarted mid-request" (POST) or parks it
  * until the next reload (GET). Under bursts on a loaded machine that hit 6-8% of requests
- * (docs/reliability.md, issue 12 defect 6). Here clients talk to the Worker's own workerd.
+ * (docs/reliability.md). Here clients talk to the Worker's own workerd.
  * `npm run dev` keeps wrangler dev for editing (reload on change).
  *
  *   tsx build/serve.ts [--port 8787] [--persist-to DIR] [--define KEY:VALUE]... [--log-level info]

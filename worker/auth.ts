@@ -79,7 +79,7 @@ const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
  * Canonical base64url (RFC 7515 section 2, RFC 4648 section 3.5): the URL alphabet, no padding,
  * a length that is not 4n + 1, and the unused low bits of the last character zero, so that
  * re-encoding the decoded bytes gives the same text. jose decodes leniently (padding, the other
- * alphabet, unused bits set), which made one signed token many accepted strings (issue 31 #11).
+ * alphabet, unused bits set), which made one signed token many accepted strings.
  */
 export function isCanonicalBase64url(segment: string): boolean {
   if (!/^[A-Za-z0-9_-]*$/.test(segment)) return false;
@@ -98,7 +98,7 @@ export const SUBJECT_MAX_CHARS = 255;
  * The `sub` claim as the audit log and stored dimensions record it (their `actor`, `created_by`):
  * absent, or a well-formed string of 1 to 255 characters without control characters (C0, DEL,
  * C1). Anything else makes the token invalid (401), since D1 would store a lone surrogate as
- * U+FFFD and a NUL or line break would forge log and audit lines (issue 31 #12).
+ * U+FFFD and a NUL or line break would forge log and audit lines.
  */
 function subjectOf(payload: JWTPayload): string | null {
   const sub: unknown = payload.sub;

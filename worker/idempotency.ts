@@ -32,7 +32,7 @@ export const LEASE_MS = 60_000;
 
 export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.req.method !== 'POST') return next();
-  // A free route ignores the key, unread (issue 31 #9): nothing to charge twice, nothing stored.
+  // A free route ignores the key, unread: nothing to charge twice, nothing stored.
   if (isFreeWorkspaceRoute(c)) return next();
   const key = idempotencyKeyOf(c);
   if (key === null) return next();

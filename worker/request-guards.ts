@@ -1,5 +1,5 @@
 /**
- * Cross-cutting request guards (issue 12, issue 31):
+ * Cross-cutting request guards (hostile or broken clients must get an answer, not a crash):
  * - requestIds: X-Request-Id is always generated here; a client's value is never used as an id
  *   (it was stored in the usage ledger) and is only echoed, sanitized, in X-Client-Request-Id.
  * - requestBody: reads the whole request body once, before auth and routes, and answers every way

@@ -1,5 +1,5 @@
 /**
- * Storage failures are answered, not crashed on (issue 12, fault injection): every call the
+ * Storage failures are answered, not crashed on (tested by fault injection): every call the
  * Worker makes on its D1, R2 and KV bindings goes through a guard that
  * - turns a rejected call into a StorageError (the app answers 503 STORAGE_UNAVAILABLE with
  *   Retry-After, unless a loader turns it into its own 503, e.g. EMBEDDING_MODEL_UNAVAILABLE), and

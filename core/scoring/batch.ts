@@ -1,5 +1,5 @@
 /**
- * The text scorer's lean path (issue 17), taken when the tokenizer is core/tokenizer's
+ * The text scorer's lean path (for throughput on large batches), taken when the tokenizer is core/tokenizer's
  * scoringTokenizer and no `explain` is asked: no token or item objects per token. Texts repeat
  * their words, so everything that depends only on a form (surface, token, stop flag in its
  * context: one shared TokenForm) is computed once and kept on it: its model row, its frequency

@@ -54,7 +54,7 @@ const IsolateMemorySchema = z.object({
       'Models evicted (idle ones least recently used first, then drained ones) in this isolate to stay within budgetBytes',
   }),
   budgetBytes: z.number().int(),
-  // Per-isolate state keyed by request data: must stay bounded under any traffic (issue 12).
+  // Per-isolate state keyed by request data: must stay bounded under any traffic.
   stateEntries: z
     .object({ models: z.number().int(), modelCaches: z.number().int(), languages: z.number().int() })
     .openapi({

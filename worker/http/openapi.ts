@@ -76,7 +76,8 @@ export function pageObject(page: number, size: number, totalElements: number): z
 const DECIMAL_INTEGER = /^[0-9]{1,15}$/;
 
 /**
- * An integer query or path parameter written as plain decimal digits (issue 31 #13): a sign,
+ * An integer query or path parameter written as plain decimal digits (so `1e2` or `0x10` never
+ * page silently): a sign,
  * white space, exponent, fraction, hex, octal or binary prefix or digit separator (`+1`, ` 1`,
  * `1e2`, `1.0`, `0x10`, `1_0`) and the empty value are 422 VALIDATION_FAILED, where `Number()`
  * (z.coerce) would read a number into them. In the OpenAPI document an integer from `min` to `max`.

@@ -34,7 +34,7 @@ export type { UsageTypeKey };
 
 /**
  * The workspace routes that charge nothing (the path segment after /api/v1/workspaces/{id}/).
- * An Idempotency-Key on them is ignored (issue 31 #9, docs/quotas.md): a free answer is as cheap
+ * An Idempotency-Key on them is ignored (docs/quotas.md): a free answer is as cheap
  * to compute again as to replay, and storing it for 24 hours let any client write to the meter's
  * storage without paying. Every other workspace POST route honours the key.
  */

@@ -8,7 +8,8 @@
  * (previous cycle start) and ?3 (today).
  *
  * Charges are not made here: the workspace's meter (meter-do.ts) is the authority for the
- * counters and writes the ledger and a counter snapshot into these tables (issue 20). D1 never
+ * counters and writes the ledger and a counter snapshot into these tables (one writer, so
+ * concurrent charges cannot race). D1 never
  * deducts on its own.
  */
 import type { z } from '@hono/zod-openapi';
