@@ -256,13 +256,20 @@ async function serveObject(
 export const artifactRoutes = newRouter();
 
 /**
+ * The refusal of an artifact of `modelId` that is not in R2: 503 MODEL_LOADING while a local first
+ * start is still building it (`what` names it), else `notFound()`.
+ */
+const missingOf =
+  (c: Context<AppEnv>, modelId: string, what: string, notFound: () => ApiError) => async (): Promise<ApiError> =>
+    (await derivedLoading(c.env, waitUntilOf(c), modelId, what)) ?? notFound();
+
+/**
  * X-Model-Version and X-Model-Checksum of a model (its manifest); 404 for an unknown model, 503
  * MODEL_LOADING for one a local first start is still building.
  */
 async function modelHeaders(c: Context<AppEnv>, id: string): Promise<Record<string, string>> {
   const manifest = await getManifest(c.env, id);
-  if (!manifest)
-    throw (await derivedLoading(c.env, waitUntilOf(c), id, `Embedding model '${excerpt(id)}'`)) ?? modelNotFound(id);
+  if (!manifest) throw await missingOf(c, id, `Embedding model '${excerpt(id)}'`, () => modelNotFound(id))();
   const extra: Record<string, string> = {};
   if (manifest.version) extra['X-Model-Version'] = manifest.version;
   if (manifest.checksum) extra['X-Model-Checksum'] = manifest.checksum;
@@ -282,9 +289,12 @@ artifactRoutes.openapi(modelHeadRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.modelHead(id),
-    async () =>
-      (await derivedLoading(c.env, waitUntilOf(c), id, `The head of embedding model '${excerpt(id)}'`)) ??
-      new ApiError('NOT_FOUND', `Embedding model '${excerpt(id)}' has no head artifact`),
+    missingOf(
+      c,
+      id,
+      `The head of embedding model '${excerpt(id)}'`,
+      () => new ApiError('NOT_FOUND', `Embedding model '${excerpt(id)}' has no head artifact`),
+    ),
     await modelHeaders(c, id),
     // Gzipped when accepted: ~15 % fewer bytes before the first score of a cold start.
     true,
@@ -296,9 +306,12 @@ artifactRoutes.openapi(subwordTableRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.subwordTable(id),
-    async () =>
-      (await derivedLoading(c.env, waitUntilOf(c), id, `The sub-word table of model '${excerpt(id)}'`)) ??
-      new ApiError('NOT_FOUND', `Embedding model '${excerpt(id)}' has no sub-word table`),
+    missingOf(
+      c,
+      id,
+      `The sub-word table of model '${excerpt(id)}'`,
+      () => new ApiError('NOT_FOUND', `Embedding model '${excerpt(id)}' has no sub-word table`),
+    ),
     await modelHeaders(c, id),
     true,
   ) as never;
@@ -322,13 +335,12 @@ artifactRoutes.openapi(mapperRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.mapper(modelId, key),
-    async () =>
-      (await derivedLoading(
-        c.env,
-        waitUntilOf(c),
-        modelId,
-        `The mapper bundles of embedding model '${excerpt(modelId)}'`,
-      )) ?? new ApiError('NOT_FOUND', `No mapper bundle '${excerpt(key)}' for embedding model '${excerpt(modelId)}'`),
+    missingOf(
+      c,
+      modelId,
+      `The mapper bundles of embedding model '${excerpt(modelId)}'`,
+      () => new ApiError('NOT_FOUND', `No mapper bundle '${excerpt(key)}' for embedding model '${excerpt(modelId)}'`),
+    ),
     {},
     true,
   ) as never;
@@ -339,14 +351,16 @@ artifactRoutes.openapi(mapperHeadRoute, async (c) => {
   return serveObject(
     c,
     R2_KEYS.mapperHead(modelId, key),
-    async () =>
-      (await derivedLoading(
-        c.env,
-        waitUntilOf(c),
-        modelId,
-        `The mapper bundles of embedding model '${excerpt(modelId)}'`,
-      )) ??
-      new ApiError('NOT_FOUND', `No head of mapper bundle '${excerpt(key)}' for embedding model '${excerpt(modelId)}'`),
+    missingOf(
+      c,
+      modelId,
+      `The mapper bundles of embedding model '${excerpt(modelId)}'`,
+      () =>
+        new ApiError(
+          'NOT_FOUND',
+          `No head of mapper bundle '${excerpt(key)}' for embedding model '${excerpt(modelId)}'`,
+        ),
+    ),
     {},
     true,
   ) as never;
